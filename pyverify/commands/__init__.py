@@ -1,0 +1,1 @@
+"""Subcommands of the pyverify CLI, one module per family."""
