@@ -1,7 +1,7 @@
 """The ``pyverify`` command.
 
-Each subcommand lives in the module that owns its job and registers itself
-through a ``register(subparsers)`` function that adds its parser and sets
+Each subcommand family is a module in :mod:`pyverify.commands` with a
+``register(subparsers)`` function that adds its parser and sets
 ``func`` to a handler ``handler(args) -> int``. This module only assembles
 them and turns :class:`~pyverify.errors.UserError` into one line on stderr
 with exit status 2.
@@ -11,15 +11,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 
 from pyverify import __version__
 from pyverify.errors import UserError
 
-# Modules that contribute subcommands, in the order they appear in --help.
-COMMAND_MODULES = [
-    "pyverify.commands.basic",
-]
+def command_modules() -> list:
+    """Every module in :mod:`pyverify.commands` that defines ``register``.
+
+    Each module may set ``ORDER`` (an int) to place its commands in --help;
+    adding a command family is adding a module, with no list to keep in sync.
+    """
+    import pyverify.commands as package
+
+    modules = [importlib.import_module(f"{package.__name__}.{info.name}") for info in pkgutil.iter_modules(package.__path__)]
+    modules = [module for module in modules if hasattr(module, "register")]
+    return sorted(modules, key=lambda module: (getattr(module, "ORDER", 100), module.__name__))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pyverify {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    for module in command_modules():
+        module.register(subparsers)
     return parser
 
 
