@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import contextmanager
 
 from pyverify.charts import fleet_sweep_chart
 from pyverify.errors import UserError
@@ -34,6 +35,15 @@ def fleet_list(text: str) -> list[int]:
     if len(set(sizes)) != len(sizes):
         raise argparse.ArgumentTypeError(f"fleet sizes repeat in {text!r}")
     return sizes
+
+
+@contextmanager
+def about_file(path: str, field: str):
+    """Prefix a UserError raised inside with ``path: field:`` so it names the file."""
+    try:
+        yield
+    except UserError as error:
+        raise UserError(f"{path}: {field}: {error}") from None
 
 
 def print_json(data: object) -> None:
@@ -101,7 +111,8 @@ def run_validate(args) -> int:
 def run_simulate(args) -> int:
     instance = load_input(args.instance)
     fleet = args.fleet or instance.hosts
-    routing = route(instance, fleet, args.routing) if (args.model == PER_HOST or instance.routing is not None) else None
+    with about_file(args.instance, "routing"):
+        routing = route(instance, fleet, args.routing) if (args.model == PER_HOST or instance.routing is not None) else None
     run = simulate(instance.chains, routing, args.model, capacity=args.capacity, eviction=args.eviction)
     result = {
         "instance": instance.name,
@@ -133,7 +144,8 @@ def run_simulate(args) -> int:
 def run_sweep(args) -> int:
     instance = load_input(args.instance)
     sizes = args.fleets or default_fleet_sizes(instance.hosts)
-    rows = sweep(instance, sizes, args.routing)
+    with about_file(args.instance, "routing"):
+        rows = sweep(instance, sizes, args.routing)
     charts = []
     if args.chart:
         charts = fleet_sweep_chart(rows, args.chart, title=f"{instance.name}: hit rate as the fleet grows (uncapacitated, {args.routing} routing)")

@@ -1,0 +1,1 @@
+"""pyverify test suite."""

@@ -1,0 +1,28 @@
+"""Shared test set-up: Hypothesis profiles and paths.
+
+Profiles: ``ci`` (selected when the CI environment variable is set) is
+derandomised so a CI run is reproducible; ``dev`` explores more examples.
+Choose one explicitly with ``HYPOTHESIS_PROFILE=dev pytest``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=400, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+REPO = Path(__file__).resolve().parents[1]
+LAB_INSTANCE = REPO / "instances" / "lab-512x32x16.json"
+SHARED = REPO.parent / "shared"

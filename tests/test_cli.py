@@ -1,0 +1,106 @@
+"""The CLI as a new user meets it: real output, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pyverify.cli import main
+
+from .conftest import LAB_INSTANCE
+
+
+def run_cli(capsys, *argv):
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:  # argparse exits for bad flags
+        status = exit_.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+GOOD = {"format": "pyverify.instance/1", "name": "t", "hosts": 2,
+        "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [1, 3], "host": 1}, {"blocks": [1, 2], "host": 0}]}
+
+
+def test_validate_ok(capsys, tmp_path):
+    path = write(tmp_path, "i.json", json.dumps(GOOD))
+    status, out, _ = run_cli(capsys, "validate", path, "--json")
+    assert status == 0
+    summary = json.loads(out)
+    assert summary["valid"] and summary["block_references"] == 6 and summary["distinct_blocks"] == 3
+
+
+def test_simulate_json_with_witness(capsys, tmp_path):
+    path = write(tmp_path, "i.json", json.dumps(GOOD))
+    status, out, _ = run_cli(capsys, "simulate", path, "--model", "per-host", "--json", "--witness")
+    assert status == 0
+    result = json.loads(out)
+    assert (result["hits"], result["misses"]) == (2, 4)
+    assert result["witness"] == {"cache_of": [0, 1, 0], "hit_blocks": [0, 0, 2]}
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("{not json", "malformed JSON at line 1"),
+        (json.dumps({**GOOD, "hosts": "two"}), "hosts: 'two' is not of type 'integer'"),
+        (json.dumps({**GOOD, "requests": [{"blocks": [1], "host": 5}]}), "requests[0].host: host 5 out of range"),
+        (json.dumps({**GOOD, "requests": [{"blocks": [], "host": 0}]}), "requests[0].blocks: [] should be non-empty"),
+        (json.dumps({**GOOD, "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [3, 2], "host": 0}]}),
+         "requests[1].blocks[1]: not prefix-closed"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "name"}), "'name' is a required property"),
+    ],
+)
+@pytest.mark.parametrize("command", [["validate"], ["simulate", "--model", "pooled"], ["sweep"]])
+def test_bad_instances_one_line_exit_2(capsys, tmp_path, text, expected, command):
+    path = write(tmp_path, "bad.json", text)
+    status, out, err = run_cli(capsys, command[0], path, *command[1:])
+    assert status == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"pyverify: error: {path}: ")
+    assert expected in lines[0]
+
+
+def test_missing_file_and_bad_flags(capsys, tmp_path):
+    status, _, err = run_cli(capsys, "validate", str(tmp_path / "nope.json"))
+    assert status == 2 and "nope.json: no such file" in err
+    status, _, err = run_cli(capsys, "sweep", str(LAB_INSTANCE), "--fleets", "2,0")
+    assert status == 2 and "--fleets: expected a positive integer, got '0'" in err and len(err.strip().splitlines()) == 1
+    status, _, err = run_cli(capsys, "simulate", str(LAB_INSTANCE), "--model", "shared")
+    assert status == 2 and "invalid choice: 'shared'" in err
+    status, _, err = run_cli(capsys, "sweep", str(LAB_INSTANCE), "--fleets", "32")
+    assert status == 2 and "fleet size 32 must be between 1 and 16" in err
+
+
+def test_unrouted_instance_needs_a_policy_for_per_host(capsys, tmp_path):
+    unrouted = {**GOOD, "requests": [{"blocks": r["blocks"]} for r in GOOD["requests"]]}
+    path = write(tmp_path, "u.json", json.dumps(unrouted))
+    status, out, err = run_cli(capsys, "simulate", path, "--model", "per-host")
+    assert status == 2 and err.startswith(f"pyverify: error: {path}: routing: ") and "gives none" in err
+
+
+def test_bad_chart_path_leaves_no_file(capsys, tmp_path):
+    target = tmp_path / "chart.pdf"
+    status, out, err = run_cli(capsys, "sweep", str(LAB_INSTANCE), "--chart", str(target))
+    assert status == 2 and "unsupported file type '.pdf'" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_real_entry_point_has_no_traceback(tmp_path):
+    path = write(tmp_path, "bad.json", "[1, 2")
+    result = subprocess.run([sys.executable, "-m", "pyverify.cli", "validate", path], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1
