@@ -4,7 +4,8 @@ Each subcommand family is a module in :mod:`pyverify.commands` with a
 ``register(subparsers)`` function that adds its parser and sets
 ``func`` to a handler ``handler(args) -> int``. This module only assembles
 them and turns :class:`~pyverify.errors.UserError` into one line on stderr
-with exit status 2.
+with exit status 2 (bad input), and :class:`~pyverify.errors.CheckFailed` into
+one line with exit status 1 (a check that ran and failed).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pkgutil
 import sys
 
 from pyverify import __version__
-from pyverify.errors import UserError
+from pyverify.errors import CheckFailed, UserError
 
 def command_modules() -> list:
     """Every module in :mod:`pyverify.commands` that defines ``register``.
@@ -58,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as error:
         print(f"pyverify: error: {error}", file=sys.stderr)
         return 2
+    except CheckFailed as failure:
+        print(f"pyverify: refused: {failure}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("pyverify: interrupted", file=sys.stderr)
         return 130

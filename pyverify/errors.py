@@ -20,3 +20,9 @@ def located(path: object, field: str | None, reason: str) -> UserError:
         parts.append(field)
     parts.append(reason)
     return UserError(": ".join(parts))
+
+
+class CheckFailed(Exception):
+    """A check ran and the thing checked is wrong (a tampered certificate, a
+    registry that does not match, an overclaiming scope): reported as one line,
+    exit status 1, so scripts can tell it from bad input (status 2)."""
