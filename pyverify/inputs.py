@@ -1,7 +1,13 @@
-"""Load whatever the user names as input: an instance file (or, later, a trace).
+"""Load whatever the user names as input: an instance file or a trace.
 
 Commands call :func:`load_input` so that every command accepts the same kinds
-of file, with the same one-line errors.
+of file, with the same one-line errors:
+
+* ``*.jsonl``: a Mooncake JSONL trace, imported on the fly by
+  :func:`pyverify.traces.import_mooncake` (no routing; ``hosts`` 1 unless a
+  command routes it to a fleet by a policy). Decreasing timestamps are an
+  error here; use ``pyverify trace import --allow-unsorted`` to accept them.
+* anything else: an instance file (``pyverify.instance/1`` JSON), validated.
 """
 
 from __future__ import annotations
@@ -9,8 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from pyverify.model import Instance, load_instance
+from pyverify.traces import import_mooncake, is_trace_path
 
 
 def load_input(path: str | Path) -> Instance:
-    """Load an instance file (``pyverify.instance/1`` JSON), validated."""
+    """Load an instance file or a Mooncake JSONL trace (by suffix), validated."""
+    if is_trace_path(path):
+        return import_mooncake(path)
     return load_instance(path)
