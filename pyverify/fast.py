@@ -1,0 +1,88 @@
+"""Vectorised uncapacitated counting for large traces (numpy).
+
+The uncapacitated counts need no cache simulation at all, because on a
+prefix-closed trace (the Lean theorems ``pooled_misses_eq_distinct`` and
+``per_host_misses_eq_sum``; tested against :mod:`pyverify.simulate`):
+
+* pooled misses = number of distinct block ids;
+* per-host misses = number of distinct (host, block) pairs.
+
+So counting is marking ids in a table. References are held as one flat array
+of block ids (:func:`flatten`) and, for per-host counts, one host per
+*reference* (the request's host repeated over its chain, :func:`reference_hosts`).
+
+When ids are dense (``max id < DENSE_FACTOR * references``, as Mooncake's
+remapped ids are) the table is a boolean array indexed by id (one byte per
+possible id, per host for per-host counts), filled chunk by chunk so that
+temporaries stay small; otherwise ids are first renumbered densely with
+``numpy.unique`` (a sort), which is slower but works for 64-bit hashes.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+#: Use a direct table when ids are below this multiple of the reference count.
+DENSE_FACTOR = 4
+#: References handled per chunk (bounds temporary memory to a few hundred MB).
+CHUNK = 1 << 24
+
+
+def flatten(chains: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, lengths)``: all block ids in reference order (int64), and each chain's length."""
+    lengths = np.fromiter((len(chain) for chain in chains), dtype=np.int64, count=len(chains))
+    ids = np.fromiter((block for chain in chains for block in chain), dtype=np.int64, count=int(lengths.sum()))
+    return ids, lengths
+
+
+def reference_hosts(routing: Sequence[int] | np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The host of every reference: request i's host repeated ``lengths[i]`` times."""
+    return np.repeat(np.asarray(routing, dtype=np.int32), lengths)
+
+
+def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(ids', universe)``: ids unchanged if already dense, else renumbered 0..distinct-1."""
+    if ids.size == 0:
+        return ids, 0
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0:
+        raise ValueError("block ids must be non-negative")
+    if high < DENSE_FACTOR * ids.size + 1024:
+        return ids, high + 1
+    unique, inverse = np.unique(ids, return_inverse=True)
+    return inverse.reshape(ids.shape), int(unique.size)
+
+
+def pooled_misses(ids: np.ndarray) -> int:
+    """Uncapacitated pooled misses: the number of distinct ids."""
+    ids, universe = dense_ids(ids)
+    seen = np.zeros(universe, dtype=bool)
+    for start in range(0, ids.size, CHUNK):
+        seen[ids[start:start + CHUNK]] = True
+    return int(np.count_nonzero(seen))
+
+
+def per_host_misses(ids: np.ndarray, hosts: np.ndarray, fleet_size: int) -> int:
+    """Uncapacitated per-host misses: the number of distinct (host, id) pairs.
+
+    ``hosts`` gives each *reference's* host (see :func:`reference_hosts`).
+    """
+    if hosts.shape != ids.shape:
+        raise ValueError("hosts must give one host per reference")
+    ids, universe = dense_ids(ids)
+    seen = np.zeros(universe * fleet_size, dtype=bool)
+    for start in range(0, ids.size, CHUNK):
+        key = ids[start:start + CHUNK].astype(np.int64) * fleet_size
+        key += hosts[start:start + CHUNK]
+        seen[key] = True
+    return int(np.count_nonzero(seen))
+
+
+def count_uncapacitated(ids: np.ndarray, hosts: np.ndarray, fleet_size: int) -> tuple[int, int]:
+    """``(pooled misses, per-host misses)`` over the same references."""
+    return pooled_misses(ids), per_host_misses(ids, hosts, fleet_size)
+
+
+__all__ = ["count_uncapacitated", "dense_ids", "flatten", "per_host_misses", "pooled_misses", "reference_hosts"]
