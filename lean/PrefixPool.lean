@@ -1,0 +1,19 @@
+prelude
+import PrefixPool.Core
+import PrefixPool.Distinct
+import PrefixPool.Pooled
+import PrefixPool.PerHost
+/-!
+# PrefixPool
+
+The general, uncapacitated half of pyverify, proved for every request list:
+
+* `pooled_misses_eq_distinct` (PrefixPool/Pooled.lean)
+* `demand_misses_ge_distinct` (PrefixPool/Pooled.lean)
+* `per_host_misses_eq_distinct_pairs` (PrefixPool/PerHost.lean)
+* `per_host_misses_eq_sum` (PrefixPool/PerHost.lean)
+* `per_host_ge_pooled` (PrefixPool/PerHost.lean)
+
+`lean/theorems.json` records each statement as Lean prints it; `pyverify lean
+check` regenerates it and compares.
+-/
