@@ -59,3 +59,70 @@ def fleet_sweep_chart(rows: Sequence, path: str | Path, title: str) -> list[Path
         return save_figure(figure, path)
     finally:
         plt.close(figure)
+
+
+def policy_fleet_chart(rows_by_policy: dict, path: str | Path, title: str) -> list[Path]:
+    """Hit rate against fleet size, one per-host line per routing policy, pooled beside them.
+
+    The pooled line is drawn once: a pooled cache does not depend on routing
+    (uncapacitated, or with the pool sized F x the per-host capacity).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.2))
+    first = next(iter(rows_by_policy.values()))
+    sizes = [row.fleet_size for row in first]
+    axes.plot(sizes, [row.pooled_hit_rate for row in first], color="#1f4e79", linewidth=2.5, marker="s",
+              label="one pooled cache (any routing)")
+    markers = "ovD^<>ph*"
+    for index, (policy, rows) in enumerate(rows_by_policy.items()):
+        axes.plot([row.fleet_size for row in rows], [row.per_host_hit_rate for row in rows], linestyle="--",
+                  marker=markers[index % len(markers)], markerfacecolor="none", label=f"per-host caches, {policy} routing")
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(sizes, [str(size) for size in sizes])
+    axes.minorticks_off()
+    axes.set_xlabel("hosts in the fleet")
+    axes.set_ylabel("hit rate (hits / block references)")
+    axes.set_ylim(0, 1.05)
+    axes.set_title(title, fontsize=10)
+    axes.legend(fontsize=8, frameon=False, loc="lower left")
+    axes.grid(alpha=0.3)
+    axes.spines[["top", "right"]].set_visible(False)
+    try:
+        return save_figure(figure, path)
+    finally:
+        plt.close(figure)
+
+
+def mrc_chart(curves: Sequence[tuple[str, Sequence[float], Sequence[float]]], ceiling: float, path: str | Path,
+              title: str, xlabel: str) -> list[Path]:
+    """Hit rate against cache capacity on a log axis, the uncapacitated ceiling marked (cf. Mooncake Fig. 9).
+
+    ``curves`` holds ``(label, capacities, hit_rates)``; capacities are in the
+    unit ``xlabel`` names (blocks or tokens).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.2))
+    for label, capacities, hit_rates in curves:
+        axes.plot(capacities, hit_rates, drawstyle="steps-post", linewidth=1.8, label=label)
+    axes.axhline(ceiling, color="black", linestyle=":", linewidth=1.2,
+                 label=f"uncapacitated ceiling {ceiling:.4f} (1 - distinct / references)")
+    axes.set_xscale("log")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("hit rate (hits / block references)")
+    axes.set_ylim(0, 1.0)
+    axes.set_title(title, fontsize=10)
+    axes.legend(fontsize=8, frameon=False, loc="upper left")
+    axes.grid(alpha=0.3, which="both")
+    axes.spines[["top", "right"]].set_visible(False)
+    try:
+        return save_figure(figure, path)
+    finally:
+        plt.close(figure)

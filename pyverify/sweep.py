@@ -1,20 +1,30 @@
 """Fleet sweep: pooled against per-host misses as the fleet grows.
 
 For each fleet size F the requests are routed to F hosts by a named routing
-policy (:mod:`pyverify.routing`; the default, ``fold``, maps the instance's
-host h to h mod F), then both cache models run uncapacitated over the same
-requests. The pooled count does not depend on routing; the per-host count
-grows as hosts are split.
+policy (:mod:`pyverify.routing`; for an instance with its own routing the
+default, ``fold``, maps host h to h mod F; for a trace, which has none, the
+default is ``round-robin``), then both cache models run over the same
+requests with :func:`pyverify.simulate.simulate`.
+
+Uncapacitated (``capacity=None``): the pooled count does not depend on
+routing; the per-host count grows as hosts are split.
+
+Capacitated (``capacity=C`` blocks per host, LRU or FIFO): every host's cache
+holds C blocks, and the pool is given the **same total memory**, F x C blocks.
+That is the paper's local-versus-global comparison (Mooncake FAST'25, 5.3):
+per-node caches against one shared pool of the same total size. An online
+policy (prefix-affinity) routes while consulting per-host caches of that same
+capacity.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pyverify.model import Instance
-from pyverify.routing import route
-from pyverify.simulate import PER_HOST, POOLED, Run, simulate
+from pyverify.routing import ONLINE_POLICIES, RoutingOptions, route
+from pyverify.simulate import LRU, PER_HOST, POOLED, Run, simulate
 
 
 @dataclass(frozen=True)
@@ -25,9 +35,19 @@ class SweepRow:
     pooled_hit_rate: float
     per_host_misses: int
     per_host_hit_rate: float
+    routing: str = "fold"
+    capacity_per_host: int | None = None
+    pool_capacity: int | None = None
+    eviction: str | None = None
+    max_load_ratio: float = 1.0
+
+    #: The counts a row reports; the context (routing, capacities, eviction,
+    #: load) is the same for a whole sweep and is reported once beside the rows.
+    CORE = ("fleet_size", "references", "pooled_misses", "pooled_hit_rate", "per_host_misses", "per_host_hit_rate")
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        return {key: data[key] for key in self.CORE}
 
 
 def default_fleet_sizes(hosts: int) -> list[int]:
@@ -46,11 +66,38 @@ def default_fleet_sizes(hosts: int) -> list[int]:
     return sizes
 
 
-def sweep_row(instance: Instance, fleet_size: int, routing_policy: str = "fold") -> tuple[SweepRow, Run, Run]:
+#: Fleet sizes swept by default for an instance without its own routing (a trace).
+UNROUTED_FLEET_SIZES = [2, 4, 8, 16]
+
+
+def default_fleets_for(instance: Instance) -> list[int]:
+    """:func:`default_fleet_sizes` of the instance's hosts, or 2, 4, 8, 16 for a trace."""
+    return default_fleet_sizes(instance.hosts) if instance.routing is not None else list(UNROUTED_FLEET_SIZES)
+
+
+def max_load_ratio(routing: Sequence[int], fleet_size: int) -> float:
+    """Requests on the busiest host over the even share (1.0 is perfectly even)."""
+    counts = [0] * fleet_size
+    for host in routing:
+        counts[host] += 1
+    return max(counts) * fleet_size / len(routing) if routing else 1.0
+
+
+def sweep_row(
+    instance: Instance,
+    fleet_size: int,
+    routing_policy: str = "fold",
+    capacity: int | None = None,
+    eviction: str = LRU,
+    options: RoutingOptions | None = None,
+) -> tuple[SweepRow, Run, Run]:
     """One fleet size: the row, and the pooled and per-host runs behind it."""
-    routing = route(instance, fleet_size, routing_policy)
-    pooled = simulate(instance.chains, routing, POOLED)
-    per_host = simulate(instance.chains, routing, PER_HOST)
+    base = options or RoutingOptions()
+    options = RoutingOptions(seed=base.seed, capacity=capacity, eviction=eviction, slack=base.slack)
+    routing = route(instance, fleet_size, routing_policy, options)
+    pool_capacity = None if capacity is None else capacity * fleet_size
+    pooled = simulate(instance.chains, routing, POOLED, capacity=pool_capacity, eviction=eviction)
+    per_host = simulate(instance.chains, routing, PER_HOST, capacity=capacity, eviction=eviction)
     row = SweepRow(
         fleet_size=fleet_size,
         references=pooled.references,
@@ -58,10 +105,44 @@ def sweep_row(instance: Instance, fleet_size: int, routing_policy: str = "fold")
         pooled_hit_rate=pooled.hit_rate,
         per_host_misses=per_host.misses,
         per_host_hit_rate=per_host.hit_rate,
+        routing=routing_policy,
+        capacity_per_host=capacity,
+        pool_capacity=pool_capacity,
+        eviction=eviction if capacity is not None else None,
+        max_load_ratio=max_load_ratio(routing, fleet_size),
     )
     return row, pooled, per_host
 
 
-def sweep(instance: Instance, fleet_sizes: Sequence[int], routing_policy: str = "fold") -> list[SweepRow]:
-    """Pooled and per-host uncapacitated misses at each fleet size."""
-    return [sweep_row(instance, size, routing_policy)[0] for size in fleet_sizes]
+def sweep(
+    instance: Instance,
+    fleet_sizes: Sequence[int],
+    routing_policy: str = "fold",
+    capacity: int | None = None,
+    eviction: str = LRU,
+    options: RoutingOptions | None = None,
+    progress: Callable[[], None] | None = None,
+) -> list[SweepRow]:
+    """Pooled and per-host misses at each fleet size (uncapacitated unless ``capacity``)."""
+    rows = []
+    for size in fleet_sizes:
+        rows.append(sweep_row(instance, size, routing_policy, capacity, eviction, options)[0])
+        if progress is not None:
+            progress()
+    return rows
+
+
+def sweep_policies(
+    instance: Instance,
+    fleet_sizes: Sequence[int],
+    policies: Sequence[str],
+    capacity: int | None = None,
+    eviction: str = LRU,
+    options: RoutingOptions | None = None,
+    progress: Callable[[], None] | None = None,
+) -> dict[str, list[SweepRow]]:
+    """:func:`sweep` once per routing policy, same fleet sizes and caches."""
+    return {policy: sweep(instance, fleet_sizes, policy, capacity, eviction, options, progress) for policy in policies}
+
+
+__all__ = ["ONLINE_POLICIES", "SweepRow", "default_fleet_sizes", "default_fleets_for", "max_load_ratio", "sweep", "sweep_policies", "sweep_row"]
