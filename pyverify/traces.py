@@ -78,7 +78,7 @@ def iter_mooncake(path: str | Path) -> Iterator[TraceRecord]:
     whole stream.
     """
     try:
-        handle = open(path, "r", encoding="utf-8")
+        handle = open(path, "rb")
     except FileNotFoundError:
         raise located(path, None, "no such file") from None
     except IsADirectoryError:
@@ -88,13 +88,14 @@ def iter_mooncake(path: str | Path) -> Iterator[TraceRecord]:
     with handle:
         line_number = 0
         while True:
-            try:
-                text = handle.readline()
-            except UnicodeDecodeError as error:
-                raise located(path, f"line {line_number + 1}", f"not UTF-8 text: {error.reason}") from None
-            if not text:
+            raw = handle.readline()  # bytes, decoded line by line so errors name the right line
+            if not raw:
                 return
             line_number += 1
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise located(path, f"line {line_number}", f"not UTF-8 text: {error.reason}") from None
             if not text.strip():
                 continue
             where = f"line {line_number}"
