@@ -1,0 +1,274 @@
+"""``pyverify cost``: weigh the time a pool saves against the time its transfers take."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pyverify.charts import chart_targets
+from pyverify.commands.basic import about_file, add_routing_options, positive_int, print_json
+from pyverify.cost import (
+    LEAVES_OUT,
+    PARAMETERS,
+    Params,
+    break_even,
+    distributions,
+    estimate,
+    parse_params,
+    parse_sweep,
+    sweep_conclusion,
+    sweep_rows,
+    token_split,
+    verdict,
+    zero_latency_break_even_gb_s,
+)
+from pyverify.errors import UserError
+from pyverify.inputs import load_input
+from pyverify.model import instance_sha256
+from pyverify.reuse import reuse_report
+from pyverify.routing import POLICIES, RoutingOptions, route
+from pyverify.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
+
+ORDER = 40
+
+MODEL_CHOICES = ("per-host", "pooled", "both")
+
+#: Fleet size for an input that gives no routing (a trace): the Mooncake paper's
+#: section 5.3 compares local and global caches on 16 nodes.
+DEFAULT_TRACE_FLEET = 16
+
+
+def register(subparsers) -> None:
+    names = ", ".join(PARAMETERS)
+    parser = subparsers.add_parser(
+        "cost",
+        help="estimate the time a pool saves against the time its transfers take",
+        description=(
+            "Estimate prefill time for per-host caches and for the same caches plus a shared pool, on one routing: "
+            "tokens hit locally, fetched from the pool, recomputed; prefill time saved, transfer time spent, net "
+            "effect and TTFT (median, p90, p99); the pool bandwidth at which pooling breaks even; and the reuse "
+            "report. The formulas, units and the source of every default are in pyverify/cost.py. "
+            f"Parameters: {names}."
+        ),
+    )
+    parser.add_argument("input", metavar="INSTANCE|TRACE", help="instance JSON file or Mooncake .jsonl trace")
+    parser.add_argument("--model", choices=MODEL_CHOICES, default="both",
+                        help="which architecture to estimate: per-host caches, pooled (local caches plus a pool), or both compared (default)")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="set a model parameter (repeatable); see the list above")
+    parser.add_argument("--sweep", metavar="NAME=LO:HI:STEPS", help="vary one parameter over STEPS evenly spaced values and report how the conclusion changes")
+    parser.add_argument("--fleet", type=positive_int,
+                        help=f"fleet size (default: the instance's hosts; {DEFAULT_TRACE_FLEET} for an input without routing, as in the Mooncake paper)")
+    parser.add_argument("--routing", choices=sorted(POLICIES),
+                        help="routing policy (default: the instance's own routing, folded onto a smaller --fleet; round-robin for an input without one)")
+    add_routing_options(parser)
+    parser.add_argument("--capacity", type=positive_int, help="blocks each host's local cache holds (default: no limit)")
+    parser.add_argument("--pool-capacity", type=positive_int,
+                        help="blocks the pool holds (default: capacity x fleet, the hosts' memory pooled; no limit without --capacity)")
+    parser.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
+    parser.add_argument("--chart", metavar="PATH", help="write the chart (.png, .svg, or a stem for both)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run_cost)
+
+
+def _default_policy(instance, fleet: int) -> str:
+    if instance.routing is None:
+        return "round-robin"
+    return "given" if fleet == instance.hosts else "fold"
+
+
+def _input_tokens(instance) -> list[int | None] | None:
+    if not instance.extra:
+        return None
+    tokens = [extra.get("input_tokens") for extra in instance.extra]
+    return tokens if any(t is not None for t in tokens) else None
+
+
+def run_cost(args) -> int:
+    # Everything a user can get wrong is checked before any output is written.
+    params, explicit = parse_params(args.param)
+    spec = parse_sweep(args.sweep) if args.sweep else None
+    if spec is not None and spec.name in explicit:
+        raise UserError(f"--sweep {args.sweep!r}: {spec.name} is also set by --param; set it one way")
+    if args.chart:
+        chart_targets(args.chart)
+    if args.pool_capacity is not None and args.model == "per-host":
+        raise UserError("--pool-capacity: the per-host model has no pool; use --model pooled or both")
+
+    instance = load_input(args.input)
+    if instance.block_size_tokens is not None:
+        for name in [*explicit, *([spec.name] if spec else [])]:
+            if name == "block_tokens":
+                raise UserError(f"{args.input}: block_size_tokens: this input fixes its block size at {instance.block_size_tokens} tokens; "
+                                "block_tokens applies only to inputs that do not give one")
+        params = params.with_value("block_tokens", instance.block_size_tokens)
+        block_source = "the input's block_size_tokens"
+    else:
+        block_source = "--param block_tokens" if "block_tokens" in explicit else "default (assumption: Mooncake's 512-token blocks)"
+    input_tokens = _input_tokens(instance)
+
+    fleet = args.fleet or (instance.hosts if instance.routing is not None else DEFAULT_TRACE_FLEET)
+    policy = args.routing or _default_policy(instance, fleet)
+    with about_file(args.input, "routing"):
+        # prefix-affinity consults the per-host caches, so it sees the run's capacity and eviction
+        options = RoutingOptions(seed=args.seed, capacity=args.capacity, eviction=args.eviction, slack=args.affinity_slack)
+        routing = route(instance, fleet, policy, options)
+    pool_capacity = args.pool_capacity or (args.capacity * fleet if args.capacity is not None else None)
+
+    local_run = simulate(instance.chains, routing, PER_HOST, capacity=args.capacity, eviction=args.eviction)
+    pooled_run = None
+    if args.model != "per-host":
+        pooled_run = simulate(instance.chains, None, POOLED, capacity=pool_capacity, eviction=args.eviction)
+    pooled_hits = pooled_run.hit_blocks if pooled_run is not None else None
+
+    def split_for(p: Params):
+        return token_split(instance.chains, local_run.hit_blocks, pooled_hits, p.block_tokens, input_tokens)
+
+    split = split_for(params)
+    est = estimate(split, params)
+    be = break_even(split, params) if pooled_run is not None else None
+    reuse = reuse_report(instance.chains, routing, fleet)
+    rows = sweep_rows(split_for, params, spec) if spec is not None else []
+
+    charts = []
+    if args.chart:
+        from pyverify.cost_charts import cost_chart
+
+        charts = cost_chart(args.chart, f"{instance.name}: {fleet} hosts, {policy} routing, {_capacity_words(args.capacity, pool_capacity, args.eviction)}",
+                            split, est, be, show_pooled=pooled_run is not None, show_per_host=args.model != "pooled")
+
+    result = _result(args, instance, params, block_source, input_tokens is not None, policy, fleet, pool_capacity,
+                     local_run, pooled_run, split, est, be, reuse, rows, charts)
+    if args.json:
+        print_json(result)
+    else:
+        _print_text(args, result, est, be, reuse, rows, params)
+    return 0
+
+
+def _capacity_words(capacity: int | None, pool_capacity: int | None, eviction: str) -> str:
+    if capacity is None and pool_capacity is None:
+        return "uncapacitated"
+    local = f"{capacity} blocks per host" if capacity is not None else "unlimited hosts"
+    pool = f"pool {pool_capacity} blocks" if pool_capacity is not None else "unlimited pool"
+    return f"{local}, {pool}, {eviction}"
+
+
+def _result(args, instance, params, block_source, has_tokens, policy, fleet, pool_capacity,
+            local_run, pooled_run, split, est, be, reuse, rows, charts) -> dict[str, Any]:
+    dist = distributions(est)
+    keep = {
+        "per-host": ("ttft_per_host",),
+        "pooled": ("prefill_time_saved", "transfer_time_spent", "net_effect", "ttft_pooled"),
+        "both": tuple(dist),
+    }[args.model]
+    result: dict[str, Any] = {
+        "input": args.input,
+        "instance": instance.name,
+        "sha256": instance_sha256(instance),
+        "model": args.model,
+        "fleet_size": fleet,
+        "routing": policy,
+        "seed": args.seed if policy == "random" else None,
+        "affinity_slack": args.affinity_slack if policy == "prefix-affinity" else None,
+        "capacity": args.capacity,
+        "pool_capacity": pool_capacity if pooled_run is not None else None,
+        "eviction": args.eviction if (args.capacity is not None or pool_capacity is not None) else None,
+        "requests": instance.n_requests,
+        "block_tokens": params.block_tokens,
+        "block_tokens_source": block_source,
+        "prompt_tokens_from": "input_tokens (last block partial)" if has_tokens else "blocks x block_tokens",
+        "params": {
+            name: {"value": getattr(params, name), "unit": p.unit, "meaning": p.meaning, "source": p.source}
+            for name, p in PARAMETERS.items()
+        },
+        "prefill_rate_tokens_per_s_per_host": params.prefill_rate,
+        "reuse": reuse.to_json(),
+        "hit_rate": {
+            "per_host": local_run.hit_rate,
+            "pooled": pooled_run.hit_rate if pooled_run is not None else None,
+        },
+        "tokens": split.totals() if pooled_run is not None else {
+            k: v for k, v in split.totals().items() if k in ("prompt_tokens", "local_hit_tokens", "recomputed_tokens_per_host")
+        },
+        "distributions": {name: dist[name] for name in keep},
+        "distributions_over": "all requests; numpy.percentile (linear); per-request values in ms, totals in s",
+    }
+    if pooled_run is not None:
+        result["net_total_s"] = est.net_total
+        result["net_total_if_fetch_only_when_faster_s"] = est.net_if_fetch_only_when_faster
+        result["verdict"] = verdict(est, be)
+        result["break_even"] = {**be.to_json(), "sentence": be.sentence(params)}
+        result["zero_latency_break_even_gb_s"] = zero_latency_break_even_gb_s(params)
+    if rows:
+        result["sweep"] = {"parameter": rows[0].name, "rows": [row.to_json() for row in rows], "conclusion": sweep_conclusion(rows)}
+    result["leaves_out"] = LEAVES_OUT
+    result["charts"] = [str(path) for path in charts]
+    return result
+
+
+def _print_text(args, result, est, be, reuse, rows, params) -> None:
+    r = result
+    capacity = _capacity_words(r["capacity"], r["pool_capacity"], args.eviction)
+    print(f"{r['instance']}: {r['requests']} requests, {r['reuse']['block_references']} block references, "
+          f"{r['fleet_size']} hosts ({r['routing']} routing), {capacity}")
+    print(f"  blocks of {r['block_tokens']} tokens ({r['block_tokens_source']}); prompt tokens from {r['prompt_tokens_from']}")
+
+    print("\nReuse (share of block references that repeat an earlier one)")
+    shares = r["reuse"]["per_host_summary"]
+    print(f"  repeat share, the ceiling of any demand cache   {reuse.repeat_share:.4f}  ({reuse.distinct} distinct blocks)")
+    print(f"  per-host caches on this routing reach            {reuse.per_host_repeat_share:.4f}  "
+          f"(hosts: min {shares['min']:.4f}, median {shares['median']:.4f}, max {shares['max']:.4f})" if shares["min"] is not None else "")
+    print(f"  pooling can add at most                          {reuse.pooling_can_add:.4f}  (it approaches the ceiling, it cannot lift it)")
+    print(f"  {reuse.rule_sentence()}")
+
+    print("\nParameters (change with --param NAME=VALUE; sources in pyverify/cost.py)")
+    for name, p in r["params"].items():
+        print(f"  {name:29} {p['value']:<12.6g} {p['unit']:16} {p['source']}")
+    print(f"  host prefill rate R = {params.prefill_rate:,.0f} tokens/s")
+
+    hr = r["hit_rate"]
+    print("\nTokens")
+    t = r["tokens"]
+    line = f"  prompt {t['prompt_tokens']:,}; hit locally {t['local_hit_tokens']:,}; recomputed per-host {t['recomputed_tokens_per_host']:,}"
+    print(line)
+    if "fetched_tokens" in t:
+        print(f"  with the pool: fetched {t['fetched_tokens']:,} (by {t['requests_that_fetch']} requests); recomputed {t['recomputed_tokens_pooled']:,}")
+        print(f"  block hit rate: per-host {hr['per_host']:.4f}, pooled {hr['pooled']:.4f}")
+    else:
+        print(f"  block hit rate: per-host {hr['per_host']:.4f}")
+
+    labels = {
+        "prefill_time_saved": "prefill time saved by the pool",
+        "transfer_time_spent": "transfer time spent",
+        "net_effect": "net effect (+: pool faster)",
+        "ttft_per_host": "est. TTFT, per-host caches",
+        "ttft_pooled": "est. TTFT, with the pool",
+    }
+    print(f"\nPer request, all {r['requests']} requests   {'median ms':>11} {'p90 ms':>11} {'p99 ms':>11} {'total s':>11}")
+    for name, d in r["distributions"].items():
+        print(f"  {labels[name]:33} {d['median_ms']:>11.2f} {d['p90_ms']:>11.2f} {d['p99_ms']:>11.2f} {d['total_s']:>11.2f}")
+
+    if be is not None:
+        print("\nVerdict on this trace, at these parameters")
+        print(f"  net total {r['net_total_s']:+.2f} s: {r['verdict']}")
+        print(f"  break-even: {be.sentence(params)}")
+        print(f"  (with zero per-fetch latency the break-even is kv_bytes_per_token x R = {r['zero_latency_break_even_gb_s']:.3f} GB/s for any trace)")
+        if est.net_if_fetch_only_when_faster != est.net_total:
+            print(f"  a scheduler that fetched only when faster would net {est.net_if_fetch_only_when_faster:+.2f} s")
+
+    if rows:
+        name = rows[0].name
+        print(f"\nSensitivity: {name} from {rows[0].value:g} to {rows[-1].value:g}")
+        print(f"  {name:>28} {'saved s':>10} {'transfer s':>11} {'net s':>10} {'TTFT p90 ms per-host/pooled':>28} {'break-even GB/s':>16}  verdict")
+        for row in rows:
+            j = row.to_json()
+            bw = j["break_even"]["bandwidth_gb_s"]
+            bw_text = f"{bw:.3f}" if bw is not None else j["break_even"]["status"]
+            ttft = f"{j['ttft_p90_ms']['per_host']:.1f} / {j['ttft_p90_ms']['pooled']:.1f}"
+            print(f"  {row.value:>28g} {j['prefill_saved_s']:>10.2f} {j['transfer_s']:>11.2f} {j['net_s']:>+10.2f} {ttft:>28} {bw_text:>16}  {j['verdict']}")
+        print(f"  {r['sweep']['conclusion']}")
+
+    print(f"\n{LEAVES_OUT}")
+    for path in r["charts"]:
+        print(f"chart: {path}")
