@@ -3,6 +3,7 @@ import PrefixPool.Core
 import PrefixPool.Distinct
 import PrefixPool.Pooled
 import PrefixPool.PerHost
+import PrefixPool.Examples
 /-!
 # PrefixPool
 

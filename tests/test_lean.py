@@ -163,6 +163,21 @@ def test_wrong_proof_fails_naming_module_and_line(copy: Path) -> None:
     assert ": error: " in failure
 
 
+def test_examples_pin_the_definitions(copy: Path) -> None:
+    """The examples are kernel computations: a wrong value is rejected."""
+    path = copy / "PrefixPool" / "Examples.lean"
+    text = path.read_text(encoding="utf-8")
+    wrong = text.replace(
+        "example : Eq (distinct_count openings) three := rfl",
+        "example : Eq (distinct_count openings) two := rfl",
+    )
+    assert wrong != text
+    path.write_text(wrong, encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith("module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ")
+
+
 def test_syntax_error_fails_naming_module_and_line(copy: Path) -> None:
     path = copy / "PrefixPool" / "Distinct.lean"
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -275,7 +290,7 @@ def test_command_exit_codes(copy: Path) -> None:
         capture_output=True, text=True, cwd=REPO,
     )
     assert ok.returncode == 0, ok.stderr
-    assert "lean check: OK: 5 modules, 5 theorems, no axioms" in ok.stdout
+    assert "lean check: OK: 6 modules, 5 theorems, no axioms" in ok.stdout
     _replace_proof(copy / "PrefixPool" / "PerHost.lean", "per_host_ge_pooled", "sorry")
     bad = subprocess.run(
         [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(copy)],
