@@ -38,8 +38,14 @@ def flatten(chains: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def reference_hosts(routing: Sequence[int] | np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The host of every reference: request i's host repeated ``lengths[i]`` times."""
-    return np.repeat(np.asarray(routing, dtype=np.int32), lengths)
+    """The host of every reference: request i's host repeated ``lengths[i]`` times.
+
+    Stored as uint8 when every host id fits (fleets up to 256), else int32, to
+    keep a 100M-reference trace's host array at 100 MB.
+    """
+    routing = np.asarray(routing)
+    dtype = np.uint8 if routing.size == 0 or int(routing.max()) < 256 else np.int32
+    return np.repeat(routing.astype(dtype, copy=False), lengths)
 
 
 def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
