@@ -4,7 +4,9 @@ import PrefixPool.Pooled
 # PrefixPool.PerHost: a separate cache on every host
 
 A request is a pair `Prod.mk host opening` (both `Natural`). Each definition below
-mirrors the Python function of the same name in `pyverify/simulate.py`.
+mirrors the Python function of the same name in `pyverify/simulate.py`, where
+requests are chains with a separate routing: Lean's `per_host_misses rs` is
+Python's `per_host_misses([[o] for h, o in rs], [h for h, o in rs])`.
 -/
 
 /-- Misses of one uncapacitated demand cache per host, where `held host`

@@ -4,7 +4,9 @@ import PrefixPool.Distinct
 # PrefixPool.Pooled: one pooled cache, and every demand cache
 
 A request is the id of its prompt opening (a `Natural`). Each definition below
-mirrors the Python function of the same name in `pyverify/simulate.py`.
+mirrors the Python function of the same name in `pyverify/simulate.py`, where
+a request is a chain of block ids: an opening is a chain of length one, so
+Lean's `pooled_misses rs` is Python's `pooled_misses([[r] for r in rs])`.
 -/
 
 /-- The number of distinct openings in `requests`.
