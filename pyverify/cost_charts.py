@@ -55,9 +55,12 @@ def draw_bandwidth(axes, split: TokenSplit, est: Estimate, be: BreakEven) -> Non
     elif be.status == NEVER_PAYS:
         axes.text(0.02, 0.05, "never pays: fixed latency exceeds prefill saved", transform=axes.transAxes, color="#c62828", fontsize=8)
     elif be.status == NO_FETCHES:
-        axes.text(0.02, 0.05, "the pool supplies nothing: no difference", transform=axes.transAxes, fontsize=8)
+        axes.text(0.02, 0.92, "the pool supplies nothing: no difference", transform=axes.transAxes, fontsize=8)
     axes.set_xscale("log")
-    axes.set_yscale("symlog", linthresh=max(1e-3, abs(float(net[-1])) / 100))
+    top = float(np.max(np.abs(net))) if be.status == NO_FETCHES else max(float(net[-1]), 1e-9)
+    if be.status != NO_FETCHES:
+        # linear axis, clipped below: the curve falls steeply under the break-even (net ~ -1/B)
+        axes.set_ylim(-1.5 * abs(top), 1.15 * abs(top))
     axes.set_xlabel("pool bandwidth per fetch (GB/s, log scale)")
     axes.set_ylabel("net prefill time saved, all requests (s)")
     axes.set_title("Net time saved against pool bandwidth (model estimate)", fontsize=9)

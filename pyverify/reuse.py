@@ -76,7 +76,7 @@ class ReuseReport:
 
     def rule_sentence(self) -> str:
         side = "at or above" if self.above_rule_of_thumb else "below"
-        consequence = ("pooling may pay; check bandwidth next (break-even below)" if self.above_rule_of_thumb
+        consequence = ("pooling may pay; check bandwidth next (the break-even)" if self.above_rule_of_thumb
                        else "by the rule of thumb, pooling benefits are limited")
         return (f"repeat share {self.repeat_share:.1%} is {side} the 30% rule of thumb: {consequence} "
                 f"(source: {RULE_OF_THUMB_SOURCE}; reading it as the block repeat share is pyverify's)")

@@ -218,7 +218,7 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
     shares = r["reuse"]["per_host_summary"]
     print(f"  repeat share, the ceiling of any demand cache   {reuse.repeat_share:.4f}  ({reuse.distinct} distinct blocks)")
     print(f"  per-host caches on this routing reach            {reuse.per_host_repeat_share:.4f}  "
-          f"(hosts: min {shares['min']:.4f}, median {shares['median']:.4f}, max {shares['max']:.4f})" if shares["min"] is not None else "")
+          f"(hosts: min {shares['min']:.4f}, median {shares['median']:.4f}, max {shares['max']:.4f})")
     print(f"  pooling can add at most                          {reuse.pooling_can_add:.4f}  (it approaches the ceiling, it cannot lift it)")
     print(f"  {reuse.rule_sentence()}")
 
@@ -248,6 +248,8 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
     print(f"\nPer request, all {r['requests']} requests   {'median ms':>11} {'p90 ms':>11} {'p99 ms':>11} {'total s':>11}")
     for name, d in r["distributions"].items():
         print(f"  {labels[name]:33} {d['median_ms']:>11.2f} {d['p90_ms']:>11.2f} {d['p99_ms']:>11.2f} {d['total_s']:>11.2f}")
+    if be is not None:
+        print("  (a request the pool does not serve counts as 0 saved; a median of differences is not a difference of medians)")
 
     if be is not None:
         print("\nVerdict on this trace, at these parameters")
