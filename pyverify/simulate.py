@@ -13,10 +13,16 @@ Each run returns its witness (:class:`Run`): per request, which cache it read
 and how many leading blocks hit. :mod:`pyverify.check` replays witnesses
 without calling this module.
 
-The uncapacitated counters :func:`pooled_misses`, :func:`per_host_misses` and
-:func:`distinct_count` mirror the Lean definitions of the same names in
-``lean/PrefixPool/`` (theorems ``pooled_misses_eq_distinct``,
-``per_host_misses_eq_sum``, ``per_host_ge_pooled``).
+The functions at the end of this module (:func:`distinct_count`,
+:func:`pooled_misses`, :func:`per_host_misses`, :func:`distinct_pairs`,
+:func:`openings_of`, :func:`demand_misses`, :func:`demand_valid`) mirror the
+Lean definitions of the same names in ``lean/PrefixPool/`` (``Pooled.lean``,
+``PerHost.lean``), which the theorems ``pooled_misses_eq_distinct``,
+``demand_misses_ge_distinct``, ``per_host_misses_eq_sum`` and
+``per_host_ge_pooled`` are about. Lean's requests are openings (chains of
+length one): Lean's ``pooled_misses rs`` is ``pooled_misses([[r] for r in rs])``
+here, and Lean's ``per_host_misses`` over ``(host, opening)`` pairs is
+``per_host_misses([[o] for h, o in rs], [h for h, o in rs])``.
 """
 
 from __future__ import annotations
@@ -168,3 +174,30 @@ def pooled_misses(chains: Sequence[Sequence[int]]) -> int:
 def per_host_misses(chains: Sequence[Sequence[int]], routing: Sequence[int]) -> int:
     """Misses of uncapacitated per-host demand caches that start empty."""
     return simulate(chains, routing, PER_HOST).misses
+
+
+def distinct_pairs(requests: Sequence[tuple[int, int]]) -> int:
+    """Number of distinct ``(host, opening)`` pairs: per-host uncapacitated misses."""
+    return len(set(requests))
+
+
+def openings_of(host: int, requests: Sequence[tuple[int, int]]) -> list[int]:
+    """The openings ``host`` is asked for, in request order."""
+    return [opening for request_host, opening in requests if request_host == host]
+
+
+def demand_misses(run: Sequence[tuple[int, Sequence[int]]]) -> int:
+    """Misses of a demand-cache run given as ``(opening, held_before)`` steps:
+    a step misses when its opening is not held just before it."""
+    return sum(1 for opening, held in run if opening not in held)
+
+
+def demand_valid(run: Sequence[tuple[int, Sequence[int]]]) -> bool:
+    """A run of a demand cache that starts empty: before each request the
+    cache holds only openings requested at earlier steps."""
+    earlier: set[int] = set()
+    for opening, held in run:
+        if not set(held) <= earlier:
+            return False
+        earlier.add(opening)
+    return True

@@ -1,0 +1,63 @@
+"""The Python mirrors of the Lean definitions give the numbers the kernel
+computes in lean/PrefixPool/Examples.lean, and obey the theorems' statements
+on random inputs."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pyverify.simulate import (
+    demand_misses,
+    demand_valid,
+    distinct_count,
+    distinct_pairs,
+    openings_of,
+    per_host_misses,
+    pooled_misses,
+)
+
+
+def chains(openings):
+    return [[opening] for opening in openings]
+
+
+def test_examples_lean_evaluates():
+    openings = [1, 2, 1, 3, 2]
+    assert distinct_count(chains(openings)) == 3
+    assert pooled_misses(chains(openings)) == 3
+    routed = [(0, 1), (1, 1), (0, 1), (1, 2)]
+    assert per_host_misses(chains(o for _, o in routed), [h for h, _ in routed]) == 3
+    assert distinct_pairs(routed) == 3
+    assert sum(distinct_count(chains(openings_of(host, routed))) for host in range(2)) == 3
+    assert pooled_misses(chains(o for _, o in routed)) == 2
+    lru_run = [(1, []), (2, [1]), (1, [2])]
+    assert demand_valid(lru_run) and demand_misses(lru_run) == 3
+    assert distinct_count(chains(o for o, _ in lru_run)) == 2
+    assert not demand_valid([(1, [1])])
+
+
+requests = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 6)), max_size=30)
+
+
+@given(requests)
+def test_per_host_statements(routed):
+    openings = [o for _, o in routed]
+    hosts = [h for h, _ in routed]
+    misses = per_host_misses(chains(openings), hosts)
+    assert misses == distinct_pairs(routed)
+    assert misses == sum(distinct_count(chains(openings_of(host, routed))) for host in range(5))
+    assert misses >= pooled_misses(chains(openings))
+
+
+@given(st.lists(st.integers(0, 6), max_size=30), st.data())
+def test_demand_runs(openings, data):
+    """Build a random valid run (held sets drawn from earlier openings) and
+    check demand_misses_ge_distinct on it."""
+    run, earlier = [], []
+    for opening in openings:
+        held = data.draw(st.lists(st.sampled_from(earlier), unique=True) if earlier else st.just([]))
+        run.append((opening, held))
+        earlier.append(opening)
+    assert demand_valid(run)
+    assert demand_misses(run) >= distinct_count(chains(openings))
