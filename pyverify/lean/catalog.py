@@ -44,8 +44,8 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
         plain=(
             "For every request list, no demand cache that starts empty, whatever its policy "
-            "and capacity, misses fewer times than there are distinct openings; so the pooled "
-            "uncapacitated cache is optimal among demand caches on every request list."
+            "and capacity, misses fewer times than there are distinct openings; so no demand cache beats "
+            "the pooled uncapacitated cache on any request list."
         ),
     ),
     TheoremSpec(
