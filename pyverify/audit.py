@@ -1,0 +1,230 @@
+"""``pyverify audit``: the whole check of one instance, as a reviewer wants it.
+
+Steps, in order, each timed:
+
+1. validate the instance (schema, routing, prefix closure) and hash it;
+2. sweep pooled against per-host hit rate over fleet sizes, with the chart;
+3. certify the fewest misses with CP-SAT and confirm with Z3, pooled and (when
+   the instance gives a routing) per-host, writing each certificate;
+4. verify every certificate with the small trusted checker;
+5. run the Lean check (kernel, axioms, registry);
+6. bridge: relate each certificate to the theorems, keeping the three parts
+   (instance fact, general fact, link) apart;
+7. write the report directory: ``report.md``, ``report.html``, the chart
+   (``sweep.png``, ``sweep.svg``), ``certificates/*.json`` and ``summary.json``.
+
+The directory is built beside the target and renamed into place at the end,
+so a failed audit leaves no partial report.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pyverify import __version__
+from pyverify.bridge import check_registry_against_lean, link_certificate, load_registry
+from pyverify.errors import CheckFailed, located
+from pyverify.inputs import load_input
+from pyverify.model import instance_sha256
+from pyverify.report import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
+from pyverify.routing import default_policy
+from pyverify.sweep import default_fleets_for, sweep
+
+DEFAULT_INSTANCE = "instances/lab-512x32x16.json"
+DEFAULT_OUTPUT = "audit-out"
+STEPS = ("validate", "sweep", "certify", "verify", "lean check", "bridge", "report")
+
+
+@dataclass
+class StepRecord:
+    name: str
+    seconds: float
+    result: str
+
+
+@dataclass
+class Audit:
+    instance_path: str
+    registry_path: Path
+    time_limit: float
+    steps: list[StepRecord] = field(default_factory=list)
+
+    def timed(self, name: str, work: Callable[[], Any], describe: Callable[[Any], str]) -> Any:
+        started = time.perf_counter()
+        value = work()
+        self.steps.append(StepRecord(name, time.perf_counter() - started, describe(value)))
+        return value
+
+
+def run_audit(
+    instance_path: str,
+    output: Path,
+    registry_path: Path = Path("lean/theorems.json"),
+    time_limit: float = 60.0,
+    advance: Callable[[str], None] = lambda step: None,
+) -> dict[str, Any]:
+    """Run every step and write the report directory; return the summary."""
+    from pyverify.certify.certificate import certify, write_certificate
+    from pyverify.check import verify_quiet
+    from pyverify.commands.bridge import lean_check_for
+
+    audit = Audit(instance_path, registry_path, time_limit)
+    output = Path(output)
+    if output.exists() and not output.is_dir():
+        raise located(output, None, "exists and is not a directory")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    try:
+        advance("validate")
+        instance = audit.timed("validate", lambda: load_input(instance_path),
+                               lambda i: f"{i.n_requests} requests, {i.n_references} block references, {i.hosts} hosts, prefix-closed")
+        digest = instance_sha256(instance)
+
+        advance("sweep")
+        policy = default_policy(instance)
+        fleets = default_fleets_for(instance)
+        rows = audit.timed("sweep", lambda: sweep(instance, fleets, policy),
+                           lambda r: f"{len(r)} fleet sizes, {policy} routing")
+        from pyverify.charts import fleet_sweep_chart
+
+        fleet_sweep_chart(rows, staging / "sweep", title=f"{instance.name}: hit rate as the fleet grows (uncapacitated, {policy} routing)")
+
+        advance("certify")
+        models = ["pooled"] + (["per-host"] if instance.routing is not None else [])
+        cert_dir = staging / "certificates"
+        cert_paths: dict[str, Path] = {}
+
+        def certify_all() -> dict[str, dict]:
+            done = {}
+            for model in models:
+                result = certify(instance, model, None, time_limit, [], use_z3=True, instance_path=instance_path)
+                cert_paths[model] = cert_dir / f"{instance.name}.{model}.json"
+                write_certificate(result.certificate, cert_paths[model], instance_path)
+                done[model] = result.certificate
+            return done
+
+        certificates = audit.timed("certify", certify_all,
+                                   lambda c: "on this instance: " + "; ".join(f"{m} {cert['status']} {cert['objective']} (bound {cert['bound']})" for m, cert in c.items()))
+
+        advance("verify")
+
+        def verify_all() -> dict[str, list[str]]:
+            lines = {}
+            for model, path in cert_paths.items():
+                status, said = verify_quiet(str(path), instance_path)
+                if status != 0:
+                    raise CheckFailed(f"{path.name}: the trusted checker rejected it: {said[-1]}")
+                lines[model] = said
+            return lines
+
+        verified = audit.timed("verify", verify_all, lambda v: f"{len(v)} certificate(s) verified by the trusted checker")
+
+        advance("lean check")
+        lean = audit.timed("lean check", lambda: lean_check_for(registry_path),
+                           lambda r: (f"{len(r.modules)} modules, {len(r.theorems)} theorems, no axioms" if r.ok else f"FAILED: {r.failures[0]}"))
+
+        advance("bridge")
+
+        def bridge_all():
+            registry = load_registry(registry_path)
+            check_registry_against_lean(registry, registry_path, lean)
+            return [link_certificate(path, instance_path, registry) for path in cert_paths.values()]
+
+        entries = audit.timed("bridge", bridge_all,
+                              lambda e: ", ".join(f"{x.certificate_data['cache_model']['model']}: " + ("covered, agrees" if x.link.covered and x.link.agrees else "not covered") for x in e))
+
+        advance("report")
+        from pyverify.bridge import BridgeReport
+
+        bridge = BridgeReport(str(registry_path), entries)
+        audit.steps.append(StepRecord("report", 0.0, "report.md, report.html, sweep.png/.svg, certificates/, summary.json"))
+        summary = build_summary(audit, instance, digest, rows, certificates, cert_paths, verified, lean, bridge, policy, staging)
+        markdown = render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary)
+        (staging / "report.md").write_text(markdown, encoding="utf-8")
+        (staging / "report.html").write_text(markdown_to_html(markdown, f"pyverify audit: {instance.name}"), encoding="utf-8")
+        (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        swap_into_place(staging, output)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return summary
+
+
+def swap_into_place(staging: Path, output: Path) -> None:
+    """Replace ``output`` by ``staging`` (the old report is removed only once the new one is complete)."""
+    if output.exists():
+        old = output.with_name(f".{output.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        output.rename(old)
+        staging.rename(output)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(output)
+
+
+def build_summary(audit, instance, digest, rows, certificates, cert_paths, verified, lean, bridge, policy, staging) -> dict[str, Any]:
+    return {
+        "format": "pyverify.audit/1",
+        "tool": {"name": "pyverify", "version": __version__},
+        "instance": {"name": instance.name, "file": audit.instance_path, "sha256": digest,
+                     "requests": instance.n_requests, "block_references": instance.n_references, "hosts": instance.hosts},
+        "sweep": {"routing": policy, "rows": [row.to_json() for row in rows]},
+        "certificates": {
+            model: {"file": str(Path("certificates") / cert_paths[model].name), "status": cert["status"],
+                    "objective": cert["objective"], "bound": cert["bound"], "scope": cert["claim"]["scope"],
+                    "cp_sat_s": cert["solvers"]["cp-sat"]["wall_time_s"],
+                    "z3_s": cert["solvers"]["z3"]["wall_time_s"] if cert["solvers"]["z3"] else None,
+                    "verified": True}
+            for model, cert in certificates.items()
+        },
+        "lean": {"ok": lean.ok, "backend": lean.backend, "version": lean.identity.version, "githash": lean.identity.githash,
+                 "theorems": [{"name": t.name, "axioms": t.axioms} for t in lean.theorems], "seconds": round(lean.seconds, 3)},
+        "bridge": bridge.to_json(),
+        "steps": [{"step": s.name, "seconds": round(s.seconds, 3), "result": s.result} for s in audit.steps],
+        "files": sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()) + ["report.md", "report.html", "summary.json"],
+    }
+
+
+def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary) -> str:
+    certs = summary["certificates"]
+    parts = [
+        f"# pyverify audit: {instance.name}",
+        "",
+        f"Instance `{audit.instance_path}`, SHA-256 `{digest}`: {instance.n_requests} requests, "
+        f"{instance.n_references} block references, {instance.hosts} hosts.",
+        "",
+    ]
+    if instance.description:
+        parts += [f"> {instance.description}", ""]
+    parts += ["## Summary", ""]
+    for model, cert in certs.items():
+        parts.append(
+            f"- {model}, uncapacitated, on this instance: {cert['status']} with {cert['objective']} misses "
+            f"(proven bound {cert['bound']}; CP-SAT {cert['cp_sat_s']} s, Z3 {cert['z3_s']} s), verified by the trusted checker."
+        )
+    for entry in bridge.entries:
+        model = entry.certificate_data["cache_model"]["model"]
+        if entry.link.covered:
+            parts.append(f"- {model}: the Lean theorem `{entry.theorems[0].name}` predicts {entry.link.predicted} misses for this instance; the certificate agrees.")
+        else:
+            parts.append(f"- {model}: not covered by the theorem ({entry.link.why_not}).")
+    parts.append(f"- Lean {lean.identity.version}: {len(lean.theorems)} theorems accepted by the kernel, none depends on an axiom.")
+    parts += ["", "## Steps", ""]
+    parts += table(["step", "seconds", "result"], [(s.name, f"{s.seconds:.2f}", s.result) for s in audit.steps])
+    parts += ["", f"## Fleet sweep (simulation, {policy} routing, uncapacitated)", ""]
+    parts += table(["hosts", "pooled misses", "pooled hit rate", "per-host misses", "per-host hit rate"],
+                   [(r.fleet_size, r.pooled_misses, f"{r.pooled_hit_rate:.4f}", r.per_host_misses, f"{r.per_host_hit_rate:.4f}") for r in rows])
+    parts += ["", "![hit rate against fleet size](sweep.png)", ""]
+    parts += [bridge_markdown(bridge, heading="##")]
+    parts += ["## Lean check", "",
+              f"Lean {lean.identity.version} (commit `{lean.identity.githash}`) via {lean.backend}, {lean.seconds:.1f} s.", ""]
+    parts += table(["module", "seconds"], [(m.name, "-" if m.seconds is None else f"{m.seconds:.2f}") for m in lean.modules])
+    parts += ["", "```"] + [t.axioms_line for t in lean.theorems] + ["```", ""]
+    parts += [limits_markdown("##")]
+    return guarded("\n".join(parts))

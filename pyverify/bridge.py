@@ -1,0 +1,337 @@
+"""The bridge: relate instance certificates to the general Lean theorems,
+without merging the two.
+
+For each certificate it reports three separate things:
+
+(a) the **instance fact**: what was certified, on which file (by SHA-256), by
+    which solvers, with what status; re-checked by the trusted checker
+    (:mod:`pyverify.check`) before anything else is said;
+(b) the **general fact**: which registered Lean theorem, its statement as Lean
+    prints it and its axioms (none), proved for all request lists;
+(c) the **link**: whether this instance and this cache model meet the
+    theorem's hypotheses, the count the theorem predicts for this instance
+    (computed here from the instance, not taken from the certificate), and
+    whether the certificate's objective equals it.
+
+A capacitated or warm-start certificate is "not covered by the theorem",
+which is not an error. The bridge *refuses* (raises :class:`CheckFailed`)
+when a certificate's scope is anything but its own instance, when it fails
+verification, when the registry has been tampered with or does not match
+what Lean prints for the current sources, when the Lean check has not passed,
+or when a certificate names a theorem that does not exist or whose hypotheses
+it does not meet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from pyverify.errors import CheckFailed, UserError, located
+from pyverify.model import Instance, first_prefix_violation, instance_sha256, load_instance, read_json, validate_schema
+
+REGISTRY_FORMAT = "pyverify.theorems/1"
+THIS_INSTANCE = "this instance"
+
+#: The theorems that speak to each cache model, main theorem first. Opening
+#: theorems are about chains of one block; the block-chain theorem (when the
+#: registry has it) covers pooled caches over longer chains.
+OPENING_THEOREMS = {
+    "pooled": ("pooled_misses_eq_distinct", "demand_misses_ge_distinct"),
+    "per-host": ("per_host_misses_eq_distinct_pairs", "per_host_ge_pooled"),
+}
+BLOCK_THEOREMS = {
+    "pooled": ("pooled_block_misses_eq_distinct",),
+}
+
+
+# --- the registry -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Theorem:
+    """One entry of ``lean/theorems.json``."""
+
+    name: str
+    module: str
+    statement: str
+    statement_sha256: str
+    axioms: tuple[str, ...]
+    hypotheses: tuple[str, ...]
+    plain: str
+
+
+def registry_schema() -> dict[str, Any]:
+    import json
+    from importlib import resources
+
+    return json.loads(resources.files("pyverify.schemas").joinpath("theorems.schema.json").read_text(encoding="utf-8"))
+
+
+def load_registry(path: str | Path) -> dict[str, Theorem]:
+    """Load the registry; refuse any entry whose statement does not hash to its recorded SHA-256."""
+    data = read_json(path)
+    validate_schema(data, path, registry_schema())
+    theorems: dict[str, Theorem] = {}
+    for index, entry in enumerate(data["theorems"]):
+        digest = hashlib.sha256(entry["statement"].encode("utf-8")).hexdigest()
+        if digest != entry["statement_sha256"]:
+            raise CheckFailed(
+                f"{path}: theorems[{index}] ({entry['name']}): statement_sha256 does not match the statement text "
+                f"(recorded {entry['statement_sha256'][:12]}..., the text hashes to {digest[:12]}...): the registry was altered"
+            )
+        if entry["axioms"]:
+            raise CheckFailed(f"{path}: theorems[{index}] ({entry['name']}): depends on axioms {entry['axioms']}; a theorem counts only without axioms")
+        theorems[entry["name"]] = Theorem(
+            name=entry["name"], module=entry["module"], statement=entry["statement"],
+            statement_sha256=entry["statement_sha256"], axioms=tuple(entry["axioms"]),
+            hypotheses=tuple(entry["hypotheses"]), plain=entry["plain"],
+        )
+    return theorems
+
+
+def check_registry_against_lean(registry: dict[str, Theorem], registry_path: str | Path, lean_result) -> None:
+    """Refuse unless the Lean check passed and printed exactly the registry's statements."""
+    if not lean_result.ok:
+        raise CheckFailed(f"the Lean check has not passed on the current sources: {lean_result.failures[0]}")
+    printed = {theorem.name: theorem for theorem in lean_result.theorems}
+    for name, theorem in registry.items():
+        if name not in printed:
+            raise CheckFailed(f"{registry_path}: theorem {name}: not among the theorems the Lean check accepted")
+        if printed[name].statement != theorem.statement:
+            raise CheckFailed(f"{registry_path}: theorem {name}: statement differs from what Lean prints for the current sources")
+        if printed[name].axioms:
+            raise CheckFailed(f"theorem {name}: Lean reports axioms {printed[name].axioms}")
+
+
+# --- one certificate ------------------------------------------------------------
+
+
+@dataclass
+class Hypothesis:
+    text: str
+    holds: bool
+    detail: str = ""
+
+
+@dataclass
+class Link:
+    covered: bool
+    hypotheses: list[Hypothesis]
+    predicted: int | None = None
+    predicted_by: str = ""
+    agrees: bool | None = None
+    why_not: str = ""
+
+
+@dataclass
+class BridgeEntry:
+    certificate: str
+    instance_file: str
+    certificate_data: dict[str, Any]
+    verify_lines: list[str]
+    theorems: list[Theorem]
+    link: Link
+    named_theorem: str | None = None
+
+    # The three parts, as plain data (for --json and the report).
+    def instance_fact(self) -> dict[str, Any]:
+        cert = self.certificate_data
+        solvers = cert["solvers"]
+        return {
+            "certificate": self.certificate,
+            "instance": {"name": cert["instance"]["name"], "file": self.instance_file, "sha256": cert["instance"]["sha256"]},
+            "cache_model": cert["cache_model"],
+            "claim": cert["claim"],
+            "status": cert["status"],
+            "objective": cert["objective"],
+            "bound": cert["bound"],
+            "solvers": {
+                name: None if record is None else {k: v for k, v in record.items() if k in ("name", "version", "status", "objective", "bound", "at_objective", "below_objective", "wall_time_s")}
+                for name, record in solvers.items()
+            },
+            "verified": True,
+            "verify_summary": self.verify_lines[-1] if self.verify_lines else "",
+        }
+
+    def general_fact(self) -> list[dict[str, Any]]:
+        return [
+            {"theorem": t.name, "module": t.module, "statement": t.statement, "statement_sha256": t.statement_sha256,
+             "axioms": list(t.axioms), "plain": t.plain, "scope": "every request list (proved in Lean, checked by the kernel)"}
+            for t in self.theorems
+        ]
+
+    def link_json(self) -> dict[str, Any]:
+        link = self.link
+        return {
+            "covered": link.covered,
+            "hypotheses": [{"hypothesis": h.text, "holds": h.holds, "detail": h.detail} for h in link.hypotheses],
+            "predicted_misses": link.predicted,
+            "predicted_by": link.predicted_by,
+            "certificate_objective": self.certificate_data["objective"],
+            "agrees": link.agrees,
+            "not_covered_because": link.why_not or None,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {"instance_fact": self.instance_fact(), "general_fact": self.general_fact(), "link": self.link_json()}
+
+
+def certificate_scope(raw: Any, cert_path: str | Path) -> None:
+    """Refuse a certificate that claims anything beyond its own instance.
+
+    Checked on the raw JSON, before the schema, so an overclaim is named as
+    such rather than as a schema violation."""
+    scope = raw.get("claim", {}).get("scope") if isinstance(raw, dict) and isinstance(raw.get("claim"), dict) else None
+    if scope != THIS_INSTANCE:
+        raise CheckFailed(f"{cert_path}: claim.scope: {scope!r} overclaims: a certificate may speak only about {THIS_INSTANCE!r}")
+
+
+def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool) -> list[Hypothesis]:
+    """The theorems' hypotheses, checked against this certificate's model and instance."""
+    model = cert["cache_model"]
+    violation = first_prefix_violation(instance.chains)
+    longest = max(len(chain) for chain in instance.chains)
+    found = [
+        Hypothesis("demand caches (a block enters a cache only by a miss there)", model["eviction"] == "offline-optimal",
+                   "the run fetches on demand and chooses what to keep"),
+        Hypothesis("every cache starts empty", model["warm_start"] is False, f"warm_start {model['warm_start']}"),
+        Hypothesis("uncapacitated", model["capacity"] is None,
+                   "no capacity" if model["capacity"] is None else f"capacity {model['capacity']} blocks per cache"),
+        Hypothesis("prefix-closed chains", violation is None, "checked here" if violation is None else violation.field),
+    ]
+    if openings_only:
+        found.append(Hypothesis("requests are openings (chains of one block)", longest == 1, f"longest chain {longest}"))
+    if model["model"] == "per-host":
+        in_range = instance.routing is not None and all(0 <= host < instance.hosts for host in instance.routing)
+        found.append(Hypothesis(f"hosts numbered 0..{instance.hosts - 1}, as routed by the instance", in_range, "checked here"))
+    return found
+
+
+def predicted_misses(model: str, instance: Instance) -> tuple[int, str]:
+    """What the theorem says the count is, computed from the instance alone."""
+    if model == "pooled":
+        return len({block for chain in instance.chains for block in chain}), "distinct block ids"
+    pairs = {(host, block) for chain, host in zip(instance.chains, instance.routing or ()) for block in chain}
+    return len(pairs), "distinct (host, block) pairs"
+
+
+def choose_theorems(model: str, instance: Instance, registry: dict[str, Theorem]) -> tuple[list[str], bool]:
+    """The theorem names that speak to this model and instance shape, and whether they need openings."""
+    openings = all(len(chain) == 1 for chain in instance.chains)
+    block_names = BLOCK_THEOREMS.get(model, ())
+    if not openings and block_names and all(name in registry for name in block_names):
+        return list(block_names), False
+    return list(OPENING_THEOREMS[model]), True
+
+
+def link_certificate(
+    cert_path: str | Path,
+    instance_path: str | Path,
+    registry: dict[str, Theorem],
+    verify: Callable[[str, str], tuple[int, list[str]]] | None = None,
+) -> BridgeEntry:
+    """Verify one certificate and relate it to the registry (see the module docstring)."""
+    if verify is None:
+        from pyverify.check import verify_quiet as verify
+    raw = read_json(cert_path)
+    certificate_scope(raw, cert_path)
+    status, lines = verify(str(cert_path), str(instance_path))
+    if status != 0:
+        failure = next((line for line in lines if line.startswith("FAILED")), lines[-1] if lines else "failed")
+        raise CheckFailed(f"{cert_path}: fails `pyverify verify` against {instance_path}: {failure}")
+    instance = load_instance(instance_path)
+    model = raw["cache_model"]["model"]
+
+    named = raw.get("theorem")
+    names, openings_only = choose_theorems(model, instance, registry)
+    if named is not None:
+        if named not in registry:
+            raise CheckFailed(f"{cert_path}: theorem: names {named!r}, which is not in the theorem registry ({', '.join(sorted(registry))})")
+        names = [named] + [name for name in names if name != named]
+        openings_only = named not in BLOCK_THEOREMS.get(model, ())
+    missing = [name for name in names if name not in registry]
+    if missing:
+        raise CheckFailed(f"theorem registry lacks {missing[0]!r}, which the bridge relates {model} certificates to")
+
+    hypotheses = hypotheses_for(raw, instance, openings_only)
+    failed = [h for h in hypotheses if not h.holds]
+    if failed and named is not None:
+        raise CheckFailed(
+            f"{cert_path}: theorem: links to {named!r}, but the certificate does not meet its hypothesis "
+            f"'{failed[0].text}' ({failed[0].detail}): the theorem does not cover it"
+        )
+    theorems = [registry[name] for name in names]
+    if failed:
+        link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})")
+    else:
+        predicted, unit = predicted_misses(model, instance)
+        link = Link(covered=True, hypotheses=hypotheses, predicted=predicted, predicted_by=unit,
+                    agrees=predicted == raw["objective"])
+        if not link.agrees:
+            raise CheckFailed(
+                f"{cert_path}: objective {raw['objective']} differs from the {predicted} {unit} that {names[0]} "
+                f"predicts for this instance"
+            )
+    return BridgeEntry(str(cert_path), str(instance_path), raw, lines, theorems, link, named)
+
+
+# --- many certificates -------------------------------------------------------------
+
+
+def find_instance(cert_path: Path, raw: dict[str, Any], search: Iterable[Path]) -> Path:
+    """The instance file whose canonical SHA-256 is the one the certificate names."""
+    wanted = raw.get("instance", {}).get("sha256") if isinstance(raw.get("instance"), dict) else None
+    if not isinstance(wanted, str):
+        raise located(cert_path, "instance.sha256", "missing: the certificate must name its instance by SHA-256")
+    candidates: list[Path] = []
+    recorded = raw["instance"].get("path")
+    if isinstance(recorded, str):
+        candidates.append(Path(recorded))
+    for directory in search:
+        if directory.is_dir():
+            candidates.extend(sorted(directory.glob("*.json")))
+    for candidate in candidates:
+        if candidate.is_file():
+            try:
+                if instance_sha256(load_instance(candidate)) == wanted:
+                    return candidate
+            except UserError:
+                continue
+    where = ", ".join(str(d) for d in search)
+    raise CheckFailed(f"{cert_path}: instance.sha256: no instance file in {where} hashes to {wanted}")
+
+
+def certificate_files(proofs: Path) -> list[Path]:
+    if not proofs.is_dir():
+        raise located(proofs, None, "no such directory (expected the certificates, e.g. proofs/)")
+    files = sorted(proofs.glob("*.json"))
+    if not files:
+        raise located(proofs, None, "no certificate files (*.json) here")
+    return files
+
+
+@dataclass
+class BridgeReport:
+    registry_path: str
+    entries: list[BridgeEntry] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"registry": self.registry_path, "certificates": [entry.to_json() for entry in self.entries]}
+
+
+def run_bridge(proofs: Path, registry_path: Path, instance_dirs: list[Path], lean_result) -> BridgeReport:
+    """Bridge every certificate in ``proofs`` (refusing on the first problem)."""
+    registry = load_registry(registry_path)
+    check_registry_against_lean(registry, registry_path, lean_result)
+    report = BridgeReport(str(registry_path))
+    for cert_path in certificate_files(proofs):
+        raw = read_json(cert_path)
+        if not isinstance(raw, dict):
+            raise located(cert_path, None, "expected a JSON object (a pyverify.certificate/1)")
+        certificate_scope(raw, cert_path)
+        instance_path = find_instance(cert_path, raw, instance_dirs)
+        report.entries.append(link_certificate(cert_path, instance_path, registry))
+    return report

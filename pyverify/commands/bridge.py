@@ -1,0 +1,54 @@
+"""``pyverify bridge``: relate the certificates in proofs/ to the Lean theorems."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pyverify.bridge import run_bridge
+from pyverify.report import bridge_markdown
+
+ORDER = 50
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bridge",
+        help="relate instance certificates to the Lean theorems, keeping the two apart",
+        description=(
+            "For each certificate: (a) the instance fact, re-checked by the trusted checker; (b) the general "
+            "Lean theorem, as Lean prints it; (c) the link: hypotheses met, the count the theorem predicts for "
+            "this instance, and whether the certificate agrees. Runs the Lean check on the sources beside the "
+            "registry first. Exit 1 with one line when something must be refused."
+        ),
+    )
+    parser.add_argument("--proofs", type=Path, default=Path("proofs"), help="directory of certificates (default: proofs/)")
+    parser.add_argument("--registry", type=Path, default=Path("lean/theorems.json"),
+                        help="theorem registry (default: lean/theorems.json; the Lean sources beside it are checked)")
+    parser.add_argument("--instances", type=Path, action="append",
+                        help="where to look for the certificates' instances, by SHA-256 (default: instances/; repeatable)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run)
+
+
+def lean_check_for(registry: Path, quiet: bool = True):
+    """Run the Lean check on the project the registry belongs to."""
+    from pyverify.errors import located
+    from pyverify.lean import runner
+
+    project = registry.parent
+    if not (project / "lakefile.toml").is_file():
+        raise located(registry, None, "no Lean project (lakefile.toml) beside this registry")
+    emit = (lambda line: None) if quiet else (lambda line: print(line, file=sys.stderr))
+    return runner.check(project, emit=emit)
+
+
+def run(args) -> int:
+    lean_result = lean_check_for(args.registry)
+    report = run_bridge(args.proofs, args.registry, args.instances or [Path("instances")], lean_result)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(bridge_markdown(report, heading="#"))
+    return 0

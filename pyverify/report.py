@@ -1,0 +1,136 @@
+"""Reviewer reports: the bridge's three parts, and the audit report (Markdown and HTML).
+
+Every generated text passes the wording guard (:mod:`pyverify.wording`): an
+instance result is never stated in general terms.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pyverify.bridge import BridgeEntry, BridgeReport
+from pyverify.errors import CheckFailed
+from pyverify.wording import overclaims
+
+#: What the result does not show, said plainly (after the seed's own list).
+LIMITS = (
+    "This is one instance, not a fleet benchmark: each certificate speaks about its own instance file, named by its SHA-256, and about nothing else.",
+    "The Lean theorems are the general statements; they say nothing about any particular file. The two are separate objects and this report keeps them apart.",
+    "It counts misses only. It does not count the time spent moving cached work between machines, so it cannot settle on its own whether a pool is faster in practice (see `pyverify cost`).",
+    "The theorems' part covers caches with no size limit and no eviction; a capacitated certificate is reported as not covered by the theorem.",
+    "The hit rates come from runs of this one instance; they are not a forecast for real traffic.",
+)
+
+
+def yes_no(flag: bool | None) -> str:
+    return {True: "yes", False: "no", None: "n/a"}[flag]
+
+
+def instance_fact_markdown(entry: BridgeEntry) -> list[str]:
+    fact = entry.instance_fact()
+    model = fact["cache_model"]
+    size = "uncapacitated" if model["capacity"] is None else f"capacity {model['capacity']} blocks per cache"
+    lines = [
+        f"- certificate: `{fact['certificate']}`",
+        f"- instance: `{fact['instance']['file']}` ({fact['instance']['name']}), SHA-256 `{fact['instance']['sha256']}`",
+        f"- cache model: {model['model']}, {size}, starting empty, routing {model['routing']}",
+        f"- claim (scope: {fact['claim']['scope']}): {fact['claim']['statement']}",
+        f"- status {fact['status']} on this instance: objective {fact['objective']} misses, bound {fact['bound']}",
+    ]
+    for name, record in fact["solvers"].items():
+        if record is None:
+            lines.append(f"- {name}: not run")
+        elif "at_objective" in record:
+            lines.append(
+                f"- {record['name']} {record['version']}, on this instance: {record['at_objective']} with at most {fact['objective']} misses, "
+                f"{record['below_objective']} with at most {fact['objective'] - 1} ({record['wall_time_s']} s)"
+            )
+        else:
+            lines.append(
+                f"- {record['name']} {record['version']}, on this instance: {record['status']}, objective {record['objective']}, "
+                f"bound {record['bound']} ({record['wall_time_s']} s)"
+            )
+    lines.append(f"- re-checked by the trusted checker (`pyverify verify`): {fact['verify_summary']}")
+    return lines
+
+
+def general_fact_markdown(entry: BridgeEntry) -> list[str]:
+    lines = []
+    for fact in entry.general_fact():
+        lines += [
+            f"- `{fact['theorem']}` ({fact['module']}): {fact['plain']}",
+            "",
+            "  ```lean",
+            f"  {fact['theorem']} : {fact['statement']}",
+            "  ```",
+            f"  axioms: none; statement SHA-256 `{fact['statement_sha256']}`",
+            "",
+        ]
+    return lines
+
+
+def link_markdown(entry: BridgeEntry) -> list[str]:
+    link = entry.link_json()
+    lines = ["| hypothesis | holds here | detail |", "| --- | --- | --- |"]
+    lines += [f"| {h['hypothesis']} | {yes_no(h['holds'])} | {h['detail']} |" for h in link["hypotheses"]]
+    lines.append("")
+    if link["covered"]:
+        main = entry.theorems[0].name
+        lines.append(
+            f"The instance meets the hypotheses of `{main}`, so the theorem predicts "
+            f"{link['predicted_misses']} misses ({link['predicted_by']}, counted by the bridge from the instance file). "
+            f"The certificate's objective is {link['certificate_objective']}: "
+            + ("they agree." if link["agrees"] else "they DISAGREE.")
+        )
+    else:
+        lines.append(f"Not covered by the theorem: {link['not_covered_because']}. This is not an error; the certificate stands on its own for this instance.")
+    return lines
+
+
+def bridge_markdown(report: BridgeReport, heading: str = "##") -> str:
+    parts = [f"{heading} Bridge: instance facts, general facts and their link", "",
+             f"Theorem registry: `{report.registry_path}` (checked against what Lean prints for the current sources).", ""]
+    for entry in report.entries:
+        title = f"{entry.certificate_data['instance']['name']}, {entry.certificate_data['cache_model']['model']}"
+        parts += [f"{heading}# {title}", "", "**(a) Instance fact** (this instance only)", ""]
+        parts += instance_fact_markdown(entry)
+        parts += ["", "**(b) General fact** (Lean 4, kernel-checked, no axioms)", ""]
+        parts += general_fact_markdown(entry)
+        parts += ["**(c) Link**", ""]
+        parts += link_markdown(entry)
+        parts.append("")
+    return guarded("\n".join(parts))
+
+
+def limits_markdown(heading: str = "##") -> str:
+    return "\n".join([f"{heading} What this does not show", ""] + [f"- {limit}" for limit in LIMITS]) + "\n"
+
+
+def guarded(text: str) -> str:
+    """Return ``text`` if it passes the wording guard; refuse to emit it otherwise."""
+    bad = overclaims(text)
+    if bad:
+        raise CheckFailed(f"report wording guard: refusing to print an instance result in general terms: {bad[0]!r}")
+    return text
+
+
+def markdown_to_html(markdown_text: str, title: str) -> str:
+    import html
+
+    import markdown
+
+    body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"])
+    return (
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{html.escape(title)}</title>\n"
+        "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}"
+        "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25rem .5rem}"
+        "code,pre{background:#f4f4f4}pre{padding:.5rem;overflow-x:auto}img{max-width:100%}</style>\n"
+        f"</head>\n<body>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return lines
