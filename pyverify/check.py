@@ -1,0 +1,198 @@
+"""The trusted checker for ``pyverify.certificate/1`` files (``pyverify verify``).
+
+This is the part to read. It imports no solver, no searcher
+(``pyverify.certify``) and not the simulator: it replays the witness from the
+rules themselves (``pyverify/certify/placement.py``, rules 1-4):
+
+1. every cache starts empty;
+2. a request's ``h`` hit blocks are resident in the cache it reads, and its
+   next block (if any) is not (longest resident prefix); the rest are misses;
+3. after the request, that cache holds ``held_after``, a subset of what it held
+   plus the request's own blocks (a block enters only with a request that
+   fetched it there); other caches are unchanged;
+4. with a capacity ``C``, ``len(held_after) <= C``.
+
+What it trusts: :mod:`pyverify.model` to load the instance and compute its
+SHA-256 (the project's one definition of an instance; the certificate names
+the instance by that hash), and jsonschema for the certificate's shape.
+
+What it proves itself: the witness is a legal run with ``objective`` misses
+(an upper bound), and the compulsory floor (distinct (cache, block) pairs) is a
+lower bound for every run. Uncapacitated, OPTIMAL is accepted only when the
+bound equals that floor. Capacitated, the floor is usually below the optimum,
+so OPTIMAL is accepted only when the certificate records CP-SAT OPTIMAL *and*
+Z3 unsat for ``objective - 1`` on the same problem: the checker checks those
+records are consistent, it cannot re-derive them.
+
+Every check prints one line; the first failure prints ``FAILED: reason`` and
+:func:`verify` returns 1. Malformed files raise :class:`UserError` (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any, Callable
+
+from pyverify.errors import UserError
+from pyverify.model import instance_sha256, load_instance, read_json, validate_schema
+
+CERTIFICATE_FORMAT = "pyverify.certificate/1"
+
+
+class CheckFailed(Exception):
+    """A certificate that is well-formed but wrong."""
+
+
+def certificate_schema() -> dict[str, Any]:
+    return json.loads(resources.files("pyverify.schemas").joinpath("certificate.schema.json").read_text(encoding="utf-8"))
+
+
+def claim_statement(model: str, capacity: int | None, status: str, objective: int, bound: int) -> str:
+    """The only sentence a certificate may state: about this instance and this model, nothing more."""
+    caches = "one pooled cache" if model == "pooled" else "one cache per host (routing as given)"
+    size = "no capacity limit" if capacity is None else f"at most {capacity} blocks per cache"
+    where = f"On this instance only, with {caches}, {size}, starting empty and fetching on demand"
+    if status == "OPTIMAL":
+        return f"{where}: some run has {objective} misses and no run has fewer."
+    return f"{where}: some run has {objective} misses; the best proven lower bound is {bound} (optimality not established)."
+
+
+def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str) -> int:
+    """Replay a run by rules 1-4 and return its misses; raise CheckFailed on the first illegal step."""
+    n = len(chains)
+    for key in ("cache_of", "hit_blocks", "held_after"):
+        if len(run[key]) != n:
+            raise CheckFailed(f"{what}.{key} has {len(run[key])} entries, the instance has {n} requests")
+    held: dict[int, set[int]] = {}  # rule 1: every cache starts empty
+    misses = 0
+    for t, chain in enumerate(chains):
+        q, h, after = run["cache_of"][t], run["hit_blocks"][t], run["held_after"][t]
+        if q != caches[t]:
+            raise CheckFailed(f"{what}.cache_of[{t}] is {q}, but request {t} reads cache {caches[t]}")
+        if h > len(chain):
+            raise CheckFailed(f"{what}.hit_blocks[{t}] is {h}, but request {t} has only {len(chain)} blocks")
+        resident = held.get(q, set())
+        for j in range(h):
+            if chain[j] not in resident:
+                raise CheckFailed(f"{what}.hit_blocks[{t}]: block {chain[j]} counted as a hit but not held by cache {q}")
+        if h < len(chain) and chain[h] in resident:
+            raise CheckFailed(f"{what}.hit_blocks[{t}]: block {chain[h]} is held by cache {q}, so the hit prefix is longer than {h}")
+        if len(set(after)) != len(after):
+            raise CheckFailed(f"{what}.held_after[{t}] repeats a block")
+        fetched_or_held = resident | set(chain)
+        for b in after:
+            if b not in fetched_or_held:
+                raise CheckFailed(f"{what}.held_after[{t}]: cache {q} holds block {b}, which it neither held nor fetched")
+        if capacity is not None and len(after) > capacity:
+            raise CheckFailed(f"{what}.held_after[{t}]: cache {q} holds {len(after)} blocks, capacity is {capacity}")
+        held[q] = set(after)
+        misses += len(chain) - h
+    return misses
+
+
+def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print) -> int:
+    """Check a certificate against an instance; print each check. 0 = verified, 1 = failed."""
+    cert = read_json(cert_path)
+    validate_schema(cert, cert_path, certificate_schema())
+    say(f"certificate {cert_path}: {CERTIFICATE_FORMAT}, matches its JSON Schema")
+    instance = load_instance(instance_path)
+    try:
+        _verify(cert, instance, instance_path, say)
+    except CheckFailed as failure:
+        say(f"FAILED: {failure}")
+        return 1
+    return 0
+
+
+def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[str], None]) -> None:
+    def require(condition: bool, reason: str) -> None:
+        if not condition:
+            raise CheckFailed(reason)
+
+    digest = instance_sha256(instance)
+    require(cert["instance"]["sha256"] == digest, f"instance.sha256 is {cert['instance']['sha256']}, but {instance_path} hashes to {digest}: the certificate is for another instance")
+    require(cert["instance"]["name"] == instance.name, f"instance.name is {cert['instance']['name']!r}, the instance is named {instance.name!r}")
+    say(f"instance {instance_path}: sha256 {digest} matches, name {instance.name!r}")
+
+    cm = cert["cache_model"]
+    model, capacity = cm["model"], cm["capacity"]
+    if model == "pooled":
+        caches = [0] * instance.n_requests
+    else:
+        require(instance.routing is not None, "per-host certificate, but the instance gives no routing")
+        caches = list(instance.routing)
+    size = "uncapacitated" if capacity is None else f"capacity {capacity} blocks per cache"
+    say(f"cache model: {model}, {size}, offline-optimal eviction, given routing, starting empty")
+
+    problem = {"instance_sha256": digest, "model": model, "capacity": capacity}
+    cpsat, z3 = cert["solvers"]["cp-sat"], cert["solvers"]["z3"]
+    for name, record in (("cp-sat", cpsat), ("z3", z3)):
+        if record is not None:
+            require(record["problem"] == problem, f"solvers.{name}.problem {record['problem']} is not this certificate's problem {problem}")
+
+    status, objective, bound = cert["status"], cert["objective"], cert["bound"]
+    expected = claim_statement(model, capacity, status, objective, bound)
+    require(cert["claim"]["statement"] == expected, f"claim.statement does not match the model and numbers; expected: {expected!r}")
+    say("claim: scope 'this instance'; statement matches the model and the numbers")
+
+    chains = instance.chains
+    misses = replay(chains, caches, capacity, cert["witness"], "witness")
+    references = sum(len(c) for c in chains)
+    require(misses == objective, f"the witness replays to {misses} misses, but objective is {objective}")
+    say(f"witness: replayed {len(chains)} requests by rules 1-4: {references - misses} hits, {misses} misses = objective {objective}")
+
+    floor = len({(q, b) for q, chain in zip(caches, chains) for b in chain})
+    unit = "distinct blocks" if model == "pooled" else "distinct (host, block) pairs"
+    require(cert["floor"] == floor, f"floor is {cert['floor']}, but the instance has {floor} {unit}")
+    require(objective >= floor, f"objective {objective} is below the compulsory floor {floor}: impossible")
+    say(f"compulsory floor: {floor} {unit} (computed here); no run misses fewer")
+
+    require(bound == cpsat["bound"], f"bound is {bound}, but CP-SAT's recorded bound is {cpsat['bound']}")
+    require(bound <= objective, f"bound {bound} exceeds the witness's {objective} misses: the bound is false")
+    require(cpsat["objective"] in (None, objective), f"CP-SAT's recorded objective {cpsat['objective']} differs from the witness's {objective}")
+    require(cpsat["status"] in ("OPTIMAL", "FEASIBLE", "UNKNOWN"), f"CP-SAT status {cpsat['status']} contradicts the witness (a run exists)")
+    require((cpsat["objective"] is not None) == (cpsat["status"] in ("OPTIMAL", "FEASIBLE")), f"CP-SAT status {cpsat['status']} with objective {cpsat['objective']} is inconsistent")
+    require(cpsat["status"] != "OPTIMAL" or cpsat["bound"] == cpsat["objective"], f"CP-SAT status OPTIMAL but bound {cpsat['bound']} != objective {cpsat['objective']}")
+    say(f"CP-SAT {cpsat['version']} (recorded): {cpsat['status']}, objective {cpsat['objective']}, bound {cpsat['bound']}")
+    if capacity is None:
+        require(bound <= floor, f"bound {bound} exceeds the floor {floor}, but uncapacitated the run that keeps everything misses exactly {floor} times")
+
+    if z3 is not None:
+        require(z3["objective"] == objective, f"solvers.z3.objective is {z3['objective']}, the certificate's objective is {objective}")
+        require(z3["at_objective"] != "unsat", f"Z3 recorded no run with {objective} misses, but the witness is one")
+        require(not (z3["below_objective"] == "sat" and bound == objective), f"Z3 recorded a run with {objective - 1} misses, contradicting bound {bound}")
+        require(z3["below_objective"] != "sat" or objective > floor, f"Z3 recorded a run with {objective - 1} misses, below the compulsory floor {floor}")
+        say(f"Z3 {z3['version']} (recorded): {z3['at_objective']} with at most {objective} misses, {z3['below_objective']} with at most {objective - 1}")
+    else:
+        say("Z3: not run")
+
+    cpsat_optimal = cpsat["status"] == "OPTIMAL" and cpsat["objective"] == objective and bound == objective
+    z3_confirms = z3 is not None and z3["at_objective"] == "sat" and z3["below_objective"] == "unsat"
+    derived = "OPTIMAL" if cpsat_optimal and z3_confirms and (capacity is not None or bound == floor) else "FEASIBLE"
+    require(status == derived, f"status is {status}, but the records support {derived}")
+
+    for index, greedy in enumerate(cert.get("greedy", [])):
+        what = f"greedy[{index}]"
+        greedy_misses = replay(chains, caches, capacity, greedy["run"], f"{what}.run")
+        require(greedy_misses == greedy["misses"], f"{what}: the run replays to {greedy_misses} misses, but misses is {greedy['misses']}")
+        require(greedy_misses >= floor, f"{what}: {greedy_misses} misses is below the floor {floor}: impossible")
+        gap = f"{greedy_misses - objective} more than the witness" if greedy_misses > objective else "no more than the witness"
+        say(f"{what} {greedy['policy']!r}: run replayed, {greedy_misses} misses ({gap})")
+
+    if status == "OPTIMAL" and capacity is None:
+        say(f"VERIFIED OPTIMAL on this instance only: the witness has {objective} misses and the compulsory floor, computed here, is {floor}.")
+    elif status == "OPTIMAL":
+        say(f"VERIFIED on this instance only: the witness has {objective} misses (replayed here); that none has fewer rests on the recorded CP-SAT OPTIMAL and Z3 unsat at {objective - 1}.")
+    else:
+        say(f"VERIFIED as FEASIBLE only: a run with {objective} misses (replayed here); optimality is not claimed (recorded bound {bound}).")
+
+
+def verify_quiet(cert_path: str, instance_path: str) -> tuple[int, list[str]]:
+    """Run :func:`verify` collecting its lines (for tests and for certify's self-check)."""
+    lines: list[str] = []
+    status = verify(cert_path, instance_path, lines.append)
+    return status, lines
+
+
+__all__ = ["CERTIFICATE_FORMAT", "CheckFailed", "UserError", "claim_statement", "replay", "verify", "verify_quiet"]

@@ -1,0 +1,168 @@
+"""``pyverify certify``, ``verify`` and ``bounded-check``: instance certificates."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pyverify.errors import UserError
+from pyverify.inputs import load_input
+
+ORDER = 20
+
+MODELS = ("pooled", "per-host")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def register(subparsers) -> None:
+    cert = subparsers.add_parser(
+        "certify",
+        help="find the fewest misses on an instance with CP-SAT, confirm with Z3, write a certificate",
+        description=(
+            "Solve the offline placement problem on one instance (pyverify/certify/placement.py): demand caches "
+            "that start empty, routing as the instance gives it, evictions chosen with hindsight. CP-SAT finds the "
+            "fewest misses and proves a bound; Z3, on an independent encoding, confirms a run with that many misses "
+            "exists and none with one fewer. The certificate speaks about this instance only."
+        ),
+    )
+    cert.add_argument("instance", help="instance JSON file")
+    cert.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host (given routing)")
+    cert.add_argument("--capacity", type=_positive_int, help="blocks each cache holds (default: no limit)")
+    cert.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S",
+                      help="seconds for each solver (default: 60); a solver stopped by it never reports OPTIMAL")
+    cert.add_argument("--greedy", metavar="POLICIES",
+                      help="comma-separated greedy policies to record (lru, most-frequent; default: both when capacitated, none otherwise)")
+    cert.add_argument("--no-z3", action="store_true", help="skip the Z3 confirmation (the certificate then cannot be OPTIMAL)")
+    cert.add_argument("-o", "--output", metavar="PATH", help="write the certificate here (checked by `pyverify verify` first)")
+    cert.add_argument("--json", action="store_true", help="print the summary as JSON")
+    cert.set_defaults(func=run_certify)
+
+    ver = subparsers.add_parser(
+        "verify",
+        help="check a certificate against its instance with the small trusted checker",
+        description=(
+            "Re-check a pyverify.certificate/1 without any solver: the instance hash, the witness run replayed "
+            "by the model's rules, the compulsory floor, and the consistency of the recorded solver results. "
+            "Exit 0 if it verifies, 1 with the reason on the first failed check, 2 for a malformed file."
+        ),
+    )
+    ver.add_argument("certificate", help="certificate JSON file")
+    ver.add_argument("instance", help="the instance JSON file it names")
+    ver.set_defaults(func=run_verify)
+
+    bc = subparsers.add_parser(
+        "bounded-check",
+        help="Z3: pooled uncapacitated misses = distinct openings, for all request lists up to a bound",
+        description=(
+            "Prove with Z3, symbolically, that for every list of at most N requests (one block each) over at most "
+            "K openings, one pooled uncapacitated demand cache that starts empty misses exactly as many times as "
+            "there are distinct openings. A bounded check of the Lean theorem's statement (pooled_misses_eq_distinct) "
+            "on all small instances, nothing more."
+        ),
+    )
+    bc.add_argument("--max-length", "-n", type=_positive_int, default=8, metavar="N", help="longest request list (default: 8)")
+    bc.add_argument("--openings", "-k", type=_positive_int, metavar="K", help="number of openings (default: N)")
+    bc.add_argument("--search", type=_positive_float, metavar="SECONDS",
+                    help="instead, raise N (with K = N) from --max-length while each proof fits in SECONDS in total; report the largest proved")
+    bc.add_argument("--json", action="store_true", help="machine-readable output")
+    bc.set_defaults(func=run_bounded_check)
+
+
+def run_certify(args) -> int:
+    from pyverify.certify.certificate import certify, write_certificate
+
+    instance = load_input(args.instance)
+    policies = [p.strip() for p in args.greedy.split(",") if p.strip()] if args.greedy is not None else None
+    done = certify(instance, args.model, args.capacity, args.time_limit, policies, use_z3=not args.no_z3, instance_path=args.instance)
+    cert = done.certificate
+    if args.output:
+        write_certificate(cert, args.output, args.instance)
+    cp, z3 = cert["solvers"]["cp-sat"], cert["solvers"]["z3"]
+    summary = {
+        "instance": instance.name,
+        "sha256": cert["instance"]["sha256"],
+        "model": args.model,
+        "capacity": args.capacity,
+        "status": cert["status"],
+        "objective": cert["objective"],
+        "bound": cert["bound"],
+        "floor": cert["floor"],
+        "cp_sat": {"status": cp["status"], "objective": cp["objective"], "bound": cp["bound"], "wall_time_s": cp["wall_time_s"]},
+        "z3": None if z3 is None else {"at_objective": z3["at_objective"], "below_objective": z3["below_objective"], "wall_time_s": z3["wall_time_s"]},
+        "greedy": [{"policy": g["policy"], "misses": g["misses"]} for g in cert.get("greedy", [])],
+        "wall_time_s": round(done.wall_time_s, 3),
+        "certificate": args.output,
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    size = "uncapacitated" if args.capacity is None else f"capacity {args.capacity} blocks per cache"
+    print(f"{instance.name}: {args.model}, {size}, {instance.n_requests} requests, {instance.n_references} block references")
+    print(f"  status        {cert['status']}")
+    print(f"  misses        {cert['objective']}   (witness run)")
+    print(f"  bound         {cert['bound']}   (CP-SAT, proven)")
+    print(f"  floor         {cert['floor']}   (compulsory misses)")
+    print(f"  CP-SAT        {cp['status']}, objective {cp['objective']}, bound {cp['bound']}, {cp['wall_time_s']:.3f} s")
+    if z3 is None:
+        print("  Z3            not run")
+    else:
+        confirmed = "confirmed" if z3["at_objective"] == "sat" and z3["below_objective"] == "unsat" else "NOT confirmed"
+        print(f"  Z3            {confirmed}: {z3['at_objective']} at {cert['objective']} misses, {z3['below_objective']} at {cert['objective'] - 1}, {z3['wall_time_s']:.3f} s")
+    for g in cert.get("greedy", []):
+        print(f"  greedy        {g['policy']}: {g['misses']} misses ({g['misses'] - cert['objective']:+d} against the witness)")
+    print(f"  total time    {done.wall_time_s:.3f} s")
+    print(f"  claim         {cert['claim']['statement']}")
+    if args.output:
+        print(f"certificate written to {args.output} (verified by the checker)")
+    return 0
+
+
+def run_verify(args) -> int:
+    from pyverify.check import verify
+
+    return verify(args.certificate, args.instance)
+
+
+def run_bounded_check(args) -> int:
+    from pyverify.certify.bounded import prove, search
+
+    if args.search:
+        results = search(args.max_length, args.search, progress=sys.stderr if (sys.stderr.isatty() and not args.json) else None)
+    else:
+        results = [prove(args.max_length, args.openings or args.max_length)]
+    failed = [r for r in results if r.result != "unsat"]
+    proved = [r for r in results if r.result == "unsat"]
+    if args.json:
+        print(json.dumps({"statement": results[0].statement_template, "results": [r.to_json() for r in results]}, indent=2))
+    else:
+        for r in results:
+            print(r.describe())
+        if proved:
+            best = max(proved, key=lambda r: (r.max_length, r.openings))
+            print(f"largest bound proved: N = {best.max_length}, K = {best.openings} ({best.wall_time_s:.2f} s)")
+            print("This is a bounded check of the statement of the Lean theorem pooled_misses_eq_distinct on all such lists, nothing more.")
+    if failed and any(r.result == "sat" for r in failed):
+        return 1
+    if not proved:
+        raise UserError("bounded-check proved nothing within the limits given")
+    return 0
