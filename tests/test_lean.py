@@ -93,6 +93,10 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
     assert "sum_below fleet fun host => distinct_count (openings_of host requests)" in statements[
         "per_host_misses_eq_sum"
     ]
+    assert statements["pooled_block_misses_eq_distinct"] == (
+        "∀ (chains : List (List Natural)), prefix_closed chains → "
+        "Eq (pooled_block_misses chains) (distinct_blocks chains)"
+    )
 
 
 def test_committed_registry_matches_regenerated(committed: runner.CheckResult) -> None:
@@ -127,6 +131,30 @@ def test_sorry_in_a_main_theorem_fails_naming_the_module(copy: Path) -> None:
     result = _check(copy)
     assert not result.ok
     assert result.failures[0].startswith("module PrefixPool.PerHost (lean/PrefixPool/PerHost.lean), line ")
+    assert "uses `sorry`" in result.failures[0]
+
+
+MAIN_THEOREMS = {
+    "pooled_misses_eq_distinct": "Pooled",
+    "demand_misses_ge_distinct": "Pooled",
+    "per_host_misses_eq_distinct_pairs": "PerHost",
+    "per_host_misses_eq_sum": "PerHost",
+    "per_host_ge_pooled": "PerHost",
+    "pooled_block_misses_eq_distinct": "Blocks",
+}
+
+
+def test_main_theorems_are_the_registered_ones() -> None:
+    assert sorted(MAIN_THEOREMS) == sorted(spec.name for spec in catalog.THEOREMS)
+
+
+@pytest.mark.parametrize("theorem", [name for name in MAIN_THEOREMS if name != "per_host_ge_pooled"])
+def test_sorry_in_any_main_theorem_fails(copy: Path, theorem: str) -> None:
+    module = MAIN_THEOREMS[theorem]
+    _replace_proof(copy / "PrefixPool" / f"{module}.lean", theorem, "sorry")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith(f"module PrefixPool.{module} (lean/PrefixPool/{module}.lean), line ")
     assert "uses `sorry`" in result.failures[0]
 
 
@@ -290,7 +318,7 @@ def test_command_exit_codes(copy: Path) -> None:
         capture_output=True, text=True, cwd=REPO,
     )
     assert ok.returncode == 0, ok.stderr
-    assert "lean check: OK: 6 modules, 5 theorems, no axioms" in ok.stdout
+    assert "lean check: OK: 7 modules, 6 theorems, no axioms" in ok.stdout
     _replace_proof(copy / "PrefixPool" / "PerHost.lean", "per_host_ge_pooled", "sorry")
     bad = subprocess.run(
         [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(copy)],

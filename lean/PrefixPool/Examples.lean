@@ -1,17 +1,19 @@
 prelude
 import PrefixPool.PerHost
+import PrefixPool.Blocks
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
 Small instances, evaluated by the kernel (`rfl`), so a reviewer can see that
 the definitions count what their names say, not something vacuous; and one
-run that `demand_valid` rejects. The Python side (`pyverify/simulate.py`)
+run that `demand_valid` rejects; and block chains, prefix-closed or not. The Python side (`pyverify/simulate.py`)
 gives the same numbers on the same lists.
 -/
 
 noncomputable def one : Natural := Natural.succ Natural.zero
 noncomputable def two : Natural := Natural.succ one
 noncomputable def three : Natural := Natural.succ two
+noncomputable def four : Natural := Natural.succ three
 
 /-- Openings `[1, 2, 1, 3, 2]`. -/
 noncomputable def openings : List Natural :=
@@ -45,3 +47,61 @@ example : Eq (distinct_count (List.map Prod.fst lru_run)) two := rfl
 /-- A run that claims a hit on its very first request is not a demand-cache run. -/
 example : demand_valid (List.cons (Prod.mk one (List.cons one List.nil)) List.nil) → False :=
   fun h => Bool.false_ne_true (h.left one rfl)
+
+/-! ## Block chains -/
+
+/-- Chains `[[1, 2], [1, 3], [1, 2, 4]]`: prefix-closed. The requests miss
+2, 1 (block 3) and 1 (block 4) blocks: 4 misses, 4 distinct ids. -/
+noncomputable def tree_chains : List (List Natural) :=
+  List.cons (List.cons one (List.cons two List.nil))
+    (List.cons (List.cons one (List.cons three List.nil))
+      (List.cons (List.cons one (List.cons two (List.cons four List.nil))) List.nil))
+
+example : Eq (pooled_block_misses tree_chains) four := rfl
+example : Eq (distinct_blocks tree_chains) four := rfl
+example : Eq (prefix_hits (List.cons two (List.cons one List.nil)) (List.cons one (List.cons two (List.cons four List.nil)))) two := rfl
+
+/-- The parent function that makes `tree_chains` prefix-closed: 1 follows the
+root, 4 follows 2, and every other id follows 1. -/
+example : prefix_closed tree_chains :=
+  Exists.intro
+    (fun b => cond (Natural.eqb b one) Parent.root (cond (Natural.eqb b four) (Parent.block two) (Parent.block one)))
+    (And.intro (And.intro rfl (And.intro rfl True.intro))
+      (And.intro (And.intro rfl (And.intro rfl True.intro))
+        (And.intro (And.intro rfl (And.intro rfl (And.intro rfl True.intro))) True.intro)))
+
+/-- Chains `[[1, 2], [3, 2]]` are not prefix-closed (block 2 follows 1, then 3),
+and the equation fails: the second request starts with 3, which is not held,
+so it misses block 2 again: 4 misses, but only 3 distinct ids. -/
+noncomputable def crossed_chains : List (List Natural) :=
+  List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons three (List.cons two List.nil)) List.nil)
+
+example : Eq (pooled_block_misses crossed_chains) four := rfl
+example : Eq (distinct_blocks crossed_chains) three := rfl
+example : prefix_closed crossed_chains → False :=
+  fun h => Exists.rec (motive := fun _ => False)
+    (fun (parent : Natural → Parent) hfit =>
+      let first : Eq (parent two) (Parent.block one) := And.left (And.right (And.left hfit))
+      let second : Eq (parent two) (Parent.block three) := And.left (And.right (And.left (And.right hfit)))
+      Bool.false_ne_true (congrArg (Natural.eqb one) (Parent.block_inj (Eq.trans (Eq.symm second) first))))
+    h
+
+/-- A chain `[1, 1]` repeating an id is not prefix-closed (1 follows the root,
+then itself): 2 misses, 1 distinct id. -/
+noncomputable def repeat_chains : List (List Natural) :=
+  List.cons (List.cons one (List.cons one List.nil)) List.nil
+
+example : Eq (pooled_block_misses repeat_chains) two := rfl
+example : Eq (distinct_blocks repeat_chains) one := rfl
+example : prefix_closed repeat_chains → False :=
+  fun h => Exists.rec (motive := fun _ => False)
+    (fun (parent : Natural → Parent) hfit =>
+      let first : Eq (parent one) Parent.root := And.left (And.left hfit)
+      let second : Eq (parent one) (Parent.block one) := And.left (And.right (And.left hfit))
+      Parent.root_ne_block (Eq.trans (Eq.symm first) second))
+    h
+
+/-- Openings are chains of length one: on `[1, 2, 1, 3, 2]` as chains, the
+block cache misses as `pooled_misses` does. -/
+example : Eq (pooled_block_misses (List.map (fun r => List.cons r List.nil) openings)) three := rfl
+example : Eq (distinct_blocks (List.map (fun r => List.cons r List.nil) openings)) three := rfl

@@ -86,6 +86,23 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "times than one pooled uncapacitated cache serving the same openings."
         ),
     ),
+    TheoremSpec(
+        name="pooled_block_misses_eq_distinct",
+        hypotheses=(
+            "one cache shared by all hosts (pooled)",
+            "uncapacitated: the cache keeps every block it fetches",
+            "the cache starts empty",
+            "requests are chains of block ids; a request hits the longest prefix of its chain "
+            "whose blocks are all held and misses every later block",
+            "the chains are prefix-closed: every block id has one parent (the block before it, "
+            "or the root for first blocks) wherever it occurs",
+        ),
+        plain=(
+            "For every prefix-closed list of block chains, the pooled uncapacitated cache that "
+            "starts empty, with longest-prefix hits, misses exactly as many blocks as there are "
+            "distinct block ids."
+        ),
+    ),
 )
 
 
