@@ -23,6 +23,13 @@ Lean definitions of the same names in ``lean/PrefixPool/`` (``Pooled.lean``,
 length one): Lean's ``pooled_misses rs`` is ``pooled_misses([[r] for r in rs])``
 here, and Lean's ``per_host_misses`` over ``(host, opening)`` pairs is
 ``per_host_misses([[o] for h, o in rs], [h for h, o in rs])``.
+
+For block chains, ``lean/PrefixPool/Blocks.lean`` mirrors this module's
+chain-based functions: Lean's ``pooled_block_misses chains`` is
+``pooled_misses(chains)``, ``distinct_blocks chains`` is
+``distinct_count(chains)``, and ``prefix_closed chains`` holds exactly when
+``pyverify.model.first_prefix_violation(chains) is None`` (theorem
+``pooled_block_misses_eq_distinct``).
 """
 
 from __future__ import annotations
