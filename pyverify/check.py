@@ -7,10 +7,11 @@ rules themselves (``pyverify/certify/placement.py``, rules 1-4):
 1. every cache starts empty;
 2. a request's ``h`` hit blocks are resident in the cache it reads, and its
    next block (if any) is not (longest resident prefix); the rest are misses;
-3. after the request, that cache holds ``held_after``, a subset of what it held
-   plus the request's own blocks (a block enters only with a request that
-   fetched it there); other caches are unchanged;
-4. with a capacity ``C``, ``len(held_after) <= C``.
+3. after the request, that cache holds what it held plus the request's own
+   blocks, minus ``dropped`` (each dropped block must be one of those): a
+   block enters only with a request that fetched it there; other caches are
+   unchanged;
+4. with a capacity ``C``, the cache then holds at most ``C`` blocks.
 
 What it trusts: :mod:`pyverify.model` to load the instance and compute its
 SHA-256 (the project's one definition of an instance; the certificate names
@@ -34,7 +35,7 @@ import json
 from importlib import resources
 from typing import Any, Callable
 
-from pyverify.errors import UserError
+from pyverify.errors import UserError, located
 from pyverify.model import instance_sha256, load_instance, read_json, validate_schema
 
 CERTIFICATE_FORMAT = "pyverify.certificate/1"
@@ -61,13 +62,13 @@ def claim_statement(model: str, capacity: int | None, status: str, objective: in
 def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str) -> int:
     """Replay a run by rules 1-4 and return its misses; raise CheckFailed on the first illegal step."""
     n = len(chains)
-    for key in ("cache_of", "hit_blocks", "held_after"):
+    for key in ("cache_of", "hit_blocks", "dropped"):
         if len(run[key]) != n:
             raise CheckFailed(f"{what}.{key} has {len(run[key])} entries, the instance has {n} requests")
     held: dict[int, set[int]] = {}  # rule 1: every cache starts empty
     misses = 0
     for t, chain in enumerate(chains):
-        q, h, after = run["cache_of"][t], run["hit_blocks"][t], run["held_after"][t]
+        q, h, dropped = run["cache_of"][t], run["hit_blocks"][t], run["dropped"][t]
         if q != caches[t]:
             raise CheckFailed(f"{what}.cache_of[{t}] is {q}, but request {t} reads cache {caches[t]}")
         if h > len(chain):
@@ -78,15 +79,16 @@ def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str)
                 raise CheckFailed(f"{what}.hit_blocks[{t}]: block {chain[j]} counted as a hit but not held by cache {q}")
         if h < len(chain) and chain[h] in resident:
             raise CheckFailed(f"{what}.hit_blocks[{t}]: block {chain[h]} is held by cache {q}, so the hit prefix is longer than {h}")
-        if len(set(after)) != len(after):
-            raise CheckFailed(f"{what}.held_after[{t}] repeats a block")
-        fetched_or_held = resident | set(chain)
-        for b in after:
-            if b not in fetched_or_held:
-                raise CheckFailed(f"{what}.held_after[{t}]: cache {q} holds block {b}, which it neither held nor fetched")
+        if len(set(dropped)) != len(dropped):
+            raise CheckFailed(f"{what}.dropped[{t}] repeats a block")
+        held_or_fetched = resident | set(chain)
+        for b in dropped:
+            if b not in held_or_fetched:
+                raise CheckFailed(f"{what}.dropped[{t}]: cache {q} drops block {b}, which it neither held nor fetched")
+        after = held_or_fetched - set(dropped)
         if capacity is not None and len(after) > capacity:
-            raise CheckFailed(f"{what}.held_after[{t}]: cache {q} holds {len(after)} blocks, capacity is {capacity}")
-        held[q] = set(after)
+            raise CheckFailed(f"{what}.dropped[{t}]: cache {q} would hold {len(after)} blocks, capacity is {capacity}")
+        held[q] = after
         misses += len(chain) - h
     return misses
 
@@ -94,6 +96,8 @@ def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str)
 def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print) -> int:
     """Check a certificate against an instance; print each check. 0 = verified, 1 = failed."""
     cert = read_json(cert_path)
+    if isinstance(cert, dict) and cert.get("format", CERTIFICATE_FORMAT) != CERTIFICATE_FORMAT:
+        raise located(cert_path, "format", f"is {cert['format']!r}; this checker reads {CERTIFICATE_FORMAT} only")
     validate_schema(cert, cert_path, certificate_schema())
     say(f"certificate {cert_path}: {CERTIFICATE_FORMAT}, matches its JSON Schema")
     instance = load_instance(instance_path)

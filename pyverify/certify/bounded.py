@@ -60,8 +60,12 @@ class BoundedResult:
                 "wall_time_s": round(self.wall_time_s, 3), "counterexample": self.counterexample}
 
 
-def prove(max_length: int, openings: int, timeout_s: float | None = None) -> BoundedResult:
-    """Ask Z3 for a counterexample to the statement at (N, K); unsat proves it."""
+def prove(max_length: int, openings: int, timeout_s: float | None = None, offset: int = 0) -> BoundedResult:
+    """Ask Z3 for a counterexample to the statement at (N, K); unsat proves it.
+
+    ``offset`` (tests only) checks the false statement misses = distinct + offset
+    instead, to show the encoding can produce counterexamples (is not vacuous).
+    """
     started = time.perf_counter()
     n, k = max_length, openings
     solver = z3.Solver()
@@ -83,7 +87,7 @@ def prove(max_length: int, openings: int, timeout_s: float | None = None) -> Bou
             solver.add(following[v] == z3.Or(held[v], z3.And(active[t], asks[t][v])))
         held = following
     distinct = [z3.If(z3.Or([z3.And(active[t], asks[t][v]) for t in range(n)]), 1, 0) for v in range(k)]
-    solver.add(z3.Sum(misses) != z3.Sum(distinct))
+    solver.add(z3.Sum(misses) != z3.Sum(distinct) + offset)
     result = solver.check()
     counterexample = None
     if result == z3.sat:

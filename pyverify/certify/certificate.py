@@ -124,7 +124,7 @@ def certify(
     cert["witness"] = {
         "cache_of": list(problem.cache_of),
         "hit_blocks": list(hit_blocks),
-        "held_after": canonical_schedule(problem.chains, problem.cache_of, hit_blocks),
+        "dropped": canonical_schedule(problem.chains, problem.cache_of, hit_blocks),
     }
     cert["created_by"] = {"tool": "pyverify certify", "version": __version__}
     return Certified(cert, solved, confirmation, time.perf_counter() - started)

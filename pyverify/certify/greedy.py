@@ -62,5 +62,5 @@ def run_of(problem: Problem, hit_blocks: tuple[int, ...]) -> dict:
     return {
         "cache_of": list(problem.cache_of),
         "hit_blocks": list(hit_blocks),
-        "held_after": canonical_schedule(problem.chains, problem.cache_of, hit_blocks),
+        "dropped": canonical_schedule(problem.chains, problem.cache_of, hit_blocks),
     }

@@ -88,8 +88,12 @@ literally, with a residency variable per cache, step and block, so the two
 solvers agree only if the lemma and both encodings are right.
 
 The certificate's witness is the run :math:`(\bar R, h)`: per request, the cache
-it read, :math:`h_t`, and ``held_after`` = :math:`\bar R_{q(t)}^{t+1}` sorted.
-The checker replays 1-4 literally from that, with no lemma to trust.
+it read, :math:`h_t`, and ``dropped`` = :math:`(\bar R_{q(t)}^t \cup c_t)
+\setminus \bar R_{q(t)}^{t+1}` sorted: what the cache lets go right after the
+request (evicted, or fetched and not kept). The checker rebuilds
+:math:`R^{t+1}` from it and replays 1-4 literally, with no lemma to trust.
+(Uncapacitated optimal runs drop each block only after its last use, so the
+witness stays small.)
 """
 
 from __future__ import annotations
@@ -143,7 +147,11 @@ def problem_from_instance(instance: Instance, model: str, capacity: int | None, 
 
 
 def canonical_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int], hit_blocks: Sequence[int]) -> list[list[int]]:
-    r"""``held_after[t]`` = :math:`\bar R_{q(t)}^{t+1}`: blocks whose next use in that cache is a hit."""
+    r"""``dropped[t]``: what cache :math:`q(t)` lets go right after request t in the run :math:`(\bar R, h)`.
+
+    :math:`\bar R_{q}^{t+1}` keeps exactly the blocks whose next use in that cache
+    is a hit; the rest of what it held or fetched is dropped.
+    """
     n = len(chains)
     held_after: list[list[int]] = [[] for _ in range(n)]
     # Walk backwards, remembering for each (cache, block) whether its next use is a hit.
@@ -153,4 +161,10 @@ def canonical_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int],
         held_after[t] = sorted(b for (cache, b), hit in next_is_hit.items() if cache == q and hit)
         for j, b in enumerate(chains[t]):
             next_is_hit[(q, b)] = j < hit_blocks[t]
-    return held_after
+    dropped: list[list[int]] = []
+    held: dict[int, set[int]] = {}
+    for t, (chain, q) in enumerate(zip(chains, cache_of)):
+        before = held.get(q, set()) | set(chain)
+        dropped.append(sorted(before - set(held_after[t])))
+        held[q] = set(held_after[t])
+    return dropped

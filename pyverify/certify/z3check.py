@@ -109,8 +109,12 @@ def confirm(problem: Problem, objective: int, timeout_s: float | None = None) ->
     witness = None
     if model is not None:
         hit_blocks = [sum(1 for h in row if z3.is_true(model.eval(h, model_completion=True))) for row in encoding.hits]
-        held_after = [sorted(b for b, var in keep.items() if z3.is_true(model.eval(var, model_completion=True))) for keep in encoding.keep]
-        witness = {"cache_of": list(problem.cache_of), "hit_blocks": hit_blocks, "held_after": held_after}
+        dropped, held = [], {}
+        for t, (chain, q, keep) in enumerate(zip(problem.chains, problem.cache_of, encoding.keep)):
+            after = {b for b, var in keep.items() if z3.is_true(model.eval(var, model_completion=True))}
+            dropped.append(sorted((held.get(q, set()) | set(chain)) - after))
+            held[q] = after
+        witness = {"cache_of": list(problem.cache_of), "hit_blocks": hit_blocks, "dropped": dropped}
     return Z3Confirmation(objective, at, below, elapsed, witness=witness)
 
 
