@@ -68,7 +68,7 @@ def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str)
     held: dict[int, set[int]] = {}  # rule 1: every cache starts empty
     misses = 0
     for t, chain in enumerate(chains):
-        q, h, dropped = run["cache_of"][t], run["hit_blocks"][t], run["dropped"][t]
+        q, h, dropped = run["cache_of"][t], int(run["hit_blocks"][t]), run["dropped"][t]  # the schema allows 2.0 for 2
         if q != caches[t]:
             raise CheckFailed(f"{what}.cache_of[{t}] is {q}, but request {t} reads cache {caches[t]}")
         if h > len(chain):

@@ -98,17 +98,14 @@ def prove(max_length: int, openings: int, timeout_s: float | None = None, offset
 
 
 def search(start: int, budget_s: float, progress: TextIO | None = None) -> list[BoundedResult]:
-    """Prove at N = K = start, start+1, ... while the total time stays within ``budget_s``."""
+    """Prove at N = K = start, start+1, ..., each within ``budget_s``; stop at the first not proved."""
     results: list[BoundedResult] = []
-    spent = 0.0
     n = start
-    while spent < budget_s:
-        result = prove(n, n, timeout_s=budget_s - spent)
-        spent += result.wall_time_s
+    while True:
+        result = prove(n, n, timeout_s=budget_s)
         results.append(result)
         if progress is not None:
             print(result.describe(), file=progress, flush=True)
         if result.result != "unsat":
-            break
+            return results
         n += 1
-    return results

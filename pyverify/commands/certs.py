@@ -83,7 +83,7 @@ def register(subparsers) -> None:
     bc.add_argument("--max-length", "-n", type=_positive_int, default=6, metavar="N", help="longest request list (default: 6, well under a second; 8 takes about a minute)")
     bc.add_argument("--openings", "-k", type=_positive_int, metavar="K", help="number of openings (default: N)")
     bc.add_argument("--search", type=_positive_float, metavar="SECONDS",
-                    help="instead, raise N (with K = N) from --max-length while each proof fits in SECONDS in total; report the largest proved")
+                    help="instead, raise N (with K = N) from --max-length until a proof does not finish within SECONDS; report the largest proved")
     bc.add_argument("--json", action="store_true", help="machine-readable output")
     bc.set_defaults(func=run_bounded_check)
 
