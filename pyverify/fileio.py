@@ -31,10 +31,18 @@ def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Pa
     tmp = Path(tmp_name)
     try:
         yield tmp
+        # mkstemp creates the file 0600; give it the mode a plain open() would.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:

@@ -39,7 +39,6 @@ def main(argv: list[str]) -> int:
         status = pyverify(args)
         if status != 0:
             return status
-        os.chmod(output, 0o644)  # atomic writes create 0600 files
     return 0
 
 

@@ -104,3 +104,16 @@ def test_real_entry_point_has_no_traceback(tmp_path):
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_atomic_files_get_ordinary_permissions(tmp_path):
+    import os
+
+    from pyverify.fileio import write_text_atomic
+
+    target = tmp_path / "out.txt"
+    write_text_atomic(target, "x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]

@@ -1,0 +1,78 @@
+"""``pyverify audit``, the main job, as a new user runs it."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from pyverify.cli import main
+from pyverify.wording import overclaims
+
+from .conftest import LAB_INSTANCE, REPO
+
+
+@pytest.fixture(scope="module")
+def audit_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("audit") / "audit-out"
+    assert main(["audit", str(LAB_INSTANCE), "-o", str(out), "--registry", str(REPO / "lean" / "theorems.json")]) == 0
+    return out
+
+
+def test_report_directory_has_everything(audit_dir):
+    files = sorted(str(p.relative_to(audit_dir)) for p in audit_dir.rglob("*") if p.is_file())
+    assert files == [
+        "certificates/lab-512x32x16.per-host.json",
+        "certificates/lab-512x32x16.pooled.json",
+        "report.html",
+        "report.md",
+        "summary.json",
+        "sweep.png",
+        "sweep.svg",
+    ]
+    assert not list(audit_dir.parent.glob(".audit-out.*"))  # no staging left behind
+
+
+def test_summary_numbers(audit_dir):
+    summary = json.loads((audit_dir / "summary.json").read_text())
+    certs = summary["certificates"]
+    assert (certs["pooled"]["status"], certs["pooled"]["objective"], certs["pooled"]["bound"]) == ("OPTIMAL", 32, 32)
+    assert (certs["per-host"]["status"], certs["per-host"]["objective"], certs["per-host"]["bound"]) == ("OPTIMAL", 338, 338)
+    rows = {row["fleet_size"]: row for row in summary["sweep"]["rows"]}
+    assert rows[2]["per_host_hit_rate"] == 0.875 and rows[16]["per_host_misses"] == 338
+    assert all(row["pooled_hit_rate"] == 0.9375 for row in rows.values())
+    assert summary["lean"]["ok"] and all(t["axioms"] == [] for t in summary["lean"]["theorems"])
+    links = [entry["link"] for entry in summary["bridge"]["certificates"]]
+    assert [(link["covered"], link["agrees"]) for link in links] == [(True, True), (True, True)]
+    assert [step["step"] for step in summary["steps"]] == ["validate", "sweep", "certify", "verify", "lean check", "bridge", "report"]
+
+
+def test_report_keeps_the_parts_apart_and_says_what_it_does_not_show(audit_dir):
+    text = (audit_dir / "report.md").read_text()
+    assert overclaims(text) == []
+    for heading in ("(a) Instance fact", "(b) General fact", "(c) Link", "What this does not show"):
+        assert heading in text
+    assert "one instance, not a fleet benchmark" in text
+    assert "It counts misses only" in text
+    html = (audit_dir / "report.html").read_text()
+    assert "<table>" in html and 'src="sweep.png"' in html
+    assert overclaims(re.sub(r"<[^>]+>", " ", html)) == []
+
+
+def test_bad_instance_leaves_no_report(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "pyverify.instance/1"')
+    out = tmp_path / "out"
+    assert main(["audit", str(bad), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "malformed JSON" in err
+    assert list(tmp_path.iterdir()) == [bad]
+
+
+def test_rerun_replaces_the_old_report(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale.txt").write_text("old")
+    assert main(["audit", str(LAB_INSTANCE), "-o", str(out), "--registry", str(REPO / "lean" / "theorems.json")]) == 0
+    assert not (out / "stale.txt").exists() and (out / "report.md").exists()

@@ -1,0 +1,203 @@
+"""The bridge keeps instance facts and general facts apart, links them only
+when the hypotheses hold, and refuses everything a reviewer must not accept."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pyverify.bridge import BridgeReport, load_registry, run_bridge
+from pyverify.certify.certificate import certify, write_certificate
+from pyverify.cli import main
+from pyverify.errors import CheckFailed
+from pyverify.lean import runner
+from pyverify.model import load_instance
+from pyverify.report import bridge_markdown
+from pyverify.wording import overclaims
+
+from .conftest import LAB_INSTANCE, REPO
+
+REGISTRY = REPO / "lean" / "theorems.json"
+
+
+@pytest.fixture(scope="module")
+def lean_result():
+    return runner.check(REPO / "lean", emit=lambda line: None)
+
+
+@pytest.fixture(scope="module")
+def lab_certificates(tmp_path_factory):
+    """Fresh certificates for the lab instance, pooled and per-host."""
+    directory = tmp_path_factory.mktemp("proofs")
+    instance = load_instance(LAB_INSTANCE)
+    for model in ("pooled", "per-host"):
+        done = certify(instance, model, None, 60.0, [], use_z3=True, instance_path=str(LAB_INSTANCE))
+        write_certificate(done.certificate, directory / f"lab.{model}.json", LAB_INSTANCE)
+    return directory
+
+
+@pytest.fixture
+def proofs(tmp_path, lab_certificates):
+    target = tmp_path / "proofs"
+    shutil.copytree(lab_certificates, target)
+    return target
+
+
+def edit_json(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def bridge(proofs, lean_result, registry=REGISTRY) -> BridgeReport:
+    return run_bridge(proofs, registry, [REPO / "instances"], lean_result)
+
+
+def test_lab_certificates_link_to_the_theorems(proofs, lean_result):
+    report = bridge(proofs, lean_result)
+    by_model = {entry.certificate_data["cache_model"]["model"]: entry for entry in report.entries}
+    pooled, per_host = by_model["pooled"], by_model["per-host"]
+    assert pooled.link.covered and pooled.link.predicted == 32 and pooled.link.agrees
+    assert per_host.link.covered and per_host.link.predicted == 338 and per_host.link.agrees
+    assert pooled.theorems[0].name == "pooled_misses_eq_distinct"
+    assert per_host.theorems[0].name == "per_host_misses_eq_distinct_pairs"
+    # Three separate parts; the general part names no instance, the instance part no theorem.
+    parts = pooled.to_json()
+    assert set(parts) == {"instance_fact", "general_fact", "link"}
+    assert "lab-512x32x16" not in json.dumps(parts["general_fact"])
+    assert "pooled_misses_eq_distinct" not in json.dumps(parts["instance_fact"])
+    assert parts["instance_fact"]["claim"]["scope"] == "this instance"
+
+
+def test_predicted_counts_are_recomputed_from_the_file(proofs, lean_result):
+    raw = json.loads(LAB_INSTANCE.read_text())
+    openings = {r["blocks"][0] for r in raw["requests"]}
+    pairs = {(r["host"], r["blocks"][0]) for r in raw["requests"]}
+    predicted = {e.certificate_data["cache_model"]["model"]: e.link.predicted for e in bridge(proofs, lean_result).entries}
+    assert predicted == {"pooled": len(openings), "per-host": len(pairs)}
+
+
+def test_report_passes_the_wording_guard(proofs, lean_result):
+    text = bridge_markdown(bridge(proofs, lean_result))
+    assert overclaims(text) == []
+    assert "(a) Instance fact" in text and "(b) General fact" in text and "(c) Link" in text
+
+
+def test_capacitated_certificate_is_not_covered_and_not_an_error(tmp_path, lean_result):
+    instance_path = tmp_path / "small.json"
+    instance_path.write_text(json.dumps({
+        "format": "pyverify.instance/1", "name": "small", "hosts": 1,
+        "requests": [{"blocks": [b], "host": 0} for b in (1, 2, 3, 1, 2, 3, 1)],
+    }))
+    proofs = tmp_path / "proofs"
+    done = certify(load_instance(instance_path), "pooled", 2, 30.0, [], use_z3=True, instance_path=str(instance_path))
+    write_certificate(done.certificate, proofs / "small.json", instance_path)
+    report = run_bridge(proofs, REGISTRY, [tmp_path], lean_result)
+    (entry,) = report.entries
+    assert not entry.link.covered
+    assert "uncapacitated" in entry.link.why_not
+    assert "Not covered by the theorem" in bridge_markdown(report)
+
+
+# --- refusals -----------------------------------------------------------------
+
+
+def test_overclaiming_scope_is_refused(proofs, lean_result):
+    edit_json(proofs / "lab.pooled.json", lambda c: c["claim"].update(scope="every instance"))
+    with pytest.raises(CheckFailed, match=r"lab.pooled.json: claim.scope: 'every instance' overclaims"):
+        bridge(proofs, lean_result)
+
+
+def test_tampered_certificate_is_refused(proofs, lean_result):
+    edit_json(proofs / "lab.per-host.json", lambda c: c.update(objective=337))
+    with pytest.raises(CheckFailed, match=r"lab.per-host.json: fails `pyverify verify`.*FAILED"):
+        bridge(proofs, lean_result)
+
+
+def test_certificate_for_an_unknown_instance_is_refused(proofs, lean_result):
+    edit_json(proofs / "lab.pooled.json", lambda c: c["instance"].update(sha256="0" * 64, path="nowhere.json"))
+    with pytest.raises(CheckFailed, match="no instance file in .* hashes to 0000"):
+        bridge(proofs, lean_result)
+
+
+def test_unknown_theorem_is_refused(proofs, lean_result):
+    edit_json(proofs / "lab.pooled.json", lambda c: c.update(theorem="pooled_is_best_everywhere"))
+    with pytest.raises(CheckFailed, match="names 'pooled_is_best_everywhere', which is not in the theorem registry"):
+        bridge(proofs, lean_result)
+
+
+def test_capacitated_certificate_linked_to_the_uncapacitated_theorem_is_refused(tmp_path, lean_result):
+    instance_path = tmp_path / "small.json"
+    instance_path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "small", "hosts": 1,
+                                         "requests": [{"blocks": [b], "host": 0} for b in (1, 2, 1, 3, 1)]}))
+    done = certify(load_instance(instance_path), "pooled", 1, 30.0, [], use_z3=True, instance_path=str(instance_path))
+    cert = copy.deepcopy(done.certificate)
+    cert["theorem"] = "pooled_misses_eq_distinct"
+    proofs = tmp_path / "proofs"
+    proofs.mkdir()
+    (proofs / "small.json").write_text(json.dumps(cert))
+    with pytest.raises(CheckFailed, match="links to 'pooled_misses_eq_distinct', but the certificate does not meet its hypothesis 'uncapacitated'"):
+        run_bridge(proofs, REGISTRY, [tmp_path], lean_result)
+
+
+def test_registry_statement_edited_without_its_hash_is_refused(tmp_path, proofs, lean_result):
+    registry = tmp_path / "theorems.json"
+    data = json.loads(REGISTRY.read_text())
+    data["theorems"][0]["statement"] += " ∧ True"
+    registry.write_text(json.dumps(data))
+    with pytest.raises(CheckFailed, match="statement_sha256 does not match the statement text"):
+        load_registry(registry)
+
+
+def test_registry_statement_and_hash_both_edited_is_refused(tmp_path, proofs, lean_result):
+    registry = tmp_path / "theorems.json"
+    data = json.loads(REGISTRY.read_text())
+    entry = next(t for t in data["theorems"] if t["name"] == "pooled_misses_eq_distinct")
+    entry["statement"] = entry["statement"].replace("distinct_count", "pooled_misses")
+    entry["statement_sha256"] = hashlib.sha256(entry["statement"].encode()).hexdigest()
+    registry.write_text(json.dumps(data))
+    with pytest.raises(CheckFailed, match="pooled_misses_eq_distinct: statement differs from what Lean prints"):
+        bridge(proofs, lean_result, registry)
+
+
+def test_failed_lean_check_is_refused(tmp_path, proofs):
+    project = tmp_path / "lean"
+    shutil.copytree(REPO / "lean", project, ignore=shutil.ignore_patterns(".lake"))
+    pooled = project / "PrefixPool" / "Pooled.lean"
+    pooled.write_text(pooled.read_text().replace("cache_misses_nil_eq_count Natural.eqb_lawful requests", "rfl", 1))
+    failed = runner.check(project, emit=lambda line: None)
+    assert not failed.ok
+    with pytest.raises(CheckFailed, match="the Lean check has not passed on the current sources"):
+        bridge(proofs, failed, project / "theorems.json")
+
+
+def test_cli_refusal_is_one_line_exit_1(proofs, capsys):
+    edit_json(proofs / "lab.pooled.json", lambda c: c["claim"].update(scope="all fleets"))
+    status = main(["bridge", "--proofs", str(proofs), "--registry", str(REGISTRY), "--instances", str(REPO / "instances")])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.count("\n") == 1 and err.startswith("pyverify: refused: ") and "overclaims" in err
+
+
+def test_block_chains_link_to_the_block_theorem_pooled_only(tmp_path, lean_result):
+    instance_path = tmp_path / "chains.json"
+    instance_path.write_text(json.dumps({
+        "format": "pyverify.instance/1", "name": "chains", "hosts": 2,
+        "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [1, 3], "host": 1}, {"blocks": [1, 2, 4], "host": 1}],
+    }))
+    proofs = tmp_path / "proofs"
+    instance = load_instance(instance_path)
+    for model in ("pooled", "per-host"):
+        done = certify(instance, model, None, 30.0, [], use_z3=True, instance_path=str(instance_path))
+        write_certificate(done.certificate, proofs / f"{model}.json", instance_path)
+    entries = {e.certificate_data["cache_model"]["model"]: e for e in run_bridge(proofs, REGISTRY, [tmp_path], lean_result).entries}
+    pooled, per_host = entries["pooled"], entries["per-host"]
+    assert pooled.theorems[0].name == "pooled_block_misses_eq_distinct"
+    assert pooled.link.covered and pooled.link.predicted == 4 and pooled.link.agrees
+    # The per-host theorems are about openings; longer chains are honestly not covered.
+    assert not per_host.link.covered and "openings" in per_host.link.why_not
