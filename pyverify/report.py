@@ -50,6 +50,9 @@ def instance_fact_markdown(entry: BridgeEntry) -> list[str]:
                 f"- {record['name']} {record['version']}, on this instance: {record['status']}, objective {record['objective']}, "
                 f"bound {record['bound']} ({record['wall_time_s']} s)"
             )
+    for greedy in entry.certificate_data.get("greedy", []):
+        gap = greedy["misses"] - fact["objective"]
+        lines.append(f"- greedy `{greedy['policy']}`, on this instance: {greedy['misses']} misses ({gap} more than the witness)")
     lines.append(f"- re-checked by the trusted checker (`pyverify verify`): {fact['verify_summary']}")
     return lines
 
