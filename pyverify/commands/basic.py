@@ -175,8 +175,8 @@ def run_simulate(args) -> int:
         "instance": instance.name,
         "sha256": instance_sha256(instance),
         "model": run.model,
-        "fleet_size": fleet,
-        "routing": args.routing,
+        "fleet_size": fleet if routing is not None else None,
+        "routing": args.routing if routing is not None else None,
         "capacity": run.capacity,
         "eviction": run.eviction,
         "references": run.references,
@@ -190,7 +190,10 @@ def run_simulate(args) -> int:
         print_json(result)
     else:
         capacity = "uncapacitated" if run.capacity is None else f"capacity {run.capacity} blocks, {run.eviction}"
-        print(f"{instance.name}: {run.model} demand cache(s), {capacity}, {fleet} hosts ({args.routing} routing)")
+        if routing is None:
+            print(f"{instance.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool)")
+        else:
+            print(f"{instance.name}: {run.model} demand cache(s), {capacity}, {fleet} hosts ({args.routing} routing)")
         print(f"  block references {run.references}")
         print(f"  hits             {run.hits}")
         print(f"  misses           {run.misses}")
