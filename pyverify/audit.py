@@ -134,7 +134,10 @@ def run_audit(
         def bridge_all():
             registry = load_registry(registry_path)
             check_registry_against_lean(registry, registry_path, lean)
-            return [link_certificate(path, instance_path, registry) for path in cert_paths.values()]
+            entries = [link_certificate(path, instance_path, registry) for path in cert_paths.values()]
+            for entry in entries:  # name the file where it will be, not the staging copy
+                entry.certificate = str(output / Path(entry.certificate).relative_to(staging))
+            return entries
 
         entries = audit.timed("bridge", bridge_all,
                               lambda e: ", ".join(f"{x.certificate_data['cache_model']['model']}: " + ("covered, agrees" if x.link.covered and x.link.agrees else "not covered") for x in e))

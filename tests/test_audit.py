@@ -32,6 +32,7 @@ def test_report_directory_has_everything(audit_dir):
         "sweep.svg",
     ]
     assert not list(audit_dir.parent.glob(".audit-out.*"))  # no staging left behind
+    assert ".audit-out." not in (audit_dir / "report.md").read_text()
 
 
 def test_summary_numbers(audit_dir):
