@@ -197,27 +197,39 @@ class PrefixViolation:
         return f"requests[{self.request}].blocks[{self.position}]"
 
 
-def first_prefix_violation(chains: Sequence[Sequence[int]]) -> PrefixViolation | None:
-    """The first (request, position) at which a block id gets a second parent.
+class PrefixClosure:
+    """Incremental prefix-closure check: feed chains in trace order.
 
     Block ``chain[j]``'s parent is ``chain[j-1]`` (``ROOT`` for ``j == 0``). The
     trace is prefix-closed exactly when every id keeps one parent throughout;
     since the root has depth 0, one parent per id also fixes one depth per id.
+    Streaming readers (:mod:`pyverify.traces`) use this directly so that a
+    violation is found without holding the whole trace.
     """
-    parent_of: dict[int, int] = {}
-    for request_index, chain in enumerate(chains):
+
+    def __init__(self) -> None:
+        self.parent_of: dict[int, int] = {}
+
+    def add(self, chain: Sequence[int]) -> tuple[int, str] | None:
+        """Record ``chain``; return ``(position, reason)`` of its first violation, if any."""
         parent = ROOT
         for position, block in enumerate(chain):
-            known = parent_of.setdefault(block, parent)
+            known = self.parent_of.setdefault(block, parent)
             if known != parent:
                 before = "the root" if known == ROOT else f"block {known}"
                 now = "the root" if parent == ROOT else f"block {parent}"
-                return PrefixViolation(
-                    request_index,
-                    position,
-                    f"not prefix-closed: block {block} follows {now} here but followed {before} earlier",
-                )
+                return position, f"not prefix-closed: block {block} follows {now} here but followed {before} earlier"
             parent = block
+        return None
+
+
+def first_prefix_violation(chains: Sequence[Sequence[int]]) -> PrefixViolation | None:
+    """The first (request, position) at which a block id gets a second parent (see :class:`PrefixClosure`)."""
+    closure = PrefixClosure()
+    for request_index, chain in enumerate(chains):
+        found = closure.add(chain)
+        if found is not None:
+            return PrefixViolation(request_index, *found)
     return None
 
 
@@ -270,6 +282,7 @@ __all__ = [
     "Chain",
     "INSTANCE_FORMAT",
     "Instance",
+    "PrefixClosure",
     "PrefixViolation",
     "ROOT",
     "UserError",

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pyverify.errors import located
-from pyverify.model import ROOT, Instance
+from pyverify.model import Instance, PrefixClosure
 
 #: Tokens per Mooncake block (the paper's and the trace README's block size).
 MOONCAKE_BLOCK_TOKENS = 512
@@ -147,7 +147,7 @@ def import_mooncake(
     """
     if hosts < 1:
         raise located(path, "hosts", f"expected a positive fleet size, got {hosts}")
-    parent_of: dict[int, int] = {}
+    closure = PrefixClosure()
     chains: list[tuple[int, ...]] = []
     extra: list[dict[str, Any]] = []
     last_time: float | int | None = None
@@ -155,18 +155,10 @@ def import_mooncake(
     warned = False
     for record in iter_mooncake(path):
         where = f"line {record.line}"
-        parent = ROOT
-        for position, block in enumerate(record.hash_ids):
-            known = parent_of.setdefault(block, parent)
-            if known != parent:
-                before = "the root" if known == ROOT else f"block {known}"
-                now = "the root" if parent == ROOT else f"block {parent}"
-                raise located(
-                    path,
-                    f"{where}.hash_ids[{position}]",
-                    f"not prefix-closed: block {block} follows {now} here but followed {before} earlier",
-                )
-            parent = block
+        violation = closure.add(record.hash_ids)
+        if violation is not None:
+            position, reason = violation
+            raise located(path, f"{where}.hash_ids[{position}]", reason)
         if record.timestamp is not None:
             if last_time is not None and record.timestamp < last_time:
                 message = (f"timestamp {record.timestamp} is earlier than {last_time} on line {last_time_line}: "

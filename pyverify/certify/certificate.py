@@ -23,7 +23,7 @@ from typing import Any
 
 from pyverify import __version__
 from pyverify.certify import cpsat, greedy, z3check
-from pyverify.certify.placement import Problem, canonical_schedule, problem_from_instance
+from pyverify.certify.placement import canonical_schedule, problem_from_instance
 from pyverify.check import CERTIFICATE_FORMAT, claim_statement, verify
 from pyverify.errors import UserError
 from pyverify.fileio import atomic_path

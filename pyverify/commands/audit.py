@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+from pyverify.commands.argtypes import positive_seconds
 from pyverify.audit import DEFAULT_INSTANCE, DEFAULT_OUTPUT, STEPS, run_audit
 
 ORDER = 1
-
-
-def positive_float(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
 
 
 def register(subparsers) -> None:
@@ -35,7 +23,7 @@ def register(subparsers) -> None:
     parser.add_argument("instance", nargs="?", default=DEFAULT_INSTANCE, help=f"instance file (default: {DEFAULT_INSTANCE})")
     parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTPUT), help=f"report directory (default: ./{DEFAULT_OUTPUT}/)")
     parser.add_argument("--registry", type=Path, default=Path("lean/theorems.json"), help="theorem registry (default: lean/theorems.json)")
-    parser.add_argument("--time-limit", type=positive_float, default=60.0, help="seconds per solver call (default: 60)")
+    parser.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds per solver call (default: 60)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
 

@@ -6,6 +6,7 @@ import argparse
 import json
 from contextlib import contextmanager
 
+from pyverify.commands.argtypes import positive_int
 from pyverify.charts import fleet_sweep_chart, policy_fleet_chart
 from pyverify.errors import UserError
 from pyverify.inputs import load_input
@@ -16,16 +17,6 @@ from pyverify.simulate import EVICTIONS, LRU, MODELS, PER_HOST, simulate
 from pyverify.sweep import UNROUTED_FLEET_SIZES, default_fleets_for, sweep_policies
 
 ORDER = 10
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def fleet_list(text: str) -> list[int]:

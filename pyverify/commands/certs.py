@@ -2,36 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
+from pyverify.commands.argtypes import positive_int, positive_seconds
 from pyverify.errors import UserError
 from pyverify.inputs import load_input
 
 ORDER = 20
 
 MODELS = ("pooled", "per-host")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
 
 
 def register(subparsers) -> None:
@@ -47,8 +27,8 @@ def register(subparsers) -> None:
     )
     cert.add_argument("instance", help="instance JSON file")
     cert.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host (given routing)")
-    cert.add_argument("--capacity", type=_positive_int, help="blocks each cache holds (default: no limit)")
-    cert.add_argument("--time-limit", type=_positive_float, default=60.0, metavar="S",
+    cert.add_argument("--capacity", type=positive_int, help="blocks each cache holds (default: no limit)")
+    cert.add_argument("--time-limit", type=positive_seconds, default=60.0, metavar="S",
                       help="seconds for each solver (default: 60); a solver stopped by it never reports OPTIMAL")
     cert.add_argument("--greedy", metavar="POLICIES",
                       help="comma-separated greedy policies to record (lru, most-frequent; default: both when capacitated, none otherwise)")
@@ -80,9 +60,9 @@ def register(subparsers) -> None:
             "on all small instances, nothing more."
         ),
     )
-    bc.add_argument("--max-length", "-n", type=_positive_int, default=6, metavar="N", help="longest request list (default: 6, well under a second; 8 takes about a minute)")
-    bc.add_argument("--openings", "-k", type=_positive_int, metavar="K", help="number of openings (default: N)")
-    bc.add_argument("--search", type=_positive_float, metavar="SECONDS",
+    bc.add_argument("--max-length", "-n", type=positive_int, default=6, metavar="N", help="longest request list (default: 6, well under a second; 8 takes about a minute)")
+    bc.add_argument("--openings", "-k", type=positive_int, metavar="K", help="number of openings (default: N)")
+    bc.add_argument("--search", type=positive_seconds, metavar="SECONDS",
                     help="instead, raise N (with K = N) from --max-length until a proof does not finish within SECONDS; report the largest proved")
     bc.add_argument("--json", action="store_true", help="machine-readable output")
     bc.set_defaults(func=run_bounded_check)

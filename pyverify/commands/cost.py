@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from pyverify.charts import chart_targets
-from pyverify.commands.basic import about_file, add_routing_options, positive_int, print_json
+from pyverify.commands.argtypes import positive_int
+from pyverify.commands.basic import about_file, add_routing_options, print_json
 from pyverify.cost import (
     LEAVES_OUT,
     PARAMETERS,

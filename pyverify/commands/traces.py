@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 from pyverify.charts import mrc_chart
-from pyverify.commands.basic import about_file, add_routing_options, fleet_list, positive_int, print_json
+from pyverify.commands.argtypes import positive_int
+from pyverify.commands.basic import about_file, add_routing_options, fleet_list, print_json
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
 from pyverify.inputs import load_input
