@@ -234,14 +234,19 @@ def parse_number(name: str, text: str) -> float:
     return check_value(name, value)
 
 
+def require_known(name: str, where: str) -> None:
+    """Refuse a parameter name that the model does not have, listing the ones it has."""
+    if name not in PARAMETERS:
+        raise UserError(f"{where}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}")
+
+
 def parse_assignment(text: str) -> tuple[str, float]:
     """Parse ``NAME=VALUE`` (``--param``) into a validated pair."""
     name, sep, value = text.partition("=")
     name = name.strip()
     if not sep:
         raise UserError(f"--param {text!r}: expected NAME=VALUE; known parameters: {', '.join(PARAMETERS)}")
-    if name not in PARAMETERS:
-        raise UserError(f"--param {text!r}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}")
+    require_known(name, f"--param {text!r}")
     try:
         return name, parse_number(name, value.strip())
     except UserError as error:
@@ -283,8 +288,7 @@ def parse_sweep(text: str) -> SweepSpec:
     name = name.strip()
     if not sep:
         raise UserError(f"{prefix}: expected NAME=LO:HI:STEPS, such as pool_bandwidth_gb_s=1:100:12")
-    if name not in PARAMETERS:
-        raise UserError(f"{prefix}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}")
+    require_known(name, prefix)
     parts = spec.split(":")
     if len(parts) != 3:
         raise UserError(f"{prefix}: malformed range {spec!r}; expected LO:HI:STEPS, such as 1:100:12")

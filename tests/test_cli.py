@@ -8,18 +8,8 @@ import sys
 
 import pytest
 
-from pyverify.cli import main
-
 from .conftest import LAB_INSTANCE
-
-
-def run_cli(capsys, *argv):
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:  # argparse exits for bad flags
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+from .helpers import run_cli
 
 
 def write(tmp_path, name, text):

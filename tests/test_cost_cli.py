@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from pyverify.cli import main
 from pyverify.reuse import reuse_report
 
 from .conftest import LAB_INSTANCE, SHARED
+from .helpers import run_cli
 
 # host 0 sees [1,2] twice; host 1 sees [1,3].
 SMALL = {"format": "pyverify.instance/1", "name": "small", "hosts": 2,
@@ -19,15 +19,6 @@ SMALL = {"format": "pyverify.instance/1", "name": "small", "hosts": 2,
 K = 327680                 # bytes/token
 R = 5000 / 0.40677         # tokens/s per host (2 GPUs x 5000/0.40677/2)
 LATENCY = 0.001            # s
-
-
-def run_cli(capsys, *argv):
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def cost_json(capsys, *argv):

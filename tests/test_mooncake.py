@@ -15,6 +15,11 @@ from collections import OrderedDict
 import pytest
 
 from .conftest import SHARED
+from .helpers import flat_lru_misses
+
+
+def flatten(chains):
+    return [block for chain in chains for block in chain]
 
 TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
 pytestmark = pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
@@ -97,20 +102,6 @@ def plain_affinity(chains, capacity, slack=1.25):
     return routing, misses
 
 
-def flat_lru_misses(chains, capacity):
-    cache, misses = OrderedDict(), 0
-    for chain in chains:
-        for block in chain:
-            if block in cache:
-                cache.move_to_end(block)
-            else:
-                misses += 1
-                if len(cache) >= capacity:
-                    cache.popitem(last=False)
-                cache[block] = None
-    return misses
-
-
 def test_local_versus_global_at_3m_tokens_per_node(chains):
     """16 nodes x 3M tokens (5859 blocks each) with prefix-affinity, against one pool of 16 x 5859 blocks."""
     references = sum(map(len, chains))
@@ -119,7 +110,7 @@ def test_local_versus_global_at_3m_tokens_per_node(chains):
     row = out["rows"][0]
     _, local_misses = plain_affinity(chains, BLOCKS_PER_NODE)
     assert row["per_host_misses"] == local_misses
-    assert row["pooled_misses"] == flat_lru_misses(chains, FLEET * BLOCKS_PER_NODE)
+    assert row["pooled_misses"] == flat_lru_misses(flatten(chains), FLEET * BLOCKS_PER_NODE)
     assert row["per_host_hit_rate"] == (references - local_misses) / references
 
 
@@ -128,13 +119,13 @@ def test_local_versus_global_when_memory_is_tight(chains):
     out = pyverify_json("sweep", str(TRACE), "--fleets", "16", "--routing", "prefix-affinity", "--capacity", "64")
     row = out["rows"][0]
     assert row["per_host_misses"] == plain_affinity(chains, 64)[1]
-    assert row["pooled_misses"] == flat_lru_misses(chains, 16 * 64)
+    assert row["pooled_misses"] == flat_lru_misses(flatten(chains), 16 * 64)
 
 
 def test_mrc_command_matches_plain_lru(chains):
     out = pyverify_json("mrc", str(TRACE), "--capacities", "100,5859,41186,41187")
     by_capacity = {p["capacity_blocks"]: p["misses"] for p in out["points"]}
     for capacity in (100, 5859):
-        assert by_capacity[capacity] == flat_lru_misses(chains, capacity)
+        assert by_capacity[capacity] == flat_lru_misses(flatten(chains), capacity)
     assert by_capacity[41187] == 43924 and by_capacity[41186] > 43924  # the ceiling is reached exactly there
     assert out["capacity_reaching_ceiling"] == 41187

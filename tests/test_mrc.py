@@ -4,30 +4,21 @@ LRU at every capacity (pooled and per-host), and against a flat LRU."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyverify.mrc import COLD, log_capacities, lru_curve, stack_distances, stack_distances_fenwick
+from pyverify.mrc import (
+    COLD,
+    log_capacities,
+    lru_curve,
+    stack_distances,
+    stack_distances_fenwick,
+)
 from pyverify.simulate import LRU, PER_HOST, POOLED, simulate
 
+from .helpers import flat_lru_misses
 from .strategies import prefix_closed_chains, routed_instances
-
-
-def flat_lru_misses(sequence, capacity):
-    cache: OrderedDict = OrderedDict()
-    misses = 0
-    for block in sequence:
-        if block in cache:
-            cache.move_to_end(block)
-        else:
-            misses += 1
-            if len(cache) >= capacity:
-                cache.popitem(last=False)
-            cache[block] = None
-    return misses
 
 
 def test_distances_by_hand():

@@ -8,19 +8,11 @@ import json
 
 import pytest
 
-from pyverify.cli import main
 from pyverify.inputs import load_input
 from pyverify.model import load_instance
 from pyverify.traces import import_mooncake
 
-
-def run_cli(capsys, *argv):
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:
-        status = exit_.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+from .helpers import run_cli
 
 
 def lines(*records):

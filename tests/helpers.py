@@ -1,0 +1,34 @@
+"""Small helpers shared by the tests: the CLI as a user calls it, and a
+reference LRU written independently of pyverify's simulator."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable
+
+from pyverify.cli import main
+
+
+def run_cli(capsys, *argv):
+    """Run ``pyverify ARGV``; return (exit status, stdout, stderr), bad flags included."""
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:  # argparse exits for bad flags
+        status = exit_.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def flat_lru_misses(sequence: Iterable[int], capacity: int) -> int:
+    """Misses of a plain LRU cache of ``capacity`` blocks replaying ``sequence``."""
+    cache: OrderedDict = OrderedDict()
+    misses = 0
+    for block in sequence:
+        if block in cache:
+            cache.move_to_end(block)
+        else:
+            misses += 1
+            if len(cache) >= capacity:
+                cache.popitem(last=False)
+            cache[block] = None
+    return misses
