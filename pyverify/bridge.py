@@ -232,11 +232,15 @@ def link_certificate(
     instance_path: str | Path,
     registry: dict[str, Theorem],
     verify: Callable[[str, str], tuple[int, list[str]]] | None = None,
+    raw: dict[str, Any] | None = None,
 ) -> BridgeEntry:
-    """Verify one certificate and relate it to the registry (see the module docstring)."""
+    """Verify one certificate and relate it to the registry (see the module docstring).
+
+    ``raw`` is the certificate's JSON when the caller has read it already."""
     if verify is None:
         from pyverify.check import verify_quiet as verify
-    raw = read_json(cert_path)
+    if raw is None:
+        raw = read_json(cert_path)
     certificate_scope(raw, cert_path)
     status, lines = verify(str(cert_path), str(instance_path))
     if status != 0:
@@ -333,5 +337,5 @@ def run_bridge(proofs: Path, registry_path: Path, instance_dirs: list[Path], lea
             raise located(cert_path, None, "expected a JSON object (a pyverify.certificate/1)")
         certificate_scope(raw, cert_path)
         instance_path = find_instance(cert_path, raw, instance_dirs)
-        report.entries.append(link_certificate(cert_path, instance_path, registry))
+        report.entries.append(link_certificate(cert_path, instance_path, registry, raw=raw))
     return report
