@@ -32,3 +32,13 @@ def flat_lru_misses(sequence: Iterable[int], capacity: int) -> int:
                 cache.popitem(last=False)
             cache[block] = None
     return misses
+
+
+def assert_one_line_error(status, stdout, stderr, path, expected):
+    """The bad-input contract: exit 2, nothing on stdout, one stderr line naming ``path`` and saying ``expected``."""
+    assert status == 2
+    assert stdout == ""
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(f"pyverify: error: {path}: ")
+    assert expected in lines[0]

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from .conftest import LAB_INSTANCE
-from .helpers import run_cli
+from .helpers import assert_one_line_error, run_cli
 
 
 def write(tmp_path, name, text):
@@ -54,13 +54,7 @@ def test_simulate_json_with_witness(capsys, tmp_path):
 @pytest.mark.parametrize("command", [["validate"], ["simulate", "--model", "pooled"], ["sweep"]])
 def test_bad_instances_one_line_exit_2(capsys, tmp_path, text, expected, command):
     path = write(tmp_path, "bad.json", text)
-    status, out, err = run_cli(capsys, command[0], path, *command[1:])
-    assert status == 2
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(f"pyverify: error: {path}: ")
-    assert expected in lines[0]
+    assert_one_line_error(*run_cli(capsys, command[0], path, *command[1:]), path, expected)
 
 
 def test_missing_file_and_bad_flags(capsys, tmp_path):

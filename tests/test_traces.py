@@ -12,7 +12,7 @@ from pyverify.inputs import load_input
 from pyverify.model import load_instance
 from pyverify.traces import import_mooncake
 
-from .helpers import run_cli
+from .helpers import assert_one_line_error, run_cli
 
 
 def lines(*records):
@@ -93,13 +93,7 @@ def test_bad_traces_one_line_exit_2_no_output(capsys, tmp_path, text, expected, 
     path.write_text(text)
     out = tmp_path / "out.json"
     argv = [*command, str(path)] + (["-o", str(out)] if command[0] == "trace" else [])
-    status, stdout, stderr = run_cli(capsys, *argv)
-    assert status == 2
-    assert stdout == ""
-    err_lines = stderr.strip().splitlines()
-    assert len(err_lines) == 1, stderr
-    assert err_lines[0].startswith(f"pyverify: error: {path}: ")
-    assert expected in err_lines[0]
+    assert_one_line_error(*run_cli(capsys, *argv), path, expected)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]  # no partial or temporary file
 
 
