@@ -25,7 +25,7 @@ import json, sys, time
 sys.path.insert(0, {here!r})
 import numpy as np
 from synthetic import synthetic_trace
-from pyverify.fast import count_uncapacitated, reference_hosts
+from pyverify.sim.counting import count_uncapacitated, reference_hosts
 refs, fleet = {refs}, {fleet}
 start = time.perf_counter()
 ids, lengths = synthetic_trace(refs)
@@ -38,7 +38,7 @@ print(json.dumps({{"refs": int(ids.size), "requests": int(lengths.size), "pooled
                   "generate_s": generated, "count_s": counted}}))
 """
 
-BASELINE = "import numpy, pyverify.fast"
+BASELINE = "import numpy, pyverify.sim.counting"
 
 
 def peak_rss_of(code: str) -> tuple[int, str]:

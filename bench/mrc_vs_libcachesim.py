@@ -1,4 +1,4 @@
-"""Exact LRU miss-ratio curve at every capacity (pyverify.mrc, one pass)
+"""Exact LRU miss-ratio curve at every capacity (pyverify.sim.mrc, one pass)
 against libCacheSim replaying LRU at 20 capacities. Ratios measured in this run.
 
     python bench/mrc_vs_libcachesim.py [--refs N]
@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import synthetic_trace  # noqa: E402
 
-from pyverify.mrc import curve_from_distances, log_capacities, stack_distances  # noqa: E402
+from pyverify.sim.mrc import curve_from_distances, log_capacities, stack_distances  # noqa: E402
 
 TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
 ORACLE = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
@@ -75,8 +75,8 @@ def main() -> None:
     parser.add_argument("--refs", type=int, default=5_000_000)
     args = parser.parse_args()
     if TRACE.exists():
-        from pyverify.fast import flatten
-        from pyverify.traces import import_mooncake
+        from pyverify.sim.counting import flatten
+        from pyverify.inputs.mooncake import import_mooncake
 
         compare("mooncake synthetic_trace.jsonl", flatten(import_mooncake(TRACE).chains)[0])
     compare("synthetic prefix-closed trace", synthetic_trace(args.refs)[0].astype(np.int64))

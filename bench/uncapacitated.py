@@ -1,4 +1,4 @@
-"""Uncapacitated pooled + per-host counting: pyverify.fast (numpy) against a
+"""Uncapacitated pooled + per-host counting: pyverify.sim.counting (numpy) against a
 plain Python loop over the same references. Ratios are measured in this run.
 
     python bench/uncapacitated.py [--refs N] [--fleet F]
@@ -21,7 +21,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import synthetic_trace  # noqa: E402
 
-from pyverify.fast import count_uncapacitated, reference_hosts  # noqa: E402
+from pyverify.sim.counting import count_uncapacitated, reference_hosts  # noqa: E402
 
 TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
 
@@ -64,8 +64,8 @@ def main() -> None:
     parser.add_argument("--fleet", type=int, default=16)
     args = parser.parse_args()
     if TRACE.exists():
-        from pyverify.fast import flatten
-        from pyverify.traces import import_mooncake
+        from pyverify.sim.counting import flatten
+        from pyverify.inputs.mooncake import import_mooncake
 
         ids, lengths = flatten(import_mooncake(TRACE).chains)
         compare("mooncake synthetic_trace.jsonl", ids, lengths, args.fleet, repeats=5)

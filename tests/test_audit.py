@@ -8,7 +8,7 @@ import re
 import pytest
 
 from pyverify.cli import main
-from pyverify.wording import overclaims
+from pyverify.reports.wording import overclaims
 
 from .conftest import LAB_INSTANCE, REPO
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from pyverify.bridge import BridgeReport, load_registry, run_bridge
+from pyverify.lean.bridge import BridgeReport, load_registry, run_bridge
 from pyverify.certify.certificate import certify, write_certificate
 from pyverify.cli import main
 from pyverify.errors import CheckFailed
 from pyverify.lean import runner
-from pyverify.model import load_instance
-from pyverify.report import bridge_markdown
-from pyverify.wording import overclaims
+from pyverify.inputs.model import load_instance
+from pyverify.reports.markdown import bridge_markdown
+from pyverify.reports.wording import overclaims
 
 from .conftest import LAB_INSTANCE, REPO
 

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from pyverify.certify import cpsat, greedy, z3check
 from pyverify.certify.certificate import certify, write_certificate
 from pyverify.certify.placement import Problem, problem_from_instance
-from pyverify.check import replay, verify_quiet
+from pyverify.trusted.check import replay, verify_quiet
 from pyverify.cli import main
 from pyverify.errors import UserError
-from pyverify.model import Instance, load_instance
-from pyverify.simulate import per_host_misses, pooled_misses
+from pyverify.inputs.model import Instance, load_instance
+from pyverify.sim.simulate import per_host_misses, pooled_misses
 
 from .conftest import LAB_INSTANCE, REPO
 from .strategies import routed_instances
@@ -132,7 +132,7 @@ def test_time_limit_never_yields_optimal(tmp_path):
     assert status == 0 and lines[-1].startswith("VERIFIED as FEASIBLE only")
     assert not any("OPTIMAL on this instance" in line for line in lines)
     # Relabelling it OPTIMAL (with a matching statement) is refused: the records do not support it.
-    from pyverify.check import claim_statement
+    from pyverify.trusted.check import claim_statement
 
     cert["status"] = "OPTIMAL"
     cert["claim"]["statement"] = claim_statement("pooled", 5, "OPTIMAL", cert["objective"], cert["bound"])

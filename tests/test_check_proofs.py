@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pyverify.check import verify_quiet
+from pyverify.trusted.check import verify_quiet
 from pyverify.cli import main
 
 from .conftest import LAB_INSTANCE, REPO
@@ -261,12 +261,12 @@ def test_missing_files(capsys, tmp_path):
 def test_checker_imports_no_solver_or_searcher():
     import ast
 
-    source = (REPO / "pyverify" / "check.py").read_text()
+    source = (REPO / "pyverify" / "trusted" / "check.py").read_text()
     imported = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             imported |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
-    assert not {name for name in imported if name.split(".")[0] in ("ortools", "z3") or name.startswith(("pyverify.certify", "pyverify.simulate"))}
-    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.model"}
+    assert not {name for name in imported if name.split(".")[0] in ("ortools", "z3") or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))}
+    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model"}

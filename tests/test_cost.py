@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.cost import (
+from pyverify.cost.estimate import (
     BREAK_EVEN_RTOL,
     NEVER_PAYS,
     NO_FETCHES,
@@ -28,7 +28,7 @@ from pyverify.cost import (
     zero_latency_break_even_gb_s,
 )
 from pyverify.errors import UserError
-from pyverify.simulate import PER_HOST, POOLED, simulate
+from pyverify.sim.simulate import PER_HOST, POOLED, simulate
 
 from .strategies import routed_instances
 

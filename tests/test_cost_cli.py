@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pyverify.reuse import reuse_report
+from pyverify.cost.reuse import reuse_report
 
 from .conftest import LAB_INSTANCE, SHARED
 from .helpers import run_cli

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyverify.simulate import (
+from pyverify.sim.simulate import (
     demand_misses,
     demand_valid,
     distinct_count,

@@ -4,7 +4,7 @@ Like with like: libCacheSim's LRU is a *flat* cache (a block hits when it is
 present), replaying the flat block sequence (every request's chain, in order;
 each block an object of size 1, cache size C objects). pyverify's caches hit
 on the longest cached prefix only; on a prefix-closed trace the two coincide
-for LRU (proof in pyverify/mrc.py), so we compare pyverify.simulate (longest
+for LRU (proof in pyverify/sim/mrc.py), so we compare pyverify.sim.simulate (longest
 prefix), the one-pass curve, and libCacheSim at the same capacities.
 """
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from pyverify.mrc import lru_curve
-from pyverify.simulate import LRU, POOLED, simulate
+from pyverify.sim.mrc import lru_curve
+from pyverify.sim.simulate import LRU, POOLED, simulate
 
 from .conftest import SHARED
 from .strategies import prefix_closed_chains
@@ -54,7 +54,7 @@ def test_random_prefix_closed_traces(chains):
 
 @pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
 def test_mooncake_trace_at_several_capacities():
-    from pyverify.traces import import_mooncake
+    from pyverify.inputs.mooncake import import_mooncake
 
     chains = import_mooncake(TRACE).chains
     flat = np.fromiter((b for chain in chains for b in chain), dtype=np.int64)

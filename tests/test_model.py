@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 
 from pyverify.errors import UserError
-from pyverify.model import (
+from pyverify.inputs.model import (
     ROOT,
     Instance,
     canonical_json,

@@ -73,7 +73,7 @@ def test_per_host_at_16_hosts_under_static_policies(chains):
 
 
 def plain_affinity(chains, capacity, slack=1.25):
-    """The prefix-affinity rule of pyverify.routing, re-implemented from its docstring:
+    """The prefix-affinity rule of pyverify.sim.routing, re-implemented from its docstring:
     longest cached prefix, cap ceil(slack*(i+1)/F) requests, ties by load then id;
     per-host LRU caches of `capacity` blocks touching the whole chain."""
     caches = [OrderedDict() for _ in range(FLEET)]

@@ -1,5 +1,5 @@
 """Exact LRU miss-ratio curves: the vectorised stack distances against the
-plain Fenwick method, and the curve against pyverify.simulate's longest-prefix
+plain Fenwick method, and the curve against pyverify.sim.simulate's longest-prefix
 LRU at every capacity (pooled and per-host), and against a flat LRU."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyverify.mrc import (
+from pyverify.sim.mrc import (
     COLD,
     log_capacities,
     lru_curve,
     stack_distances,
     stack_distances_fenwick,
 )
-from pyverify.simulate import LRU, PER_HOST, POOLED, simulate
+from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
 
 from .helpers import flat_lru_misses
 from .strategies import prefix_closed_chains, routed_instances

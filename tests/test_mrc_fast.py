@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 
-from pyverify.fast import count_uncapacitated, dense_ids, flatten, reference_hosts
-from pyverify.simulate import PER_HOST, POOLED, simulate
+from pyverify.sim.counting import count_uncapacitated, dense_ids, flatten, reference_hosts
+from pyverify.sim.simulate import PER_HOST, POOLED, simulate
 
 from .strategies import routed_instances
 

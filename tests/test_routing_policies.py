@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pyverify.errors import UserError
-from pyverify.model import Instance
-from pyverify.routing import POLICIES, RoutingOptions, prefix_affinity_routing, route
-from pyverify.simulate import FIFO, LRU, PER_HOST, simulate
+from pyverify.inputs.model import Instance
+from pyverify.sim.routing import POLICIES, RoutingOptions, prefix_affinity_routing, route
+from pyverify.sim.simulate import FIFO, LRU, PER_HOST, simulate
 
 from .strategies import prefix_closed_chains
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pyverify.simulate import (
+from pyverify.sim.simulate import (
     FIFO,
     LRU,
     PER_HOST,
@@ -101,7 +101,7 @@ def test_merging_hosts_never_raises_per_host_misses(instance, data):
 
 def random_demand_run(chains, cache_of, capacity, rng):
     """Misses of one random but valid demand-cache run, written independently of
-    pyverify.simulate: caches start empty, a block enters only on a miss (and
+    pyverify.sim.simulate: caches start empty, a block enters only on a miss (and
     may be bypassed), any block may be evicted at any time, at most
     ``capacity`` blocks are held, and hits are the longest resident prefix."""
     caches: dict[int, set[int]] = {}

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from pyverify.inputs import load_input
-from pyverify.model import load_instance
-from pyverify.traces import import_mooncake
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import load_instance
+from pyverify.inputs.mooncake import import_mooncake
 
 from .helpers import assert_one_line_error, run_cli
 

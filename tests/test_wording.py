@@ -1,6 +1,6 @@
 """The wording guard catches general claims about an instance result."""
 
-from pyverify.wording import overclaims
+from pyverify.reports.wording import overclaims
 
 
 def test_clean_text_passes():

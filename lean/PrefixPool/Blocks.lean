@@ -4,7 +4,7 @@ import PrefixPool.Pooled
 # PrefixPool.Blocks: block chains with longest-prefix hits
 
 Here a request is a whole chain of block ids (`List Natural`), as in
-`pyverify/simulate.py`: each id names the prefix up to and including its
+`pyverify/sim/simulate.py`: each id names the prefix up to and including its
 block. The pooled uncapacitated cache that starts empty hits, on each request,
 the longest prefix of its chain whose blocks it all holds, misses the rest of
 the chain, and afterwards holds every block of the chain.
@@ -41,7 +41,7 @@ noncomputable def Natural.minus (n m : Natural) : Natural :=
 /-- The hits of one request on a cache holding `held`: the length of the
 longest prefix of `chain` whose blocks are all held (walk the chain; stop at
 the first block that is not held).
-Python: `pyverify/simulate.py`, the inner loop of `_uncapacitated_hits`. -/
+Python: `pyverify/sim/simulate.py`, the inner loop of `_uncapacitated_hits`. -/
 noncomputable def prefix_hits (held chain : List Natural) : Natural :=
   List.rec (motive := fun _ => Natural) Natural.zero
     (fun block _ hits_rest =>
@@ -53,7 +53,7 @@ noncomputable def prefix_hits (held chain : List Natural) : Natural :=
 `prefix_hits`, and afterwards the cache holds every block of the chain
 (`List.append chain held`; Python adds `chain[hits:]`, the blocks not held
 already, which gives the same set).
-Python: `pyverify/simulate.py`, `_uncapacitated_hits`, with misses = block
+Python: `pyverify/sim/simulate.py`, `_uncapacitated_hits`, with misses = block
 references − hits (`Run.misses`), summed request by request. -/
 noncomputable def pooled_block_walk (held : List Natural) (chains : List (List Natural)) : Natural :=
   List.rec (motive := fun _ => List Natural → Natural) (fun _ => Natural.zero)
@@ -64,17 +64,17 @@ noncomputable def pooled_block_walk (held : List Natural) (chains : List (List N
 
 /-- Block misses of the pooled uncapacitated cache that starts empty, with
 longest-prefix hits.
-Python: `pyverify/simulate.py`, `pooled_misses(chains)`. -/
+Python: `pyverify/sim/simulate.py`, `pooled_misses(chains)`. -/
 noncomputable def pooled_block_misses (chains : List (List Natural)) : Natural :=
   pooled_block_walk List.nil chains
 
 /-- The number of distinct block ids over all chains.
-Python: `pyverify/simulate.py`, `distinct_count(chains)`. -/
+Python: `pyverify/sim/simulate.py`, `distinct_count(chains)`. -/
 noncomputable def distinct_blocks (chains : List (List Natural)) : Natural :=
   distinct_count (List.flatten chains)
 
 /-- What a block id follows: the root (for the first block of a chain) or
-another block. Python: `pyverify/model.py`, `ROOT` (−1) or a block id. -/
+another block. Python: `pyverify/inputs/model.py`, `ROOT` (−1) or a block id. -/
 inductive Parent : Type where
   | root : Parent
   | block (id : Natural) : Parent
@@ -97,7 +97,7 @@ def all_fit (parent : Natural → Parent) (chains : List (List Natural)) : Prop 
 function `parent` such that, at every occurrence of every id `b` in every
 chain, `b` follows `parent b`: the root if `b` is the chain's first block,
 the block before it otherwise.
-Python: `pyverify/model.py`, `first_prefix_violation(chains) is None`. Python
+Python: `pyverify/inputs/model.py`, `first_prefix_violation(chains) is None`. Python
 records each id's parent at its first occurrence (`parent_of`) and reports the
 first later occurrence that follows anything else; so it finds nothing exactly
 when such a function exists (its `parent_of`, extended arbitrarily to ids that

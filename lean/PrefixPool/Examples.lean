@@ -6,7 +6,7 @@ import PrefixPool.Blocks
 
 Small instances, evaluated by the kernel (`rfl`), so a reviewer can see that
 the definitions count what their names say, not something vacuous; and one
-run that `demand_valid` rejects; and block chains, prefix-closed or not. The Python side (`pyverify/simulate.py`)
+run that `demand_valid` rejects; and block chains, prefix-closed or not. The Python side (`pyverify/sim/simulate.py`)
 gives the same numbers on the same lists.
 -/
 

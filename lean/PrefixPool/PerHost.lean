@@ -4,7 +4,7 @@ import PrefixPool.Pooled
 # PrefixPool.PerHost: a separate cache on every host
 
 A request is a pair `Prod.mk host opening` (both `Natural`). Each definition below
-mirrors the Python function of the same name in `pyverify/simulate.py`, where
+mirrors the Python function of the same name in `pyverify/sim/simulate.py`, where
 requests are chains with a separate routing: Lean's `per_host_misses rs` is
 Python's `per_host_misses([[o] for h, o in rs], [h for h, o in rs])`.
 -/
@@ -22,7 +22,7 @@ noncomputable def per_host_walk (held : Natural → List Natural) (requests : Li
     requests held
 
 /-- Misses of separate uncapacitated caches, one per host, all starting empty.
-Python: `pyverify/simulate.py`, `per_host_misses`. -/
+Python: `pyverify/sim/simulate.py`, `per_host_misses`. -/
 noncomputable def per_host_misses (requests : List (Prod Natural Natural)) : Natural :=
   per_host_walk (fun _ => List.nil) requests
 
@@ -31,12 +31,12 @@ noncomputable def pair_eqb (p q : Prod Natural Natural) : Bool :=
   Bool.and (Natural.eqb (Prod.fst p) (Prod.fst q)) (Natural.eqb (Prod.snd p) (Prod.snd q))
 
 /-- The number of distinct `(host, opening)` pairs.
-Python: `pyverify/simulate.py`, `distinct_pairs`. -/
+Python: `pyverify/sim/simulate.py`, `distinct_pairs`. -/
 noncomputable def distinct_pairs (requests : List (Prod Natural Natural)) : Natural :=
   count_distinct pair_eqb requests
 
 /-- The openings `host` is asked for, in request order.
-Python: `pyverify/simulate.py`, `openings_of`. -/
+Python: `pyverify/sim/simulate.py`, `openings_of`. -/
 noncomputable def openings_of (host : Natural) (requests : List (Prod Natural Natural)) : List Natural :=
   List.rec (motive := fun _ => List Natural) List.nil
     (fun req _ rest => cond (Natural.eqb host (Prod.fst req)) (List.cons (Prod.snd req) rest) rest)

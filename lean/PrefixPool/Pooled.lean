@@ -4,20 +4,20 @@ import PrefixPool.Distinct
 # PrefixPool.Pooled: one pooled cache, and every demand cache
 
 A request is the id of its prompt opening (a `Natural`). Each definition below
-mirrors the Python function of the same name in `pyverify/simulate.py`, where
+mirrors the Python function of the same name in `pyverify/sim/simulate.py`, where
 a request is a chain of block ids: an opening is a chain of length one, so
 Lean's `pooled_misses rs` is Python's `pooled_misses([[r] for r in rs])`.
 -/
 
 /-- The number of distinct openings in `requests`.
-Python: `pyverify/simulate.py`, `distinct_count`. -/
+Python: `pyverify/sim/simulate.py`, `distinct_count`. -/
 noncomputable def distinct_count (requests : List Natural) : Natural :=
   count_distinct Natural.eqb requests
 
 /-- Misses of the pooled, uncapacitated demand cache that starts empty: walk
 the requests in order; a request misses when its opening is not held, and
 afterwards the opening is held.
-Python: `pyverify/simulate.py`, `pooled_misses`. -/
+Python: `pyverify/sim/simulate.py`, `pooled_misses`. -/
 noncomputable def pooled_misses (requests : List Natural) : Natural :=
   cache_misses Natural.eqb List.nil requests
 
@@ -29,7 +29,7 @@ def subset (xs ys : List Natural) : Prop :=
 `Prod.mk opening held`, where `held` lists what the cache holds just before
 that request (whatever the policy and capacity that produced it). The request
 hits only if its opening is held; otherwise it misses.
-Python: `pyverify/simulate.py`, `demand_misses`. -/
+Python: `pyverify/sim/simulate.py`, `demand_misses`. -/
 noncomputable def demand_misses (run : List (Prod Natural (List Natural))) : Natural :=
   List.rec (motive := fun _ => Natural) Natural.zero
     (fun step _ misses_rest => Natural.plus (absent Natural.eqb (Prod.fst step) (Prod.snd step)) misses_rest)
@@ -45,7 +45,7 @@ def demand_valid_after (earlier : List Natural) (run : List (Prod Natural (List 
 
 /-- A run of a demand cache that starts empty: before each request the cache
 holds only openings requested earlier in the run.
-Python: `pyverify/simulate.py`, `demand_valid`. -/
+Python: `pyverify/sim/simulate.py`, `demand_valid`. -/
 def demand_valid (run : List (Prod Natural (List Natural))) : Prop :=
   demand_valid_after List.nil run
 

@@ -9,7 +9,7 @@ with the best bound CP-SAT proved. The witness is CP-SAT's run, or the best
 greedy run if CP-SAT found none within its time limit.
 
 :func:`write_certificate` writes atomically and only after the trusted checker
-(:mod:`pyverify.check`) has accepted the file: a certificate that does not
+(:mod:`pyverify.trusted.check`) has accepted the file: a certificate that does not
 verify is never left on disk.
 """
 
@@ -24,10 +24,10 @@ from typing import Any
 from pyverify import __version__
 from pyverify.certify import cpsat, greedy, z3check
 from pyverify.certify.placement import canonical_schedule, problem_from_instance
-from pyverify.check import CERTIFICATE_FORMAT, claim_statement, verify
+from pyverify.trusted.check import CERTIFICATE_FORMAT, claim_statement, verify
 from pyverify.errors import UserError
 from pyverify.fileio import atomic_path
-from pyverify.model import Instance, instance_sha256
+from pyverify.inputs.model import Instance, instance_sha256
 
 
 @dataclass

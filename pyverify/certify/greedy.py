@@ -1,7 +1,7 @@
 """Greedy (online, non-clairvoyant) runs to compare with the certified optimum.
 
 ``lru``
-    The project's simulator (:func:`pyverify.simulate.simulate`) with LRU
+    The project's simulator (:func:`pyverify.sim.simulate.simulate`) with LRU
     eviction: on a miss with a full cache, drop the least recently used block.
 ``most-frequent``
     Keep the most popular blocks: after each request, the cache keeps the
@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Callable
 
 from pyverify.certify.placement import PER_HOST, Problem, canonical_schedule
-from pyverify.simulate import LRU, simulate
+from pyverify.sim.simulate import LRU, simulate
 
 
 def lru(problem: Problem) -> tuple[int, ...]:
@@ -52,7 +52,7 @@ def most_frequent(problem: Problem) -> tuple[int, ...]:
 
 POLICIES: dict[str, Callable[[Problem], tuple[int, ...]]] = {"lru": lru, "most-frequent": most_frequent}
 DESCRIPTIONS = {
-    "lru": "on a miss with a full cache, evict the least recently used block (pyverify.simulate)",
+    "lru": "on a miss with a full cache, evict the least recently used block (pyverify.sim.simulate)",
     "most-frequent": "keep the blocks requested most often over the whole trace (ties: most recently used)",
 }
 

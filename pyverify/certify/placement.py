@@ -1,7 +1,7 @@
 r"""The offline placement model ("the lab's model"), as mathematics.
 
 This docstring is the specification that the CP-SAT model (:mod:`.cpsat`),
-the Z3 model (:mod:`.z3check`) and the trusted checker (:mod:`pyverify.check`)
+the Z3 model (:mod:`.z3check`) and the trusted checker (:mod:`pyverify.trusted.check`)
 each implement on their own. Nothing here builds a solver model; this module
 only turns an instance into the plain data every searcher reads
 (:class:`Problem`) and derives the canonical residency schedule of a run
@@ -102,7 +102,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from pyverify.errors import UserError
-from pyverify.model import Instance
+from pyverify.inputs.model import Instance
 
 POOLED = "pooled"
 PER_HOST = "per-host"

@@ -1,4 +1,4 @@
-"""``pyverify audit``: the main job (see :mod:`pyverify.audit`)."""
+"""``pyverify audit``: the main job (see :mod:`pyverify.reports.audit`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from pyverify.commands.argtypes import positive_seconds
-from pyverify.audit import DEFAULT_INSTANCE, DEFAULT_OUTPUT, STEPS, run_audit
+from pyverify.reports.audit import DEFAULT_INSTANCE, DEFAULT_OUTPUT, STEPS, run_audit
 
 ORDER = 1
 

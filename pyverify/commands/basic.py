@@ -7,14 +7,14 @@ import json
 from contextlib import contextmanager
 
 from pyverify.commands.argtypes import positive_int
-from pyverify.charts import fleet_sweep_chart, policy_fleet_chart
+from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
 from pyverify.errors import UserError
-from pyverify.inputs import load_input
-from pyverify.model import instance_sha256
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
-from pyverify.routing import POLICIES, RoutingOptions, default_policy, route
-from pyverify.simulate import EVICTIONS, LRU, MODELS, PER_HOST, simulate
-from pyverify.sweep import UNROUTED_FLEET_SIZES, default_fleets_for, sweep_policies
+from pyverify.sim.routing import POLICIES, RoutingOptions, default_policy, route
+from pyverify.sim.simulate import EVICTIONS, LRU, MODELS, PER_HOST, simulate
+from pyverify.sim.sweep import UNROUTED_FLEET_SIZES, default_fleets_for, sweep_policies
 
 ORDER = 10
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from pyverify.bridge import run_bridge
-from pyverify.report import bridge_markdown
+from pyverify.lean.bridge import lean_check_for, run_bridge
+from pyverify.reports.markdown import bridge_markdown
 
 ORDER = 50
 
@@ -30,18 +29,6 @@ def register(subparsers) -> None:
                         help="where to look for the certificates' instances, by SHA-256 (default: instances/; repeatable)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
-
-
-def lean_check_for(registry: Path, quiet: bool = True):
-    """Run the Lean check on the project the registry belongs to."""
-    from pyverify.errors import located
-    from pyverify.lean import runner
-
-    project = registry.parent
-    if not (project / "lakefile.toml").is_file():
-        raise located(registry, None, "no Lean project (lakefile.toml) beside this registry")
-    emit = (lambda line: None) if quiet else (lambda line: print(line, file=sys.stderr))
-    return runner.check(project, emit=emit)
 
 
 def run(args) -> int:

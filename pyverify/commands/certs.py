@@ -7,7 +7,7 @@ import sys
 
 from pyverify.commands.argtypes import positive_int, positive_seconds
 from pyverify.errors import UserError
-from pyverify.inputs import load_input
+from pyverify.inputs.load import load_input
 
 ORDER = 20
 
@@ -118,7 +118,7 @@ def run_certify(args) -> int:
 
 
 def run_verify(args) -> int:
-    from pyverify.check import verify
+    from pyverify.trusted.check import verify
 
     return verify(args.certificate, args.instance)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyverify.charts import chart_targets
+from pyverify.reports.charts import chart_targets
 from pyverify.commands.argtypes import positive_int
 from pyverify.commands.basic import about_file, add_routing_options, print_json
-from pyverify.cost import (
+from pyverify.cost.estimate import (
     LEAVES_OUT,
     PARAMETERS,
     Params,
@@ -23,11 +23,11 @@ from pyverify.cost import (
     zero_latency_break_even_gb_s,
 )
 from pyverify.errors import UserError
-from pyverify.inputs import load_input
-from pyverify.model import instance_sha256
-from pyverify.reuse import reuse_report
-from pyverify.routing import POLICIES, RoutingOptions, route
-from pyverify.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import instance_sha256
+from pyverify.cost.reuse import reuse_report
+from pyverify.sim.routing import POLICIES, RoutingOptions, route
+from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
 
 ORDER = 40
 
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
             "Estimate prefill time for per-host caches and for the same caches plus a shared pool, on one routing: "
             "tokens hit locally, fetched from the pool, recomputed; prefill time saved, transfer time spent, net "
             "effect and TTFT (median, p90, p99); the pool bandwidth at which pooling breaks even; and the reuse "
-            "report. The formulas, units and the source of every default are in pyverify/cost.py. "
+            "report. The formulas, units and the source of every default are in pyverify/cost/estimate.py. "
             f"Parameters: {names}."
         ),
     )
@@ -132,7 +132,7 @@ def run_cost(args) -> int:
 
     charts = []
     if args.chart:
-        from pyverify.cost_charts import cost_chart
+        from pyverify.reports.cost_charts import cost_chart
 
         charts = cost_chart(args.chart, f"{instance.name}: {fleet} hosts, {policy} routing, {_capacity_words(args.capacity, pool_capacity, args.eviction)}",
                             split, est, be, show_pooled=pooled_run is not None, show_per_host=args.model != "pooled")
@@ -222,7 +222,7 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
     print(f"  pooling can add at most                          {reuse.pooling_can_add:.4f}  (it approaches the ceiling, it cannot lift it)")
     print(f"  {reuse.rule_sentence()}")
 
-    print("\nParameters (change with --param NAME=VALUE; sources in pyverify/cost.py)")
+    print("\nParameters (change with --param NAME=VALUE; sources in pyverify/cost/estimate.py)")
     for name, p in r["params"].items():
         print(f"  {name:29} {p['value']:<12.6g} {p['unit']:16} {p['source']}")
     print(f"  host prefill rate R = {params.prefill_rate:,.0f} tokens/s")

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 
-from pyverify.charts import mrc_chart
+from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import positive_int
 from pyverify.commands.basic import about_file, add_routing_options, fleet_list, print_json
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
-from pyverify.inputs import load_input
-from pyverify.model import instance_sha256
-from pyverify.mrc import log_capacities, lru_curve
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import instance_sha256
+from pyverify.sim.mrc import log_capacities, lru_curve
 from pyverify.progress import progress_bar
-from pyverify.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_policy, route
-from pyverify.simulate import LRU, PER_HOST, POOLED, simulate
-from pyverify.traces import import_mooncake
+from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_policy, route
+from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
+from pyverify.inputs.mooncake import import_mooncake
 
 ORDER = 20
 
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
         help="exact LRU miss-ratio curve: hit rate at every cache capacity, in one pass",
         description=(
             "Exact LRU hit rate at every capacity from one pass of stack distances (Mattson et al. 1970). It is "
-            "exact for pyverify's longest-prefix caches on prefix-closed traces (proof in pyverify/mrc.py). "
+            "exact for pyverify's longest-prefix caches on prefix-closed traces (proof in pyverify/sim/mrc.py). "
             "pooled: one cache of C blocks. per-host: every host caches C blocks, requests routed by a static "
             "policy (default round-robin for a trace, fold for an instance with routing; prefix-affinity depends "
             "on C and has no one-pass curve: use 'sweep --capacity')."
@@ -61,7 +61,7 @@ def register(subparsers) -> None:
     mrc.add_argument("--capacities", type=fleet_list, metavar="C1,C2,...",
                      help="capacities (blocks per cache) to print (default: about 10 per decade from 1 block to the capacity that reaches the ceiling)")
     mrc.add_argument("--verify", action="store_true",
-                     help="also replay pyverify.simulate's LRU at each printed capacity and report agreement (exit 1 on any difference)")
+                     help="also replay pyverify.sim.simulate's LRU at each printed capacity and report agreement (exit 1 on any difference)")
     mrc.add_argument("--chart", metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
     mrc.set_defaults(func=run_mrc)
@@ -168,8 +168,8 @@ def run_mrc(args) -> int:
                 line += f" {point['simulated_misses']:>10}"
             print(line)
         if args.verify:
-            print("verify: every curve point equals pyverify.simulate's LRU run" if not mismatches
-                  else f"verify: {len(mismatches)} capacities DIFFER from pyverify.simulate")
+            print("verify: every curve point equals pyverify.sim.simulate's LRU run" if not mismatches
+                  else f"verify: {len(mismatches)} capacities DIFFER from pyverify.sim.simulate")
         for path in charts:
             print(f"chart: {path}")
     return 1 if mismatches else 0

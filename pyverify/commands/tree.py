@@ -6,10 +6,10 @@ import json
 
 import networkx as nx
 
-from pyverify.charts import save_figure
+from pyverify.reports.charts import save_figure
 from pyverify.errors import UserError
-from pyverify.inputs import load_input
-from pyverify.model import ROOT, prefix_tree
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import ROOT, prefix_tree
 
 ORDER = 15
 

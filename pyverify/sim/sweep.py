@@ -1,10 +1,10 @@
 """Fleet sweep: pooled against per-host misses as the fleet grows.
 
 For each fleet size F the requests are routed to F hosts by a named routing
-policy (:mod:`pyverify.routing`; for an instance with its own routing the
+policy (:mod:`pyverify.sim.routing`; for an instance with its own routing the
 default, ``fold``, maps host h to h mod F; for a trace, which has none, the
 default is ``round-robin``), then both cache models run over the same
-requests with :func:`pyverify.simulate.simulate`.
+requests with :func:`pyverify.sim.simulate.simulate`.
 
 Uncapacitated (``capacity=None``): the pooled count does not depend on
 routing; the per-host count grows as hosts are split.
@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
-from pyverify.model import Instance
-from pyverify.routing import ONLINE_POLICIES, RoutingOptions, route
-from pyverify.simulate import LRU, PER_HOST, POOLED, Run, simulate
+from pyverify.inputs.model import Instance
+from pyverify.sim.routing import ONLINE_POLICIES, RoutingOptions, route
+from pyverify.sim.simulate import LRU, PER_HOST, POOLED, Run, simulate
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ For each certificate it reports three separate things:
 
 (a) the **instance fact**: what was certified, on which file (by SHA-256), by
     which solvers, with what status; re-checked by the trusted checker
-    (:mod:`pyverify.check`) before anything else is said;
+    (:mod:`pyverify.trusted.check`) before anything else is said;
 (b) the **general fact**: which registered Lean theorem, its statement as Lean
     prints it and its axioms (none), proved for all request lists;
 (c) the **link**: whether this instance and this cache model meet the
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from pyverify.errors import CheckFailed, UserError, located
-from pyverify.model import Instance, first_prefix_violation, instance_sha256, load_instance, read_json, validate_schema
+from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, load_instance, read_json, validate_schema
 
 REGISTRY_FORMAT = "pyverify.theorems/1"
 THIS_INSTANCE = "this instance"
@@ -238,7 +238,7 @@ def link_certificate(
 
     ``raw`` is the certificate's JSON when the caller has read it already."""
     if verify is None:
-        from pyverify.check import verify_quiet as verify
+        from pyverify.trusted.check import verify_quiet as verify
     if raw is None:
         raw = read_json(cert_path)
     certificate_scope(raw, cert_path)
@@ -339,3 +339,16 @@ def run_bridge(proofs: Path, registry_path: Path, instance_dirs: list[Path], lea
         instance_path = find_instance(cert_path, raw, instance_dirs)
         report.entries.append(link_certificate(cert_path, instance_path, registry, raw=raw))
     return report
+
+
+def lean_check_for(registry: Path, quiet: bool = True):
+    """Run the Lean check on the project the registry belongs to."""
+    import sys
+
+    from pyverify.lean import runner
+
+    project = registry.parent
+    if not (project / "lakefile.toml").is_file():
+        raise located(registry, None, "no Lean project (lakefile.toml) beside this registry")
+    emit = (lambda line: None) if quiet else (lambda line: print(line, file=sys.stderr))
+    return runner.check(project, emit=emit)

@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pyverify import __version__
-from pyverify.bridge import check_registry_against_lean, link_certificate, load_registry
+from pyverify.lean.bridge import check_registry_against_lean, link_certificate, load_registry
 from pyverify.errors import CheckFailed, located
-from pyverify.inputs import load_input
-from pyverify.model import instance_sha256
-from pyverify.report import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
-from pyverify.routing import default_policy
-from pyverify.sweep import default_fleets_for, sweep
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import instance_sha256
+from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
+from pyverify.sim.routing import default_policy
+from pyverify.sim.sweep import default_fleets_for, sweep
 
 DEFAULT_INSTANCE = "instances/lab-512x32x16.json"
 DEFAULT_OUTPUT = "audit-out"
@@ -71,8 +71,8 @@ def run_audit(
 ) -> dict[str, Any]:
     """Run every step and write the report directory; return the summary."""
     from pyverify.certify.certificate import certify, write_certificate
-    from pyverify.check import verify_quiet
-    from pyverify.commands.bridge import lean_check_for
+    from pyverify.trusted.check import verify_quiet
+    from pyverify.lean.bridge import lean_check_for
 
     audit = Audit(instance_path, registry_path, time_limit)
     output = Path(output)
@@ -91,7 +91,7 @@ def run_audit(
         fleets = default_fleets_for(instance)
         rows = audit.timed("sweep", lambda: sweep(instance, fleets, policy),
                            lambda r: f"{len(r)} fleet sizes, {policy} routing")
-        from pyverify.charts import fleet_sweep_chart
+        from pyverify.reports.charts import fleet_sweep_chart
 
         fleet_sweep_chart(rows, staging / "sweep", title=f"{instance.name}: hit rate as the fleet grows (uncapacitated, {policy} routing)")
 
@@ -143,7 +143,7 @@ def run_audit(
                               lambda e: ", ".join(f"{x.certificate_data['cache_model']['model']}: " + ("covered, agrees" if x.link.covered and x.link.agrees else "not covered") for x in e))
 
         advance("report")
-        from pyverify.bridge import BridgeReport
+        from pyverify.lean.bridge import BridgeReport
 
         bridge = BridgeReport(str(registry_path), entries)
         audit.steps.append(StepRecord("report", 0.0, "report.md, report.html, sweep.png/.svg, certificates/, summary.json"))

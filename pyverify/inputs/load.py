@@ -4,7 +4,7 @@ Commands call :func:`load_input` so that every command accepts the same kinds
 of file, with the same one-line errors:
 
 * ``*.jsonl``: a Mooncake JSONL trace, imported on the fly by
-  :func:`pyverify.traces.import_mooncake` (no routing; ``hosts`` 1 unless a
+  :func:`pyverify.inputs.mooncake.import_mooncake` (no routing; ``hosts`` 1 unless a
   command routes it to a fleet by a policy). Decreasing timestamps are an
   error here; use ``pyverify trace import --allow-unsorted`` to accept them.
 * anything else: an instance file (``pyverify.instance/1`` JSON), validated.
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyverify.model import Instance, load_instance
-from pyverify.traces import import_mooncake, is_trace_path
+from pyverify.inputs.model import Instance, load_instance
+from pyverify.inputs.mooncake import import_mooncake, is_trace_path
 
 
 def load_input(path: str | Path) -> Instance:

@@ -2,7 +2,7 @@
 
 A miss count says how often a cache had nothing to reuse; it does not say
 whether fetching what a pool holds is faster than computing it again. This
-module turns two demand-cache runs on the same routing (:mod:`pyverify.simulate`)
+module turns two demand-cache runs on the same routing (:mod:`pyverify.sim.simulate`)
 into an *estimate* of prefill time, so the two can be weighed.
 
 Two architectures, one routing

@@ -7,7 +7,7 @@ one JSON object per line::
 
 ``hash_ids`` are remapped prefix block hashes, one per 512-token block; equal
 ids mean a reusable KV block, so each id names the whole prefix up to its
-block, exactly as a chain does in :mod:`pyverify.model`.
+block, exactly as a chain does in :mod:`pyverify.inputs.model`.
 
 What :func:`import_mooncake` checks, line by line, stopping at the first
 problem with a one-line :class:`~pyverify.errors.UserError` of the form
@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pyverify.errors import located
-from pyverify.model import Instance, PrefixClosure
+from pyverify.inputs.model import Instance, PrefixClosure
 
 #: Tokens per Mooncake block (the paper's and the trace README's block size).
 MOONCAKE_BLOCK_TOKENS = 512
@@ -137,7 +137,7 @@ def import_mooncake(
     warn: Callable[[str], None] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Instance:
-    """Import a Mooncake JSONL trace as an :class:`~pyverify.model.Instance`.
+    """Import a Mooncake JSONL trace as an :class:`~pyverify.inputs.model.Instance`.
 
     Raises a one-line UserError at the first bad line (see the module
     docstring). ``progress``, if given, is called with 1 after each request

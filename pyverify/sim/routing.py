@@ -38,7 +38,7 @@ computed by running the per-host caches while routing;
 ``prefix-affinity``
     In the spirit of Mooncake's cache-aware scheduler: request ``i`` goes to
     the host whose cache holds the longest prefix of its chain *right now*
-    (longest-prefix rule of :mod:`pyverify.simulate`, same capacity and
+    (longest-prefix rule of :mod:`pyverify.sim.simulate`, same capacity and
     eviction as the run being measured). Load cap: a host may take request
     ``i`` (0-based) only if it has served fewer than
     ``ceil(slack * (i + 1) / fleet_size)`` requests so far (``slack`` >= 1,
@@ -51,7 +51,7 @@ computed by running the per-host caches while routing;
     requests, not tokens or time: pyverify does not model service time.
 
 The routing an online policy returns is an ordinary routing: replaying it with
-:func:`pyverify.simulate.simulate` (per-host, same capacity and eviction)
+:func:`pyverify.sim.simulate.simulate` (per-host, same capacity and eviction)
 reproduces the caches the router saw, which the tests check.
 """
 
@@ -65,8 +65,8 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from pyverify.errors import UserError
-from pyverify.model import Instance
-from pyverify.simulate import EVICTIONS, LRU
+from pyverify.inputs.model import Instance
+from pyverify.sim.simulate import EVICTIONS, LRU
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def prefix_affinity_routing(
     """Route by longest cached prefix under a load cap (rule: module docstring).
 
     Runs one demand cache per host with the semantics of
-    :func:`pyverify.simulate.simulate` (per-host, ``capacity`` blocks each,
+    :func:`pyverify.sim.simulate.simulate` (per-host, ``capacity`` blocks each,
     ``eviction``) while routing, because each decision depends on what the
     caches hold at that moment.
     """

@@ -13,7 +13,7 @@ rules themselves (``pyverify/certify/placement.py``, rules 1-4):
    unchanged;
 4. with a capacity ``C``, the cache then holds at most ``C`` blocks.
 
-What it trusts: :mod:`pyverify.model` to load the instance and compute its
+What it trusts: :mod:`pyverify.inputs.model` to load the instance and compute its
 SHA-256 (the project's one definition of an instance; the certificate names
 the instance by that hash), and jsonschema for the certificate's shape.
 
@@ -36,7 +36,7 @@ from importlib import resources
 from typing import Any, Callable
 
 from pyverify.errors import UserError, located
-from pyverify.model import instance_sha256, load_instance, read_json, validate_schema
+from pyverify.inputs.model import instance_sha256, load_instance, read_json, validate_schema
 
 CERTIFICATE_FORMAT = "pyverify.certificate/1"
 

@@ -11,7 +11,7 @@ Why this is exact for pyverify's caches, which hit only on the longest cached
 *prefix* of a chain, and not only for a flat block-by-block LRU
 -----------------------------------------------------------------------------
 
-:mod:`pyverify.simulate` (LRU) touches every block of a request's chain in
+:mod:`pyverify.sim.simulate` (LRU) touches every block of a request's chain in
 chain order: the hit prefix is moved to most-recent, then each missing block
 is fetched (evicting the least recent block when full). Replaying the same
 blocks one by one through a *flat* LRU cache (hit iff present) does the same
@@ -35,7 +35,7 @@ infinite. []
 Hence along a chain the distances never decrease, flat-LRU hits form a prefix
 of the chain, and a cache of C blocks -- pooled, or per host -- misses on
 exactly the same references in both models, at every C >= 1 (even C smaller
-than a chain). The tests check this against :func:`pyverify.simulate.simulate`
+than a chain). The tests check this against :func:`pyverify.sim.simulate.simulate`
 at many capacities and against libCacheSim's LRU on the flat sequence.
 
 For per-host caches under a *static* routing, each host's requests form a
@@ -71,7 +71,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.fast import dense_ids, flatten, reference_hosts
+from pyverify.sim.counting import dense_ids, flatten, reference_hosts
 
 #: Stack distance recorded for a first (cold) reference.
 COLD = -1

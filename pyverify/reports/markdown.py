@@ -1,6 +1,6 @@
 """Reviewer reports: the bridge's three parts, and the audit report (Markdown and HTML).
 
-Every generated text passes the wording guard (:mod:`pyverify.wording`): an
+Every generated text passes the wording guard (:mod:`pyverify.reports.wording`): an
 instance result is never stated in general terms.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pyverify.bridge import BridgeEntry, BridgeReport
+from pyverify.lean.bridge import BridgeEntry, BridgeReport
 from pyverify.errors import CheckFailed
-from pyverify.wording import overclaims
+from pyverify.reports.wording import overclaims
 
 #: What the result does not show, said plainly (after the seed's own list).
 LIMITS = (

@@ -7,7 +7,7 @@ Definitions (DESIGN.md, "Model and semantics"):
   hashes, Mooncake's ``hash_ids``). A prompt *opening* is a chain of length 1.
 * An **instance** is a list of requests for a fleet of ``hosts`` hosts, with
   the routing (one host per request) either given for every request or for
-  none; in the latter case a named policy derives it (:mod:`pyverify.routing`).
+  none; in the latter case a named policy derives it (:mod:`pyverify.sim.routing`).
 * A trace is **prefix-closed** when equal ids imply equal ids at every earlier
   position: every block id has one parent (the id before it, or the root) and
   one depth. :func:`check_prefix_closed` reports the first violation.
@@ -203,7 +203,7 @@ class PrefixClosure:
     Block ``chain[j]``'s parent is ``chain[j-1]`` (``ROOT`` for ``j == 0``). The
     trace is prefix-closed exactly when every id keeps one parent throughout;
     since the root has depth 0, one parent per id also fixes one depth per id.
-    Streaming readers (:mod:`pyverify.traces`) use this directly so that a
+    Streaming readers (:mod:`pyverify.inputs.mooncake`) use this directly so that a
     violation is found without holding the whole trace.
     """
 

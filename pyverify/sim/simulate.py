@@ -10,7 +10,7 @@ Semantics (DESIGN.md, "Model and semantics"), one definition used everywhere:
 * Counting is in blocks: hit rate = hits / block references.
 
 Each run returns its witness (:class:`Run`): per request, which cache it read
-and how many leading blocks hit. :mod:`pyverify.check` replays witnesses
+and how many leading blocks hit. :mod:`pyverify.trusted.check` replays witnesses
 without calling this module.
 
 The functions at the end of this module (:func:`distinct_count`,
@@ -28,7 +28,7 @@ For block chains, ``lean/PrefixPool/Blocks.lean`` mirrors this module's
 chain-based functions: Lean's ``pooled_block_misses chains`` is
 ``pooled_misses(chains)``, ``distinct_blocks chains`` is
 ``distinct_count(chains)``, and ``prefix_closed chains`` holds exactly when
-``pyverify.model.first_prefix_violation(chains) is None`` (theorem
+``pyverify.inputs.model.first_prefix_violation(chains) is None`` (theorem
 ``pooled_block_misses_eq_distinct``).
 """
 

@@ -2,7 +2,7 @@
 
 The uncapacitated counts need no cache simulation at all, because on a
 prefix-closed trace (the Lean theorems ``pooled_misses_eq_distinct`` and
-``per_host_misses_eq_sum``; tested against :mod:`pyverify.simulate`):
+``per_host_misses_eq_sum``; tested against :mod:`pyverify.sim.simulate`):
 
 * pooled misses = number of distinct block ids;
 * per-host misses = number of distinct (host, block) pairs.

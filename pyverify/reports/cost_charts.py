@@ -1,6 +1,6 @@
 """Charts for the cost model: net time saved against pool bandwidth, and TTFT distributions.
 
-Both panels show *estimates* (:mod:`pyverify.cost`), and say so in their titles.
+Both panels show *estimates* (:mod:`pyverify.cost.estimate`), and say so in their titles.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.charts import save_figure
-from pyverify.cost import NEVER_PAYS, NO_FETCHES, BreakEven, Estimate, TokenSplit, estimate
+from pyverify.reports.charts import save_figure
+from pyverify.cost.estimate import NEVER_PAYS, NO_FETCHES, BreakEven, Estimate, TokenSplit, estimate
 
-#: Published bandwidths drawn for reference: (GB/s, label). Sources in pyverify.cost.
+#: Published bandwidths drawn for reference: (GB/s, label). Sources in pyverify.cost.estimate.
 REFERENCE_BANDWIDTHS: tuple[tuple[float, str], ...] = (
     (0.98, "LMCache cold read, before (seed 2)"),
     (5.23, "LMCache cold read, after (seed 2)"),

@@ -1,0 +1,1 @@
+"""Cost: what a hit is worth (transfer against recompute) and the reuse report."""
