@@ -269,4 +269,4 @@ def test_checker_imports_no_solver_or_searcher():
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
     assert not {name for name in imported if name.split(".")[0] in ("ortools", "z3") or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))}
-    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model"}
+    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model", "pyverify.inputs.load"}

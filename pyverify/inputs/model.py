@@ -30,6 +30,7 @@ from typing import Any, Iterable, Sequence
 import jsonschema
 
 from pyverify.errors import UserError, located
+from pyverify.inputs.jsonread import read_json
 
 INSTANCE_FORMAT = "pyverify.instance/1"
 
@@ -118,28 +119,26 @@ def json_path(parts: Iterable[Any]) -> str:
     return out or "(top level)"
 
 
+def _is_strict_integer(checker: Any, value: Any) -> bool:
+    # JSON Schema counts 1.0 as an integer; pyverify does not: an id or a count
+    # written as 1.0 or 1e20 is refused here, as the JSONL importer refuses it.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+StrictValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+)
+
+
 def validate_schema(data: Any, path: str | Path, schema: dict[str, Any]) -> None:
-    """Raise a one-line UserError for the first (most relevant) schema violation."""
-    validator = jsonschema.Draft202012Validator(schema)
+    """Raise a one-line UserError for the first (most relevant) schema violation.
+
+    Integers are strict: ``1.0`` is not an integer here (see :data:`StrictValidator`)."""
+    validator = StrictValidator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         raise located(path, json_path(error.absolute_path), error.message)
-
-
-def read_json(path: str | Path) -> Any:
-    """Read a JSON file; unreadable or malformed files become one-line UserErrors."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise located(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise located(path, None, "is a directory, expected a JSON file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise located(path, None, f"cannot read: {error}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise located(path, None, f"malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
 
 
 def instance_from_json(data: Any, path: str | Path = "<instance>") -> Instance:

@@ -38,14 +38,17 @@ never the whole text. An imported instance has no routing (traces carry none),
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pyverify.errors import located
+from pyverify.inputs.jsonread import iter_lines, open_input, parse_json
 from pyverify.inputs.model import Instance, PrefixClosure
+
+#: The largest block id (ids are stored as signed 64-bit integers; -1 is the root).
+MAX_BLOCK_ID = 2**63 - 1
 
 #: Tokens per Mooncake block (the paper's and the trace README's block size).
 MOONCAKE_BLOCK_TOKENS = 512
@@ -77,32 +80,12 @@ def iter_mooncake(path: str | Path) -> Iterator[TraceRecord]:
     and time order are checked by :func:`import_mooncake`, which sees the
     whole stream.
     """
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        raise located(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise located(path, None, "is a directory, expected a JSONL trace") from None
-    except OSError as error:
-        raise located(path, None, f"cannot read: {error}") from None
-    with handle:
-        line_number = 0
-        while True:
-            raw = handle.readline()  # bytes, decoded line by line so errors name the right line
-            if not raw:
-                return
-            line_number += 1
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise located(path, f"line {line_number}", f"not UTF-8 text: {error.reason}") from None
-            if not text.strip():
-                continue
+    with open_input(path) as handle:
+        for line_number, raw in iter_lines(handle, path):
             where = f"line {line_number}"
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise located(path, where, f"malformed JSON at column {error.colno}: {error.msg}") from None
+            if not raw.strip():
+                continue
+            data = parse_json(raw, path, where)
             if not isinstance(data, dict):
                 raise located(path, where, f"expected a JSON object, got {type(data).__name__}")
             if "hash_ids" not in data:
@@ -117,13 +100,15 @@ def iter_mooncake(path: str | Path) -> Iterator[TraceRecord]:
                     raise located(path, f"{where}.hash_ids[{position}]", f"block id {block!r} is not an integer")
                 if block < 0:
                     raise located(path, f"{where}.hash_ids[{position}]", f"block id {block} is negative")
+                if block > MAX_BLOCK_ID:
+                    raise located(path, f"{where}.hash_ids[{position}]", f"block id {block} is larger than 2**63-1")
             timestamp = data.get("timestamp")
             if timestamp is not None and not (_is_number(timestamp) and timestamp >= 0):
                 raise located(path, f"{where}.timestamp", f"expected a non-negative number, got {timestamp!r}")
             lengths = []
             for key in ("input_length", "output_length"):
                 value = data.get(key)
-                if value is not None and not (_is_int(value) and value >= 0):
+                if value is not None and not (_is_int(value) and 0 <= value <= MAX_BLOCK_ID):
                     raise located(path, f"{where}.{key}", f"expected a non-negative integer, got {value!r}")
                 lengths.append(value)
             yield TraceRecord(line_number, tuple(hash_ids), timestamp, lengths[0], lengths[1])

@@ -25,12 +25,14 @@ it does not meet.
 from __future__ import annotations
 
 import hashlib
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from pyverify.errors import CheckFailed, UserError, located
-from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, load_instance, read_json, validate_schema
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, read_json, validate_schema
 
 REGISTRY_FORMAT = "pyverify.theorems/1"
 THIS_INSTANCE = "this instance"
@@ -246,7 +248,7 @@ def link_certificate(
     if status != 0:
         failure = next((line for line in lines if line.startswith("FAILED")), lines[-1] if lines else "failed")
         raise CheckFailed(f"{cert_path}: fails `pyverify verify` against {instance_path}: {failure}")
-    instance = load_instance(instance_path)
+    instance = load_input(instance_path)
     model = raw["cache_model"]["model"]
 
     named = raw.get("theorem")
@@ -290,22 +292,34 @@ def find_instance(cert_path: Path, raw: dict[str, Any], search: Iterable[Path]) 
     wanted = raw.get("instance", {}).get("sha256") if isinstance(raw.get("instance"), dict) else None
     if not isinstance(wanted, str):
         raise located(cert_path, "instance.sha256", "missing: the certificate must name its instance by SHA-256")
+    # The search directories come first; the path the certificate records is
+    # only a hint, written by whoever made the file, so it is opened last and
+    # only when it is a non-empty regular file (never a device or /proc entry).
     candidates: list[Path] = []
+    for directory in search:
+        if directory.is_dir():
+            candidates.extend(sorted(directory.glob("*.json")) + sorted(directory.glob("*.jsonl")))
     recorded = raw["instance"].get("path")
     if isinstance(recorded, str):
         candidates.append(Path(recorded))
-    for directory in search:
-        if directory.is_dir():
-            candidates.extend(sorted(directory.glob("*.json")))
     for candidate in candidates:
-        if candidate.is_file():
+        if _is_plain_file(candidate):
             try:
-                if instance_sha256(load_instance(candidate)) == wanted:
+                if instance_sha256(load_input(candidate)) == wanted:
                     return candidate
             except UserError:
                 continue
     where = ", ".join(str(d) for d in search)
     raise CheckFailed(f"{cert_path}: instance.sha256: no instance file in {where} hashes to {wanted}")
+
+
+def _is_plain_file(path: Path) -> bool:
+    """A regular file with a size (procfs files report size 0 and may block on read)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > 0
 
 
 def certificate_files(proofs: Path) -> list[Path]:

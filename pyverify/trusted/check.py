@@ -36,7 +36,8 @@ from importlib import resources
 from typing import Any, Callable
 
 from pyverify.errors import UserError, located
-from pyverify.inputs.model import instance_sha256, load_instance, read_json, validate_schema
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import instance_sha256, read_json, validate_schema
 
 CERTIFICATE_FORMAT = "pyverify.certificate/1"
 
@@ -100,7 +101,7 @@ def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = prin
         raise located(cert_path, "format", f"is {cert['format']!r}; this checker reads {CERTIFICATE_FORMAT} only")
     validate_schema(cert, cert_path, certificate_schema())
     say(f"certificate {cert_path}: {CERTIFICATE_FORMAT}, matches its JSON Schema")
-    instance = load_instance(instance_path)
+    instance = load_input(instance_path)
     try:
         _verify(cert, instance, instance_path, say)
     except CheckFailed as failure:

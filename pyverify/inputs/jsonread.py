@@ -1,0 +1,212 @@
+"""Strict, bounded JSON reading: the one way pyverify turns bytes into JSON values.
+
+Python's :mod:`json` is lenient where a verification tool must not be:
+
+* **duplicate keys** are accepted, the last one winning, so a file can say
+  ``"objective": 31, "objective": 32`` and mean whichever a reader picks;
+  here every duplicate key is an error;
+* ``NaN``, ``Infinity`` and ``-Infinity`` are accepted although they are not
+  JSON (RFC 8259, section 6); here they are errors;
+* a lone UTF-16 surrogate (``"\\ud800"``) decodes to a string that cannot be
+  encoded again, which crashed every command that printed it; here it is an
+  error;
+* deeply nested input raises :class:`RecursionError`; here it is one line;
+* nothing bounds how much is read: ``/dev/zero`` grew to gigabytes. Here a
+  document is read with a bound (:func:`max_input_bytes`, set by the
+  environment variable ``PYVERIFY_MAX_INPUT_BYTES``), streams are read line
+  by line with a bound on each line (:data:`MAX_LINE_BYTES`), and device
+  files are refused.
+
+Every failure is a :class:`~pyverify.errors.UserError` naming the file (and,
+for streams, the line): the CLI prints it as one line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+from pyverify.errors import UserError, located
+
+#: Default bound on one input (a JSON document, or a whole stream): 4 GiB.
+DEFAULT_MAX_INPUT_BYTES = 4 * 1024**3
+
+#: Bound on one line of a line-oriented input (JSONL): 64 MiB. A Mooncake line
+#: of 100,000 block ids is about 1 MB.
+MAX_LINE_BYTES = 64 * 1024**2
+
+#: The environment variable that changes :data:`DEFAULT_MAX_INPUT_BYTES`.
+MAX_INPUT_ENV = "PYVERIFY_MAX_INPUT_BYTES"
+
+
+def max_input_bytes() -> int:
+    """The bound on one input, from ``PYVERIFY_MAX_INPUT_BYTES`` or the default."""
+    raw = os.environ.get(MAX_INPUT_ENV)
+    if raw is None:
+        return DEFAULT_MAX_INPUT_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UserError(f"{MAX_INPUT_ENV}: expected a whole number of bytes, got {raw!r}") from None
+    if value < 1:
+        raise UserError(f"{MAX_INPUT_ENV}: expected a positive number of bytes, got {value}")
+    return value
+
+
+class _Strict:
+    """Hooks for :func:`json.loads` that refuse what RFC 8259 or this project does not allow."""
+
+    @staticmethod
+    def pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                raise _Refused(f"duplicate key {key!r} in one object")
+            _refuse_surrogates(key)
+            if isinstance(value, str):
+                _refuse_surrogates(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, str):
+                        _refuse_surrogates(item)
+            result[key] = value
+        return result
+
+    @staticmethod
+    def constant(name: str) -> Any:
+        raise _Refused(f"{name} is not a JSON number")
+
+    @staticmethod
+    def real(literal: str) -> float:
+        value = float(literal)
+        if value in (float("inf"), float("-inf")):
+            raise _Refused(f"number {literal[:40]} is too large for a double")
+        return value
+
+
+class _Refused(ValueError):
+    """Raised inside the JSON hooks; turned into a located UserError by the caller."""
+
+
+def _refuse_surrogates(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused(f"string {text[:40]!r} holds a lone UTF-16 surrogate, which is not text") from None
+
+
+def parse_json(text: str | bytes, path: object, where: str | None = None) -> Any:
+    """Parse one JSON value strictly (see the module docstring).
+
+    ``path`` and ``where`` (e.g. ``"line 7"``) name the place in errors.
+    """
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        if isinstance(text, str) and text.startswith("\ufeff"):
+            text = text[1:]
+        value = json.loads(text, object_pairs_hook=_Strict.pairs, parse_constant=_Strict.constant, parse_float=_Strict.real)
+    except UnicodeDecodeError as error:
+        raise located(path, where, f"not UTF-8 text: {error.reason} at byte {error.start}") from None
+    except json.JSONDecodeError as error:
+        at = f"column {error.colno}" if where else f"line {error.lineno} column {error.colno}"
+        raise located(path, where, f"malformed JSON at {at}: {error.msg}") from None
+    except _Refused as error:
+        raise located(path, where, str(error)) from None
+    except ValueError as error:  # e.g. an integer literal of more digits than Python converts
+        raise located(path, where, f"cannot read a JSON value: {error}") from None
+    except RecursionError:
+        raise located(path, where, "JSON nested too deeply to read (no pyverify format nests more than a few levels)") from None
+    if isinstance(value, str):
+        _check_top_string(value, path, where)
+    return value
+
+
+def _check_top_string(value: str, path: object, where: str | None) -> None:
+    try:
+        _refuse_surrogates(value)
+    except _Refused as error:
+        raise located(path, where, str(error)) from None
+
+
+def open_input(path: str | Path) -> BinaryIO:
+    """Open a file for reading, refusing directories and device files with one line.
+
+    Regular files, pipes and sockets are accepted (a pipe is how a stream
+    arrives); character and block devices (``/dev/zero``, a disk) are not.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise located(path, None, "no such file") from None
+    except OSError as error:
+        raise located(path, None, f"cannot read: {error.strerror or error}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise located(path, None, "is a directory, expected a file")
+    if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode):
+        raise located(path, None, "is a device, not a file")
+    try:
+        return open(path, "rb")
+    except OSError as error:
+        raise located(path, None, f"cannot read: {error.strerror or error}") from None
+
+
+def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> bytes:
+    """All of ``handle``, or one line of error if it holds more than ``limit`` bytes."""
+    limit = max_input_bytes() if limit is None else limit
+    try:
+        data = handle.read(limit + 1)
+    except OSError as error:
+        raise located(path, None, f"cannot read: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise located(path, None, f"larger than the input limit of {limit} bytes (set {MAX_INPUT_ENV} to raise it)")
+    return data
+
+
+def read_json(path: str | Path) -> Any:
+    """Read and strictly parse one JSON document from a file, with the size bound."""
+    with open_input(path) as handle:
+        data = read_bounded(handle, path)
+    return parse_json(data, path)
+
+
+def iter_lines(handle: BinaryIO, path: object) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, raw_line)`` with a bound on each line and on the total.
+
+    A line longer than :data:`MAX_LINE_BYTES` (``/dev/zero`` through a pipe is
+    one endless line) or a stream longer than :func:`max_input_bytes` stops
+    with one line of error naming where.
+    """
+    total_limit = max_input_bytes()
+    total = 0
+    number = 0
+    while True:
+        try:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+        except OSError as error:
+            raise located(path, f"line {number + 1}", f"cannot read: {error.strerror or error}") from None
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise located(path, f"line {number}", f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace")
+        total += len(raw)
+        if total > total_limit:
+            raise located(path, f"line {number}", f"input is larger than the limit of {total_limit} bytes (set {MAX_INPUT_ENV} to raise it)")
+        yield number, raw
+
+
+__all__ = [
+    "DEFAULT_MAX_INPUT_BYTES",
+    "MAX_INPUT_ENV",
+    "MAX_LINE_BYTES",
+    "iter_lines",
+    "max_input_bytes",
+    "open_input",
+    "parse_json",
+    "read_bounded",
+    "read_json",
+]
