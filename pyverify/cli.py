@@ -3,9 +3,13 @@
 Each subcommand family is a module in :mod:`pyverify.commands` with a
 ``register(subparsers)`` function that adds its parser and sets
 ``func`` to a handler ``handler(args) -> int``. This module only assembles
-them and turns :class:`~pyverify.errors.UserError` into one line on stderr
-with exit status 2 (bad input), and :class:`~pyverify.errors.CheckFailed` into
-one line with exit status 1 (a check that ran and failed).
+them and turns failures into one line on stderr:
+
+* :class:`~pyverify.errors.UserError` (bad input): exit status 2;
+* :class:`~pyverify.errors.CheckFailed` (a check that ran and failed): 1;
+* an operating-system error (a full disk, a read-only folder): 2, naming the file;
+* Ctrl-C: 130; SIGTERM: 143. Both unwind normally, so every command's
+  clean-up runs and no partial output is left behind.
 """
 
 from __future__ import annotations
@@ -13,10 +17,36 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 from pyverify import __version__
 from pyverify.errors import CheckFailed, UserError
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that clean-up runs as for Ctrl-C."""
+
+
+@contextmanager
+def terminate_unwinds() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated` instead of killing the process at once."""
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (e.g. called from a test runner's worker)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
 
 def command_modules() -> list:
     """Every module in :mod:`pyverify.commands` that defines ``register``.
@@ -52,21 +82,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except UserError as error:
-        print(f"pyverify: error: {error}", file=sys.stderr)
-        return 2
-    except CheckFailed as failure:
-        print(f"pyverify: refused: {failure}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("pyverify: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
+    with terminate_unwinds():
+        try:
+            args = build_parser().parse_args(argv)
+            return int(args.func(args) or 0)
+        except UserError as error:
+            print(f"pyverify: error: {error}", file=sys.stderr)
+            return 2
+        except CheckFailed as failure:
+            print(f"pyverify: refused: {failure}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("pyverify: interrupted; nothing partial was left behind", file=sys.stderr)
+            return 130
+        except Terminated:
+            print("pyverify: terminated; nothing partial was left behind", file=sys.stderr)
+            return 143
+        except BrokenPipeError:
+            return 0
+        except OSError as error:  # the machine said no: a full disk, a read-only folder
+            where = f"{error.filename}: " if getattr(error, "filename", None) else ""
+            print(f"pyverify: error: {where}{error.strerror or error}", file=sys.stderr)
+            return 2
+        except RecursionError:
+            print("pyverify: error: input nested too deeply to process", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -1,48 +1,156 @@
-"""Atomic file writing: a reader never sees a half-written output file.
+"""Writing files without ever losing one: checks before the work, atomic writes after it.
 
 Every output (instance, certificate, chart, report) is written to a temporary
 file in the destination directory and then renamed over the target, so a
-failure part-way leaves no partial file behind.
+failure part-way (an error, Ctrl-C, SIGTERM, a full disk) leaves no partial
+file behind and the previous file, if any, untouched.
+
+Commands check their targets *before* the work (:func:`check_output_file`),
+so a target that cannot be written (a directory, a symbolic link, a read-only
+folder) is refused in one line at once rather than after minutes of solving.
+A command that writes several files (a chart as PNG and SVG) writes them as
+a set (:func:`atomic_outputs`): all are complete before any is renamed into
+place.
+
+Directories (``audit -o``) have their own rules in :mod:`pyverify.outdir`.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
+
+from pyverify.errors import UserError, located
 
 
-@contextmanager
-def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
-    """Yield a temporary path beside ``target``; rename it onto ``target`` on success.
+def nearest_existing_folder(path: Path) -> Path:
+    """The closest ancestor of ``path`` that exists (where new folders would be made)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
-    On any exception the temporary file is removed and ``target`` is untouched.
-    ``suffix`` lets tools that infer a format from the file name (matplotlib)
-    see the right extension.
+
+def check_output_file(target: str | os.PathLike[str]) -> Path:
+    """Refuse, before any work, an output file that cannot be written safely.
+
+    Refused: a directory, a symbolic link (replacing it would silently turn the
+    user's link into a file), a device, and a target whose folder (or nearest
+    existing ancestor) is not a writable directory.
     """
     target = Path(target)
-    directory = target.parent if str(target.parent) else Path(".")
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or target.suffix, dir=directory)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    if target.is_symlink():
+        raise located(target, None, "is a symbolic link; name the file itself")
+    if target.exists():
+        if target.is_dir():
+            raise located(target, None, "is a directory, expected a file name to write")
+        if not target.is_file():
+            raise located(target, None, "exists and is not a regular file")
+    folder = nearest_existing_folder(target)
+    if not folder.is_dir():
+        raise located(target, None, f"cannot be written: {folder} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise located(target, None, f"cannot be written: the folder {folder} is read-only")
+    return target
+
+
+#: Temporaries end in this suffix and carry their writer's process id, so a
+#: later run can remove those whose writer was killed (SIGKILL cannot be caught).
+PART_SUFFIX = ".part"
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this machine."""
     try:
-        yield tmp
-        # mkstemp creates the file 0600; give it the mode a plain open() would.
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_temporaries(target: Path) -> None:
+    """Remove ``.NAME.PID.*.part`` temporaries of ``target`` left by killed runs."""
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        return
+    for leftover in folder.glob(f".{glob_escape(target.name)}.*{PART_SUFFIX}"):
+        pid_text = leftover.name[len(target.name) + 2:].split(".", 1)[0]
+        if pid_text.isdigit() and not process_alive(int(pid_text)) and leftover.is_file() and not leftover.is_symlink():
+            leftover.unlink(missing_ok=True)
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters escaped."""
+    import glob
+
+    return glob.escape(name)
 
 
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def _write_error(target: Path, error: OSError) -> UserError:
+    if error.errno == errno.ENOSPC:
+        return located(target, None, "cannot write: no space left on device (nothing was written)")
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return located(target, None, "cannot write: permission denied (nothing was written)")
+    return located(target, None, f"cannot write: {error.strerror or error} (nothing was written)")
+
+
+@contextmanager
+def atomic_outputs(targets: Sequence[str | os.PathLike[str]]) -> Iterator[list[Path]]:
+    """Yield one temporary path per target; rename them all into place on success.
+
+    The temporaries sit beside their targets (same file system, so the rename
+    is atomic) and carry the target's suffix, for tools that infer a format
+    from the name (matplotlib). On any exception, every temporary is removed
+    and every target is untouched. An OSError (full disk, read-only folder)
+    becomes one line naming the target.
+    """
+    paths = [Path(target) for target in targets]
+    temporaries: list[Path] = []
+    try:
+        for target in paths:
+            check_output_file(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            sweep_stale_temporaries(target)
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=PART_SUFFIX, dir=target.parent)
+            os.close(fd)
+            temporaries.append(Path(name))
+        yield list(temporaries)
+        mode = 0o666 & ~_umask()  # mkstemp makes 0600; give the mode a plain open() would
+        for tmp in temporaries:
+            os.chmod(tmp, mode)
+        for tmp, target in zip(temporaries, paths):
+            os.replace(tmp, target)
+    except OSError as error:
+        for tmp in temporaries:
+            tmp.unlink(missing_ok=True)
+        failed = Path(error.filename) if getattr(error, "filename", None) else paths[0]
+        target = next((t for tmp, t in zip(temporaries, paths) if tmp == failed), failed)
+        raise _write_error(target, error) from None
+    except BaseException:
+        for tmp in temporaries:
+            tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
+    """One-target form of :func:`atomic_outputs`."""
+    del suffix  # the temporary always ends in the target's suffix + ".part"
+    with atomic_outputs([target]) as (tmp,):
+        yield tmp
 
 
 def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:

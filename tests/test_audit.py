@@ -23,6 +23,7 @@ def audit_dir(tmp_path_factory):
 def test_report_directory_has_everything(audit_dir):
     files = sorted(str(p.relative_to(audit_dir)) for p in audit_dir.rglob("*") if p.is_file())
     assert files == [
+        ".pyverify-output.json",  # the marker that lets a later audit replace this directory
         "certificates/lab-512x32x16.per-host.json",
         "certificates/lab-512x32x16.pooled.json",
         "report.html",
@@ -73,7 +74,9 @@ def test_bad_instance_leaves_no_report(tmp_path, capsys):
 
 def test_rerun_replaces_the_old_report(tmp_path):
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "stale.txt").write_text("old")
-    assert main(["audit", str(LAB_INSTANCE), "-o", str(out), "--registry", str(REPO / "lean" / "theorems.json")]) == 0
+    registry = str(REPO / "lean" / "theorems.json")
+    assert main(["audit", str(LAB_INSTANCE), "-o", str(out), "--registry", registry]) == 0
+    (out / "stale.txt").write_text("old")  # inside a report pyverify made: replaced with it
+    assert main(["audit", str(LAB_INSTANCE), "-o", str(out), "--registry", registry]) == 0
     assert not (out / "stale.txt").exists() and (out / "report.md").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside it

@@ -79,6 +79,9 @@ def solve(problem: Problem, time_limit: float | None = None, workers: int = 2, h
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
+    # OR-Tools installs its own SIGINT handler by default and leaves Python's
+    # removed after the solve, so Ctrl-C would kill pyverify without cleanup.
+    solver.parameters.catch_sigint_signal = False
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
     status = solver.solve(model)

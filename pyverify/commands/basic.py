@@ -6,7 +6,7 @@ import argparse
 import json
 from contextlib import contextmanager
 
-from pyverify.commands.argtypes import positive_int
+from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
@@ -20,12 +20,21 @@ ORDER = 10
 
 
 def fleet_list(text: str) -> list[int]:
-    """Parse ``2,4,8,16`` into fleet sizes (positive, no repeats)."""
-    sizes = [positive_int(part.strip()) for part in text.split(",") if part.strip()]
+    """Parse ``2,4,8,16`` into fleet sizes (1 .. MAX_FLEET, no repeats)."""
+    return _number_list(text, fleet_size, "fleet sizes, such as 2,4,8,16")
+
+
+def capacity_list(text: str) -> list[int]:
+    """Parse ``64,128,256`` into capacities (positive, no repeats)."""
+    return _number_list(text, positive_int, "capacities, such as 64,128,256")
+
+
+def _number_list(text: str, parse, what: str) -> list[int]:
+    sizes = [parse(part.strip()) for part in text.split(",") if part.strip()]
     if not sizes:
-        raise argparse.ArgumentTypeError("expected a comma-separated list of fleet sizes, such as 2,4,8,16")
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {what}")
     if len(set(sizes)) != len(sizes):
-        raise argparse.ArgumentTypeError(f"fleet sizes repeat in {text!r}")
+        raise argparse.ArgumentTypeError(f"values repeat in {text!r}")
     return sizes
 
 
@@ -95,7 +104,7 @@ def register(subparsers) -> None:
     sim.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
     sim.add_argument("--routing", choices=sorted(POLICIES), default="given",
                      help="how requests reach hosts (default: given, the instance's own routing)")
-    sim.add_argument("--fleet", type=positive_int, help="fleet size for the routing policy (default: the instance's hosts)")
+    sim.add_argument("--fleet", type=fleet_size, help="fleet size for the routing policy (default: the instance's hosts)")
     sim.add_argument("--capacity", type=positive_int, help="blocks each cache holds (default: no limit)")
     sim.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
     add_routing_options(sim)
@@ -127,7 +136,7 @@ def register(subparsers) -> None:
                           help="tokens each host caches, rounded down to whole blocks of the instance's block size")
     sw.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
     add_routing_options(sw)
-    sw.add_argument("--chart", metavar="PATH", help="write the hit-rate chart (.png, .svg, or a stem for both)")
+    sw.add_argument("--chart", type=chart_path, metavar="PATH", help="write the hit-rate chart (.png, .svg, or a stem for both)")
     sw.add_argument("--json", action="store_true", help="machine-readable output")
     sw.set_defaults(func=run_sweep)
 

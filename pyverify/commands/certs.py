@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from pyverify.commands.argtypes import positive_int, positive_seconds
+from pyverify.commands.argtypes import output_file, positive_int, positive_seconds
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
 
@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     cert.add_argument("--greedy", metavar="POLICIES",
                       help="comma-separated greedy policies to record (lru, most-frequent; default: both when capacitated, none otherwise)")
     cert.add_argument("--no-z3", action="store_true", help="skip the Z3 confirmation (the certificate then cannot be OPTIMAL)")
-    cert.add_argument("-o", "--output", metavar="PATH", help="write the certificate here (checked by `pyverify verify` first)")
+    cert.add_argument("-o", "--output", type=output_file, metavar="PATH", help="write the certificate here (checked by `pyverify verify` first)")
     cert.add_argument("--json", action="store_true", help="print the summary as JSON")
     cert.set_defaults(func=run_certify)
 
@@ -120,7 +120,17 @@ def run_certify(args) -> int:
 def run_verify(args) -> int:
     from pyverify.trusted.check import verify
 
-    return verify(args.certificate, args.instance)
+    failures: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        if line.startswith("FAILED"):
+            failures.append(line)
+
+    status = verify(args.certificate, args.instance, say)
+    if status != 0 and failures:  # the verdict also on stderr, where scripts look for it
+        print(f"pyverify: refused: {args.certificate}: {failures[-1]}", file=sys.stderr)
+    return status
 
 
 def run_bounded_check(args) -> int:

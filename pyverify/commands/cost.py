@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyverify.reports.charts import chart_targets
-from pyverify.commands.argtypes import positive_int
+from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.commands.basic import about_file, add_routing_options, print_json
 from pyverify.cost.estimate import (
     LEAVES_OUT,
@@ -57,7 +57,7 @@ def register(subparsers) -> None:
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="set a model parameter (repeatable); see the list above")
     parser.add_argument("--sweep", metavar="NAME=LO:HI:STEPS", help="vary one parameter over STEPS evenly spaced values and report how the conclusion changes")
-    parser.add_argument("--fleet", type=positive_int,
+    parser.add_argument("--fleet", type=fleet_size,
                         help=f"fleet size (default: the instance's hosts; {DEFAULT_TRACE_FLEET} for an input without routing, as in the Mooncake paper)")
     parser.add_argument("--routing", choices=sorted(POLICIES),
                         help="routing policy (default: the instance's own routing, folded onto a smaller --fleet; round-robin for an input without one)")
@@ -66,7 +66,7 @@ def register(subparsers) -> None:
     parser.add_argument("--pool-capacity", type=positive_int,
                         help="blocks the pool holds (default: capacity x fleet, the hosts' memory pooled; no limit without --capacity)")
     parser.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
-    parser.add_argument("--chart", metavar="PATH", help="write the chart (.png, .svg, or a stem for both)")
+    parser.add_argument("--chart", type=chart_path, metavar="PATH", help="write the chart (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run_cost)
 

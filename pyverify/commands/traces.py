@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from pyverify.reports.charts import mrc_chart
-from pyverify.commands.argtypes import positive_int
-from pyverify.commands.basic import about_file, add_routing_options, fleet_list, print_json
+from pyverify.commands.argtypes import chart_path, fleet_size, output_file, positive_int
+from pyverify.commands.basic import about_file, add_routing_options, capacity_list, print_json
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
 from pyverify.inputs.load import load_input
@@ -35,8 +35,8 @@ def register(subparsers) -> None:
         ),
     )
     imp.add_argument("trace", help="Mooncake .jsonl trace")
-    imp.add_argument("-o", "--output", required=True, metavar="INSTANCE", help="instance JSON file to write")
-    imp.add_argument("--hosts", type=positive_int, default=1, help="fleet size recorded in the instance (default: 1; traces carry no routing)")
+    imp.add_argument("-o", "--output", type=output_file, required=True, metavar="INSTANCE", help="instance JSON file to write")
+    imp.add_argument("--hosts", type=fleet_size, default=1, help="fleet size recorded in the instance (default: 1; traces carry no routing)")
     imp.add_argument("--name", help="instance name (default: the trace file's stem)")
     imp.add_argument("--allow-unsorted", action="store_true", help="accept decreasing timestamps with a warning")
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
@@ -55,14 +55,14 @@ def register(subparsers) -> None:
     )
     mrc.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
     mrc.add_argument("--model", choices=(POOLED, PER_HOST), default=POOLED, help="one pooled cache (default) or one per host")
-    mrc.add_argument("--fleet", type=positive_int, help="fleet size for per-host (default: the instance's hosts, or 16 for a trace)")
+    mrc.add_argument("--fleet", type=fleet_size, help="fleet size for per-host (default: the instance's hosts, or 16 for a trace)")
     mrc.add_argument("--routing", choices=sorted(POLICIES), help="static routing policy for per-host")
     add_routing_options(mrc)
-    mrc.add_argument("--capacities", type=fleet_list, metavar="C1,C2,...",
+    mrc.add_argument("--capacities", type=capacity_list, metavar="C1,C2,...",
                      help="capacities (blocks per cache) to print (default: about 10 per decade from 1 block to the capacity that reaches the ceiling)")
     mrc.add_argument("--verify", action="store_true",
                      help="also replay pyverify.sim.simulate's LRU at each printed capacity and report agreement (exit 1 on any difference)")
-    mrc.add_argument("--chart", metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
+    mrc.add_argument("--chart", type=chart_path, metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
     mrc.set_defaults(func=run_mrc)
 

@@ -6,6 +6,7 @@ import json
 
 import networkx as nx
 
+from pyverify.commands.argtypes import chart_path
 from pyverify.reports.charts import save_figure
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
@@ -20,7 +21,7 @@ MAX_DRAWN_NODES = 200
 def register(subparsers) -> None:
     parser = subparsers.add_parser("tree", help="the prefix tree of an instance: size, depth, branching; draw small ones")
     parser.add_argument("instance", help="instance JSON file")
-    parser.add_argument("--draw", metavar="PATH", help=f"draw the tree (.png, .svg, or a stem for both; at most {MAX_DRAWN_NODES} blocks)")
+    parser.add_argument("--draw", type=chart_path, metavar="PATH", help=f"draw the tree (.png, .svg, or a stem for both; at most {MAX_DRAWN_NODES} blocks)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run_tree)
 

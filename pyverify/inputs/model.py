@@ -270,6 +270,17 @@ def distinct_blocks(chains: Iterable[Sequence[int]]) -> set[int]:
     return {block for chain in chains for block in chain}
 
 
+def safe_file_stem(name: str, sha256: str) -> str:
+    """A file-name stem made from an instance's name: only ``[A-Za-z0-9._-]``, never hidden, never a path.
+
+    The name comes from a user's file, so it is never used as a path as it is
+    (a name like ``../../x`` must not steer where pyverify writes). Falls back
+    to the first 12 hex digits of the instance's SHA-256 when nothing is left.
+    """
+    stem = "".join(char if char.isascii() and (char.isalnum() or char in "._-") else "_" for char in name)[:80].lstrip(".")
+    return stem or sha256[:12]
+
+
 def require_routing(instance: Instance, path: str | Path = "<instance>") -> tuple[int, ...]:
     """The instance's own routing, or a UserError if it gives none."""
     if instance.routing is None:
@@ -295,5 +306,6 @@ __all__ = [
     "prefix_tree",
     "read_json",
     "require_routing",
+    "safe_file_stem",
     "validate_schema",
 ]

@@ -20,8 +20,6 @@ so a failed audit leaves no partial report.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +29,8 @@ from pyverify import __version__
 from pyverify.lean.bridge import check_registry_against_lean, link_certificate, load_registry
 from pyverify.errors import CheckFailed, located
 from pyverify.inputs.load import load_input
-from pyverify.inputs.model import instance_sha256
+from pyverify.inputs.model import instance_sha256, safe_file_stem
+from pyverify.outdir import MARKER, StagedDirectory
 from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
 from pyverify.sim.routing import default_policy
 from pyverify.sim.sweep import default_fleets_for, sweep
@@ -76,11 +75,8 @@ def run_audit(
 
     audit = Audit(instance_path, registry_path, time_limit)
     output = Path(output)
-    if output.exists() and not output.is_dir():
-        raise located(output, None, "exists and is not a directory")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
-    try:
+    with StagedDirectory(output, "audit") as stage:
+        staging = stage.path
         advance("validate")
         instance = audit.timed("validate", lambda: load_input(instance_path),
                                lambda i: f"{i.n_requests} requests, {i.n_references} block references, {i.hosts} hosts, prefix-closed")
@@ -104,7 +100,7 @@ def run_audit(
             done = {}
             for model in models:
                 result = certify(instance, model, None, time_limit, [], use_z3=True, instance_path=instance_path)
-                cert_paths[model] = cert_dir / f"{instance.name}.{model}.json"
+                cert_paths[model] = cert_dir / f"{safe_file_stem(instance.name, digest)}.{model}.json"
                 write_certificate(result.certificate, cert_paths[model], instance_path)
                 done[model] = result.certificate
             return done
@@ -152,23 +148,8 @@ def run_audit(
         (staging / "report.md").write_text(markdown, encoding="utf-8")
         (staging / "report.html").write_text(markdown_to_html(markdown, f"pyverify audit: {instance.name}"), encoding="utf-8")
         (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        swap_into_place(staging, output)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        stage.commit()
     return summary
-
-
-def swap_into_place(staging: Path, output: Path) -> None:
-    """Replace ``output`` by ``staging`` (the old report is removed only once the new one is complete)."""
-    if output.exists():
-        old = output.with_name(f".{output.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        output.rename(old)
-        staging.rename(output)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        staging.rename(output)
 
 
 def build_summary(audit, instance, digest, rows, certificates, cert_paths, verified, lean, bridge, policy, staging) -> dict[str, Any]:
@@ -190,7 +171,8 @@ def build_summary(audit, instance, digest, rows, certificates, cert_paths, verif
                  "theorems": [{"name": t.name, "axioms": t.axioms} for t in lean.theorems], "seconds": round(lean.seconds, 3)},
         "bridge": bridge.to_json(),
         "steps": [{"step": s.name, "seconds": round(s.seconds, 3), "result": s.result} for s in audit.steps],
-        "files": sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file()) + ["report.md", "report.html", "summary.json"],
+        "files": sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file() and p.name != MARKER)
+                 + ["report.md", "report.html", "summary.json"],
     }
 
 

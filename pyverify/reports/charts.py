@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 from pyverify.errors import UserError
-from pyverify.fileio import atomic_path
+from pyverify.fileio import atomic_outputs, check_output_file
 
 CHART_SUFFIXES = (".png", ".svg")
 
@@ -23,12 +23,16 @@ def chart_targets(path: str | Path) -> list[Path]:
 
 def save_figure(figure, path: str | Path) -> list[Path]:
     """Write ``figure`` atomically to every target of ``path``; return the files written."""
-    written = []
-    for target in chart_targets(path):
-        with atomic_path(target, suffix=target.suffix) as tmp:
+    targets = chart_targets(path)
+    with atomic_outputs(targets) as temporaries:  # PNG and SVG land together or not at all
+        for tmp, target in zip(temporaries, targets):
             figure.savefig(tmp, format=target.suffix[1:], dpi=150, bbox_inches="tight")
-        written.append(target)
-    return written
+    return targets
+
+
+def check_chart_targets(path: str | Path) -> list[Path]:
+    """Refuse, before any work, a chart path whose files cannot be written (see :func:`check_output_file`)."""
+    return [check_output_file(target) for target in chart_targets(path)]
 
 
 def fleet_sweep_chart(rows: Sequence, path: str | Path, title: str) -> list[Path]:
