@@ -186,7 +186,8 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
         "",
     ]
     if instance.description:
-        parts += [f"> {instance.description}", ""]
+        quoted = " ".join(instance.description.split())  # one line, so the whole quotation stays a quotation
+        parts += ["The instance file describes itself as (quoted):", "", f"> {quoted}", ""]
     parts += ["## Summary", ""]
     for model, cert in certs.items():
         parts.append(

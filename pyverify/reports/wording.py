@@ -10,7 +10,11 @@ of optimality at every scale. So in anything pyverify generates for people:
   instance" (or "this instance only").
 
 General facts are worded without those words ("no demand cache misses fewer
-times than ..."), so the rule needs no exceptions.
+times than ..."), so the rule needs no exceptions in pyverify's own text.
+
+Quotations are not pyverify's claims: a Markdown blockquote line (``> ...``)
+reproduces the user's own words (an instance file's description) and is left
+out of the check. Reports put nothing but such quotations in blockquotes.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def sentences(text: str) -> list[str]:
-    return [part.strip() for part in SENTENCE_END.split(text) if part.strip()]
+    """The sentences of ``text``, leaving out quoted (``>``) lines."""
+    own = "\n".join(line for line in text.split("\n") if not line.lstrip().startswith(">"))
+    return [part.strip() for part in SENTENCE_END.split(own) if part.strip()]
 
 
 def overclaims(text: str) -> list[str]:

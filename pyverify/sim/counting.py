@@ -78,6 +78,10 @@ def per_host_misses(ids: np.ndarray, hosts: np.ndarray, fleet_size: int) -> int:
     if hosts.shape != ids.shape:
         raise ValueError("hosts must give one host per reference")
     ids, universe = dense_ids(ids)
+    if universe * fleet_size > DENSE_FACTOR * ids.size + 1024:
+        # A bitmap of every (host, id) pair would dwarf the trace (a big fleet
+        # over few references): count the distinct keys by sorting instead.
+        return int(np.unique(ids.astype(np.int64) * fleet_size + hosts).size)
     seen = np.zeros(universe * fleet_size, dtype=bool)
     for start in range(0, ids.size, CHUNK):
         key = ids[start:start + CHUNK].astype(np.int64) * fleet_size
