@@ -1,0 +1,348 @@
+"""Fault injection for every command that writes: kills, full disks, read-only folders, links, folders in the way.
+
+The promise under test (see ``pyverify/fileio.py`` and ``pyverify/outdir.py``):
+nothing of the user's is ever lost, nothing partial is left behind, and every
+refusal is one line with exit status 2 (130 for Ctrl-C, 143 for SIGTERM).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pyverify.cli import main
+from pyverify.outdir import MARKER, StagedDirectory, recover
+
+from ..conftest import LAB_INSTANCE, REPO
+from ..helpers import run_cli
+from .conftest import SCALE, record
+
+REGISTRY = str(REPO / "lean" / "theorems.json")
+SMALL = REPO / "instances" / "greedy-gap-30.json"
+
+# Every command that writes, with OUT standing for the path it writes.
+WRITERS = {
+    "audit": (["audit", str(LAB_INSTANCE), "-o", "OUT", "--registry", REGISTRY], "dir"),
+    "certify": (["certify", str(SMALL), "--model", "pooled", "-o", "OUT"], "file"),
+    "trace-import": (["trace", "import", "TRACE", "-o", "OUT"], "file"),
+    "sweep-chart": (["sweep", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
+    "mrc-chart": (["mrc", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
+    "cost-chart": (["cost", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
+    "tree-draw": (["tree", str(SMALL), "--draw", "OUT"], "chart"),
+}
+
+
+TINY_TRACE = ('{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}\n'
+              '{"timestamp": 1, "input_length": 700, "output_length": 1, "hash_ids": [1, 2, 3]}\n')
+
+
+@pytest.fixture(scope="module")
+def tiny_trace(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("trace") / "tiny.jsonl"
+    path.write_text(TINY_TRACE)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _trace_for_argv(tiny_trace, monkeypatch):
+    monkeypatch.setitem(globals(), "TRACE_PATH", str(tiny_trace))
+
+
+TRACE_PATH = ""
+
+
+def argv_for(command: str, out: Path) -> list[str]:
+    args, _ = WRITERS[command]
+    return [str(out) if a == "OUT" else TRACE_PATH if a == "TRACE" else a for a in args]
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every path under ``folder`` with its bytes (None for folders and links): what must not change."""
+    result = {}
+    for path in sorted(folder.rglob("*")):
+        key = str(path.relative_to(folder))
+        result[key] = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    return result
+
+
+def expect_one_line_refusal(capsys, argv, folder: Path, kind: str) -> None:
+    before = snapshot(folder)
+    status, out, err = run_cli(capsys, *argv)
+    ok = status == 2 and len(err.strip().splitlines()) == 1 and snapshot(folder) == before
+    record(kind, ok)
+    assert ok, (argv, status, err, out[-300:])
+
+
+# --- what stands at the target -------------------------------------------------
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_a_folder_of_the_users_in_the_way(capsys, tmp_path, command):
+    target = tmp_path / "mine"
+    target.mkdir()
+    (target / "precious.txt").write_text("keep me")
+    out = target if WRITERS[command][1] != "chart" else target  # a chart stem naming a folder: x.png is free
+    if WRITERS[command][1] == "chart":
+        (tmp_path / "mine.png").mkdir()  # the chart's own file name is taken by a folder
+    expect_one_line_refusal(capsys, argv_for(command, out), tmp_path, "folder in the way")
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_a_symbolic_link_at_the_target(capsys, tmp_path, command):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "precious.txt").write_text("keep me")
+    kind = WRITERS[command][1]
+    link = tmp_path / ("link" if kind != "chart" else "link.png")
+    link.symlink_to(real if kind == "dir" else real / "precious.txt")
+    expect_one_line_refusal(capsys, argv_for(command, link), tmp_path, "symbolic link")
+
+
+@pytest.mark.parametrize("name", [".", "..", "instances", "CHECKOUT"])
+def test_audit_never_replaces_a_folder_it_did_not_make(capsys, tmp_path, monkeypatch, name):
+    checkout = tmp_path / "checkout"
+    shutil.copytree(REPO / "instances", checkout / "instances")
+    (checkout / ".git").mkdir()
+    (checkout / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    monkeypatch.chdir(checkout)
+    target = str(checkout) if name == "CHECKOUT" else name
+    expect_one_line_refusal(capsys, ["audit", str(LAB_INSTANCE), "-o", target, "--registry", REGISTRY], tmp_path,
+                            "audit target not pyverify's")
+    # refused by the check before any work, not only by the last-moment check at the switch
+    status, _, err = run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", target, "--registry", REGISTRY)
+    assert "was not made by pyverify" in err or "current" in err
+
+
+def test_audit_replaces_its_own_report_and_an_empty_folder(capsys, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", str(empty), "--registry", REGISTRY)[0] == 0
+    assert (empty / MARKER).is_file() and (empty / "report.md").is_file()
+    assert run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", str(empty), "--registry", REGISTRY)[0] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
+    assert oct(empty.stat().st_mode & 0o777) != oct(0o700)  # readable like any folder the user makes
+
+
+def test_instance_names_never_steer_where_files_go(capsys, tmp_path):
+    """A name like ../../x is refused by the schema; a trace named oddly still writes inside the report."""
+    trace = tmp_path / "..evil name!.jsonl"
+    trace.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [1]}\n')
+    out = tmp_path / "report"
+    status, _, err = run_cli(capsys, "audit", str(trace), "-o", str(out), "--registry", REGISTRY)
+    assert status == 0, err
+    written = [p for p in tmp_path.rglob("*.json") if out not in p.parents]
+    assert written == []
+    assert sorted(p.name for p in (out / "certificates").iterdir()) == ["evil_name_.pooled.json"]
+
+
+# --- read-only and full file systems (real mounts where the machine allows them) ---
+
+
+def mount_tmpfs(where: Path, options: str) -> bool:
+    where.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
+    return result.returncode == 0
+
+
+def unmount(where: Path) -> None:
+    subprocess.run(["umount", str(where)], capture_output=True)
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_read_only_folder(capsys, tmp_path, command):
+    folder = tmp_path / "ro"
+    if not mount_tmpfs(folder, "ro,size=64k"):
+        pytest.skip("cannot mount a read-only tmpfs here (needs root)")
+    try:
+        kind = WRITERS[command][1]
+        expect_one_line_refusal(capsys, argv_for(command, folder / ("out" if kind != "file" else "out.json")), tmp_path,
+                                "read-only folder")
+    finally:
+        unmount(folder)
+
+
+def fill(path: Path) -> None:
+    """Write until the file system says it is full."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"x" * 512):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_full_disk(capsys, tmp_path, command):
+    folder = tmp_path / "full"
+    if not mount_tmpfs(folder, "size=8k"):
+        pytest.skip("cannot mount a tiny tmpfs here (needs root)")
+    try:
+        fill(folder / "filler")
+        before = snapshot(folder)
+        kind = WRITERS[command][1]
+        status, out, err = run_cli(capsys, *argv_for(command, folder / ("out" if kind != "file" else "out.json")))
+        leftovers = set(snapshot(folder)) - set(before)
+        ok = status == 2 and len(err.strip().splitlines()) == 1 and not leftovers
+        record("full disk", ok)
+        assert ok, (status, err, leftovers)
+    finally:
+        unmount(folder)
+
+
+@pytest.mark.parametrize("command", ["sweep-chart", "certify", "trace-import"])
+def test_injected_write_failure_at_each_write(capsys, tmp_path, monkeypatch, command):
+    """ENOSPC at the first, second, ... write of a command: one line, and no file at all (PNG and SVG as a set)."""
+    import errno
+
+    import pyverify.fileio as fileio
+
+    real_chmod = fileio.os.chmod
+    for fail_at in range(1, 3):
+        out = tmp_path / f"try{fail_at}" / ("out.json" if WRITERS[command][1] == "file" else "out")
+        calls = [0]
+
+        def failing_chmod(path, mode, *args, **kwargs):
+            calls[0] += 1
+            if calls[0] == fail_at:
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            return real_chmod(path, mode, *args, **kwargs)
+
+        monkeypatch.setattr(fileio.os, "chmod", failing_chmod)
+        status, _, err = run_cli(capsys, *argv_for(command, out))
+        monkeypatch.setattr(fileio.os, "chmod", real_chmod)
+        if calls[0] < fail_at:
+            continue  # the command writes fewer files than that
+        leftovers = list(out.parent.iterdir()) if out.parent.exists() else []
+        ok = status == 2 and "no space left" in err and leftovers == [] and len(err.strip().splitlines()) == 1
+        record("injected write failure", ok)
+        assert ok, (fail_at, status, err, leftovers)
+
+
+# --- kills ---------------------------------------------------------------------------
+
+
+def start_audit(out: Path, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out), "--registry", REGISTRY],
+                            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def leftovers_beside(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir() if p.name != out.name and p.name.startswith(f".{out.name}."))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_audit_leaves_nothing_and_keeps_the_old_report(tmp_path, signum):
+    out = tmp_path / "report"
+    delays = [0.4, 1.5, 3.0][: 3 * SCALE]
+    for index, delay in enumerate(delays):
+        keep_old = index % 2 == 1
+        if keep_old and not out.exists():
+            assert subprocess.run([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out),
+                                   "--registry", REGISTRY], cwd=tmp_path, capture_output=True).returncode == 0
+        old = snapshot(out) if out.exists() else None
+        process = start_audit(out, tmp_path)
+        time.sleep(delay)
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=120)
+        finished = process.returncode == 0
+        expected_status = 130 if signum == signal.SIGINT else 143
+        ok = (finished or (process.returncode == expected_status and "Traceback" not in err
+                           and len(err.strip().splitlines()) == 1))
+        ok = ok and leftovers_beside(out) == []
+        if not finished:
+            ok = ok and ((old is None and not out.exists()) or (old is not None and snapshot(out) == old))
+        record(f"kill ({signal.Signals(signum).name})", ok)
+        assert ok, (delay, process.returncode, err, leftovers_beside(out))
+
+
+def test_sigkill_leaves_staging_that_the_next_run_removes(tmp_path):
+    out = tmp_path / "report"
+    for delay in [0.5, 2.0][: 2 * SCALE]:
+        process = start_audit(out, tmp_path)
+        time.sleep(delay)
+        process.kill()
+        process.communicate(timeout=60)
+        result = subprocess.run([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out), "--registry", REGISTRY],
+                                cwd=tmp_path, capture_output=True, text=True)
+        ok = result.returncode == 0 and leftovers_beside(out) == [] and (out / "report.md").is_file()
+        record("kill (SIGKILL) then rerun", ok)
+        assert ok, (result.stderr, leftovers_beside(out))
+
+
+def test_killed_chart_writer_leaves_a_temporary_the_next_run_removes(capsys, tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    stale = tmp_path / f".mrc.png.{pid}.abcd.part"
+    stale.write_bytes(b"half a png")
+    status, _, _ = run_cli(capsys, "mrc", str(LAB_INSTANCE), "--chart", str(tmp_path / "mrc.png"))
+    assert status == 0 and not stale.exists() and (tmp_path / "mrc.png").is_file()
+
+
+# --- the switch itself -------------------------------------------------------------------
+
+
+def dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout)
+
+
+def fake_report(path: Path, text: str, complete: bool = True) -> None:
+    path.mkdir()
+    (path / MARKER).write_text(json.dumps({"tool": "pyverify", "kind": "audit", "complete": complete}))
+    (path / "report.md").write_text(text)
+
+
+def test_switch_interrupted_between_renames_is_finished_by_the_next_run(tmp_path):
+    pid = dead_pid()
+    fake_report(tmp_path / f".out.pyverify-old.{pid}.aaaa", "old")
+    fake_report(tmp_path / f".out.pyverify-staging.{pid}.bbbb", "new", complete=True)
+    said = []
+    recover(tmp_path / "out", said.append)
+    assert (tmp_path / "out" / "report.md").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and "finished" in said[0]
+
+
+def test_switch_interrupted_before_the_new_report_was_complete_restores_the_old(tmp_path):
+    pid = dead_pid()
+    fake_report(tmp_path / f".out.pyverify-old.{pid}.aaaa", "old")
+    fake_report(tmp_path / f".out.pyverify-staging.{pid}.bbbb", "half", complete=False)
+    said = []
+    recover(tmp_path / "out", said.append)
+    assert (tmp_path / "out" / "report.md").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and "restored" in said[0]
+
+
+def test_fallback_switch_without_renameat2(tmp_path, monkeypatch):
+    import pyverify.outdir as outdir
+
+    monkeypatch.setattr(outdir, "_exchange", lambda a, b: False)
+    target = tmp_path / "out"
+    for text in ("first", "second"):
+        with StagedDirectory(target, "test") as stage:
+            (stage.path / "report.md").write_text(text)
+            stage.commit()
+    assert (target / "report.md").read_text() == "second"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_concurrent_audits_into_one_folder(tmp_path):
+    out = tmp_path / "report"
+    for _ in range(2 * SCALE):
+        processes = [start_audit(out, tmp_path) for _ in range(2)]
+        results = [p.communicate(timeout=300) for p in processes]
+        statuses = [p.returncode for p in processes]
+        ok = all(s == 0 for s in statuses) and leftovers_beside(out) == [] and (out / "summary.json").is_file()
+        ok = ok and json.loads((out / "summary.json").read_text())["format"] == "pyverify.audit/1"
+        record("concurrent audits", ok)
+        assert ok, (statuses, [r[1][-300:] for r in results], leftovers_beside(out))
