@@ -80,3 +80,34 @@ def test_rerun_replaces_the_old_report(tmp_path):
     assert main(["audit", str(LAB_INSTANCE), "-o", str(out), "--registry", registry]) == 0
     assert not (out / "stale.txt").exists() and (out / "report.md").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside it
+
+
+def test_html_report_shows_each_lean_statement_as_a_code_block(audit_dir):
+    """Each theorem's statement is its own <pre> block in report.html (not run into the text around it)."""
+    from html.parser import HTMLParser
+
+    class Blocks(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.depth, self.pre = 0, []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "pre":
+                self.depth += 1
+                self.pre.append("")
+
+        def handle_endtag(self, tag):
+            if tag == "pre":
+                self.depth -= 1
+
+        def handle_data(self, data):
+            if self.depth:
+                self.pre[-1] += data
+
+    parser = Blocks()
+    parser.feed((audit_dir / "report.html").read_text())
+    summary = json.loads((audit_dir / "summary.json").read_text())
+    stated = [fact for entry in summary["bridge"]["certificates"] for fact in entry["general_fact"]]
+    assert stated
+    for fact in stated:
+        assert any(block.strip().startswith(f"{fact['theorem']} : ") for block in parser.pre), fact["theorem"]

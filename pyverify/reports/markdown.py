@@ -60,13 +60,16 @@ def instance_fact_markdown(entry: BridgeEntry) -> list[str]:
 def general_fact_markdown(entry: BridgeEntry) -> list[str]:
     lines = []
     for fact in entry.general_fact():
+        # Not a list item: Python-Markdown does not render a fenced block nested
+        # in a list, so each statement is a paragraph and a top-level code block.
         lines += [
-            f"- `{fact['theorem']}` ({fact['module']}): {fact['plain']}",
+            f"`{fact['theorem']}` ({fact['module']}): {fact['plain']}",
             "",
-            "  ```lean",
-            f"  {fact['theorem']} : {fact['statement']}",
-            "  ```",
-            f"  axioms: none; statement SHA-256 `{fact['statement_sha256']}`",
+            "```lean",
+            f"{fact['theorem']} : {fact['statement']}",
+            "```",
+            "",
+            f"Axioms: none. Statement SHA-256 `{fact['statement_sha256']}`.",
             "",
         ]
     return lines
