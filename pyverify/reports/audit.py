@@ -35,7 +35,8 @@ from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown,
 from pyverify.sim.routing import default_policy
 from pyverify.sim.sweep import default_fleets_for, sweep
 
-DEFAULT_INSTANCE = "instances/lab-512x32x16.json"
+DEFAULT_INSTANCE = "instances/lab-512x32x16.json"  # inside the checkout (pyverify.project)
+DEFAULT_REGISTRY = "lean/theorems.json"
 DEFAULT_OUTPUT = "audit-out"
 STEPS = ("validate", "sweep", "certify", "verify", "lean check", "bridge", "report")
 
@@ -52,37 +53,44 @@ class Audit:
     instance_path: str
     registry_path: Path
     time_limit: float
+    on_start: Callable[[str], None] = lambda name: None
+    on_done: Callable[[StepRecord], None] = lambda record: None
     steps: list[StepRecord] = field(default_factory=list)
 
     def timed(self, name: str, work: Callable[[], Any], describe: Callable[[Any], str]) -> Any:
+        self.on_start(name)
         started = time.perf_counter()
         value = work()
-        self.steps.append(StepRecord(name, time.perf_counter() - started, describe(value)))
+        record = StepRecord(name, time.perf_counter() - started, describe(value))
+        self.steps.append(record)
+        self.on_done(record)
         return value
 
 
 def run_audit(
     instance_path: str,
     output: Path,
-    registry_path: Path = Path("lean/theorems.json"),
+    registry_path: Path = Path(DEFAULT_REGISTRY),
     time_limit: float = 60.0,
-    advance: Callable[[str], None] = lambda step: None,
+    on_start: Callable[[str], None] = lambda name: None,
+    on_done: Callable[[StepRecord], None] = lambda record: None,
 ) -> dict[str, Any]:
-    """Run every step and write the report directory; return the summary."""
+    """Run every step and write the report directory; return the summary.
+
+    ``on_start(name)`` is called as each step (or sub-step, such as one
+    model's certificate) begins, ``on_done(record)`` as each step ends."""
     from pyverify.certify.certificate import certify, write_certificate
     from pyverify.trusted.check import verify_quiet
     from pyverify.lean.bridge import lean_check_for
 
-    audit = Audit(instance_path, registry_path, time_limit)
+    audit = Audit(instance_path, registry_path, time_limit, on_start, on_done)
     output = Path(output)
     with StagedDirectory(output, "audit") as stage:
         staging = stage.path
-        advance("validate")
         instance = audit.timed("validate", lambda: load_input(instance_path),
                                lambda i: f"{i.n_requests} requests, {i.n_references} block references, {i.hosts} hosts, prefix-closed")
         digest = instance_sha256(instance)
 
-        advance("sweep")
         policy = default_policy(instance)
         fleets = default_fleets_for(instance)
         rows = audit.timed("sweep", lambda: sweep(instance, fleets, policy),
@@ -91,7 +99,6 @@ def run_audit(
 
         fleet_sweep_chart(rows, staging / "sweep", title=f"{instance.name}: hit rate as the fleet grows (uncapacitated, {policy} routing)")
 
-        advance("certify")
         models = ["pooled"] + (["per-host"] if instance.routing is not None else [])
         cert_dir = staging / "certificates"
         cert_paths: dict[str, Path] = {}
@@ -99,6 +106,7 @@ def run_audit(
         def certify_all() -> dict[str, dict]:
             done = {}
             for model in models:
+                on_start(f"certify {model} (CP-SAT, then Z3)")
                 result = certify(instance, model, None, time_limit, [], use_z3=True, instance_path=instance_path)
                 cert_paths[model] = cert_dir / f"{safe_file_stem(instance.name, digest)}.{model}.json"
                 write_certificate(result.certificate, cert_paths[model], instance_path)
@@ -108,7 +116,6 @@ def run_audit(
         certificates = audit.timed("certify", certify_all,
                                    lambda c: "on this instance: " + "; ".join(f"{m} {cert['status']} {cert['objective']} (bound {cert['bound']})" for m, cert in c.items()))
 
-        advance("verify")
 
         def verify_all() -> dict[str, list[str]]:
             lines = {}
@@ -121,11 +128,9 @@ def run_audit(
 
         verified = audit.timed("verify", verify_all, lambda v: f"{len(v)} certificate(s) verified by the trusted checker")
 
-        advance("lean check")
         lean = audit.timed("lean check", lambda: lean_check_for(registry_path),
                            lambda r: (f"{len(r.modules)} modules, {len(r.theorems)} theorems, no axioms" if r.ok else f"FAILED: {r.failures[0]}"))
 
-        advance("bridge")
 
         def bridge_all():
             registry = load_registry(registry_path)
@@ -138,17 +143,19 @@ def run_audit(
         entries = audit.timed("bridge", bridge_all,
                               lambda e: ", ".join(f"{x.certificate_data['cache_model']['model']}: " + ("covered, agrees" if x.link.covered and x.link.agrees else "not covered") for x in e))
 
-        advance("report")
         from pyverify.lean.bridge import BridgeReport
 
         bridge = BridgeReport(str(registry_path), entries)
-        audit.steps.append(StepRecord("report", 0.0, "report.md, report.html, sweep.png/.svg, certificates/, summary.json"))
+        on_start("report")
+        report_record = StepRecord("report", 0.0, "report.md, report.html, sweep.png/.svg, certificates/, summary.json")
+        audit.steps.append(report_record)  # listed in the summary it is part of; timed below
         summary = build_summary(audit, instance, digest, rows, certificates, cert_paths, verified, lean, bridge, policy, staging)
         markdown = render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary)
         (staging / "report.md").write_text(markdown, encoding="utf-8")
         (staging / "report.html").write_text(markdown_to_html(markdown, f"pyverify audit: {instance.name}"), encoding="utf-8")
         (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         stage.commit()
+    on_done(report_record)
     return summary
 
 
