@@ -26,3 +26,14 @@ def test_too_big_to_draw_is_refused_without_output(tmp_path, capsys):
     assert main(["tree", str(path), "--draw", str(tmp_path / "t.png")]) == 2
     assert "the tree has 300 blocks" in capsys.readouterr().err
     assert not (tmp_path / "t.png").exists()
+
+
+def test_the_roots_branching_counts(tmp_path, capsys):
+    """A star of openings (as the lab instance is): the widest branching is the root's."""
+    path = tmp_path / "star.json"
+    path.write_text(json.dumps({**SMALL, "requests": [{"blocks": [i]} for i in range(7)] + [{"blocks": [0]}]}))
+    assert main(["tree", str(path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["max_children"], summary["first_blocks"], summary["shared_blocks"]) == (7, 7, 1)
+    assert main(["tree", str(path)]) == 0
+    assert "the widest branching at any node, the root included" in capsys.readouterr().out

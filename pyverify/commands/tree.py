@@ -26,8 +26,19 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run_tree)
 
 
+#: What each figure of :func:`tree_summary` means, printed beside it.
+SUMMARY_MEANING = {
+    "blocks": "distinct block ids (nodes below the root)",
+    "first_blocks": "distinct first blocks: the prompt openings (children of the root)",
+    "leaves": "blocks no request extends",
+    "max_depth": "the longest chain, in blocks",
+    "max_children": "the widest branching at any node, the root included",
+    "shared_blocks": "blocks that more than one request reads: the reusable prefixes",
+}
+
+
 def tree_summary(tree: nx.DiGraph) -> dict:
-    """Blocks, leaves, depth and the widest branching of a prefix tree."""
+    """Blocks, openings, leaves, depth, the widest branching and the shared blocks of a prefix tree."""
     depth = nx.single_source_shortest_path_length(tree, ROOT)
     blocks = tree.number_of_nodes() - 1
     return {
@@ -35,7 +46,7 @@ def tree_summary(tree: nx.DiGraph) -> dict:
         "first_blocks": tree.out_degree(ROOT),
         "leaves": sum(1 for node in tree if node != ROOT and tree.out_degree(node) == 0),
         "max_depth": max(depth.values()),
-        "max_children": max((tree.out_degree(node) for node in tree if node != ROOT), default=0),
+        "max_children": max(tree.out_degree(node) for node in tree),
         "shared_blocks": sum(1 for node in tree if node != ROOT and tree.nodes[node]["requests"] > 1),
     }
 
@@ -65,11 +76,28 @@ def draw_tree(tree: nx.DiGraph, path: str, title: str) -> list:
 
     depth = nx.single_source_shortest_path_length(tree, ROOT)
     positions = tree_layout(tree, depth)
-    figure, axes = plt.subplots(figsize=(8, 1.2 + 1.0 * max(depth.values())))
-    sizes = [60 + 20 * tree.nodes[node]["requests"] ** 0.5 for node in tree]
-    labels = {node: ("root" if node == ROOT else str(node)) for node in tree}
-    nx.draw_networkx(tree, positions, ax=axes, node_size=sizes, labels=labels, font_size=6,
-                     node_color="#dbe6f3", edgecolors="#1f4e79", arrows=False)
+    leaves = sum(1 for node in tree if tree.out_degree(node) == 0)
+    width = min(16.0, max(6.0, 0.32 * leaves))
+    figure, axes = plt.subplots(figsize=(width, 1.6 + 0.9 * max(depth.values())))
+    # One node size that fits the longest label; colour (with its scale) says how
+    # many requests pass through a block, so size never has to.
+    longest = max(len(str(node)) for node in tree if node != ROOT)
+    font = 6 if longest <= 3 else 5
+    node_size = 140 + 55 * max(longest, 4)
+    nodes = [node for node in tree if node != ROOT]
+    counts = [tree.nodes[node]["requests"] for node in nodes]
+    nx.draw_networkx_edges(tree, positions, ax=axes, arrows=False, edge_color="#7f8fa6", width=0.8)
+    drawn = nx.draw_networkx_nodes(tree, positions, nodelist=nodes, ax=axes, node_size=node_size, node_color=counts,
+                                   cmap="Blues", vmin=0, vmax=max(counts) * 1.15, edgecolors="#1f4e79", linewidths=0.6)
+    nx.draw_networkx_nodes(tree, positions, nodelist=[ROOT], ax=axes, node_size=node_size, node_color="white",
+                           edgecolors="#1f4e79", node_shape="s")
+    dark = {node for node, count in zip(nodes, counts) if count > 0.55 * max(counts)}  # white text on dark fill
+    for group, colour in ((set(tree) - dark, "black"), (dark, "white")):
+        nx.draw_networkx_labels(tree, positions, labels={node: ("root" if node == ROOT else str(node)) for node in group},
+                                ax=axes, font_size=font, font_color=colour)
+    colorbar = figure.colorbar(drawn, ax=axes, fraction=0.025, pad=0.01)
+    colorbar.set_label("requests through the block", fontsize=8)
+    colorbar.ax.tick_params(labelsize=7)
     axes.set_title(title, fontsize=9)
     axes.axis("off")
     try:
@@ -88,7 +116,7 @@ def run_tree(args) -> int:
     else:
         print(f"{instance.name}: prefix tree")
         for key, value in summary.items():
-            print(f"  {key:13} {value}")
+            print(f"  {key:13} {value:>8}  {SUMMARY_MEANING[key]}")
         for drawing in drawn:
             print(f"drawing: {drawing}")
     return 0
