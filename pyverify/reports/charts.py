@@ -75,24 +75,33 @@ def policy_fleet_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
-    figure, axes = plt.subplots(figsize=(7, 4.2))
+    figure, axes = plt.subplots(figsize=(7.5, 4.6))
     first = next(iter(rows_by_policy.values()))
     sizes = [row.fleet_size for row in first]
-    axes.plot(sizes, [row.pooled_hit_rate for row in first], color="#1f4e79", linewidth=2.5, marker="s",
-              label="one pooled cache (any routing)")
+    # The pooled line is wide and pale so that per-host lines that coincide with
+    # it (a routing that keeps each prefix on one host) stay visible on top.
+    axes.plot(sizes, [row.pooled_hit_rate for row in first], color="#1f4e79", linewidth=7, alpha=0.25,
+              solid_capstyle="round", label="one pooled cache (any routing)", zorder=1)
     markers = "ovD^<>ph*"
+    offsets = np.linspace(-0.06, 0.06, len(rows_by_policy)) if len(rows_by_policy) > 1 else [0.0]
+    highest = max(row.pooled_hit_rate for row in first)
     for index, (policy, rows) in enumerate(rows_by_policy.items()):
-        axes.plot([row.fleet_size for row in rows], [row.per_host_hit_rate for row in rows], linestyle="--",
-                  marker=markers[index % len(markers)], markerfacecolor="none", label=f"per-host caches, {policy} routing")
+        # Nudge each policy's markers sideways (in log2 units) so equal values do not hide each other.
+        xs = [row.fleet_size * 2 ** offsets[index] for row in rows]
+        ys = [row.per_host_hit_rate for row in rows]
+        highest = max(highest, *ys)
+        axes.plot(xs, ys, linestyle="--", linewidth=1.2, marker=markers[index % len(markers)], markersize=6,
+                  markerfacecolor="none", label=f"per-host caches, {policy} routing", zorder=2 + index)
     axes.set_xscale("log", base=2)
     axes.set_xticks(sizes, [str(size) for size in sizes])
     axes.minorticks_off()
     axes.set_xlabel("hosts in the fleet")
     axes.set_ylabel("hit rate (hits / block references)")
-    axes.set_ylim(0, 1.05)
+    axes.set_ylim(0, min(1.0, highest * 1.15) if highest > 0 else 1.0)
     axes.set_title(title, fontsize=10)
-    axes.legend(fontsize=8, frameon=False, loc="lower left")
+    axes.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     axes.grid(alpha=0.3)
     axes.spines[["top", "right"]].set_visible(False)
     try:
