@@ -1,0 +1,96 @@
+"""Inputs are told apart by content, never by file name; validate says what a file is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pyverify.inputs.load import load_described, load_input
+from pyverify.inputs.model import instance_sha256, load_instance
+
+from .conftest import LAB_INSTANCE
+from .helpers import assert_one_line_error, run_cli
+
+MOONCAKE = "".join(json.dumps(r) + "\n" for r in (
+    {"timestamp": 0, "input_length": 1000, "output_length": 7, "hash_ids": [10, 11]},
+    {"timestamp": 3, "input_length": 600, "output_length": 1, "hash_ids": [10, 12]},
+))
+
+
+@pytest.mark.parametrize("name", ["t.jsonl", "t.txt", "t.json", "t"])
+def test_a_mooncake_trace_is_recognised_under_any_name(capsys, tmp_path, name):
+    path = tmp_path / name
+    path.write_text(MOONCAKE)
+    loaded = load_described(path)
+    assert loaded.format.key == "mooncake-jsonl" and loaded.compression is None
+    assert loaded.instance.chains == ((10, 11), (10, 12))
+    status, out, _ = run_cli(capsys, "validate", str(path))
+    assert status == 0
+    assert out.splitlines()[0] == f"{path}: Mooncake JSONL trace, 2 requests, valid and prefix-closed"
+    assert "valid pyverify.instance/1" not in out
+
+
+@pytest.mark.parametrize("name", ["lab.json", "lab.jsonl", "lab.txt"])
+def test_an_instance_is_recognised_pretty_or_on_one_line(capsys, tmp_path, name):
+    pretty = tmp_path / f"pretty-{name}"
+    pretty.write_text(LAB_INSTANCE.read_text())
+    one_line = tmp_path / f"one-line-{name}"
+    one_line.write_text(json.dumps(json.loads(LAB_INSTANCE.read_text())) + "\n")
+    wanted = instance_sha256(load_instance(LAB_INSTANCE))
+    for path in (pretty, one_line):
+        loaded = load_described(path)
+        assert loaded.format.key == "pyverify-instance"
+        assert instance_sha256(loaded.instance) == wanted
+    status, out, _ = run_cli(capsys, "validate", str(one_line), "--json")
+    assert status == 0
+    summary = json.loads(out)
+    assert (summary["format"], summary["compression"], summary["requests"]) == ("pyverify-instance", None, 512)
+
+
+def test_trace_import_of_an_instance_writes_the_same_instance(capsys, tmp_path):
+    out = tmp_path / "copy.json"
+    status, stdout, _ = run_cli(capsys, "trace", "import", str(LAB_INSTANCE), "-o", str(out), "--json")
+    assert status == 0 and json.loads(stdout)["format"] == "pyverify-instance"
+    assert instance_sha256(load_instance(out)) == instance_sha256(load_instance(LAB_INSTANCE))
+
+
+def test_trace_import_refuses_fewer_hosts_than_the_routing_uses(capsys, tmp_path):
+    out = tmp_path / "copy.json"
+    status, stdout, err = run_cli(capsys, "trace", "import", str(LAB_INSTANCE), "-o", str(out), "--hosts", "2")
+    assert status == 2 and stdout == "" and err.startswith("pyverify: error: --hosts: 2 is fewer than the 16 hosts")
+    assert not out.exists()
+
+
+UNKNOWN = [
+    ('{"a": 1}\n', "line 1: no field tells the format (fields: 'a'); accepted formats"),
+    ("\n\nhello\n", "line 3: not a format pyverify reads; accepted formats"),
+    ("[1, 2]\n", "line 1: not a format pyverify reads"),
+    ('{\n  "hosts": 2\n}\n', "a JSON document that is not a pyverify instance (no 'format' field); accepted formats"),
+    ("", "empty input: no requests"),
+    ('{"timestamp": 1}\n', "line 1: missing field 'hash_ids'"),  # a Mooncake field suggests the format
+]
+
+
+@pytest.mark.parametrize("text, expected", UNKNOWN)
+@pytest.mark.parametrize("command", [["validate"], ["trace", "import"], ["simulate"]])
+def test_unknown_formats_are_one_line_naming_the_accepted_ones(capsys, tmp_path, text, expected, command):
+    path = tmp_path / "input.data"
+    path.write_text(text)
+    out = tmp_path / "out.json"
+    argv = [*command, str(path)] + (["-o", str(out)] if command[0] == "trace" else []) + (
+        ["--model", "pooled"] if command[0] == "simulate" else [])
+    assert_one_line_error(*run_cli(capsys, *argv), path, expected)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["input.data"]
+
+
+def test_the_error_names_every_registered_format(tmp_path):
+    from pyverify.errors import UserError
+    from pyverify.inputs.load import FORMATS
+
+    path = tmp_path / "x"
+    path.write_text('{"a": 1}\n')
+    with pytest.raises(UserError) as caught:
+        load_input(path)
+    for fmt in FORMATS:
+        assert fmt.signature in str(caught.value)
