@@ -94,3 +94,80 @@ def test_the_error_names_every_registered_format(tmp_path):
         load_input(path)
     for fmt in FORMATS:
         assert fmt.signature in str(caught.value)
+
+
+# --- gzip (by magic bytes) and standard input ('-') --------------------------
+
+import gzip  # noqa: E402
+import io  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from .conftest import REPO  # noqa: E402
+
+
+def feed_stdin(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+@pytest.mark.parametrize("name", ["t.jsonl.gz", "t.jsonl"])  # the name does not matter: the magic bytes do
+def test_gzip_is_read_by_its_magic_bytes(capsys, tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(MOONCAKE.encode()))
+    loaded = load_described(path)
+    assert (loaded.format.key, loaded.compression) == ("mooncake-jsonl", "gzip")
+    assert loaded.instance.chains == ((10, 11), (10, 12)) and loaded.instance.name == "t"
+    status, out, _ = run_cli(capsys, "validate", str(path))
+    assert status == 0 and out.startswith(f"{path}: gzip-compressed Mooncake JSONL trace, 2 requests")
+    packed = tmp_path / "lab.json.gz"
+    packed.write_bytes(gzip.compress(LAB_INSTANCE.read_bytes()))
+    assert instance_sha256(load_input(packed)) == instance_sha256(load_instance(LAB_INSTANCE))
+
+
+def test_stdin_works_wherever_a_file_does(capsys, monkeypatch):
+    feed_stdin(monkeypatch, gzip.compress(MOONCAKE.encode()))
+    status, out, _ = run_cli(capsys, "simulate", "-", "--model", "pooled", "--json")
+    assert status == 0
+    result = json.loads(out)
+    assert (result["instance"], result["misses"], result["references"]) == ("stdin", 3, 4)
+    feed_stdin(monkeypatch, LAB_INSTANCE.read_bytes())
+    status, out, _ = run_cli(capsys, "validate", "-")
+    assert status == 0 and out.startswith("-: pyverify instance (pyverify.instance/1), 512 requests")
+
+
+def test_stdin_errors_name_stdin(capsys, monkeypatch, tmp_path):
+    feed_stdin(monkeypatch, (MOONCAKE + '{"hash_ids": [10, -1]}\n').encode())
+    out = tmp_path / "o.json"
+    assert_one_line_error(*run_cli(capsys, "trace", "import", "-", "-o", str(out)), "<stdin>",
+                          "line 3.hash_ids[1]: block id -1 is negative")
+    assert not out.exists()
+
+
+def test_a_real_pipe_of_gzip_into_simulate(tmp_path):
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(gzip.compress(MOONCAKE.encode()))
+    with open(path, "rb") as handle:
+        run = subprocess.run([sys.executable, "-m", "pyverify", "simulate", "-", "--model", "pooled", "--json"],
+                             stdin=handle, capture_output=True, cwd=REPO, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["misses"] == 3
+
+
+#: Lines that can repeat without breaking time order.
+REPEATABLE = "".join(json.dumps({"timestamp": 0, "hash_ids": [10, 11, 12, 13, 14, 15]}) + "\n" for _ in range(4))
+
+
+def test_corrupt_gzip_is_one_line(capsys, tmp_path):
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(gzip.compress((REPEATABLE * 50).encode())[:-30])  # truncated
+    assert_one_line_error(*run_cli(capsys, "validate", str(path)), path, "corrupt gzip data")
+    path.write_bytes(b"\x1f\x8b" + b"not deflate at all" * 10)
+    assert_one_line_error(*run_cli(capsys, "validate", str(path)), path, "cannot read")
+
+
+def test_bounds_count_decompressed_bytes(capsys, monkeypatch, tmp_path):
+    path = tmp_path / "bomb.jsonl.gz"
+    path.write_bytes(gzip.compress((REPEATABLE * 500).encode()))  # about 100 kB of text, under 1 kB packed
+    assert path.stat().st_size < 5000
+    monkeypatch.setenv("PYVERIFY_MAX_INPUT_BYTES", "50000")
+    assert_one_line_error(*run_cli(capsys, "validate", str(path)), path, "larger than the limit of 50000 bytes")
