@@ -42,6 +42,8 @@ def register(subparsers) -> None:
                      help="fleet size recorded in the instance (default: 1 for a trace, which carries no routing; an instance keeps its own)")
     imp.add_argument("--name", help="instance name (default: the file's stem, without .gz; 'stdin' for -)")
     imp.add_argument("--allow-unsorted", action="store_true", help="accept decreasing timestamps with a warning")
+    imp.add_argument("--block-size", type=positive_int, metavar="TOKENS",
+                     help="tokens per block: for a token-id log, the size of the hashed blocks (default: 16, vLLM's)")
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
 
@@ -72,7 +74,8 @@ def register(subparsers) -> None:
 
 def import_options(args, advance) -> ImportOptions:
     """The ``trace import`` flags as :class:`ImportOptions`."""
-    return ImportOptions(hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted, progress=advance)
+    return ImportOptions(hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted,
+                         block_size=args.block_size, progress=advance)
 
 
 def run_import(args) -> int:

@@ -34,6 +34,7 @@ from pyverify.inputs.model import INSTANCE_FORMAT, Instance, instance_from_json
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
 from pyverify.inputs.records import ImportOptions
 from pyverify.inputs.stream import Input, open_source
+from pyverify.inputs.tokens_import import TOKEN_FIELDS, read_token_log
 
 Reader = Callable[[Input, ImportOptions], tuple[Instance, list[str]]]
 
@@ -113,8 +114,17 @@ INSTANCE = InputFormat(
     read=_read_instance,
 )
 
+TOKEN_LOG = InputFormat(
+    key="token-ids-jsonl",
+    title="token-id JSONL log",
+    signature="token-id JSONL ('prompt_token_ids' or 'token_ids', hashed into vLLM-style chained blocks)",
+    detect=lambda head: head.has_any(*TOKEN_FIELDS),
+    read=read_token_log,
+    hashes_tokens=True,
+)
+
 #: Every format pyverify reads, in detection order.
-FORMATS: list[InputFormat] = [INSTANCE, MOONCAKE]
+FORMATS: list[InputFormat] = [INSTANCE, MOONCAKE, TOKEN_LOG]
 
 
 def accepted_formats() -> str:
@@ -147,6 +157,8 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
     """Read ``path`` (``-`` for standard input) in whatever format it is, validated."""
     with open_source(path) as source:
         fmt = detect_format(read_head(source), source.display)
+        if options.block_size is not None and not fmt.hashes_tokens:
+            raise UserError(f"--block-size: only for inputs of token ids or chat text; {source.display} is a {fmt.title}")
         instance, notes = fmt.read(source, options)
     return Loaded(instance, fmt, source.compression, tuple(notes))
 

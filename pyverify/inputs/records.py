@@ -99,21 +99,26 @@ class TraceBuilder:
         """Record ``chain`` in the closure check; ``(position, reason)`` of its first violation, if any."""
         return self.closure.add(chain)
 
+    def check_time(self, line: int, timestamp: float | int | None) -> None:
+        """Check that ``timestamp`` (of the request on ``line``) does not go back (see the module docstring)."""
+        if timestamp is None:
+            return
+        where = f"line {line}"
+        if self._last_time is not None and timestamp < self._last_time:
+            message = (f"timestamp {timestamp} is earlier than {self._last_time} on line {self._last_time_line}: "
+                       "the file is not in time order")
+            if not self.allow_unsorted:
+                raise located(self.display, f"{where}.timestamp",
+                              message + " (sort it, or pass --allow-unsorted to replay in file order)")
+            if not self._warned:
+                self.warn(f"pyverify: warning: {self.display}: {where}.timestamp: {message}; replaying in file order")
+                self._warned = True
+        self._last_time, self._last_time_line = timestamp, line
+
     def add(self, line: int, chain: tuple[int, ...], timestamp: float | int | None = None,
             input_tokens: int | None = None, output_tokens: int | None = None, route_key: str | None = None) -> None:
         """Append one request (its chain already passed :meth:`prefix_violation`), checking time order."""
-        where = f"line {line}"
-        if timestamp is not None:
-            if self._last_time is not None and timestamp < self._last_time:
-                message = (f"timestamp {timestamp} is earlier than {self._last_time} on line {self._last_time_line}: "
-                           "the file is not in time order")
-                if not self.allow_unsorted:
-                    raise located(self.display, f"{where}.timestamp",
-                                  message + " (sort it, or pass --allow-unsorted to replay in file order)")
-                if not self._warned:
-                    self.warn(f"pyverify: warning: {self.display}: {where}.timestamp: {message}; replaying in file order")
-                    self._warned = True
-            self._last_time, self._last_time_line = timestamp, line
+        self.check_time(line, timestamp)
         self.chains.append(chain)
         item: dict[str, Any] = {}
         if route_key is not None:
