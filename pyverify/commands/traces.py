@@ -43,7 +43,10 @@ def register(subparsers) -> None:
     imp.add_argument("--name", help="instance name (default: the file's stem, without .gz; 'stdin' for -)")
     imp.add_argument("--allow-unsorted", action="store_true", help="accept decreasing timestamps with a warning")
     imp.add_argument("--block-size", type=positive_int, metavar="TOKENS",
-                     help="tokens per block: for a token-id log, the size of the hashed blocks (default: 16, vLLM's)")
+                     help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, vLLM's)")
+    imp.add_argument("--tokenizer", metavar="PATH|bytes",
+                     help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
+                          "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
 
@@ -75,7 +78,7 @@ def register(subparsers) -> None:
 def import_options(args, advance) -> ImportOptions:
     """The ``trace import`` flags as :class:`ImportOptions`."""
     return ImportOptions(hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted,
-                         block_size=args.block_size, progress=advance)
+                         block_size=args.block_size, tokenizer=args.tokenizer, progress=advance)
 
 
 def run_import(args) -> int:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from pyverify.errors import UserError, located
+from pyverify.inputs.chat_import import read_chat
 from pyverify.inputs.detect import Head, read_head
 from pyverify.inputs.jsonread import parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, instance_from_json
@@ -50,6 +51,7 @@ class InputFormat:
     read: Reader
     weak: Callable[[Head], bool] | None = None
     hashes_tokens: bool = False  # --block-size is its hashing size (else: a coarser size to re-block to)
+    uses_tokenizer: bool = False  # --tokenizer applies
 
 
 @dataclass(frozen=True)
@@ -123,8 +125,18 @@ TOKEN_LOG = InputFormat(
     hashes_tokens=True,
 )
 
+CHAT = InputFormat(
+    key="chat-jsonl",
+    title="chat JSONL file",
+    signature="chat JSONL (OpenAI 'messages', tokenized by --tokenizer, default bytes, then hashed as token ids)",
+    detect=lambda head: head.has_any("messages"),
+    read=read_chat,
+    hashes_tokens=True,
+    uses_tokenizer=True,
+)
+
 #: Every format pyverify reads, in detection order.
-FORMATS: list[InputFormat] = [INSTANCE, MOONCAKE, TOKEN_LOG]
+FORMATS: list[InputFormat] = [INSTANCE, MOONCAKE, TOKEN_LOG, CHAT]
 
 
 def accepted_formats() -> str:
@@ -159,6 +171,8 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
         fmt = detect_format(read_head(source), source.display)
         if options.block_size is not None and not fmt.hashes_tokens:
             raise UserError(f"--block-size: only for inputs of token ids or chat text; {source.display} is a {fmt.title}")
+        if options.tokenizer is not None and not fmt.uses_tokenizer:
+            raise UserError(f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}")
         instance, notes = fmt.read(source, options)
     return Loaded(instance, fmt, source.compression, tuple(notes))
 

@@ -137,7 +137,9 @@ class HashedTrace:
         if violation is not None:
             position, _ = violation
             start = position * self.block_size
-            raise located(shown, f"{where}.{field}[{start}:{start + self.block_size}]",
+            tokens_at = (f"{field}[{start}:{start + self.block_size}]" if field in TOKEN_FIELDS
+                         else f"{field} (tokens {start}..{start + self.block_size - 1})")
+            raise located(shown, f"{where}.{tokens_at}",
                           f"hash collision: block id {chain[position]} was given to a different prefix earlier "
                           "(two 63-bit SHA-256 ids met; re-import with another --block-size)")
         self.builder.add(line, chain, timestamp, len(tokens), output, route_key)
