@@ -121,8 +121,11 @@ def test_bad_token_logs_are_one_line_exit_2_nothing_written(capsys, tmp_path, te
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
 
 
-def test_block_size_is_refused_for_inputs_without_tokens(capsys, tmp_path):
+def test_block_size_must_be_a_multiple_for_inputs_of_ids(capsys, tmp_path):
     path = tmp_path / "m.jsonl"
     path.write_text(jsonl({"hash_ids": [1, 2]}))
-    status, stdout, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "o.json"), "--block-size", "300")
-    assert status == 2 and stdout == "" and err.startswith("pyverify: error: --block-size: ")
+    out = tmp_path / "o.json"
+    status, stdout, err = run_cli(capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "300")
+    assert status == 2 and stdout == ""
+    assert err.startswith("pyverify: error: --block-size: 300 is not a whole multiple of the input's 512-token blocks")
+    assert not out.exists()

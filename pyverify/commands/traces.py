@@ -43,7 +43,9 @@ def register(subparsers) -> None:
     imp.add_argument("--name", help="instance name (default: the file's stem, without .gz; 'stdin' for -)")
     imp.add_argument("--allow-unsorted", action="store_true", help="accept decreasing timestamps with a warning")
     imp.add_argument("--block-size", type=positive_int, metavar="TOKENS",
-                     help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, vLLM's)")
+                     help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, "
+                          "vLLM's); for chains of ids (Mooncake, an instance), a whole multiple of their block size to "
+                          "re-block to (every Kth id; see README 'Input formats')")
     imp.add_argument("--tokenizer", metavar="PATH|bytes",
                      help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
                           "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")

@@ -33,6 +33,7 @@ from pyverify.inputs.detect import Head, read_head
 from pyverify.inputs.jsonread import parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, instance_from_json
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
+from pyverify.inputs.reblock import reblock_to_size
 from pyverify.inputs.records import ImportOptions
 from pyverify.inputs.stream import Input, open_source
 from pyverify.inputs.tokens_import import TOKEN_FIELDS, read_token_log
@@ -169,11 +170,13 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
     """Read ``path`` (``-`` for standard input) in whatever format it is, validated."""
     with open_source(path) as source:
         fmt = detect_format(read_head(source), source.display)
-        if options.block_size is not None and not fmt.hashes_tokens:
-            raise UserError(f"--block-size: only for inputs of token ids or chat text; {source.display} is a {fmt.title}")
         if options.tokenizer is not None and not fmt.uses_tokenizer:
             raise UserError(f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}")
         instance, notes = fmt.read(source, options)
+        if options.block_size is not None and not fmt.hashes_tokens:
+            # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).
+            instance, more = reblock_to_size(instance, options.block_size, source.display)
+            notes = notes + more
     return Loaded(instance, fmt, source.compression, tuple(notes))
 
 
