@@ -69,6 +69,7 @@ UNKNOWN = [
     ('{\n  "hosts": 2\n}\n', "a JSON document that is not a pyverify instance (no 'format' field); accepted formats"),
     ("", "empty input: no requests"),
     ('{"timestamp": 1}\n', "line 1: missing field 'hash_ids'"),  # a Mooncake field suggests the format
+    ('{"hosts": 1, "requests": [{"blocks": [1]}]}\n', "not a pyverify instance (no 'format' field)"),  # so do an instance's
 ]
 
 

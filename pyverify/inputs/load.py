@@ -114,6 +114,7 @@ INSTANCE = InputFormat(
     title=f"pyverify instance ({INSTANCE_FORMAT})",
     signature=f"pyverify instance JSON ('format': '{INSTANCE_FORMAT}')",
     detect=_instance_like,
+    weak=lambda head: head.has_any("requests", "hosts"),  # an instance missing "format": say so
     read=_read_instance,
 )
 
