@@ -172,3 +172,15 @@ def test_bounds_count_decompressed_bytes(capsys, monkeypatch, tmp_path):
     assert path.stat().st_size < 5000
     monkeypatch.setenv("PYVERIFY_MAX_INPUT_BYTES", "50000")
     assert_one_line_error(*run_cli(capsys, "validate", str(path)), path, "larger than the limit of 50000 bytes")
+
+
+def test_an_instance_on_one_line_longer_than_a_trace_line(monkeypatch, tmp_path):
+    """A one-line instance may exceed the per-line bound of JSONL traces; it is read as a whole document."""
+    import pyverify.inputs.detect as detect
+
+    monkeypatch.setattr(detect, "MAX_LINE_BYTES", 1000)
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(json.loads(LAB_INSTANCE.read_text())) + "\n")
+    assert path.stat().st_size > 10_000
+    loaded = load_described(path)
+    assert loaded.format.key == "pyverify-instance" and loaded.instance.n_requests == 512

@@ -16,8 +16,9 @@ reports the same line numbers). The formats' detectors, in
   with a line ``{`` that is not a whole JSON value).
 
 Reading the head is bounded like every other read: at most
-:data:`~pyverify.inputs.jsonread.MAX_LINE_BYTES` of blank lines and first line.
-A head that does not fit is left for the chosen reader to report.
+:data:`~pyverify.inputs.jsonread.MAX_LINE_BYTES` (plus one byte) of blank lines
+and of the first line; a longer line is kept cut off, not parsed, and left for
+the chosen reader to read in full or report.
 """
 
 from __future__ import annotations
@@ -38,10 +39,9 @@ class Head:
     """The start of an input, for format detectors."""
 
     first_bytes: bytes
-    first_line: bytes | None  # the first non-blank line, None if there is none (or it is too long)
+    first_line: bytes | None  # the first non-blank line (its first MAX_LINE_BYTES + 1 bytes), None if there is none
     line_number: int  # of first_line (1-based); 0 when there is none
     first_object: dict[str, Any] | None  # first_line as a JSON object, when it is exactly one
-
     blank: bool  # nothing but white space was read (an empty input)
 
     def has_any(self, *keys: str) -> bool:
@@ -65,8 +65,7 @@ def read_head(source: Input) -> Head:
         size += len(raw)
         number += 1
         if raw.strip():
-            if len(raw) <= MAX_LINE_BYTES:
-                first_line = raw
+            first_line = raw
             break
     head = b"".join(consumed)
     source.replay(head)
@@ -75,7 +74,9 @@ def read_head(source: Input) -> Head:
 
 
 def _as_object(line: bytes | None) -> dict[str, Any] | None:
-    if line is None:
+    if line is None or len(line) > MAX_LINE_BYTES:
+        # Cut off mid-line: not a whole value. (A pyverify instance written on
+        # one line can be this long; its leading "{" still tells it.)
         return None
     try:
         value = parse_json(line, "<head>")
