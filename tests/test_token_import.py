@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import struct
 
 import pytest
 
@@ -129,3 +128,26 @@ def test_block_size_must_be_a_multiple_for_inputs_of_ids(capsys, tmp_path):
     assert status == 2 and stdout == ""
     assert err.startswith("pyverify: error: --block-size: 300 is not a whole multiple of the input's 512-token blocks")
     assert not out.exists()
+
+
+def test_block_token_counts_follow_each_formats_convention(tmp_path):
+    from pyverify.inputs.blocktokens import block_token_counts
+
+    # Mooncake: 3 ids for 1400 tokens of 512-token blocks, the last one partial.
+    assert block_token_counts(3, 512, 1400) == ([512, 512, 376], 0)
+    # Token import: request 1 of LOG, 2 full blocks of 4 and a 2-token uncached tail.
+    path = tmp_path / "requests.jsonl"
+    path.write_text(LOG)
+    instance = load_described(path, ImportOptions(block_size=4)).instance
+    counts = [block_token_counts(len(chain), 4, item["input_tokens"]) for chain, item in zip(instance.chains, instance.extra)]
+    assert counts[0] == ([4, 4], 2) and counts[2] == ([4, 4], 1)
+    assert all(sum(weights) + tail == item["input_tokens"] for (weights, tail), item in zip(counts, instance.extra))
+    assert block_token_counts(2, 16, None) == ([16, 16], 0)
+
+
+def test_ids_are_stable_across_releases():
+    """The ids are part of every imported instance's SHA-256: changing the hash is a format change."""
+    from pyverify.inputs.tokens_import import block_id
+
+    assert block_id(-1, [1, 2, 3, 4]) == documented_id(-1, [1, 2, 3, 4]) == 5757458078033860323
+    assert block_id(-1, [1, 2, 3, 4], b"tenant-b") == 4867431407042637397

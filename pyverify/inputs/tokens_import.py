@@ -26,7 +26,10 @@ token-weighted accounting counts the tail, always recomputed, as a miss: for a
 request of ``n`` tokens and ``k`` full blocks, ``n - k * block_size`` tokens.
 A prompt shorter than one block has no block at all: such requests are left
 out of the instance (a chain has at least one block), and the import says how
-many and how many tokens they held.
+many and how many tokens they held (:mod:`pyverify.inputs.blocktokens` states
+the token rule for every format). One difference is not modelled: vLLM
+recomputes at least a prompt's last token to get its logits, so a prompt that
+is a whole number of blocks, all cached, hits one block fewer in vLLM.
 
 The hash function (:func:`block_id`) is pyverify's own, stable across runs
 and machines (not Python's salted ``hash``, and not vLLM's, whose root value
