@@ -19,7 +19,9 @@ blocks of ``block_size`` tokens; block j's hash is a hash of the parent's hash
 extra keys (here only the cache salt, on the first block). So a block's hash
 names its whole prefix, which is what a chain of block ids is in
 :mod:`pyverify.inputs.model`, and the imported trace is prefix-closed by
-construction. Only **full** blocks are hashed and cached, as in vLLM; the
+construction. Only **full** blocks are hashed and cached, as in vLLM ("a
+cached block is a full block with a block hash", vLLM API docs,
+``vllm.v1.core.block_pool``, https://docs.vllm.ai/en/v0.11.2/api/vllm/v1/core/block_pool/); the
 partial tail of a prompt (``len(tokens) mod block_size`` tokens) gets no block
 id. Each request's ``input_tokens`` records its whole prompt length, so
 token-weighted accounting counts the tail, always recomputed, as a miss: for a
