@@ -184,3 +184,15 @@ def test_an_instance_on_one_line_longer_than_a_trace_line(monkeypatch, tmp_path)
     assert path.stat().st_size > 10_000
     loaded = load_described(path)
     assert loaded.format.key == "pyverify-instance" and loaded.instance.n_requests == 512
+
+
+def test_a_terminal_on_stdin_is_refused_not_waited_on(capsys, monkeypatch):
+    import os
+
+    master, slave = os.openpty()  # a terminal nobody types into: reading it would wait forever
+    try:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.FileIO(slave, "rb", closefd=False))))
+        assert_one_line_error(*run_cli(capsys, "validate", "-"), "<stdin>", "is a terminal: pipe or redirect the input")
+    finally:
+        os.close(master)
+        os.close(slave)
