@@ -196,3 +196,12 @@ def test_a_terminal_on_stdin_is_refused_not_waited_on(capsys, monkeypatch):
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_a_path_named_dash_is_a_file_not_stdin(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    Path("-").write_text(MOONCAKE)
+    feed_stdin(monkeypatch, b"")  # were it read, standard input would be empty
+    assert load_input(Path("-")).chains == ((10, 11), (10, 12))

@@ -115,7 +115,7 @@ def read_mooncake(source: Input, options: ImportOptions = ImportOptions()) -> In
             position, reason = violation
             raise located(source.display, f"line {record.line}.hash_ids[{position}]", reason)
         builder.add(record.line, record.hash_ids, record.timestamp, record.input_length, record.output_length)
-    shown = "standard input" if source.display.startswith("<") else Path(source.path).name
+    shown = source.label
     return builder.instance(
         name=options.name or source.stem,
         hosts=1 if options.hosts is None else options.hosts,

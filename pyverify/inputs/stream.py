@@ -45,7 +45,12 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def is_stdin(path: object) -> bool:
-    return str(path) == STDIN
+    """Whether ``path`` means standard input: only the string ``-`` as typed on a command line.
+
+    A :class:`~pathlib.Path` named ``-`` (one found in a folder, or recorded in
+    a certificate) is a file, never standard input.
+    """
+    return isinstance(path, str) and path == STDIN
 
 
 def display_name(path: object) -> str:
@@ -104,7 +109,7 @@ class _Joined(io.RawIOBase):
 class Input:
     """An opened input: its decompressed bytes (``handle``), and how to name it."""
 
-    path: str
+    path: str | Path
     handle: BinaryIO
     compression: str | None  # "gzip" or None
 
@@ -115,6 +120,11 @@ class Input:
     @property
     def stem(self) -> str:
         return stem_of(self.path)
+
+    @property
+    def label(self) -> str:
+        """How an instance's description names where it came from: the file's name, or ``standard input``."""
+        return "standard input" if is_stdin(self.path) else Path(self.path).name
 
     def replay(self, head: bytes) -> None:
         """Put ``head`` (bytes just read from ``handle``) back in front of the rest."""
@@ -130,7 +140,7 @@ class Input:
         self.close()
 
 
-def _open_raw(path: str) -> tuple[BinaryIO, tuple[Callable[[], None], ...]]:
+def _open_raw(path: str | Path) -> tuple[BinaryIO, tuple[Callable[[], None], ...]]:
     """The file's (or stdin's) byte stream and what closes it; files and stdin checked."""
     shown = display_name(path)
     if is_stdin(path):
@@ -183,7 +193,6 @@ def _read_up_to(stream: BinaryIO, count: int, shown: str) -> bytes:
 
 def open_source(path: str | Path) -> Input:
     """Open ``path`` (or ``-`` for standard input), decompressing gzip by its magic bytes."""
-    path = str(path)
     raw, closers = _open_raw(path)
     magic = _read_up_to(raw, len(GZIP_MAGIC), display_name(path))
     joined = io.BufferedReader(_Joined(magic, raw, closers))

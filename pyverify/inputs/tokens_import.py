@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from pathlib import Path
 from typing import Any, Sequence
 
 from pyverify.errors import located
@@ -156,7 +155,7 @@ class HashedTrace:
                 f"({self.short_tokens} tokens in all): vLLM caches no block of them, so they neither hit nor are hit"]
 
     def instance(self, what: str, key: str) -> Instance:
-        shown = "standard input" if self.source.display.startswith("<") else Path(self.source.path).name
+        shown = self.source.label
         if not self.builder.chains and self.short_requests:
             raise located(self.source.display, None,
                           f"no request has a full block of {self.block_size} tokens; choose a smaller --block-size")
