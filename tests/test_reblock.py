@@ -105,3 +105,26 @@ def test_when_the_ids_do_not_allow_it(capsys, tmp_path):
     status, stdout, err = run_cli(capsys, "trace", "import", str(lab), "-o", str(tmp_path / "o.json"), "--block-size", "2")
     assert status == 2 and f"--block-size: {lab} gives no block size" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lab.json", "t.jsonl"]
+
+
+def test_on_the_mooncake_trace_coarse_ids_name_coarse_prefixes():
+    """On the real trace, equal coarse ids are exactly equal coarse prefixes of the original ids."""
+    import pytest
+
+    from .conftest import SHARED
+
+    trace = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+    if not trace.exists():
+        pytest.skip("../shared/data/mooncake/synthetic_trace.jsonl is not here")
+    fine = load_described(trace).instance
+    coarse = load_described(trace, ImportOptions(block_size=2048)).instance
+    assert coarse.n_requests == fine.n_requests and coarse.block_size_tokens == 2048
+    prefixes: dict[int, tuple[int, ...]] = {}
+    for long, short in zip(fine.chains, coarse.chains):
+        ends = [min(4 * (j + 1), len(long)) for j in range(len(short))]
+        assert len(short) == -(-len(long) // 4)  # the trace names partial blocks, so partial coarse blocks stay: ceil(k / 4)
+        for block, end in zip(short, ends):
+            assert prefixes.setdefault(block, long[:end]) == long[:end]
+    # and distinct prefixes get distinct ids
+    assert len(set(prefixes.values())) == len(prefixes)
+    assert first_prefix_violation(coarse.chains) is None
