@@ -139,3 +139,15 @@ def test_tokenizer_is_refused_for_other_formats(capsys, tmp_path):
     path.write_text(jsonl({"hash_ids": [1, 2]}))
     status, stdout, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "o.json"), "--tokenizer", "bytes")
     assert status == 2 and stdout == "" and err.startswith("pyverify: error: --tokenizer: only for chat JSONL input")
+
+
+def test_openai_batch_lines_are_read_through_their_body(capsys, tmp_path):
+    plain = tmp_path / "chat.jsonl"
+    plain.write_text(CHAT)
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text(jsonl(*({"custom_id": f"r{i}", "method": "POST", "url": "/v1/chat/completions", "body": body}
+                             for i, body in enumerate(({"messages": TURN_1}, {"messages": TURN_2, "user": "u1"}, {"messages": OTHER})))))
+    assert load_described(batch).instance.chains == load_described(plain).instance.chains
+    assert load_described(batch).instance.extra[1]["route_key"] == "u1"
+    batch.write_text(jsonl({"body": {"messages": TURN_1}}, {"body": {"messages": [{"role": "user", "content": 1}]}}))
+    assert_one_line_error(*run_cli(capsys, "validate", str(batch)), batch, "line 2.body.messages[0].content: expected a string")

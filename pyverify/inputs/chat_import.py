@@ -12,7 +12,9 @@ with one line rather than silently dropped). Optional fields are those of
 token-id logs (``timestamp``, ``output_tokens``, ``route_key``,
 ``cache_salt``; see :mod:`pyverify.inputs.tokens_import`), and OpenAI's
 ``user`` stands for ``route_key`` when that is absent. Other fields (``model``,
-``max_tokens``...) are ignored.
+``max_tokens``...) are ignored. A line of an OpenAI Batch API input file
+(``{"custom_id": ..., "body": {"messages": ...}}``) is read through its
+``body``.
 
 How a request becomes tokens: each message is rendered as a role header
 ``<|ROLE|>`` and a newline, its text, and a newline; the prompt ends with the
@@ -172,6 +174,14 @@ def _content_text(content: Any, shown: str, where: str) -> str:
     return "".join(texts)
 
 
+def is_chat_record(record: dict[str, Any] | None) -> bool:
+    """A chat request body (``messages``), or a Batch API line whose ``body`` is one."""
+    if record is None:
+        return False
+    body = record.get("body")
+    return "messages" in record or (isinstance(body, dict) and "messages" in body)
+
+
 def read_chat(source: Input, options: ImportOptions = ImportOptions()) -> tuple[Instance, list[str]]:
     """Read an opened chat JSONL file as an instance (see the module docstring); also return notes."""
     tokenizer = load_tokenizer(options.tokenizer)
@@ -185,12 +195,14 @@ def read_chat(source: Input, options: ImportOptions = ImportOptions()) -> tuple[
         data = parse_json(raw, shown, where)
         if not isinstance(data, dict):
             raise located(shown, where, f"expected a JSON object, got {type(data).__name__}")
+        if "messages" not in data and isinstance(data.get("body"), dict):
+            data, where = data["body"], f"{where}.body"  # an OpenAI Batch API input line
         messages = message_texts(data, shown, where)
         user = optional_text(data, "user", shown, where)
         if user is not None and "route_key" not in data:
             data = {**data, "route_key": user}
-        trace.add(line, "messages", renderer.prompt(messages), data)
+        trace.add(line, "messages", renderer.prompt(messages), data, where)
     return trace.instance(f"chat JSONL file (tokenizer: {tokenizer.name})", "chat-jsonl"), trace.notes()
 
 
-__all__ = ["BYTES", "ByteTokenizer", "ChatRenderer", "FileTokenizer", "load_tokenizer", "message_texts", "read_chat"]
+__all__ = ["BYTES", "ByteTokenizer", "ChatRenderer", "FileTokenizer", "is_chat_record", "load_tokenizer", "message_texts", "read_chat"]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from pyverify.errors import UserError, located
-from pyverify.inputs.chat_import import read_chat
+from pyverify.inputs.chat_import import is_chat_record, read_chat
 from pyverify.inputs.detect import Head, read_head
 from pyverify.inputs.jsonread import parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, instance_from_json
@@ -130,8 +130,8 @@ TOKEN_LOG = InputFormat(
 CHAT = InputFormat(
     key="chat-jsonl",
     title="chat JSONL file",
-    signature="chat JSONL (OpenAI 'messages', tokenized by --tokenizer, default bytes, then hashed as token ids)",
-    detect=lambda head: head.has_any("messages"),
+    signature="chat JSONL (OpenAI 'messages', or a Batch API 'body' with them; tokenized by --tokenizer, default bytes, then hashed as token ids)",
+    detect=lambda head: is_chat_record(head.first_object),
     read=read_chat,
     hashes_tokens=True,
     uses_tokenizer=True,

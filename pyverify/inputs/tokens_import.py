@@ -122,9 +122,9 @@ class HashedTrace:
         self.short_requests = 0
         self.short_tokens = 0
 
-    def add(self, line: int, field: str, tokens: Sequence[int], data: dict[str, Any]) -> None:
-        """Hash one request's ``tokens`` (from ``field`` on ``line``) and record it with its optional fields."""
-        shown, where = self.source.display, f"line {line}"
+    def add(self, line: int, field: str, tokens: Sequence[int], data: dict[str, Any], where: str | None = None) -> None:
+        """Hash one request's ``tokens`` (from ``field`` of ``data``, at ``where`` on ``line``) and record it."""
+        shown, where = self.source.display, where or f"line {line}"
         timestamp = optional_timestamp(data, shown, where)
         output = optional_count(data, "output_tokens", shown, where)
         if output is None:
