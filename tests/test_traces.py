@@ -82,7 +82,7 @@ BAD = [
     (lines({"hash_ids": [1, 2]}, {"hash_ids": [2]}), "line 2.hash_ids[0]: not prefix-closed: block 2 follows the root"),
     (lines({"hash_ids": [1], "timestamp": 5}, {"hash_ids": [1], "timestamp": 3}),
      "line 2.timestamp: timestamp 3 is earlier than 5 on line 1"),
-    ("\n\n", "empty trace"),
+    ("\n\n", "empty input: no requests"),
 ]
 
 

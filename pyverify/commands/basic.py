@@ -9,14 +9,18 @@ from contextlib import contextmanager
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
 from pyverify.errors import UserError
-from pyverify.inputs.load import load_input
-from pyverify.inputs.model import instance_sha256
+from pyverify.inputs.load import load_described, load_input
+from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import POLICIES, RoutingOptions, default_policy, route
 from pyverify.sim.simulate import EVICTIONS, LRU, MODELS, PER_HOST, simulate
 from pyverify.sim.sweep import UNROUTED_FLEET_SIZES, default_fleets_for, sweep_policies
 
 ORDER = 10
+
+#: What every command's input argument accepts (formats are told apart by content).
+INPUT_HELP = ("input file, or - for standard input: a pyverify instance JSON, a Mooncake JSONL trace, "
+              "or another accepted format (told apart by content, gzip or not; see README 'Input formats')")
 
 
 def fleet_list(text: str) -> list[int]:
@@ -94,8 +98,8 @@ def print_json(data: object) -> None:
 
 
 def register(subparsers) -> None:
-    validate = subparsers.add_parser("validate", help="check an instance file: schema, routing, prefix closure")
-    validate.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
+    validate = subparsers.add_parser("validate", help="say what an input is and check it: schema, routing, prefix closure")
+    validate.add_argument("instance", help=INPUT_HELP)
     validate.add_argument("--json", action="store_true", help="machine-readable output")
     validate.set_defaults(func=run_validate)
 
@@ -142,24 +146,32 @@ def register(subparsers) -> None:
 
 
 def run_validate(args) -> int:
-    instance = load_input(args.instance)
+    loaded = load_described(args.instance)
+    instance = loaded.instance
     summary = {
         "file": args.instance,
+        "format": loaded.format.key,
+        "compression": loaded.compression,
         "name": instance.name,
         "sha256": instance_sha256(instance),
         "hosts": instance.hosts,
         "requests": instance.n_requests,
         "block_references": instance.n_references,
         "distinct_blocks": len({b for chain in instance.chains for b in chain}),
+        "block_size_tokens": instance.block_size_tokens,
         "routing": "given" if instance.routing is not None else "none (choose a policy)",
         "prefix_closed": True,
     }
     if args.json:
-        print_json({"valid": True, **summary})
+        print_json({"valid": True, **summary, "notes": list(loaded.notes)})
     else:
-        print(f"{args.instance}: valid pyverify.instance/1, prefix-closed")
+        print(f"{args.instance}: {loaded.kind}, {instance.n_requests} requests, valid and prefix-closed")
+        if loaded.format.key != "pyverify-instance":
+            print(f"  imported as a {INSTANCE_FORMAT} instance named {instance.name!r} (what 'trace import' would write)")
+        for note in loaded.notes:
+            print(f"  note: {note}")
         for key, value in summary.items():
-            if key != "file":
+            if key not in ("file", "format", "compression"):
                 print(f"  {key:17} {value}")
     return 0
 

@@ -9,36 +9,46 @@ from pyverify.commands.argtypes import chart_path, fleet_size, output_file, posi
 from pyverify.commands.basic import about_file, add_routing_options, capacity_list, print_json
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
-from pyverify.inputs.load import load_input
+from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.sim.mrc import log_capacities, lru_curve
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_policy, route
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
-from pyverify.inputs.mooncake import import_mooncake
+from pyverify.inputs.records import ImportOptions
 
 ORDER = 20
 
 
 def register(subparsers) -> None:
-    trace = subparsers.add_parser("trace", help="import a request trace (Mooncake JSONL) as an instance")
+    trace = subparsers.add_parser("trace", help="import a request trace (Mooncake JSONL and other formats) as an instance")
     trace_commands = trace.add_subparsers(dest="trace_command", metavar="ACTION")
     trace_commands.required = True
     imp = trace_commands.add_parser(
         "import",
-        help="validate a Mooncake JSONL trace and write it as a pyverify.instance/1 file",
+        help="validate a trace and write it as a pyverify.instance/1 file",
         description=(
-            "Read a Mooncake JSONL trace (one object per line: timestamp, input_length, output_length, hash_ids; "
-            "one hash id per 512-token block), check every line and prefix closure, and write the instance "
-            "atomically. Errors name the line. Decreasing timestamps are an error unless --allow-unsorted "
-            "(then a warning, and the file order is kept as the replay order)."
+            "Read a trace in any accepted format, told apart by content (Mooncake JSONL: one object per line with "
+            "timestamp, input_length, output_length, hash_ids, one hash id per 512-token block; a pyverify instance; "
+            "see README 'Input formats' for the others), gzip-compressed or not, from a file or '-' (standard input); "
+            "check every line and prefix closure, and write the instance atomically. Errors name the line. "
+            "Decreasing timestamps are an error unless --allow-unsorted (then a warning, and the file order is kept "
+            "as the replay order)."
         ),
     )
-    imp.add_argument("trace", help="Mooncake .jsonl trace")
+    imp.add_argument("trace", help="trace file, or - for standard input")
     imp.add_argument("-o", "--output", type=output_file, required=True, metavar="INSTANCE", help="instance JSON file to write")
-    imp.add_argument("--hosts", type=fleet_size, default=1, help="fleet size recorded in the instance (default: 1; traces carry no routing)")
-    imp.add_argument("--name", help="instance name (default: the trace file's stem)")
+    imp.add_argument("--hosts", type=fleet_size,
+                     help="fleet size recorded in the instance (default: 1 for a trace, which carries no routing; an instance keeps its own)")
+    imp.add_argument("--name", help="instance name (default: the file's stem, without .gz; 'stdin' for -)")
     imp.add_argument("--allow-unsorted", action="store_true", help="accept decreasing timestamps with a warning")
+    imp.add_argument("--block-size", type=positive_int, metavar="TOKENS",
+                     help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, "
+                          "vLLM's); for chains of ids (Mooncake, an instance), a whole multiple of their block size to "
+                          "re-block to (every Kth id; see README 'Input formats')")
+    imp.add_argument("--tokenizer", metavar="PATH|bytes",
+                     help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
+                          "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
 
@@ -67,14 +77,23 @@ def register(subparsers) -> None:
     mrc.set_defaults(func=run_mrc)
 
 
+def import_options(args, advance) -> ImportOptions:
+    """The ``trace import`` flags as :class:`ImportOptions`."""
+    return ImportOptions(hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted,
+                         block_size=args.block_size, tokenizer=args.tokenizer, progress=advance)
+
+
 def run_import(args) -> int:
     with progress_bar(None, "import", unit="req") as advance:
-        instance = import_mooncake(args.trace, hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted, progress=advance)
+        loaded = load_described(args.trace, import_options(args, advance))
+    instance = loaded.instance
     text = json.dumps(instance.to_json(), separators=(",", ":")) + "\n"
     write_text_atomic(args.output, text)
     summary = {
         "trace": args.trace,
         "output": args.output,
+        "format": loaded.format.key,
+        "compression": loaded.compression,
         "name": instance.name,
         "sha256": instance_sha256(instance),
         "requests": instance.n_requests,
@@ -82,13 +101,16 @@ def run_import(args) -> int:
         "distinct_blocks": len({block for chain in instance.chains for block in chain}),
         "block_size_tokens": instance.block_size_tokens,
         "prefix_closed": True,
+        "notes": list(loaded.notes),
     }
     if args.json:
         print_json(summary)
     else:
-        print(f"{args.trace}: valid Mooncake trace, prefix-closed; wrote {args.output}")
+        print(f"{args.trace}: valid {loaded.kind}, prefix-closed; wrote {args.output}")
+        for note in loaded.notes:
+            print(f"  note: {note}")
         for key, value in summary.items():
-            if key not in ("trace", "output"):
+            if key not in ("trace", "output", "format", "compression", "notes"):
                 print(f"  {key:17} {value}")
     return 0
 

@@ -15,7 +15,8 @@ Python's :mod:`json` is lenient where a verification tool must not be:
   document is read with a bound (:func:`max_input_bytes`, set by the
   environment variable ``PYVERIFY_MAX_INPUT_BYTES``), streams are read line
   by line with a bound on each line (:data:`MAX_LINE_BYTES`), and device
-  files are refused.
+  files are refused. The bounds count decompressed bytes: a gzip input
+  (:mod:`pyverify.inputs.stream`) cannot expand past them.
 
 Every failure is a :class:`~pyverify.errors.UserError` naming the file (and,
 for streams, the line): the CLI prints it as one line and exits with status 2.
@@ -25,11 +26,11 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from pyverify.errors import UserError, located
+from pyverify.inputs.stream import open_source
 
 #: Default bound on one input (a JSON document, or a whole stream): 4 GiB.
 DEFAULT_MAX_INPUT_BYTES = 4 * 1024**3
@@ -133,25 +134,14 @@ def _check_top_string(value: str, path: object, where: str | None) -> None:
 
 
 def open_input(path: str | Path) -> BinaryIO:
-    """Open a file for reading, refusing directories and device files with one line.
+    """Open a file (or ``-``, standard input) for reading, gzip decompressed by its magic bytes.
 
-    Regular files, pipes and sockets are accepted (a pipe is how a stream
-    arrives); character and block devices (``/dev/zero``, a disk) are not.
+    Directories and device files are refused with one line (see
+    :mod:`pyverify.inputs.stream`, which also says how standard input and gzip
+    are handled); pipes and sockets are accepted (a pipe is how a stream
+    arrives).
     """
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise located(path, None, "no such file") from None
-    except OSError as error:
-        raise located(path, None, f"cannot read: {error.strerror or error}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise located(path, None, "is a directory, expected a file")
-    if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode):
-        raise located(path, None, "is a device, not a file")
-    try:
-        return open(path, "rb")
-    except OSError as error:
-        raise located(path, None, f"cannot read: {error.strerror or error}") from None
+    return open_source(path).handle
 
 
 def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> bytes:
@@ -168,9 +158,9 @@ def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> by
 
 def read_json(path: str | Path) -> Any:
     """Read and strictly parse one JSON document from a file, with the size bound."""
-    with open_input(path) as handle:
-        data = read_bounded(handle, path)
-    return parse_json(data, path)
+    with open_source(path) as source:
+        data = read_bounded(source.handle, source.display)
+    return parse_json(data, source.display)
 
 
 def iter_lines(handle: BinaryIO, path: object) -> Iterator[tuple[int, bytes]]:

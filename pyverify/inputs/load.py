@@ -1,25 +1,189 @@
-"""Load whatever the user names as input: an instance file or a trace.
+"""Load whatever the user names as input, telling its format by content.
 
-Commands call :func:`load_input` so that every command accepts the same kinds
-of file, with the same one-line errors:
+Every command calls :func:`load_input` (``validate`` and ``trace import`` call
+:func:`load_described`, which also says what the file was), so every command
+accepts the same inputs with the same one-line errors:
 
-* ``*.jsonl``: a Mooncake JSONL trace, imported on the fly by
-  :func:`pyverify.inputs.mooncake.import_mooncake` (no routing; ``hosts`` 1 unless a
-  command routes it to a fleet by a policy). Decreasing timestamps are an
-  error here; use ``pyverify trace import --allow-unsorted`` to accept them.
-* anything else: an instance file (``pyverify.instance/1`` JSON), validated.
+* a path, or ``-`` for standard input; gzip-compressed or not, told by the
+  magic bytes (:mod:`pyverify.inputs.stream`);
+* in any of the formats of :data:`FORMATS`, told apart by the start of the
+  content (:mod:`pyverify.inputs.detect`), never by the file name.
+
+:data:`FORMATS` is a small registry: one :class:`InputFormat` per format, with
+a detector that looks at the :class:`~pyverify.inputs.detect.Head` and a reader
+that turns the opened input into an instance. Adding a format is adding one
+entry (a binary one, such as Parquet, detects its magic bytes in
+``head.first_bytes``; a reader that needs random access reads the input with
+:func:`~pyverify.inputs.jsonread.read_bounded`, since a pipe cannot seek).
+Detectors run in order; a format's ``weak`` detector (fields that suggest it
+without naming it) runs only when no detector matched, so that a Mooncake line
+missing ``hash_ids`` is reported as exactly that.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from pyverify.inputs.model import Instance, load_instance
-from pyverify.inputs.mooncake import import_mooncake, is_trace_path
+from pyverify.errors import UserError, located
+from pyverify.inputs.chat_import import is_chat_record, read_chat
+from pyverify.inputs.detect import Head, read_head
+from pyverify.inputs.jsonread import parse_json, read_bounded
+from pyverify.inputs.model import INSTANCE_FORMAT, Instance, instance_from_json
+from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
+from pyverify.inputs.reblock import reblock_to_size
+from pyverify.inputs.records import ImportOptions
+from pyverify.inputs.stream import Input, open_source
+from pyverify.inputs.tokens_import import TOKEN_FIELDS, read_token_log
+
+Reader = Callable[[Input, ImportOptions], tuple[Instance, list[str]]]
+
+
+@dataclass(frozen=True)
+class InputFormat:
+    """One input format: how to recognise it, and how to read it."""
+
+    key: str  # stable name in --json output, e.g. "mooncake-jsonl"
+    title: str  # what validate calls it, e.g. "Mooncake JSONL trace"
+    signature: str  # how it is recognised, for the list of accepted formats
+    detect: Callable[[Head], bool]
+    read: Reader
+    weak: Callable[[Head], bool] | None = None
+    hashes_tokens: bool = False  # --block-size is its hashing size (else: a coarser size to re-block to)
+    uses_tokenizer: bool = False  # --tokenizer applies
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """An input read as an instance, and what it was."""
+
+    instance: Instance
+    format: InputFormat
+    compression: str | None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """``Mooncake JSONL trace``, or ``gzip-compressed Mooncake JSONL trace``."""
+        return f"{self.compression}-compressed {self.format.title}" if self.compression else self.format.title
+
+
+# --- the formats ------------------------------------------------------------
+
+
+def _read_mooncake(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
+    return read_mooncake(source, options), []
+
+
+def _read_instance(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
+    data = parse_json(read_bounded(source.handle, source.display), source.display)
+    if not isinstance(data, dict) or "format" not in data:
+        raise located(source.display, None, f"a JSON document that is not a pyverify instance (no 'format' field); {accepted_formats()}")
+    instance = instance_from_json(data, source.display)
+    if options.name is not None:
+        instance = dataclasses.replace(instance, name=options.name)
+    if options.hosts is not None:
+        used = max(instance.routing) + 1 if instance.routing is not None else 1
+        if options.hosts < used:
+            raise UserError(f"--hosts: {options.hosts} is fewer than the {used} hosts the instance's routing uses")
+        instance = dataclasses.replace(instance, hosts=options.hosts)
+    return instance, []
+
+
+def _instance_like(head: Head) -> bool:
+    # One line with "format" (trace import writes one line), or a document
+    # whose first line is not a whole JSON value (a pretty-printed object).
+    if head.first_object is not None:
+        return "format" in head.first_object
+    return head.first_line is not None and head.first_line.lstrip().startswith(b"{")
+
+
+MOONCAKE = InputFormat(
+    key="mooncake-jsonl",
+    title="Mooncake JSONL trace",
+    signature="Mooncake JSONL (one request per line with 'hash_ids')",
+    detect=lambda head: head.has_any("hash_ids"),
+    weak=lambda head: head.has_any(*MOONCAKE_FIELDS, "timestamp"),
+    read=_read_mooncake,
+)
+
+INSTANCE = InputFormat(
+    key="pyverify-instance",
+    title=f"pyverify instance ({INSTANCE_FORMAT})",
+    signature=f"pyverify instance JSON ('format': '{INSTANCE_FORMAT}')",
+    detect=_instance_like,
+    weak=lambda head: head.has_any("requests", "hosts"),  # an instance missing "format": say so
+    read=_read_instance,
+)
+
+TOKEN_LOG = InputFormat(
+    key="token-ids-jsonl",
+    title="token-id JSONL log",
+    signature="token-id JSONL ('prompt_token_ids' or 'token_ids', hashed into vLLM-style chained blocks)",
+    detect=lambda head: head.has_any(*TOKEN_FIELDS),
+    read=read_token_log,
+    hashes_tokens=True,
+)
+
+CHAT = InputFormat(
+    key="chat-jsonl",
+    title="chat JSONL file",
+    signature="chat JSONL (OpenAI 'messages', or a Batch API 'body' with them; tokenized by --tokenizer, default bytes, then hashed as token ids)",
+    detect=lambda head: is_chat_record(head.first_object),
+    read=read_chat,
+    hashes_tokens=True,
+    uses_tokenizer=True,
+)
+
+#: Every format pyverify reads, in detection order.
+FORMATS: list[InputFormat] = [INSTANCE, MOONCAKE, TOKEN_LOG, CHAT]
+
+
+def accepted_formats() -> str:
+    """The sentence that lists the accepted formats (in every 'unknown format' error)."""
+    return ("accepted formats, told apart by content (any of them gzip-compressed, or '-' for standard input): "
+            + "; ".join(fmt.signature for fmt in FORMATS))
+
+
+def detect_format(head: Head, display: str) -> InputFormat:
+    """The format whose detector accepts ``head``, or a one-line error listing the accepted ones."""
+    if head.blank:
+        raise located(display, None, "empty input: no requests")
+    for fmt in FORMATS:
+        if fmt.detect(head):
+            return fmt
+    for fmt in FORMATS:
+        if fmt.weak is not None and fmt.weak(head):
+            return fmt
+    if head.first_object is not None:
+        fields = ", ".join(repr(key) for key in list(head.first_object)[:6]) or "none"
+        raise located(display, f"line {head.line_number}", f"no field tells the format (fields: {fields}); {accepted_formats()}")
+    where = f"line {head.line_number}" if head.line_number else None
+    raise located(display, where, f"not a format pyverify reads; {accepted_formats()}")
+
+
+# --- entry points -----------------------------------------------------------
+
+
+def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -> Loaded:
+    """Read ``path`` (``-`` for standard input) in whatever format it is, validated."""
+    with open_source(path) as source:
+        fmt = detect_format(read_head(source), source.display)
+        if options.tokenizer is not None and not fmt.uses_tokenizer:
+            raise UserError(f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}")
+        instance, notes = fmt.read(source, options)
+        if options.block_size is not None and not fmt.hashes_tokens:
+            # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).
+            instance, more = reblock_to_size(instance, options.block_size, source.display)
+            notes = notes + more
+    return Loaded(instance, fmt, source.compression, tuple(notes))
 
 
 def load_input(path: str | Path) -> Instance:
-    """Load an instance file or a Mooncake JSONL trace (by suffix), validated."""
-    if is_trace_path(path):
-        return import_mooncake(path)
-    return load_instance(path)
+    """Load an instance file or a trace, in any accepted format (see the module docstring), validated."""
+    return load_described(path).instance
+
+
+__all__ = ["FORMATS", "InputFormat", "Loaded", "accepted_formats", "detect_format", "load_described", "load_input"]

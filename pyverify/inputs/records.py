@@ -1,0 +1,158 @@
+"""What every line-oriented trace reader shares: checks across lines, and the instance they build.
+
+A reader (Mooncake JSONL, token-id logs, chat JSONL) turns each line into a
+chain of block ids plus optional per-request fields, and hands them to a
+:class:`TraceBuilder`, which checks, across the whole stream:
+
+* prefix closure (every id keeps one parent; :class:`~pyverify.inputs.model.PrefixClosure`),
+  reported by the reader, which knows how to name the field;
+* time order: decreasing ``timestamp`` is an **error** by default. The file
+  order is the replay order of every cache run, so a timestamp that goes back
+  means the file's order and its own clock disagree, and pyverify refuses to
+  guess which one is meant (sort the file, or pass ``allow_unsorted=True`` /
+  ``--allow-unsorted`` to replay in file order; then one warning names the
+  first such line). Equal timestamps are fine.
+
+It keeps the chains and one dict of parents, never the text.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from pyverify.errors import located
+from pyverify.inputs.model import Instance, PrefixClosure
+
+#: The largest block id (ids are stored as signed 64-bit integers; -1 is the root).
+MAX_BLOCK_ID = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """What a user may say about how an input becomes an instance (``trace import``'s flags).
+
+    Every command other than ``trace import`` reads inputs with the defaults.
+    """
+
+    hosts: int | None = None  # fleet size recorded (default 1 for traces; an instance keeps its own)
+    name: str | None = None  # instance name (default: the file's stem, or "stdin")
+    allow_unsorted: bool = False  # replay decreasing timestamps in file order, with a warning
+    block_size: int | None = None  # tokens per block: hashing size of token/chat inputs, or a coarser size to re-block to
+    tokenizer: str | None = None  # chat JSONL: a tokenizer.json path, or "bytes" (the default)
+    warn: Callable[[str], None] | None = None
+    progress: Callable[[int], None] | None = None
+
+
+def is_int(value: Any) -> bool:
+    """A JSON integer (``true`` is not one, and neither is ``1.0``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """A finite JSON number (not a boolean)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) and value == value and value not in (float("inf"), float("-inf"))
+
+
+def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> int | None:
+    """``data[key]`` as a non-negative integer, or None when absent; a one-line error otherwise."""
+    value = data.get(key)
+    if value is not None and not (is_int(value) and 0 <= value <= MAX_BLOCK_ID):
+        raise located(display, f"{where}.{key}", f"expected a non-negative integer, got {value!r}")
+    return value
+
+
+def optional_timestamp(data: dict[str, Any], display: str, where: str) -> float | int | None:
+    """``data["timestamp"]`` (milliseconds, as in Mooncake's traces) or None; a one-line error otherwise."""
+    value = data.get("timestamp")
+    if value is not None and not (is_number(value) and 0 <= value <= 1e18):
+        raise located(display, f"{where}.timestamp", f"expected a non-negative number, got {value!r}")
+    return value
+
+
+def optional_text(data: dict[str, Any], key: str, display: str, where: str) -> str | None:
+    """``data[key]`` as a string, or None when absent; a one-line error otherwise."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise located(display, f"{where}.{key}", f"expected a string, got {type(value).__name__}")
+    return value
+
+
+class TraceBuilder:
+    """Collects a trace's requests in file order and builds the :class:`Instance`."""
+
+    def __init__(self, display: str, allow_unsorted: bool = False,
+                 warn: Callable[[str], None] | None = None, progress: Callable[[int], None] | None = None) -> None:
+        self.display = display
+        self.allow_unsorted = allow_unsorted
+        self.warn = warn or _stderr_warning
+        self.progress = progress
+        self.closure = PrefixClosure()
+        self.chains: list[tuple[int, ...]] = []
+        self.extra: list[dict[str, Any]] = []
+        self._last_time: float | int | None = None
+        self._last_time_line = 0
+        self._warned = False
+
+    def prefix_violation(self, chain: Sequence[int]) -> tuple[int, str] | None:
+        """Record ``chain`` in the closure check; ``(position, reason)`` of its first violation, if any."""
+        return self.closure.add(chain)
+
+    def check_time(self, line: int, timestamp: float | int | None) -> None:
+        """Check that ``timestamp`` (of the request on ``line``) does not go back (see the module docstring)."""
+        if timestamp is None:
+            return
+        where = f"line {line}"
+        if self._last_time is not None and timestamp < self._last_time:
+            message = (f"timestamp {timestamp} is earlier than {self._last_time} on line {self._last_time_line}: "
+                       "the file is not in time order")
+            if not self.allow_unsorted:
+                raise located(self.display, f"{where}.timestamp",
+                              message + " (sort it, or pass --allow-unsorted to replay in file order)")
+            if not self._warned:
+                self.warn(f"pyverify: warning: {self.display}: {where}.timestamp: {message}; replaying in file order")
+                self._warned = True
+        self._last_time, self._last_time_line = timestamp, line
+
+    def add(self, line: int, chain: tuple[int, ...], timestamp: float | int | None = None,
+            input_tokens: int | None = None, output_tokens: int | None = None, route_key: str | None = None) -> None:
+        """Append one request (its chain already passed :meth:`prefix_violation`), checking time order."""
+        self.check_time(line, timestamp)
+        self.chains.append(chain)
+        item: dict[str, Any] = {}
+        if route_key is not None:
+            item["route_key"] = route_key
+        if timestamp is not None:
+            item["arrival_ms"] = timestamp
+        if input_tokens is not None:
+            item["input_tokens"] = input_tokens
+        if output_tokens is not None:
+            item["output_tokens"] = output_tokens
+        self.extra.append(item)
+        if self.progress is not None:
+            self.progress(1)
+
+    def instance(self, name: str, hosts: int, description: str, source: str, block_size_tokens: int | None) -> Instance:
+        """The instance, or a one-line error when the input held no request."""
+        if hosts < 1:
+            raise located(self.display, "hosts", f"expected a positive fleet size, got {hosts}")
+        if not self.chains:
+            raise located(self.display, None, "empty input: no requests")
+        return Instance(
+            name=name,
+            hosts=hosts,
+            chains=tuple(self.chains),
+            routing=None,
+            description=description,
+            source=source,
+            block_size_tokens=block_size_tokens,
+            extra=tuple(self.extra) if any(self.extra) else (),
+        )
+
+
+def _stderr_warning(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+__all__ = ["ImportOptions", "MAX_BLOCK_ID", "TraceBuilder", "is_int", "is_number", "optional_count", "optional_text", "optional_timestamp"]
