@@ -121,7 +121,9 @@ def test_missing_directory_and_device_inputs(capsys, tmp_path):
 def test_endless_stream_stops_with_one_line(capsys, tmp_path, monkeypatch):
     """A named pipe that never ends (as /dev/zero through a pipe would): stopped by the input bound."""
     monkeypatch.setenv("PYVERIFY_MAX_INPUT_BYTES", str(1 << 20))
-    for suffix, chunk in ((".json", b"[" * 4096), (".jsonl", b'{"hash_ids": [1]}\n' * 256)):
+    instance_head = b'{"format": "pyverify.instance/1", "name": "endless", "hosts": 1, "requests": ['
+    for suffix, head, chunk in ((".json", instance_head, b'{"blocks": [1]}, ' * 256),
+                                (".jsonl", b"", b'{"hash_ids": [1]}\n' * 256)):
         fifo = tmp_path / f"endless{suffix}"
         os.mkfifo(fifo)
         stop = threading.Event()
@@ -129,6 +131,7 @@ def test_endless_stream_stops_with_one_line(capsys, tmp_path, monkeypatch):
         def feed() -> None:
             try:
                 with open(fifo, "wb") as pipe:
+                    pipe.write(head)
                     while not stop.is_set():
                         pipe.write(chunk)
             except (BrokenPipeError, OSError):
