@@ -85,3 +85,24 @@ def test_inconsistent_prompt_length_names_file_and_field(capsys, tmp_path):
     status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled")
     assert status == 2 and out == ""
     assert err.strip() == f"pyverify: error: {path}: requests[1].input_tokens: 3 tokens cannot fill 2 blocks of 4 tokens (needs more than 4)"
+
+
+def test_budgets_command_equals_per_capacity_simulate(capsys, tmp_path):
+    path = write_instance(tmp_path)
+    # 2**27 bytes/token x 4 tokens = 0.5 GiB per block: budgets 0.5, 1, 2 GiB are 1, 2, 4 blocks
+    status, out, err = run_cli(capsys, "budgets", str(path), "--kv-bytes-per-token", str(2**27), "--budgets-gib", "0.5,1,2",
+                               "--eviction", "lru,vllm,fifo,leaf-lru", "--json")
+    assert status == 0, err
+    points = json.loads(out)["points"]
+    for policy, rows in points.items():
+        assert [row["capacity_blocks"] for row in rows] == [1, 2, 4]
+        for row in rows:
+            status, sim_out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--capacity", str(row["capacity_blocks"]),
+                                           "--eviction", policy, "--json")
+            measured = json.loads(sim_out)["measured"]
+            assert (row["block_hits"], row["token_hits"]) == (measured["block_hits"], measured["token_hits"]), (policy, row)
+
+
+def test_budgets_needs_a_kv_size(capsys, tmp_path):
+    status, out, err = run_cli(capsys, "budgets", str(write_instance(tmp_path)))
+    assert status == 2 and out == "" and "--kv-model" in err
