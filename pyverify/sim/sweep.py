@@ -58,10 +58,12 @@ class SweepRow:
     #: ``references``, ``*_misses`` and ``*_hit_rate`` count blocks of the measured requests.
     CORE = ("fleet_size", "references", "pooled_misses", "pooled_hit_rate", "per_host_misses", "per_host_hit_rate",
             "tokens", "pooled_token_hit_rate", "per_host_token_hit_rate")
+    TOKEN_KEYS = ("tokens", "pooled_token_hit_rate", "per_host_token_hit_rate")
 
     def to_json(self) -> dict:
         data = asdict(self)
-        return {key: data[key] for key in self.CORE}
+        # token figures only where the input has a block size (else they would all be null)
+        return {key: data[key] for key in self.CORE if data[key] is not None or key not in self.TOKEN_KEYS}
 
 
 def default_fleet_sizes(hosts: int) -> list[int]:
