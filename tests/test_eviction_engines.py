@@ -148,3 +148,13 @@ def test_tail_first_curve_on_a_random_larger_trace():
     curve = weighted_curve(tail_first_ranks(chains), chains)
     for capacity in (1, 3, 10, 30, 100, 250, 400):
         assert curve.block_hits([capacity])[0] == simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM).hits
+
+
+@given(routed_instances(), st.integers(1, 6), st.sampled_from([LEAF_LRU, VLLM, FIFO]))
+def test_prefix_affinity_routes_with_the_caches_simulate_replays(instance, capacity, eviction):
+    from pyverify.sim.routing import prefix_affinity_routing
+
+    chains, hosts, _ = instance
+    routed = prefix_affinity_routing(chains, hosts, capacity, eviction)
+    replay = simulate(chains, routed.routing, PER_HOST, capacity=capacity, eviction=eviction)
+    assert replay.hit_blocks == routed.hit_blocks
