@@ -106,3 +106,14 @@ def test_budgets_command_equals_per_capacity_simulate(capsys, tmp_path):
 def test_budgets_needs_a_kv_size(capsys, tmp_path):
     status, out, err = run_cli(capsys, "budgets", str(write_instance(tmp_path)))
     assert status == 2 and out == "" and "--kv-model" in err
+
+
+def test_the_issues_command_prints_block_and_token_hit_rates(capsys):
+    from .conftest import SHARED
+
+    trace = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+    if not trace.exists():
+        pytest.skip("../shared/data/mooncake is absent")
+    status, out, err = run_cli(capsys, "sweep", str(trace), "--capacity-gib", "64", "--model-kv", "llama-3.3-70b", "--fleets", "2")
+    assert status == 0, err
+    assert "409 blocks" in out and "(blocks)" in out and "(tokens)" in out

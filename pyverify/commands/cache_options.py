@@ -33,7 +33,7 @@ def positive_number(text: str) -> float:
 
 def add_kv_size_options(parser) -> None:
     """``--kv-model``, ``--kv-dtype``, ``--kv-bytes-per-token``: KV bytes per token."""
-    parser.add_argument("--kv-model", metavar="NAME",
+    parser.add_argument("--kv-model", "--model-kv", dest="kv_model", metavar="NAME",
                         help=f"model whose KV shape sets bytes per token: {', '.join(CATALOG)}")
     parser.add_argument("--kv-dtype", choices=sorted(DTYPE_BYTES), default="bf16", help="KV element type with --kv-model (default: bf16, 2 bytes)")
     parser.add_argument("--kv-bytes-per-token", type=positive_number, metavar="BYTES", help="KV bytes per token, instead of --kv-model")
