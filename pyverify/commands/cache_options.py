@@ -42,12 +42,12 @@ def add_kv_size_options(parser) -> None:
 def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = True) -> None:
     """Capacity (blocks, tokens or GiB), KV size, eviction and window options."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help=f"blocks each {per} holds (default: no limit)")
+    group.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help=f"blocks per {per} (default: no limit)")
     if capacity_tokens:
         group.add_argument("--capacity-tokens", type=positive_int, metavar="TOKENS",
-                           help=f"tokens each {per} holds, rounded down to whole blocks of the input's block size")
+                           help=f"tokens per {per}, rounded down to whole blocks of the input's block size")
     group.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
-                       help=f"KV memory each {per} holds in GiB (2**30 bytes), rounded down to whole blocks; "
+                       help=f"KV memory per {per} in GiB (2**30 bytes), rounded down to whole blocks; "
                             "needs --kv-model or --kv-bytes-per-token")
     add_kv_size_options(parser)
     parser.add_argument("--eviction", choices=EVICTIONS, default=LRU,
