@@ -13,8 +13,11 @@ from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import POLICIES, RoutingOptions, default_policy, route
-from pyverify.sim.simulate import EVICTIONS, LRU, MODELS, PER_HOST, simulate
+from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
+from pyverify.sim.accounting import tally
+from pyverify.sim.simulate import MODELS, PER_HOST, simulate
 from pyverify.sim.sweep import UNROUTED_FLEET_SIZES, default_fleets_for, sweep_policies
+from pyverify.sim.tokens import instance_token_weights
 
 ORDER = 10
 
@@ -80,19 +83,6 @@ def add_routing_options(parser) -> None:
                              "requests (default: 1.25)")
 
 
-def capacity_in_blocks(args, instance) -> int | None:
-    """``--capacity`` (blocks) or ``--capacity-tokens`` (rounded down to whole blocks)."""
-    tokens = getattr(args, "capacity_tokens", None)
-    if tokens is None:
-        return args.capacity
-    if instance.block_size_tokens is None:
-        raise UserError(f"{args.instance}: block_size_tokens: not given, so --capacity-tokens cannot be converted to blocks; use --capacity")
-    blocks = tokens // instance.block_size_tokens
-    if blocks < 1:
-        raise UserError(f"--capacity-tokens: {tokens} tokens is less than one block of {instance.block_size_tokens} tokens")
-    return blocks
-
-
 def print_json(data: object) -> None:
     print(json.dumps(data, indent=2))
 
@@ -109,8 +99,7 @@ def register(subparsers) -> None:
     sim.add_argument("--routing", choices=sorted(POLICIES), default="given",
                      help="how requests reach hosts (default: given, the instance's own routing)")
     sim.add_argument("--fleet", type=fleet_size, help="fleet size for the routing policy (default: the instance's hosts)")
-    sim.add_argument("--capacity", type=positive_int, help="blocks each cache holds (default: no limit)")
-    sim.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
+    add_cache_options(sim, per="cache")
     add_routing_options(sim)
     sim.add_argument("--witness", action="store_true", help="include the per-request witness in --json output")
     sim.add_argument("--json", action="store_true", help="machine-readable output")
@@ -134,11 +123,7 @@ def register(subparsers) -> None:
     sw.add_argument("--routing", type=policy_list, metavar="POLICY[,POLICY...]",
                     help=f"routing policy, or several to compare ({', '.join(POLICIES)}); default: fold, or round-robin "
                          "for an instance without routing")
-    capacity = sw.add_mutually_exclusive_group()
-    capacity.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help="blocks each host caches (pool: F x BLOCKS); default: no limit")
-    capacity.add_argument("--capacity-tokens", type=positive_int, metavar="TOKENS",
-                          help="tokens each host caches, rounded down to whole blocks of the instance's block size")
-    sw.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
+    add_cache_options(sw, per="host (the pool gets F times as much)")
     add_routing_options(sw)
     sw.add_argument("--chart", type=chart_path, metavar="PATH", help="write the hit-rate chart (.png, .svg, or a stem for both)")
     sw.add_argument("--json", action="store_true", help="machine-readable output")
@@ -178,11 +163,15 @@ def run_validate(args) -> int:
 
 def run_simulate(args) -> int:
     instance = load_input(args.instance)
+    size = resolve_cache_size(args, instance, args.instance)
+    window = window_of(args)
+    weights = instance_token_weights(instance, args.instance)
     fleet = args.fleet or instance.hosts
     with about_file(args.instance, "routing"):
-        options = RoutingOptions(seed=args.seed, capacity=args.capacity, eviction=args.eviction, slack=args.affinity_slack)
+        options = RoutingOptions(seed=args.seed, capacity=size.blocks, eviction=args.eviction, slack=args.affinity_slack)
         routing = route(instance, fleet, args.routing, options) if (args.model == PER_HOST or instance.routing is not None) else None
-    run = simulate(instance.chains, routing, args.model, capacity=args.capacity, eviction=args.eviction)
+    run = simulate(instance.chains, routing, args.model, capacity=size.blocks, eviction=args.eviction)
+    measured = tally(instance.chains, run.hit_blocks, weights, window)
     result = {
         "instance": instance.name,
         "sha256": instance_sha256(instance),
@@ -190,26 +179,39 @@ def run_simulate(args) -> int:
         "fleet_size": fleet if routing is not None else None,
         "routing": args.routing if routing is not None else None,
         "capacity": run.capacity,
+        "cache_size": size.to_json(),
         "eviction": run.eviction,
+        # the whole run, in blocks (what the witness replays)
         "references": run.references,
         "hits": run.hits,
         "misses": run.misses,
         "hit_rate": run.hit_rate,
+        # the measured requests, in blocks and in tokens
+        "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(instance.n_requests)},
+        "token_weights": weights.source if weights else None,
+        "measured": measured.to_json(),
     }
     if args.json:
         if args.witness:
             result["witness"] = run.witness()
         print_json(result)
     else:
-        capacity = "uncapacitated" if run.capacity is None else f"capacity {run.capacity} blocks, {run.eviction}"
+        capacity = "uncapacitated" if run.capacity is None else f"capacity {size.words}, {run.eviction}"
         if routing is None:
             print(f"{instance.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool)")
         else:
             print(f"{instance.name}: {run.model} demand cache(s), {capacity}, {fleet} hosts ({args.routing} routing)")
-        print(f"  block references {run.references}")
-        print(f"  hits             {run.hits}")
-        print(f"  misses           {run.misses}")
-        print(f"  hit rate         {run.hit_rate:.4f}")
+        print(f"  measured          {window.describe(instance.n_requests)}")
+        print(f"  block references  {measured.block_references}")
+        print(f"  block hits        {measured.block_hits}")
+        print(f"  block misses      {measured.block_references - measured.block_hits}")
+        print(f"  block hit rate    {measured.block_hit_rate:.4f}")
+        if measured.tokens is not None:
+            print(f"  prompt tokens     {measured.tokens}  ({weights.source})")
+            print(f"  token hits        {measured.token_hits}")
+            print(f"  token hit rate    {measured.token_hit_rate:.4f}")
+        else:
+            print("  token hit rate    n/a (the input gives no block size)")
     return 0
 
 
@@ -217,16 +219,21 @@ def run_sweep(args) -> int:
     instance = load_input(args.instance)
     sizes = args.fleets or default_fleets_for(instance)
     policies = args.routing or [default_policy(instance)]
-    capacity = capacity_in_blocks(args, instance)
+    size = resolve_cache_size(args, instance, args.instance)
+    capacity = size.blocks
+    window = window_of(args)
+    weights = instance_token_weights(instance, args.instance)
     options = RoutingOptions(seed=args.seed, slack=args.affinity_slack)
     with about_file(args.instance, "routing"), progress_bar(len(sizes) * len(policies), "sweep", unit="fleet") as advance:
-        by_policy = sweep_policies(instance, sizes, policies, capacity, args.eviction, options, progress=advance)
+        by_policy = sweep_policies(instance, sizes, policies, capacity, args.eviction, options, progress=advance,
+                                   weights=weights, window=window)
     rows = [row for policy_rows in by_policy.values() for row in policy_rows]
     if capacity is None:
         cache_text = "uncapacitated"
     else:
         tokens = f" = {capacity * instance.block_size_tokens} tokens" if instance.block_size_tokens else ""
-        cache_text = f"{args.eviction.upper()}, {capacity} blocks{tokens} per host, pool F x {capacity} blocks"
+        gib = f" ({size.gib:g} GiB)" if size.gib is not None else ""
+        cache_text = f"{args.eviction.upper()}, {capacity} blocks{tokens}{gib} per host, pool F x {capacity} blocks"
     charts = []
     if args.chart:
         title = f"{instance.name}: hit rate as the fleet grows ({cache_text})"
@@ -242,6 +249,10 @@ def run_sweep(args) -> int:
             "capacity": capacity,
             "pool_capacity": None if capacity is None else {str(size): capacity * size for size in sizes},
             "eviction": args.eviction if capacity is not None else None,
+            "cache_size": size.to_json(),
+            "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(instance.n_requests)},
+            "token_weights": weights.source if weights else None,
+            "hit_rates": "references, *_misses and *_hit_rate count blocks; *_token_hit_rate weighs each block by its tokens",
             "seed": args.seed,
             "affinity_slack": args.affinity_slack,
         }
@@ -254,10 +265,22 @@ def run_sweep(args) -> int:
         print_json(data)
     else:
         print(f"{instance.name}: {cache_text}, {rows[0].references} block references")
-        print(f"{'routing':>16} {'hosts':>6} {'pooled misses':>14} {'pooled hit rate':>16} {'per-host misses':>16} {'per-host hit rate':>18} {'max load':>9}")
+        if size.kv is not None and size.gib is not None:
+            print(f"  KV memory: {size.words}; bytes per token from {size.kv.source}")
+        print(f"  measured: {window.describe(instance.n_requests)}; "
+              + (f"tokens from {weights.source}" if weights else "no token figures (the input gives no block size)"))
+        token_columns = weights is not None
+        header = f"{'routing':>16} {'hosts':>6} {'pooled misses':>14} {'pooled hit rate':>16} {'per-host misses':>16} {'per-host hit rate':>18}"
+        if token_columns:
+            header += f" {'pooled token hr':>16} {'per-host token hr':>18}"
+        print(header + f" {'max load':>9}")
+        print(f"{'':>23} {'(blocks)':>14} {'(blocks)':>16} {'(blocks)':>16} {'(blocks)':>18}" + (f" {'(tokens)':>16} {'(tokens)':>18}" if token_columns else ""))
         for row in rows:
-            print(f"{row.routing:>16} {row.fleet_size:>6} {row.pooled_misses:>14} {row.pooled_hit_rate:>16.4f} "
-                  f"{row.per_host_misses:>16} {row.per_host_hit_rate:>18.4f} {row.max_load_ratio:>9.3f}")
+            line = (f"{row.routing:>16} {row.fleet_size:>6} {row.pooled_misses:>14} {row.pooled_hit_rate:>16.4f} "
+                    f"{row.per_host_misses:>16} {row.per_host_hit_rate:>18.4f}")
+            if token_columns:
+                line += f" {row.pooled_token_hit_rate:>16.4f} {row.per_host_token_hit_rate:>18.4f}"
+            print(line + f" {row.max_load_ratio:>9.3f}")
         for path in charts:
             print(f"chart: {path}")
     return 0

@@ -7,6 +7,8 @@ from typing import Any
 from pyverify.reports.charts import chart_targets
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.commands.basic import about_file, add_routing_options, print_json
+from pyverify.commands.cache_options import add_kv_size_options, positive_number
+from pyverify.inputs.kv_models import blocks_for_gib, kv_size
 from pyverify.cost.estimate import (
     LEAVES_OUT,
     PARAMETERS,
@@ -62,7 +64,12 @@ def register(subparsers) -> None:
     parser.add_argument("--routing", choices=sorted(POLICIES),
                         help="routing policy (default: the instance's own routing, folded onto a smaller --fleet; round-robin for an input without one)")
     add_routing_options(parser)
-    parser.add_argument("--capacity", type=positive_int, help="blocks each host's local cache holds (default: no limit)")
+    capacity = parser.add_mutually_exclusive_group()
+    capacity.add_argument("--capacity", type=positive_int, help="blocks each host's local cache holds (default: no limit)")
+    capacity.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+                          help="KV memory of each host's local cache in GiB, rounded down to whole blocks with the model's "
+                               "kv_bytes_per_token (the same number the transfer time uses)")
+    add_kv_size_options(parser)
     parser.add_argument("--pool-capacity", type=positive_int,
                         help="blocks the pool holds (default: capacity x fleet, the hosts' memory pooled; no limit without --capacity)")
     parser.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
@@ -95,7 +102,23 @@ def run_cost(args) -> int:
     if args.pool_capacity is not None and args.model == "per-host":
         raise UserError("--pool-capacity: the per-host model has no pool; use --model pooled or both")
 
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    if kv is not None:
+        if "kv_bytes_per_token" in explicit or (spec is not None and spec.name == "kv_bytes_per_token"):
+            raise UserError("--kv-model/--kv-bytes-per-token: kv_bytes_per_token is also set by --param or --sweep; set it one way")
+        params = params.with_value("kv_bytes_per_token", kv.bytes_per_token)
+        explicit = [*explicit, "kv_bytes_per_token"]
+    sources = {"kv_bytes_per_token": kv.source} if kv is not None else {}
+
     instance = load_input(args.input)
+    if args.capacity_gib is not None:
+        if instance.block_size_tokens is None:
+            raise UserError(f"{args.input}: block_size_tokens: not given, so --capacity-gib cannot be converted to blocks; use --capacity")
+        if spec is not None and spec.name == "kv_bytes_per_token":
+            raise UserError("--capacity-gib: cannot be combined with --sweep kv_bytes_per_token (the capacity would change with it)")
+        args.capacity = blocks_for_gib(args.capacity_gib, params.kv_bytes_per_token, instance.block_size_tokens)
+        if args.capacity < 1:
+            raise UserError(f"--capacity-gib: {args.capacity_gib:g} GiB is less than one block")
     if instance.block_size_tokens is not None:
         for name in [*explicit, *([spec.name] if spec else [])]:
             if name == "block_tokens":
@@ -138,7 +161,7 @@ def run_cost(args) -> int:
                             split, est, be, show_pooled=pooled_run is not None, show_per_host=args.model != "pooled")
 
     result = _result(args, instance, params, block_source, input_tokens is not None, policy, fleet, pool_capacity,
-                     local_run, pooled_run, split, est, be, reuse, rows, charts)
+                     local_run, pooled_run, split, est, be, reuse, rows, charts, sources)
     if args.json:
         print_json(result)
     else:
@@ -155,7 +178,8 @@ def _capacity_words(capacity: int | None, pool_capacity: int | None, eviction: s
 
 
 def _result(args, instance, params, block_source, has_tokens, policy, fleet, pool_capacity,
-            local_run, pooled_run, split, est, be, reuse, rows, charts) -> dict[str, Any]:
+            local_run, pooled_run, split, est, be, reuse, rows, charts, sources=None) -> dict[str, Any]:
+    sources = sources or {}
     dist = distributions(est)
     keep = {
         "per-host": ("ttft_per_host",),
@@ -179,7 +203,7 @@ def _result(args, instance, params, block_source, has_tokens, policy, fleet, poo
         "block_tokens_source": block_source,
         "prompt_tokens_from": "input_tokens (last block partial)" if has_tokens else "blocks x block_tokens",
         "params": {
-            name: {"value": getattr(params, name), "unit": p.unit, "meaning": p.meaning, "source": p.source}
+            name: {"value": getattr(params, name), "unit": p.unit, "meaning": p.meaning, "source": sources.get(name, p.source)}
             for name, p in PARAMETERS.items()
         },
         "prefill_rate_tokens_per_s_per_host": params.prefill_rate,
@@ -187,6 +211,11 @@ def _result(args, instance, params, block_source, has_tokens, policy, fleet, poo
         "hit_rate": {
             "per_host": local_run.hit_rate,
             "pooled": pooled_run.hit_rate if pooled_run is not None else None,
+        },
+        "hit_rate_counts": "blocks (token_hit_rate weighs each block by its tokens)",
+        "token_hit_rate": {
+            "per_host": float(split.local.sum() / split.total.sum()) if split.total.sum() else 0.0,
+            "pooled": float((split.local.sum() + split.fetched.sum()) / split.total.sum()) if pooled_run is not None and split.total.sum() else None,
         },
         "tokens": split.totals() if pooled_run is not None else {
             k: v for k, v in split.totals().items() if k in ("prompt_tokens", "local_hit_tokens", "recomputed_tokens_per_host")
@@ -235,8 +264,11 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
     if "fetched_tokens" in t:
         print(f"  with the pool: fetched {t['fetched_tokens']:,} (by {t['requests_that_fetch']} requests); recomputed {t['recomputed_tokens_pooled']:,}")
         print(f"  block hit rate: per-host {hr['per_host']:.4f}, pooled {hr['pooled']:.4f}")
+        th = r["token_hit_rate"]
+        print(f"  token hit rate: per-host {th['per_host']:.4f}, pooled (local or fetched) {th['pooled']:.4f}")
     else:
         print(f"  block hit rate: per-host {hr['per_host']:.4f}")
+        print(f"  token hit rate: per-host {r['token_hit_rate']['per_host']:.4f}")
 
     labels = {
         "prefill_time_saved": "prefill time saved by the pool",

@@ -137,6 +137,7 @@ def run_mrc(args) -> int:
     capacities = args.capacities or log_capacities(full)
     points = curve.points(capacities)
     block = instance.block_size_tokens
+    _add_token_hit_rates(instance, routing, fleet, points, args.instance)
     for point in points:
         if block:
             point["capacity_tokens"] = point["capacity_blocks"] * block
@@ -182,10 +183,12 @@ def run_mrc(args) -> int:
         print(f"  ceiling (uncapacitated) hit rate {curve.ceiling_hit_rate:.4f} = 1 - {curve.cold}/{curve.references}, "
               f"reached at C = {full} blocks")
         header = f"{'C blocks':>10}" + (f" {'C tokens':>12}" if block else "") + f" {'misses':>10} {'hit rate':>9}"
+        header += f" {'token hr':>9}" if block else ""
         print(header + (f" {'simulated':>10}" if args.verify else ""))
         for point in points:
             line = f"{point['capacity_blocks']:>10}" + (f" {point['capacity_tokens']:>12}" if block else "")
             line += f" {point['misses']:>10} {point['hit_rate']:>9.4f}"
+            line += f" {point['token_hit_rate']:>9.4f}" if block else ""
             if args.verify:
                 line += f" {point['simulated_misses']:>10}"
             print(line)
@@ -195,3 +198,16 @@ def run_mrc(args) -> int:
         for path in charts:
             print(f"chart: {path}")
     return 1 if mismatches else 0
+
+
+def _add_token_hit_rates(instance, routing, fleet, points, path) -> None:
+    """Beside each point's block hit rate, its token hit rate (hits weighed by their tokens; pyverify.sim.tokens)."""
+    from pyverify.sim.engine_curves import chain_order_distances, weighted_curve
+    from pyverify.sim.tokens import instance_token_weights
+
+    weights = instance_token_weights(instance, path)
+    if weights is None:
+        return
+    curve = weighted_curve(chain_order_distances(instance.chains, routing, fleet), instance.chains, weights)
+    for point, weighted in zip(points, curve.points([p["capacity_blocks"] for p in points])):
+        point["token_hit_rate"] = weighted["token_hit_rate"]

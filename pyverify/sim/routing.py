@@ -60,13 +60,12 @@ from __future__ import annotations
 import hashlib
 import math
 import random as _random
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from pyverify.errors import UserError
 from pyverify.inputs.model import Instance
-from pyverify.sim.simulate import EVICTIONS, LRU
+from pyverify.sim.simulate import EVICTIONS, LRU, new_cache
 
 
 @dataclass(frozen=True)
@@ -166,7 +165,9 @@ def prefix_affinity_routing(
         raise UserError(f"capacity must be at least 1 block, got {capacity}")
     if eviction not in EVICTIONS:
         raise UserError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
-    caches: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(fleet_size)]
+    # Uncapacitated hosts are plain sets; capacitated ones are the very cache
+    # classes simulate() replays with, so routing and replay cannot disagree.
+    caches = [set() if capacity is None else new_cache(eviction, capacity) for _ in range(fleet_size)]
     loads = [0] * fleet_size
     routing: list[int] = []
     hit_blocks: list[int] = []
@@ -188,20 +189,9 @@ def prefix_affinity_routing(
         hits = -best_key[0]
         cache = caches[best_host]
         if capacity is None:
-            for block in chain[hits:]:
-                cache[block] = None
+            cache.update(chain[hits:])
         else:
-            # Exactly simulate._capacitated_hits for one request.
-            if eviction == LRU:
-                for block in chain[:hits]:
-                    cache.move_to_end(block)
-            for block in chain[hits:]:
-                if block in cache:
-                    cache.move_to_end(block)
-                    continue
-                if len(cache) >= capacity:
-                    cache.popitem(last=False)
-                cache[block] = None
+            cache.serve(chain, hits)
         loads[best_host] += 1
         routing.append(best_host)
         hit_blocks.append(hits)

@@ -7,7 +7,47 @@ Semantics (DESIGN.md, "Model and semantics"), one definition used everywhere:
   cache (``per-host``). It hits on the longest prefix of its chain present in
   that cache; every later block of the chain is a miss, fetched and then held
   (if a capacity is set, the eviction policy makes room first).
-* Counting is in blocks: hit rate = hits / block references.
+* Counting is in blocks: hit rate = hits / block references. Token-weighted
+  figures and a measurement window are applied to a run's witness afterwards
+  (:mod:`pyverify.sim.accounting`); the run itself does not depend on them.
+
+Eviction policies (only with a capacity; ``capacity`` counts blocks per cache):
+
+``lru`` -- chain-order LRU, pyverify's original policy
+    The hit prefix is touched root first, then each missing block is fetched
+    (evicting the least recently used block). Within a request the root ends
+    up *older* than its descendants, so a full cache evicts a parent before
+    its child: the cached set need not be prefix-closed. Equal to a flat LRU
+    over the block-by-block sequence (proof in :mod:`pyverify.sim.mrc`).
+``fifo`` -- first in, first out
+    Blocks leave in the order they entered. A block already held does not
+    enter again: a held block after the first miss of a chain (its parent was
+    evicted) keeps its entry time. This is kvcache-simulator's FIFO.
+``leaf-lru`` -- leaf-first LRU (SGLang's radix cache, kvcache-simulator's LRU)
+    Evict the least recently used block *that has no cached child*, so the
+    cached set stays a prefix tree. The request's hit prefix is pinned while
+    its missing blocks are inserted one by one in chain order; a block is
+    inserted only if its parent is cached, and insertion stops when no
+    unpinned leaf is left. Newly inserted blocks are not pinned (as in
+    kvcache-simulator), so when a chain has more blocks than the cache can
+    hold beside its pinned prefix, the newest block is evicted to make room
+    for the next, that one then has no parent, and insertion stops: the cache
+    keeps the chain's first C-1 blocks.
+``vllm`` -- vLLM's free-queue order (a finished request frees its blocks tail first)
+    Evictable blocks wait in a queue; the front is evicted first. A hit takes
+    a block out of the queue while the request runs; new blocks are in use
+    too; when the request finishes, its blocks rejoin the queue's end in
+    reverse chain order, so the tail is evicted first. Requests run one at a
+    time. If a chain has more blocks than the cache, its first C are kept.
+    The queue order is the priority (last request that used the block, deeper
+    first), which makes this a stack algorithm with a one-pass curve
+    (:mod:`pyverify.sim.tail_first_mrc`). It equals ``leaf-lru`` on every
+    request sequence in which no chain has more blocks than the cache (both
+    evict the least recently used leaf; they differ only in what happens
+    when a chain does not fit), which the tests check.
+
+Every policy hits on the longest cached prefix; with ``leaf-lru`` and ``vllm``
+the cached set is always prefix-closed, so "cached" and "hit" coincide.
 
 Each run returns its witness (:class:`Run`): per request, which cache it read
 and how many leading blocks hit. :mod:`pyverify.trusted.check` replays witnesses
@@ -34,6 +74,7 @@ chain-based functions: Lean's ``pooled_block_misses chains`` is
 
 from __future__ import annotations
 
+import heapq
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -42,9 +83,21 @@ POOLED = "pooled"
 PER_HOST = "per-host"
 MODELS = (POOLED, PER_HOST)
 
+#: Chain-order LRU: pyverify's original policy (see the module docstring).
 LRU = "lru"
+CHAIN_LRU = LRU
 FIFO = "fifo"
-EVICTIONS = (LRU, FIFO)
+LEAF_LRU = "leaf-lru"
+VLLM = "vllm"
+EVICTIONS = (LRU, FIFO, LEAF_LRU, VLLM)
+
+#: One line per policy, for --help texts and reports.
+EVICTION_HELP = {
+    LRU: "chain-order LRU (pyverify's original: touches a chain root first, can evict a parent before its child)",
+    FIFO: "first in, first out (a held block keeps its entry time)",
+    LEAF_LRU: "leaf-first LRU: evict the least recently used block with no cached child (SGLang radix cache, kvcache-simulator)",
+    VLLM: "vLLM's order: a finished request's blocks are freed tail first, the oldest freed block is evicted",
+}
 
 
 @dataclass(frozen=True)
@@ -101,7 +154,7 @@ def simulate(
     """Run demand caches that start empty over ``chains``.
 
     ``capacity`` is the per-cache limit in blocks (``None``: uncapacitated).
-    ``eviction`` is ``"lru"`` or ``"fifo"`` and matters only with a capacity.
+    ``eviction`` is one of :data:`EVICTIONS` and matters only with a capacity.
     """
     if capacity is not None and capacity < 1:
         raise ValueError("capacity must be at least 1 block")
@@ -140,29 +193,198 @@ def _uncapacitated_hits(chains: Sequence[Sequence[int]], cache_of: Sequence[int]
 def _capacitated_hits(
     chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, eviction: str
 ) -> list[int]:
-    # An OrderedDict is kept oldest-first: insertion order for FIFO, recency
-    # order for LRU (a hit moves the block to the end).
-    held: dict[int, OrderedDict[int, None]] = {}
+    held: dict[int, BlockCache] = {}
     hit_blocks = []
     for chain, cache_id in zip(chains, cache_of):
-        cache = held.setdefault(cache_id, OrderedDict())
-        hits = 0
-        for block in chain:
-            if block not in cache:
-                break
-            hits += 1
-        if eviction == LRU:
-            for block in chain[:hits]:
-                cache.move_to_end(block)
-        for block in chain[hits:]:
-            if block in cache:  # held, but after the first missing block: refetched, refreshed
-                cache.move_to_end(block)
-                continue
-            if len(cache) >= capacity:
-                cache.popitem(last=False)
-            cache[block] = None
+        cache = held.get(cache_id)
+        if cache is None:
+            cache = held[cache_id] = new_cache(eviction, capacity)
+        hits = cache.prefix_hits(chain)
+        cache.serve(chain, hits)
         hit_blocks.append(hits)
     return hit_blocks
+
+
+# --- one capacitated cache per policy ----------------------------------------
+#
+# Each cache answers two questions per request: how many leading blocks of the
+# chain it holds (prefix_hits, no side effects), and what it holds afterwards
+# (serve). The prefix-affinity router (pyverify.sim.routing) asks every host's
+# cache the first question and the chosen host the second, so routing and
+# replay share one definition.
+
+
+class BlockCache:
+    """A demand cache of ``capacity`` blocks that hits on the longest held prefix."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+
+    def __contains__(self, block: int) -> bool:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def prefix_hits(self, chain: Sequence[int]) -> int:
+        hits = 0
+        for block in chain:
+            if block not in self:
+                break
+            hits += 1
+        return hits
+
+    def serve(self, chain: Sequence[int], hits: int) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class ChainOrderLRU(BlockCache):
+    """``lru``: touch the hit prefix root first, then fetch each later block."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.order: OrderedDict[int, None] = OrderedDict()  # least recent first
+
+    def __contains__(self, block: int) -> bool:
+        return block in self.order
+
+    def serve(self, chain: Sequence[int], hits: int) -> None:
+        order = self.order
+        for block in chain[:hits]:
+            order.move_to_end(block)
+        for block in chain[hits:]:
+            if block in order:  # held, but after the first missing block: refetched, refreshed
+                order.move_to_end(block)
+                continue
+            if len(order) >= self.capacity:
+                order.popitem(last=False)
+            order[block] = None
+
+
+class FifoCache(BlockCache):
+    """``fifo``: evict the block that entered first; a held block never re-enters."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.order: OrderedDict[int, None] = OrderedDict()  # oldest entry first
+
+    def __contains__(self, block: int) -> bool:
+        return block in self.order
+
+    def serve(self, chain: Sequence[int], hits: int) -> None:
+        order = self.order
+        for block in chain[hits:]:
+            if block in order:
+                continue
+            if len(order) >= self.capacity:
+                order.popitem(last=False)
+            order[block] = None
+
+
+class LeafFirstLRU(BlockCache):
+    """``leaf-lru``: evict the least recently used unpinned block with no cached child.
+
+    ``last_use`` holds every cached block's last touch (a counter that grows by
+    one per touch, so no two blocks tie). Leaves wait in a heap keyed by last
+    touch; an entry is stale (skipped) once its block has left, gained a
+    child, or been touched again.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.last_use: dict[int, int] = {}
+        self.parent: dict[int, int | None] = {}
+        self.children: dict[int, int] = {}
+        self.leaves: list[tuple[int, int]] = []
+        self.clock = 0
+
+    def __contains__(self, block: int) -> bool:
+        return block in self.last_use
+
+    def _touch(self, block: int) -> None:
+        self.clock += 1
+        self.last_use[block] = self.clock
+        if self.children.get(block, 0) == 0:
+            heapq.heappush(self.leaves, (self.clock, block))
+
+    def _evict_leaf(self, pinned: set[int]) -> bool:
+        skipped = []
+        try:
+            while self.leaves:
+                entry = heapq.heappop(self.leaves)
+                used, block = entry
+                if self.last_use.get(block) != used or self.children.get(block, 0):
+                    continue  # stale
+                if block in pinned:
+                    skipped.append(entry)
+                    continue
+                del self.last_use[block]
+                parent = self.parent[block]
+                if parent is not None:
+                    self.children[parent] -= 1
+                    if self.children[parent] == 0 and parent in self.last_use:
+                        heapq.heappush(self.leaves, (self.last_use[parent], parent))
+                return True
+            return False
+        finally:
+            for entry in skipped:
+                heapq.heappush(self.leaves, entry)
+
+    def serve(self, chain: Sequence[int], hits: int) -> None:
+        for block in chain[:hits]:
+            self._touch(block)
+        pinned = set(chain[:hits])
+        for position in range(hits, len(chain)):
+            block = chain[position]
+            if block in self.last_use:
+                continue  # cannot happen on a prefix-closed trace (the cached set is a prefix tree)
+            if len(self.last_use) >= self.capacity and not self._evict_leaf(pinned):
+                break
+            parent = chain[position - 1] if position else None
+            if parent is not None and parent not in self.last_use:
+                break  # its parent was just evicted: the rest of the chain cannot attach
+            self.parent[block] = parent
+            if parent is not None:
+                self.children[parent] = self.children.get(parent, 0) + 1
+            self.children.setdefault(block, 0)
+            self._touch(block)
+
+
+class VllmFreeQueue(BlockCache):
+    """``vllm``: evict from the front of the free queue; a request frees its blocks tail first."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.cached: set[int] = set()
+        self.free: OrderedDict[int, None] = OrderedDict()  # evictable blocks, next victim first
+
+    def __contains__(self, block: int) -> bool:
+        return block in self.cached
+
+    def serve(self, chain: Sequence[int], hits: int) -> None:
+        for block in chain[:hits]:
+            del self.free[block]  # in use while the request runs
+        held = hits
+        for block in chain[hits:]:
+            if block in self.cached:  # cannot happen on a prefix-closed trace
+                self.free.pop(block, None)
+            else:
+                if len(self.cached) >= self.capacity:
+                    if not self.free:
+                        break  # every cached block is in use: the chain does not fit
+                    victim, _ = self.free.popitem(last=False)
+                    self.cached.remove(victim)
+                self.cached.add(block)
+            held += 1
+        for block in reversed(chain[:held]):
+            self.free[block] = None
+
+
+_CACHES = {LRU: ChainOrderLRU, FIFO: FifoCache, LEAF_LRU: LeafFirstLRU, VLLM: VllmFreeQueue}
+
+
+def new_cache(eviction: str, capacity: int) -> BlockCache:
+    """An empty cache of ``capacity`` blocks under ``eviction``."""
+    if eviction not in _CACHES:
+        raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
+    return _CACHES[eviction](capacity)
 
 
 # --- uncapacitated counters mirrored in Lean ---------------------------------

@@ -9,12 +9,17 @@ requests with :func:`pyverify.sim.simulate.simulate`.
 Uncapacitated (``capacity=None``): the pooled count does not depend on
 routing; the per-host count grows as hosts are split.
 
-Capacitated (``capacity=C`` blocks per host, LRU or FIFO): every host's cache
+Capacitated (``capacity=C`` blocks per host, any eviction policy of
+:mod:`pyverify.sim.simulate`): every host's cache
 holds C blocks, and the pool is given the **same total memory**, F x C blocks.
 That is the paper's local-versus-global comparison (Mooncake FAST'25, 5.3):
 per-node caches against one shared pool of the same total size. An online
 policy (prefix-affinity) routes while consulting per-host caches of that same
 capacity.
+
+Each row counts hits in blocks and, when the input has a block size, in
+tokens (:mod:`pyverify.sim.tokens`), over the requests of a measurement
+window (:mod:`pyverify.sim.window`; default: every request).
 """
 
 from __future__ import annotations
@@ -23,8 +28,11 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 from pyverify.inputs.model import Instance
+from pyverify.sim.accounting import tally
 from pyverify.sim.routing import ONLINE_POLICIES, RoutingOptions, route
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, Run, simulate
+from pyverify.sim.tokens import TokenWeights
+from pyverify.sim.window import WHOLE_TRACE, Window
 
 
 @dataclass(frozen=True)
@@ -40,14 +48,22 @@ class SweepRow:
     pool_capacity: int | None = None
     eviction: str | None = None
     max_load_ratio: float = 1.0
+    #: Token-weighted hit rates over the same requests (None without a block size).
+    pooled_token_hit_rate: float | None = None
+    per_host_token_hit_rate: float | None = None
+    tokens: int | None = None
 
     #: The counts a row reports; the context (routing, capacities, eviction,
-    #: load) is the same for a whole sweep and is reported once beside the rows.
-    CORE = ("fleet_size", "references", "pooled_misses", "pooled_hit_rate", "per_host_misses", "per_host_hit_rate")
+    #: load, window) is the same for a whole sweep and is reported once beside the rows.
+    #: ``references``, ``*_misses`` and ``*_hit_rate`` count blocks of the measured requests.
+    CORE = ("fleet_size", "references", "pooled_misses", "pooled_hit_rate", "per_host_misses", "per_host_hit_rate",
+            "tokens", "pooled_token_hit_rate", "per_host_token_hit_rate")
+    TOKEN_KEYS = ("tokens", "pooled_token_hit_rate", "per_host_token_hit_rate")
 
     def to_json(self) -> dict:
         data = asdict(self)
-        return {key: data[key] for key in self.CORE}
+        # token figures only where the input has a block size (else they would all be null)
+        return {key: data[key] for key in self.CORE if data[key] is not None or key not in self.TOKEN_KEYS}
 
 
 def default_fleet_sizes(hosts: int) -> list[int]:
@@ -90,6 +106,8 @@ def sweep_row(
     capacity: int | None = None,
     eviction: str = LRU,
     options: RoutingOptions | None = None,
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
 ) -> tuple[SweepRow, Run, Run]:
     """One fleet size: the row, and the pooled and per-host runs behind it."""
     base = options or RoutingOptions()
@@ -98,13 +116,18 @@ def sweep_row(
     pool_capacity = None if capacity is None else capacity * fleet_size
     pooled = simulate(instance.chains, routing, POOLED, capacity=pool_capacity, eviction=eviction)
     per_host = simulate(instance.chains, routing, PER_HOST, capacity=capacity, eviction=eviction)
+    pooled_tally = tally(instance.chains, pooled.hit_blocks, weights, window)
+    per_host_tally = tally(instance.chains, per_host.hit_blocks, weights, window)
     row = SweepRow(
         fleet_size=fleet_size,
-        references=pooled.references,
-        pooled_misses=pooled.misses,
-        pooled_hit_rate=pooled.hit_rate,
-        per_host_misses=per_host.misses,
-        per_host_hit_rate=per_host.hit_rate,
+        references=pooled_tally.block_references,
+        pooled_misses=pooled_tally.block_references - pooled_tally.block_hits,
+        pooled_hit_rate=pooled_tally.block_hit_rate,
+        per_host_misses=per_host_tally.block_references - per_host_tally.block_hits,
+        per_host_hit_rate=per_host_tally.block_hit_rate,
+        pooled_token_hit_rate=pooled_tally.token_hit_rate,
+        per_host_token_hit_rate=per_host_tally.token_hit_rate,
+        tokens=pooled_tally.tokens,
         routing=routing_policy,
         capacity_per_host=capacity,
         pool_capacity=pool_capacity,
@@ -122,11 +145,13 @@ def sweep(
     eviction: str = LRU,
     options: RoutingOptions | None = None,
     progress: Callable[[], None] | None = None,
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
 ) -> list[SweepRow]:
     """Pooled and per-host misses at each fleet size (uncapacitated unless ``capacity``)."""
     rows = []
     for size in fleet_sizes:
-        rows.append(sweep_row(instance, size, routing_policy, capacity, eviction, options)[0])
+        rows.append(sweep_row(instance, size, routing_policy, capacity, eviction, options, weights, window)[0])
         if progress is not None:
             progress()
     return rows
@@ -140,9 +165,12 @@ def sweep_policies(
     eviction: str = LRU,
     options: RoutingOptions | None = None,
     progress: Callable[[], None] | None = None,
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
 ) -> dict[str, list[SweepRow]]:
     """:func:`sweep` once per routing policy, same fleet sizes and caches."""
-    return {policy: sweep(instance, fleet_sizes, policy, capacity, eviction, options, progress) for policy in policies}
+    return {policy: sweep(instance, fleet_sizes, policy, capacity, eviction, options, progress, weights, window)
+            for policy in policies}
 
 
 __all__ = ["ONLINE_POLICIES", "SweepRow", "default_fleet_sizes", "default_fleets_for", "max_load_ratio", "sweep", "sweep_policies", "sweep_row"]

@@ -1,0 +1,97 @@
+"""``pyverify budgets``: hit rates at KV memory budgets in GiB, kvcache-simulator style."""
+
+from __future__ import annotations
+
+import argparse
+
+from pyverify.commands.basic import print_json
+from pyverify.commands.cache_options import add_kv_size_options, positive_number
+from pyverify.errors import UserError
+from pyverify.inputs.kv_models import kv_size
+from pyverify.inputs.load import load_input
+from pyverify.inputs.model import instance_sha256
+from pyverify.sim.budgets import DEFAULT_BUDGETS_GIB, ONE_PASS, budget_sweep
+from pyverify.sim.simulate import EVICTION_HELP, EVICTIONS, LEAF_LRU
+from pyverify.sim.tokens import instance_token_weights
+from pyverify.sim.window import Window, warmup_fraction
+
+ORDER = 12
+
+
+def budget_list(text: str) -> list[float]:
+    values = []
+    for part in text.split(","):
+        if part.strip():
+            values.append(positive_number(part.strip()))
+    if not values:
+        raise argparse.ArgumentTypeError("expected comma-separated GiB budgets, such as 1,2,4,8")
+    return sorted(set(values))
+
+
+def eviction_list(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in EVICTIONS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown eviction policy {(unknown or [text])[0]!r}; choose from: {', '.join(EVICTIONS)}")
+    return list(dict.fromkeys(names))
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "budgets",
+        help="hit rate of one pooled cache at KV memory budgets in GiB (blocks and tokens)",
+        description=(
+            "Convert each GiB budget to whole blocks with the model's KV bytes per token, then count block and "
+            "token hits of one pooled cache that starts empty. lru (chain-order) and vllm are answered for every "
+            "budget in one pass; fifo and leaf-lru are simulated per budget. kvcache-simulator's settings are "
+            "--eviction fifo,leaf-lru --warmup-fraction 0.5. Policies: "
+            + "; ".join(f"{name}: {text}" for name, text in EVICTION_HELP.items())
+        ),
+    )
+    parser.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
+    add_kv_size_options(parser)
+    parser.add_argument("--budgets-gib", type=budget_list, default=list(DEFAULT_BUDGETS_GIB), metavar="G1,G2,...",
+                        help="GiB budgets (default: kvcache-simulator's 1,2,4,...,16384)")
+    parser.add_argument("--eviction", type=eviction_list, default=[LEAF_LRU], metavar="POLICY[,POLICY...]",
+                        help=f"eviction policies ({', '.join(EVICTIONS)}; default: leaf-lru)")
+    parser.add_argument("--warmup-fraction", type=warmup_fraction, default=0.0, metavar="W",
+                        help="count only requests from floor(n x W) on (kvcache-simulator: 0.5; default: 0)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=run_budgets)
+
+
+def run_budgets(args) -> int:
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    if kv is None:
+        raise UserError("budgets: needs --kv-model NAME or --kv-bytes-per-token BYTES to convert GiB to blocks")
+    instance = load_input(args.instance)
+    if instance.block_size_tokens is None:
+        raise UserError(f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks")
+    weights = instance_token_weights(instance, args.instance)
+    window = Window(args.warmup_fraction)
+    by_policy = {policy: budget_sweep(instance.chains, args.budgets_gib, kv.bytes_per_token, instance.block_size_tokens,
+                                      policy, weights, window) for policy in args.eviction}
+    if args.json:
+        print_json({
+            "instance": instance.name,
+            "sha256": instance_sha256(instance),
+            "kv_bytes_per_token": kv.bytes_per_token,
+            "kv_bytes_source": kv.source,
+            "block_size_tokens": instance.block_size_tokens,
+            "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(instance.n_requests)},
+            "token_weights": weights.source if weights else None,
+            "points": {policy: [p.to_json() for p in points] for policy, points in by_policy.items()},
+        })
+        return 0
+    print(f"{instance.name}: one pooled cache; KV {kv.bytes_per_token:g} bytes/token ({kv.source}); "
+          f"blocks of {instance.block_size_tokens} tokens")
+    print(f"  measured: {window.describe(instance.n_requests)}; tokens from {weights.source if weights else 'n/a'}")
+    print(f"{'eviction':>9} {'GiB':>8} {'blocks':>8} {'block hit rate':>15} {'token hit rate':>15}  method")
+    for policy, points in by_policy.items():
+        for p in points:
+            token = f"{p.token_hit_rate:>15.4f}" if p.token_hit_rate is not None else f"{'n/a':>15}"
+            print(f"{policy:>9} {p.gib:>8g} {p.capacity_blocks:>8} {p.block_hit_rate:>15.4f} {token}  {p.method}")
+    one_pass = [policy for policy in by_policy if policy in ONE_PASS]
+    if one_pass:
+        print(f"  ({', '.join(one_pass)}: every budget from one pass of stack distances)")
+    return 0

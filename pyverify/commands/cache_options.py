@@ -1,0 +1,111 @@
+"""Cache options shared by simulate, sweep and cost: capacity in blocks, tokens or GiB,
+the eviction policy, and the measurement window.
+
+``--capacity-gib G`` converts KV memory to whole blocks with the bytes per
+token of ``--kv-model`` (catalog in :mod:`pyverify.inputs.kv_models`) or
+``--kv-bytes-per-token``: ``floor(G x 2**30 / (bytes per token x block
+tokens))``, kvcache-simulator's rounding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyverify.commands.argtypes import positive_int
+from pyverify.errors import UserError
+from pyverify.inputs.kv_models import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
+from pyverify.sim.simulate import EVICTION_HELP, EVICTIONS, LRU
+from pyverify.sim.window import Window, warmup_fraction
+
+
+def positive_number(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def add_kv_size_options(parser) -> None:
+    """``--kv-model``, ``--kv-dtype``, ``--kv-bytes-per-token``: KV bytes per token."""
+    parser.add_argument("--kv-model", "--model-kv", dest="kv_model", metavar="NAME",
+                        help=f"model whose KV shape sets bytes per token: {', '.join(CATALOG)}")
+    parser.add_argument("--kv-dtype", choices=sorted(DTYPE_BYTES), default="bf16", help="KV element type with --kv-model (default: bf16, 2 bytes)")
+    parser.add_argument("--kv-bytes-per-token", type=positive_number, metavar="BYTES", help="KV bytes per token, instead of --kv-model")
+
+
+def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = True) -> None:
+    """Capacity (blocks, tokens or GiB), KV size, eviction and window options."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help=f"blocks per {per} (default: no limit)")
+    if capacity_tokens:
+        group.add_argument("--capacity-tokens", type=positive_int, metavar="TOKENS",
+                           help=f"tokens per {per}, rounded down to whole blocks of the input's block size")
+    group.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+                       help=f"KV memory per {per} in GiB (2**30 bytes), rounded down to whole blocks; "
+                            "needs --kv-model or --kv-bytes-per-token")
+    add_kv_size_options(parser)
+    parser.add_argument("--eviction", choices=EVICTIONS, default=LRU,
+                        help="eviction policy when a capacity is set (default: lru): "
+                             + "; ".join(f"{name}: {text}" for name, text in EVICTION_HELP.items()))
+    parser.add_argument("--warmup-fraction", type=warmup_fraction, default=0.0, metavar="W",
+                        help="count only requests from floor(n x W) on; the earlier ones warm the caches up "
+                             "(kvcache-simulator measures the last 50%%: W = 0.5; default: 0, count all)")
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    """A capacity in blocks (None: unlimited), and how it was derived."""
+
+    blocks: int | None
+    words: str
+    kv: KVSize | None = None
+    gib: float | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "capacity_blocks": self.blocks,
+            "capacity_gib": self.gib,
+            "kv_bytes_per_token": self.kv.bytes_per_token if self.kv else None,
+            "kv_bytes_source": self.kv.source if self.kv else None,
+            "derived": self.words,
+        }
+
+
+def resolve_cache_size(args, instance, path: str) -> CacheSize:
+    """The per-cache capacity in blocks from ``--capacity``, ``--capacity-tokens`` or ``--capacity-gib``."""
+    kv = kv_size(getattr(args, "kv_model", None), getattr(args, "kv_dtype", "bf16"), getattr(args, "kv_bytes_per_token", None))
+    block = instance.block_size_tokens
+    tokens = getattr(args, "capacity_tokens", None)
+    gib = getattr(args, "capacity_gib", None)
+    if gib is not None:
+        if kv is None:
+            raise UserError("--capacity-gib: needs --kv-model NAME or --kv-bytes-per-token BYTES to convert GiB to blocks")
+        if block is None:
+            raise UserError(f"{path}: block_size_tokens: not given, so --capacity-gib cannot be converted to blocks; use --capacity")
+        blocks = blocks_for_gib(gib, kv.bytes_per_token, block)
+        if blocks < 1:
+            raise UserError(f"--capacity-gib: {gib:g} GiB is less than one block ({block} tokens x {kv.bytes_per_token:g} bytes)")
+        return CacheSize(blocks, f"{gib:g} GiB / ({kv.bytes_per_token:g} bytes/token x {block} tokens/block) = {blocks} blocks", kv, gib)
+    if tokens is not None:
+        if block is None:
+            raise UserError(f"{path}: block_size_tokens: not given, so --capacity-tokens cannot be converted to blocks; use --capacity")
+        blocks = tokens // block
+        if blocks < 1:
+            raise UserError(f"--capacity-tokens: {tokens} tokens is less than one block of {block} tokens")
+        return CacheSize(blocks, f"{tokens} tokens / {block} tokens/block = {blocks} blocks", kv)
+    if args.capacity is not None:
+        return CacheSize(args.capacity, f"{args.capacity} blocks", kv)
+    return CacheSize(None, "uncapacitated", kv)
+
+
+def window_of(args) -> Window:
+    return Window(getattr(args, "warmup_fraction", 0.0))
+
+
+__all__ = ["CacheSize", "add_cache_options", "add_kv_size_options", "positive_number", "resolve_cache_size", "window_of"]

@@ -1,0 +1,118 @@
+"""KV-cache bytes per token from a model's shape, and a small catalog of open models.
+
+Engines size prefix caches in GiB of KV memory; pyverify's caches count
+blocks. One token's KV cache occupies, over all layers:
+
+* standard (grouped-query) attention: ``2 (K and V) x layers x KV heads x head dim x bytes per element``;
+* multi-head latent attention (MLA, DeepSeek-V3/R1): one compressed latent
+  per layer, ``layers x (kv_lora_rank + qk_rope_head_dim) x bytes per element``
+  (the latent replaces K and V; the decoupled RoPE key is stored beside it).
+
+A cache of G GiB then holds ``floor(G x 2**30 / (bytes per token x block
+tokens))`` blocks, the same arithmetic kvcache-simulator uses
+(``cache_blocks_for_gib``). Every catalog entry cites the model's published
+``config.json`` on Hugging Face, whose fields ``num_hidden_layers``,
+``num_key_value_heads``, ``head_dim`` (or ``hidden_size /
+num_attention_heads``), ``kv_lora_rank`` and ``qk_rope_head_dim`` are the
+numbers below. The KV dtype is the serving choice, not the model's: 16-bit
+(bf16/fp16, 2 bytes) by default, fp8 (1 byte) on request. Draft/MTP layers
+(DeepSeek's ``num_nextn_predict_layers``) are not counted, as in
+kvcache-simulator's default.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from pyverify.errors import UserError
+
+#: Bytes in one GiB.
+GIB = 2**30
+
+#: Bytes per KV element by dtype name.
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+
+
+@dataclass(frozen=True)
+class KVModel:
+    """The shape that fixes a model's KV bytes per token (module docstring)."""
+
+    name: str
+    layers: int
+    source: str
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    mla_latent: int | None = None  # kv_lora_rank + qk_rope_head_dim, for MLA models
+
+    def elements_per_token(self) -> int:
+        if self.mla_latent is not None:
+            return self.layers * self.mla_latent
+        return 2 * self.layers * self.kv_heads * self.head_dim
+
+    def bytes_per_token(self, dtype: str = "bf16") -> int:
+        return self.elements_per_token() * DTYPE_BYTES[dtype]
+
+    def shape(self) -> str:
+        if self.mla_latent is not None:
+            return f"MLA: {self.layers} layers x {self.mla_latent} latent (kv_lora_rank + qk_rope_head_dim)"
+        return f"2 x {self.layers} layers x {self.kv_heads} KV heads x {self.head_dim} head dim"
+
+
+def _hf(repo: str) -> str:
+    return f"https://huggingface.co/{repo}/blob/main/config.json"
+
+
+CATALOG: dict[str, KVModel] = {
+    model.name: model
+    for model in (
+        KVModel("llama-3.1-8b", 32, _hf("meta-llama/Llama-3.1-8B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel("llama-3.1-70b", 80, _hf("meta-llama/Llama-3.1-70B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel("llama-3.3-70b", 80, _hf("meta-llama/Llama-3.3-70B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel("llama-3.1-405b", 126, _hf("meta-llama/Llama-3.1-405B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel("qwen2.5-7b", 28, _hf("Qwen/Qwen2.5-7B-Instruct"), kv_heads=4, head_dim=128),
+        KVModel("qwen2.5-72b", 80, _hf("Qwen/Qwen2.5-72B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel("qwen3-8b", 36, _hf("Qwen/Qwen3-8B"), kv_heads=8, head_dim=128),
+        KVModel("qwen3-32b", 64, _hf("Qwen/Qwen3-32B"), kv_heads=8, head_dim=128),
+        KVModel("qwen3-235b-a22b", 94, _hf("Qwen/Qwen3-235B-A22B"), kv_heads=4, head_dim=128),
+        KVModel("mistral-7b-v0.3", 32, _hf("mistralai/Mistral-7B-Instruct-v0.3"), kv_heads=8, head_dim=128),
+        KVModel("deepseek-v3", 61, _hf("deepseek-ai/DeepSeek-V3"), mla_latent=512 + 64),
+        KVModel("deepseek-r1", 61, _hf("deepseek-ai/DeepSeek-R1"), mla_latent=512 + 64),
+    )
+}
+
+
+def lookup(name: str) -> KVModel:
+    try:
+        return CATALOG[name]
+    except KeyError:
+        raise UserError(f"--kv-model: unknown model {name!r}; known models: {', '.join(CATALOG)} "
+                        "(or give --kv-bytes-per-token)") from None
+
+
+def blocks_for_gib(gib: float, bytes_per_token: float, block_tokens: int) -> int:
+    """Whole blocks of ``block_tokens`` tokens that fit in ``gib`` GiB (kvcache-simulator's rounding)."""
+    return max(0, math.floor(gib * GIB / (bytes_per_token * block_tokens)))
+
+
+@dataclass(frozen=True)
+class KVSize:
+    """Bytes per token and where they come from."""
+
+    bytes_per_token: float
+    source: str
+
+
+def kv_size(model_name: str | None, dtype: str, bytes_per_token: float | None) -> KVSize | None:
+    """``--kv-bytes-per-token`` if given, else the catalog model's, else ``None``."""
+    if bytes_per_token is not None:
+        if model_name is not None:
+            raise UserError("--kv-bytes-per-token: give it or --kv-model, not both")
+        return KVSize(bytes_per_token, "--kv-bytes-per-token")
+    if model_name is None:
+        return None
+    model = lookup(model_name)
+    return KVSize(model.bytes_per_token(dtype), f"{model.name}, {dtype}: {model.shape()} x {DTYPE_BYTES[dtype]} bytes ({model.source})")
+
+
+__all__ = ["CATALOG", "DTYPE_BYTES", "GIB", "KVModel", "KVSize", "blocks_for_gib", "kv_size", "lookup"]

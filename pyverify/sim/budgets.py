@@ -1,0 +1,99 @@
+"""Hit rates at a list of KV memory budgets (GiB), as kvcache-simulator sweeps them.
+
+Each budget becomes whole blocks (:func:`pyverify.inputs.kv_models.blocks_for_gib`);
+then, per eviction policy:
+
+* ``lru`` (chain-order) and ``vllm`` are stack algorithms: one pass of
+  distances (:mod:`pyverify.sim.mrc`, :mod:`pyverify.sim.engine_curves`)
+  answers every budget at once;
+* ``fifo`` and ``leaf-lru`` are not: each budget is one run of
+  :func:`pyverify.sim.simulate.simulate`.
+
+Counts are blocks and, with token weights, tokens, over the window's requests.
+A budget smaller than one block caches nothing (every reference misses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+from pyverify.inputs.kv_models import blocks_for_gib
+from pyverify.sim.accounting import tally
+from pyverify.sim.engine_curves import chain_order_distances, tail_first_ranks, weighted_curve
+from pyverify.sim.simulate import LRU, POOLED, VLLM, simulate
+from pyverify.sim.tokens import TokenWeights
+from pyverify.sim.window import WHOLE_TRACE, Window
+
+#: kvcache-simulator's default budgets (GiB).
+DEFAULT_BUDGETS_GIB = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+
+#: Policies answered for every budget by one pass.
+ONE_PASS = {LRU: chain_order_distances, VLLM: tail_first_ranks}
+
+
+@dataclass(frozen=True)
+class BudgetPoint:
+    eviction: str
+    gib: float
+    capacity_blocks: int
+    block_references: int
+    block_hits: int
+    block_hit_rate: float
+    tokens: int | None
+    token_hits: int | None
+    token_hit_rate: float | None
+    method: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def budget_sweep(
+    chains: Sequence[Sequence[int]],
+    budgets_gib: Sequence[float],
+    bytes_per_token: float,
+    block_tokens: int,
+    eviction: str,
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
+) -> list[BudgetPoint]:
+    """One pooled cache at each budget (module docstring)."""
+    capacities = [blocks_for_gib(gib, bytes_per_token, block_tokens) for gib in budgets_gib]
+    empty = tally(chains, [0] * len(chains), weights, window)
+    points = []
+    if eviction in ONE_PASS:
+        curve = weighted_curve(ONE_PASS[eviction](chains), chains, weights, window)
+        block_hits = curve.block_hits(capacities)
+        token_hits = curve.token_hits(capacities)
+        for i, (gib, capacity) in enumerate(zip(budgets_gib, capacities)):
+            hits_t = None if token_hits is None else int(token_hits[i])
+            points.append(_point(eviction, gib, capacity, empty, int(block_hits[i]), hits_t, "one pass"))
+        return points
+    for gib, capacity in zip(budgets_gib, capacities):
+        if capacity < 1:
+            points.append(_point(eviction, gib, 0, empty, 0, None if weights is None else 0, "no cache"))
+            continue
+        run = simulate(chains, None, POOLED, capacity=capacity, eviction=eviction)
+        measured = tally(chains, run.hit_blocks, weights, window)
+        points.append(_point(eviction, gib, capacity, empty, measured.block_hits, measured.token_hits, "simulated"))
+    return points
+
+
+def _point(eviction, gib, capacity, empty, block_hits, token_hits, method) -> BudgetPoint:
+    refs, tokens = empty.block_references, empty.tokens
+    return BudgetPoint(
+        eviction=eviction,
+        gib=gib,
+        capacity_blocks=capacity,
+        block_references=refs,
+        block_hits=block_hits,
+        block_hit_rate=block_hits / refs if refs else 0.0,
+        tokens=tokens,
+        token_hits=token_hits,
+        token_hit_rate=(token_hits / tokens if tokens else 0.0) if token_hits is not None else None,
+        method=method,
+    )
+
+
+__all__ = ["DEFAULT_BUDGETS_GIB", "BudgetPoint", "ONE_PASS", "budget_sweep"]

@@ -1,0 +1,184 @@
+"""One-pass hit curves for engine-like eviction, weighted by tokens, over a window.
+
+vLLM's order is a stack algorithm
+---------------------------------
+
+Under ``vllm`` eviction (:mod:`pyverify.sim.simulate`), requests run one at a
+time; a finished request's blocks rejoin the free queue tail first and the
+front is evicted. So the queue is always ordered by the priority
+
+    pi(b) = (last request that used b, -depth of b)     (smallest evicted first)
+
+which depends only on the trace, not on the capacity. Two facts make the
+cache of C blocks the C blocks of highest priority among those seen so far:
+
+1. *The lowest-priority cached block is a leaf.* If b has a cached child c,
+   every request that used c used b, so last(c) <= last(b), and on a tie c is
+   deeper; either way pi(c) < pi(b).
+2. *A request's own blocks rank above everything else* once it has run
+   (they were used last), deeper ones lower. If its chain has more than C
+   blocks, the C shallowest are the top C, which is what the free queue
+   keeps (the running request's blocks are never evictable).
+
+So contents at capacity C are included in contents at C + 1 (Mattson's
+inclusion property), and the top-C set is prefix-closed, so "cached" and
+"hit on the longest cached prefix" coincide. A reference to b by request r
+therefore hits exactly when its *rank* -- the number of blocks of higher
+priority just before r -- is below C. The blocks of higher priority are
+those used by requests strictly between b's previous request p and r (the
+set D), and b's ancestors (used by p, or later and then in D):
+
+    rank(b, r) = |D  union  ancestors(b)|.
+
+Computing ranks with the ordinary LRU stack-distance kernel: write every
+request's chain *tail first* into one sequence U. The stack distance of b's
+occurrence in U (from :func:`pyverify.sim.mrc.stack_distances`) counts the
+distinct blocks after b's previous occurrence (b's ancestors, in p's reversed
+chain), those of requests p+1 .. r-1 (D), and the blocks written before b in
+r's reversed chain, b's k - 1 - j descendants in r (j = b's 0-based position,
+k = r's chain length). No descendant of b can be in D or be an ancestor
+(every request using a descendant uses b, so none lies strictly between p and
+r), hence
+
+    rank(b, r) = stack_distance_U(b in r) - (k - 1 - j).
+
+The tests check the curve against per-capacity runs of ``vllm`` at every
+capacity, and against ``leaf-lru`` where every chain fits.
+
+Leaf-first LRU as kvcache-simulator runs it (``leaf-lru``) is the same policy
+until a chain has more blocks than the cache can hold beside its hit prefix;
+then it keeps C - 1 blocks, not C, and later contents need not be nested
+across capacities, so it is simulated per capacity. Chain-order ``lru`` has
+its own one-pass curve (:mod:`pyverify.sim.mrc`); FIFO is not a stack
+algorithm.
+
+Token weights and the window
+----------------------------
+
+A curve in blocks is a histogram of distances. Weighting each reference by
+its tokens (:mod:`pyverify.sim.tokens`) and keeping only the references of
+measured requests (:mod:`pyverify.sim.window`) gives token hits at every
+capacity from the same distances: ``hits(C) = sum of weights of measured
+references with distance < C``. Hits are a prefix of each chain under both
+one-pass policies, so this is exactly what per-capacity runs count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from pyverify.sim.counting import dense_ids, flatten, reference_hosts
+from pyverify.sim.mrc import COLD, stack_distances
+from pyverify.sim.tokens import TokenWeights
+from pyverify.sim.window import WHOLE_TRACE, Window
+
+
+def _per_cache_distances(ids: np.ndarray, hosts: np.ndarray | None, fleet_size: int) -> np.ndarray:
+    """Stack distances of ``ids`` measured within each host's own subsequence (in the given order)."""
+    if hosts is None:
+        return stack_distances(ids)
+    ids, _ = dense_ids(ids)
+    order = np.argsort(hosts, kind="stable")
+    keys = ids[order].astype(np.int64) * fleet_size + hosts[order]
+    distances = np.empty(ids.size, dtype=np.int64)
+    distances[order] = stack_distances(keys)
+    return distances
+
+
+def chain_order_distances(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
+    """Per reference (flat chain order): chain-order LRU stack distance, as :func:`pyverify.sim.mrc.lru_curve` uses."""
+    ids, lengths = flatten(chains)
+    hosts = None if routing is None else reference_hosts(routing, lengths)
+    return _per_cache_distances(ids, hosts, fleet_size)
+
+
+def tail_first_ranks(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
+    """Per reference (flat chain order): its rank under ``vllm`` eviction (module docstring), or ``COLD``.
+
+    The reference hits in a cache of C blocks exactly when ``0 <= rank < C``.
+    """
+    ids, lengths = flatten(chains)
+    n = ids.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.repeat(np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    position = np.arange(n, dtype=np.int64) - starts           # j, 0-based within the chain
+    deeper = np.repeat(lengths, lengths) - 1 - position          # k - 1 - j
+    reversed_index = starts + deeper                              # where reference t sits in U
+    tail_first = np.empty(n, dtype=ids.dtype)
+    tail_first[reversed_index] = ids
+    hosts = None if routing is None else reference_hosts(routing, lengths)  # same host for a whole chain
+    distances_u = _per_cache_distances(tail_first, hosts, fleet_size)[reversed_index]
+    return np.where(distances_u == COLD, COLD, distances_u - deeper)
+
+
+@dataclass(frozen=True)
+class WeightedCurve:
+    """Hits at every capacity, counted in blocks and in tokens, over measured references.
+
+    ``block_hist[d]`` / ``token_hist[d]``: measured references (tokens) at
+    distance d; ``blocks`` / ``tokens`` the measured totals (tokens include
+    the uncached tails); ``token_hist`` and ``tokens`` are ``None`` without
+    token weights.
+    """
+
+    blocks: int
+    block_hist: np.ndarray
+    tokens: int | None
+    token_hist: np.ndarray | None
+
+    def _cumulative(self, hist: np.ndarray, capacities: np.ndarray) -> np.ndarray:
+        running = np.concatenate(([0], np.cumsum(hist)))
+        return running[np.minimum(capacities, hist.size)]
+
+    def block_hits(self, capacities) -> np.ndarray:
+        return self._cumulative(self.block_hist, np.asarray(capacities, dtype=np.int64))
+
+    def token_hits(self, capacities) -> np.ndarray | None:
+        if self.token_hist is None:
+            return None
+        return self._cumulative(self.token_hist, np.asarray(capacities, dtype=np.int64))
+
+    def points(self, capacities: Sequence[int]) -> list[dict]:
+        capacities = np.asarray(capacities, dtype=np.int64)
+        if np.any(capacities < 1):
+            raise ValueError("capacity must be at least 1 block")
+        block_hits = self.block_hits(capacities)
+        token_hits = self.token_hits(capacities)
+        out = []
+        for i, capacity in enumerate(capacities):
+            point = {"capacity_blocks": int(capacity), "block_hits": int(block_hits[i]),
+                     "block_hit_rate": float(block_hits[i] / self.blocks) if self.blocks else 0.0}
+            if token_hits is not None:
+                point["token_hits"] = int(token_hits[i])
+                point["token_hit_rate"] = float(token_hits[i] / self.tokens) if self.tokens else 0.0
+            out.append(point)
+        return out
+
+
+def weighted_curve(
+    distances: np.ndarray,
+    chains: Sequence[Sequence[int]],
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
+) -> WeightedCurve:
+    """Histogram ``distances`` (flat chain order, ``COLD`` for first references) in blocks and tokens over the window."""
+    lengths = np.fromiter((len(chain) for chain in chains), dtype=np.int64, count=len(chains))
+    first = window.first_measured(len(chains))
+    start = int(lengths[:first].sum())
+    measured = np.asarray(distances)[start:]
+    reused = measured >= 0
+    size = int(measured.max()) + 1 if reused.any() else 0
+    block_hist = np.bincount(measured[reused], minlength=size)
+    token_hist = tokens = None
+    if weights is not None:
+        w = weights.block_tokens[start:]
+        token_hist = np.bincount(measured[reused], weights=w[reused], minlength=size).astype(np.int64)
+        tokens = int(w.sum() + weights.uncached_tail[first:].sum())
+    return WeightedCurve(int(measured.size), block_hist, tokens, token_hist)
+
+
+__all__ = ["WeightedCurve", "chain_order_distances", "tail_first_ranks", "weighted_curve"]

@@ -1,0 +1,101 @@
+"""Token weights, the measurement window and block/token tallies, by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pyverify.errors import UserError
+from pyverify.sim.accounting import tally
+from pyverify.sim.engine_curves import chain_order_distances, tail_first_ranks, weighted_curve
+from pyverify.sim.simulate import LRU, POOLED, VLLM, simulate
+from pyverify.sim.tokens import token_weights
+from pyverify.sim.window import Window
+
+from .strategies import prefix_closed_chains
+
+CHAINS = [(1, 2, 3), (1, 2), (1, 4)]
+
+
+def test_last_block_is_partial():
+    weights = token_weights(CHAINS, 512, [{"input_tokens": 1100}, {"input_tokens": 1024}, {"input_tokens": 600}])
+    # 1100 = 512 + 512 + 76; 1024 = 512 + 512; 600 = 512 + 88
+    assert weights.block_tokens.tolist() == [512, 512, 76, 512, 512, 512, 88]
+    assert weights.uncached_tail.tolist() == [0, 0, 0]
+    assert weights.total == 1100 + 1024 + 600
+
+
+def test_given_block_tokens_win_and_missing_lengths_use_the_block_size():
+    weights = token_weights(CHAINS, 16, [{"block_tokens": [16, 16, 3]}, {}, {"input_tokens": 20}])
+    assert weights.block_tokens.tolist() == [16, 16, 3, 16, 16, 16, 4]
+    assert "mixed" in weights.source
+
+
+def test_tokens_beyond_the_chain_are_an_uncached_tail():
+    # a token-id log hashes only full blocks: 40 tokens in blocks of 16 give 2 blocks and 8 tail tokens
+    weights = token_weights([(1, 2)], 16, [{"input_tokens": 40}])
+    assert weights.block_tokens.tolist() == [16, 16]
+    assert weights.uncached_tail.tolist() == [8]
+
+
+def test_no_block_size_means_no_token_weights():
+    assert token_weights(CHAINS, None) is None
+
+
+@pytest.mark.parametrize("extra, field", [
+    ([{"input_tokens": 1024}, {}, {}], "requests[0].input_tokens"),
+    ([{"block_tokens": [1, 2]}, {}, {}], "requests[0].block_tokens"),
+    ([{}, {"block_tokens": [1, 0]}, {}], "requests[1].block_tokens[1]"),
+])
+def test_inconsistent_token_counts_name_the_request_and_field(extra, field):
+    with pytest.raises(UserError) as error:
+        token_weights(CHAINS, 512, extra, where="trace.jsonl")
+    assert str(error.value).startswith(f"trace.jsonl: {field}:")
+
+
+def test_window_arithmetic_matches_kvcache_simulator():
+    # warmup_requests = floor(n * fraction)
+    assert Window(0.5).first_measured(3993) == 1996
+    assert Window(0.5).first_measured(3) == 1
+    assert Window(0.0).first_measured(10) == 0
+    with pytest.raises(UserError):
+        Window(1.0)
+
+
+def test_tally_by_hand():
+    weights = token_weights(CHAINS, 512, [{"input_tokens": 1100}, {"input_tokens": 1024}, {"input_tokens": 600}])
+    run = simulate(CHAINS, None, POOLED)
+    assert run.hit_blocks == (0, 2, 1)
+    whole = tally(CHAINS, run.hit_blocks, weights)
+    assert (whole.block_references, whole.block_hits, whole.tokens, whole.token_hits) == (7, 3, 2724, 1536)
+    last_two = tally(CHAINS, run.hit_blocks, weights, Window(0.5))  # floor(3 * 0.5) = 1: requests 1 and 2
+    assert (last_two.first_request, last_two.block_references, last_two.block_hits) == (1, 4, 3)
+    assert (last_two.tokens, last_two.token_hits) == (1624, 1536)
+    assert last_two.token_hit_rate == pytest.approx(1536 / 1624)
+
+
+@given(prefix_closed_chains(max_nodes=12, max_requests=20), st.integers(1, 6), st.sampled_from([0.0, 0.3, 0.5]), st.data())
+def test_weighted_curves_equal_per_capacity_tallies(chains, capacity, fraction, data):
+    extra = [{"input_tokens": 8 * (len(chain) - 1) + data.draw(st.integers(1, 12))} for chain in chains]
+    weights = token_weights(chains, 8, extra)
+    window = Window(fraction)
+    for eviction, distances in ((LRU, chain_order_distances(chains)), (VLLM, tail_first_ranks(chains))):
+        curve = weighted_curve(distances, chains, weights, window)
+        run = simulate(chains, None, POOLED, capacity=capacity, eviction=eviction)
+        expected = tally(chains, run.hit_blocks, weights, window)
+        assert curve.token_hits([capacity])[0] == expected.token_hits
+        assert curve.block_hits([capacity])[0] == expected.block_hits
+        assert curve.tokens == expected.tokens
+
+
+def test_token_weights_of_mooncake_lines_agree_with_the_cost_model():
+    from pyverify.cost.estimate import token_split
+
+    extra = [{"input_tokens": 1100}, {"input_tokens": 1024}, {"input_tokens": 600}]
+    weights = token_weights(CHAINS, 512, extra)
+    split = token_split(CHAINS, [0, 2, 1], None, 512, [e["input_tokens"] for e in extra])
+    assert int(split.total.sum()) == weights.total
+    assert int(split.local.sum()) == tally(CHAINS, [0, 2, 1], weights).token_hits
+    assert np.all(split.total >= 0)
