@@ -23,7 +23,8 @@
 
 Kernels are compiled (or loaded from numba's cache) before timing; the
 compile/load time is printed apart. Fast runs are the best of 3, the Python
-oracles run once. Every implementation's result is compared, and a
+oracles run once. The kernels are loaded before timing, so ``simulate()`` takes its
+kernel path at every size here. Every implementation's result is compared, and a
 disagreement stops the script.
 """
 
@@ -234,6 +235,7 @@ np.save({path!r}, synthetic_trace({refs})[0])
 CURVE = r"""
 import json, os, resource, time
 import numpy as np
+import pyverify.sim.kernels.stack_distance  # loaded: small inputs use the kernel too
 from pyverify.sim.mrc import lru_curve_of_references
 ids = np.load({path!r})
 lru_curve_of_references(np.resize(ids[:100], 20_000))  # compile, or load from numba's cache

@@ -24,6 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pyverify.sim.kernels as kernels
+import pyverify.sim.mrc as mrc
+import pyverify.sim.simulate as simulate_module
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
 from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances, stack_distances_fenwick
 from pyverify.sim.simulate import FIFO, LRU, PER_HOST, POOLED, _capacitated_hits, simulate
@@ -202,6 +204,8 @@ def test_simulate_and_curve_through_the_kernels_equal_the_oracle(case):
     real, real_curve = replay.capacitated_hits, stack_distance.lru_histogram
     with pytest.MonkeyPatch.context() as patch:  # every input counts as large; count the kernel's calls
         patch.setattr(kernels, "MIN_REFERENCES", 0)
+        patch.setattr(mrc, "CURVE_BREAK_EVEN", 0)
+        patch.setattr(simulate_module, "REPLAY_BREAK_EVEN", 0)
         patch.setattr(replay, "capacitated_hits", lambda *a, **k: calls.append(1) or real(*a, **k))
         for model, cache_of in ((POOLED, [0] * len(chains)), (PER_HOST, routing)):
             for capacity in (1, 2, 4):
@@ -218,9 +222,15 @@ def test_simulate_and_curve_through_the_kernels_equal_the_oracle(case):
     assert (per_host.histogram.tolist(), per_host.cold) == oracle_histogram(flat, host_of)
 
 
-def test_small_inputs_stay_in_python():
-    assert not kernels.use_kernels(kernels.MIN_REFERENCES - 1)
-    assert kernels.use_kernels(kernels.MIN_REFERENCES) == kernels.available()
+def test_small_inputs_stay_in_python(monkeypatch):
+    small, medium, large = kernels.MIN_REFERENCES - 1, kernels.MIN_REFERENCES, 10**6
+    assert not kernels.use_kernels(small, large)
+    assert kernels.use_kernels(large, large) == kernels.available()
+    # Below break-even, a kernel is used only once numba's start-up is paid in this process.
+    assert kernels.use_kernels(medium, large) == kernels.available()  # this module imported the kernels
+    for name in kernels._KERNEL_MODULES:
+        monkeypatch.delitem(sys.modules, name)
+    assert not kernels.use_kernels(medium, large)
 
 
 def test_a_host_outside_the_fleet_is_refused():

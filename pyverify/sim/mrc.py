@@ -54,8 +54,8 @@ Computing the distances
 :func:`lru_curve` bins the distances in one compiled pass,
 :func:`pyverify.sim.kernels.stack_distance.distance_histogram` (Olken's
 Fenwick-tree method, O(n log n), 4 bytes per reference of working memory),
-whenever numba is available and the trace is not tiny
-(:func:`pyverify.sim.kernels.use_kernels`). Otherwise, and as independent
+whenever numba is available and the trace is large enough to repay numba's
+start-up (:func:`pyverify.sim.kernels.use_kernels`). Otherwise, and as independent
 references for the tests, two implementations here give every distance:
 
 Vectorised with numpy, O(n log n):
@@ -81,7 +81,7 @@ from typing import Sequence
 import numpy as np
 
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
-from pyverify.sim.kernels import use_kernels
+from pyverify.sim.kernels import CURVE_BREAK_EVEN, use_kernels
 
 #: Stack distance recorded for a first (cold) reference.
 COLD = -1
@@ -258,7 +258,7 @@ def lru_curve_of_references(ids: np.ndarray, hosts: np.ndarray | None = None, fl
     if hosts is not None and hosts.size and int(hosts.max()) >= fleet_size:
         raise ValueError(f"host {int(hosts.max())} is outside a fleet of {fleet_size}")
     caches = 1 if hosts is None else fleet_size
-    if use_kernels(ids.size):
+    if use_kernels(ids.size, CURVE_BREAK_EVEN):
         from pyverify.sim.kernels.stack_distance import lru_histogram
 
         dense, universe = dense_ids(ids)

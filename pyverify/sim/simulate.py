@@ -38,7 +38,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from pyverify.sim.kernels import use_kernels
+from pyverify.sim.kernels import REPLAY_BREAK_EVEN, use_kernels
 
 POOLED = "pooled"
 PER_HOST = "per-host"
@@ -113,7 +113,7 @@ def simulate(
     references = sum(len(chain) for chain in chains)
     if capacity is None:
         hit_blocks = _uncapacitated_hits(chains, cache_of)
-    elif use_kernels(references):  # same moves, compiled (pyverify.sim.kernels.replay)
+    elif use_kernels(references, REPLAY_BREAK_EVEN):  # same moves, compiled (pyverify.sim.kernels.replay)
         from pyverify.sim.kernels.replay import capacitated_hits
 
         hit_blocks = capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU)

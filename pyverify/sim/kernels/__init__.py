@@ -30,15 +30,17 @@ Why numba (measured on this project's 2-core x86_64 machine, 5M references of
   own would need either a compiler on every user's machine (``pip install -e``
   builds from source) or a wheel-building pipeline for every platform; Cython
   and pybind11 have the same problem.
-* Start-up: ``import numba`` costs ~0.25 s and compiling these kernels ~1-2 s
-  the first time. Kernels are compiled with ``cache=True`` (later runs load
+* Start-up: ``import numba`` plus loading the kernels' machine code costs
+  0.6-2.4 s here (idle to heavily shared machine), compiling them ~5 s the
+  first time. Kernels are compiled with ``cache=True`` (later runs load
   machine code from numba's cache, ``__pycache__`` or ``~/.cache/numba`` when
   the package directory is read-only), and numba is imported only inside the
   functions that need a kernel, so ``pyverify --help`` and commands that
-  never compute a curve or a capacitated run do not load it.
-  :func:`use_kernels` also leaves small inputs (below :data:`MIN_REFERENCES`
-  references) to the Python code, for which compiling would cost more than it
-  saves.
+  never compute a curve or a capacitated run do not load it. Measured in one
+  run, that start-up costs as much as the Python replay of ~4M references or
+  the numpy curve of ~1M, so :func:`use_kernels` leaves smaller inputs to the
+  Python code unless a kernel is already loaded in this process (then any
+  input of :data:`MIN_REFERENCES` or more uses it).
 * Fallback: where numba cannot be imported (a platform without its wheels),
   :func:`available` is false and callers use the numpy/Python implementations:
   the same results, slower.
@@ -46,11 +48,17 @@ Why numba (measured on this project's 2-core x86_64 machine, 5M references of
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
-#: Below this many block references the pure-Python paths are used: they take
-#: milliseconds there, and loading numba would cost more.
+#: Below this many block references the Python code is always used: it takes
+#: milliseconds there.
 MIN_REFERENCES = 20_000
+#: Break-even sizes of one call, start-up included (see above).
+CURVE_BREAK_EVEN = 1_000_000
+REPLAY_BREAK_EVEN = 4_000_000
+#: The kernel modules: once one is imported, the start-up is paid.
+_KERNEL_MODULES = ("pyverify.sim.kernels.replay", "pyverify.sim.kernels.stack_distance")
 
 
 @lru_cache(maxsize=1)
@@ -63,9 +71,18 @@ def available() -> bool:
     return True
 
 
-def use_kernels(references: int) -> bool:
-    """Whether a computation over ``references`` block references should use a kernel."""
-    return references >= MIN_REFERENCES and available()
+def use_kernels(references: int, break_even: int) -> bool:
+    """Whether a computation over ``references`` block references should use a kernel.
+
+    ``break_even``: the size at which one call repays the start-up
+    (:data:`CURVE_BREAK_EVEN`, :data:`REPLAY_BREAK_EVEN`). The results are
+    the same either way; only the time differs.
+    """
+    if references < MIN_REFERENCES:
+        return False
+    if references < break_even and not any(name in sys.modules for name in _KERNEL_MODULES):
+        return False
+    return available()
 
 
-__all__ = ["MIN_REFERENCES", "available", "use_kernels"]
+__all__ = ["CURVE_BREAK_EVEN", "MIN_REFERENCES", "REPLAY_BREAK_EVEN", "available", "use_kernels"]
