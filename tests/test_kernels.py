@@ -233,6 +233,22 @@ def test_small_inputs_stay_in_python(monkeypatch):
     assert not kernels.use_kernels(medium, large)
 
 
+def test_without_numba_the_python_code_answers(monkeypatch):
+    import pyverify.sim.kernels.replay as replay
+    import pyverify.sim.kernels.stack_distance as stack_distance
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("a kernel ran although numba is unavailable")
+
+    monkeypatch.setattr(kernels, "available", lambda: False)
+    monkeypatch.setattr(kernels, "MIN_REFERENCES", 0)
+    monkeypatch.setattr(replay, "capacitated_hits", not_here)
+    monkeypatch.setattr(stack_distance, "lru_histogram", not_here)
+    chains = [(1, 2), (1, 3), (1, 2)]
+    assert simulate(chains, None, POOLED, capacity=2, eviction=FIFO).hit_blocks == (0, 1, 0)
+    assert lru_curve(chains).misses(3) == 3
+
+
 def test_a_host_outside_the_fleet_is_refused():
     with pytest.raises(ValueError, match="outside a fleet of 2"):
         lru_curve([(1,), (1,)], [0, 2], 2)

@@ -41,9 +41,11 @@ Why numba (measured on this project's 2-core x86_64 machine, 5M references of
   the numpy curve of ~1M, so :func:`use_kernels` leaves smaller inputs to the
   Python code unless a kernel is already loaded in this process (then any
   input of :data:`MIN_REFERENCES` or more uses it).
-* Fallback: where numba cannot be imported (a platform without its wheels),
-  :func:`available` is false and callers use the numpy/Python implementations:
-  the same results, slower.
+* Fallback: ``pyproject.toml`` requires numba only on those platforms (Linux
+  x86_64/aarch64, macOS arm64, Windows x86_64), so that no install falls back
+  to building numba from source. Where numba cannot be imported,
+  :func:`available` is false and callers use the numpy/Python
+  implementations: the same results, slower.
 """
 
 from __future__ import annotations
