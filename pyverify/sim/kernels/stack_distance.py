@@ -113,6 +113,10 @@ def lru_histogram(ids: np.ndarray, universe: int, caches: np.ndarray | None = No
     if caches is None:
         bounds = np.array([0, ids.size], dtype=np.int64)
     else:
+        if caches.shape != ids.shape:
+            raise ValueError("caches must give one cache per reference")
+        if caches.size and (int(caches.min()) < 0 or int(caches.max()) >= n_caches):
+            raise ValueError(f"cache ids must lie in 0..{n_caches - 1}")  # compiled code checks no bounds
         ids, bounds = group_by_cache(ids, caches, n_caches)
     return distance_histogram(ids, bounds, *workspace(ids.size, universe))
 
