@@ -14,15 +14,15 @@ Each kernel has a pure-Python reference kept as the test oracle:
 checks every kernel against them on Hypothesis-generated traces, and against
 libCacheSim.
 
-Why numba (measured on this project's 2-core x86_64 machine, 5M references of
-``bench/synthetic.py``)
------------------------------------------------------------------------------
+Why numba (measured on this project's 2-core x86_64 machine, shared with other jobs)
+-----------------------------------------------------------------------------------
 
-* Speed: a Fenwick pass compiled by numba runs at ~20M refs/s against 0.7M for
-  the numpy wavelet construction that :mod:`pyverify.sim.mrc` used before;
-  the dead-mark pass here runs at ~54M refs/s. A hand-written C extension
-  would run the same loop at the same speed: the work is memory-bound tree
-  walks, not interpreter overhead.
+* Speed: the numpy wavelet construction :mod:`pyverify.sim.mrc` used before
+  runs at 0.3-0.7M refs/s; a plain Fenwick pass compiled by numba at 7-20M;
+  the dead-mark pass here is 2-6x faster again (``bench/curves.py``, ratios
+  in one run). We did not build a C extension to compare: it would run the
+  same memory-bound tree walks, so we expect no more than a small constant
+  gain, not worth what it costs to install (next point).
 * Installation without a compiler: numba and llvmlite ship binary wheels on
   PyPI (checked with ``pip download --only-binary=:all:`` for numba 0.68.1:
   manylinux x86_64 and aarch64; macOS arm64 and Windows per numba's
@@ -30,17 +30,18 @@ Why numba (measured on this project's 2-core x86_64 machine, 5M references of
   own would need either a compiler on every user's machine (``pip install -e``
   builds from source) or a wheel-building pipeline for every platform; Cython
   and pybind11 have the same problem.
-* Start-up: ``import numba`` plus loading the kernels' machine code costs
-  0.6-2.4 s here (idle to heavily shared machine), compiling them ~5 s the
-  first time. Kernels are compiled with ``cache=True`` (later runs load
-  machine code from numba's cache, ``__pycache__`` or ``~/.cache/numba`` when
-  the package directory is read-only), and numba is imported only inside the
-  functions that need a kernel, so ``pyverify --help`` and commands that
-  never compute a curve or a capacitated run do not load it. Measured in one
-  run, that start-up costs as much as the Python replay of ~4M references or
-  the numpy curve of ~1M, so :func:`use_kernels` leaves smaller inputs to the
-  Python code unless a kernel is already loaded in this process (then any
-  input of :data:`MIN_REFERENCES` or more uses it).
+* Start-up: ``import numba`` plus loading the kernels' machine code took
+  ~2.4 s here (with the machine's load at 9 on 2 cores; less when idle), and
+  compiling them ~5 s the first time. Kernels are compiled with
+  ``cache=True`` (later runs load machine code from numba's cache, in
+  ``__pycache__``, or ``~/.cache/numba`` when the package directory is
+  read-only), and numba is imported only inside the functions that need a
+  kernel, so ``pyverify --help`` and commands that never compute a curve or a
+  capacitated run do not load it. Under the same load the Python replay ran
+  at 1-2.5M refs/s and the numpy curve at 0.3-0.7M, so the start-up is worth
+  ~4M references of replay or ~1M of the curve: :func:`use_kernels` leaves
+  smaller inputs to the Python code, unless a kernel is already loaded in
+  this process (then any input of :data:`MIN_REFERENCES` or more uses it).
 * Fallback: ``pyproject.toml`` requires numba only on those platforms (Linux
   x86_64/aarch64, macOS arm64, Windows x86_64), so that no install falls back
   to building numba from source. Where numba cannot be imported,
