@@ -48,8 +48,17 @@ so it gets no one-pass curve; it is simulated per capacity.)
 FIFO is not a stack algorithm, and on prefix-closed traces longest-prefix
 FIFO differs from flat FIFO, so no curve is offered for FIFO.
 
-Computing all distances in O(n log n) with numpy
-------------------------------------------------
+Computing the distances
+-----------------------
+
+:func:`lru_curve` bins the distances in one compiled pass,
+:func:`pyverify.sim.kernels.stack_distance.distance_histogram` (Olken's
+Fenwick-tree method, O(n log n), 4 bytes per reference of working memory),
+whenever numba is available and the trace is large enough to repay numba's
+start-up (:func:`pyverify.sim.kernels.use_kernels`). Otherwise, and as independent
+references for the tests, two implementations here give every distance:
+
+Vectorised with numpy, O(n log n):
 
 With ``prev[t]`` the previous reference to the block at t, ``next[i]`` the
 next one (``n`` if none) and ``E(t)`` the number of references at or before
@@ -72,6 +81,7 @@ from typing import Sequence
 import numpy as np
 
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
+from pyverify.sim.kernels import CURVE_BREAK_EVEN, use_kernels
 
 #: Stack distance recorded for a first (cold) reference.
 COLD = -1
@@ -238,9 +248,24 @@ def lru_curve(
     host gets the same capacity), the routing being static (known in advance).
     """
     ids, lengths = flatten(chains)
-    if routing is None:
+    hosts = None if routing is None else reference_hosts(routing, lengths)
+    return lru_curve_of_references(ids, hosts, fleet_size)
+
+
+def lru_curve_of_references(ids: np.ndarray, hosts: np.ndarray | None = None, fleet_size: int = 1) -> MissRatioCurve:
+    """:func:`lru_curve` from flat arrays: block ids, and each reference's host (``None``: pooled)."""
+    ids = np.asarray(ids)
+    if hosts is not None and hosts.size and int(hosts.max()) >= fleet_size:
+        raise ValueError(f"host {int(hosts.max())} is outside a fleet of {fleet_size}")
+    caches = 1 if hosts is None else fleet_size
+    if use_kernels(ids.size, CURVE_BREAK_EVEN):
+        from pyverify.sim.kernels.stack_distance import lru_histogram
+
+        dense, universe = dense_ids(ids)
+        histogram, cold = lru_histogram(dense, universe, hosts, caches)
+        return MissRatioCurve(references=int(ids.size), cold=cold, histogram=histogram, caches=caches)
+    if hosts is None:
         return curve_from_distances(stack_distances(ids), caches=1)
-    hosts = reference_hosts(routing, lengths)
     ids, universe = dense_ids(ids)
     order = np.argsort(hosts, kind="stable")  # each host's references, in trace order
     keys = ids[order].astype(np.int64) * fleet_size + hosts[order]
@@ -263,6 +288,7 @@ __all__ = [
     "curve_from_distances",
     "log_capacities",
     "lru_curve",
+    "lru_curve_of_references",
     "previous_reference",
     "stack_distances",
     "stack_distances_fenwick",

@@ -79,6 +79,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from pyverify.sim.kernels import REPLAY_BREAK_EVEN, use_kernels
+
 POOLED = "pooled"
 PER_HOST = "per-host"
 MODELS = (POOLED, PER_HOST)
@@ -161,8 +163,13 @@ def simulate(
     if eviction not in EVICTIONS:
         raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
     cache_of = caches_read(model, routing, len(chains))
+    references = sum(len(chain) for chain in chains)
     if capacity is None:
         hit_blocks = _uncapacitated_hits(chains, cache_of)
+    elif eviction in (LRU, FIFO) and use_kernels(references, REPLAY_BREAK_EVEN):  # same moves, compiled (pyverify.sim.kernels.replay)
+        from pyverify.sim.kernels.replay import capacitated_hits
+
+        hit_blocks = capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU)
     else:
         hit_blocks = _capacitated_hits(chains, cache_of, capacity, eviction)
     return Run(
@@ -171,7 +178,7 @@ def simulate(
         eviction=eviction if capacity is not None else None,
         cache_of=cache_of,
         hit_blocks=tuple(hit_blocks),
-        references=sum(len(chain) for chain in chains),
+        references=references,
     )
 
 
@@ -193,6 +200,8 @@ def _uncapacitated_hits(chains: Sequence[Sequence[int]], cache_of: Sequence[int]
 def _capacitated_hits(
     chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, eviction: str
 ) -> list[int]:
+    # The reference implementation: pyverify.sim.kernels.replay compiles the
+    # same moves for lru and fifo and is tested against this function.
     held: dict[int, BlockCache] = {}
     hit_blocks = []
     for chain, cache_id in zip(chains, cache_of):

@@ -1,0 +1,265 @@
+"""The compiled kernels (pyverify.sim.kernels) against their pure-Python oracles.
+
+* stack distances: the histogram of the dead-mark Fenwick kernel equals the one
+  from ``stack_distances_fenwick`` (plain Python, one reference at a time),
+  pooled and per host, on Hypothesis traces, prefix-closed or not;
+* replay: hits per request of the LRU/FIFO kernel equal
+  ``simulate._capacitated_hits`` (OrderedDict) at every capacity, and the
+  kernel's misses equal libCacheSim's LRU (flat sequence of a prefix-closed
+  trace) and FIFO (chains of one block, where longest-prefix FIFO is flat FIFO);
+* the Mooncake trace, pooled and 16 hosts round-robin;
+* the dispatch: simulate and lru_curve use the kernels above the size
+  threshold, and ``pyverify --help`` does not load numba.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pyverify.sim.kernels as kernels
+import pyverify.sim.mrc as mrc
+import pyverify.sim.simulate as simulate_module
+from pyverify.sim.counting import dense_ids, flatten, reference_hosts
+from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances, stack_distances_fenwick
+from pyverify.sim.simulate import FIFO, LRU, PER_HOST, POOLED, _capacitated_hits, simulate
+
+from .conftest import REPO, SHARED
+from .strategies import prefix_closed_chains, routed_instances
+
+pytest.importorskip("numba")
+from pyverify.sim.kernels.replay import capacitated_hits  # noqa: E402
+from pyverify.sim.kernels.stack_distance import lru_histogram  # noqa: E402
+
+TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+
+
+def oracle_histogram(sequence, routing_of_reference=None):
+    """``(histogram, cold)`` from the plain-Python Fenwick distances, host by host."""
+    sequence = list(sequence)
+    if routing_of_reference is None:
+        distances = stack_distances_fenwick(sequence)
+    else:
+        distances = []
+        for host in sorted(set(routing_of_reference)):
+            distances += stack_distances_fenwick([b for b, h in zip(sequence, routing_of_reference) if h == host])
+    curve = curve_from_distances(np.array(distances, dtype=np.int64))
+    return curve.histogram.tolist(), curve.cold
+
+
+def kernel_histogram(sequence, hosts=None, fleet=1):
+    ids, universe = dense_ids(np.array(sequence, dtype=np.int64))
+    histogram, cold = lru_histogram(ids, universe, None if hosts is None else np.asarray(hosts, dtype=np.int64), fleet)
+    return histogram.tolist(), cold
+
+
+# --- stack distances ---------------------------------------------------------
+
+
+def test_histogram_by_hand():
+    # a b c a b d a: distances - - - 2 2 - 2 -> histogram [0, 0, 3], cold 4
+    assert kernel_histogram([1, 2, 3, 1, 2, 4, 1]) == ([0, 0, 3], 4)
+    assert kernel_histogram([7, 7, 7]) == ([2], 1)
+    assert kernel_histogram([]) == ([], 0)
+    # per host: host 0 sees 1 2 1 (distance 1), host 1 sees 1 1 (distance 0)
+    assert kernel_histogram([1, 1, 2, 1, 1], hosts=[0, 1, 0, 1, 0], fleet=2) == ([1, 1], 3)
+
+
+@given(st.lists(st.integers(0, 12), max_size=120))
+def test_histogram_equals_oracle_on_any_sequence(sequence):
+    assert kernel_histogram(sequence) == oracle_histogram(sequence)
+
+
+@given(prefix_closed_chains(max_nodes=15, max_requests=30))
+def test_pooled_histogram_equals_oracle(chains):
+    flat = [block for chain in chains for block in chain]
+    assert kernel_histogram(flat) == oracle_histogram(flat)
+
+
+@given(routed_instances())
+def test_per_host_histogram_equals_oracle(case):
+    chains, hosts, routing = case
+    host_of = [h for chain, h in zip(chains, routing) for _ in chain]
+    flat = [block for chain in chains for block in chain]
+    assert kernel_histogram(flat, host_of, hosts) == oracle_histogram(flat, host_of)
+
+
+def test_larger_random_trace_equals_vectorised_oracle():
+    rng = np.random.default_rng(7)
+    ids = rng.zipf(1.2, 60_000).astype(np.int64) % 5_000
+    distances = stack_distances(ids)
+    expected = curve_from_distances(distances)
+    histogram, cold = kernel_histogram(ids)
+    assert (histogram, cold) == (expected.histogram.tolist(), expected.cold)
+    assert cold == int(np.count_nonzero(distances == COLD))
+
+
+# --- replay at one capacity --------------------------------------------------
+
+
+def assert_replay_equals_oracle(chains, cache_of, capacities):
+    for capacity in capacities:
+        for eviction in (LRU, FIFO):
+            assert capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU) == _capacitated_hits(
+                chains, cache_of, capacity, eviction
+            ), (capacity, eviction)
+
+
+@given(routed_instances())
+def test_replay_equals_oracle_pooled_and_per_host(case):
+    chains, hosts, routing = case
+    capacities = range(1, len({b for chain in chains for b in chain}) + 2)
+    assert_replay_equals_oracle(chains, [0] * len(chains), capacities)
+    assert_replay_equals_oracle(chains, routing, capacities)
+
+
+@given(st.lists(st.lists(st.integers(0, 6), max_size=6), max_size=25), st.lists(st.integers(0, 3), min_size=25, max_size=25))
+def test_replay_equals_oracle_on_any_chains(chains, hosts):
+    # Not prefix-closed, repeated blocks within a chain: the refetch path of both policies.
+    assert_replay_equals_oracle(chains, hosts[: len(chains)], range(1, 8))
+
+
+def test_replay_by_hand():
+    # FIFO, C = 2: [1,2] misses both; [1,3]: 1 hits, 3 evicts 1 (oldest);
+    # [1,2]: 1 misses (evicted), then 2 is held but refetched (made newest).
+    chains = [(1, 2), (1, 3), (1, 2)]
+    assert capacitated_hits(chains, [0, 0, 0], 2, lru=False) == [0, 1, 0]
+    # LRU, C = 2: [1,3] touches 1, so 3 evicts 2; [1,2]: 1 hits, 2 misses.
+    assert capacitated_hits(chains, [0, 0, 0], 2, lru=True) == [0, 1, 1]
+
+
+def test_ids_beyond_64_bits_fall_back_to_python():
+    chains = [(2**70, 2**70 + 1), (2**70,)]
+    assert capacitated_hits(chains, [0, 0], 1, lru=True) == _capacitated_hits(chains, [0, 0], 1, LRU)
+
+
+lcs = pytest.importorskip("libcachesim")
+
+
+def libcachesim_misses(policy, sequence, capacity: int) -> int:
+    cache = policy(capacity, hashpower=16)
+    request = lcs.Request()
+    request.obj_size = 1
+    hits = 0
+    for block in sequence:
+        request.obj_id = int(block) + 1
+        hits += bool(cache.get(request))
+    return len(sequence) - hits
+
+
+def kernel_misses(chains, capacity, lru):
+    hits = capacitated_hits(chains, [0] * len(chains), capacity, lru=lru)
+    return sum(len(chain) for chain in chains) - sum(hits)
+
+
+@given(prefix_closed_chains(max_nodes=12, max_requests=25))
+def test_lru_replay_equals_libcachesim(chains):
+    flat = [block for chain in chains for block in chain]
+    for capacity in range(1, len(set(flat)) + 1):
+        assert kernel_misses(chains, capacity, lru=True) == libcachesim_misses(lcs.LRU, flat, capacity)
+
+
+@given(st.lists(st.integers(0, 15), max_size=80))
+def test_fifo_replay_equals_libcachesim_on_one_block_chains(sequence):
+    chains = [(block,) for block in sequence]
+    for capacity in range(1, 10):
+        assert kernel_misses(chains, capacity, lru=False) == libcachesim_misses(lcs.FIFO, sequence, capacity)
+
+
+# --- the Mooncake trace ------------------------------------------------------
+
+
+@pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+def test_mooncake_trace_pooled_and_per_host():
+    from pyverify.inputs.mooncake import import_mooncake
+
+    chains = import_mooncake(TRACE).chains
+    ids, lengths = flatten(chains)
+    routing = [i % 16 for i in range(len(chains))]
+    host_of = reference_hosts(routing, lengths)
+    assert kernel_histogram(ids) == oracle_histogram(ids.tolist())
+    assert kernel_histogram(ids, host_of, 16) == oracle_histogram(ids.tolist(), host_of.tolist())
+    for capacity in (64, 5859):
+        assert_replay_equals_oracle(chains, [0] * len(chains), [capacity])
+        assert_replay_equals_oracle(chains, routing, [capacity])
+    assert kernel_misses(chains, 1000, lru=True) == libcachesim_misses(lcs.LRU, ids.tolist(), 1000)
+
+
+# --- dispatch ----------------------------------------------------------------
+
+
+@given(case=routed_instances())
+def test_simulate_and_curve_through_the_kernels_equal_the_oracle(case):
+    import pyverify.sim.kernels.replay as replay
+    import pyverify.sim.kernels.stack_distance as stack_distance
+
+    chains, hosts, routing = case
+    calls, curve_calls = [], []
+    real, real_curve = replay.capacitated_hits, stack_distance.lru_histogram
+    with pytest.MonkeyPatch.context() as patch:  # every input counts as large; count the kernel's calls
+        patch.setattr(kernels, "MIN_REFERENCES", 0)
+        patch.setattr(mrc, "CURVE_BREAK_EVEN", 0)
+        patch.setattr(simulate_module, "REPLAY_BREAK_EVEN", 0)
+        patch.setattr(replay, "capacitated_hits", lambda *a, **k: calls.append(1) or real(*a, **k))
+        for model, cache_of in ((POOLED, [0] * len(chains)), (PER_HOST, routing)):
+            for capacity in (1, 2, 4):
+                for eviction in (LRU, FIFO):
+                    run = simulate(chains, routing, model, capacity=capacity, eviction=eviction)
+                    assert list(run.hit_blocks) == _capacitated_hits(chains, cache_of, capacity, eviction)
+        assert len(calls) == 12, "simulate did not use the kernel"
+        patch.setattr(stack_distance, "lru_histogram", lambda *a: curve_calls.append(1) or real_curve(*a))
+        pooled, per_host = lru_curve(chains), lru_curve(chains, routing, hosts)
+        assert len(curve_calls) == 2, "lru_curve did not use the kernel"
+    flat = [block for chain in chains for block in chain]
+    host_of = [h for chain, h in zip(chains, routing) for _ in chain]
+    assert (pooled.histogram.tolist(), pooled.cold) == oracle_histogram(flat)
+    assert (per_host.histogram.tolist(), per_host.cold) == oracle_histogram(flat, host_of)
+
+
+def test_small_inputs_stay_in_python(monkeypatch):
+    small, medium, large = kernels.MIN_REFERENCES - 1, kernels.MIN_REFERENCES, 10**6
+    assert not kernels.use_kernels(small, large)
+    assert kernels.use_kernels(large, large) == kernels.available()
+    # Below break-even, a kernel is used only once numba's start-up is paid in this process.
+    assert kernels.use_kernels(medium, large) == kernels.available()  # this module imported the kernels
+    for name in kernels._KERNEL_MODULES:
+        monkeypatch.delitem(sys.modules, name)
+    assert not kernels.use_kernels(medium, large)
+
+
+def test_without_numba_the_python_code_answers(monkeypatch):
+    import pyverify.sim.kernels.replay as replay
+    import pyverify.sim.kernels.stack_distance as stack_distance
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("a kernel ran although numba is unavailable")
+
+    monkeypatch.setattr(kernels, "available", lambda: False)
+    monkeypatch.setattr(kernels, "MIN_REFERENCES", 0)
+    monkeypatch.setattr(replay, "capacitated_hits", not_here)
+    monkeypatch.setattr(stack_distance, "lru_histogram", not_here)
+    chains = [(1, 2), (1, 3), (1, 2)]
+    assert simulate(chains, None, POOLED, capacity=2, eviction=FIFO).hit_blocks == (0, 1, 0)
+    assert lru_curve(chains).misses(3) == 3
+
+
+def test_a_host_outside_the_fleet_is_refused():
+    with pytest.raises(ValueError, match="outside a fleet of 2"):
+        lru_curve([(1,), (1,)], [0, 2], 2)
+
+
+def test_help_does_not_load_numba():
+    code = (
+        "import sys\nfrom pyverify.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print('numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.stdout.strip().splitlines()[-1] == "False"
