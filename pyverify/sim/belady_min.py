@@ -1,0 +1,163 @@
+r"""Belady's MIN on the flattened block sequence: the fewest misses with a memory limit.
+
+The searcher behind capacitated certificates at trace scale and behind the
+optimum in reports. Its optimality for pyverify's prefix caches rests on two
+results, argued in full in ``docs/min-flat-relaxation.md``:
+
+* **Belady's theorem** (Belady 1966; Mattson, Gecsei, Slutz, Traiger 1970): for
+  a flat paging cache of ``C`` blocks that may bypass (need not keep what it
+  fetches), keeping after each reference the ``C`` *live* blocks whose next
+  use comes soonest -- and dropping blocks never used again -- misses the
+  fewest times of any run.
+* **The flat relaxation** (this project; argued in the doc, tested here
+  against CP-SAT and exhaustive search, to be proved in Lean): on a
+  prefix-closed trace whose requests hit on their longest resident prefix,
+  the optimum of the prefix cache equals that flat optimum. Direction (>=):
+  the canonical run of any prefix-cache run (keep a block only while its
+  next use is a hit) is a flat run with the same hits, because within a
+  request its hits come before its misses, so it never holds more than
+  ``C`` blocks between two references either. Direction (<=): at every
+  request boundary MIN holds the parent of every block it holds (a child's
+  next use is always preceded, one position earlier, by its parent's), so
+  its flat hits are a longest resident prefix and its run is a prefix-cache
+  run.
+
+Where it needs care (the doc gives each the detail):
+
+* *Ties.* Every position of the sequence references one block, so live
+  blocks never share a next use: MIN's choice among live blocks is unique.
+  Blocks never used again are dropped at once; they cannot hit, so keeping
+  them (with any tie rule, e.g. deeper first) would change no count. Here
+  they are always dropped, which also keeps the witness small.
+* *Mid-request.* A child can be held without its parent *between* the two
+  positions of one request (parent just referenced and bypassed, child
+  referenced next); never at a request boundary, which is all the prefix
+  model sees.
+* *C smaller than a chain*: nothing in the argument needs ``C >= k``; the
+  block of the current reference always outlives the chain's later blocks,
+  so MIN never evicts a block the same request is about to read.
+* *Bypass* is essential: demand MIN (which must keep the block just fetched)
+  would, at C = 1, keep a chain's last block without its parent.
+
+Per host under a static routing, each host's requests are a prefix-closed
+sub-trace read by that host alone, so the fleet's optimum is the sum of the
+per-host MIN counts; :func:`min_run` runs one MIN per cache in one pass.
+
+Cost: O(n log n) for n block references (a heap of next uses with lazy
+deletion), memory O(n) (the next-use array) plus O(C) per cache.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from pyverify.sim.counting import dense_ids, flatten
+
+
+class FlatRelaxationViolated(AssertionError):
+    """MIN's flat hits were not a prefix of a request: the argument above would be wrong."""
+
+
+@dataclass(frozen=True)
+class MinRun:
+    """MIN's run in certificate form, and its misses."""
+
+    cache_of: tuple[int, ...]
+    hit_blocks: tuple[int, ...]
+    dropped: tuple[tuple[int, ...], ...]  # per request, what its cache lets go right after it (sorted)
+    misses: int
+    references: int
+
+    def as_witness(self) -> dict:
+        return {"cache_of": list(self.cache_of), "hit_blocks": list(self.hit_blocks), "dropped": [list(d) for d in self.dropped]}
+
+
+def next_uses(keys: np.ndarray) -> np.ndarray:
+    """``next[i]``: the next position holding ``keys[i]``, or ``len(keys)`` if none."""
+    n = keys.size
+    following = np.full(n, n, dtype=np.int64)
+    if n:
+        order = np.argsort(keys, kind="stable")  # equal keys stay in trace order
+        same = keys[order[1:]] == keys[order[:-1]]
+        following[order[:-1][same]] = order[1:][same]
+    return following
+
+
+def min_run(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int | None = None,
+            deadline=None) -> MinRun:
+    """MIN (bypass form) per cache, on the flat sequence; ``capacity=None`` keeps every live block.
+
+    ``cache_of[t]`` is the cache request t reads (``None``: one pooled cache).
+    ``deadline``: an optional callable, called every 1024 requests, that
+    raises to stop the run (the certify command's ``--time-limit``).
+    """
+    if capacity is not None and capacity < 1:
+        raise ValueError("capacity must be at least 1 block")
+    n_requests = len(chains)
+    if cache_of is None:
+        cache_of = (0,) * n_requests
+    ids, lengths = flatten(chains)
+    # A key per (cache, block): next uses are counted within each cache's own sub-sequence.
+    caches = np.repeat(np.asarray(cache_of, dtype=np.int64), lengths)
+    dense, _ = dense_ids(ids)
+    fleet = int(caches.max()) + 1 if caches.size else 1
+    following = next_uses(dense.astype(np.int64) * fleet + caches).tolist()
+    never = len(following)
+
+    held: dict[int, dict[int, int]] = {}  # cache -> {block: its next use}
+    heaps: dict[int, list[tuple[int, int]]] = {}  # cache -> [(-next use, block)], stale entries skipped
+    hit_blocks: list[int] = []
+    dropped: list[tuple[int, ...]] = []
+    misses = 0
+    position = 0
+    for t, chain in enumerate(chains):
+        if deadline is not None and t % 1024 == 0:
+            deadline()
+        q = cache_of[t]
+        resident = held.setdefault(q, {})
+        heap = heaps.setdefault(q, [])
+        hits, missed, gone = 0, False, []
+        for block in chain:
+            if block in resident:
+                if missed:
+                    raise FlatRelaxationViolated(f"request {t}: block {block} hits after an earlier block of its chain missed")
+                hits += 1
+            else:
+                missed = True
+            when = following[position]
+            position += 1
+            if when == never:  # never used again in this cache: drop (or bypass) it now
+                resident.pop(block, None)
+                gone.append(block)
+                continue
+            resident[block] = when
+            if capacity is None:
+                continue
+            heapq.heappush(heap, (-when, block))
+            if len(resident) > capacity:
+                # Evict the live block used farthest in the future (possibly the one just fetched).
+                while True:
+                    negative_when, victim = heapq.heappop(heap)
+                    if resident.get(victim) == -negative_when:
+                        break
+                del resident[victim]
+                gone.append(victim)
+        if capacity is not None and len(heap) > 4 * capacity + 64:
+            heap[:] = [(-w, b) for b, w in resident.items()]  # drop stale entries: memory stays O(C)
+            heapq.heapify(heap)
+        hit_blocks.append(hits)
+        misses += len(chain) - hits
+        dropped.append(tuple(sorted(gone)))
+    return MinRun(tuple(cache_of), tuple(hit_blocks), tuple(dropped), misses, never)
+
+
+def min_misses(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int | None = None) -> int:
+    """The fewest misses (see the module docstring for why MIN's count is the optimum)."""
+    return min_run(chains, cache_of, capacity).misses
+
+
+__all__ = ["FlatRelaxationViolated", "MinRun", "min_misses", "min_run", "next_uses"]

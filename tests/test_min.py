@@ -1,0 +1,116 @@
+"""Belady's MIN on the flat sequence is the prefix-cache optimum (docs/min-flat-relaxation.md).
+
+Three independent computations are compared on Hypothesis-generated
+prefix-closed instances: the searcher :func:`pyverify.sim.belady_min.min_run`,
+CP-SAT's proven optimum of the placement model, and an exhaustive search over
+every run of rules 1-4 (tiny instances); plus the trusted checker's own
+recount. MIN's run must also replay as a legal prefix-cache run.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import combinations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyverify.certify import cpsat
+from pyverify.certify.placement import Problem
+from pyverify.sim.belady_min import min_run, next_uses
+from pyverify.trusted import recount
+from pyverify.trusted.check import replay
+from .strategies import prefix_closed_chains, routed_instances
+
+import numpy as np
+
+
+def exhaustive_prefix_misses(chains, cache_of, capacity) -> int:
+    """Fewest misses over every run of rules 1-4 (placement.py), cache by cache, by dynamic programming."""
+    total = 0
+    for q in sorted(set(cache_of)):
+        mine = tuple(tuple(c) for c, host in zip(chains, cache_of) if host == q)
+
+        @lru_cache(maxsize=None)
+        def best(t: int, held: frozenset) -> int:
+            if t == len(mine):
+                return 0
+            chain = mine[t]
+            hits = 0
+            while hits < len(chain) and chain[hits] in held:
+                hits += 1
+            pool = sorted(held | set(chain))
+            return len(chain) - hits + min(
+                best(t + 1, frozenset(keep)) for size in range(min(capacity, len(pool)) + 1) for keep in combinations(pool, size)
+            )
+
+        total += best(0, frozenset())
+    return total
+
+
+def assert_legal(chains, cache_of, capacity, run):
+    assert replay(chains, list(cache_of), capacity, run.as_witness(), "min") == run.misses
+
+
+@settings(max_examples=120, deadline=None)
+@given(prefix_closed_chains(max_nodes=10, max_requests=16), st.integers(1, 7))
+def test_min_equals_cpsat_pooled(chains, capacity):
+    cache_of = (0,) * len(chains)
+    run = min_run(chains, cache_of, capacity)
+    assert_legal(chains, cache_of, capacity, run)
+    solved = cpsat.solve(Problem("pooled", tuple(map(tuple, chains)), cache_of, capacity), workers=1)
+    assert solved.status == "OPTIMAL"
+    assert run.misses == solved.objective == recount.min_misses(chains, cache_of, capacity)
+
+
+@settings(max_examples=80, deadline=None)
+@given(routed_instances(max_hosts=3), st.integers(1, 6))
+def test_min_equals_cpsat_per_host(instance, capacity):
+    chains, _, routing = instance
+    run = min_run(chains, routing, capacity)
+    assert_legal(chains, routing, capacity, run)
+    solved = cpsat.solve(Problem("per-host", tuple(map(tuple, chains)), tuple(routing), capacity), workers=1)
+    assert solved.status == "OPTIMAL"
+    assert run.misses == solved.objective == recount.min_misses(chains, routing, capacity)
+
+
+@settings(max_examples=80, deadline=None)
+@given(prefix_closed_chains(max_nodes=5, max_requests=7), st.integers(1, 3), st.booleans())
+def test_min_equals_exhaustive_search(chains, capacity, two_hosts):
+    cache_of = tuple(t % 2 if two_hosts else 0 for t in range(len(chains)))
+    run = min_run(chains, cache_of, capacity)
+    assert_legal(chains, cache_of, capacity, run)
+    assert run.misses == exhaustive_prefix_misses(chains, cache_of, capacity)
+
+
+@settings(max_examples=60, deadline=None)
+@given(prefix_closed_chains(max_nodes=12, max_requests=25))
+def test_uncapacitated_min_is_the_floor(chains):
+    run = min_run(chains, None, None)
+    assert_legal(chains, (0,) * len(chains), None, run)
+    assert run.misses == len({b for c in chains for b in c})
+
+
+def test_capacity_smaller_than_a_chain():
+    # One chain of 5 blocks read three times with C = 2: keep the first two blocks.
+    chains = [(1, 2, 3, 4, 5)] * 3
+    run = min_run(chains, None, 2)
+    assert run.hit_blocks == (0, 2, 2)
+    assert run.misses == 5 + 3 + 3 == exhaustive_prefix_misses(chains, (0, 0, 0), 2)
+
+
+def test_bypass_keeps_the_parent():
+    # C = 1: a demand cache would have to keep block 2 (the last fetched); bypass MIN keeps 1.
+    run = min_run([(1, 2), (1,), (1, 2)], None, 1)
+    assert run.hit_blocks == (0, 1, 1)
+    assert run.dropped[0] == (2,)
+
+
+def test_next_uses():
+    assert next_uses(np.array([5, 6, 5, 5, 7])).tolist() == [2, 5, 3, 5, 5]
+
+
+def test_bad_capacity():
+    with pytest.raises(ValueError):
+        min_run([(1,)], None, 0)
