@@ -114,3 +114,16 @@ def test_next_uses():
 def test_bad_capacity():
     with pytest.raises(ValueError):
         min_run([(1,)], None, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(routed_instances(max_hosts=3), st.integers(1, 5))
+def test_chunked_loop_gives_the_same_run(instance, capacity):
+    """The loop converts CHUNK references at a time; tiny chunks must not change the run."""
+    import pyverify.sim.belady_min as belady_min
+
+    chains, _, routing = instance
+    whole = min_run(chains, routing, capacity)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(belady_min, "CHUNK", 3)
+        assert min_run(chains, routing, capacity) == whole

@@ -142,3 +142,16 @@ def test_mrc_bad_policy_is_one_line(capsys, tmp_path):
     path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "x", "hosts": 1, "requests": [{"blocks": [1]}]}))
     status, out, err = run_cli(capsys, "mrc", str(path), "--policy", "lru,fifo")
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1 and "expected lru, opt" in err
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=120))
+def test_numpy_and_carry_loop_kernels_agree(ids):
+    """The numpy version and the plain carry loop (compiled by numba when installed) give the same distances."""
+    from pyverify.sim import opt_curve
+    from pyverify.sim.counting import dense_ids
+
+    ids = np.asarray(ids, dtype=np.int64)
+    dense, universe = dense_ids(ids)
+    loop = opt_curve._carry_pass(dense.astype(np.int64), next_uses(dense), universe)  # pure Python here
+    assert loop.tolist() == opt_curve.opt_distances_numpy(ids).tolist() == opt_curve.opt_distances(ids).tolist()

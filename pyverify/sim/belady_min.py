@@ -95,64 +95,105 @@ def min_run(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = No
     ``deadline``: an optional callable, called every 1024 requests, that
     raises to stop the run (the certify command's ``--time-limit``).
     """
+    ids, lengths = flatten(chains)
+    if cache_of is None:
+        cache_of = (0,) * len(chains)
+    hit_blocks, dropped, misses = min_run_flat(ids, lengths, cache_of, capacity, deadline, witness=True)
+    return MinRun(tuple(cache_of), tuple(hit_blocks), tuple(dropped), misses, int(ids.size))
+
+
+#: References converted to Python ints at a time: bounds the memory of the loop's lists.
+CHUNK = 1 << 20
+
+
+def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] | np.ndarray | None = None,
+                 capacity: int | None = None, deadline=None, witness: bool = False):
+    """MIN on flat arrays (``ids`` of every reference, ``lengths`` of every request): ``(hit_blocks, dropped, misses)``.
+
+    ``dropped`` is None unless ``witness``. Memory: a few int64 arrays of the
+    trace's length plus Python lists for :data:`CHUNK` references at a time.
+    """
     if capacity is not None and capacity < 1:
         raise ValueError("capacity must be at least 1 block")
-    n_requests = len(chains)
+    ids = np.asarray(ids, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n_requests = lengths.size
     if cache_of is None:
-        cache_of = (0,) * n_requests
-    ids, lengths = flatten(chains)
+        caches = np.zeros(n_requests, dtype=np.int64)
+    else:
+        caches = np.asarray(cache_of, dtype=np.int64)
     # A key per (cache, block): next uses are counted within each cache's own sub-sequence.
-    caches = np.repeat(np.asarray(cache_of, dtype=np.int64), lengths)
-    dense, _ = dense_ids(ids)
     fleet = int(caches.max()) + 1 if caches.size else 1
-    following = next_uses(dense.astype(np.int64) * fleet + caches).tolist()
-    never = len(following)
+    if fleet == 1:
+        following = next_uses(ids)
+    else:
+        dense, _ = dense_ids(ids)
+        following = next_uses(dense.astype(np.int64) * fleet + np.repeat(caches, lengths))
+    never = int(ids.size)
+    ends = np.cumsum(lengths)
 
     held: dict[int, dict[int, int]] = {}  # cache -> {block: its next use}
     heaps: dict[int, list[tuple[int, int]]] = {}  # cache -> [(-next use, block)], stale entries skipped
     hit_blocks: list[int] = []
-    dropped: list[tuple[int, ...]] = []
+    dropped: list[tuple[int, ...]] | None = [] if witness else None
     misses = 0
-    position = 0
-    for t, chain in enumerate(chains):
-        if deadline is not None and t % 1024 == 0:
-            deadline()
-        q = cache_of[t]
-        resident = held.setdefault(q, {})
-        heap = heaps.setdefault(q, [])
-        hits, missed, gone = 0, False, []
-        for block in chain:
-            if block in resident:
-                if missed:
-                    raise FlatRelaxationViolated(f"request {t}: block {block} hits after an earlier block of its chain missed")
-                hits += 1
-            else:
-                missed = True
-            when = following[position]
-            position += 1
-            if when == never:  # never used again in this cache: drop (or bypass) it now
-                resident.pop(block, None)
-                gone.append(block)
-                continue
-            resident[block] = when
-            if capacity is None:
-                continue
-            heapq.heappush(heap, (-when, block))
-            if len(resident) > capacity:
-                # Evict the live block used farthest in the future (possibly the one just fetched).
-                while True:
-                    negative_when, victim = heapq.heappop(heap)
-                    if resident.get(victim) == -negative_when:
-                        break
-                del resident[victim]
-                gone.append(victim)
-        if capacity is not None and len(heap) > 4 * capacity + 64:
-            heap[:] = [(-w, b) for b, w in resident.items()]  # drop stale entries: memory stays O(C)
-            heapq.heapify(heap)
-        hit_blocks.append(hits)
-        misses += len(chain) - hits
-        dropped.append(tuple(sorted(gone)))
-    return MinRun(tuple(cache_of), tuple(hit_blocks), tuple(dropped), misses, never)
+    first = 0  # first request of the current chunk
+    while first < n_requests:
+        base = int(ends[first - 1]) if first else 0
+        last = max(first + 1, int(np.searchsorted(ends, base + CHUNK, side="right")))  # requests [first, last)
+        top = int(ends[last - 1])
+        chunk_ids = ids[base:top].tolist()
+        chunk_next = following[base:top].tolist()
+        chunk_lengths = lengths[first:last].tolist()
+        chunk_caches = caches[first:last].tolist()
+        i = 0
+        for r in range(last - first):
+            t = first + r
+            if deadline is not None and t % 1024 == 0:
+                deadline()
+            q = chunk_caches[r]
+            resident = held.get(q)
+            if resident is None:
+                resident = held[q] = {}
+                heaps[q] = []
+            heap = heaps[q]
+            hits, missed, gone = 0, False, []
+            start = i
+            for i in range(start, start + chunk_lengths[r]):
+                block = chunk_ids[i]
+                if block in resident:
+                    if missed:
+                        raise FlatRelaxationViolated(f"request {t}: block {block} hits after an earlier block of its chain missed")
+                    hits += 1
+                else:
+                    missed = True
+                when = chunk_next[i]
+                if when == never:  # never used again in this cache: drop (or bypass) it now
+                    resident.pop(block, None)
+                    gone.append(block)
+                    continue
+                resident[block] = when
+                if capacity is None:
+                    continue
+                heapq.heappush(heap, (-when, block))
+                if len(resident) > capacity:
+                    # Evict the live block used farthest in the future (possibly the one just fetched).
+                    while True:
+                        negative_when, victim = heapq.heappop(heap)
+                        if resident.get(victim) == -negative_when:
+                            break
+                    del resident[victim]
+                    gone.append(victim)
+            i = start + chunk_lengths[r]
+            if capacity is not None and len(heap) > 4 * capacity + 64:
+                heap[:] = [(-w, b) for b, w in resident.items()]  # drop stale entries: memory stays O(C)
+                heapq.heapify(heap)
+            hit_blocks.append(hits)
+            misses += chunk_lengths[r] - hits
+            if dropped is not None:
+                dropped.append(tuple(sorted(gone)))
+        first = last
+    return hit_blocks, dropped, misses
 
 
 def min_misses(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int | None = None) -> int:
@@ -160,4 +201,4 @@ def min_misses(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None =
     return min_run(chains, cache_of, capacity).misses
 
 
-__all__ = ["FlatRelaxationViolated", "MinRun", "min_misses", "min_run", "next_uses"]
+__all__ = ["FlatRelaxationViolated", "MinRun", "min_misses", "min_run", "min_run_flat", "next_uses"]
