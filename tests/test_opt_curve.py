@@ -155,3 +155,27 @@ def test_numpy_and_carry_loop_kernels_agree(ids):
     dense, universe = dense_ids(ids)
     loop = opt_curve._carry_pass(dense.astype(np.int64), next_uses(dense), universe)  # pure Python here
     assert loop.tolist() == opt_curve.opt_distances_numpy(ids).tolist() == opt_curve.opt_distances(ids).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(routed_instances(max_hosts=3))
+def test_memory_limit_summary_numbers(instance):
+    """Every number of the audit's memory-limit summary equals a per-capacity run (MIN, simulator LRU)."""
+    from pyverify.sim.opt_curve import memory_limit_summary
+    from pyverify.sim.simulate import simulate
+
+    chains, hosts, routing = instance
+    refs = sum(map(len, chains))
+    summary = memory_limit_summary(chains, routing, hosts, node_capacity_blocks=2, capacities=[1, 3, 6])
+    for row in summary["lru_vs_optimum"]:
+        c = row["capacity_blocks"]
+        assert row["opt_hit_rate"] == 1 - min_run(chains, None, c).misses / refs
+        assert row["lru_hit_rate"] == 1 - simulate(chains, None, "pooled", capacity=c).misses / refs
+        assert row["gap"] >= 0
+        match = row["lru_capacity_to_match_opt"]
+        if match is not None:
+            assert simulate(chains, None, "pooled", capacity=match).misses <= min_run(chains, None, c).misses
+    local = summary["local_vs_global"]
+    assert local["local_opt"] == 1 - min_run(chains, routing, 2).misses / refs
+    assert local["global_opt"] == 1 - min_run(chains, None, 2 * hosts).misses / refs
+    assert local["local_lru"] == 1 - simulate(chains, routing, "per-host", capacity=2).misses / refs

@@ -206,4 +206,80 @@ def capacity_to_match(curve: MissRatioCurve, misses: int) -> int | None:
     return int(grid[reached[0]]) if reached.size else None
 
 
-__all__ = ["capacity_to_match", "opt_distances", "opt_distances_numpy", "optimal_curve"]
+__all__ = ["capacity_to_match", "memory_limit_summary", "opt_distances", "opt_distances_numpy", "optimal_curve"]
+
+
+def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int], fleet_size: int,
+                         node_capacity_blocks: int, capacities: Sequence[int] | None = None,
+                         block_size_tokens: int | None = None) -> dict:
+    """The memory-limit answers for one trace (issue 11, item 4), as plain data for a report.
+
+    * ``lru_vs_optimum``: at each pooled capacity, LRU's and the optimum's hit
+      rates, the gap, and the capacity LRU needs to do as well as the optimum;
+    * ``pooled_vs_per_host``: at equal *total* memory M, one pool of M blocks
+      against ``fleet_size`` caches of M / fleet_size blocks (``routing``, a
+      static routing), with both policies;
+    * ``local_vs_global``: Mooncake's comparison -- ``fleet_size`` nodes of
+      ``node_capacity_blocks`` each, as separate (local) caches or one global
+      pool of their sum -- with the optimum as the reference line.
+
+    Hit rates count block references (tokens per block: ``block_size_tokens``,
+    recorded for the reader).
+    """
+    lru_pooled = _lru_curve(chains, None, 1)
+    opt_pooled = optimal_curve(chains)
+    lru_hosts = _lru_curve(chains, routing, fleet_size)
+    opt_hosts = optimal_curve(chains, routing, fleet_size)
+    from pyverify.sim.mrc import log_capacities
+
+    if capacities is None:
+        capacities = log_capacities(max(lru_pooled.max_useful_capacity, 1), per_decade=4)
+
+    def rate(curve: MissRatioCurve, capacity: int) -> float:
+        return float(curve.hit_rate(max(int(capacity), 1)))
+
+    lru_vs_optimum = []
+    for c in capacities:
+        lru_vs_optimum.append({
+            "capacity_blocks": int(c),
+            "lru_hit_rate": rate(lru_pooled, c),
+            "opt_hit_rate": rate(opt_pooled, c),
+            "gap": rate(opt_pooled, c) - rate(lru_pooled, c),
+            "lru_capacity_to_match_opt": capacity_to_match(lru_pooled, int(opt_pooled.misses(c))),
+        })
+    pooled_vs_per_host = []
+    for total in capacities:
+        if total < fleet_size:
+            continue
+        each = int(total) // fleet_size
+        pooled_vs_per_host.append({
+            "total_blocks": each * fleet_size,
+            "per_host_blocks": each,
+            "pooled_lru": rate(lru_pooled, each * fleet_size), "pooled_opt": rate(opt_pooled, each * fleet_size),
+            "per_host_lru": rate(lru_hosts, each), "per_host_opt": rate(opt_hosts, each),
+        })
+    total = node_capacity_blocks * fleet_size
+    local_vs_global = {
+        "nodes": fleet_size,
+        "node_capacity_blocks": node_capacity_blocks,
+        "global_lru": rate(lru_pooled, total), "global_opt": rate(opt_pooled, total),
+        "local_lru": rate(lru_hosts, node_capacity_blocks), "local_opt": rate(opt_hosts, node_capacity_blocks),
+        "ceiling_global": lru_pooled.ceiling_hit_rate, "ceiling_local": lru_hosts.ceiling_hit_rate,
+    }
+    return {
+        "references": lru_pooled.references,
+        "block_size_tokens": block_size_tokens,
+        "fleet_size": fleet_size,
+        "ceiling_hit_rate": lru_pooled.ceiling_hit_rate,
+        "opt_capacity_reaching_ceiling": max(opt_pooled.max_useful_capacity, 1),
+        "lru_capacity_reaching_ceiling": max(lru_pooled.max_useful_capacity, 1),
+        "lru_vs_optimum": lru_vs_optimum,
+        "pooled_vs_per_host": pooled_vs_per_host,
+        "local_vs_global": local_vs_global,
+    }
+
+
+def _lru_curve(chains, routing, fleet_size) -> MissRatioCurve:
+    from pyverify.sim.mrc import lru_curve  # the LRU curve's public function (its kernel is maintained apart)
+
+    return lru_curve(chains) if routing is None else lru_curve(chains, routing, fleet_size)
