@@ -161,3 +161,22 @@ def test_feasible_bound_cannot_exceed_the_optimum(tmp_path, cert):
     restate(forged)
     status, lines = check(tmp_path, forged)
     assert status == 1 and "exceeds the fewest misses, 24" in lines[-1], lines[-1]
+
+
+@pytest.mark.parametrize("key, index, value, message", [
+    ("hit_blocks", 3, 1.0, "not a non-negative integer"),
+    ("hit_blocks", 0, True, "not a non-negative integer"),
+    ("cache_of", 5, -1, "not a non-negative integer"),
+    ("dropped", 2, [1, "x"], "other than a non-negative integer"),
+    ("dropped", 2, 7, "not a list of block ids"),
+])
+def test_run_arrays_are_typed_one_line_exit_2(capsys, tmp_path, cert, key, index, value, message):
+    """The run arrays are checked by a plain loop (not jsonschema, too slow on a trace's witness): same contract."""
+    from .helpers import assert_one_line_error, run_cli
+
+    cert["witness"][key][index] = value
+    target = tmp_path / "typed.json"
+    target.write_text(json.dumps(cert))
+    status, out, err = run_cli(capsys, "verify", str(target), str(INSTANCE))
+    assert_one_line_error(status, out, err, str(target), message)
+    assert f"witness.{key}[{index}]" in err
