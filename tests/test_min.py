@@ -127,3 +127,39 @@ def test_chunked_loop_gives_the_same_run(instance, capacity):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(belady_min, "CHUNK", 3)
         assert min_run(chains, routing, capacity) == whole
+
+
+def all_prefix_closed_traces(max_nodes: int, max_requests: int):
+    """Every trace of 1..max_requests requests, each the root path of a node of a tree on max_nodes nodes.
+
+    Trees are parent lists (node i's parent is the root or an earlier node), which
+    covers every rooted forest up to relabelling; requests are all sequences of nodes.
+    """
+    from itertools import product
+
+    for parents in product(*[range(-1, i) for i in range(max_nodes)]):
+        paths = []
+        for node in range(max_nodes):
+            path = []
+            while node != -1:
+                path.append(node)
+                node = parents[node]
+            paths.append(tuple(reversed(path)))
+        for length in range(1, max_requests + 1):
+            for targets in product(range(max_nodes), repeat=length):
+                yield [paths[t] for t in targets]
+
+
+def test_min_is_optimal_on_every_small_trace():
+    """A bounded check by enumeration: all traces of at most 4 requests over trees of 4 nodes, C = 1..3.
+
+    (Trees with fewer nodes appear as the nodes no request reads.) Complete for that
+    size, not a proof beyond it.
+    """
+    checked = 0
+    for chains in all_prefix_closed_traces(4, 4):
+        cache_of = (0,) * len(chains)
+        for capacity in (1, 2, 3):
+            assert min_run(chains, cache_of, capacity).misses == exhaustive_prefix_misses(chains, cache_of, capacity), (chains, capacity)
+            checked += 1
+    assert checked == 24 * (4 + 16 + 64 + 256) * 3
