@@ -53,7 +53,7 @@ def test_token_rule_matches_theirs():
             assert min(BLOCK, max(1, length - i * BLOCK)) == block_tokens(length, BLOCK, i, k)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(prefix_closed_chains(max_nodes=20, max_requests=40), st.integers(1, 8))
 def test_their_optimal_equals_min_on_random_traces(tmp_path_factory, chains, capacity):
     path = tmp_path_factory.mktemp("kv") / "t.jsonl"

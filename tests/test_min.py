@@ -53,7 +53,7 @@ def assert_legal(chains, cache_of, capacity, run):
     assert replay(chains, list(cache_of), capacity, run.as_witness(), "min") == run.misses
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(prefix_closed_chains(max_nodes=10, max_requests=16), st.integers(1, 7))
 def test_min_equals_cpsat_pooled(chains, capacity):
     cache_of = (0,) * len(chains)
@@ -64,7 +64,7 @@ def test_min_equals_cpsat_pooled(chains, capacity):
     assert run.misses == solved.objective == recount.min_misses(chains, cache_of, capacity)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(routed_instances(max_hosts=3), st.integers(1, 6))
 def test_min_equals_cpsat_per_host(instance, capacity):
     chains, _, routing = instance

@@ -55,7 +55,7 @@ def libcachesim_bypass_min(sequence, capacity: int) -> int:
     return misses - len(sequence)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(prefix_closed_chains(max_nodes=14, max_requests=30))
 def test_curve_equals_min_runs_pooled(chains):
     curve = optimal_curve(chains)
@@ -65,7 +65,7 @@ def test_curve_equals_min_runs_pooled(chains):
     assert curve.misses(distinct + 1) == curve.cold == distinct
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(routed_instances(max_hosts=4))
 def test_curve_equals_min_runs_per_host(instance):
     chains, hosts, routing = instance
