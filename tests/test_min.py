@@ -163,3 +163,22 @@ def test_min_is_optimal_on_every_small_trace():
             assert min_run(chains, cache_of, capacity).misses == exhaustive_prefix_misses(chains, cache_of, capacity), (chains, capacity)
             checked += 1
     assert checked == 24 * (4 + 16 + 64 + 256) * 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(routed_instances(max_hosts=3), st.integers(1, 6))
+def test_count_only_loop_agrees_with_the_witness_loop(instance, capacity):
+    """min_run_flat without a witness uses an array loop (compiled by numba when installed): same hits."""
+    from pyverify.sim import belady_min
+    from pyverify.sim.counting import flatten
+
+    chains, _, routing = instance
+    ids, lengths = flatten(chains)
+    with_witness = belady_min.min_run_flat(ids, lengths, routing, capacity, witness=True)
+    count_only = belady_min.min_run_flat(ids, lengths, routing, capacity, witness=False)
+    assert list(count_only[0]) == list(with_witness[0]) and count_only[2] == with_witness[2]
+    # The same loop uncompiled (plain Python), on the pooled sequence.
+    keys, universe = belady_min.dense_ids(ids)
+    keys = keys.astype(np.int64)
+    flags = belady_min._hits_one_cache(keys, next_uses(keys), capacity, max(universe, 1))
+    assert int(ids.size - flags.sum()) == min_run(chains, None, capacity).misses

@@ -117,6 +117,8 @@ def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] |
         raise ValueError("capacity must be at least 1 block")
     ids = np.asarray(ids, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
+    if not witness and _compiled_hits is not None and capacity is not None and ids.size:
+        return _count_compiled(ids, lengths, cache_of, capacity)
     n_requests = lengths.size
     if cache_of is None:
         caches = np.zeros(n_requests, dtype=np.int64)
@@ -194,6 +196,93 @@ def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] |
                 dropped.append(tuple(sorted(gone)))
         first = last
     return hit_blocks, dropped, misses
+
+
+def _hits_one_cache(keys: np.ndarray, following: np.ndarray, capacity: int, universe: int) -> np.ndarray:
+    """MIN's hit flag for every reference of one cache's flat sequence (the count-only loop; compiled by numba).
+
+    Same rule as :func:`min_run_flat`, with arrays instead of dicts: a max-heap
+    of next-use positions (the block whose next use is position w is keys[w],
+    so the heap needs no block field), stale entries skipped.
+    """
+    n = keys.size
+    hit = np.zeros(n, dtype=np.uint8)
+    held_next = np.full(universe, -1, dtype=np.int64)  # next use of each held block, -1 if not held
+    heap = np.empty(n + 1, dtype=np.int64)
+    size = 0
+    count = 0
+    for p in range(n):
+        x = keys[p]
+        w = following[p]
+        if held_next[x] >= 0:
+            hit[p] = 1
+        if w == n:  # never used again: drop it (or bypass it) now
+            if held_next[x] >= 0:
+                held_next[x] = -1
+                count -= 1
+            continue
+        if held_next[x] < 0:
+            count += 1
+        held_next[x] = w
+        # push w (max-heap)
+        i = size
+        heap[i] = w
+        size += 1
+        while i > 0:
+            parent = (i - 1) // 2
+            if heap[parent] >= heap[i]:
+                break
+            heap[parent], heap[i] = heap[i], heap[parent]
+            i = parent
+        while count > capacity:
+            top = heap[0]
+            size -= 1
+            heap[0] = heap[size]
+            i = 0
+            while True:
+                left = 2 * i + 1
+                if left >= size:
+                    break
+                child = left
+                if left + 1 < size and heap[left + 1] > heap[left]:
+                    child = left + 1
+                if heap[i] >= heap[child]:
+                    break
+                heap[i], heap[child] = heap[child], heap[i]
+                i = child
+            victim = keys[top]
+            if held_next[victim] == top:  # a live entry: evict the block used farthest in the future
+                held_next[victim] = -1
+                count -= 1
+    return hit
+
+
+try:  # optional (the ``fast`` extra): a compiled count for reports and benchmarks
+    from numba import njit
+
+    _compiled_hits = njit(cache=True, nogil=True)(_hits_one_cache)
+except ImportError:  # pragma: no cover
+    _compiled_hits = None
+
+
+def _count_compiled(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: int):
+    """``(hit_blocks, None, misses)`` with the compiled loop, one cache at a time."""
+    caches = np.zeros(lengths.size, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
+    per_reference = np.repeat(caches, lengths)
+    hit = np.zeros(ids.size, dtype=np.uint8)
+    for q in np.unique(caches):
+        mask = per_reference == q
+        keys, universe = dense_ids(ids[mask])
+        keys = keys.astype(np.int64)
+        hit[mask] = _compiled_hits(keys, next_uses(keys), capacity, max(universe, 1))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    # The flat relaxation says hits are a prefix of every request: no hit right after a miss inside a chain.
+    inside = np.ones(ids.size, dtype=bool)
+    inside[starts] = False
+    if np.any(inside[1:] & (hit[1:] > hit[:-1])):
+        raise FlatRelaxationViolated("a block hits after an earlier block of its chain missed")
+    hit_blocks = np.add.reduceat(hit.astype(np.int64), starts) if ids.size else np.zeros(0, dtype=np.int64)
+    return hit_blocks.tolist(), None, int(ids.size - hit.sum())
 
 
 def min_misses(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int | None = None) -> int:
