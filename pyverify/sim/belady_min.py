@@ -55,6 +55,7 @@ from typing import Sequence
 
 import numpy as np
 
+from pyverify.sim.compiled import kernel
 from pyverify.sim.counting import dense_ids, flatten
 
 
@@ -117,7 +118,7 @@ def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] |
         raise ValueError("capacity must be at least 1 block")
     ids = np.asarray(ids, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
-    if not witness and _compiled_hits is not None and capacity is not None and ids.size:
+    if not witness and capacity is not None and ids.size and kernel(_hits_one_cache) is not None:
         return _count_compiled(ids, lengths, cache_of, capacity)
     n_requests = lengths.size
     if cache_of is None:
@@ -257,14 +258,6 @@ def _hits_one_cache(keys: np.ndarray, following: np.ndarray, capacity: int, univ
     return hit
 
 
-try:  # optional (the ``fast`` extra): a compiled count for reports and benchmarks
-    from numba import njit
-
-    _compiled_hits = njit(cache=True, nogil=True)(_hits_one_cache)
-except ImportError:  # pragma: no cover
-    _compiled_hits = None
-
-
 def _count_compiled(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: int):
     """``(hit_blocks, None, misses)`` with the compiled loop, one cache at a time."""
     caches = np.zeros(lengths.size, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
@@ -274,7 +267,7 @@ def _count_compiled(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: in
         mask = per_reference == q
         keys, universe = dense_ids(ids[mask])
         keys = keys.astype(np.int64)
-        hit[mask] = _compiled_hits(keys, next_uses(keys), capacity, max(universe, 1))
+        hit[mask] = kernel(_hits_one_cache)(keys, next_uses(keys), capacity, max(universe, 1))
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     # The flat relaxation says hits are a prefix of every request: no hit right after a miss inside a chain.
     inside = np.ones(ids.size, dtype=bool)
