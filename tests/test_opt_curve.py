@@ -179,3 +179,7 @@ def test_memory_limit_summary_numbers(instance):
     assert local["local_opt"] == 1 - min_run(chains, routing, 2).misses / refs
     assert local["global_opt"] == 1 - min_run(chains, None, 2 * hosts).misses / refs
     assert local["local_lru"] == 1 - simulate(chains, routing, "per-host", capacity=2).misses / refs
+    from pyverify.sim.opt_curve import memory_limit_markdown
+
+    text = "\n".join(memory_limit_markdown(summary))
+    assert f"| {summary['lru_vs_optimum'][0]['opt_hit_rate']:.4f} |" in text and "Local against global" in text

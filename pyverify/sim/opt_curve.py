@@ -200,7 +200,7 @@ def capacity_to_match(curve: MissRatioCurve, misses: int) -> int | None:
     return int(grid[reached[0]]) if reached.size else None
 
 
-__all__ = ["capacity_to_match", "memory_limit_summary", "opt_distances", "opt_distances_numpy", "optimal_curve"]
+__all__ = ["capacity_to_match", "memory_limit_markdown", "memory_limit_summary", "opt_distances", "opt_distances_numpy", "optimal_curve"]
 
 
 def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int], fleet_size: int,
@@ -277,3 +277,36 @@ def _lru_curve(chains, routing, fleet_size) -> MissRatioCurve:
     from pyverify.sim.mrc import lru_curve  # the LRU curve's public function (its kernel is maintained apart)
 
     return lru_curve(chains) if routing is None else lru_curve(chains, routing, fleet_size)
+
+
+def memory_limit_markdown(summary: dict) -> list[str]:
+    """:func:`memory_limit_summary` as Markdown lines (tables) for a report."""
+    block = summary.get("block_size_tokens")
+
+    def size(blocks: int) -> str:
+        return f"{blocks:,} blocks" + (f" ({blocks * block / 1e6:.2f}M tokens)" if block else "")
+
+    lines = [
+        f"Fewest misses with a memory limit: Belady's MIN on the flat block sequence (optimal by Belady's theorem and the "
+        f"flat relaxation, docs/min-flat-relaxation.md), against LRU; hit rates over {summary['references']:,} block references. "
+        f"Ceiling {summary['ceiling_hit_rate']:.4f}, reached by the optimum at {size(summary['opt_capacity_reaching_ceiling'])} "
+        f"and by LRU at {size(summary['lru_capacity_reaching_ceiling'])}.",
+        "",
+        "| capacity | LRU | optimum | gap | LRU needs (blocks) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for row in summary["lru_vs_optimum"]:
+        need = row["lru_capacity_to_match_opt"]
+        lines.append(f"| {size(row['capacity_blocks'])} | {row['lru_hit_rate']:.4f} | {row['opt_hit_rate']:.4f} | "
+                     f"{row['gap']:.4f} | {'-' if need is None else f'{need:,}'} |")
+    lines += ["", f"Pooled against {summary['fleet_size']} per-host caches at equal total memory:", "",
+              "| total blocks (per host) | pooled LRU | pooled optimum | per-host LRU | per-host optimum |",
+              "| --- | --- | --- | --- | --- |"]
+    for row in summary["pooled_vs_per_host"]:
+        lines.append(f"| {row['total_blocks']:,} ({row['per_host_blocks']:,}) | {row['pooled_lru']:.4f} | {row['pooled_opt']:.4f} | "
+                     f"{row['per_host_lru']:.4f} | {row['per_host_opt']:.4f} |")
+    local = summary["local_vs_global"]
+    lines += ["", f"Local against global: {local['nodes']} nodes of {size(local['node_capacity_blocks'])}: "
+              f"global pool LRU {local['global_lru']:.4f}, optimum {local['global_opt']:.4f} (ceiling {local['ceiling_global']:.4f}); "
+              f"local caches LRU {local['local_lru']:.4f}, optimum {local['local_opt']:.4f} (ceiling {local['ceiling_local']:.4f})."]
+    return lines
