@@ -54,7 +54,7 @@ def assert_legal(chains, cache_of, capacity, run):
 
 
 @settings(max_examples=60, deadline=None)
-@given(prefix_closed_chains(max_nodes=10, max_requests=16), st.integers(1, 7))
+@given(prefix_closed_chains(max_nodes=10, max_requests=16), st.integers(1, 11))
 def test_min_equals_cpsat_pooled(chains, capacity):
     cache_of = (0,) * len(chains)
     run = min_run(chains, cache_of, capacity)
