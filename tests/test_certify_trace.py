@@ -78,3 +78,38 @@ def test_time_limit_stops_the_min_route_without_a_certificate(capsys, tmp_path):
     status, stdout, stderr = run_cli(capsys, "certify", str(path), "--model", "pooled", "--capacity", "10", "--time-limit", "0.000001", "-o", str(out))
     assert status == 1 and "status UNKNOWN" in stderr and len(stderr.strip().splitlines()) == 1
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["big.json"]
+
+
+def tiny_trace(tmp_path):
+    lines = [{"timestamp": t, "input_length": 512 * len(ids), "output_length": 1, "hash_ids": ids}
+             for t, ids in enumerate([[1, 2, 3], [1, 2], [4], [1, 2, 3], [4, 5], [1], [4, 5]])]
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize("argv", [["--model", "pooled"], ["--model", "per-host", "--routing", "round-robin", "--fleet", "2"]])
+def test_certify_and_verify_a_jsonl_trace_on_the_solver_route(capsys, tmp_path, argv):
+    """A JSONL trace works for certify and verify like an instance (small: CP-SAT and Z3, and the MIN recount)."""
+    trace, out = tiny_trace(tmp_path), tmp_path / "c.json"
+    status, stdout, stderr = run_cli(capsys, "certify", str(trace), *argv, "--capacity", "2", "-o", str(out))
+    assert status == 0, stderr
+    cert = json.loads(out.read_text())
+    assert cert["status"] == "OPTIMAL" and cert["solvers"]["cp-sat"]["status"] == "OPTIMAL"
+    from pyverify.inputs.load import load_input
+
+    chains = load_input(trace).chains
+    caches = cert["witness"]["cache_of"]
+    assert cert["objective"] == recount.min_misses(chains, caches, 2) == cert["solvers"]["min"]["objective"]
+    status, stdout, stderr = run_cli(capsys, "verify", str(out), str(trace))
+    assert status == 0 and "VERIFIED OPTIMAL" in stdout and "also recorded, not re-derived here: CP-SAT" in stdout
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "pooled", "--routing", "round-robin"], "only for --model per-host"),
+    (["--model", "per-host", "--fleet", "4"], "only with --routing round-robin"),
+    (["--model", "per-host"], "--routing round-robin --fleet N"),
+])
+def test_routing_flags_one_line(capsys, tmp_path, argv, message):
+    status, out, err = run_cli(capsys, "certify", str(tiny_trace(tmp_path)), *argv)
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1 and message in err

@@ -141,7 +141,8 @@ def problem_from_instance(instance: Instance, model: str, capacity: int | None, 
         cache_of = (0,) * instance.n_requests
     else:
         if instance.routing is None:
-            raise UserError(f"{path}: requests[*].host: per-host certificates use the instance's given routing, and this instance gives none")
+            raise UserError(f"{path}: requests[*].host: per-host certificates use the instance's given routing, and this instance gives none "
+                            "(for a trace, route it: --routing round-robin --fleet N)")
         cache_of = tuple(instance.routing)
     return Problem(model, tuple(tuple(c) for c in instance.chains), cache_of, capacity)
 
