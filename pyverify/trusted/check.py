@@ -13,17 +13,29 @@ rules themselves (``pyverify/certify/placement.py``, rules 1-4):
    unchanged;
 4. with a capacity ``C``, the cache then holds at most ``C`` blocks.
 
-What it trusts: :mod:`pyverify.inputs.model` to load the instance and compute its
-SHA-256 (the project's one definition of an instance; the certificate names
-the instance by that hash), and jsonschema for the certificate's shape.
+What it trusts: :mod:`pyverify.inputs` to load the instance or JSONL trace and
+compute its SHA-256 (the project's one definition of an instance; the
+certificate names the instance by that hash), and jsonschema for the
+certificate's shape (the long per-request run arrays are type-checked here by
+a plain loop).
 
 What it proves itself: the witness is a legal run with ``objective`` misses
 (an upper bound), and the compulsory floor (distinct (cache, block) pairs) is a
 lower bound for every run. Uncapacitated, OPTIMAL is accepted only when the
-bound equals that floor. Capacitated, the floor is usually below the optimum,
-so OPTIMAL is accepted only when the certificate records CP-SAT OPTIMAL *and*
-Z3 unsat for ``objective - 1`` on the same problem: the checker checks those
-records are consistent, it cannot re-derive them.
+objective equals that floor. Capacitated, it recounts Belady's MIN on each
+cache's flat block sequence (:mod:`pyverify.trusted.recount`, its own short
+implementation) and accepts OPTIMAL only when the witness has exactly that
+many misses; a recorded bound above the recount is refused. That MIN's count
+is the optimum rests on Belady's theorem (cited) and the flat relaxation
+(docs/min-flat-relaxation.md; argued and tested, not machine-checked): the
+output says so (:func:`basis_of`). Certificates made with the solvers must
+also record CP-SAT OPTIMAL and Z3 unsat at ``objective - 1`` to be OPTIMAL;
+those records are checked for consistency, not re-derived.
+
+Greedy runs are replayed like the witness. One labelled ``lru`` is recounted
+(:func:`pyverify.trusted.recount.lru_misses`); other labels are printed as
+unchecked and are not part of the verdict; a replayed run with fewer misses
+than a claimed optimum refutes it.
 
 Every check prints one line; the first failure prints ``FAILED: reason`` and
 :func:`verify` returns 1. Malformed files raise :class:`UserError` (exit 2).
