@@ -131,7 +131,7 @@ def test_time_limit_never_yields_optimal(tmp_path):
     status, lines = verify_quiet(str(target), str(path))
     assert status == 0 and lines[-1].startswith("VERIFIED as FEASIBLE only")
     assert not any("OPTIMAL on this instance" in line for line in lines)
-    # Relabelling it OPTIMAL (with a matching statement) is refused: the records do not support it.
+    # Relabelling it OPTIMAL (with a matching statement) is refused: the records (CP-SAT stopped) do not support it.
     from pyverify.trusted.check import claim_statement
 
     cert["status"] = "OPTIMAL"

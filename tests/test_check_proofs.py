@@ -70,6 +70,7 @@ INFORMATIONAL = {
     ("instance", "path"), ("created_by",), ("solvers", "cp-sat", "version"), ("solvers", "cp-sat", "wall_time_s"),
     ("solvers", "cp-sat", "parameters"), ("solvers", "z3", "version"), ("solvers", "z3", "wall_time_s"),
     ("solvers", "z3", "parameters"), ("solvers", "cp-sat", "name"), ("solvers", "z3", "name"),
+    ("solvers", "min", "name"), ("solvers", "min", "version"), ("solvers", "min", "wall_time_s"), ("solvers", "min", "parameters"),
 }
 
 
@@ -269,4 +270,10 @@ def test_checker_imports_no_solver_or_searcher():
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
     assert not {name for name in imported if name.split(".")[0] in ("ortools", "z3") or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))}
-    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model", "pyverify.inputs.load"}
+    # inputs.load reads a trace the way every command does (JSONL importer); trusted.recount is the checker's own MIN/LRU.
+    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model", "pyverify.inputs.load", "pyverify.trusted"}
+    recount_source = (REPO / "pyverify" / "trusted" / "recount.py").read_text()
+    recount_imports = {node.module if isinstance(node, ast.ImportFrom) else alias.name
+                       for node in ast.walk(ast.parse(recount_source)) if isinstance(node, (ast.Import, ast.ImportFrom))
+                       for alias in node.names}
+    assert recount_imports <= {"__future__", "heapq", "collections", "typing"}

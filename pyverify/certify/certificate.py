@@ -1,12 +1,24 @@
 """Assemble a ``pyverify.certificate/1`` from the searchers' results, and write it.
 
-:func:`certify` runs, in order: the greedy policies (capacitated models), CP-SAT
-(seeded with the best greedy run), and Z3's two questions at CP-SAT's
-objective. It derives the status honestly: ``OPTIMAL`` only when CP-SAT proved
-optimality *and* Z3 answered sat at the objective and unsat one below (and,
-uncapacitated, the bound is the compulsory floor); otherwise ``FEASIBLE``
-with the best bound CP-SAT proved. The witness is CP-SAT's run, or the best
-greedy run if CP-SAT found none within its time limit.
+Two routes, chosen by size (:data:`SOLVER_LIMIT` block references):
+
+* **small instances** -- the greedy policies (capacitated models), CP-SAT
+  (seeded with the best greedy run), and Z3's two questions at CP-SAT's
+  objective; plus Belady's MIN count as a record. ``OPTIMAL`` only when
+  CP-SAT proved optimality *and* Z3 answered sat at the objective and unsat
+  one below (and, uncapacitated, the bound is the compulsory floor);
+  otherwise ``FEASIBLE`` with the best bound CP-SAT proved.
+* **large instances** -- no solver model is built (Z3's literal model alone
+  has a variable per cache, step and held block). The witness is Belady's MIN
+  run on the flat sequence (:mod:`pyverify.sim.belady_min`), optimal by
+  Belady's theorem and the flat relaxation (docs/min-flat-relaxation.md);
+  uncapacitated, it keeps every live block and meets the compulsory floor.
+
+Either way the trusted checker recounts MIN itself and accepts ``OPTIMAL``
+only when the witness's misses equal its own count. ``time_limit`` bounds the
+whole call, model building included: the solvers get what remains, and a
+call that runs out before it has a witness raises :class:`Stopped` (no
+certificate, never OPTIMAL).
 
 :func:`write_certificate` writes atomically and only after the trusted checker
 (:mod:`pyverify.trusted.check`) has accepted the file: a certificate that does not
@@ -22,19 +34,32 @@ from pathlib import Path
 from typing import Any
 
 from pyverify import __version__
-from pyverify.certify import cpsat, greedy, z3check
-from pyverify.certify.placement import canonical_schedule, problem_from_instance
-from pyverify.trusted.check import CERTIFICATE_FORMAT, claim_statement, verify
+from pyverify.certify import greedy
+from pyverify.certify.placement import Problem, canonical_schedule, problem_from_instance
+from pyverify.sim.belady_min import min_run
+from pyverify.trusted.check import CERTIFICATE_FORMAT, basis_of, claim_statement, verify
 from pyverify.errors import UserError
 from pyverify.fileio import atomic_path
 from pyverify.inputs.model import Instance, instance_sha256
+
+#: Above this many block references, certify uses MIN (no solver model). CP-SAT and
+#: Z3 prove the lab instances (512 references) in seconds; Z3's literal model grows
+#: with references x blocks held, and on a slice of the Mooncake trace it took 7 s at
+#: 812 references and 36 s at 1,973 (capacity 256): 1,000 keeps it well inside a minute.
+SOLVER_LIMIT = 1000
+
+MIN_NAME = "Belady MIN, bypass form, on each cache's flat block sequence (pyverify.sim.belady_min)"
+
+
+class Stopped(UserError):
+    """The time limit ran out before a witness existed: no certificate (status UNKNOWN)."""
 
 
 @dataclass
 class Certified:
     certificate: dict[str, Any]
-    cpsat: cpsat.CpSatResult
-    z3: z3check.Z3Confirmation | None
+    cpsat: Any  # cpsat.CpSatResult, or None on the MIN route
+    z3: Any  # z3check.Z3Confirmation, or None
     wall_time_s: float
 
 
@@ -47,9 +72,23 @@ def certify(
     use_z3: bool = True,
     instance_path: str | None = None,
     workers: int = 2,
+    routing: str = "given",
+    hosts: int | None = None,
+    solver_limit: int = SOLVER_LIMIT,
 ) -> Certified:
+    """Certify the fewest misses; ``routing="round-robin"`` with ``hosts`` routes request t to host t mod hosts."""
     started = time.perf_counter()
-    problem = problem_from_instance(instance, model, capacity, instance_path or "<instance>")
+
+    def remaining() -> float | None:
+        return None if time_limit is None else time_limit - (time.perf_counter() - started)
+
+    def deadline() -> None:
+        left = remaining()
+        if left is not None and left <= 0:
+            raise Stopped(f"status UNKNOWN: --time-limit {time_limit:g} s ran out after {time.perf_counter() - started:.1f} s, "
+                          "before a witness was found; no certificate written")
+
+    problem = _problem(instance, model, capacity, instance_path, routing, hosts)
     digest = instance_sha256(instance)
     if greedy_policies is None:
         greedy_policies = list(greedy.POLICIES) if capacity is not None else []
@@ -57,77 +96,118 @@ def certify(
     for policy in greedy_policies:
         if policy not in greedy.POLICIES:
             raise UserError(f"unknown greedy policy {policy!r}; choose from: {', '.join(greedy.POLICIES)}")
+        if problem.references > solver_limit:
+            deadline()  # small instances: greedy runs are the fallback witness, always computed
         hits = greedy.POLICIES[policy](problem)
         greedy_runs.append((policy, hits, problem.references - sum(hits)))
-    best_greedy = min(greedy_runs, key=lambda run: run[2]) if greedy_runs else None
-
-    solved = cpsat.solve(problem, time_limit=time_limit, workers=workers, hint=best_greedy[1] if best_greedy else None)
-    if solved.hit_blocks is not None:
-        hit_blocks, objective = solved.hit_blocks, solved.objective
-    elif best_greedy is not None:
-        hit_blocks, objective = best_greedy[1], best_greedy[2]
-    else:
-        raise UserError(f"CP-SAT found no run within the time limit ({solved.status}); raise --time-limit")
-    assert objective == problem.references - sum(hit_blocks)
-
-    confirmation = z3check.confirm(problem, objective, timeout_s=time_limit) if use_z3 else None
-    floor = problem.floor()
-    optimal = (
-        solved.status == "OPTIMAL"
-        and solved.objective == objective == solved.bound
-        and confirmation is not None
-        and confirmation.at_objective == "sat"
-        and confirmation.below_objective == "unsat"
-        and (capacity is not None or solved.bound == floor)
-    )
-    status = "OPTIMAL" if optimal else "FEASIBLE"
+    small = problem.references <= solver_limit
     problem_record = {"instance_sha256": digest, "model": model, "capacity": capacity}
+    min_started = time.perf_counter()
+    best = min_run(problem.chains, problem.cache_of, capacity, deadline=None if small else deadline)
+    min_record = {"name": MIN_NAME, "version": __version__, "problem": problem_record, "status": "OPTIMAL",
+                  "objective": best.misses, "bound": best.misses, "wall_time_s": round(time.perf_counter() - min_started, 3)}
+
+    solved = confirmation = None
+    if small:
+        status, objective, bound, witness, records = _solve(problem, greedy_runs, remaining, use_z3, workers)
+        solved, confirmation = records
+        if capacity is not None and status == "OPTIMAL" and objective != best.misses:
+            raise AssertionError(f"CP-SAT's optimum {objective} differs from MIN's {best.misses}: the flat relaxation fails here")
+        cpsat_record, z3_record = _solver_records(solved, confirmation, problem_record, objective, remaining)
+    else:
+        status, objective, bound, witness = "OPTIMAL", best.misses, best.misses, best.as_witness()
+        cpsat_record = z3_record = None
+    if capacity is None:
+        min_record = None  # uncapacitated, the floor is the bound; MIN is recorded only with a capacity
+
+    cache_model = {"model": model, "capacity": capacity, "eviction": "offline-optimal", "warm_start": False, "routing": routing}
+    if routing == "round-robin":
+        cache_model["hosts"] = hosts
     cert: dict[str, Any] = {
         "format": CERTIFICATE_FORMAT,
         "instance": {"name": instance.name, "sha256": digest, **({"path": instance_path} if instance_path else {})},
-        "cache_model": {"model": model, "capacity": capacity, "eviction": "offline-optimal", "warm_start": False, "routing": "given"},
-        "claim": {"statement": claim_statement(model, capacity, status, objective, solved.bound), "scope": "this instance"},
+        "cache_model": cache_model,
+        "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts), "scope": "this instance"},
+        "basis": basis_of(capacity, status, cpsat_record is not None),
         "status": status,
         "objective": objective,
-        "bound": solved.bound,
-        "floor": floor,
-        "solvers": {
-            "cp-sat": {
-                "name": "OR-Tools CP-SAT",
-                "version": solved.version,
-                "problem": problem_record,
-                "status": solved.status,
-                "objective": solved.objective,
-                "bound": solved.bound,
-                "wall_time_s": round(solved.wall_time_s, 3),
-                "parameters": {**solved.parameters, "variables": solved.variables, "constraints": solved.constraints},
-            },
-            "z3": None
-            if confirmation is None
-            else {
-                "name": "Z3",
-                "version": confirmation.version,
-                "problem": problem_record,
-                "objective": objective,
-                "at_objective": confirmation.at_objective,
-                "below_objective": confirmation.below_objective,
-                "wall_time_s": round(confirmation.wall_time_s, 3),
-                "parameters": {"timeout_s": time_limit, "formulation": "literal residency per cache and step"},
-            },
-        },
+        "bound": bound,
+        "floor": problem.floor(),
+        "solvers": {"cp-sat": cpsat_record, "z3": z3_record, **({"min": min_record} if min_record else {})},
     }
     if greedy_runs:
         cert["greedy"] = [
             {"policy": policy, "description": greedy.DESCRIPTIONS[policy], "misses": misses, "run": greedy.run_of(problem, hits)}
             for policy, hits, misses in greedy_runs
         ]
-    cert["witness"] = {
+    cert["witness"] = witness
+    cert["created_by"] = {"tool": "pyverify certify", "version": __version__}
+    return Certified(cert, solved, confirmation, time.perf_counter() - started)
+
+
+def _problem(instance: Instance, model: str, capacity: int | None, instance_path: str | None, routing: str, hosts: int | None) -> Problem:
+    if routing == "given":
+        return problem_from_instance(instance, model, capacity, instance_path or "<instance>")
+    if routing != "round-robin" or model != "per-host" or not hosts or hosts < 1:
+        raise UserError("--routing: certificates take the instance's given routing, or round-robin with --hosts N (per-host only)")
+    pooled = problem_from_instance(instance, "pooled", capacity, instance_path or "<instance>")
+    return Problem(model, pooled.chains, tuple(t % hosts for t in range(instance.n_requests)), capacity)
+
+
+def _solve(problem: Problem, greedy_runs, remaining, use_z3: bool, workers: int):
+    """The small-instance route: CP-SAT, then Z3 at its objective, within what remains of the time limit."""
+    from pyverify.certify import cpsat, z3check  # imported only when used: the MIN route needs no solver
+
+    best_greedy = min(greedy_runs, key=lambda run: run[2]) if greedy_runs else None
+    left = remaining()
+    solved = cpsat.solve(problem, time_limit=None if left is None else round(max(left, 0.001), 3), workers=workers, hint=best_greedy[1] if best_greedy else None)
+    if solved.hit_blocks is not None:
+        hit_blocks, objective = solved.hit_blocks, solved.objective
+    elif best_greedy is not None:
+        hit_blocks, objective = best_greedy[1], best_greedy[2]
+    else:
+        raise Stopped(f"status UNKNOWN: CP-SAT found no run within the time limit ({solved.status}); raise --time-limit")
+    assert objective == problem.references - sum(hit_blocks)
+    left = remaining()
+    confirmation = z3check.confirm(problem, objective, timeout_s=max(left, 0.001) if left is not None else None) if use_z3 else None
+    optimal = (
+        solved.status == "OPTIMAL"
+        and solved.objective == objective == solved.bound
+        and confirmation is not None
+        and confirmation.at_objective == "sat"
+        and confirmation.below_objective == "unsat"
+        and (problem.capacity is not None or solved.bound == problem.floor())
+    )
+    witness = {
         "cache_of": list(problem.cache_of),
         "hit_blocks": list(hit_blocks),
         "dropped": canonical_schedule(problem.chains, problem.cache_of, hit_blocks),
     }
-    cert["created_by"] = {"tool": "pyverify certify", "version": __version__}
-    return Certified(cert, solved, confirmation, time.perf_counter() - started)
+    return "OPTIMAL" if optimal else "FEASIBLE", objective, solved.bound, witness, (solved, confirmation)
+
+
+def _solver_records(solved, confirmation, problem_record, objective, remaining):
+    cpsat_record = {
+        "name": "OR-Tools CP-SAT",
+        "version": solved.version,
+        "problem": problem_record,
+        "status": solved.status,
+        "objective": solved.objective,
+        "bound": solved.bound,
+        "wall_time_s": round(solved.wall_time_s, 3),
+        "parameters": {**solved.parameters, "variables": solved.variables, "constraints": solved.constraints},
+    }
+    z3_record = None if confirmation is None else {
+        "name": "Z3",
+        "version": confirmation.version,
+        "problem": problem_record,
+        "objective": objective,
+        "at_objective": confirmation.at_objective,
+        "below_objective": confirmation.below_objective,
+        "wall_time_s": round(confirmation.wall_time_s, 3),
+        "parameters": {"formulation": "literal residency per cache and step"},
+    }
+    return cpsat_record, z3_record
 
 
 def dumps(cert: dict[str, Any]) -> str:

@@ -7,7 +7,8 @@
     Keep the most popular blocks: after each request, the cache keeps the
     ``C`` blocks, among those it held and those the request fetched, that are
     requested most often through this cache over the whole trace (ties: the
-    most recently used). A static, frequency-based placement.
+    most recently used, then the shallower). A static, frequency-based
+    placement; a heap of ranks makes it O(log C) per block reference.
 
 Each returns a run's hit counts; :func:`run_of` adds the canonical residency
 schedule (:func:`.placement.canonical_schedule`), which is legal whenever the
@@ -17,6 +18,7 @@ replay the greedy run like any witness.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from typing import Callable
 
@@ -31,22 +33,28 @@ def lru(problem: Problem) -> tuple[int, ...]:
 
 def most_frequent(problem: Problem) -> tuple[int, ...]:
     popularity = Counter((q, b) for q, chain in zip(problem.cache_of, problem.chains) for b in chain)
-    held: dict[int, set[int]] = {}
-    last_used: dict[tuple[int, int], int] = {}
+    held: dict[int, dict[int, tuple]] = {}  # cache -> {block: its current rank}
+    weakest: dict[int, list[tuple]] = {}  # cache -> min-heap of (rank, block), stale entries skipped
     hit_blocks = []
     for t, (chain, q) in enumerate(zip(problem.chains, problem.cache_of)):
-        cache = held.setdefault(q, set())
+        cache = held.setdefault(q, {})
+        heap = weakest.setdefault(q, [])
         h = 0
         while h < len(chain) and chain[h] in cache:
             h += 1
         hit_blocks.append(h)
-        for b in chain:
-            last_used[(q, b)] = t
-        candidates = cache | set(chain)
-        if problem.capacity is not None and len(candidates) > problem.capacity:
-            ranked = sorted(candidates, key=lambda b: (popularity[(q, b)], last_used[(q, b)]), reverse=True)
-            candidates = set(ranked[: problem.capacity])
-        held[q] = candidates
+        for depth, b in enumerate(chain):
+            # Rank: popularity, then recency, then shallower first (so ties keep a chain's prefix).
+            rank = (popularity[(q, b)], t, -depth)
+            cache[b] = rank
+            heapq.heappush(heap, (rank, b))
+        while problem.capacity is not None and len(cache) > problem.capacity:
+            rank, b = heapq.heappop(heap)
+            if cache.get(b) == rank:
+                del cache[b]
+        if len(heap) > 4 * len(cache) + 64:
+            heap[:] = [(rank, b) for b, rank in cache.items()]
+            heapq.heapify(heap)
     return tuple(hit_blocks)
 
 

@@ -141,7 +141,8 @@ def problem_from_instance(instance: Instance, model: str, capacity: int | None, 
         cache_of = (0,) * instance.n_requests
     else:
         if instance.routing is None:
-            raise UserError(f"{path}: requests[*].host: per-host certificates use the instance's given routing, and this instance gives none")
+            raise UserError(f"{path}: requests[*].host: per-host certificates use the instance's given routing, and this instance gives none "
+                            "(for a trace, route it: --routing round-robin --fleet N)")
         cache_of = tuple(instance.routing)
     return Problem(model, tuple(tuple(c) for c in instance.chains), cache_of, capacity)
 
@@ -150,21 +151,16 @@ def canonical_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int],
     r"""``dropped[t]``: what cache :math:`q(t)` lets go right after request t in the run :math:`(\bar R, h)`.
 
     :math:`\bar R_{q}^{t+1}` keeps exactly the blocks whose next use in that cache
-    is a hit; the rest of what it held or fetched is dropped.
+    is a hit. A block not read by request t keeps its next use, so it stays
+    if it was held; hence only request t's own blocks can go: those whose next
+    use in that cache is a miss, or that are never used there again. One
+    backward pass, linear in the number of block references.
     """
-    n = len(chains)
-    held_after: list[list[int]] = [[] for _ in range(n)]
-    # Walk backwards, remembering for each (cache, block) whether its next use is a hit.
-    next_is_hit: dict[tuple[int, int], bool] = {}
-    for t in range(n - 1, -1, -1):
-        q = cache_of[t]
-        held_after[t] = sorted(b for (cache, b), hit in next_is_hit.items() if cache == q and hit)
-        for j, b in enumerate(chains[t]):
+    next_is_hit: dict[tuple[int, int], bool] = {}  # (cache, block) -> is its next use (after the step being visited) a hit?
+    dropped: list[list[int]] = [[] for _ in chains]
+    for t in range(len(chains) - 1, -1, -1):
+        q, chain = cache_of[t], chains[t]
+        dropped[t] = sorted(b for b in chain if not next_is_hit.get((q, b), False))
+        for j, b in enumerate(chain):
             next_is_hit[(q, b)] = j < hit_blocks[t]
-    dropped: list[list[int]] = []
-    held: dict[int, set[int]] = {}
-    for t, (chain, q) in enumerate(zip(chains, cache_of)):
-        before = held.get(q, set()) | set(chain)
-        dropped.append(sorted(before - set(held_after[t])))
-        held[q] = set(held_after[t])
     return dropped

@@ -100,11 +100,19 @@ def _check(encoding: _Encoding, misses: int, timeout_s: float | None):
 
 
 def confirm(problem: Problem, objective: int, timeout_s: float | None = None) -> Z3Confirmation:
-    """Ask Z3 whether runs with ``objective`` and ``objective - 1`` misses exist."""
+    """Ask Z3 whether runs with ``objective`` and ``objective - 1`` misses exist.
+
+    ``timeout_s`` bounds the whole call, building the encoding included: each
+    question gets what is left (none left: "unknown", never a false answer).
+    """
     started = time.perf_counter()
+
+    def left() -> float | None:
+        return None if timeout_s is None else timeout_s - (time.perf_counter() - started)
+
     encoding = _Encoding(problem.chains, problem.cache_of, problem.capacity)
-    at, model = _check(encoding, objective, timeout_s)
-    below, _ = _check(encoding, objective - 1, timeout_s)
+    at, model = _check(encoding, objective, left()) if left() is None or left() > 0 else ("unknown", None)
+    below, _ = _check(encoding, objective - 1, left()) if left() is None or left() > 0 else ("unknown", None)
     elapsed = time.perf_counter() - started
     witness = None
     if model is not None:

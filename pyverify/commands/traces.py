@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import chart_path, fleet_size, output_file, positive_int
 from pyverify.commands.basic import about_file, add_routing_options, capacity_list, print_json
@@ -11,7 +13,9 @@ from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import instance_sha256
+from pyverify.sim.belady_min import min_run
 from pyverify.sim.mrc import log_capacities, lru_curve
+from pyverify.sim.opt_curve import capacity_to_match, optimal_curve
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_policy, route
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
@@ -54,13 +58,15 @@ def register(subparsers) -> None:
 
     mrc = subparsers.add_parser(
         "mrc",
-        help="exact LRU miss-ratio curve: hit rate at every cache capacity, in one pass",
+        help="exact LRU and optimal (Belady MIN) miss-ratio curves: hit rate at every cache capacity, in one pass",
         description=(
             "Exact LRU hit rate at every capacity from one pass of stack distances (Mattson et al. 1970). It is "
             "exact for pyverify's longest-prefix caches on prefix-closed traces (proof in pyverify/sim/mrc.py). "
             "pooled: one cache of C blocks. per-host: every host caches C blocks, requests routed by a static "
             "policy (default round-robin for a trace, fold for an instance with routing; prefix-affinity depends "
-            "on C and has no one-pass curve: use 'sweep --capacity')."
+            "on C and has no one-pass curve: use 'sweep --capacity'). --policy lru,opt adds the optimal curve: the "
+            "fewest misses any eviction with hindsight achieves at each capacity (Belady's MIN, a stack algorithm; "
+            "docs/min-flat-relaxation.md), and the capacity LRU needs to match it."
         ),
     )
     mrc.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
@@ -68,10 +74,12 @@ def register(subparsers) -> None:
     mrc.add_argument("--fleet", type=fleet_size, help="fleet size for per-host (default: the instance's hosts, or 16 for a trace)")
     mrc.add_argument("--routing", choices=sorted(POLICIES), help="static routing policy for per-host")
     add_routing_options(mrc)
+    mrc.add_argument("--policy", type=curve_policies, default=("lru",), metavar="lru[,opt]",
+                     help="curves to compute: lru (default), opt (Belady's MIN: the optimum), or both, comma-separated")
     mrc.add_argument("--capacities", type=capacity_list, metavar="C1,C2,...",
                      help="capacities (blocks per cache) to print (default: about 10 per decade from 1 block to the capacity that reaches the ceiling)")
     mrc.add_argument("--verify", action="store_true",
-                     help="also replay pyverify.sim.simulate's LRU at each printed capacity and report agreement (exit 1 on any difference)")
+                     help="also replay pyverify.sim.simulate's LRU (and MIN, for opt) at each printed capacity and report agreement (exit 1 on any difference)")
     mrc.add_argument("--chart", type=chart_path, metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
     mrc.set_defaults(func=run_mrc)
@@ -81,6 +89,19 @@ def import_options(args, advance) -> ImportOptions:
     """The ``trace import`` flags as :class:`ImportOptions`."""
     return ImportOptions(hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted,
                          block_size=args.block_size, tokenizer=args.tokenizer, progress=advance)
+
+
+CURVE_POLICIES = ("lru", "opt")
+
+
+def curve_policies(text: str) -> tuple[str, ...]:
+    import argparse
+
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    unknown = [name for name in names if name not in CURVE_POLICIES]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected lru, opt or lru,opt, not {text!r}")
+    return names
 
 
 def run_import(args) -> int:
@@ -127,76 +148,110 @@ def run_mrc(args) -> int:
         fleet = args.fleet or (instance.hosts if instance.routing is not None else 16)
         with about_file(args.instance, "routing"):
             routing = route(instance, fleet, routing_policy, RoutingOptions(seed=args.seed, slack=args.affinity_slack))
-        curve = lru_curve(instance.chains, routing, fleet)
     else:
         if args.routing or args.fleet:
             raise UserError("--routing/--fleet: only for --model per-host (a pooled cache does not depend on routing)")
         routing = None
-        curve = lru_curve(instance.chains)
-    full = max(curve.max_useful_capacity, 1)
+    policies = args.policy
+    curves = {}
+    if "lru" in policies:
+        curves["lru"] = lru_curve(instance.chains, routing, fleet) if routing is not None else lru_curve(instance.chains)
+    if "opt" in policies:
+        curves["opt"] = optimal_curve(instance.chains, routing, fleet)
+    first = curves[policies[0]]
+    full = max(max(c.max_useful_capacity for c in curves.values()), 1)
     capacities = args.capacities or log_capacities(full)
-    points = curve.points(capacities)
+    points = first.points(capacities)
+    if "lru" not in policies:  # only opt: name its fields like the other curve's
+        points = [{"capacity_blocks": p["capacity_blocks"]} for p in points]
+    if "opt" in curves:
+        opt_misses = curves["opt"].misses(np.asarray(capacities))
+        for point, misses in zip(points, opt_misses.tolist()):
+            point["opt_misses"] = int(misses)
+            point["opt_hit_rate"] = float(1 - misses / curves["opt"].references) if curves["opt"].references else 0.0
+            if "lru" in curves:
+                point["lru_capacity_to_match_opt"] = capacity_to_match(curves["lru"], int(misses))
     block = instance.block_size_tokens
-    _add_token_hit_rates(instance, routing, fleet, points, args.instance)
+    if "lru" in curves:
+        _add_token_hit_rates(instance, routing, fleet, points, args.instance)
     for point in points:
         if block:
             point["capacity_tokens"] = point["capacity_blocks"] * block
     if args.verify:
-        with progress_bar(len(points), "verify", unit="capacity") as advance:
+        with progress_bar(len(points) * len(curves), "verify", unit="capacity") as advance:
             for point in points:
-                run = simulate(instance.chains, routing, args.model, capacity=point["capacity_blocks"], eviction=LRU)
-                point["simulated_misses"] = run.misses
-                advance()
+                if "lru" in curves:
+                    run = simulate(instance.chains, routing, args.model, capacity=point["capacity_blocks"], eviction=LRU)
+                    point["simulated_misses"] = run.misses
+                    advance()
+                if "opt" in curves:
+                    point["min_run_misses"] = min_run(instance.chains, routing, point["capacity_blocks"]).misses
+                    advance()
     charts = []
+    where = "pooled cache" if args.model == POOLED else f"per-host caches, {fleet} hosts, {routing_policy} routing"
     if args.chart:
         grid = log_capacities(full, per_decade=60)
         unit = block or 1
-        where = "pooled cache" if args.model == POOLED else f"per-host caches, {fleet} hosts, {routing_policy} routing"
+        labels = {"lru": "LRU", "opt": "optimum (Belady MIN)"}
         charts = mrc_chart(
-            [(f"LRU, {where}", [c * unit for c in grid], curve.hit_rate(grid).tolist())],
-            curve.ceiling_hit_rate, args.chart,
-            title=f"{instance.name}: exact LRU hit rate against cache capacity",
+            [(f"{labels[name]}, {where}", [c * unit for c in grid], curves[name].hit_rate(grid).tolist()) for name in policies],
+            first.ceiling_hit_rate, args.chart,
+            title=f"{instance.name}: exact {' and '.join(labels[name] for name in policies)} hit rate against cache capacity",
             xlabel=f"capacity per cache ({'tokens, ' + str(block) + ' per block' if block else 'blocks'}; log scale)",
         )
-    mismatches = [p for p in points if "simulated_misses" in p and p["simulated_misses"] != p["misses"]]
+    mismatches = [p for p in points if ("simulated_misses" in p and p["simulated_misses"] != p["misses"])
+                  or ("min_run_misses" in p and p["min_run_misses"] != p["opt_misses"])]
     result = {
         "instance": instance.name,
         "sha256": instance_sha256(instance),
         "model": args.model,
         "fleet_size": fleet,
         "routing": routing_policy,
-        "eviction": LRU,
-        "references": curve.references,
-        "cold_misses": curve.cold,
-        "ceiling_hit_rate": curve.ceiling_hit_rate,
+        "eviction": LRU if policies == ("lru",) else list(policies),
+        "references": first.references,
+        "cold_misses": first.cold,
+        "ceiling_hit_rate": first.ceiling_hit_rate,
         "capacity_reaching_ceiling": full,
         "block_size_tokens": block,
         "points": points,
         "verified": (not mismatches) if args.verify else None,
         "charts": [str(path) for path in charts],
     }
+    if "opt" in curves:
+        result["opt_capacity_reaching_ceiling"] = max(curves["opt"].max_useful_capacity, 1)
     if args.json:
         print_json(result)
-    else:
-        where = "one pooled cache" if args.model == POOLED else f"{fleet} per-host caches ({routing_policy} routing), each"
-        print(f"{instance.name}: exact LRU miss-ratio curve, {where} of C blocks; {curve.references} block references")
-        print(f"  ceiling (uncapacitated) hit rate {curve.ceiling_hit_rate:.4f} = 1 - {curve.cold}/{curve.references}, "
-              f"reached at C = {full} blocks")
-        header = f"{'C blocks':>10}" + (f" {'C tokens':>12}" if block else "") + f" {'misses':>10} {'hit rate':>9}"
-        header += f" {'token hr':>9}" if block else ""
-        print(header + (f" {'simulated':>10}" if args.verify else ""))
-        for point in points:
-            line = f"{point['capacity_blocks']:>10}" + (f" {point['capacity_tokens']:>12}" if block else "")
-            line += f" {point['misses']:>10} {point['hit_rate']:>9.4f}"
-            line += f" {point['token_hit_rate']:>9.4f}" if block else ""
-            if args.verify:
-                line += f" {point['simulated_misses']:>10}"
-            print(line)
-        if args.verify:
-            print("verify: every curve point equals pyverify.sim.simulate's LRU run" if not mismatches
-                  else f"verify: {len(mismatches)} capacities DIFFER from pyverify.sim.simulate")
-        for path in charts:
-            print(f"chart: {path}")
+        return 1 if mismatches else 0
+    where = "one pooled cache" if args.model == POOLED else f"{fleet} per-host caches ({routing_policy} routing), each"
+    names = " and ".join({"lru": "LRU", "opt": "optimal (Belady MIN)"}[name] for name in policies)
+    print(f"{instance.name}: exact {names} miss-ratio curve{'s' if len(policies) > 1 else ''}, {where} of C blocks; {first.references} block references")
+    print(f"  ceiling (uncapacitated) hit rate {first.ceiling_hit_rate:.4f} = 1 - {first.cold}/{first.references}, "
+          f"reached at C = {full} blocks" + (f" (the optimum reaches it at C = {result['opt_capacity_reaching_ceiling']})" if "opt" in curves and "lru" in curves else ""))
+    header = f"{'C blocks':>10}" + (f" {'C tokens':>12}" if block else "")
+    if "lru" in curves:
+        header += f" {'misses':>10} {'hit rate':>9}" + (f" {'token hr':>9}" if "token_hit_rate" in points[0] else "")
+        header += f" {'simulated':>10}" if args.verify else ""
+    if "opt" in curves:
+        header += f" {'opt misses':>10} {'opt hit':>8}" + (f" {'MIN run':>10}" if args.verify else "")
+        if "lru" in curves:
+            header += f" {'LRU needs C':>12}"
+    print(header)
+    for point in points:
+        line = f"{point['capacity_blocks']:>10}" + (f" {point['capacity_tokens']:>12}" if block else "")
+        if "lru" in curves:
+            line += f" {point['misses']:>10} {point['hit_rate']:>9.4f}" + (f" {point['token_hit_rate']:>9.4f}" if "token_hit_rate" in point else "")
+            line += f" {point['simulated_misses']:>10}" if args.verify else ""
+        if "opt" in curves:
+            line += f" {point['opt_misses']:>10} {point['opt_hit_rate']:>8.4f}" + (f" {point['min_run_misses']:>10}" if args.verify else "")
+            if "lru" in curves:
+                line += f" {point['lru_capacity_to_match_opt'] if point['lru_capacity_to_match_opt'] is not None else '-':>12}"
+        print(line)
+    if args.verify:
+        checked = " and ".join(name for name, key in (("pyverify.sim.simulate's LRU run", "lru"), ("a MIN run (pyverify.sim.belady_min)", "opt")) if key in curves)
+        print(f"verify: every curve point equals {checked}" if not mismatches
+              else f"verify: {len(mismatches)} capacities DIFFER from the per-capacity runs")
+    for path in charts:
+        print(f"chart: {path}")
     return 1 if mismatches else 0
 
 

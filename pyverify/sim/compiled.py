@@ -1,0 +1,24 @@
+"""Optional numba compilation of the few plain loops that need it, imported only when first used.
+
+numba (the ``fast`` extra) takes about half a second to import, so modules
+that every command imports must not import it at load time. :func:`kernel`
+returns the compiled function, or ``None`` when numba is not installed (the
+caller then uses its numpy or pure-Python version; tests check they agree).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+_compiled: dict[Callable, Callable | None] = {}
+
+
+def kernel(function: Callable) -> Callable | None:
+    if function not in _compiled:
+        try:
+            from numba import njit
+        except ImportError:  # pragma: no cover - numba is optional
+            _compiled[function] = None
+        else:
+            _compiled[function] = njit(cache=True, nogil=True)(function)
+    return _compiled[function]

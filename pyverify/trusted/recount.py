@@ -1,0 +1,77 @@
+"""The checker's own recounts: flat MIN (the optimum) and flat LRU, in plain Python.
+
+Written apart from the searchers (:mod:`pyverify.sim.belady_min`,
+:mod:`pyverify.sim.simulate`) and short enough to read in a minute. Both work
+on the *flat* block sequence of each cache (its requests' chains, concatenated
+in trace order), and each rests on a stated argument, not on code:
+
+* :func:`min_misses`: Belady's MIN in its bypass form -- after each reference
+  keep the ``C`` live blocks whose next use comes soonest, drop blocks never
+  used again. Optimal for flat caches (Belady 1966; Mattson, Gecsei, Slutz,
+  Traiger 1970); equal to the prefix-cache optimum by the flat relaxation
+  (docs/min-flat-relaxation.md: argued and tested; a Lean proof is pending).
+* :func:`lru_misses`: a flat LRU cache; equal to pyverify's longest-prefix LRU
+  on prefix-closed traces (argued in pyverify/sim/mrc.py's docstring, tested
+  against the simulator).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+from typing import Sequence
+
+
+def per_cache_sequences(chains: Sequence[Sequence[int]], caches: Sequence[int]) -> dict[int, list[int]]:
+    sequences: dict[int, list[int]] = {}
+    for chain, q in zip(chains, caches):
+        sequences.setdefault(q, []).extend(chain)
+    return sequences
+
+
+def flat_min_misses(sequence: list[int], capacity: int) -> int:
+    """Misses of bypass MIN with ``capacity`` blocks on one flat sequence."""
+    # Walk backwards once to learn, for every position, when its block comes next.
+    upcoming: list[int] = [0] * len(sequence)
+    seen: dict[int, int] = {}
+    infinity = len(sequence)
+    for i in range(len(sequence) - 1, -1, -1):
+        upcoming[i] = seen.get(sequence[i], infinity)
+        seen[sequence[i]] = i
+    kept: dict[int, int] = {}  # block -> next use
+    farthest_first: list[tuple[int, int]] = []  # max-heap as (-next use, block); stale entries skipped
+    misses = 0
+    for i, block in enumerate(sequence):
+        if block not in kept:
+            misses += 1
+        if upcoming[i] == infinity:
+            kept.pop(block, None)
+            continue
+        kept[block] = upcoming[i]
+        heapq.heappush(farthest_first, (-upcoming[i], block))
+        while len(kept) > capacity:
+            negative, victim = heapq.heappop(farthest_first)
+            if kept.get(victim) == -negative:
+                del kept[victim]
+    return misses
+
+
+def min_misses(chains: Sequence[Sequence[int]], caches: Sequence[int], capacity: int) -> int:
+    """The fewest misses of the prefix caches (sum over caches of flat MIN)."""
+    return sum(flat_min_misses(seq, capacity) for seq in per_cache_sequences(chains, caches).values())
+
+
+def lru_misses(chains: Sequence[Sequence[int]], caches: Sequence[int], capacity: int) -> int:
+    """Misses of LRU caches of ``capacity`` blocks (flat replay per cache)."""
+    misses = 0
+    for sequence in per_cache_sequences(chains, caches).values():
+        recent: OrderedDict[int, None] = OrderedDict()
+        for block in sequence:
+            if block in recent:
+                recent.move_to_end(block)
+                continue
+            misses += 1
+            recent[block] = None
+            if len(recent) > capacity:
+                recent.popitem(last=False)
+    return misses
