@@ -30,22 +30,35 @@ class Terminated(BaseException):
     """SIGTERM, raised in the main thread so that clean-up runs as for Ctrl-C."""
 
 
-@contextmanager
-def terminate_unwinds() -> Iterator[None]:
-    """While inside, SIGTERM raises :class:`Terminated` instead of killing the process at once."""
+#: The last signal that interrupted this run (SIGINT or SIGTERM), if any. An
+#: extension module being imported when the signal arrives (OR-Tools, for one)
+#: may turn the KeyboardInterrupt into an ImportError; this says what happened.
+received: list[int] = []
 
-    def handler(signum, frame):
+
+@contextmanager
+def signals_unwind() -> Iterator[None]:
+    """While inside, SIGINT raises KeyboardInterrupt and SIGTERM :class:`Terminated`, and both are remembered."""
+
+    def on_interrupt(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt()
+
+    def on_terminate(signum, frame):
+        received.append(signum)
         raise Terminated()
 
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_interrupt),
+                    signal.SIGTERM: signal.signal(signal.SIGTERM, on_terminate)}
     except ValueError:  # not the main thread (e.g. called from a test runner's worker)
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def command_modules() -> list:
@@ -81,8 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stopped_by_signal() -> int:
+    if received and received[-1] == signal.SIGTERM:
+        print("pyverify: terminated; nothing partial was left behind", file=sys.stderr)
+        return 143
+    print("pyverify: interrupted; nothing partial was left behind", file=sys.stderr)
+    return 130
+
+
 def main(argv: list[str] | None = None) -> int:
-    with terminate_unwinds():
+    received.clear()
+    with signals_unwind():
         try:
             args = build_parser().parse_args(argv)
             return int(args.func(args) or 0)
@@ -92,12 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         except CheckFailed as failure:
             print(f"pyverify: refused: {failure}", file=sys.stderr)
             return 1
-        except KeyboardInterrupt:
-            print("pyverify: interrupted; nothing partial was left behind", file=sys.stderr)
-            return 130
-        except Terminated:
-            print("pyverify: terminated; nothing partial was left behind", file=sys.stderr)
-            return 143
+        except (KeyboardInterrupt, Terminated):
+            return _stopped_by_signal()
         except BrokenPipeError:
             return 0
         except OSError as error:  # the machine said no: a full disk, a read-only folder
@@ -107,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         except RecursionError:
             print("pyverify: error: input nested too deeply to process", file=sys.stderr)
             return 2
+        except Exception:
+            if received:  # a signal surfaced as another exception (an interrupted extension import)
+                return _stopped_by_signal()
+            raise
 
 
 if __name__ == "__main__":

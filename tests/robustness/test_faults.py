@@ -245,7 +245,7 @@ def leftovers_beside(out: Path) -> list[str]:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_audit_leaves_nothing_and_keeps_the_old_report(tmp_path, signum):
     out = tmp_path / "report"
-    delays = [0.4, 1.5, 3.0][: 3 * SCALE]
+    delays = [0.15, 0.4, 0.8, 1.5, 3.0] + [0.1 * k for k in range(1, 5 * (SCALE - 1) + 1)]
     for index, delay in enumerate(delays):
         keep_old = index % 2 == 1
         if keep_old and not out.exists():
