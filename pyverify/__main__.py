@@ -1,7 +1,5 @@
 """`python -m pyverify`: the same as the `pyverify` command."""
 
-import sys
+from pyverify.cli import entry
 
-from pyverify.cli import main
-
-sys.exit(main())
+entry()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import signal
 import sys
@@ -95,15 +96,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _stopped_by_signal() -> int:
-    if received and received[-1] == signal.SIGTERM:
-        print("pyverify: terminated; nothing partial was left behind", file=sys.stderr)
-        return 143
-    print("pyverify: interrupted; nothing partial was left behind", file=sys.stderr)
-    return 130
+    """Say once that a signal stopped the run; the exit status for it (128 + the signal)."""
+    terminated = bool(received) and received[-1] == signal.SIGTERM
+    if not reported:
+        reported.append(True)
+        print(f"pyverify: {'terminated' if terminated else 'interrupted'}; nothing partial was left behind", file=sys.stderr)
+    return 143 if terminated else 130
+
+
+reported: list[bool] = []
 
 
 def main(argv: list[str] | None = None) -> int:
     received.clear()
+    reported.clear()
     with signals_unwind():
         try:
             args = build_parser().parse_args(argv)
@@ -131,5 +137,28 @@ def main(argv: list[str] | None = None) -> int:
             raise
 
 
+def entry() -> None:
+    """The ``pyverify`` program: :func:`main`, then exit with its status.
+
+    A signal that arrives while :func:`main` is returning (after its handlers
+    are restored) still ends in one line and 130/143, never a traceback; once
+    the status is known, further signals are ignored while the process exits.
+    """
+    try:
+        status = main()
+    except (KeyboardInterrupt, Terminated):
+        status = _stopped_by_signal()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    if received:
+        # Stopped by a signal: everything was cleaned up while unwinding. Leave
+        # without interpreter finalisation, where an extension's own pending
+        # interrupt could still end the process by the signal (status -2).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
