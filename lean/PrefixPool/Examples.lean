@@ -31,8 +31,14 @@ example : Eq (per_host_misses routed) three := rfl
 example : Eq (distinct_pairs routed) three := rfl
 example : Eq (sum_below two (fun host => distinct_count (openings_of host routed))) three := rfl
 example : Eq (pooled_misses (List.map Prod.snd routed)) two := rfl
-example : hosts_below two routed :=
+/-- A positive example of the hypothesis of `per_host_misses_eq_sum`. -/
+theorem routed_hosts_below : hosts_below two routed :=
   And.intro rfl (And.intro rfl (And.intro rfl (And.intro rfl True.intro)))
+
+/-- If `a || false` then `a || c`. -/
+theorem Bool.or_of_or_false (a c : Bool) (h : Eq (Bool.or a Bool.false) Bool.true) : Eq (Bool.or a c) Bool.true :=
+  Bool.rec (motive := fun a => Eq (Bool.or a Bool.false) Bool.true → Eq (Bool.or a c) Bool.true)
+    (fun h => False.elim (Bool.false_ne_true h)) (fun _ => rfl) a h
 
 /-- A capacity-one LRU cache on openings `[1, 2, 1]`: it holds nothing, then
 `[1]`, then `[2]`, and misses all three times (two distinct openings). -/
@@ -40,6 +46,15 @@ noncomputable def lru_run : List (Prod Natural (List Natural)) :=
   List.cons (Prod.mk one List.nil)
     (List.cons (Prod.mk two (List.cons one List.nil))
       (List.cons (Prod.mk one (List.cons two List.nil)) List.nil))
+
+/-- A positive example of the hypothesis of `demand_misses_ge_distinct`: the
+LRU run is a demand-cache run (it holds 1 only after 1 was requested, 2 only
+after 2 was). -/
+theorem lru_run_valid : demand_valid lru_run :=
+  And.intro (fun _ h => h)
+    (And.intro (fun _ h => h)
+      (And.intro (fun a h => Bool.or_of_or_false (Natural.eqb a two) (Bool.or (Natural.eqb a one) Bool.false) h)
+        True.intro))
 
 example : Eq (demand_misses lru_run) three := rfl
 example : Eq (distinct_count (List.map Prod.fst lru_run)) two := rfl
@@ -61,9 +76,10 @@ example : Eq (pooled_block_misses tree_chains) four := rfl
 example : Eq (distinct_blocks tree_chains) four := rfl
 example : Eq (prefix_hits (List.cons two (List.cons one List.nil)) (List.cons one (List.cons two (List.cons four List.nil)))) two := rfl
 
-/-- The parent function that makes `tree_chains` prefix-closed: 1 follows the
+/-- A positive example of the hypothesis of `pooled_block_misses_eq_distinct`.
+The parent function that makes `tree_chains` prefix-closed: 1 follows the
 root, 4 follows 2, and every other id follows 1. -/
-example : prefix_closed tree_chains :=
+theorem tree_chains_prefix_closed : prefix_closed tree_chains :=
   Exists.intro
     (fun b => cond (Natural.eqb b one) Parent.root (cond (Natural.eqb b four) (Parent.block two) (Parent.block one)))
     (And.intro (And.intro rfl (And.intro rfl True.intro))

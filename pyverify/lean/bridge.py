@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 from pyverify.errors import CheckFailed, UserError, located
 from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, load_instance, read_json, validate_schema
 
-REGISTRY_FORMAT = "pyverify.theorems/1"
+REGISTRY_FORMAT = "pyverify.theorems/2"
 THIS_INSTANCE = "this instance"
 
 #: The theorems that speak to each cache model, main theorem first. Opening
@@ -61,6 +61,10 @@ class Theorem:
     axioms: tuple[str, ...]
     hypotheses: tuple[str, ...]
     plain: str
+    #: (name, SHA-256 of its printed form) of every definition the statement depends on
+    definitions: tuple[tuple[str, str], ...] = ()
+    #: (hypothesis predicate, example theorem proving it of a concrete input)
+    examples: tuple[tuple[str, str], ...] = ()
 
 
 def registry_schema() -> dict[str, Any]:
@@ -74,8 +78,15 @@ def load_registry(path: str | Path) -> dict[str, Theorem]:
     """Load the registry; refuse any entry whose statement does not hash to its recorded SHA-256."""
     data = read_json(path)
     validate_schema(data, path, registry_schema())
+    printed = trusted_definitions(data, path)
     theorems: dict[str, Theorem] = {}
     for index, entry in enumerate(data["theorems"]):
+        for name, digest in entry["definitions"].items():
+            if printed.get(name) != digest:
+                raise CheckFailed(
+                    f"{path}: theorems[{index}] ({entry['name']}): trusted definition {name}: its SHA-256 is not "
+                    "the one recorded with its printed form in `definitions`: the registry was altered"
+                )
         digest = hashlib.sha256(entry["statement"].encode("utf-8")).hexdigest()
         if digest != entry["statement_sha256"]:
             raise CheckFailed(
@@ -88,8 +99,23 @@ def load_registry(path: str | Path) -> dict[str, Theorem]:
             name=entry["name"], module=entry["module"], statement=entry["statement"],
             statement_sha256=entry["statement_sha256"], axioms=tuple(entry["axioms"]),
             hypotheses=tuple(entry["hypotheses"]), plain=entry["plain"],
+            definitions=tuple(sorted(entry["definitions"].items())), examples=tuple(sorted(entry["examples"].items())),
         )
     return theorems
+
+
+def trusted_definitions(data: dict[str, Any], path: str | Path) -> dict[str, str]:
+    """Name -> SHA-256 of the registry's trusted definitions, refusing any whose
+    printed form does not hash to its recorded SHA-256."""
+    found: dict[str, str] = {}
+    for index, item in enumerate(data["definitions"]):
+        digest = hashlib.sha256(item["printed"].encode("utf-8")).hexdigest()
+        if digest != item["sha256"]:
+            raise CheckFailed(
+                f"{path}: definitions[{index}] ({item['name']}): sha256 does not match the printed form: the registry was altered"
+            )
+        found[item["name"]] = item["sha256"]
+    return found
 
 
 def check_registry_against_lean(registry: dict[str, Theorem], registry_path: str | Path, lean_result) -> None:
@@ -104,6 +130,13 @@ def check_registry_against_lean(registry: dict[str, Theorem], registry_path: str
             raise CheckFailed(f"{registry_path}: theorem {name}: statement differs from what Lean prints for the current sources")
         if printed[name].axioms:
             raise CheckFailed(f"theorem {name}: Lean reports axioms {printed[name].axioms}")
+        now = {d: lean_result.definitions[d].sha256 for d in printed[name].definitions}
+        if now != dict(theorem.definitions):
+            changed = sorted(d for d in set(now) | set(dict(theorem.definitions)) if now.get(d) != dict(theorem.definitions).get(d))
+            raise CheckFailed(
+                f"{registry_path}: theorem {name}: trusted definitions differ from what Lean prints for the current sources: "
+                + ", ".join(changed)
+            )
 
 
 # --- one certificate ------------------------------------------------------------
@@ -159,7 +192,9 @@ class BridgeEntry:
     def general_fact(self) -> list[dict[str, Any]]:
         return [
             {"theorem": t.name, "module": t.module, "statement": t.statement, "statement_sha256": t.statement_sha256,
-             "axioms": list(t.axioms), "plain": t.plain, "scope": "every request list (proved in Lean, checked by the kernel)"}
+             "axioms": list(t.axioms), "plain": t.plain, "scope": "every request list (proved in Lean, checked by the kernel)",
+             "trusted_definitions": [{"name": name, "sha256": digest} for name, digest in t.definitions],
+             "hypothesis_examples": dict(t.examples)}
             for t in self.theorems
         ]
 

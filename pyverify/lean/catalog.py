@@ -15,9 +15,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TheoremSpec:
+    """``examples`` maps each hypothesis of the Lean statement (by its predicate,
+    e.g. ``demand_valid``) to a theorem of ``PrefixPool/Examples.lean`` that
+    proves it of a concrete input, so the hypothesis is known to be satisfiable."""
+
     name: str
     hypotheses: tuple[str, ...]
     plain: str
+    examples: tuple[tuple[str, str], ...] = ()
 
 
 THEOREMS: tuple[TheoremSpec, ...] = (
@@ -47,6 +52,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "and capacity, misses fewer times than there are distinct openings; so no demand cache beats "
             "the pooled uncapacitated cache on any request list."
         ),
+        examples=(("demand_valid", "lru_run_valid"),),
     ),
     TheoremSpec(
         name="per_host_misses_eq_distinct_pairs",
@@ -74,6 +80,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "start empty miss exactly the sum, over the hosts, of the number of distinct "
             "openings each host is asked for."
         ),
+        examples=(("hosts_below", "routed_hosts_below"),),
     ),
     TheoremSpec(
         name="per_host_ge_pooled",
@@ -102,6 +109,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "starts empty, with longest-prefix hits, misses exactly as many blocks as there are "
             "distinct block ids."
         ),
+        examples=(("prefix_closed", "tree_chains_prefix_closed"),),
     ),
 )
 

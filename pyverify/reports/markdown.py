@@ -69,6 +69,13 @@ def general_fact_markdown(entry: BridgeEntry) -> list[str]:
             f"  axioms: none; statement SHA-256 `{fact['statement_sha256']}`",
             "",
         ]
+        trusted = fact.get("trusted_definitions") or []
+        if trusted:
+            # What the statement means rests on these definitions: a reader checks
+            # them (printed in full in the registry), not the proofs.
+            lines.append(f"  trusted definitions ({len(trusted)}; printed in full in the registry): "
+                         + ", ".join(f"`{d['name']}` `{d['sha256'][:16]}`" for d in trusted))
+            lines.append("")
     return lines
 
 
