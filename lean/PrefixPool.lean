@@ -5,6 +5,7 @@ import PrefixPool.Pooled
 import PrefixPool.PerHost
 import PrefixPool.Blocks
 import PrefixPool.Examples
+import PrefixPool.Generated
 /-!
 # PrefixPool
 

@@ -43,7 +43,7 @@ BACKENDS = ("auto", "lake", "wheel")
 #: Modules the check requires besides the theorems' own: the hand-written
 #: examples (positive instances of every hypothesis) and the examples generated
 #: from the Python mirrors (scripts/gen_lean_examples.py). Deleting either fails.
-REQUIRED_MODULES = ("Examples",)
+REQUIRED_MODULES = ("Examples", "Generated")
 EXAMPLES_MODULE = "Examples"
 TOOLCHAIN = f"leanprover/lean4:v{runtime.EXPECTED_VERSION}"
 

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Write lean/PrefixPool/Generated.lean: kernel-checked examples whose values
+come from the Python mirrors.
+
+A seeded random generator draws small inputs (openings, routed openings,
+demand-cache runs of a real LRU cache, block chains). For each, the Python
+mirror in ``pyverify/sim/simulate.py`` computes a value, and the script writes
+``example : Eq (lean_definition input) value := rfl``. The Lean kernel then
+evaluates the Lean definition on the same input; if a Lean definition and its
+Python mirror ever drift apart, the module stops building and
+``pyverify lean check`` fails. The output is deterministic; CI regenerates it
+and requires the committed file to be identical (tests/test_lean_generated.py).
+
+Usage: python scripts/gen_lean_examples.py [--check]
+  --check   do not write; exit 1 if the committed file is not what this script writes
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pyverify.sim import simulate as mirror  # noqa: E402
+
+OUTPUT = ROOT / "lean" / "PrefixPool" / "Generated.lean"
+SEED = 20261130
+ROUNDS = 6  # examples of each kind
+
+
+# --- Lean terms for Python values ---------------------------------------------
+
+
+def nat(n: int) -> str:
+    """A natural number as a Lean term (`gen_n3` is defined below as 3)."""
+    return f"gen_n{n}"
+
+
+def lean_list(items: list[str]) -> str:
+    term = "List.nil"
+    for item in reversed(items):
+        term = f"(List.cons {item} {term})"
+    return term
+
+
+def nats(values) -> str:
+    return lean_list([nat(v) for v in values])
+
+
+def pair(a: str, b: str) -> str:
+    return f"(Prod.mk {a} {b})"
+
+
+# --- inputs ---------------------------------------------------------------------
+
+
+def lru_run(openings: list[int], capacity: int) -> list[tuple[int, list[int]]]:
+    """A real LRU cache of `capacity` openings: (opening, held just before) per request."""
+    cache: OrderedDict[int, None] = OrderedDict()
+    run = []
+    for opening in openings:
+        run.append((opening, list(reversed(cache))))  # most recent first
+        if opening in cache:
+            cache.move_to_end(opening)
+        else:
+            if len(cache) >= capacity:
+                cache.popitem(last=False)
+            cache[opening] = None
+    return run
+
+
+def chains_of(rng: random.Random) -> list[list[int]]:
+    return [[rng.randrange(7) for _ in range(rng.randint(1, 4))] for _ in range(rng.randint(0, 5))]
+
+
+# --- examples ---------------------------------------------------------------------
+
+
+def examples(rng: random.Random) -> list[tuple[str, str, int]]:
+    """(comment naming the Python mirror, Lean left-hand side, value) triples."""
+    out: list[tuple[str, str, int]] = []
+    for _ in range(ROUNDS):
+        openings = [rng.randrange(6) for _ in range(rng.randint(0, 8))]
+        as_chains = [[o] for o in openings]
+        out.append((f"distinct_count({as_chains})", f"distinct_count {nats(openings)}",
+                    mirror.distinct_count(as_chains)))
+        out.append((f"pooled_misses({as_chains})", f"pooled_misses {nats(openings)}",
+                    mirror.pooled_misses(as_chains)))
+    for _ in range(ROUNDS):
+        routed = [(rng.randrange(3), rng.randrange(5)) for _ in range(rng.randint(0, 8))]
+        term = lean_list([pair(nat(h), nat(o)) for h, o in routed])
+        chains, hosts = [[o] for _, o in routed], [h for h, _ in routed]
+        out.append((f"per_host_misses({chains}, {hosts})", f"per_host_misses {term}",
+                    mirror.per_host_misses(chains, hosts)))
+        out.append((f"distinct_pairs({routed})", f"distinct_pairs {term}", mirror.distinct_pairs(routed)))
+        out.append((f"sum(distinct_count of openings_of(host, {routed}) for host in range(3))",
+                    f"sum_below {nat(3)} (fun host => distinct_count (openings_of host {term}))",
+                    sum(mirror.distinct_count([[o] for o in mirror.openings_of(h, routed)]) for h in range(3))))
+    for _ in range(ROUNDS):
+        openings = [rng.randrange(5) for _ in range(rng.randint(1, 8))]
+        run = lru_run(openings, rng.randint(1, 3))
+        term = lean_list([pair(nat(o), nats(held)) for o, held in run])
+        out.append((f"demand_misses({run})", f"demand_misses {term}", mirror.demand_misses(run)))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        term = lean_list([nats(c) for c in chains])
+        out.append((f"pooled_misses({chains})", f"pooled_block_misses {term}", mirror.pooled_misses(chains)))
+        out.append((f"distinct_count({chains})", f"distinct_blocks {term}", mirror.distinct_count(chains)))
+    return out
+
+
+HEADER = '''prelude
+import PrefixPool.PerHost
+import PrefixPool.Blocks
+/-!
+# PrefixPool.Generated: the Lean definitions agree with their Python mirrors
+
+GENERATED by `scripts/gen_lean_examples.py` (seed {seed}); do not edit.
+Each example's value was computed by the Python function named in the comment
+above it (`pyverify/sim/simulate.py`); the kernel evaluates the Lean
+definition on the same input (`rfl`). A Lean definition that drifts from its
+Python mirror makes this module fail to build.
+-/
+
+'''
+
+
+def render(seed: int = SEED) -> str:
+    rng = random.Random(seed)
+    found = examples(rng)
+    largest = max(max(value for _, _, value in found), 6)
+    lines = [HEADER.format(seed=seed).rstrip("\n"), ""]
+    lines.append("noncomputable def gen_n0 : Natural := Natural.zero")
+    lines += [f"noncomputable def gen_n{k} : Natural := Natural.succ gen_n{k - 1}" for k in range(1, largest + 1)]
+    lines.append("")
+    for comment, lhs, value in found:
+        lines.append(f"-- Python: {comment} == {value}")
+        lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if argv == ["--check"]:
+        current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.is_file() else None
+        if current != text:
+            print(f"{OUTPUT.relative_to(ROOT)}: out of date: run python scripts/gen_lean_examples.py", file=sys.stderr)
+            return 1
+        return 0
+    if argv:
+        print("usage: python scripts/gen_lean_examples.py [--check]", file=sys.stderr)
+        return 2
+    OUTPUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
