@@ -110,12 +110,18 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
         term = lean_list([nats(c) for c in chains])
         out.append((f"pooled_misses({chains})", f"pooled_block_misses {term}", mirror.pooled_misses(chains)))
         out.append((f"distinct_count({chains})", f"distinct_blocks {term}", mirror.distinct_count(chains)))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        hosts = [rng.randrange(3) for _ in chains]
+        term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
+        out.append((f"per_host_misses({chains}, {hosts})", f"per_host_block_misses {term}",
+                    mirror.per_host_misses(chains, hosts)))
     return out
 
 
 HEADER = '''prelude
 import PrefixPool.PerHost
-import PrefixPool.Blocks
+import PrefixPool.PerHostBlocks
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 

@@ -93,6 +93,10 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
     assert "sum_below fleet fun host => distinct_count (openings_of host requests)" in statements[
         "per_host_misses_eq_sum"
     ]
+    assert statements["per_host_blocks_ge_pooled"] == (
+        "∀ (requests : List (Prod Natural (List Natural))), "
+        "Natural.le (pooled_block_misses (List.map Prod.snd requests)) (per_host_block_misses requests)"
+    )
     assert statements["pooled_block_misses_eq_distinct"] == (
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
@@ -143,6 +147,7 @@ MAIN_THEOREMS = {
     "per_host_misses_eq_sum": "PerHost",
     "per_host_ge_pooled": "PerHost",
     "pooled_block_misses_eq_distinct": "Blocks",
+    "per_host_blocks_ge_pooled": "PerHostBlocks",
 }
 
 

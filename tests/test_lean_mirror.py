@@ -61,3 +61,24 @@ def test_demand_runs(openings, data):
         earlier.append(opening)
     assert demand_valid(run)
     assert demand_misses(run) >= distinct_count(chains(openings))
+
+
+# --- per_host_blocks_ge_pooled (lean/PrefixPool/PerHostBlocks.lean) -----------------
+
+block_chains = st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=5), max_size=12)
+
+
+def test_per_host_blocks_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes for routed chains."""
+    assert per_host_misses([[1, 2], [3, 2]], [0, 1]) == 4
+    assert pooled_misses([[1, 2], [3, 2]]) == 4
+    assert per_host_misses([[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]) == 5
+    assert pooled_misses([[1, 2], [1, 3], [1, 2, 4]]) == 4
+
+
+@given(block_chains, st.data())
+def test_per_host_blocks_ge_pooled(chains, data):
+    """The statement of per_host_blocks_ge_pooled, on any chains (prefix-closed
+    or not) and any routing: per-host longest-prefix misses >= pooled misses."""
+    routing = data.draw(st.lists(st.integers(0, 3), min_size=len(chains), max_size=len(chains)))
+    assert per_host_misses(chains, routing) >= pooled_misses(chains)

@@ -1,6 +1,7 @@
 prelude
 import PrefixPool.PerHost
 import PrefixPool.Blocks
+import PrefixPool.PerHostBlocks
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -121,3 +122,26 @@ example : prefix_closed repeat_chains → False :=
 block cache misses as `pooled_misses` does. -/
 example : Eq (pooled_block_misses (List.map (fun r => List.cons r List.nil) openings)) three := rfl
 example : Eq (distinct_blocks (List.map (fun r => List.cons r List.nil) openings)) three := rfl
+
+/-! ## Per-host caches on block chains -/
+
+/-- `crossed_chains` routed to hosts 0 and 1: each host misses both blocks of
+its chain (4 misses); the pool misses 4 too (block 2 again, as above), so the
+inequality of `per_host_blocks_ge_pooled` is tight here. Routed both to host 0,
+the per-host caches are the pool. -/
+noncomputable def routed_crossed : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk Natural.zero (List.cons one (List.cons two List.nil)))
+    (List.cons (Prod.mk one (List.cons three (List.cons two List.nil))) List.nil)
+
+example : Eq (per_host_block_misses routed_crossed) four := rfl
+example : Eq (pooled_block_misses (List.map Prod.snd routed_crossed)) four := rfl
+
+/-- `tree_chains` split over two hosts: host 1 sees `[1, 3]` alone and misses
+block 1 again: 5 misses, against 4 for the pool. -/
+noncomputable def routed_tree : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk Natural.zero (List.cons one (List.cons two List.nil)))
+    (List.cons (Prod.mk one (List.cons one (List.cons three List.nil)))
+      (List.cons (Prod.mk Natural.zero (List.cons one (List.cons two (List.cons four List.nil)))) List.nil))
+
+example : Eq (per_host_block_misses routed_tree) (Natural.succ four) := rfl
+example : Eq (pooled_block_misses (List.map Prod.snd routed_tree)) four := rfl

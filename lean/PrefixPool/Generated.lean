@@ -1,6 +1,6 @@
 prelude
 import PrefixPool.PerHost
-import PrefixPool.Blocks
+import PrefixPool.PerHostBlocks
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -18,6 +18,11 @@ noncomputable def gen_n3 : Natural := Natural.succ gen_n2
 noncomputable def gen_n4 : Natural := Natural.succ gen_n3
 noncomputable def gen_n5 : Natural := Natural.succ gen_n4
 noncomputable def gen_n6 : Natural := Natural.succ gen_n5
+noncomputable def gen_n7 : Natural := Natural.succ gen_n6
+noncomputable def gen_n8 : Natural := Natural.succ gen_n7
+noncomputable def gen_n9 : Natural := Natural.succ gen_n8
+noncomputable def gen_n10 : Natural := Natural.succ gen_n9
+noncomputable def gen_n11 : Natural := Natural.succ gen_n10
 
 -- Python: distinct_count([[4], [0]]) == 2
 example : Eq (distinct_count (List.cons gen_n4 (List.cons gen_n0 List.nil))) gen_n2 := rfl
@@ -115,3 +120,15 @@ example : Eq (distinct_blocks (List.cons (List.cons gen_n0 (List.cons gen_n4 (Li
 example : Eq (pooled_block_misses (List.cons (List.cons gen_n1 List.nil) List.nil)) gen_n1 := rfl
 -- Python: distinct_count([[1]]) == 1
 example : Eq (distinct_blocks (List.cons (List.cons gen_n1 List.nil) List.nil)) gen_n1 := rfl
+-- Python: per_host_misses([[5]], [2]) == 1
+example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n2 (List.cons gen_n5 List.nil)) List.nil)) gen_n1 := rfl
+-- Python: per_host_misses([[3, 3], [5, 6, 5, 2], [6, 3, 1, 4]], [1, 2, 0]) == 10
+example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n3 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n6 (List.cons gen_n5 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n0 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 List.nil))))) List.nil)))) gen_n10 := rfl
+-- Python: per_host_misses([[2, 4, 2, 4]], [1]) == 4
+example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n1 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 List.nil))))) List.nil)) gen_n4 := rfl
+-- Python: per_host_misses([[3], [4, 2], [6, 6, 2, 0], [1, 5, 1], [4, 6]], [0, 0, 2, 1, 0]) == 11
+example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n0 (List.cons gen_n3 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n2 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n6 (List.cons gen_n6 (List.cons gen_n2 (List.cons gen_n0 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n1 List.nil)))) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n6 List.nil))) List.nil)))))) gen_n11 := rfl
+-- Python: per_host_misses([[0, 0, 6, 3], [4, 5, 2, 4]], [2, 1]) == 8
+example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n6 (List.cons gen_n3 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 List.nil))))) List.nil))) gen_n8 := rfl
+-- Python: per_host_misses([[6], [4, 3, 3]], [2, 0]) == 4
+example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n2 (List.cons gen_n6 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 List.nil)))) List.nil))) gen_n4 := rfl

@@ -111,6 +111,21 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
         examples=(("prefix_closed", "tree_chains_prefix_closed"),),
     ),
+    TheoremSpec(
+        name="per_host_blocks_ge_pooled",
+        hypotheses=(
+            "uncapacitated caches that start empty",
+            "requests are chains of block ids, each routed to a host; a request hits the longest "
+            "prefix of its chain whose blocks are all held by the cache it reads, and misses every later block",
+            "the same chains served either by one pooled cache or by one separate cache per host",
+            "any chains: prefix closure is not needed",
+        ),
+        plain=(
+            "For every list of routed block chains, separate uncapacitated per-host caches with "
+            "longest-prefix hits that start empty never miss fewer blocks than one pooled "
+            "uncapacitated cache serving the same chains."
+        ),
+    ),
 )
 
 
