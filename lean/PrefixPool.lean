@@ -5,6 +5,7 @@ import PrefixPool.Pooled
 import PrefixPool.PerHost
 import PrefixPool.Blocks
 import PrefixPool.PerHostBlocks
+import PrefixPool.Flat
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
@@ -20,6 +21,7 @@ The general, uncapacitated half of pyverify, proved for every request list
 * `per_host_ge_pooled` (PrefixPool/PerHost.lean)
 * `pooled_block_misses_eq_distinct` (PrefixPool/Blocks.lean)
 * `per_host_blocks_ge_pooled` (PrefixPool/PerHostBlocks.lean)
+* `prefix_run_is_flat_run` (PrefixPool/Flat.lean)
 
 `lean/theorems.json` records each statement as Lean prints it; `pyverify lean
 check` regenerates it and compares.

@@ -97,6 +97,10 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "∀ (requests : List (Prod Natural (List Natural))), "
         "Natural.le (pooled_block_misses (List.map Prod.snd requests)) (per_host_block_misses requests)"
     )
+    assert statements["prefix_run_is_flat_run"] == (
+        "∀ (cap : Natural) (run : List (List (Prod Natural (List Natural)))), prefix_valid cap run → "
+        "And (flat_valid cap (List.flatten run)) (Natural.le (demand_misses (List.flatten run)) (prefix_misses run))"
+    )
     assert statements["pooled_block_misses_eq_distinct"] == (
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
@@ -148,6 +152,7 @@ MAIN_THEOREMS = {
     "per_host_ge_pooled": "PerHost",
     "pooled_block_misses_eq_distinct": "Blocks",
     "per_host_blocks_ge_pooled": "PerHostBlocks",
+    "prefix_run_is_flat_run": "Flat",
 }
 
 

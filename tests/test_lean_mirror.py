@@ -82,3 +82,69 @@ def test_per_host_blocks_ge_pooled(chains, data):
     or not) and any routing: per-host longest-prefix misses >= pooled misses."""
     routing = data.draw(st.lists(st.integers(0, 3), min_size=len(chains), max_size=len(chains)))
     assert per_host_misses(chains, routing) >= pooled_misses(chains)
+
+
+# --- prefix_run_is_flat_run (lean/PrefixPool/Flat.lean) ------------------------------
+
+from pyverify.lean import mirror  # noqa: E402
+from pyverify.sim.simulate import POOLED, simulate  # noqa: E402
+
+
+def test_flat_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes."""
+    run = mirror.lru_prefix_run([[1, 2], [1, 3]], 2)
+    assert run == [[(1, []), (2, [1])], [(1, [1, 2]), (3, [1, 2])]]
+    assert mirror.prefix_valid(run, 2) and mirror.prefix_misses(run) == 3
+    assert demand_misses(mirror.flatten(run)) == 3
+    strict = [[(1, []), (2, [1])], [(3, [1, 2]), (2, [2, 3])]]
+    assert mirror.prefix_valid(strict, 2)
+    assert mirror.prefix_misses(strict) == 4 and demand_misses(mirror.flatten(strict)) == 3
+
+
+def test_validity_rejects_what_it_should():
+    assert not mirror.prefix_valid([[(1, [1])]], 2)  # holds a block never fetched
+    assert not mirror.prefix_valid([[(1, []), (2, [1])], [(3, [1, 2])]], 1)  # over capacity
+    # a hit fetches nothing: block 3 cannot appear after a hit on 1
+    assert not mirror.prefix_valid([[(1, [])], [(1, [1]), (2, [1, 3])]], 3)
+    assert mirror.flat_valid([(1, []), (1, [1])], 1) and not mirror.flat_valid([(1, []), (2, [2])], 1)
+
+
+@given(block_chains, st.integers(1, 5))
+def test_lru_prefix_run_is_the_simulators_run(chains, capacity):
+    """The block-level run of the Lean model is the simulator's LRU: same misses, valid."""
+    run = mirror.lru_prefix_run(chains, capacity)
+    assert mirror.prefix_valid(run, capacity)
+    assert mirror.prefix_misses(run) == simulate(chains, None, POOLED, capacity=capacity).misses
+
+
+def random_prefix_run(data, chains, capacity):
+    """A valid prefix run with random evictions (any policy): before each fetch,
+    drop a random subset, then drop more while over capacity."""
+    held: set[int] = set()
+    run = []
+    for chain in chains:
+        steps, reading = [], True
+        for block in chain:
+            if data.draw(st.booleans()):
+                held -= set(data.draw(st.lists(st.sampled_from(sorted(held)), unique=True))) if held else set()
+            steps.append((block, sorted(held)))
+            reading = reading and block in held
+            if not reading:
+                keep = data.draw(st.booleans())
+                if keep:
+                    while len(held) >= capacity:
+                        held.discard(data.draw(st.sampled_from(sorted(held))))
+                    held.add(block)
+        run.append(steps)
+    return run
+
+
+@given(block_chains, st.integers(1, 4), st.data())
+def test_prefix_run_is_flat_run(chains, capacity, data):
+    """The statement of prefix_run_is_flat_run on random valid prefix runs."""
+    run = random_prefix_run(data, chains, capacity)
+    assert mirror.prefix_valid(run, capacity)
+    flat = mirror.flatten(run)
+    assert [block for block, _ in flat] == [block for chain in chains for block in chain]
+    assert mirror.flat_valid(flat, capacity)
+    assert demand_misses(flat) <= mirror.prefix_misses(run)

@@ -2,6 +2,7 @@ prelude
 import PrefixPool.PerHost
 import PrefixPool.Blocks
 import PrefixPool.PerHostBlocks
+import PrefixPool.Flat
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -145,3 +146,44 @@ noncomputable def routed_tree : List (Prod Natural (List Natural)) :=
 
 example : Eq (per_host_block_misses routed_tree) (Natural.succ four) := rfl
 example : Eq (pooled_block_misses (List.map Prod.snd routed_tree)) four := rfl
+
+/-! ## A capacitated prefix cache, and its flat relaxation -/
+
+/-- An LRU cache of 2 blocks on chains `[[1, 2], [1, 3]]`, block by block
+(what it holds before each block): `[1, 2]` misses twice; then `[1, 3]` hits
+block 1 and misses block 3, evicting block 2. Python:
+`pyverify/lean/mirror.py`, `lru_prefix_run([[1, 2], [1, 3]], 2)`. -/
+noncomputable def lru_prefix_run : List (List (Prod Natural (List Natural))) :=
+  List.cons
+    (List.cons (Prod.mk one List.nil) (List.cons (Prod.mk two (List.cons one List.nil)) List.nil))
+    (List.cons
+      (List.cons (Prod.mk one (List.cons one (List.cons two List.nil)))
+        (List.cons (Prod.mk three (List.cons one (List.cons two List.nil))) List.nil))
+      List.nil)
+
+/-- A positive example of the hypothesis of `prefix_run_is_flat_run`: the LRU
+run is a valid run of a prefix cache of 2 blocks. -/
+theorem lru_prefix_run_valid : prefix_valid two lru_prefix_run :=
+  And.intro (fun _ h => h) (And.intro (Exists.intro two rfl)
+    (And.intro (fun _ h => h) (And.intro (Exists.intro one rfl)
+      (And.intro (fun a h => Eq.trans (Bool.or_left_comm (Natural.eqb a two) (Natural.eqb a one) Bool.false) h)
+        (And.intro (Exists.intro Natural.zero rfl)
+          (And.intro (fun _ h => h) (And.intro (Exists.intro Natural.zero rfl) True.intro)))))))
+
+example : Eq (prefix_misses lru_prefix_run) three := rfl
+example : Eq (demand_misses (List.flatten lru_prefix_run)) three := rfl
+
+/-- Chains `[[1, 2], [3, 2]]` on a cache of 2 blocks that evicts block 1 for
+block 3: the second request misses block 3, so it fetches block 2 again
+although 2 is held (4 prefix misses), where flat paging hits block 2
+(3 misses): the relaxation can be strict. -/
+noncomputable def strict_run : List (List (Prod Natural (List Natural))) :=
+  List.cons
+    (List.cons (Prod.mk one List.nil) (List.cons (Prod.mk two (List.cons one List.nil)) List.nil))
+    (List.cons
+      (List.cons (Prod.mk three (List.cons one (List.cons two List.nil)))
+        (List.cons (Prod.mk two (List.cons three (List.cons two List.nil))) List.nil))
+      List.nil)
+
+example : Eq (prefix_misses strict_run) four := rfl
+example : Eq (demand_misses (List.flatten strict_run)) three := rfl

@@ -126,6 +126,25 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "uncapacitated cache serving the same chains."
         ),
     ),
+    TheoremSpec(
+        name="prefix_run_is_flat_run",
+        hypotheses=(
+            "a run of a capacitated demand cache with longest-prefix hits, given block by block as what "
+            "the cache holds just before each block is served (any policy: LRU, FIFO, offline optimal, ...)",
+            "the cache starts empty and holds at most `cap` distinct blocks at every step",
+            "a request hits while it reads its chain and finds each block held; from its first miss on "
+            "it misses (fetches) every later block of the chain",
+            "nothing enters the cache on a hit; on a miss only the fetched block may enter",
+        ),
+        plain=(
+            "Every valid run of a capacitated demand cache of `cap` blocks with longest-prefix hits, "
+            "flattened, is a valid run of a flat demand-paging cache of `cap` blocks on the flattened "
+            "block sequence, and it misses at least as many blocks as that flat run. So the fewest "
+            "misses of any flat demand cache of `cap` blocks on the flattened sequence is a lower bound "
+            "on the misses of every capacitated prefix cache on the chains."
+        ),
+        examples=(("prefix_valid", "lru_prefix_run_valid"),),
+    ),
 )
 
 
