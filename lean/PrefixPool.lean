@@ -6,6 +6,7 @@ import PrefixPool.PerHost
 import PrefixPool.Blocks
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
+import PrefixPool.Lru
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!

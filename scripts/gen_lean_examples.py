@@ -126,6 +126,28 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
                     lean_mirror.prefix_misses(run)))
         out.append((f"demand_misses(lean.mirror.flatten(lru_prefix_run({chains}, {capacity})))",
                     f"demand_misses (List.flatten {term})", mirror.demand_misses(lean_mirror.flatten(run))))
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
+        capacity = rng.randint(0, 4)
+        out.append((f"lean.mirror.lru_hits({requests}, {capacity})", f"lru_hits {nat(capacity)} {nats(requests)}",
+                    lean_mirror.lru_hits(requests, capacity)))
+        out.append((f"len(lean.mirror.lru_cache({requests}, {capacity}))",
+                    f"List.length (lru_cache {nat(capacity)} {nats(requests)})",
+                    len(lean_mirror.lru_cache(requests, capacity))))
+    return out
+
+
+def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
+    """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
+    out = []
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
+        capacity = rng.randint(0, 4)
+        cache = lean_mirror.lru_cache(requests, capacity)
+        out.append((f"lean.mirror.lru_cache({requests}, {capacity}) == {cache}",
+                    f"lru_cache {nat(capacity)} {nats(requests)}", nats(cache)))
+        stack = lean_mirror.mtf_stack(requests)
+        out.append((f"lean.mirror.mtf_stack({requests}) == {stack}", f"mtf_stack {nats(requests)}", nats(stack)))
     return out
 
 
@@ -133,6 +155,7 @@ HEADER = '''prelude
 import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
+import PrefixPool.Lru
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -158,6 +181,9 @@ def render(seed: int = SEED) -> str:
     for comment, lhs, value in found:
         lines.append(f"-- Python: {comment} == {value}")
         lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
+    for comment, lhs, value in list_examples(rng):
+        lines.append(f"-- Python: {comment}")
+        lines.append(f"example : Eq ({lhs}) {value} := rfl")
     return "\n".join(lines) + "\n"
 
 

@@ -101,6 +101,13 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "∀ (cap : Natural) (run : List (List (Prod Natural (List Natural)))), prefix_valid cap run → "
         "And (flat_valid cap (List.flatten run)) (Natural.le (demand_misses (List.flatten run)) (prefix_misses run))"
     )
+    assert statements["lru_cache_eq_take"] == (
+        "∀ (cap : Natural) (requests : List Natural), Eq (lru_cache cap requests) (List.take cap (mtf_stack requests))"
+    )
+    assert statements["lru_hits_mono"] == (
+        "∀ (cap : Natural) (requests : List Natural), "
+        "Natural.le (lru_hits cap requests) (lru_hits (Natural.succ cap) requests)"
+    )
     assert statements["pooled_block_misses_eq_distinct"] == (
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
@@ -153,6 +160,9 @@ MAIN_THEOREMS = {
     "pooled_block_misses_eq_distinct": "Blocks",
     "per_host_blocks_ge_pooled": "PerHostBlocks",
     "prefix_run_is_flat_run": "Flat",
+    "lru_cache_eq_take": "Lru",
+    "lru_cache_subset_succ": "Lru",
+    "lru_hits_mono": "Lru",
 }
 
 

@@ -148,3 +148,25 @@ def test_prefix_run_is_flat_run(chains, capacity, data):
     assert [block for block, _ in flat] == [block for chain in chains for block in chain]
     assert mirror.flat_valid(flat, capacity)
     assert demand_misses(flat) <= mirror.prefix_misses(run)
+
+
+# --- lru_cache_eq_take, lru_cache_subset_succ, lru_hits_mono (lean/PrefixPool/Lru.lean) ---
+
+flat_requests = st.lists(st.integers(0, 7), max_size=40)
+
+
+@given(flat_requests, st.integers(0, 6))
+def test_lru_is_the_top_of_the_move_to_front_stack(requests, capacity):
+    """The statements of the three LRU theorems, and the Lean model against the simulator."""
+    stack = mirror.mtf_stack(requests)
+    assert mirror.lru_cache(requests, capacity) == stack[:capacity]
+    assert set(mirror.lru_cache(requests, capacity)) <= set(mirror.lru_cache(requests, capacity + 1))
+    assert mirror.lru_hits(requests, capacity) <= mirror.lru_hits(requests, capacity + 1)
+    if capacity >= 1:
+        assert mirror.lru_hits(requests, capacity) == simulate([[r] for r in requests], None, POOLED, capacity=capacity).hits
+
+
+def test_lru_examples():
+    assert mirror.mtf_stack([1, 2, 1, 3]) == [3, 1, 2]
+    assert mirror.lru_cache([1, 2, 1, 3], 2) == [3, 1]
+    assert mirror.lru_hits([1, 2, 1, 3, 2], 2) == 1 and mirror.lru_hits([1, 2, 1, 3, 2], 3) == 2

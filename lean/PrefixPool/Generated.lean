@@ -2,6 +2,7 @@ prelude
 import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
+import PrefixPool.Lru
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -158,3 +159,51 @@ example : Eq (demand_misses (List.flatten (List.cons (List.cons (Prod.mk gen_n4 
 example : Eq (prefix_misses (List.cons (List.cons (Prod.mk gen_n6 List.nil) (List.cons (Prod.mk gen_n6 (List.cons gen_n6 List.nil)) List.nil)) List.nil)) gen_n2 := rfl
 -- Python: demand_misses(lean.mirror.flatten(lru_prefix_run([[6, 6]], 1))) == 1
 example : Eq (demand_misses (List.flatten (List.cons (List.cons (Prod.mk gen_n6 List.nil) (List.cons (Prod.mk gen_n6 (List.cons gen_n6 List.nil)) List.nil)) List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.lru_hits([5, 3, 3, 4], 4) == 1
+example : Eq (lru_hits gen_n4 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n4 List.nil))))) gen_n1 := rfl
+-- Python: len(lean.mirror.lru_cache([5, 3, 3, 4], 4)) == 3
+example : Eq (List.length (lru_cache gen_n4 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n4 List.nil)))))) gen_n3 := rfl
+-- Python: lean.mirror.lru_hits([2, 4, 5, 0, 4, 0, 5], 0) == 0
+example : Eq (lru_hits gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n5 List.nil)))))))) gen_n0 := rfl
+-- Python: len(lean.mirror.lru_cache([2, 4, 5, 0, 4, 0, 5], 0)) == 0
+example : Eq (List.length (lru_cache gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n5 List.nil))))))))) gen_n0 := rfl
+-- Python: lean.mirror.lru_hits([1, 0, 3], 1) == 0
+example : Eq (lru_hits gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n3 List.nil)))) gen_n0 := rfl
+-- Python: len(lean.mirror.lru_cache([1, 0, 3], 1)) == 1
+example : Eq (List.length (lru_cache gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n3 List.nil))))) gen_n1 := rfl
+-- Python: lean.mirror.lru_hits([], 2) == 0
+example : Eq (lru_hits gen_n2 List.nil) gen_n0 := rfl
+-- Python: len(lean.mirror.lru_cache([], 2)) == 0
+example : Eq (List.length (lru_cache gen_n2 List.nil)) gen_n0 := rfl
+-- Python: lean.mirror.lru_hits([0, 3, 0], 0) == 0
+example : Eq (lru_hits gen_n0 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: len(lean.mirror.lru_cache([0, 3, 0], 0)) == 0
+example : Eq (List.length (lru_cache gen_n0 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n0 List.nil))))) gen_n0 := rfl
+-- Python: lean.mirror.lru_hits([1, 2, 0, 2, 4, 2, 5, 0], 4) == 3
+example : Eq (lru_hits gen_n4 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n0 List.nil))))))))) gen_n3 := rfl
+-- Python: len(lean.mirror.lru_cache([1, 2, 0, 2, 4, 2, 5, 0], 4)) == 4
+example : Eq (List.length (lru_cache gen_n4 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n0 List.nil)))))))))) gen_n4 := rfl
+-- Python: lean.mirror.lru_cache([1], 4) == [1]
+example : Eq (lru_cache gen_n4 (List.cons gen_n1 List.nil)) (List.cons gen_n1 List.nil) := rfl
+-- Python: lean.mirror.mtf_stack([1]) == [1]
+example : Eq (mtf_stack (List.cons gen_n1 List.nil)) (List.cons gen_n1 List.nil) := rfl
+-- Python: lean.mirror.lru_cache([4, 2, 0, 2, 4, 3, 3, 3], 1) == [3]
+example : Eq (lru_cache gen_n1 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil))))))))) (List.cons gen_n3 List.nil) := rfl
+-- Python: lean.mirror.mtf_stack([4, 2, 0, 2, 4, 3, 3, 3]) == [3, 4, 2, 0]
+example : Eq (mtf_stack (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil))))))))) (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: lean.mirror.lru_cache([2, 4, 5, 5, 3, 0, 2, 5, 0, 4], 2) == [4, 0]
+example : Eq (lru_cache gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n4 List.nil))))))))))) (List.cons gen_n4 (List.cons gen_n0 List.nil)) := rfl
+-- Python: lean.mirror.mtf_stack([2, 4, 5, 5, 3, 0, 2, 5, 0, 4]) == [4, 0, 5, 2, 3]
+example : Eq (mtf_stack (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n4 List.nil))))))))))) (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 List.nil))))) := rfl
+-- Python: lean.mirror.lru_cache([4], 1) == [4]
+example : Eq (lru_cache gen_n1 (List.cons gen_n4 List.nil)) (List.cons gen_n4 List.nil) := rfl
+-- Python: lean.mirror.mtf_stack([4]) == [4]
+example : Eq (mtf_stack (List.cons gen_n4 List.nil)) (List.cons gen_n4 List.nil) := rfl
+-- Python: lean.mirror.lru_cache([3, 0, 5, 2, 3, 5, 2, 5, 3], 4) == [3, 5, 2, 0]
+example : Eq (lru_cache gen_n4 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n3 List.nil)))))))))) (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: lean.mirror.mtf_stack([3, 0, 5, 2, 3, 5, 2, 5, 3]) == [3, 5, 2, 0]
+example : Eq (mtf_stack (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n3 List.nil)))))))))) (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: lean.mirror.lru_cache([0, 1, 2, 2, 2, 5, 2, 3, 3, 2], 4) == [2, 3, 5, 1]
+example : Eq (lru_cache gen_n4 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))))))))) (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: lean.mirror.mtf_stack([0, 1, 2, 2, 2, 5, 2, 3, 3, 2]) == [2, 3, 5, 1, 0]
+example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))))))))) (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n0 List.nil))))) := rfl

@@ -145,6 +145,41 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
         examples=(("prefix_valid", "lru_prefix_run_valid"),),
     ),
+    TheoremSpec(
+        name="lru_cache_eq_take",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "an LRU cache of `cap` blocks that starts empty: a hit moves the block to the front, a miss "
+            "puts it in front and drops the least recently used block beyond `cap`",
+            "the move-to-front stack: every block requested, most recent first",
+        ),
+        plain=(
+            "After any sequence of requests, the LRU cache of `cap` blocks holds exactly the first `cap` "
+            "entries of the move-to-front stack, in the same order."
+        ),
+    ),
+    TheoremSpec(
+        name="lru_cache_subset_succ",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "LRU caches of `cap` and `cap + 1` blocks that start empty",
+        ),
+        plain=(
+            "LRU's inclusion property: after any sequence of requests, every block the LRU cache of `cap` "
+            "blocks holds is also held by the LRU cache of `cap + 1` blocks."
+        ),
+    ),
+    TheoremSpec(
+        name="lru_hits_mono",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "LRU caches of `cap` and `cap + 1` blocks that start empty; a request hits when its block is held",
+        ),
+        plain=(
+            "On every sequence of requests, an LRU cache of `cap + 1` blocks hits at least as often as "
+            "one of `cap` blocks: LRU's hits never drop as its capacity grows."
+        ),
+    ),
 )
 
 

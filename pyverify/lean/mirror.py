@@ -102,3 +102,39 @@ def lru_prefix_run(chains: Sequence[Sequence[int]], capacity: int) -> list[list[
             cache[block] = None
         run.append(steps)
     return run
+
+
+# --- LRU and the move-to-front stack (lean/PrefixPool/Lru.lean) ----------------------
+
+
+def mtf_stack(requests: Sequence[int]) -> list[int]:
+    """Every block requested, most recent first (Lean: ``mtf_stack``)."""
+    stack: list[int] = []
+    for r in requests:
+        stack = [r] + [b for b in stack if b != r]
+    return stack
+
+
+def lru_cache(requests: Sequence[int], capacity: int) -> list[int]:
+    """What an LRU cache of ``capacity`` blocks that starts empty holds after
+    ``requests``, most recently used first (Lean: ``lru_cache``)."""
+    cache: list[int] = []
+    for r in requests:
+        if r in cache:
+            cache = [r] + [b for b in cache if b != r]
+        else:
+            cache = ([r] + cache)[:capacity]
+    return cache
+
+
+def lru_hits(requests: Sequence[int], capacity: int) -> int:
+    """Hits of that LRU cache (Lean: ``lru_hits``)."""
+    cache: list[int] = []
+    hits = 0
+    for r in requests:
+        if r in cache:
+            hits += 1
+            cache = [r] + [b for b in cache if b != r]
+        else:
+            cache = ([r] + cache)[:capacity]
+    return hits
