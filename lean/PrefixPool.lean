@@ -7,6 +7,7 @@ import PrefixPool.Blocks
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
 import PrefixPool.Lru
+import PrefixPool.StackDistance
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!

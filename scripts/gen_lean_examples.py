@@ -134,6 +134,12 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
         out.append((f"len(lean.mirror.lru_cache({requests}, {capacity}))",
                     f"List.length (lru_cache {nat(capacity)} {nats(requests)})",
                     len(lean_mirror.lru_cache(requests, capacity))))
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(5) for _ in range(rng.randint(0, 10))]
+        r = rng.randrange(5)
+        out.append((f"len(set(lean.mirror.since({r}, {requests})))",
+                    f"distinct_count (since {nat(r)} {nats(requests)})",
+                    len(set(lean_mirror.since(r, requests)))))
     return out
 
 
@@ -155,7 +161,7 @@ HEADER = '''prelude
 import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
-import PrefixPool.Lru
+import PrefixPool.StackDistance
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 

@@ -108,6 +108,10 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "∀ (cap : Natural) (requests : List Natural), "
         "Natural.le (lru_hits cap requests) (lru_hits (Natural.succ cap) requests)"
     )
+    assert statements["lru_hit_iff_stack_distance"] == (
+        "∀ (cap r : Natural) (requests : List Natural), Eq (List.elem Natural.eqb r (lru_cache cap requests)) "
+        "(Bool.and (List.elem Natural.eqb r requests) (Natural.ltb (distinct_count (since r requests)) cap))"
+    )
     assert statements["pooled_block_misses_eq_distinct"] == (
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
@@ -163,6 +167,7 @@ MAIN_THEOREMS = {
     "lru_cache_eq_take": "Lru",
     "lru_cache_subset_succ": "Lru",
     "lru_hits_mono": "Lru",
+    "lru_hit_iff_stack_distance": "StackDistance",
 }
 
 

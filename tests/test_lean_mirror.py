@@ -172,21 +172,19 @@ def test_lru_examples():
     assert mirror.lru_hits([1, 2, 1, 3, 2], 2) == 1 and mirror.lru_hits([1, 2, 1, 3, 2], 3) == 2
 
 
-def since_previous(requests, i):
-    """The requests strictly between request i and the previous request of the same block (None if none)."""
-    earlier = [j for j in range(i) if requests[j] == requests[i]]
-    return None if not earlier else requests[earlier[-1] + 1:i]
+@given(flat_requests, st.integers(0, 6), st.integers(0, 7))
+def test_stack_distance_characterisation(requests, capacity, r):
+    """The statement of lru_hit_iff_stack_distance: r is held by LRU of `capacity`
+    blocks after `requests` exactly when it was requested and fewer than
+    `capacity` distinct blocks were requested since; its position in the
+    move-to-front stack is that number."""
+    held = r in mirror.lru_cache(requests, capacity)
+    assert held == (r in requests and len(set(mirror.since(r, requests))) < capacity)
+    if r in requests:
+        assert mirror.mtf_stack(requests).index(r) == len(set(mirror.since(r, requests)))
 
 
-@given(flat_requests, st.integers(1, 6))
-def test_stack_distance_characterisation(requests, capacity):
-    """Not yet proved in Lean (lean/README.md): a request hits in LRU of `capacity`
-    blocks exactly when fewer than `capacity` distinct blocks were requested since
-    its previous request; its position in the move-to-front stack is that number."""
-    for i, r in enumerate(requests):
-        before = requests[:i]
-        between = since_previous(requests, i)
-        hit = r in mirror.lru_cache(before, capacity)
-        assert hit == (between is not None and len(set(between)) < capacity)
-        if between is not None:
-            assert mirror.mtf_stack(before).index(r) == len(set(between))
+def test_since_examples():
+    assert mirror.since(1, [1, 2, 1, 3, 2]) == [3, 2]
+    assert mirror.since(2, [1, 2, 1, 3, 2]) == []
+    assert mirror.since(4, [1, 2]) == [1, 2]

@@ -2,7 +2,7 @@ prelude
 import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
-import PrefixPool.Lru
+import PrefixPool.StackDistance
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -183,27 +183,39 @@ example : Eq (List.length (lru_cache gen_n0 (List.cons gen_n0 (List.cons gen_n3 
 example : Eq (lru_hits gen_n4 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n0 List.nil))))))))) gen_n3 := rfl
 -- Python: len(lean.mirror.lru_cache([1, 2, 0, 2, 4, 2, 5, 0], 4)) == 4
 example : Eq (List.length (lru_cache gen_n4 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n0 List.nil)))))))))) gen_n4 := rfl
--- Python: lean.mirror.lru_cache([1], 4) == [1]
-example : Eq (lru_cache gen_n4 (List.cons gen_n1 List.nil)) (List.cons gen_n1 List.nil) := rfl
--- Python: lean.mirror.mtf_stack([1]) == [1]
-example : Eq (mtf_stack (List.cons gen_n1 List.nil)) (List.cons gen_n1 List.nil) := rfl
--- Python: lean.mirror.lru_cache([4, 2, 0, 2, 4, 3, 3, 3], 1) == [3]
-example : Eq (lru_cache gen_n1 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil))))))))) (List.cons gen_n3 List.nil) := rfl
--- Python: lean.mirror.mtf_stack([4, 2, 0, 2, 4, 3, 3, 3]) == [3, 4, 2, 0]
-example : Eq (mtf_stack (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil))))))))) (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) := rfl
--- Python: lean.mirror.lru_cache([2, 4, 5, 5, 3, 0, 2, 5, 0, 4], 2) == [4, 0]
-example : Eq (lru_cache gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n4 List.nil))))))))))) (List.cons gen_n4 (List.cons gen_n0 List.nil)) := rfl
--- Python: lean.mirror.mtf_stack([2, 4, 5, 5, 3, 0, 2, 5, 0, 4]) == [4, 0, 5, 2, 3]
-example : Eq (mtf_stack (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n4 List.nil))))))))))) (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 List.nil))))) := rfl
--- Python: lean.mirror.lru_cache([4], 1) == [4]
-example : Eq (lru_cache gen_n1 (List.cons gen_n4 List.nil)) (List.cons gen_n4 List.nil) := rfl
--- Python: lean.mirror.mtf_stack([4]) == [4]
-example : Eq (mtf_stack (List.cons gen_n4 List.nil)) (List.cons gen_n4 List.nil) := rfl
--- Python: lean.mirror.lru_cache([3, 0, 5, 2, 3, 5, 2, 5, 3], 4) == [3, 5, 2, 0]
-example : Eq (lru_cache gen_n4 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n3 List.nil)))))))))) (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) := rfl
--- Python: lean.mirror.mtf_stack([3, 0, 5, 2, 3, 5, 2, 5, 3]) == [3, 5, 2, 0]
-example : Eq (mtf_stack (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n3 List.nil)))))))))) (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) := rfl
--- Python: lean.mirror.lru_cache([0, 1, 2, 2, 2, 5, 2, 3, 3, 2], 4) == [2, 3, 5, 1]
-example : Eq (lru_cache gen_n4 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))))))))) (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n1 List.nil)))) := rfl
--- Python: lean.mirror.mtf_stack([0, 1, 2, 2, 2, 5, 2, 3, 3, 2]) == [2, 3, 5, 1, 0]
-example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))))))))) (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n0 List.nil))))) := rfl
+-- Python: len(set(lean.mirror.since(4, [1]))) == 1
+example : Eq (distinct_count (since gen_n4 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: len(set(lean.mirror.since(1, [4, 2, 0, 2, 4, 3, 3, 3]))) == 4
+example : Eq (distinct_count (since gen_n1 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))))) gen_n4 := rfl
+-- Python: len(set(lean.mirror.since(1, [2, 4, 3, 0, 2, 0, 4, 2, 0, 4]))) == 4
+example : Eq (distinct_count (since gen_n1 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n4 List.nil)))))))))))) gen_n4 := rfl
+-- Python: len(set(lean.mirror.since(2, [3, 0, 2, 3, 2, 3, 4, 0, 1]))) == 4
+example : Eq (distinct_count (since gen_n2 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n1 List.nil))))))))))) gen_n4 := rfl
+-- Python: len(set(lean.mirror.since(4, [2, 2, 3, 3, 2]))) == 2
+example : Eq (distinct_count (since gen_n4 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))))) gen_n2 := rfl
+-- Python: len(set(lean.mirror.since(1, [3, 4, 1, 0, 0]))) == 1
+example : Eq (distinct_count (since gen_n1 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil))))))) gen_n1 := rfl
+-- Python: lean.mirror.lru_cache([1, 5, 2, 4, 0, 1, 0], 2) == [0, 1]
+example : Eq (lru_cache gen_n2 (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))))) (List.cons gen_n0 (List.cons gen_n1 List.nil)) := rfl
+-- Python: lean.mirror.mtf_stack([1, 5, 2, 4, 0, 1, 0]) == [0, 1, 4, 2, 5]
+example : Eq (mtf_stack (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))))) (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n5 List.nil))))) := rfl
+-- Python: lean.mirror.lru_cache([], 3) == []
+example : Eq (lru_cache gen_n3 List.nil) List.nil := rfl
+-- Python: lean.mirror.mtf_stack([]) == []
+example : Eq (mtf_stack List.nil) List.nil := rfl
+-- Python: lean.mirror.lru_cache([0, 0, 1, 0], 2) == [0, 1]
+example : Eq (lru_cache gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))))) (List.cons gen_n0 (List.cons gen_n1 List.nil)) := rfl
+-- Python: lean.mirror.mtf_stack([0, 0, 1, 0]) == [0, 1]
+example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))))) (List.cons gen_n0 (List.cons gen_n1 List.nil)) := rfl
+-- Python: lean.mirror.lru_cache([1, 4, 5, 2, 0, 3, 4, 1, 4], 4) == [4, 1, 3, 0]
+example : Eq (lru_cache gen_n4 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n4 List.nil)))))))))) (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: lean.mirror.mtf_stack([1, 4, 5, 2, 0, 3, 4, 1, 4]) == [4, 1, 3, 0, 2, 5]
+example : Eq (mtf_stack (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n4 List.nil)))))))))) (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n5 List.nil)))))) := rfl
+-- Python: lean.mirror.lru_cache([0, 3, 3, 1, 4, 3, 3], 4) == [3, 4, 1, 0]
+example : Eq (lru_cache gen_n4 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: lean.mirror.mtf_stack([0, 3, 3, 1, 4, 3, 3]) == [3, 4, 1, 0]
+example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: lean.mirror.lru_cache([3, 4, 4, 5], 0) == []
+example : Eq (lru_cache gen_n0 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n5 List.nil))))) List.nil := rfl
+-- Python: lean.mirror.mtf_stack([3, 4, 4, 5]) == [5, 4, 3]
+example : Eq (mtf_stack (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n5 List.nil))))) (List.cons gen_n5 (List.cons gen_n4 (List.cons gen_n3 List.nil))) := rfl

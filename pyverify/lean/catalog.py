@@ -180,6 +180,18 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "one of `cap` blocks: LRU's hits never drop as its capacity grows."
         ),
     ),
+    TheoremSpec(
+        name="lru_hit_iff_stack_distance",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "an LRU cache of `cap` blocks that starts empty",
+        ),
+        plain=(
+            "The stack-distance characterisation: after any sequence of requests, block `r` is held by "
+            "the LRU cache of `cap` blocks (so a request for it hits) exactly when `r` was requested "
+            "before and fewer than `cap` distinct blocks were requested since its last request."
+        ),
+    ),
 )
 
 

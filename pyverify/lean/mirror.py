@@ -138,3 +138,10 @@ def lru_hits(requests: Sequence[int], capacity: int) -> int:
         else:
             cache = ([r] + cache)[:capacity]
     return hits
+
+
+def since(r: int, requests: Sequence[int]) -> list[int]:
+    """The requests after the last request of ``r`` (all of them if ``r`` is
+    never requested) (Lean: ``since``, ``lean/PrefixPool/StackDistance.lean``)."""
+    last = max((i for i, x in enumerate(requests) if x == r), default=None)
+    return list(requests) if last is None else list(requests[last + 1:])
