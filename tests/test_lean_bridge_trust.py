@@ -1,0 +1,74 @@
+"""The bridge reads the trusted definitions from the registry: it lists them
+(name and SHA-256) with each theorem, refuses a registry whose printed
+definitions do not hash to their recorded SHA-256, and refuses one whose
+hashes are not what Lean prints for the current sources."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from pyverify.errors import CheckFailed
+from pyverify.lean import runner
+from pyverify.lean.bridge import check_registry_against_lean, load_registry
+
+REPO = Path(__file__).resolve().parents[1]
+REGISTRY = REPO / "lean" / "theorems.json"
+
+
+@pytest.fixture(scope="module")
+def lean_result():
+    return runner.check(REPO / "lean", backend="wheel", emit=lambda line: None)
+
+
+def test_every_theorem_carries_its_trusted_definitions(lean_result) -> None:
+    registry = load_registry(REGISTRY)
+    check_registry_against_lean(registry, REGISTRY, lean_result)
+    pooled = dict(registry["pooled_misses_eq_distinct"].definitions)
+    # the statement's own definitions and, transitively, the core they rest on
+    for name in ("pooled_misses", "distinct_count", "cache_misses", "count_distinct", "absent", "List.elem",
+                 "Natural.eqb", "cond", "Bool", "Natural", "List", "Eq"):
+        assert name in pooled, name
+    demand = dict(registry["demand_misses_ge_distinct"].definitions)
+    assert {"demand_valid", "demand_valid_after", "subset", "demand_misses", "Natural.le"} <= set(demand)
+    # nothing the statement does not use
+    assert "per_host_walk" not in pooled and "prefix_hits" not in pooled
+    assert dict(registry["demand_misses_ge_distinct"].examples) == {"demand_valid": "lru_run_valid"}
+
+
+def test_a_printed_definition_edited_in_the_registry_is_refused(tmp_path) -> None:
+    data = json.loads(REGISTRY.read_text(encoding="utf-8"))
+    entry = next(d for d in data["definitions"] if d["name"] == "demand_valid_after")
+    entry["printed"] = entry["printed"].replace("True", "False")
+    path = tmp_path / "theorems.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CheckFailed, match=r"definitions\[\d+\] \(demand_valid_after\): sha256 does not match"):
+        load_registry(path)
+
+
+def test_a_definition_and_its_hash_both_edited_is_refused(tmp_path, lean_result) -> None:
+    """Consistent inside the file, but not what Lean prints for the sources."""
+    data = json.loads(REGISTRY.read_text(encoding="utf-8"))
+    entry = next(d for d in data["definitions"] if d["name"] == "distinct_count")
+    entry["printed"] += " "
+    entry["sha256"] = hashlib.sha256(entry["printed"].encode("utf-8")).hexdigest()
+    for theorem in data["theorems"]:
+        if "distinct_count" in theorem["definitions"]:
+            theorem["definitions"]["distinct_count"] = entry["sha256"]
+    path = tmp_path / "theorems.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    registry = load_registry(path)
+    with pytest.raises(CheckFailed, match="trusted definitions differ from what Lean prints for the current sources: distinct_count"):
+        check_registry_against_lean(registry, path, lean_result)
+
+
+def test_a_theorem_pointing_at_another_hash_is_refused(tmp_path) -> None:
+    data = json.loads(REGISTRY.read_text(encoding="utf-8"))
+    data["theorems"][0]["definitions"]["Bool"] = "0" * 64
+    path = tmp_path / "theorems.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CheckFailed, match="trusted definition Bool: its SHA-256 is not the one recorded"):
+        load_registry(path)
