@@ -72,3 +72,65 @@ def test_a_theorem_pointing_at_another_hash_is_refused(tmp_path) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(CheckFailed, match="trusted definition Bool: its SHA-256 is not the one recorded"):
         load_registry(path)
+
+
+# --- capacitated certificates: the flat lower bound ------------------------------------
+
+from functools import lru_cache as memoize  # noqa: E402
+from itertools import combinations  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pyverify.lean.bridge import capacitated_bound, flat_min_misses, link_certificate  # noqa: E402
+from pyverify.inputs.model import load_instance  # noqa: E402
+from pyverify.sim.simulate import POOLED, simulate  # noqa: E402
+
+
+def fewest_flat_misses(blocks: tuple[int, ...], capacity: int) -> int:
+    """By exhaustion: the fewest misses of any flat demand cache (any evictions,
+    bypass allowed), the runs `flat_valid` admits."""
+
+    @memoize(maxsize=None)
+    def best(i: int, held: frozenset) -> int:
+        if i == len(blocks):
+            return 0
+        miss = 0 if blocks[i] in held else 1
+        pool = sorted(held | {blocks[i]})
+        return miss + min(best(i + 1, frozenset(keep)) for k in range(min(capacity, len(pool)) + 1)
+                          for keep in combinations(pool, k))
+
+    return best(0, frozenset())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=9), st.integers(1, 3))
+def test_bridges_min_is_the_fewest_flat_misses(blocks, capacity):
+    assert flat_min_misses(blocks, capacity) == fewest_flat_misses(tuple(blocks), capacity)
+
+
+@given(st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=4), max_size=10), st.integers(1, 4))
+def test_flat_min_bounds_capacitated_lru(chains, capacity):
+    """prefix_run_is_flat_run with MIN: the LRU prefix cache misses at least MIN's flat misses."""
+    flat = [b for chain in chains for b in chain]
+    assert flat_min_misses(flat, capacity) <= simulate(chains, None, POOLED, capacity=capacity).misses
+
+
+def test_the_greedy_gap_certificate_meets_the_flat_bound():
+    cert = REPO / "proofs" / "greedy-gap-30.pooled-c4.json"
+    entry = link_certificate(cert, REPO / "instances" / "greedy-gap-30.json", load_registry(REGISTRY))
+    bound = entry.link.bound
+    assert bound is not None and bound.theorem == "prefix_run_is_flat_run" and bound.capacity == 4
+    assert bound.flat_min == 24 and bound.objective == 24 and bound.holds
+    assert entry.theorems[-1].name == "prefix_run_is_flat_run"
+    assert "Belady" in entry.link_json()["lower_bound"]["cited"]
+
+
+def test_a_bound_below_min_would_be_refused_and_uncapacitated_has_none():
+    instance = load_instance(REPO / "instances" / "greedy-gap-30.json")
+    registry = load_registry(REGISTRY)
+    cert = {"cache_model": {"model": "pooled", "capacity": 4, "eviction": "offline-optimal", "warm_start": False},
+            "objective": 23}
+    assert not capacitated_bound(cert, instance, registry).holds
+    cert["cache_model"]["capacity"] = None
+    assert capacitated_bound(cert, instance, registry) is None

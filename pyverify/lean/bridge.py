@@ -45,6 +45,13 @@ OPENING_THEOREMS = {
 BLOCK_THEOREMS = {
     "pooled": ("pooled_block_misses_eq_distinct",),
 }
+#: The theorem behind the lower bound for capacitated certificates, and the
+#: paper theorem it is combined with (not machine-checked here).
+FLAT_THEOREM = "prefix_run_is_flat_run"
+CITED_MIN = (
+    "Belady's MIN (L. A. Belady, IBM Systems Journal 5(2), 1966; proved in Mattson et al., "
+    "IBM Systems Journal 9(2), 1970): no flat demand cache of C blocks misses fewer times than MIN"
+)
 
 
 # --- the registry -------------------------------------------------------------
@@ -150,6 +157,34 @@ class Hypothesis:
 
 
 @dataclass
+class Bound:
+    """A capacitated certificate against the flat lower bound: what Lean checked
+    (``prefix_run_is_flat_run``), what rests on a cited paper theorem (MIN), and
+    the bound the bridge counts from the instance."""
+
+    theorem: str
+    capacity: int
+    flat_min: int
+    objective: int
+
+    @property
+    def holds(self) -> bool:
+        return self.objective >= self.flat_min
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "theorem": self.theorem,
+            "capacity": self.capacity,
+            "flat_min_misses": self.flat_min,
+            "certificate_objective": self.objective,
+            "holds": self.holds,
+            "machine_checked": "every run of a capacitated prefix cache, flattened, is a flat demand-paging run "
+                               "with no more misses (Lean, kernel-checked)",
+            "cited": CITED_MIN,
+        }
+
+
+@dataclass
 class Link:
     covered: bool
     hypotheses: list[Hypothesis]
@@ -157,6 +192,7 @@ class Link:
     predicted_by: str = ""
     agrees: bool | None = None
     why_not: str = ""
+    bound: Bound | None = None
 
 
 @dataclass
@@ -208,6 +244,7 @@ class BridgeEntry:
             "certificate_objective": self.certificate_data["objective"],
             "agrees": link.agrees,
             "not_covered_because": link.why_not or None,
+            "lower_bound": None if link.bound is None else link.bound.to_json(),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -243,6 +280,47 @@ def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool
         in_range = instance.routing is not None and all(0 <= host < instance.hosts for host in instance.routing)
         found.append(Hypothesis(f"hosts numbered 0..{instance.hosts - 1}, as routed by the instance", in_range, "checked here"))
     return found
+
+
+def flat_min_misses(blocks: list[int], capacity: int) -> int:
+    """Misses of Belady's MIN in bypass form on a flat block sequence: on a miss,
+    of the held blocks and the requested one, drop the one used furthest in the
+    future (never used again: infinitely far), keeping at most ``capacity``."""
+    never = len(blocks)
+    next_use = [never] * len(blocks)
+    seen: dict[int, int] = {}
+    for i in range(len(blocks) - 1, -1, -1):
+        next_use[i] = seen.get(blocks[i], never)
+        seen[blocks[i]] = i
+    held: dict[int, int] = {}  # block -> its next use
+    misses = 0
+    for i, block in enumerate(blocks):
+        if block not in held:
+            misses += 1
+        held[block] = next_use[i]
+        if len(held) > capacity:
+            del held[max(held, key=lambda b: (held[b], b))]
+    return misses
+
+
+def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]) -> Bound | None:
+    """The flat lower bound for a capacitated demand-cache certificate that
+    starts empty (pooled: one cache; per-host: one per host, each bounded on its
+    own chains), or None if the certificate is not of that kind."""
+    model = cert["cache_model"]
+    if model["capacity"] is None or model["warm_start"] or model["eviction"] != "offline-optimal":
+        return None
+    if FLAT_THEOREM not in registry:
+        return None
+    if model["model"] == "pooled":
+        groups = [list(instance.chains)]
+    else:
+        by_host: dict[int, list] = {}
+        for chain, host in zip(instance.chains, instance.routing or ()):
+            by_host.setdefault(host, []).append(chain)
+        groups = list(by_host.values())
+    flat = sum(flat_min_misses([b for chain in chains for b in chain], model["capacity"]) for chains in groups)
+    return Bound(FLAT_THEOREM, model["capacity"], flat, cert["objective"])
 
 
 def predicted_misses(model: str, instance: Instance) -> tuple[int, str]:
@@ -302,9 +380,18 @@ def link_certificate(
             f"{cert_path}: theorem: links to {named!r}, but the certificate does not meet its hypothesis "
             f"'{failed[0].text}' ({failed[0].detail}): the theorem does not cover it"
         )
+    bound = capacitated_bound(raw, instance, registry)
+    if bound is not None:
+        names = names + [bound.theorem]
+        if not bound.holds:
+            raise CheckFailed(
+                f"{cert_path}: objective {raw['objective']} is below {bound.flat_min}, the misses of Belady's MIN on "
+                f"the flattened blocks with {bound.capacity} blocks per cache, a lower bound by {bound.theorem} and MIN"
+            )
     theorems = [registry[name] for name in names]
     if failed:
-        link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})")
+        link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})",
+                    bound=bound)
     else:
         predicted, unit = predicted_misses(model, instance)
         link = Link(covered=True, hypotheses=hypotheses, predicted=predicted, predicted_by=unit,

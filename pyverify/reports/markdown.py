@@ -94,6 +94,16 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
         )
     else:
         lines.append(f"Not covered by the theorem: {link['not_covered_because']}. This is not an error; the certificate stands on its own for this instance.")
+    bound = link.get("lower_bound")
+    if bound:
+        # Say plainly which half Lean checked and which half is a cited paper theorem.
+        lines += ["", (
+            f"Lower bound, {bound['capacity']} blocks per cache: the bridge counts {bound['flat_min_misses']} misses "
+            f"for Belady's MIN on the flattened blocks of this instance; the certificate's objective "
+            f"{bound['certificate_objective']} is not below it. "
+            f"Machine-checked (`{bound['theorem']}`): {bound['machine_checked']}. "
+            f"Not machine-checked, cited: {bound['cited']}."
+        )]
     return lines
 
 
