@@ -8,6 +8,7 @@ import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
 import PrefixPool.Lru
 import PrefixPool.StackDistance
+import PrefixPool.Belady
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pyverify.lean import mirror as lean_mirror  # noqa: E402
+from pyverify.lean.bridge import flat_min_misses  # noqa: E402
 from pyverify.sim import simulate as mirror  # noqa: E402
 
 OUTPUT = ROOT / "lean" / "PrefixPool" / "Generated.lean"
@@ -140,6 +141,11 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
         out.append((f"len(set(lean.mirror.since({r}, {requests})))",
                     f"distinct_count (since {nat(r)} {nats(requests)})",
                     len(set(lean_mirror.since(r, requests)))))
+    for _ in range(ROUNDS):
+        blocks = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
+        capacity = rng.randint(0, 3)
+        out.append((f"pyverify.lean.bridge.flat_min_misses({blocks}, {capacity})",
+                    f"min_misses {nat(capacity)} {nats(blocks)}", flat_min_misses(blocks, capacity)))
     return out
 
 
@@ -162,6 +168,7 @@ import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
 import PrefixPool.StackDistance
+import PrefixPool.Belady
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 

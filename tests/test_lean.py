@@ -168,6 +168,7 @@ MAIN_THEOREMS = {
     "lru_cache_subset_succ": "Lru",
     "lru_hits_mono": "Lru",
     "lru_hit_iff_stack_distance": "StackDistance",
+    "min_run_valid": "Belady",
 }
 
 

@@ -188,3 +188,17 @@ def test_since_examples():
     assert mirror.since(1, [1, 2, 1, 3, 2]) == [3, 2]
     assert mirror.since(2, [1, 2, 1, 3, 2]) == []
     assert mirror.since(4, [1, 2]) == [1, 2]
+
+
+# --- min_run_valid (lean/PrefixPool/Belady.lean) -------------------------------------------
+
+from pyverify.lean.bridge import flat_min_misses  # noqa: E402
+
+
+@given(st.lists(st.integers(0, 6), max_size=30), st.integers(0, 4))
+def test_min_run_valid(blocks, capacity):
+    """The statement of min_run_valid, and Lean's MIN counting what the bridge's MIN counts."""
+    run = mirror.min_run(blocks, capacity)
+    assert mirror.flat_valid(run, capacity)
+    assert [b for b, _ in run] == blocks
+    assert demand_misses(run) == flat_min_misses(blocks, capacity)

@@ -3,6 +3,7 @@ import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
 import PrefixPool.StackDistance
+import PrefixPool.Belady
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -195,27 +196,39 @@ example : Eq (distinct_count (since gen_n2 (List.cons gen_n3 (List.cons gen_n0 (
 example : Eq (distinct_count (since gen_n4 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))))) gen_n2 := rfl
 -- Python: len(set(lean.mirror.since(1, [3, 4, 1, 0, 0]))) == 1
 example : Eq (distinct_count (since gen_n1 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil))))))) gen_n1 := rfl
--- Python: lean.mirror.lru_cache([1, 5, 2, 4, 0, 1, 0], 2) == [0, 1]
-example : Eq (lru_cache gen_n2 (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))))) (List.cons gen_n0 (List.cons gen_n1 List.nil)) := rfl
--- Python: lean.mirror.mtf_stack([1, 5, 2, 4, 0, 1, 0]) == [0, 1, 4, 2, 5]
-example : Eq (mtf_stack (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))))) (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n5 List.nil))))) := rfl
--- Python: lean.mirror.lru_cache([], 3) == []
-example : Eq (lru_cache gen_n3 List.nil) List.nil := rfl
--- Python: lean.mirror.mtf_stack([]) == []
-example : Eq (mtf_stack List.nil) List.nil := rfl
--- Python: lean.mirror.lru_cache([0, 0, 1, 0], 2) == [0, 1]
-example : Eq (lru_cache gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))))) (List.cons gen_n0 (List.cons gen_n1 List.nil)) := rfl
--- Python: lean.mirror.mtf_stack([0, 0, 1, 0]) == [0, 1]
-example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))))) (List.cons gen_n0 (List.cons gen_n1 List.nil)) := rfl
--- Python: lean.mirror.lru_cache([1, 4, 5, 2, 0, 3, 4, 1, 4], 4) == [4, 1, 3, 0]
-example : Eq (lru_cache gen_n4 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n4 List.nil)))))))))) (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n0 List.nil)))) := rfl
--- Python: lean.mirror.mtf_stack([1, 4, 5, 2, 0, 3, 4, 1, 4]) == [4, 1, 3, 0, 2, 5]
-example : Eq (mtf_stack (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n4 List.nil)))))))))) (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n5 List.nil)))))) := rfl
--- Python: lean.mirror.lru_cache([0, 3, 3, 1, 4, 3, 3], 4) == [3, 4, 1, 0]
-example : Eq (lru_cache gen_n4 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) := rfl
--- Python: lean.mirror.mtf_stack([0, 3, 3, 1, 4, 3, 3]) == [3, 4, 1, 0]
-example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) := rfl
--- Python: lean.mirror.lru_cache([3, 4, 4, 5], 0) == []
-example : Eq (lru_cache gen_n0 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n5 List.nil))))) List.nil := rfl
--- Python: lean.mirror.mtf_stack([3, 4, 4, 5]) == [5, 4, 3]
-example : Eq (mtf_stack (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n5 List.nil))))) (List.cons gen_n5 (List.cons gen_n4 (List.cons gen_n3 List.nil))) := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 5, 2, 4, 0, 1, 0], 2) == 5
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))))) gen_n5 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([], 3) == 0
+example : Eq (min_misses gen_n3 List.nil) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 1, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))))) gen_n2 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 4, 5, 2, 0, 3, 4, 1, 4], 3) == 6
+example : Eq (min_misses gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n4 List.nil)))))))))) gen_n6 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([3], 3) == 1
+example : Eq (min_misses gen_n3 (List.cons gen_n3 List.nil)) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([4, 3, 3], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.lru_cache([4, 4, 5, 0, 2, 2], 3) == [2, 0, 5]
+example : Eq (lru_cache gen_n3 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil))))))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n5 List.nil))) := rfl
+-- Python: lean.mirror.mtf_stack([4, 4, 5, 0, 2, 2]) == [2, 0, 5, 4]
+example : Eq (mtf_stack (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil))))))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n4 List.nil)))) := rfl
+-- Python: lean.mirror.lru_cache([2, 4, 0, 0, 4, 4, 3, 2], 2) == [2, 3]
+example : Eq (lru_cache gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n2 List.nil))))))))) (List.cons gen_n2 (List.cons gen_n3 List.nil)) := rfl
+-- Python: lean.mirror.mtf_stack([2, 4, 0, 0, 4, 4, 3, 2]) == [2, 3, 4, 0]
+example : Eq (mtf_stack (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n2 List.nil))))))))) (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: lean.mirror.lru_cache([1, 2, 5, 1, 2, 1, 0], 0) == []
+example : Eq (lru_cache gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))))) List.nil := rfl
+-- Python: lean.mirror.mtf_stack([1, 2, 5, 1, 2, 1, 0]) == [0, 1, 2, 5]
+example : Eq (mtf_stack (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))))) (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n5 List.nil)))) := rfl
+-- Python: lean.mirror.lru_cache([0, 1], 2) == [1, 0]
+example : Eq (lru_cache gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons gen_n1 (List.cons gen_n0 List.nil)) := rfl
+-- Python: lean.mirror.mtf_stack([0, 1]) == [1, 0]
+example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons gen_n1 (List.cons gen_n0 List.nil)) := rfl
+-- Python: lean.mirror.lru_cache([1, 1, 0, 3, 1, 4], 2) == [4, 1]
+example : Eq (lru_cache gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 List.nil))))))) (List.cons gen_n4 (List.cons gen_n1 List.nil)) := rfl
+-- Python: lean.mirror.mtf_stack([1, 1, 0, 3, 1, 4]) == [4, 1, 3, 0]
+example : Eq (mtf_stack (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 List.nil))))))) (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: lean.mirror.lru_cache([0, 4, 5, 0, 1], 2) == [1, 0]
+example : Eq (lru_cache gen_n2 (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n1 List.nil)))))) (List.cons gen_n1 (List.cons gen_n0 List.nil)) := rfl
+-- Python: lean.mirror.mtf_stack([0, 4, 5, 0, 1]) == [1, 0, 5, 4]
+example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n1 List.nil)))))) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n4 List.nil)))) := rfl

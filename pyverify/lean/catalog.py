@@ -192,6 +192,21 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "before and fewer than `cap` distinct blocks were requested since its last request."
         ),
     ),
+    TheoremSpec(
+        name="min_run_valid",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "Belady's MIN in bypass form with `cap` blocks, starting empty: a hit changes nothing; a miss "
+            "keeps the block if fewer than `cap` are held, otherwise drops whichever of the held blocks and "
+            "the requested one is requested again furthest in the future",
+        ),
+        plain=(
+            "Belady's MIN in bypass form is a flat demand cache of `cap` blocks: on every sequence its run "
+            "is a valid flat demand-paging run of `cap` blocks serving exactly the requested blocks, so its "
+            "misses are achievable. (That no demand cache misses fewer times than MIN is not part of this "
+            "statement.)"
+        ),
+    ),
 )
 
 

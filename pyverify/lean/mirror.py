@@ -145,3 +145,31 @@ def since(r: int, requests: Sequence[int]) -> list[int]:
     never requested) (Lean: ``since``, ``lean/PrefixPool/StackDistance.lean``)."""
     last = max((i for i, x in enumerate(requests) if x == r), default=None)
     return list(requests) if last is None else list(requests[last + 1:])
+
+
+# --- Belady's MIN (lean/PrefixPool/Belady.lean) -----------------------------------------
+
+
+def next_use(block: int, rest: Sequence[int]) -> int:
+    """Requests of ``rest`` before the next request of ``block`` (``len(rest)`` if none)."""
+    return rest.index(block) if block in rest else len(rest)
+
+
+def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
+    """MIN's run in bypass form, as Lean's ``min_run`` builds it (held most recent first)."""
+    held: list[int] = []
+    run: list[Step] = []
+    for i, r in enumerate(blocks):
+        run.append((r, list(held)))
+        rest = blocks[i + 1:]
+        if r in held:
+            continue
+        if len(held) < capacity:
+            held = [r] + held
+            continue
+        best = r
+        for c in held:  # the first one used furthest in the future, r first
+            if next_use(best, rest) < next_use(c, rest):
+                best = c
+        held = [b for b in [r] + held if b != best]
+    return run
