@@ -247,7 +247,8 @@ def candidate_names(printed: Printed) -> set[str]:
         text = "\n".join(keep)
     text = _UNIVERSES.sub(" ", text)
     text = re.sub(r"@", " ", text)
-    names = {token.rstrip(".") for token in _TOKEN.findall(text)}
+    # Lean writes a constant shadowed by a bound variable as `_root_.name`.
+    names = {token.rstrip(".").removeprefix("_root_.") for token in _TOKEN.findall(text)}
     return {n for n in names if n and n not in KEYWORDS and n != printed.name}
 
 
