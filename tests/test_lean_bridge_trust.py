@@ -134,3 +134,18 @@ def test_a_bound_below_min_would_be_refused_and_uncapacitated_has_none():
     assert not capacitated_bound(cert, instance, registry).holds
     cert["cache_model"]["capacity"] = None
     assert capacitated_bound(cert, instance, registry) is None
+
+
+def test_the_bound_is_per_cache(tmp_path):
+    """Per-host: one MIN per host, on its own chains; pooled: one MIN on all."""
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({
+        "format": "pyverify.instance/1", "name": "two", "hosts": 2,
+        "requests": [{"blocks": [b], "host": h} for b, h in ((1, 0), (2, 1), (1, 0), (2, 1))],
+    }))
+    instance, registry = load_instance(path), load_registry(REGISTRY)
+    model = {"capacity": 1, "eviction": "offline-optimal", "warm_start": False}
+    per_host = capacitated_bound({"cache_model": {"model": "per-host", **model}, "objective": 2}, instance, registry)
+    pooled = capacitated_bound({"cache_model": {"model": "pooled", **model}, "objective": 3}, instance, registry)
+    assert (per_host.flat_min, pooled.flat_min) == (2, 3)  # [1, 1] and [2, 2]: 1 each; [1, 2, 1, 2]: 3
+    assert per_host.holds and pooled.holds
