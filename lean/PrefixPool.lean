@@ -9,6 +9,7 @@ import PrefixPool.Flat
 import PrefixPool.Lru
 import PrefixPool.StackDistance
 import PrefixPool.Belady
+import PrefixPool.BeladyLemmas
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
