@@ -10,6 +10,7 @@ import PrefixPool.Lru
 import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.BeladyLemmas
+import PrefixPool.BeladyOptimal
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!

@@ -112,6 +112,10 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "∀ (cap r : Natural) (requests : List Natural), Eq (List.elem Natural.eqb r (lru_cache cap requests)) "
         "(Bool.and (List.elem Natural.eqb r requests) (Natural.ltb (distinct_count (since r requests)) cap))"
     )
+    assert statements["min_misses_le"] == (
+        "∀ (cap : Natural) (blocks : List Natural) (run : List (Prod Natural (List Natural))), "
+        "flat_valid cap run → Eq (List.map Prod.fst run) blocks → Natural.le (min_misses cap blocks) (demand_misses run)"
+    )
     assert statements["pooled_block_misses_eq_distinct"] == (
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
@@ -169,6 +173,7 @@ MAIN_THEOREMS = {
     "lru_hits_mono": "Lru",
     "lru_hit_iff_stack_distance": "StackDistance",
     "min_run_valid": "Belady",
+    "min_misses_le": "BeladyOptimal",
 }
 
 

@@ -202,3 +202,23 @@ def test_min_run_valid(blocks, capacity):
     assert mirror.flat_valid(run, capacity)
     assert [b for b, _ in run] == blocks
     assert demand_misses(run) == flat_min_misses(blocks, capacity)
+
+
+def random_flat_run(data, blocks, capacity):
+    """A valid flat demand-cache run with random keeps and evictions (any policy, bypass allowed)."""
+    held: set[int] = set()
+    run = []
+    for block in blocks:
+        run.append((block, sorted(held)))
+        pool = sorted(held | {block})
+        keep = data.draw(st.lists(st.sampled_from(pool), unique=True, max_size=capacity))
+        held = set(keep)
+    return run
+
+
+@given(st.lists(st.integers(0, 6), max_size=25), st.integers(0, 4), st.data())
+def test_min_misses_le(blocks, capacity, data):
+    """The statement of min_misses_le (Belady's theorem) on random valid flat runs."""
+    run = random_flat_run(data, blocks, capacity)
+    assert mirror.flat_valid(run, capacity)
+    assert flat_min_misses(blocks, capacity) <= demand_misses(run)

@@ -3,6 +3,7 @@ import PrefixPool.PerHost
 import PrefixPool.Blocks
 import PrefixPool.PerHostBlocks
 import PrefixPool.Flat
+import PrefixPool.BeladyOptimal
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -187,3 +188,24 @@ noncomputable def strict_run : List (List (Prod Natural (List Natural))) :=
 
 example : Eq (prefix_misses strict_run) four := rfl
 example : Eq (demand_misses (List.flatten strict_run)) three := rfl
+
+/-! ## Belady's MIN -/
+
+/-- A positive example of the first hypothesis of `min_misses_le`: the LRU run
+above, flattened, is a valid flat run of 2 blocks (by `prefix_run_is_flat_run`). -/
+theorem lru_flat_run_valid : flat_valid two (List.flatten lru_prefix_run) :=
+  (prefix_run_is_flat_run two lru_prefix_run lru_prefix_run_valid).left
+
+/-- A positive example of the second hypothesis of `min_misses_le`: that run
+serves blocks `[1, 2, 1, 3]`. -/
+theorem lru_flat_run_blocks :
+    Eq (List.map Prod.fst (List.flatten lru_prefix_run))
+      (List.cons one (List.cons two (List.cons one (List.cons three List.nil)))) :=
+  rfl
+
+/-- MIN with 2 blocks on `[1, 2, 1, 3]` misses 3 times, as the LRU run does;
+on `[1, 2, 3, 1]` MIN misses 3 times (it drops 2, or bypasses 3), where LRU
+misses 4. -/
+example : Eq (min_misses two (List.cons one (List.cons two (List.cons one (List.cons three List.nil))))) three := rfl
+example : Eq (min_misses two (List.cons one (List.cons two (List.cons three (List.cons one List.nil))))) three := rfl
+example : Eq (lru_hits two (List.cons one (List.cons two (List.cons three (List.cons one List.nil))))) Natural.zero := rfl

@@ -207,6 +207,21 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "statement.)"
         ),
     ),
+    TheoremSpec(
+        name="min_misses_le",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "any run of a flat demand cache of `cap` blocks that starts empty, given as what it holds "
+            "just before each request (any policy, offline or not; a block enters only when requested; "
+            "bypass allowed)",
+            "Belady's MIN in bypass form with `cap` blocks on the same requests",
+        ),
+        plain=(
+            "Belady's theorem: on every sequence of block requests, no flat demand cache of `cap` blocks "
+            "that starts empty misses fewer times than Belady's MIN (bypass form) with `cap` blocks."
+        ),
+        examples=(("flat_valid", "lru_flat_run_valid"), ("Eq", "lru_flat_run_blocks")),
+    ),
 )
 
 
