@@ -122,8 +122,10 @@ def test_the_greedy_gap_certificate_meets_the_flat_bound():
     bound = entry.link.bound
     assert bound is not None and bound.theorem == "prefix_run_is_flat_run" and bound.capacity == 4
     assert bound.flat_min == 24 and bound.objective == 24 and bound.holds
-    assert entry.theorems[-1].name == "prefix_run_is_flat_run"
-    assert "Belady" in entry.link_json()["lower_bound"]["cited"]
+    assert [t.name for t in entry.theorems][-2:] == ["prefix_run_is_flat_run", "min_misses_le"]
+    bound_json = entry.link_json()["lower_bound"]
+    assert bound_json["cited"] is None  # Belady's theorem is in the registry, kernel-checked
+    assert "min_misses_le" in bound_json["machine_checked"] and "flat_min_misses" in bound_json["counted_here"]
 
 
 def test_a_bound_below_min_would_be_refused_and_uncapacitated_has_none():
@@ -149,3 +151,10 @@ def test_the_bound_is_per_cache(tmp_path):
     pooled = capacitated_bound({"cache_model": {"model": "pooled", **model}, "objective": 3}, instance, registry)
     assert (per_host.flat_min, pooled.flat_min) == (2, 3)  # [1, 1] and [2, 2]: 1 each; [1, 2, 1, 2]: 3
     assert per_host.holds and pooled.holds
+
+
+def test_without_belady_in_the_registry_the_bound_cites_it():
+    from pyverify.lean.bridge import CITED_MIN, Bound
+
+    bound = Bound("prefix_run_is_flat_run", 4, 24, 24)
+    assert bound.theorems == ["prefix_run_is_flat_run"] and bound.to_json()["cited"] == CITED_MIN

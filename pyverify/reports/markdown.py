@@ -101,8 +101,9 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
             f"Lower bound, {bound['capacity']} blocks per cache: the bridge counts {bound['flat_min_misses']} misses "
             f"for Belady's MIN on the flattened blocks of this instance; the certificate's objective "
             f"{bound['certificate_objective']} is not below it. "
-            f"Machine-checked (`{bound['theorem']}`): {bound['machine_checked']}. "
-            f"Not machine-checked, cited: {bound['cited']}."
+            f"Machine-checked: {bound['machine_checked']}. "
+            f"Counted here: {bound['counted_here']}."
+            + (f" Not machine-checked, cited: {bound['cited']}." if bound["cited"] else "")
         )]
     return lines
 
