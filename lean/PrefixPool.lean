@@ -30,7 +30,8 @@ first results with a memory limit.
 * `prefix_run_is_flat_run` (PrefixPool/Flat.lean): the flat relaxation
 * `lru_cache_eq_take`, `lru_cache_subset_succ`, `lru_hits_mono` (PrefixPool/Lru.lean)
 * `lru_hit_iff_stack_distance` (PrefixPool/StackDistance.lean)
-* `min_run_valid` (PrefixPool/Belady.lean): MIN is a demand cache (its optimality is not proved)
+* `min_run_valid` (PrefixPool/Belady.lean): MIN is a flat demand cache
+* `min_misses_le` (PrefixPool/BeladyOptimal.lean): Belady's theorem
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.
