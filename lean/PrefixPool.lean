@@ -4,12 +4,21 @@ import PrefixPool.Distinct
 import PrefixPool.Pooled
 import PrefixPool.PerHost
 import PrefixPool.Blocks
+import PrefixPool.PerHostBlocks
+import PrefixPool.Flat
+import PrefixPool.Lru
+import PrefixPool.StackDistance
+import PrefixPool.Belady
+import PrefixPool.BeladyLemmas
+import PrefixPool.BeladyOptimal
 import PrefixPool.Examples
+import PrefixPool.Generated
 /-!
 # PrefixPool
 
-The general, uncapacitated half of pyverify, proved for every request list
-(for block chains: every prefix-closed one):
+The general half of pyverify, proved for every request list: uncapacitated
+caches (for block chains: every prefix-closed one where it matters), and the
+first results with a memory limit.
 
 * `pooled_misses_eq_distinct` (PrefixPool/Pooled.lean)
 * `demand_misses_ge_distinct` (PrefixPool/Pooled.lean)
@@ -17,7 +26,15 @@ The general, uncapacitated half of pyverify, proved for every request list
 * `per_host_misses_eq_sum` (PrefixPool/PerHost.lean)
 * `per_host_ge_pooled` (PrefixPool/PerHost.lean)
 * `pooled_block_misses_eq_distinct` (PrefixPool/Blocks.lean)
+* `per_host_blocks_ge_pooled` (PrefixPool/PerHostBlocks.lean)
+* `prefix_run_is_flat_run` (PrefixPool/Flat.lean): the flat relaxation
+* `lru_cache_eq_take`, `lru_cache_subset_succ`, `lru_hits_mono` (PrefixPool/Lru.lean)
+* `lru_hit_iff_stack_distance` (PrefixPool/StackDistance.lean)
+* `min_run_valid` (PrefixPool/Belady.lean): MIN is a flat demand cache
+* `min_misses_le` (PrefixPool/BeladyOptimal.lean): Belady's theorem
 
-`lean/theorems.json` records each statement as Lean prints it; `pyverify lean
-check` regenerates it and compares.
+`PrefixPool/Examples.lean` gives every hypothesis a positive example;
+`PrefixPool/Generated.lean` pins the definitions to their Python mirrors.
+`lean/theorems.json` records each statement as Lean prints it and every
+definition it depends on; `pyverify lean check` regenerates it and compares.
 -/

@@ -93,6 +93,29 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
     assert "sum_below fleet fun host => distinct_count (openings_of host requests)" in statements[
         "per_host_misses_eq_sum"
     ]
+    assert statements["per_host_blocks_ge_pooled"] == (
+        "∀ (requests : List (Prod Natural (List Natural))), "
+        "Natural.le (pooled_block_misses (List.map Prod.snd requests)) (per_host_block_misses requests)"
+    )
+    assert statements["prefix_run_is_flat_run"] == (
+        "∀ (cap : Natural) (run : List (List (Prod Natural (List Natural)))), prefix_valid cap run → "
+        "And (flat_valid cap (List.flatten run)) (Natural.le (demand_misses (List.flatten run)) (prefix_misses run))"
+    )
+    assert statements["lru_cache_eq_take"] == (
+        "∀ (cap : Natural) (requests : List Natural), Eq (lru_cache cap requests) (List.take cap (mtf_stack requests))"
+    )
+    assert statements["lru_hits_mono"] == (
+        "∀ (cap : Natural) (requests : List Natural), "
+        "Natural.le (lru_hits cap requests) (lru_hits (Natural.succ cap) requests)"
+    )
+    assert statements["lru_hit_iff_stack_distance"] == (
+        "∀ (cap r : Natural) (requests : List Natural), Eq (List.elem Natural.eqb r (lru_cache cap requests)) "
+        "(Bool.and (List.elem Natural.eqb r requests) (Natural.ltb (distinct_count (since r requests)) cap))"
+    )
+    assert statements["min_misses_le"] == (
+        "∀ (cap : Natural) (blocks : List Natural) (run : List (Prod Natural (List Natural))), "
+        "flat_valid cap run → Eq (List.map Prod.fst run) blocks → Natural.le (min_misses cap blocks) (demand_misses run)"
+    )
     assert statements["pooled_block_misses_eq_distinct"] == (
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
@@ -100,10 +123,12 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
 
 
 def test_committed_registry_matches_regenerated(committed: runner.CheckResult) -> None:
-    fresh = runner.render_registry(runner.build_registry(committed.identity, "PrefixPool", committed.theorems))
+    fresh = runner.render_registry(
+        runner.build_registry(committed.identity, "PrefixPool", committed.theorems, committed.definitions)
+    )
     assert (LEAN / "theorems.json").read_text(encoding="utf-8") == fresh
     data = json.loads(fresh)
-    assert data["format"] == "pyverify.theorems/1"
+    assert data["format"] == "pyverify.theorems/2"
     assert [t["name"] for t in data["theorems"]] == sorted(t["name"] for t in data["theorems"])
     for entry in data["theorems"]:
         assert entry["axioms"] == []
@@ -141,6 +166,14 @@ MAIN_THEOREMS = {
     "per_host_misses_eq_sum": "PerHost",
     "per_host_ge_pooled": "PerHost",
     "pooled_block_misses_eq_distinct": "Blocks",
+    "per_host_blocks_ge_pooled": "PerHostBlocks",
+    "prefix_run_is_flat_run": "Flat",
+    "lru_cache_eq_take": "Lru",
+    "lru_cache_subset_succ": "Lru",
+    "lru_hits_mono": "Lru",
+    "lru_hit_iff_stack_distance": "StackDistance",
+    "min_run_valid": "Belady",
+    "min_misses_le": "BeladyOptimal",
 }
 
 
@@ -318,7 +351,7 @@ def test_command_exit_codes(copy: Path) -> None:
         capture_output=True, text=True, cwd=REPO,
     )
     assert ok.returncode == 0, ok.stderr
-    assert "lean check: OK: 7 modules, 6 theorems, no axioms" in ok.stdout
+    assert re.search(r"lean check: OK: \d+ modules, \d+ theorems, no axioms", ok.stdout)
     _replace_proof(copy / "PrefixPool" / "PerHost.lean", "per_host_ge_pooled", "sorry")
     bad = subprocess.run(
         [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(copy)],

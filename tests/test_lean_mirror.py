@@ -61,3 +61,164 @@ def test_demand_runs(openings, data):
         earlier.append(opening)
     assert demand_valid(run)
     assert demand_misses(run) >= distinct_count(chains(openings))
+
+
+# --- per_host_blocks_ge_pooled (lean/PrefixPool/PerHostBlocks.lean) -----------------
+
+block_chains = st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=5), max_size=12)
+
+
+def test_per_host_blocks_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes for routed chains."""
+    assert per_host_misses([[1, 2], [3, 2]], [0, 1]) == 4
+    assert pooled_misses([[1, 2], [3, 2]]) == 4
+    assert per_host_misses([[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]) == 5
+    assert pooled_misses([[1, 2], [1, 3], [1, 2, 4]]) == 4
+
+
+@given(block_chains, st.data())
+def test_per_host_blocks_ge_pooled(chains, data):
+    """The statement of per_host_blocks_ge_pooled, on any chains (prefix-closed
+    or not) and any routing: per-host longest-prefix misses >= pooled misses."""
+    routing = data.draw(st.lists(st.integers(0, 3), min_size=len(chains), max_size=len(chains)))
+    assert per_host_misses(chains, routing) >= pooled_misses(chains)
+
+
+# --- prefix_run_is_flat_run (lean/PrefixPool/Flat.lean) ------------------------------
+
+from pyverify.lean import mirror  # noqa: E402
+from pyverify.sim.simulate import POOLED, simulate  # noqa: E402
+
+
+def test_flat_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes."""
+    run = mirror.lru_prefix_run([[1, 2], [1, 3]], 2)
+    assert run == [[(1, []), (2, [1])], [(1, [1, 2]), (3, [1, 2])]]
+    assert mirror.prefix_valid(run, 2) and mirror.prefix_misses(run) == 3
+    assert demand_misses(mirror.flatten(run)) == 3
+    strict = [[(1, []), (2, [1])], [(3, [1, 2]), (2, [2, 3])]]
+    assert mirror.prefix_valid(strict, 2)
+    assert mirror.prefix_misses(strict) == 4 and demand_misses(mirror.flatten(strict)) == 3
+
+
+def test_validity_rejects_what_it_should():
+    assert not mirror.prefix_valid([[(1, [1])]], 2)  # holds a block never fetched
+    assert not mirror.prefix_valid([[(1, []), (2, [1])], [(3, [1, 2])]], 1)  # over capacity
+    # a hit fetches nothing: block 3 cannot appear after a hit on 1
+    assert not mirror.prefix_valid([[(1, [])], [(1, [1]), (2, [1, 3])]], 3)
+    assert mirror.flat_valid([(1, []), (1, [1])], 1) and not mirror.flat_valid([(1, []), (2, [2])], 1)
+
+
+@given(block_chains, st.integers(1, 5))
+def test_lru_prefix_run_is_the_simulators_run(chains, capacity):
+    """The block-level run of the Lean model is the simulator's LRU: same misses, valid."""
+    run = mirror.lru_prefix_run(chains, capacity)
+    assert mirror.prefix_valid(run, capacity)
+    assert mirror.prefix_misses(run) == simulate(chains, None, POOLED, capacity=capacity).misses
+
+
+def random_prefix_run(data, chains, capacity):
+    """A valid prefix run with random evictions (any policy): before each fetch,
+    drop a random subset, then drop more while over capacity."""
+    held: set[int] = set()
+    run = []
+    for chain in chains:
+        steps, reading = [], True
+        for block in chain:
+            if data.draw(st.booleans()):
+                held -= set(data.draw(st.lists(st.sampled_from(sorted(held)), unique=True))) if held else set()
+            steps.append((block, sorted(held)))
+            reading = reading and block in held
+            if not reading:
+                keep = data.draw(st.booleans())
+                if keep:
+                    while len(held) >= capacity:
+                        held.discard(data.draw(st.sampled_from(sorted(held))))
+                    held.add(block)
+        run.append(steps)
+    return run
+
+
+@given(block_chains, st.integers(1, 4), st.data())
+def test_prefix_run_is_flat_run(chains, capacity, data):
+    """The statement of prefix_run_is_flat_run on random valid prefix runs."""
+    run = random_prefix_run(data, chains, capacity)
+    assert mirror.prefix_valid(run, capacity)
+    flat = mirror.flatten(run)
+    assert [block for block, _ in flat] == [block for chain in chains for block in chain]
+    assert mirror.flat_valid(flat, capacity)
+    assert demand_misses(flat) <= mirror.prefix_misses(run)
+
+
+# --- lru_cache_eq_take, lru_cache_subset_succ, lru_hits_mono (lean/PrefixPool/Lru.lean) ---
+
+flat_requests = st.lists(st.integers(0, 7), max_size=40)
+
+
+@given(flat_requests, st.integers(0, 6))
+def test_lru_is_the_top_of_the_move_to_front_stack(requests, capacity):
+    """The statements of the three LRU theorems, and the Lean model against the simulator."""
+    stack = mirror.mtf_stack(requests)
+    assert mirror.lru_cache(requests, capacity) == stack[:capacity]
+    assert set(mirror.lru_cache(requests, capacity)) <= set(mirror.lru_cache(requests, capacity + 1))
+    assert mirror.lru_hits(requests, capacity) <= mirror.lru_hits(requests, capacity + 1)
+    if capacity >= 1:
+        assert mirror.lru_hits(requests, capacity) == simulate([[r] for r in requests], None, POOLED, capacity=capacity).hits
+
+
+def test_lru_examples():
+    assert mirror.mtf_stack([1, 2, 1, 3]) == [3, 1, 2]
+    assert mirror.lru_cache([1, 2, 1, 3], 2) == [3, 1]
+    assert mirror.lru_hits([1, 2, 1, 3, 2], 2) == 1 and mirror.lru_hits([1, 2, 1, 3, 2], 3) == 2
+
+
+@given(flat_requests, st.integers(0, 6), st.integers(0, 7))
+def test_stack_distance_characterisation(requests, capacity, r):
+    """The statement of lru_hit_iff_stack_distance: r is held by LRU of `capacity`
+    blocks after `requests` exactly when it was requested and fewer than
+    `capacity` distinct blocks were requested since; its position in the
+    move-to-front stack is that number."""
+    held = r in mirror.lru_cache(requests, capacity)
+    assert held == (r in requests and len(set(mirror.since(r, requests))) < capacity)
+    if r in requests:
+        assert mirror.mtf_stack(requests).index(r) == len(set(mirror.since(r, requests)))
+
+
+def test_since_examples():
+    assert mirror.since(1, [1, 2, 1, 3, 2]) == [3, 2]
+    assert mirror.since(2, [1, 2, 1, 3, 2]) == []
+    assert mirror.since(4, [1, 2]) == [1, 2]
+
+
+# --- min_run_valid (lean/PrefixPool/Belady.lean) -------------------------------------------
+
+from pyverify.lean.bridge import flat_min_misses  # noqa: E402
+
+
+@given(st.lists(st.integers(0, 6), max_size=30), st.integers(0, 4))
+def test_min_run_valid(blocks, capacity):
+    """The statement of min_run_valid, and Lean's MIN counting what the bridge's MIN counts."""
+    run = mirror.min_run(blocks, capacity)
+    assert mirror.flat_valid(run, capacity)
+    assert [b for b, _ in run] == blocks
+    assert demand_misses(run) == flat_min_misses(blocks, capacity)
+
+
+def random_flat_run(data, blocks, capacity):
+    """A valid flat demand-cache run with random keeps and evictions (any policy, bypass allowed)."""
+    held: set[int] = set()
+    run = []
+    for block in blocks:
+        run.append((block, sorted(held)))
+        pool = sorted(held | {block})
+        keep = data.draw(st.lists(st.sampled_from(pool), unique=True, max_size=capacity))
+        held = set(keep)
+    return run
+
+
+@given(st.lists(st.integers(0, 6), max_size=25), st.integers(0, 4), st.data())
+def test_min_misses_le(blocks, capacity, data):
+    """The statement of min_misses_le (Belady's theorem) on random valid flat runs."""
+    run = random_flat_run(data, blocks, capacity)
+    assert mirror.flat_valid(run, capacity)
+    assert flat_min_misses(blocks, capacity) <= demand_misses(run)

@@ -1,6 +1,9 @@
 prelude
 import PrefixPool.PerHost
 import PrefixPool.Blocks
+import PrefixPool.PerHostBlocks
+import PrefixPool.Flat
+import PrefixPool.BeladyOptimal
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -31,8 +34,14 @@ example : Eq (per_host_misses routed) three := rfl
 example : Eq (distinct_pairs routed) three := rfl
 example : Eq (sum_below two (fun host => distinct_count (openings_of host routed))) three := rfl
 example : Eq (pooled_misses (List.map Prod.snd routed)) two := rfl
-example : hosts_below two routed :=
+/-- A positive example of the hypothesis of `per_host_misses_eq_sum`. -/
+theorem routed_hosts_below : hosts_below two routed :=
   And.intro rfl (And.intro rfl (And.intro rfl (And.intro rfl True.intro)))
+
+/-- If `a || false` then `a || c`. -/
+theorem Bool.or_of_or_false (a c : Bool) (h : Eq (Bool.or a Bool.false) Bool.true) : Eq (Bool.or a c) Bool.true :=
+  Bool.rec (motive := fun a => Eq (Bool.or a Bool.false) Bool.true → Eq (Bool.or a c) Bool.true)
+    (fun h => False.elim (Bool.false_ne_true h)) (fun _ => rfl) a h
 
 /-- A capacity-one LRU cache on openings `[1, 2, 1]`: it holds nothing, then
 `[1]`, then `[2]`, and misses all three times (two distinct openings). -/
@@ -40,6 +49,15 @@ noncomputable def lru_run : List (Prod Natural (List Natural)) :=
   List.cons (Prod.mk one List.nil)
     (List.cons (Prod.mk two (List.cons one List.nil))
       (List.cons (Prod.mk one (List.cons two List.nil)) List.nil))
+
+/-- A positive example of the hypothesis of `demand_misses_ge_distinct`: the
+LRU run is a demand-cache run (it holds 1 only after 1 was requested, 2 only
+after 2 was). -/
+theorem lru_run_valid : demand_valid lru_run :=
+  And.intro (fun _ h => h)
+    (And.intro (fun _ h => h)
+      (And.intro (fun a h => Bool.or_of_or_false (Natural.eqb a two) (Bool.or (Natural.eqb a one) Bool.false) h)
+        True.intro))
 
 example : Eq (demand_misses lru_run) three := rfl
 example : Eq (distinct_count (List.map Prod.fst lru_run)) two := rfl
@@ -61,9 +79,10 @@ example : Eq (pooled_block_misses tree_chains) four := rfl
 example : Eq (distinct_blocks tree_chains) four := rfl
 example : Eq (prefix_hits (List.cons two (List.cons one List.nil)) (List.cons one (List.cons two (List.cons four List.nil)))) two := rfl
 
-/-- The parent function that makes `tree_chains` prefix-closed: 1 follows the
+/-- A positive example of the hypothesis of `pooled_block_misses_eq_distinct`.
+The parent function that makes `tree_chains` prefix-closed: 1 follows the
 root, 4 follows 2, and every other id follows 1. -/
-example : prefix_closed tree_chains :=
+theorem tree_chains_prefix_closed : prefix_closed tree_chains :=
   Exists.intro
     (fun b => cond (Natural.eqb b one) Parent.root (cond (Natural.eqb b four) (Parent.block two) (Parent.block one)))
     (And.intro (And.intro rfl (And.intro rfl True.intro))
@@ -105,3 +124,88 @@ example : prefix_closed repeat_chains → False :=
 block cache misses as `pooled_misses` does. -/
 example : Eq (pooled_block_misses (List.map (fun r => List.cons r List.nil) openings)) three := rfl
 example : Eq (distinct_blocks (List.map (fun r => List.cons r List.nil) openings)) three := rfl
+
+/-! ## Per-host caches on block chains -/
+
+/-- `crossed_chains` routed to hosts 0 and 1: each host misses both blocks of
+its chain (4 misses); the pool misses 4 too (block 2 again, as above), so the
+inequality of `per_host_blocks_ge_pooled` is tight here. Routed both to host 0,
+the per-host caches are the pool. -/
+noncomputable def routed_crossed : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk Natural.zero (List.cons one (List.cons two List.nil)))
+    (List.cons (Prod.mk one (List.cons three (List.cons two List.nil))) List.nil)
+
+example : Eq (per_host_block_misses routed_crossed) four := rfl
+example : Eq (pooled_block_misses (List.map Prod.snd routed_crossed)) four := rfl
+
+/-- `tree_chains` split over two hosts: host 1 sees `[1, 3]` alone and misses
+block 1 again: 5 misses, against 4 for the pool. -/
+noncomputable def routed_tree : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk Natural.zero (List.cons one (List.cons two List.nil)))
+    (List.cons (Prod.mk one (List.cons one (List.cons three List.nil)))
+      (List.cons (Prod.mk Natural.zero (List.cons one (List.cons two (List.cons four List.nil)))) List.nil))
+
+example : Eq (per_host_block_misses routed_tree) (Natural.succ four) := rfl
+example : Eq (pooled_block_misses (List.map Prod.snd routed_tree)) four := rfl
+
+/-! ## A capacitated prefix cache, and its flat relaxation -/
+
+/-- An LRU cache of 2 blocks on chains `[[1, 2], [1, 3]]`, block by block
+(what it holds before each block): `[1, 2]` misses twice; then `[1, 3]` hits
+block 1 and misses block 3, evicting block 2. Python:
+`pyverify/lean/mirror.py`, `lru_prefix_run([[1, 2], [1, 3]], 2)`. -/
+noncomputable def lru_prefix_run : List (List (Prod Natural (List Natural))) :=
+  List.cons
+    (List.cons (Prod.mk one List.nil) (List.cons (Prod.mk two (List.cons one List.nil)) List.nil))
+    (List.cons
+      (List.cons (Prod.mk one (List.cons one (List.cons two List.nil)))
+        (List.cons (Prod.mk three (List.cons one (List.cons two List.nil))) List.nil))
+      List.nil)
+
+/-- A positive example of the hypothesis of `prefix_run_is_flat_run`: the LRU
+run is a valid run of a prefix cache of 2 blocks. -/
+theorem lru_prefix_run_valid : prefix_valid two lru_prefix_run :=
+  And.intro (fun _ h => h) (And.intro (Exists.intro two rfl)
+    (And.intro (fun _ h => h) (And.intro (Exists.intro one rfl)
+      (And.intro (fun a h => Eq.trans (Bool.or_left_comm (Natural.eqb a two) (Natural.eqb a one) Bool.false) h)
+        (And.intro (Exists.intro Natural.zero rfl)
+          (And.intro (fun _ h => h) (And.intro (Exists.intro Natural.zero rfl) True.intro)))))))
+
+example : Eq (prefix_misses lru_prefix_run) three := rfl
+example : Eq (demand_misses (List.flatten lru_prefix_run)) three := rfl
+
+/-- Chains `[[1, 2], [3, 2]]` on a cache of 2 blocks that evicts block 1 for
+block 3: the second request misses block 3, so it fetches block 2 again
+although 2 is held (4 prefix misses), where flat paging hits block 2
+(3 misses): the relaxation can be strict. -/
+noncomputable def strict_run : List (List (Prod Natural (List Natural))) :=
+  List.cons
+    (List.cons (Prod.mk one List.nil) (List.cons (Prod.mk two (List.cons one List.nil)) List.nil))
+    (List.cons
+      (List.cons (Prod.mk three (List.cons one (List.cons two List.nil)))
+        (List.cons (Prod.mk two (List.cons three (List.cons two List.nil))) List.nil))
+      List.nil)
+
+example : Eq (prefix_misses strict_run) four := rfl
+example : Eq (demand_misses (List.flatten strict_run)) three := rfl
+
+/-! ## Belady's MIN -/
+
+/-- A positive example of the first hypothesis of `min_misses_le`: the LRU run
+above, flattened, is a valid flat run of 2 blocks (by `prefix_run_is_flat_run`). -/
+theorem lru_flat_run_valid : flat_valid two (List.flatten lru_prefix_run) :=
+  (prefix_run_is_flat_run two lru_prefix_run lru_prefix_run_valid).left
+
+/-- A positive example of the second hypothesis of `min_misses_le`: that run
+serves blocks `[1, 2, 1, 3]`. -/
+theorem lru_flat_run_blocks :
+    Eq (List.map Prod.fst (List.flatten lru_prefix_run))
+      (List.cons one (List.cons two (List.cons one (List.cons three List.nil)))) :=
+  rfl
+
+/-- MIN with 2 blocks on `[1, 2, 1, 3]` misses 3 times, as the LRU run does;
+on `[1, 2, 3, 1]` MIN misses 3 times (it drops 2, or bypasses 3), where LRU
+misses 4. -/
+example : Eq (min_misses two (List.cons one (List.cons two (List.cons one (List.cons three List.nil))))) three := rfl
+example : Eq (min_misses two (List.cons one (List.cons two (List.cons three (List.cons one List.nil))))) three := rfl
+example : Eq (lru_hits two (List.cons one (List.cons two (List.cons three (List.cons one List.nil))))) Natural.zero := rfl

@@ -34,7 +34,7 @@ from pyverify.errors import CheckFailed, UserError, located
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, read_json, validate_schema
 
-REGISTRY_FORMAT = "pyverify.theorems/1"
+REGISTRY_FORMAT = "pyverify.theorems/2"
 THIS_INSTANCE = "this instance"
 
 #: The theorems that speak to each cache model, main theorem first. Opening
@@ -47,6 +47,15 @@ OPENING_THEOREMS = {
 BLOCK_THEOREMS = {
     "pooled": ("pooled_block_misses_eq_distinct",),
 }
+#: The theorems behind the lower bound for capacitated certificates: prefix
+#: runs are flat runs, and no flat demand cache misses fewer times than MIN.
+#: Without the second in the registry, it is the cited paper theorem.
+FLAT_THEOREM = "prefix_run_is_flat_run"
+MIN_THEOREM = "min_misses_le"
+CITED_MIN = (
+    "Belady's MIN (L. A. Belady, IBM Systems Journal 5(2), 1966; proved in Mattson et al., "
+    "IBM Systems Journal 9(2), 1970): no flat demand cache of C blocks misses fewer times than MIN"
+)
 
 
 # --- the registry -------------------------------------------------------------
@@ -63,6 +72,10 @@ class Theorem:
     axioms: tuple[str, ...]
     hypotheses: tuple[str, ...]
     plain: str
+    #: (name, SHA-256 of its printed form) of every definition the statement depends on
+    definitions: tuple[tuple[str, str], ...] = ()
+    #: (hypothesis predicate, example theorem proving it of a concrete input)
+    examples: tuple[tuple[str, str], ...] = ()
 
 
 def registry_schema() -> dict[str, Any]:
@@ -76,8 +89,15 @@ def load_registry(path: str | Path) -> dict[str, Theorem]:
     """Load the registry; refuse any entry whose statement does not hash to its recorded SHA-256."""
     data = read_json(path)
     validate_schema(data, path, registry_schema())
+    printed = trusted_definitions(data, path)
     theorems: dict[str, Theorem] = {}
     for index, entry in enumerate(data["theorems"]):
+        for name, digest in entry["definitions"].items():
+            if printed.get(name) != digest:
+                raise CheckFailed(
+                    f"{path}: theorems[{index}] ({entry['name']}): trusted definition {name}: its SHA-256 is not "
+                    "the one recorded with its printed form in `definitions`: the registry was altered"
+                )
         digest = hashlib.sha256(entry["statement"].encode("utf-8")).hexdigest()
         if digest != entry["statement_sha256"]:
             raise CheckFailed(
@@ -90,8 +110,23 @@ def load_registry(path: str | Path) -> dict[str, Theorem]:
             name=entry["name"], module=entry["module"], statement=entry["statement"],
             statement_sha256=entry["statement_sha256"], axioms=tuple(entry["axioms"]),
             hypotheses=tuple(entry["hypotheses"]), plain=entry["plain"],
+            definitions=tuple(sorted(entry["definitions"].items())), examples=tuple(sorted(entry["examples"].items())),
         )
     return theorems
+
+
+def trusted_definitions(data: dict[str, Any], path: str | Path) -> dict[str, str]:
+    """Name -> SHA-256 of the registry's trusted definitions, refusing any whose
+    printed form does not hash to its recorded SHA-256."""
+    found: dict[str, str] = {}
+    for index, item in enumerate(data["definitions"]):
+        digest = hashlib.sha256(item["printed"].encode("utf-8")).hexdigest()
+        if digest != item["sha256"]:
+            raise CheckFailed(
+                f"{path}: definitions[{index}] ({item['name']}): sha256 does not match the printed form: the registry was altered"
+            )
+        found[item["name"]] = item["sha256"]
+    return found
 
 
 def check_registry_against_lean(registry: dict[str, Theorem], registry_path: str | Path, lean_result) -> None:
@@ -106,6 +141,13 @@ def check_registry_against_lean(registry: dict[str, Theorem], registry_path: str
             raise CheckFailed(f"{registry_path}: theorem {name}: statement differs from what Lean prints for the current sources")
         if printed[name].axioms:
             raise CheckFailed(f"theorem {name}: Lean reports axioms {printed[name].axioms}")
+        now = {d: lean_result.definitions[d].sha256 for d in printed[name].definitions}
+        if now != dict(theorem.definitions):
+            changed = sorted(d for d in set(now) | set(dict(theorem.definitions)) if now.get(d) != dict(theorem.definitions).get(d))
+            raise CheckFailed(
+                f"{registry_path}: theorem {name}: trusted definitions differ from what Lean prints for the current sources: "
+                + ", ".join(changed)
+            )
 
 
 # --- one certificate ------------------------------------------------------------
@@ -119,6 +161,45 @@ class Hypothesis:
 
 
 @dataclass
+class Bound:
+    """A capacitated certificate against the flat lower bound: what Lean checked
+    (``prefix_run_is_flat_run``), what rests on a cited paper theorem (MIN), and
+    the bound the bridge counts from the instance."""
+
+    theorem: str
+    capacity: int
+    flat_min: int
+    objective: int
+    min_theorem: str | None = None  # `min_misses_le` when registered
+
+    @property
+    def holds(self) -> bool:
+        return self.objective >= self.flat_min
+
+    @property
+    def theorems(self) -> list[str]:
+        return [self.theorem] + ([self.min_theorem] if self.min_theorem else [])
+
+    def to_json(self) -> dict[str, Any]:
+        checked = ("every run of a capacitated prefix cache, flattened, is a flat demand-paging run "
+                   f"with no more misses (`{self.theorem}`)")
+        if self.min_theorem:
+            checked += f"; no flat demand cache of C blocks misses fewer times than MIN (`{self.min_theorem}`)"
+        return {
+            "theorem": self.theorem,
+            "theorems": self.theorems,
+            "capacity": self.capacity,
+            "flat_min_misses": self.flat_min,
+            "certificate_objective": self.objective,
+            "holds": self.holds,
+            "machine_checked": checked + " (Lean, kernel-checked)",
+            "counted_here": "MIN's misses on this instance, by the bridge in Python (`flat_min_misses`; "
+                            "generated Lean examples tie it to Lean's `min_misses`)",
+            "cited": None if self.min_theorem else CITED_MIN,
+        }
+
+
+@dataclass
 class Link:
     covered: bool
     hypotheses: list[Hypothesis]
@@ -126,6 +207,7 @@ class Link:
     predicted_by: str = ""
     agrees: bool | None = None
     why_not: str = ""
+    bound: Bound | None = None
 
 
 @dataclass
@@ -161,7 +243,9 @@ class BridgeEntry:
     def general_fact(self) -> list[dict[str, Any]]:
         return [
             {"theorem": t.name, "module": t.module, "statement": t.statement, "statement_sha256": t.statement_sha256,
-             "axioms": list(t.axioms), "plain": t.plain, "scope": "every request list (proved in Lean, checked by the kernel)"}
+             "axioms": list(t.axioms), "plain": t.plain, "scope": "every request list (proved in Lean, checked by the kernel)",
+             "trusted_definitions": [{"name": name, "sha256": digest} for name, digest in t.definitions],
+             "hypothesis_examples": dict(t.examples)}
             for t in self.theorems
         ]
 
@@ -175,6 +259,7 @@ class BridgeEntry:
             "certificate_objective": self.certificate_data["objective"],
             "agrees": link.agrees,
             "not_covered_because": link.why_not or None,
+            "lower_bound": None if link.bound is None else link.bound.to_json(),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -210,6 +295,48 @@ def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool
         in_range = instance.routing is not None and all(0 <= host < instance.hosts for host in instance.routing)
         found.append(Hypothesis(f"hosts numbered 0..{instance.hosts - 1}, as routed by the instance", in_range, "checked here"))
     return found
+
+
+def flat_min_misses(blocks: list[int], capacity: int) -> int:
+    """Misses of Belady's MIN in bypass form on a flat block sequence: on a miss,
+    of the held blocks and the requested one, drop the one used furthest in the
+    future (never used again: infinitely far), keeping at most ``capacity``."""
+    never = len(blocks)
+    next_use = [never] * len(blocks)
+    seen: dict[int, int] = {}
+    for i in range(len(blocks) - 1, -1, -1):
+        next_use[i] = seen.get(blocks[i], never)
+        seen[blocks[i]] = i
+    held: dict[int, int] = {}  # block -> its next use
+    misses = 0
+    for i, block in enumerate(blocks):
+        if block not in held:
+            misses += 1
+        held[block] = next_use[i]
+        if len(held) > capacity:
+            del held[max(held, key=lambda b: (held[b], b))]
+    return misses
+
+
+def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]) -> Bound | None:
+    """The flat lower bound for a capacitated demand-cache certificate that
+    starts empty (pooled: one cache; per-host: one per host, each bounded on its
+    own chains), or None if the certificate is not of that kind."""
+    model = cert["cache_model"]
+    if model["capacity"] is None or model["warm_start"] or model["eviction"] != "offline-optimal":
+        return None
+    if FLAT_THEOREM not in registry:
+        return None
+    if model["model"] == "pooled":
+        groups = [list(instance.chains)]
+    else:
+        by_host: dict[int, list] = {}
+        for chain, host in zip(instance.chains, instance.routing or ()):
+            by_host.setdefault(host, []).append(chain)
+        groups = list(by_host.values())
+    flat = sum(flat_min_misses([b for chain in chains for b in chain], model["capacity"]) for chains in groups)
+    return Bound(FLAT_THEOREM, model["capacity"], flat, cert["objective"],
+                 MIN_THEOREM if MIN_THEOREM in registry else None)
 
 
 def predicted_misses(model: str, instance: Instance) -> tuple[int, str]:
@@ -269,9 +396,19 @@ def link_certificate(
             f"{cert_path}: theorem: links to {named!r}, but the certificate does not meet its hypothesis "
             f"'{failed[0].text}' ({failed[0].detail}): the theorem does not cover it"
         )
+    bound = capacitated_bound(raw, instance, registry)
+    if bound is not None:
+        names = names + bound.theorems
+        if not bound.holds:
+            raise CheckFailed(
+                f"{cert_path}: objective {raw['objective']} is below {bound.flat_min}, the misses of Belady's MIN on "
+                f"the flattened blocks with {bound.capacity} blocks per cache, a lower bound by "
+                f"{' and '.join(bound.theorems)}"
+            )
     theorems = [registry[name] for name in names]
     if failed:
-        link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})")
+        link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})",
+                    bound=bound)
     else:
         predicted, unit = predicted_misses(model, instance)
         link = Link(covered=True, hypotheses=hypotheses, predicted=predicted, predicted_by=unit,

@@ -15,9 +15,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TheoremSpec:
+    """``examples`` maps each hypothesis of the Lean statement (by its predicate,
+    e.g. ``demand_valid``) to a theorem of ``PrefixPool/Examples.lean`` that
+    proves it of a concrete input, so the hypothesis is known to be satisfiable."""
+
     name: str
     hypotheses: tuple[str, ...]
     plain: str
+    examples: tuple[tuple[str, str], ...] = ()
 
 
 THEOREMS: tuple[TheoremSpec, ...] = (
@@ -47,6 +52,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "and capacity, misses fewer times than there are distinct openings; so no demand cache beats "
             "the pooled uncapacitated cache on any request list."
         ),
+        examples=(("demand_valid", "lru_run_valid"),),
     ),
     TheoremSpec(
         name="per_host_misses_eq_distinct_pairs",
@@ -74,6 +80,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "start empty miss exactly the sum, over the hosts, of the number of distinct "
             "openings each host is asked for."
         ),
+        examples=(("hosts_below", "routed_hosts_below"),),
     ),
     TheoremSpec(
         name="per_host_ge_pooled",
@@ -102,6 +109,118 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "starts empty, with longest-prefix hits, misses exactly as many blocks as there are "
             "distinct block ids."
         ),
+        examples=(("prefix_closed", "tree_chains_prefix_closed"),),
+    ),
+    TheoremSpec(
+        name="per_host_blocks_ge_pooled",
+        hypotheses=(
+            "uncapacitated caches that start empty",
+            "requests are chains of block ids, each routed to a host; a request hits the longest "
+            "prefix of its chain whose blocks are all held by the cache it reads, and misses every later block",
+            "the same chains served either by one pooled cache or by one separate cache per host",
+            "any chains: prefix closure is not needed",
+        ),
+        plain=(
+            "For every list of routed block chains, separate uncapacitated per-host caches with "
+            "longest-prefix hits that start empty never miss fewer blocks than one pooled "
+            "uncapacitated cache serving the same chains."
+        ),
+    ),
+    TheoremSpec(
+        name="prefix_run_is_flat_run",
+        hypotheses=(
+            "a run of a capacitated demand cache with longest-prefix hits, given block by block as what "
+            "the cache holds just before each block is served (any policy: LRU, FIFO, offline optimal, ...)",
+            "the cache starts empty and holds at most `cap` distinct blocks at every step",
+            "a request hits while it reads its chain and finds each block held; from its first miss on "
+            "it misses (fetches) every later block of the chain",
+            "nothing enters the cache on a hit; on a miss only the fetched block may enter",
+        ),
+        plain=(
+            "Every valid run of a capacitated demand cache of `cap` blocks with longest-prefix hits, "
+            "flattened, is a valid run of a flat demand-paging cache of `cap` blocks on the flattened "
+            "block sequence, and it misses at least as many blocks as that flat run. So the fewest "
+            "misses of any flat demand cache of `cap` blocks on the flattened sequence is a lower bound "
+            "on the misses of every capacitated prefix cache on the chains."
+        ),
+        examples=(("prefix_valid", "lru_prefix_run_valid"),),
+    ),
+    TheoremSpec(
+        name="lru_cache_eq_take",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "an LRU cache of `cap` blocks that starts empty: a hit moves the block to the front, a miss "
+            "puts it in front and drops the least recently used block beyond `cap`",
+            "the move-to-front stack: every block requested, most recent first",
+        ),
+        plain=(
+            "After any sequence of requests, the LRU cache of `cap` blocks holds exactly the first `cap` "
+            "entries of the move-to-front stack, in the same order."
+        ),
+    ),
+    TheoremSpec(
+        name="lru_cache_subset_succ",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "LRU caches of `cap` and `cap + 1` blocks that start empty",
+        ),
+        plain=(
+            "LRU's inclusion property: after any sequence of requests, every block the LRU cache of `cap` "
+            "blocks holds is also held by the LRU cache of `cap + 1` blocks."
+        ),
+    ),
+    TheoremSpec(
+        name="lru_hits_mono",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "LRU caches of `cap` and `cap + 1` blocks that start empty; a request hits when its block is held",
+        ),
+        plain=(
+            "On every sequence of requests, an LRU cache of `cap + 1` blocks hits at least as often as "
+            "one of `cap` blocks: LRU's hits never drop as its capacity grows."
+        ),
+    ),
+    TheoremSpec(
+        name="lru_hit_iff_stack_distance",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "an LRU cache of `cap` blocks that starts empty",
+        ),
+        plain=(
+            "The stack-distance characterisation: after any sequence of requests, block `r` is held by "
+            "the LRU cache of `cap` blocks (so a request for it hits) exactly when `r` was requested "
+            "before and fewer than `cap` distinct blocks were requested since its last request."
+        ),
+    ),
+    TheoremSpec(
+        name="min_run_valid",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "Belady's MIN in bypass form with `cap` blocks, starting empty: a hit changes nothing; a miss "
+            "keeps the block if fewer than `cap` are held, otherwise drops whichever of the held blocks and "
+            "the requested one is requested again furthest in the future",
+        ),
+        plain=(
+            "Belady's MIN in bypass form is a flat demand cache of `cap` blocks: on every sequence its run "
+            "is a valid flat demand-paging run of `cap` blocks serving exactly the requested blocks, so its "
+            "misses are achievable. (That no demand cache misses fewer times than MIN is not part of this "
+            "statement.)"
+        ),
+    ),
+    TheoremSpec(
+        name="min_misses_le",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "any run of a flat demand cache of `cap` blocks that starts empty, given as what it holds "
+            "just before each request (any policy, offline or not; a block enters only when requested; "
+            "bypass allowed)",
+            "Belady's MIN in bypass form with `cap` blocks on the same requests",
+        ),
+        plain=(
+            "Belady's theorem: on every sequence of block requests, no flat demand cache of `cap` blocks "
+            "that starts empty misses fewer times than Belady's MIN (bypass form) with `cap` blocks."
+        ),
+        examples=(("flat_valid", "lru_flat_run_valid"), ("Eq", "lru_flat_run_blocks")),
     ),
 )
 

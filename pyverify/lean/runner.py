@@ -34,12 +34,18 @@ from pathlib import Path
 from typing import Callable
 
 from pyverify.errors import UserError, located
-from pyverify.lean import catalog, runtime
+from pyverify.lean import catalog, runtime, trust
 
-REGISTRY_FORMAT = "pyverify.theorems/1"
+REGISTRY_FORMAT = "pyverify.theorems/2"
 REGISTRY_FILE = "theorems.json"
 MODULE_TIMEOUT = 300.0
 BACKENDS = ("auto", "lake", "wheel")
+#: Modules the check requires besides the theorems' own: the hand-written
+#: examples (positive instances of every hypothesis) and the examples generated
+#: from the Python mirrors (scripts/gen_lean_examples.py). Deleting either fails.
+REQUIRED_MODULES = ("Examples", "Generated")
+EXAMPLES_MODULE = "Examples"
+TOOLCHAIN = f"leanprover/lean4:v{runtime.EXPECTED_VERSION}"
 
 
 def default_project() -> Path:
@@ -85,6 +91,8 @@ class TheoremResult:
     statement: str
     axioms: list[str]
     axioms_line: str
+    definitions: list[str] = field(default_factory=list)  # trusted: what the statement depends on
+    examples: dict[str, str] = field(default_factory=dict)  # hypothesis -> example theorem proving it
 
 
 @dataclass
@@ -93,6 +101,7 @@ class CheckResult:
     identity: runtime.Identity
     modules: list[ModuleResult] = field(default_factory=list)
     theorems: list[TheoremResult] = field(default_factory=list)
+    definitions: dict[str, trust.Printed] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     registry_path: Path | None = None
     registry_written: bool = False
@@ -113,9 +122,11 @@ class CheckResult:
                 for m in self.modules
             ],
             "theorems": [
-                {"name": t.name, "module": t.module, "statement": t.statement, "axioms": t.axioms}
+                {"name": t.name, "module": t.module, "statement": t.statement, "axioms": t.axioms,
+                 "definitions": t.definitions, "examples": t.examples}
                 for t in self.theorems
             ],
+            "definitions": {name: p.sha256 for name, p in sorted(self.definitions.items())},
             "failures": list(self.failures),
             "registry": None if self.registry_path is None else str(self.registry_path),
             "registry_written": self.registry_written,
@@ -222,6 +233,18 @@ def discover_modules(project: Path, library: str) -> list[Module]:
             raise CheckFailed(
                 f"module {name} ({_rel(path, project)}), line 1: must begin with `prelude` "
                 "(the development imports nothing from Lean's library)"
+            )
+    for module in modules.values():
+        refused = trust.option_problems(module.path.read_text(encoding="utf-8"))
+        if refused:
+            line, reason = refused[0]
+            raise CheckFailed(f"module {module.name} ({_rel(module.path, project)}), line {line}: refused: {reason}")
+    for required in REQUIRED_MODULES:
+        name = f"{library}.{required}"
+        if name not in modules:
+            raise CheckFailed(
+                f"module {name} ({library}/{required}.lean): missing; it is required "
+                "(it shows the definitions compute and every hypothesis can hold)"
             )
     for module in modules.values():
         for target in module.imports:
@@ -340,6 +363,7 @@ class WheelBackend(Backend):
 
     def __init__(self, build_dir: Path, library: Path | None = None, identity_check=runtime.check_identity):
         self.library = runtime.find_library(library)
+        runtime.check_library_hash(self.library)  # before running anything from it
         self.identity = identity_check(runtime.runtime_identity(self.library), source=str(self.library))
         self.build_dir = build_dir
 
@@ -491,7 +515,9 @@ def normalize_statement(name: str, text: str) -> str:
     return flat[len(prefix):] if flat.startswith(prefix) else flat
 
 
-def build_registry(identity: runtime.Identity, library: str, theorems: list[TheoremResult]) -> dict:
+def build_registry(
+    identity: runtime.Identity, library: str, theorems: list[TheoremResult], definitions: dict[str, trust.Printed]
+) -> dict:
     specs = catalog.by_name()
     entries = []
     for theorem in sorted(theorems, key=lambda t: t.name):
@@ -505,6 +531,8 @@ def build_registry(identity: runtime.Identity, library: str, theorems: list[Theo
                 "axioms": list(theorem.axioms),
                 "hypotheses": list(spec.hypotheses),
                 "plain": spec.plain,
+                "examples": dict(sorted(theorem.examples.items())),
+                "definitions": {name: definitions[name].sha256 for name in theorem.definitions},
             }
         )
     return {
@@ -513,6 +541,10 @@ def build_registry(identity: runtime.Identity, library: str, theorems: list[Theo
         "githash": identity.githash,
         "library": library,
         "theorems": entries,
+        "definitions": [
+            {"name": name, "kind": item.kind, "sha256": item.sha256, "printed": item.text}
+            for name, item in sorted(definitions.items())
+        ],
     }
 
 
@@ -536,6 +568,7 @@ def registry_differences(committed_text: str | None, fresh: dict) -> list[str]:
     for key in ("format", "lean_version", "githash", "library"):
         if committed.get(key) != fresh[key]:
             diffs.append(f"{key}: committed {committed.get(key)!r}, now {fresh[key]!r}")
+    diffs += definition_differences(committed.get("definitions"), fresh["definitions"])
     old = {t.get("name"): t for t in committed.get("theorems", []) if isinstance(t, dict)}
     new = {t["name"]: t for t in fresh["theorems"]}
     for name in sorted(set(old) | set(new)):
@@ -548,10 +581,36 @@ def registry_differences(committed_text: str | None, fresh: dict) -> list[str]:
                 if old[name].get(key) != value:
                     if key == "statement":
                         diffs.append(f"{name}: statement changed: committed {old[name].get(key)!r}, now {value!r}")
+                    elif key == "definitions" and isinstance(old[name].get(key), dict):
+                        before = old[name][key]
+                        changed = sorted(n for n in set(before) | set(value) if before.get(n) != value.get(n))
+                        diffs.append(f"{name}: trusted definitions changed: {', '.join(changed)}")
+                    elif key in ("definitions", "examples") and old[name].get(key) is None:
+                        diffs.append(f"{name}: {key}: not recorded in the committed registry")
                     else:
                         diffs.append(f"{name}: {key} changed: committed {old[name].get(key)!r}, now {value!r}")
     if not diffs:
         diffs.append("formatting differs (regenerate to normalise)")
+    return diffs
+
+
+def definition_differences(committed, fresh: list[dict]) -> list[str]:
+    """One line per trusted definition that was added, removed or printed differently."""
+    if not isinstance(committed, list):
+        return ["definitions: the committed registry records no trusted definitions"]
+    old = {d.get("name"): d for d in committed if isinstance(d, dict)}
+    new = {d["name"]: d for d in fresh}
+    diffs = []
+    for name in sorted(set(old) | set(new)):
+        if name not in new:
+            diffs.append(f"definition {name}: trusted in the committed registry, no longer used by any statement")
+        elif name not in old:
+            diffs.append(f"definition {name}: now trusted (a statement depends on it), not in the committed registry")
+        elif old[name].get("sha256") != new[name]["sha256"] or old[name].get("printed") != new[name]["printed"]:
+            diffs.append(
+                f"definition {name} changed: SHA-256 committed {str(old[name].get('sha256'))[:12]}..., "
+                f"now {new[name]['sha256'][:12]}... (Lean prints it differently)"
+            )
     return diffs
 
 
@@ -605,10 +664,15 @@ def check(
         result = CheckResult(backend=chosen, identity=engine.identity)
         emit(f"Lean {engine.identity.version} (commit {engine.identity.githash}) via {chosen}")
         try:
+            refused = trust.lakefile_problems(project, TOOLCHAIN)
+            if refused:
+                raise CheckFailed(f"build configuration: {refused[0]}")
             modules = discover_modules(project, library)
             emit(f"building {library}: {len(modules)} modules")
             engine.build(project, modules, result.modules, emit)
             result.theorems = _collect_theorems(engine, project, library, modules, Path(scratch), emit)
+            result.definitions = _collect_definitions(engine, project, library, modules, result.theorems, Path(scratch))
+            emit(f"trusted definitions: {len(result.definitions)} (printed and hashed in the registry)")
             _compare_registry(result, project, library, write_registry, emit)
         except CheckFailed as failure:
             result.failures.append(str(failure))
@@ -622,6 +686,35 @@ def _collect_theorems(engine, project, library, modules, scratch, emit) -> list[
     missing = [name for name in names if name not in declared]
     if missing:
         raise CheckFailed(f"registered theorem {missing[0]}: not declared in any module of {library}")
+    examples_module = f"{library}.{EXAMPLES_MODULE}"
+    for spec in catalog.THEOREMS:
+        for predicate, example in spec.examples:
+            if declared.get(example) != examples_module:
+                raise CheckFailed(
+                    f"registered theorem {spec.name}: {example}, the positive example of its hypothesis "
+                    f"`{predicate}`, is not a theorem of {examples_module}"
+                )
+    examples = sorted({example for spec in catalog.THEOREMS for _, example in spec.examples})
+    answers = _ask_statements_and_axioms(engine, project, library, names + examples, scratch)
+    results = []
+    emit("axioms:")
+    for name in names:
+        statement, axioms, line = answers[name]
+        emit(f"  {line}")
+        results.append(TheoremResult(name, declared[name], statement, axioms, line))
+    bad = [t for t in results if t.axioms]
+    if bad:
+        raise CheckFailed(
+            f"registered theorem {bad[0].name} (module {bad[0].module}) depends on axioms: "
+            + ", ".join(bad[0].axioms)
+        )
+    for theorem in results:
+        theorem.examples = _check_examples(theorem, library, declared, answers)
+    return results
+
+
+def _ask_statements_and_axioms(engine, project, library, names, scratch) -> dict[str, tuple[str, list[str], str]]:
+    """For each name: (statement as `#check @name` prints it, axioms, the `#print axioms` line)."""
     text, asks = axioms_probe(library, names)
     probe = scratch / "PyverifyAxioms.lean"
     probe.write_text(text, encoding="utf-8")
@@ -631,40 +724,114 @@ def _collect_theorems(engine, project, library, modules, scratch, emit) -> list[
     for message in messages:
         ask = asks.get(message.line) if message.line is not None else None
         if message.severity == "error":
-            what = f"registered theorem {ask[0]}" if ask else "axioms probe"
+            what = f"theorem {ask[0]}" if ask else "axioms probe"
             raise CheckFailed(f"{what}: {message.first_line()}")
         if ask:
             answers.setdefault(ask, message)
     if proc.returncode != 0:
         raise CheckFailed(f"axioms probe: lean exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}")
-    results = []
-    emit("axioms:")
+    found = {}
     for name in names:
         statement_msg = answers.get((name, "statement"))
         axioms_msg = answers.get((name, "axioms"))
         if statement_msg is None or axioms_msg is None:
-            raise CheckFailed(f"registered theorem {name}: Lean printed no statement or axioms")
+            raise CheckFailed(f"theorem {name}: Lean printed no statement or axioms")
         axioms = parse_axioms(axioms_msg.text)
         if axioms is None:
-            raise CheckFailed(f"registered theorem {name}: unexpected #print axioms output: {axioms_msg.first_line()}")
-        line = " ".join(axioms_msg.text.split())
-        emit(f"  {line}")
-        results.append(
-            TheoremResult(name, declared[name], normalize_statement(name, statement_msg.text), axioms, line)
-        )
-    bad = [t for t in results if t.axioms]
-    if bad:
-        raise CheckFailed(
-            f"registered theorem {bad[0].name} (module {bad[0].module}) depends on axioms: "
-            + ", ".join(bad[0].axioms)
-        )
-    return results
+            raise CheckFailed(f"theorem {name}: unexpected #print axioms output: {axioms_msg.first_line()}")
+        found[name] = (normalize_statement(name, statement_msg.text), axioms, " ".join(axioms_msg.text.split()))
+    return found
+
+
+def _check_examples(theorem: TheoremResult, library: str, declared: dict[str, str], answers) -> dict[str, str]:
+    """Every hypothesis of ``theorem`` must have a positive example: a theorem of
+    the examples module, without axioms, proving it of a concrete input. Otherwise
+    a hypothesis could be unsatisfiable and the theorem vacuous."""
+    named = dict(catalog.by_name()[theorem.name].examples)
+    module = f"{library}.{EXAMPLES_MODULE}"
+    found: dict[str, str] = {}
+    for premise in trust.premises(theorem.statement):
+        predicate = trust.head(premise)
+        example = named.get(predicate)
+        where = f"registered theorem {theorem.name}: hypothesis `{premise}`"
+        if example is None:
+            raise CheckFailed(f"{where} has no positive example (name one in the catalog, proved in {module})")
+        if declared.get(example) != module:
+            raise CheckFailed(f"{where}: its example {example} is not a theorem of {module}")
+        statement, axioms, _ = answers[example]
+        if trust.head(statement) != predicate or "∀" in statement or len(trust.premises(statement)) or " → " in statement:
+            raise CheckFailed(f"{where}: its example {example} proves `{statement}`, not `{predicate}` of a concrete input")
+        if axioms:
+            raise CheckFailed(f"{where}: its example {example} depends on axioms: {', '.join(axioms)}")
+        found[predicate] = example
+    return found
+
+
+def _collect_definitions(engine, project, library, modules, theorems, scratch) -> dict[str, trust.Printed]:
+    """Print every constant the registered statements depend on, transitively.
+
+    Asks Lean to ``#print`` the registered theorems and every definition the
+    sources declare, then, round by round, every identifier in what it printed
+    that has not been asked yet (bound variables answer "Unknown constant" and
+    are dropped). Constructors and recursors stand for their inductive type.
+    Each theorem's ``definitions`` is the closure of its statement."""
+    printed: dict[str, trust.Printed] = {}
+    asked: set[str] = set()
+    edges: dict[str, set[str]] = {}
+    todo = {t.name for t in theorems}
+    for module in modules:
+        todo.update(trust.declared_names(module.path.read_text(encoding="utf-8")))
+    round_number = 0
+    while todo:
+        round_number += 1
+        batch = sorted(todo - asked)
+        asked.update(batch)
+        answers = _print_constants(engine, project, library, batch, scratch / f"PyverifyPrint{round_number}.lean")
+        todo = set()
+        for name, item in answers.items():
+            printed[name] = item
+            parent = trust.owner(item)
+            edges[name] = {parent} if parent else trust.candidate_names(item)
+            todo.update(edges[name])
+        todo -= asked
+    for name in edges:
+        edges[name] = {target for target in edges[name] if target in printed}
+    trusted: dict[str, trust.Printed] = {}
+    for theorem in theorems:
+        names = [n for n in trust.closure(edges[theorem.name], edges) if n != theorem.name]
+        theorem.definitions = [n for n in names if trust.owner(printed[n]) is None]
+        for name in theorem.definitions:
+            trusted[name] = printed[name]
+    return dict(sorted(trusted.items()))
+
+
+def _print_constants(engine, project, library, names, probe) -> dict[str, trust.Printed]:
+    lines = ["prelude", f"import {library}"] + [f"set_option {o}" for o in trust.PRINT_OPTIONS]
+    asks: dict[int, str] = {}
+    for name in names:
+        lines.append(f"#print {name}")
+        asks[len(lines)] = name
+    probe.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = engine.run_file(project, probe)
+    found: dict[str, trust.Printed] = {}
+    for message in parse_json_messages(proc.stdout, str(probe)):
+        name = asks.get(message.line) if message.line is not None else None
+        if name is None:
+            raise CheckFailed(f"definitions probe: {message.severity}: {message.first_line()}")
+        if message.severity == "error":
+            if message.text.startswith("Unknown constant"):
+                continue  # a bound variable's name, not a constant
+            raise CheckFailed(f"definitions probe: #print {name}: {message.first_line()}")
+        if "⋯" in message.text:
+            raise CheckFailed(f"definitions probe: #print {name}: Lean elided part of it (⋯)")
+        found[name] = trust.reduce_printed(name, message.text)
+    return found
 
 
 def _compare_registry(result: CheckResult, project: Path, library: str, write: bool, emit) -> None:
     path = project / REGISTRY_FILE
     result.registry_path = path
-    fresh = build_registry(result.identity, library, result.theorems)
+    fresh = build_registry(result.identity, library, result.theorems, result.definitions)
     committed = path.read_text(encoding="utf-8") if path.is_file() else None
     diffs = registry_differences(committed, fresh)
     if not diffs:

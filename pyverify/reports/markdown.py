@@ -72,6 +72,13 @@ def general_fact_markdown(entry: BridgeEntry) -> list[str]:
             f"Axioms: none. Statement SHA-256 `{fact['statement_sha256']}`.",
             "",
         ]
+        trusted = fact.get("trusted_definitions") or []
+        if trusted:
+            # What the statement means rests on these definitions: a reader checks
+            # them (printed in full in the registry), not the proofs.
+            lines.append(f"  trusted definitions ({len(trusted)}; printed in full in the registry): "
+                         + ", ".join(f"`{d['name']}` `{d['sha256'][:16]}`" for d in trusted))
+            lines.append("")
     return lines
 
 
@@ -90,6 +97,17 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
         )
     else:
         lines.append(f"Not covered by the theorem: {link['not_covered_because']}. This is not an error; the certificate stands on its own for this instance.")
+    bound = link.get("lower_bound")
+    if bound:
+        # Say plainly which half Lean checked and which half is a cited paper theorem.
+        lines += ["", (
+            f"Lower bound, {bound['capacity']} blocks per cache: the bridge counts {bound['flat_min_misses']} misses "
+            f"for Belady's MIN on the flattened blocks of this instance; the certificate's objective "
+            f"{bound['certificate_objective']} is not below it. "
+            f"Machine-checked: {bound['machine_checked']}. "
+            f"Counted here: {bound['counted_here']}."
+            + (f" Not machine-checked, cited: {bound['cited']}." if bound["cited"] else "")
+        )]
     return lines
 
 

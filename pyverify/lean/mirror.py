@@ -1,0 +1,175 @@
+"""Python twins of the capacitated run models in ``lean/PrefixPool/Flat.lean``.
+
+A *step* is ``(block, held)``: the block served and what the cache holds just
+before it. A *flat run* is a list of steps; a *prefix run* is a list of
+requests, each the list of steps of its chain. Each function here has the
+name of its Lean definition; tests/test_lean_mirror.py checks the theorem's
+statement on random runs, and scripts/gen_lean_examples.py writes the values
+computed here into lean/PrefixPool/Generated.lean for the kernel to compare.
+
+:func:`lru_prefix_run` records, block by block, the states of the same LRU
+cache that :func:`pyverify.sim.simulate.simulate` runs (so ``prefix_misses``
+of it equals the simulator's misses; a test checks that).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Sequence
+
+Step = tuple[int, list[int]]
+
+
+def fits(capacity: int, held: Sequence[int]) -> bool:
+    """At most ``capacity`` distinct blocks are held (Lean: ``fits``)."""
+    return len(set(held)) <= capacity
+
+
+def flat_valid(run: Sequence[Step], capacity: int) -> bool:
+    """A run of a flat demand cache of ``capacity`` blocks that starts empty:
+    each step holds at most ``capacity`` blocks, and only blocks held at the step
+    before or requested by it (Lean: ``flat_valid``)."""
+    allowed: set[int] = set()
+    for block, held in run:
+        if not set(held) <= allowed or not fits(capacity, held):
+            return False
+        allowed = set(held) | {block}
+    return True
+
+
+def step_hits(reading: bool, step: Step) -> bool:
+    block, held = step
+    return reading and block in held
+
+
+def request_misses(steps: Sequence[Step], reading: bool = True) -> int:
+    """Misses of one request: it hits while reading its prefix and finding each
+    block held; from the first miss on, every block misses (Lean: ``request_misses``)."""
+    misses = 0
+    for step in steps:
+        reading = step_hits(reading, step)
+        misses += 0 if reading else 1
+    return misses
+
+
+def prefix_misses(run: Sequence[Sequence[Step]]) -> int:
+    """Block misses of a prefix run (Lean: ``prefix_misses``)."""
+    return sum(request_misses(steps) for steps in run)
+
+
+def prefix_valid(run: Sequence[Sequence[Step]], capacity: int) -> bool:
+    """A run of a capacitated demand cache with longest-prefix hits that starts
+    empty: at most ``capacity`` blocks at every step, nothing enters on a hit,
+    only the fetched block on a miss (Lean: ``prefix_valid``)."""
+    allowed: set[int] = set()
+    for steps in run:
+        reading = True
+        for step in steps:
+            block, held = step
+            if not set(held) <= allowed or not fits(capacity, held):
+                return False
+            reading = step_hits(reading, step)
+            allowed = set(held) if reading else set(held) | {block}
+    return True
+
+
+def flatten(run: Sequence[Sequence[Step]]) -> list[Step]:
+    return [step for steps in run for step in steps]
+
+
+def lru_prefix_run(chains: Sequence[Sequence[int]], capacity: int) -> list[list[Step]]:
+    """The prefix run of a pooled LRU cache of ``capacity`` blocks on ``chains``,
+    step by step, as :func:`pyverify.sim.simulate._capacitated_hits` runs it
+    (held lists sorted, since only the set matters)."""
+    cache: OrderedDict[int, None] = OrderedDict()
+    run: list[list[Step]] = []
+    for chain in chains:
+        hits = 0
+        for block in chain:
+            if block not in cache:
+                break
+            hits += 1
+        steps: list[Step] = [(block, sorted(cache)) for block in chain[:hits]]
+        for block in chain[:hits]:
+            cache.move_to_end(block)
+        for block in chain[hits:]:
+            steps.append((block, sorted(cache)))
+            if block in cache:  # held, but after the first missing block: refetched
+                cache.move_to_end(block)
+                continue
+            if len(cache) >= capacity:
+                cache.popitem(last=False)
+            cache[block] = None
+        run.append(steps)
+    return run
+
+
+# --- LRU and the move-to-front stack (lean/PrefixPool/Lru.lean) ----------------------
+
+
+def mtf_stack(requests: Sequence[int]) -> list[int]:
+    """Every block requested, most recent first (Lean: ``mtf_stack``)."""
+    stack: list[int] = []
+    for r in requests:
+        stack = [r] + [b for b in stack if b != r]
+    return stack
+
+
+def lru_cache(requests: Sequence[int], capacity: int) -> list[int]:
+    """What an LRU cache of ``capacity`` blocks that starts empty holds after
+    ``requests``, most recently used first (Lean: ``lru_cache``)."""
+    cache: list[int] = []
+    for r in requests:
+        if r in cache:
+            cache = [r] + [b for b in cache if b != r]
+        else:
+            cache = ([r] + cache)[:capacity]
+    return cache
+
+
+def lru_hits(requests: Sequence[int], capacity: int) -> int:
+    """Hits of that LRU cache (Lean: ``lru_hits``)."""
+    cache: list[int] = []
+    hits = 0
+    for r in requests:
+        if r in cache:
+            hits += 1
+            cache = [r] + [b for b in cache if b != r]
+        else:
+            cache = ([r] + cache)[:capacity]
+    return hits
+
+
+def since(r: int, requests: Sequence[int]) -> list[int]:
+    """The requests after the last request of ``r`` (all of them if ``r`` is
+    never requested) (Lean: ``since``, ``lean/PrefixPool/StackDistance.lean``)."""
+    last = max((i for i, x in enumerate(requests) if x == r), default=None)
+    return list(requests) if last is None else list(requests[last + 1:])
+
+
+# --- Belady's MIN (lean/PrefixPool/Belady.lean) -----------------------------------------
+
+
+def next_use(block: int, rest: Sequence[int]) -> int:
+    """Requests of ``rest`` before the next request of ``block`` (``len(rest)`` if none)."""
+    return rest.index(block) if block in rest else len(rest)
+
+
+def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
+    """MIN's run in bypass form, as Lean's ``min_run`` builds it (held most recent first)."""
+    held: list[int] = []
+    run: list[Step] = []
+    for i, r in enumerate(blocks):
+        run.append((r, list(held)))
+        rest = blocks[i + 1:]
+        if r in held:
+            continue
+        if len(held) < capacity:
+            held = [r] + held
+            continue
+        best = r
+        for c in held:  # the first one used furthest in the future, r first
+            if next_use(best, rest) < next_use(c, rest):
+                best = c
+        held = [b for b in [r] + held if b != best]
+    return run

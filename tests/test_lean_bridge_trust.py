@@ -1,0 +1,160 @@
+"""The bridge reads the trusted definitions from the registry: it lists them
+(name and SHA-256) with each theorem, refuses a registry whose printed
+definitions do not hash to their recorded SHA-256, and refuses one whose
+hashes are not what Lean prints for the current sources."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from pyverify.errors import CheckFailed
+from pyverify.lean import runner
+from pyverify.lean.bridge import check_registry_against_lean, load_registry
+
+REPO = Path(__file__).resolve().parents[1]
+REGISTRY = REPO / "lean" / "theorems.json"
+
+
+@pytest.fixture(scope="module")
+def lean_result():
+    return runner.check(REPO / "lean", backend="wheel", emit=lambda line: None)
+
+
+def test_every_theorem_carries_its_trusted_definitions(lean_result) -> None:
+    registry = load_registry(REGISTRY)
+    check_registry_against_lean(registry, REGISTRY, lean_result)
+    pooled = dict(registry["pooled_misses_eq_distinct"].definitions)
+    # the statement's own definitions and, transitively, the core they rest on
+    for name in ("pooled_misses", "distinct_count", "cache_misses", "count_distinct", "absent", "List.elem",
+                 "Natural.eqb", "cond", "Bool", "Natural", "List", "Eq"):
+        assert name in pooled, name
+    demand = dict(registry["demand_misses_ge_distinct"].definitions)
+    assert {"demand_valid", "demand_valid_after", "subset", "demand_misses", "Natural.le"} <= set(demand)
+    # nothing the statement does not use
+    assert "per_host_walk" not in pooled and "prefix_hits" not in pooled
+    assert dict(registry["demand_misses_ge_distinct"].examples) == {"demand_valid": "lru_run_valid"}
+
+
+def test_a_printed_definition_edited_in_the_registry_is_refused(tmp_path) -> None:
+    data = json.loads(REGISTRY.read_text(encoding="utf-8"))
+    entry = next(d for d in data["definitions"] if d["name"] == "demand_valid_after")
+    entry["printed"] = entry["printed"].replace("True", "False")
+    path = tmp_path / "theorems.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CheckFailed, match=r"definitions\[\d+\] \(demand_valid_after\): sha256 does not match"):
+        load_registry(path)
+
+
+def test_a_definition_and_its_hash_both_edited_is_refused(tmp_path, lean_result) -> None:
+    """Consistent inside the file, but not what Lean prints for the sources."""
+    data = json.loads(REGISTRY.read_text(encoding="utf-8"))
+    entry = next(d for d in data["definitions"] if d["name"] == "distinct_count")
+    entry["printed"] += " "
+    entry["sha256"] = hashlib.sha256(entry["printed"].encode("utf-8")).hexdigest()
+    for theorem in data["theorems"]:
+        if "distinct_count" in theorem["definitions"]:
+            theorem["definitions"]["distinct_count"] = entry["sha256"]
+    path = tmp_path / "theorems.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    registry = load_registry(path)
+    with pytest.raises(CheckFailed, match="trusted definitions differ from what Lean prints for the current sources: distinct_count"):
+        check_registry_against_lean(registry, path, lean_result)
+
+
+def test_a_theorem_pointing_at_another_hash_is_refused(tmp_path) -> None:
+    data = json.loads(REGISTRY.read_text(encoding="utf-8"))
+    data["theorems"][0]["definitions"]["Bool"] = "0" * 64
+    path = tmp_path / "theorems.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CheckFailed, match="trusted definition Bool: its SHA-256 is not the one recorded"):
+        load_registry(path)
+
+
+# --- capacitated certificates: the flat lower bound ------------------------------------
+
+from functools import lru_cache as memoize  # noqa: E402
+from itertools import combinations  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pyverify.lean.bridge import capacitated_bound, flat_min_misses, link_certificate  # noqa: E402
+from pyverify.inputs.model import load_instance  # noqa: E402
+from pyverify.sim.simulate import POOLED, simulate  # noqa: E402
+
+
+def fewest_flat_misses(blocks: tuple[int, ...], capacity: int) -> int:
+    """By exhaustion: the fewest misses of any flat demand cache (any evictions,
+    bypass allowed), the runs `flat_valid` admits."""
+
+    @memoize(maxsize=None)
+    def best(i: int, held: frozenset) -> int:
+        if i == len(blocks):
+            return 0
+        miss = 0 if blocks[i] in held else 1
+        pool = sorted(held | {blocks[i]})
+        return miss + min(best(i + 1, frozenset(keep)) for k in range(min(capacity, len(pool)) + 1)
+                          for keep in combinations(pool, k))
+
+    return best(0, frozenset())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=9), st.integers(1, 3))
+def test_bridges_min_is_the_fewest_flat_misses(blocks, capacity):
+    assert flat_min_misses(blocks, capacity) == fewest_flat_misses(tuple(blocks), capacity)
+
+
+@given(st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=4), max_size=10), st.integers(1, 4))
+def test_flat_min_bounds_capacitated_lru(chains, capacity):
+    """prefix_run_is_flat_run with MIN: the LRU prefix cache misses at least MIN's flat misses."""
+    flat = [b for chain in chains for b in chain]
+    assert flat_min_misses(flat, capacity) <= simulate(chains, None, POOLED, capacity=capacity).misses
+
+
+def test_the_greedy_gap_certificate_meets_the_flat_bound():
+    cert = REPO / "proofs" / "greedy-gap-30.pooled-c4.json"
+    entry = link_certificate(cert, REPO / "instances" / "greedy-gap-30.json", load_registry(REGISTRY))
+    bound = entry.link.bound
+    assert bound is not None and bound.theorem == "prefix_run_is_flat_run" and bound.capacity == 4
+    assert bound.flat_min == 24 and bound.objective == 24 and bound.holds
+    assert [t.name for t in entry.theorems][-2:] == ["prefix_run_is_flat_run", "min_misses_le"]
+    bound_json = entry.link_json()["lower_bound"]
+    assert bound_json["cited"] is None  # Belady's theorem is in the registry, kernel-checked
+    assert "min_misses_le" in bound_json["machine_checked"] and "flat_min_misses" in bound_json["counted_here"]
+
+
+def test_a_bound_below_min_would_be_refused_and_uncapacitated_has_none():
+    instance = load_instance(REPO / "instances" / "greedy-gap-30.json")
+    registry = load_registry(REGISTRY)
+    cert = {"cache_model": {"model": "pooled", "capacity": 4, "eviction": "offline-optimal", "warm_start": False},
+            "objective": 23}
+    assert not capacitated_bound(cert, instance, registry).holds
+    cert["cache_model"]["capacity"] = None
+    assert capacitated_bound(cert, instance, registry) is None
+
+
+def test_the_bound_is_per_cache(tmp_path):
+    """Per-host: one MIN per host, on its own chains; pooled: one MIN on all."""
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({
+        "format": "pyverify.instance/1", "name": "two", "hosts": 2,
+        "requests": [{"blocks": [b], "host": h} for b, h in ((1, 0), (2, 1), (1, 0), (2, 1))],
+    }))
+    instance, registry = load_instance(path), load_registry(REGISTRY)
+    model = {"capacity": 1, "eviction": "offline-optimal", "warm_start": False}
+    per_host = capacitated_bound({"cache_model": {"model": "per-host", **model}, "objective": 2}, instance, registry)
+    pooled = capacitated_bound({"cache_model": {"model": "pooled", **model}, "objective": 3}, instance, registry)
+    assert (per_host.flat_min, pooled.flat_min) == (2, 3)  # [1, 1] and [2, 2]: 1 each; [1, 2, 1, 2]: 3
+    assert per_host.holds and pooled.holds
+
+
+def test_without_belady_in_the_registry_the_bound_cites_it():
+    from pyverify.lean.bridge import CITED_MIN, Bound
+
+    bound = Bound("prefix_run_is_flat_run", 4, 24, 24)
+    assert bound.theorems == ["prefix_run_is_flat_run"] and bound.to_json()["cited"] == CITED_MIN
