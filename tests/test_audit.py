@@ -10,7 +10,7 @@ import pytest
 from pyverify.cli import main
 from pyverify.reports.wording import overclaims
 
-from .conftest import LAB_INSTANCE, REPO
+from .conftest import LAB_INSTANCE, REPO, SHARED
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,19 @@ def test_summary_numbers(audit_dir):
     assert summary["lean"]["ok"] and all(t["axioms"] == [] for t in summary["lean"]["theorems"])
     links = [entry["link"] for entry in summary["bridge"]["certificates"]]
     assert [(link["covered"], link["agrees"]) for link in links] == [(True, True), (True, True)]
-    assert [step["step"] for step in summary["steps"]] == ["validate", "sweep", "certify", "verify", "lean check", "bridge", "report"]
+    assert [step["step"] for step in summary["steps"]] == ["validate", "sweep", "memory limit", "certify", "verify", "lean check", "bridge", "report"]
+    # The memory-limit section, recounted here from the instance with the LRU reference and the MIN oracle.
+    from pyverify.certify.belady import belady_misses
+    from pyverify.inputs.model import load_instance
+
+    from .helpers import flat_lru_misses
+
+    memory = summary["memory_limit"]
+    pages = [block for chain in load_instance(LAB_INSTANCE).chains for block in chain]
+    for row in memory["lru_vs_optimum"][:6]:
+        c = row["capacity_blocks"]
+        assert row["lru_hit_rate"] == 1 - flat_lru_misses(pages, c) / len(pages)
+        assert row["opt_hit_rate"] == 1 - belady_misses(pages, c) / len(pages)
 
 
 def test_report_keeps_the_parts_apart_and_says_what_it_does_not_show(audit_dir):
@@ -111,3 +123,25 @@ def test_html_report_shows_each_lean_statement_as_a_code_block(audit_dir):
     assert stated
     for fact in stated:
         assert any(block.strip().startswith(f"{fact['theorem']} : ") for block in parser.pre), fact["theorem"]
+
+
+def test_audit_of_the_mooncake_trace(tmp_path):
+    """The main job on a real trace: certified pooled count, and the memory-limit answers recounted independently."""
+    trace = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+    if not trace.is_file():
+        pytest.skip("the Mooncake trace (../shared) is not here")
+    from pyverify.certify.belady import belady_misses
+
+    from .helpers import flat_lru_misses
+
+    out = tmp_path / "report"
+    assert main(["audit", str(trace), "-o", str(out), "--registry", str(REPO / "lean" / "theorems.json")]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    pages = [block for line in trace.read_text().splitlines() if line.strip() for block in json.loads(line)["hash_ids"]]
+    assert summary["certificates"]["pooled"]["objective"] == len(set(pages))
+    local = summary["memory_limit"]["local_vs_global"]
+    assert (local["nodes"], local["node_capacity_blocks"]) == (16, 3_000_000 // 512)
+    total = 16 * local["node_capacity_blocks"]
+    assert local["global_lru"] == 1 - flat_lru_misses(pages, total) / len(pages)
+    small = summary["memory_limit"]["lru_vs_optimum"][3]
+    assert small["opt_hit_rate"] == 1 - belady_misses(pages, small["capacity_blocks"]) / len(pages)

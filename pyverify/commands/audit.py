@@ -38,7 +38,7 @@ def run(args) -> int:
         if not args.json:
             print(f"pyverify audit: {args.instance} -> {args.output}/", flush=True)
         summary = run_audit(args.instance, args.output, args.registry, args.time_limit, steps.start,
-                            lambda record: steps.done(f"  {record.name:11} {record.seconds:7.2f} s  {record.result}"))
+                            lambda record: steps.done(f"  {record.name:12} {record.seconds:7.2f} s  {record.result}"))
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0

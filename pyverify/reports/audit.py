@@ -33,12 +33,13 @@ from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
 from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
 from pyverify.sim.routing import default_policy
+from pyverify.sim.opt_curve import memory_limit_markdown
 from pyverify.sim.sweep import default_fleets_for, sweep
 
 DEFAULT_INSTANCE = "instances/lab-512x32x16.json"  # inside the checkout (pyverify.project)
 DEFAULT_REGISTRY = "lean/theorems.json"
 DEFAULT_OUTPUT = "audit-out"
-STEPS = ("validate", "sweep", "certify", "verify", "lean check", "bridge", "report")
+STEPS = ("validate", "sweep", "memory limit", "certify", "verify", "lean check", "bridge", "report")
 
 
 @dataclass
@@ -99,6 +100,11 @@ def run_audit(
 
         fleet_sweep_chart(rows, staging / "sweep", title=f"{instance.name}: hit rate as the fleet grows (uncapacitated, {policy} routing)")
 
+        memory = audit.timed("memory limit", lambda: memory_limit(instance),
+                             lambda m: (f"{m['fleet_size']} hosts x {m['node_capacity_blocks']:,} blocks, hit rate on this instance: "
+                                        f"global pool {m['local_vs_global']['global_lru']:.4f} LRU, {m['local_vs_global']['global_opt']:.4f} MIN; "
+                                        f"local caches {m['local_vs_global']['local_lru']:.4f} LRU, {m['local_vs_global']['local_opt']:.4f} MIN"))
+
         models = ["pooled"] + (["per-host"] if instance.routing is not None else [])
         cert_dir = staging / "certificates"
         cert_paths: dict[str, Path] = {}
@@ -150,6 +156,7 @@ def run_audit(
         report_record = StepRecord("report", 0.0, "report.md, report.html, sweep.png/.svg, certificates/, summary.json")
         audit.steps.append(report_record)  # listed in the summary it is part of; timed below
         summary = build_summary(audit, instance, digest, rows, certificates, cert_paths, verified, lean, bridge, policy, staging)
+        summary["memory_limit"] = memory
         markdown = render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary)
         (staging / "report.md").write_text(markdown, encoding="utf-8")
         (staging / "report.html").write_text(markdown_to_html(markdown, f"pyverify audit: {instance.name}"), encoding="utf-8")
@@ -169,8 +176,9 @@ def build_summary(audit, instance, digest, rows, certificates, cert_paths, verif
         "certificates": {
             model: {"file": str(Path("certificates") / cert_paths[model].name), "status": cert["status"],
                     "objective": cert["objective"], "bound": cert["bound"], "scope": cert["claim"]["scope"],
-                    "cp_sat_s": cert["solvers"]["cp-sat"]["wall_time_s"],
-                    "z3_s": cert["solvers"]["z3"]["wall_time_s"] if cert["solvers"]["z3"] else None,
+                    "cp_sat_s": (cert["solvers"].get("cp-sat") or {}).get("wall_time_s"),
+                    "z3_s": (cert["solvers"].get("z3") or {}).get("wall_time_s"),
+                    "basis": cert.get("basis", []),
                     "verified": True}
             for model, cert in certificates.items()
         },
@@ -181,6 +189,43 @@ def build_summary(audit, instance, digest, rows, certificates, cert_paths, verif
         "files": sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file() and p.name != MARKER)
                  + ["report.md", "report.html", "summary.json"],
     }
+
+
+#: Mooncake's local-against-global comparison puts 3M tokens of KV cache on each node
+#: (Qin et al., "Mooncake: A KVCache-centric disaggregated architecture for LLM
+#: serving", FAST 2025, section on the trace's cache capacity).
+NODE_TOKENS = 3_000_000
+MEMORY_FLEET = 16
+
+
+def memory_limit(instance) -> dict[str, Any]:
+    """The memory-limit answers (LRU against the optimum; pooled against per-host; local against global).
+
+    The fleet is the instance's own routing when it gives one, else 16 hosts
+    round-robin; each node holds 3M tokens when blocks have a token size
+    (Mooncake's setting), else an equal share of the distinct blocks.
+    """
+    from pyverify.sim.opt_curve import memory_limit_summary
+    from pyverify.sim.routing import route
+
+    if instance.routing is not None:
+        fleet, routing = instance.hosts, list(instance.routing)
+    else:
+        fleet = MEMORY_FLEET
+        routing = route(instance, fleet, "round-robin")
+    block = instance.block_size_tokens
+    distinct = len({b for chain in instance.chains for b in chain})
+    node = NODE_TOKENS // block if block else max(1, distinct // fleet)
+    summary = memory_limit_summary(instance.chains, routing, fleet, node_capacity_blocks=node, block_size_tokens=block)
+    summary["node_capacity_blocks"] = node
+    summary["routing"] = "given" if instance.routing is not None else "round-robin"
+    return summary
+
+
+def solver_times(cert: dict[str, Any]) -> str:
+    """Which solvers ran and how long, or why none did (large instances are certified without them)."""
+    ran = [f"{name} {cert[key]} s" for name, key in (("CP-SAT", "cp_sat_s"), ("Z3", "z3_s")) if cert[key] is not None]
+    return ", ".join(ran) if ran else "no solver needed: witness replay and the compulsory floor"
 
 
 def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary) -> str:
@@ -199,7 +244,7 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
     for model, cert in certs.items():
         parts.append(
             f"- {model}, uncapacitated, on this instance: {cert['status']} with {cert['objective']} misses "
-            f"(proven bound {cert['bound']}; CP-SAT {cert['cp_sat_s']} s, Z3 {cert['z3_s']} s), verified by the trusted checker."
+            f"(proven bound {cert['bound']}; {solver_times(cert)}), verified by the trusted checker."
         )
     for entry in bridge.entries:
         model = entry.certificate_data["cache_model"]["model"]
@@ -214,6 +259,9 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
     parts += table(["hosts", "pooled misses", "pooled hit rate", "per-host misses", "per-host hit rate"],
                    [(r.fleet_size, r.pooled_misses, f"{r.pooled_hit_rate:.4f}", r.per_host_misses, f"{r.per_host_hit_rate:.4f}") for r in rows])
     parts += ["", "![hit rate against fleet size](sweep.png)", ""]
+    memory = summary["memory_limit"]
+    parts += [f"## With a memory limit (simulation and Belady's MIN, {memory['fleet_size']} hosts, {memory['routing']} routing)", ""]
+    parts += memory_limit_markdown(memory) + [""]
     parts += [bridge_markdown(bridge, heading="##")]
     parts += ["## Lean check", "",
               f"Lean {lean.identity.version} (commit `{lean.identity.githash}`) via {lean.backend}, {lean.seconds:.1f} s.", ""]

@@ -242,10 +242,8 @@ def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int]
             "lru_capacity_to_match_opt": capacity_to_match(lru_pooled, int(opt_pooled.misses(c))),
         })
     pooled_vs_per_host = []
-    for total in capacities:
-        if total < fleet_size:
-            continue
-        each = int(total) // fleet_size
+    shares = sorted({int(total) // fleet_size for total in capacities if total >= fleet_size})  # one row per share
+    for each in shares:
         pooled_vs_per_host.append({
             "total_blocks": each * fleet_size,
             "per_host_blocks": each,
@@ -280,33 +278,42 @@ def _lru_curve(chains, routing, fleet_size) -> MissRatioCurve:
 
 
 def memory_limit_markdown(summary: dict) -> list[str]:
-    """:func:`memory_limit_summary` as Markdown lines (tables) for a report."""
+    """:func:`memory_limit_summary` as Markdown lines (tables) for a report.
+
+    Worded for the report's wording guard: "MIN" names the fewest possible
+    misses, and every sentence about them says it is about this instance.
+    """
     block = summary.get("block_size_tokens")
 
     def size(blocks: int) -> str:
-        return f"{blocks:,} blocks" + (f" ({blocks * block / 1e6:.2f}M tokens)" if block else "")
+        if not block:
+            return f"{blocks:,} block{'s' if blocks != 1 else ''}"
+        tokens = blocks * block
+        amount = f"{tokens / 1e6:.2f}M" if tokens >= 1e6 else f"{tokens / 1e3:.1f}k" if tokens >= 1e3 else f"{tokens}"
+        return f"{blocks:,} block{'s' if blocks != 1 else ''} ({amount} tokens)"
 
     lines = [
-        f"Fewest misses with a memory limit: Belady's MIN on the flat block sequence (optimal by Belady's theorem and the "
-        f"flat relaxation, docs/min-flat-relaxation.md), against LRU; hit rates over {summary['references']:,} block references. "
-        f"Ceiling {summary['ceiling_hit_rate']:.4f}, reached by the optimum at {size(summary['opt_capacity_reaching_ceiling'])} "
-        f"and by LRU at {size(summary['lru_capacity_reaching_ceiling'])}.",
+        f"Hit rates on this instance, over {summary['references']:,} block references: LRU against MIN, Belady's offline "
+        "policy on the flat block sequence, which no demand cache with the same memory beats (Belady's theorem and the "
+        "flat relaxation, docs/min-flat-relaxation.md). "
+        f"On this instance the ceiling {summary['ceiling_hit_rate']:.4f} is reached by MIN at "
+        f"{size(summary['opt_capacity_reaching_ceiling'])} and by LRU at {size(summary['lru_capacity_reaching_ceiling'])}.",
         "",
-        "| capacity | LRU | optimum | gap | LRU needs (blocks) |",
+        "| capacity | LRU | MIN | gap | LRU needs (blocks) to match MIN |",
         "| --- | --- | --- | --- | --- |",
     ]
     for row in summary["lru_vs_optimum"]:
         need = row["lru_capacity_to_match_opt"]
         lines.append(f"| {size(row['capacity_blocks'])} | {row['lru_hit_rate']:.4f} | {row['opt_hit_rate']:.4f} | "
                      f"{row['gap']:.4f} | {'-' if need is None else f'{need:,}'} |")
-    lines += ["", f"Pooled against {summary['fleet_size']} per-host caches at equal total memory:", "",
-              "| total blocks (per host) | pooled LRU | pooled optimum | per-host LRU | per-host optimum |",
+    lines += ["", f"Pooled against {summary['fleet_size']} per-host caches at equal total memory, on this instance:", "",
+              "| total blocks (per host) | pooled LRU | pooled MIN | per-host LRU | per-host MIN |",
               "| --- | --- | --- | --- | --- |"]
     for row in summary["pooled_vs_per_host"]:
         lines.append(f"| {row['total_blocks']:,} ({row['per_host_blocks']:,}) | {row['pooled_lru']:.4f} | {row['pooled_opt']:.4f} | "
                      f"{row['per_host_lru']:.4f} | {row['per_host_opt']:.4f} |")
     local = summary["local_vs_global"]
-    lines += ["", f"Local against global: {local['nodes']} nodes of {size(local['node_capacity_blocks'])}: "
-              f"global pool LRU {local['global_lru']:.4f}, optimum {local['global_opt']:.4f} (ceiling {local['ceiling_global']:.4f}); "
-              f"local caches LRU {local['local_lru']:.4f}, optimum {local['local_opt']:.4f} (ceiling {local['ceiling_local']:.4f})."]
+    lines += ["", f"Local against global on this instance: {local['nodes']} nodes of {size(local['node_capacity_blocks'])}: "
+              f"global pool LRU {local['global_lru']:.4f}, MIN {local['global_opt']:.4f} (ceiling {local['ceiling_global']:.4f}); "
+              f"local caches LRU {local['local_lru']:.4f}, MIN {local['local_opt']:.4f} (ceiling {local['ceiling_local']:.4f})."]
     return lines
