@@ -68,10 +68,16 @@ def test_missing_file_and_bad_flags(capsys, tmp_path):
     assert status == 2 and "fleet size 32 must be between 1 and 16" in err
 
 
-def test_unrouted_instance_needs_a_policy_for_per_host(capsys, tmp_path):
-    unrouted = {**GOOD, "requests": [{"blocks": r["blocks"]} for r in GOOD["requests"]]}
+def test_unrouted_input_defaults_to_round_robin_in_every_command(capsys, tmp_path):
+    """One default for every command: round-robin for an input without routing, over its own fleet (or 16)."""
+    unrouted = {**GOOD, "hosts": 2, "requests": [{"blocks": r["blocks"]} for r in GOOD["requests"]]}
     path = write(tmp_path, "u.json", json.dumps(unrouted))
-    status, out, err = run_cli(capsys, "simulate", path, "--model", "per-host")
+    status, out, _ = run_cli(capsys, "simulate", path, "--model", "per-host", "--json")
+    result = json.loads(out)
+    assert status == 0 and (result["routing"], result["fleet_size"]) == ("round-robin", 2)
+    status, out, _ = run_cli(capsys, "simulate", path, "--model", "per-host", "--routing", "round-robin", "--fleet", "2", "--json")
+    assert json.loads(out)["misses"] == result["misses"]
+    status, out, err = run_cli(capsys, "simulate", path, "--model", "per-host", "--routing", "given")
     assert status == 2 and err.startswith(f"pyverify: error: {path}: routing: ") and "gives none" in err
 
 

@@ -12,7 +12,7 @@ from pyverify.errors import UserError
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
-from pyverify.sim.routing import POLICIES, RoutingOptions, default_policy, route
+from pyverify.sim.routing import POLICIES, RoutingOptions, default_fleet, default_policy, route
 from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
 from pyverify.sim.accounting import tally
 from pyverify.sim.simulate import MODELS, PER_HOST, simulate
@@ -96,9 +96,11 @@ def register(subparsers) -> None:
     sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an instance")
     sim.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
     sim.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
-    sim.add_argument("--routing", choices=sorted(POLICIES), default="given",
-                     help="how requests reach hosts (default: given, the instance's own routing)")
-    sim.add_argument("--fleet", type=fleet_size, help="fleet size for the routing policy (default: the instance's hosts)")
+    sim.add_argument("--routing", choices=sorted(POLICIES),
+                     help="how requests reach hosts (default: fold, the instance's own routing, or round-robin "
+                          "for an input without one, as in every command)")
+    sim.add_argument("--fleet", type=fleet_size,
+                     help="fleet size for the routing policy (default: the instance's hosts, or 16 for an input that names no fleet)")
     add_cache_options(sim, per="cache")
     add_routing_options(sim)
     sim.add_argument("--witness", action="store_true", help="include the per-request witness in --json output")
@@ -115,7 +117,9 @@ def register(subparsers) -> None:
             "'round-robin' when it gives none, as for a Mooncake .jsonl trace (request i goes to host i mod F). "
             "Uncapacitated by default; with --capacity C every host caches C blocks and the pool gets the same "
             f"total, F x C blocks. Default fleets: powers of two up to the instance's hosts, or "
-            f"{','.join(map(str, UNROUTED_FLEET_SIZES))} for an instance without routing."
+            f"{','.join(map(str, UNROUTED_FLEET_SIZES))} for an instance without routing. "
+            "Column 'max load': requests on the busiest host divided by the even share (requests / F); "
+            "1.000 is perfectly even, 2.000 means one host serves twice its share."
         ),
     )
     sw.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
@@ -166,7 +170,8 @@ def run_simulate(args) -> int:
     size = resolve_cache_size(args, instance, args.instance)
     window = window_of(args)
     weights = instance_token_weights(instance, args.instance)
-    fleet = args.fleet or instance.hosts
+    fleet = args.fleet or default_fleet(instance)
+    args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):
         options = RoutingOptions(seed=args.seed, capacity=size.blocks, eviction=args.eviction, slack=args.affinity_slack)
         routing = route(instance, fleet, args.routing, options) if (args.model == PER_HOST or instance.routing is not None) else None

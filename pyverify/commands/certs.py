@@ -87,10 +87,12 @@ def run_certify(args) -> int:
         raise UserError("--routing round-robin: only for --model per-host (a pooled cache does not depend on routing)")
     if args.output and os.path.isdir(args.output):
         raise UserError(f"{args.output}: is a directory; -o names the certificate file to write")
+    from pyverify.sim.routing import default_fleet
+
     instance = load_input(args.instance)
     hosts = None
     if args.routing == "round-robin":
-        hosts = args.fleet or (instance.hosts if instance.hosts > 1 else 16)
+        hosts = args.fleet or default_fleet(instance)
     policies = [p.strip() for p in args.greedy.split(",") if p.strip()] if args.greedy is not None else None
     try:
         done = certify(instance, args.model, args.capacity, args.time_limit, policies, use_z3=not args.no_z3,

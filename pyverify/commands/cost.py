@@ -28,7 +28,7 @@ from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.cost.reuse import reuse_report
-from pyverify.sim.routing import POLICIES, RoutingOptions, route
+from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
 from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
 
 ORDER = 40
@@ -37,7 +37,6 @@ MODEL_CHOICES = ("per-host", "pooled", "both")
 
 #: Fleet size for an input that gives no routing (a trace): the Mooncake paper's
 #: section 5.3 compares local and global caches on 16 nodes.
-DEFAULT_TRACE_FLEET = 16
 
 
 def register(subparsers) -> None:
@@ -130,7 +129,7 @@ def run_cost(args) -> int:
         block_source = "--param block_tokens" if "block_tokens" in explicit else "default (assumption: Mooncake's 512-token blocks)"
     input_tokens = _input_tokens(instance)
 
-    fleet = args.fleet or (instance.hosts if instance.routing is not None else DEFAULT_TRACE_FLEET)
+    fleet = args.fleet or default_fleet(instance)
     policy = args.routing or _default_policy(instance, fleet)
     with about_file(args.input, "routing"):
         # prefix-affinity consults the per-host caches, so it sees the run's capacity and eviction

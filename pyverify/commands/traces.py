@@ -17,7 +17,7 @@ from pyverify.sim.belady_min import min_run
 from pyverify.sim.mrc import log_capacities, lru_curve
 from pyverify.sim.opt_curve import capacity_to_match, optimal_curve
 from pyverify.progress import progress_bar
-from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_policy, route
+from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
 from pyverify.inputs.records import ImportOptions
 
@@ -145,7 +145,7 @@ def run_mrc(args) -> int:
         if routing_policy in ONLINE_POLICIES:
             raise UserError(f"--routing: {routing_policy} depends on the cache capacity, so it has no one-pass curve; "
                             "use 'pyverify sweep --routing prefix-affinity --capacity C' at each capacity")
-        fleet = args.fleet or (instance.hosts if instance.routing is not None else 16)
+        fleet = args.fleet or default_fleet(instance)
         with about_file(args.instance, "routing"):
             routing = route(instance, fleet, routing_policy, RoutingOptions(seed=args.seed, slack=args.affinity_slack))
     else:

@@ -217,8 +217,18 @@ ONLINE_POLICIES = frozenset({"prefix-affinity"})
 
 
 def default_policy(instance: Instance) -> str:
-    """``fold`` when the instance gives a routing, else ``round-robin`` (traces)."""
+    """``fold`` when the instance gives a routing, else ``round-robin`` (traces): every command's default."""
     return "fold" if instance.routing is not None else "round-robin"
+
+
+#: The fleet size when an input names none: 16 nodes, as in the Mooncake paper's comparison.
+DEFAULT_TRACE_FLEET = 16
+
+
+def default_fleet(instance: Instance) -> int:
+    """Every command's default fleet size: the instance's own hosts when it gives a routing or a
+    fleet (``trace import --hosts 16``), else :data:`DEFAULT_TRACE_FLEET`."""
+    return instance.hosts if (instance.routing is not None or instance.hosts > 1) else DEFAULT_TRACE_FLEET
 
 
 def route(instance: Instance, fleet_size: int, policy: str, options: RoutingOptions | None = None) -> tuple[int, ...]:

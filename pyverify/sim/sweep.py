@@ -87,8 +87,13 @@ UNROUTED_FLEET_SIZES = [2, 4, 8, 16]
 
 
 def default_fleets_for(instance: Instance) -> list[int]:
-    """:func:`default_fleet_sizes` of the instance's hosts, or 2, 4, 8, 16 for a trace."""
-    return default_fleet_sizes(instance.hosts) if instance.routing is not None else list(UNROUTED_FLEET_SIZES)
+    """:func:`default_fleet_sizes` up to the default fleet (pyverify.sim.routing.default_fleet): the
+    instance's hosts, or 2, 4, 8, 16 for a trace that names no fleet."""
+    from pyverify.sim.routing import default_fleet
+
+    if instance.routing is None and instance.hosts <= 1:
+        return list(UNROUTED_FLEET_SIZES)
+    return default_fleet_sizes(default_fleet(instance))
 
 
 def max_load_ratio(routing: Sequence[int], fleet_size: int) -> float:
