@@ -43,7 +43,6 @@ class BoundedResult:
     result: str  # "unsat" = proved; "sat" = counterexample; "unknown" = timed out
     wall_time_s: float
     counterexample: list[int] | None = None
-    statement_template: str = STATEMENT
 
     @property
     def statement(self) -> str:
