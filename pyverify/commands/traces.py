@@ -34,8 +34,9 @@ def register(subparsers) -> None:
             "(then a warning, and the file order is kept as the replay order)."
         ),
     )
-    imp.add_argument("trace", help="Mooncake .jsonl trace")
-    imp.add_argument("-o", "--output", required=True, metavar="INSTANCE", help="instance JSON file to write")
+    imp.add_argument("trace", help="Mooncake .jsonl trace, or a Parquet/CSV trace with a hash_ids column")
+    imp.add_argument("-o", "--output", required=True, metavar="INSTANCE",
+                     help="instance JSON file to write; a name ending in .parquet writes the columnar trace instead (needs pyarrow)")
     imp.add_argument("--hosts", type=positive_int, default=1, help="fleet size recorded in the instance (default: 1; traces carry no routing)")
     imp.add_argument("--name", help="instance name (default: the trace file's stem)")
     imp.add_argument("--allow-unsorted", action="store_true", help="accept decreasing timestamps with a warning")
@@ -68,6 +69,8 @@ def register(subparsers) -> None:
 
 
 def run_import(args) -> int:
+    if str(args.output).lower().endswith(".parquet"):
+        return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
         instance = import_mooncake(args.trace, hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted, progress=advance)
     text = json.dumps(instance.to_json(), separators=(",", ":")) + "\n"
@@ -87,6 +90,32 @@ def run_import(args) -> int:
         print_json(summary)
     else:
         print(f"{args.trace}: valid Mooncake trace, prefix-closed; wrote {args.output}")
+        for key, value in summary.items():
+            if key not in ("trace", "output"):
+                print(f"  {key:17} {value}")
+    return 0
+
+
+def run_import_parquet(args) -> int:
+    """``trace import ... -o x.parquet``: validate (same rules) and write the columnar form, atomically."""
+    from pyverify.inputs.columnar import read_columnar, write_parquet
+    from pyverify.sim.counting import pooled_misses
+
+    trace = read_columnar(args.trace, allow_unsorted=args.allow_unsorted)
+    write_parquet(trace, args.output)
+    summary = {
+        "trace": args.trace,
+        "output": args.output,
+        "requests": trace.n_requests,
+        "block_references": trace.n_references,
+        "distinct_blocks": pooled_misses(trace.ids),
+        "block_size_tokens": trace.block_size_tokens,
+        "prefix_closed": True,
+    }
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"{args.trace}: valid trace, prefix-closed; wrote {args.output} (Parquet, one row per request)")
         for key, value in summary.items():
             if key not in ("trace", "output"):
                 print(f"  {key:17} {value}")
