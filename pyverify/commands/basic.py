@@ -7,6 +7,7 @@ import json
 from contextlib import contextmanager
 
 from pyverify.commands.argtypes import positive_int
+from pyverify.commands.engine_options import add_engine_options, counts_apply, run_simulate_counts
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
@@ -101,6 +102,7 @@ def register(subparsers) -> None:
     add_routing_options(sim)
     sim.add_argument("--witness", action="store_true", help="include the per-request witness in --json output")
     sim.add_argument("--json", action="store_true", help="machine-readable output")
+    add_engine_options(sim)
     sim.set_defaults(func=run_simulate)
 
     sw = subparsers.add_parser(
@@ -156,6 +158,8 @@ def run_validate(args) -> int:
 
 
 def run_simulate(args) -> int:
+    if counts_apply(args):
+        return run_simulate_counts(args, print_json)
     instance = load_input(args.instance)
     fleet = args.fleet or instance.hosts
     with about_file(args.instance, "routing"):
