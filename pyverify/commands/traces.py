@@ -7,6 +7,7 @@ import json
 from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import positive_int
 from pyverify.commands.basic import about_file, add_routing_options, fleet_list, print_json
+from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
 from pyverify.inputs.load import load_input
@@ -65,6 +66,7 @@ def register(subparsers) -> None:
                      help="also replay pyverify.sim.simulate's LRU at each printed capacity and report agreement (exit 1 on any difference)")
     mrc.add_argument("--chart", metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
+    add_sample_rate(mrc)
     mrc.set_defaults(func=run_mrc)
 
 
@@ -123,6 +125,8 @@ def run_import_parquet(args) -> int:
 
 
 def run_mrc(args) -> int:
+    if args.sample_rate is not None:
+        return run_mrc_estimate(args, print_json)
     instance = load_input(args.instance)
     routing_policy = None
     fleet = 1
