@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -47,12 +48,14 @@ def main() -> None:
     size = args.trace.stat().st_size
     print(f"trace: {args.trace} ({size / 2**20:,.0f} MiB on disk, Parquet zstd)")
     print(f"free disk where DuckDB spills: {shutil.disk_usage('/tmp').free / GIB:.0f} GiB")
+    env = dict(os.environ, PYVERIFY_DUCKDB_MEMORY=os.environ.get("PYVERIFY_DUCKDB_MEMORY", "2.5GB"))
+    print(f"DuckDB memory limit {env['PYVERIFY_DUCKDB_MEMORY']} (PYVERIFY_DUCKDB_MEMORY); it spills past it")
     runs = {
         "pooled": ["--model", "pooled"],
         f"per-host, {args.fleet} hosts round-robin": ["--model", "per-host", "--fleet", str(args.fleet), "--routing", "round-robin"],
     }
     for label, flags in runs.items():
-        result = measure([sys.executable, "-m", "pyverify", "simulate", str(args.trace), *flags, "--engine", "duckdb", "--json"])
+        result = measure([sys.executable, "-m", "pyverify", "simulate", str(args.trace), *flags, "--engine", "duckdb", "--json"], env)
         if result["status"] != 0:
             print(f"{label}: FAILED: {result['stderr']}")
             continue

@@ -9,11 +9,14 @@ aggregations do everything, validation included:
    written in SQL where it can be: ``row % F``, or SHA-256 in DuckDB for
    prefix-hash and route-key; the random routing is computed by numpy and
    joined by row), its length, and whether its list is missing or empty;
-2. per (host, block): each reference's parent (the block before it, or -1) as
-   min and max; these rows are the per-host misses (distinct pairs);
-3. per block over those pairs: the distinct blocks (pooled misses), and
-   whether any block has two parents (a prefix-closure violation), a
-   negative id or a null.
+2. per block: its smallest and largest parent (the block before it, or -1):
+   the number of rows is the pooled misses, and a block whose two differ
+   breaks prefix closure (negative ids and nulls are caught here too);
+3. per host (only when routed): the distinct (host, block) pairs, whose
+   number is the per-host misses.
+
+Each is one streaming hash aggregation over the file; nothing is
+materialised, and DuckDB spills the hash tables to disk past the limit.
 
 If any check fails, the in-memory reader (:func:`pyverify.inputs.columnar.read_parquet`)
 reads the file to name the first bad row exactly as the numpy path does.
@@ -92,18 +95,18 @@ def _count(connection, source, fleet: int, policy: str | None, seed: int) -> Fle
         if any(bad for *_, bad in per_request):
             _name_the_error(source)
         connection.execute(
-            "CREATE TEMP TABLE pairs AS "
-            "SELECT host, id, min(parent) AS first, max(parent) AS last FROM ("
-            "  SELECT host, unnest(hash_ids) AS id, "
-            "         unnest(list_prepend(CAST(-1 AS BIGINT), list_slice(hash_ids, 1, len(hash_ids) - 1))) AS parent"
-            "  FROM requests) GROUP BY host, id")
+            "CREATE TEMP VIEW refs AS SELECT host, unnest(hash_ids) AS id, "
+            "unnest(list_prepend(CAST(-1 AS BIGINT), list_slice(hash_ids, 1, len(hash_ids) - 1))) AS parent FROM requests")
+        # Pooled misses and the closure check in one aggregation: one row per id, its smallest and largest parent.
         distinct, violations, lowest, nulls = connection.execute(
             "SELECT count(*) FILTER (WHERE id IS NOT NULL), count(*) FILTER (WHERE first <> last), min(id), "
             "       count(*) FILTER (WHERE id IS NULL) "
-            "FROM (SELECT id, min(first) AS first, max(last) AS last FROM pairs GROUP BY id)").fetchall()[0]
+            "FROM (SELECT id, min(parent) AS first, max(parent) AS last FROM refs GROUP BY id)").fetchall()[0]
         if violations or nulls or (lowest is not None and lowest < 0):
             _name_the_error(source)
-        per_host = connection.execute("SELECT host, count(*) FROM pairs GROUP BY host").fetchall()
+        per_host = []
+        if policy is not None:  # per-host misses: distinct (host, id) pairs, counted per host
+            per_host = connection.execute("SELECT host, count(*) FROM (SELECT DISTINCT host, id FROM refs) GROUP BY host").fetchall()
     except duckdb.ConversionException:
         _name_the_error(source)  # e.g. an unsigned id above 2**63-1
         raise
