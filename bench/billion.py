@@ -51,8 +51,8 @@ def main() -> None:
     env = dict(os.environ, PYVERIFY_DUCKDB_MEMORY=os.environ.get("PYVERIFY_DUCKDB_MEMORY", "2.5GB"))
     print(f"DuckDB memory limit {env['PYVERIFY_DUCKDB_MEMORY']} (PYVERIFY_DUCKDB_MEMORY); it spills past it")
     runs = {
-        "pooled": ["--model", "pooled"],
         f"per-host, {args.fleet} hosts round-robin": ["--model", "per-host", "--fleet", str(args.fleet), "--routing", "round-robin"],
+        "pooled": ["--model", "pooled"],
     }
     for label, flags in runs.items():
         result = measure([sys.executable, "-m", "pyverify", "simulate", str(args.trace), *flags, "--engine", "duckdb", "--json"], env)
@@ -61,8 +61,8 @@ def main() -> None:
             continue
         data = json.loads(result["stdout"])
         peak = result["peak_rss_bytes"] / GIB
-        print(f"{label:32} references {data['references']:,}  misses {data['misses']:,}  hit rate {data['hit_rate']:.4f}  "
-              f"{result['seconds']:.0f} s  peak RSS {peak:.2f} GiB (goal < 4 GiB: {'met' if peak < 4 else 'NOT met'})")
+        print(f"{label:34} references {data['references']:,}  misses {data['misses']:,}  hit rate {data['hit_rate']:.4f}  "
+              f"{result['seconds']:.0f} s  peak RSS {peak:.2f} GiB (goal < 4 GiB: {'met' if peak < 4 else 'NOT met'})", flush=True)
     if generated and not args.keep:
         args.trace.unlink()
         print(f"deleted {args.trace}")

@@ -41,7 +41,8 @@ GIB = 1024**3
 
 DUCKDB_COUNT = """
 import duckdb, sys
-print(duckdb.sql(f"SELECT count(DISTINCT id) FROM (SELECT unnest(hash_ids) AS id FROM read_json('{sys.argv[1]}', columns={{hash_ids: 'BIGINT[]'}}))").fetchall()[0][0])
+duckdb.execute("SET enable_progress_bar = false")
+print(duckdb.execute(f"SELECT count(DISTINCT id) FROM (SELECT unnest(hash_ids) AS id FROM read_json('{sys.argv[1]}', columns={{hash_ids: 'BIGINT[]'}}))").fetchall()[0][0])
 """
 
 PLAIN_PYTHON = """

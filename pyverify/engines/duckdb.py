@@ -55,6 +55,7 @@ def connect():
     connection.execute(f"SET memory_limit = '{os.environ.get('PYVERIFY_DUCKDB_MEMORY', DEFAULT_MEMORY)}'")
     connection.execute(f"SET temp_directory = '{temp}'")
     connection.execute("SET preserve_insertion_order = false")
+    connection.execute("SET enable_progress_bar = false")  # it would print into the command's output
     threads = os.environ.get("PYVERIFY_DUCKDB_THREADS")
     if threads:
         connection.execute(f"SET threads = {int(threads)}")
