@@ -35,13 +35,13 @@ def is_trace_file(path: str) -> bool:
 def counts_apply(args) -> bool:
     """Whether ``simulate`` runs on an engine: asked for (and possible), or ``auto`` on a trace file."""
     simple = args.capacity is None and not args.witness and args.routing != "prefix-affinity"
+    if args.scheduler and args.engine != "dask":
+        raise UserError("--scheduler: only with --engine dask")
     if args.engine == "auto":
         return simple and is_trace_file(args.instance)
     if args.capacity is not None or args.witness:
         raise UserError(f"--engine {args.engine}: the engines count uncapacitated caches (distinct blocks); "
                         "drop --capacity/--witness to use them, or drop --engine to simulate")
-    if args.scheduler and args.engine != "dask":
-        raise UserError("--scheduler: only with --engine dask")
     return True
 
 
@@ -62,8 +62,7 @@ def run_simulate_counts(args, print_json) -> int:
             fleet = int(trace.hosts.max()) + 1 if trace is not None and trace.hosts is not None else None
         if fleet is None and policy in ("given", "fold"):
             fleet = _own_fleet(args.instance)
-        if fleet is None:
-            raise UserError(f"{args.instance}: routing: a trace carries no fleet size: give --fleet")
+        fleet = fleet or 1  # a trace's own fleet, as the simulator reads it: one host
     try:
         counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace)
     except UserError as error:
