@@ -291,9 +291,8 @@ def _plain_lines(data: bytes) -> tuple[int, int, int] | None:
 
     That is: ASCII, no backslash (so no escapes and no lone surrogates), no
     ``NaN``/``Infinity``, no tabs or carriage returns, and every line starting
-    with ``{`` and ending with ``}`` with exactly as many ``{`` and ``}`` as
-    lines: one flat object per line, no blank line. One pass of byte counts
-    and one of newline positions, no Python per line.
+    with ``{`` and ending with ``}`` (so no blank line). Byte scans and one
+    pass of newline positions, no Python per line.
     """
     if not data.isascii() or b"\\" in data or b"\t" in data or b"\r" in data:
         return None
@@ -304,9 +303,10 @@ def _plain_lines(data: bytes) -> tuple[int, int, int] | None:
     if text[-1] != ord("\n"):
         ends = np.append(ends, text.size)
     lines = int(ends.size)
-    if text[0] != ord("{") or _count(text, "{") != lines or _count(text, "}") != lines:
-        return None
-    if np.any(text[ends - 1] != ord("}")) or np.any(text[ends[:-1] + 1] != ord("{")):
+    # Every line starts with "{" and ends with "}". Then no object spans two lines (between a "}" and
+    # a "{" JSON needs a comma, which would end or start a line), so each line holds one or more whole
+    # objects, and the caller's check that the reader found as many rows as lines leaves exactly one.
+    if text[0] != ord("{") or np.any(text[ends - 1] != ord("}")) or np.any(text[ends[:-1] + 1] != ord("{")):
         return None
     longest = int(np.diff(ends, prepend=-1).max())
     return lines, longest, _count(text, '"')
