@@ -201,3 +201,21 @@ def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
         assert "engine" not in data
         outputs.append((model[1], data["references"], data["misses"]))
     assert len(set(outputs)) == 2, outputs
+
+
+def test_auto_sends_a_big_parquet_file_to_duckdb(tmp_path, capsys, monkeypatch, parquet_files):
+    from pyverify.engines import select
+
+    path = parquet_files["r1"]
+    status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
+    assert json.loads(out)["engine"] == "numpy"
+    monkeypatch.setattr(select, "AUTO_DUCKDB_BYTES", 1)
+    status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
+    assert status == 0 and json.loads(out)["engine"] == "duckdb"
+
+
+def test_a_missing_extra_is_one_line_saying_how_to_get_it(tmp_path, capsys, monkeypatch, parquet_files):
+    monkeypatch.setitem(__import__("sys").modules, "duckdb", None)  # as if not installed
+    status, out, err = run_cli(capsys, "simulate", str(parquet_files["r1"]), "--model", "pooled", "--engine", "duckdb")
+    assert status == 2 and out == ""
+    assert err.strip().splitlines() == ["pyverify: error: duckdb is needed for this; install the scale extra: pip install 'pyverify[scale]'"]

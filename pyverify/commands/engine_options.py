@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pyverify.engines.select import ENGINES, choose, count
 from pyverify.errors import UserError
-from pyverify.inputs.columnar import is_hash_ids_csv, is_parquet
+from pyverify.inputs.columnar import MissingExtra, is_hash_ids_csv, is_parquet
 from pyverify.inputs.mooncake import is_trace_path
 from pyverify.sim.simulate import PER_HOST
 
@@ -65,6 +65,8 @@ def run_simulate_counts(args, print_json) -> int:
         fleet = fleet or 1  # a trace's own fleet, as the simulator reads it: one host
     try:
         counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace)
+    except MissingExtra:
+        raise
     except UserError as error:
         text = str(error)
         raise UserError(text if text.startswith(str(args.instance)) else f"{args.instance}: routing: {text}") from None

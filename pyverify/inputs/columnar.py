@@ -59,6 +59,10 @@ PARQUET_MAGIC = b"PAR1"
 INSTALL_HINT = "install the scale extra: pip install 'pyverify[scale]'"
 
 
+class MissingExtra(UserError):
+    """An optional dependency is not installed (the message says how to get it)."""
+
+
 def require(module: str):
     """Import an optional dependency, or one line of error saying how to get it."""
     import importlib
@@ -66,7 +70,7 @@ def require(module: str):
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise UserError(f"{module} is needed for this; {INSTALL_HINT}") from None
+        raise MissingExtra(f"{module.split('.')[0]} is needed for this; {INSTALL_HINT}") from None
 
 
 @dataclass(frozen=True, eq=False)
