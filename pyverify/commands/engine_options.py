@@ -69,7 +69,8 @@ def run_simulate_counts(args, print_json) -> int:
         raise
     except UserError as error:
         text = str(error)
-        raise UserError(text if text.startswith(str(args.instance)) else f"{args.instance}: routing: {text}") from None
+        plain = text.startswith((str(args.instance), "--"))  # already names its file, or names a flag
+        raise UserError(text if plain else f"{args.instance}: routing: {text}") from None
     misses = counts.per_host_misses if args.model == PER_HOST else counts.pooled_misses
     hits = counts.references - misses
     result = {

@@ -172,18 +172,43 @@ def is_prefix_closed(ids: np.ndarray, offsets: np.ndarray) -> bool:
 
     Dense ids (Mooncake's) use a table indexed by id: write every reference's
     parent at its id, read back, compare. Whichever write wins, a mismatch
-    appears exactly when some id has two parents. Sparse ids (64-bit hashes)
-    are sorted instead.
+    appears exactly when some id has two parents. Both passes go chunk by
+    chunk, so the temporaries stay small next to the trace. Sparse ids
+    (64-bit hashes) are sorted instead.
     """
     if ids.size == 0:
         return True
-    parents = parents_of(ids, offsets)
     high = int(ids.max())
-    if high < 2 * ids.size + 1024:
-        table = np.empty(high + 1, dtype=np.int64)
-        table[ids] = parents
-        return bool(np.array_equal(table[ids], parents))
-    return first_violation(ids, offsets, parents) is None
+    if high >= 2 * ids.size + 1024:
+        return first_violation(ids, offsets) is None
+    table = np.empty(high + 1, dtype=np.int64)
+    starts = offsets[:-1]
+    for write in (True, False):
+        for begin in range(0, ids.size, CHUNK):
+            end = min(begin + CHUNK, ids.size)
+            parents = _chunk_parents(ids, starts, begin, end)
+            if write:
+                table[ids[begin:end]] = parents
+            elif not np.array_equal(table[ids[begin:end]], parents):
+                return False
+    return True
+
+
+#: References per chunk of the closure check.
+CHUNK = 1 << 24
+
+
+def _chunk_parents(ids: np.ndarray, starts: np.ndarray, begin: int, end: int) -> np.ndarray:
+    """:func:`parents_of` for ``ids[begin:end]`` only."""
+    parents = np.empty(end - begin, dtype=np.int64)
+    if begin == 0:
+        parents[1:] = ids[:end - 1]
+    else:
+        parents[:] = ids[begin - 1:end - 1]
+    first = np.searchsorted(starts, begin)
+    last = np.searchsorted(starts, end)
+    parents[starts[first:last] - begin] = ROOT
+    return parents
 
 
 def first_violation(ids: np.ndarray, offsets: np.ndarray, parents: np.ndarray | None = None) -> tuple[int, int, str] | None:
