@@ -219,3 +219,16 @@ def test_a_missing_extra_is_one_line_saying_how_to_get_it(tmp_path, capsys, monk
     status, out, err = run_cli(capsys, "simulate", str(parquet_files["r1"]), "--model", "pooled", "--engine", "duckdb")
     assert status == 2 and out == ""
     assert err.strip().splitlines() == ["pyverify: error: duckdb is needed for this; install the scale extra: pip install 'pyverify[scale]'"]
+
+
+def test_a_trace_without_hosts_is_routed_round_robin_by_default(tmp_path, capsys):
+    instance = routed_instance(2)
+    unrouted = Instance(name="u", hosts=1, chains=instance.chains)
+    path = tmp_path / "u.parquet"
+    write_parquet(ColumnarTrace.from_instance(unrouted), path)
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "per-host", "--fleet", "16", "--engine", "duckdb", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    routing = route(unrouted, 16, "round-robin")
+    assert data["routing"] == "round-robin"
+    assert data["misses"] == simulate(unrouted.chains, routing, PER_HOST).misses

@@ -94,8 +94,9 @@ def register(subparsers) -> None:
     sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an instance")
     sim.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
     sim.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
-    sim.add_argument("--routing", choices=sorted(POLICIES), default="given",
-                     help="how requests reach hosts (default: given, the instance's own routing)")
+    sim.add_argument("--routing", choices=sorted(POLICIES),
+                     help="how requests reach hosts (default: given, the instance's own routing; "
+                          "round-robin for a trace file that gives none)")
     sim.add_argument("--fleet", type=positive_int, help="fleet size for the routing policy (default: the instance's hosts)")
     sim.add_argument("--capacity", type=positive_int, help="blocks each cache holds (default: no limit)")
     sim.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
@@ -160,6 +161,7 @@ def run_validate(args) -> int:
 def run_simulate(args) -> int:
     if counts_apply(args):
         return run_simulate_counts(args, print_json)
+    args.routing = args.routing or "given"
     instance = load_input(args.instance)
     fleet = args.fleet or instance.hosts
     with about_file(args.instance, "routing"):

@@ -57,7 +57,8 @@ def run_simulate_counts(args, print_json) -> int:
     policy = None
     fleet = args.fleet
     if args.model == PER_HOST or (trace is not None and trace.hosts is not None):
-        policy = args.routing
+        # A trace file with no hosts has no routing of its own: round-robin, as sweep and mrc default to.
+        policy = args.routing or ("round-robin" if trace is None and not _has_hosts(args.instance) else "given")
         if fleet is None:
             fleet = int(trace.hosts.max()) + 1 if trace is not None and trace.hosts is not None else None
         if fleet is None and policy in ("given", "fold"):
@@ -100,6 +101,19 @@ def run_simulate_counts(args, print_json) -> int:
         print(f"  misses           {misses}")
         print(f"  hit rate         {result['hit_rate']:.4f}")
     return 0
+
+
+def _has_hosts(path: str) -> bool:
+    """Whether a trace file has a host column (Parquet or CSV); JSONL traces never do."""
+    if is_parquet(path):
+        from pyverify.inputs.columnar import require
+
+        return "host" in require("pyarrow.parquet").read_schema(str(path)).names
+    if is_hash_ids_csv(path):
+        with open(path, "rb") as handle:
+            header = handle.readline().decode("utf-8", "replace")
+        return "host" in [name.strip().strip('"') for name in header.split(",")]
+    return False
 
 
 def _own_fleet(path: str) -> int | None:
