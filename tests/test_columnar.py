@@ -246,3 +246,26 @@ def test_bad_csv_names_row_and_field(tmp_path, capsys, cell, where, reason):
     status, out, err = run_cli(capsys, "validate", str(path))
     assert_one_line_error(status, out, err, path, f"{where}: ")
     assert reason in err
+
+
+def test_parquet_is_read_row_group_by_row_group_with_global_rows(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chains = random_chains(4, 50)
+    trace = ColumnarTrace.from_instance(import_mooncake(_jsonl(tmp_path, chains)))
+    path = tmp_path / "groups.parquet"
+    write_parquet(trace, path, rows_per_group=3)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 17
+    back = read_parquet(path)
+    assert np.array_equal(back.ids, trace.ids) and np.array_equal(back.offsets, trace.offsets)
+    bad = [[0, 1], [0, 2], [3], [3, 4], [5, -6], [7]]
+    pq.write_table(pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path, row_group_size=2)
+    with pytest.raises(UserError, match=r"row 5\.hash_ids\[1\]: block id -6 is negative"):
+        read_parquet(path)
+
+
+def _jsonl(tmp_path, chains):
+    path = tmp_path / "c.jsonl"
+    write_lines(path, chains)
+    return path

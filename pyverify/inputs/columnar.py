@@ -420,18 +420,34 @@ def _head(path: str | Path, size: int) -> bytes:
 
 
 def read_parquet(path: str | Path) -> ColumnarTrace:
-    """A Parquet trace (one row per request, ``hash_ids`` a list of integers), validated."""
+    """A Parquet trace (one row per request, ``hash_ids`` a list of integers), validated.
+
+    Read one row group at a time into arrays allocated once (the file's
+    metadata says how many values there are), so the trace is held once,
+    not once by pyarrow and again by numpy.
+    """
     pa = require("pyarrow")
     pq = require("pyarrow.parquet")
     try:
-        table = pq.read_table(str(path))
+        handle = pq.ParquetFile(str(path))
+        schema = handle.schema_arrow
+        if "hash_ids" not in schema.names:
+            raise located(path, "hash_ids", f"no such column; found {', '.join(schema.names) or 'none'}")
+        _check_list_type(schema.field("hash_ids").type, path)
+        metadata = handle.metadata
+        leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
+        capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
+        chunks = (handle.read_row_group(g, columns=["hash_ids"]).column("hash_ids") for g in range(metadata.num_row_groups))
+        ids, offsets = _flat_ids((chunk for column in chunks for chunk in column.chunks), metadata.num_rows, capacity, path)
+        others = [name for name in OPTIONAL_COLUMNS if name in schema.names]
+        extra = _optional_columns(pq.read_table(str(path), columns=others), path) if others else {}
     except (OSError, pa.ArrowException) as error:
         raise located(path, None, f"cannot read as Parquet: {error}") from None
-    return _from_table(table, path, _parquet_block_size(table))
+    return _trace(ids, offsets, path, _parquet_block_size(schema), extra)
 
 
-def _parquet_block_size(table) -> int | None:
-    metadata = table.schema.metadata or {}
+def _parquet_block_size(schema) -> int | None:
+    metadata = schema.metadata or {}
     raw = metadata.get(b"pyverify.block_size_tokens")
     return int(raw) if raw and raw.isdigit() else DEFAULT_BLOCK_TOKENS
 
@@ -481,43 +497,65 @@ def _locate(parts, flat_index: int) -> tuple[int, int]:
 
 def _from_table(table, path: str | Path, block_size: int | None) -> ColumnarTrace:
     """Validate a table with a ``hash_ids`` list column; errors name ``row N`` (1-based)."""
-    pa = require("pyarrow")
     if "hash_ids" not in table.column_names:
         raise located(path, "hash_ids", f"no such column; found {', '.join(table.column_names) or 'none'}")
     column = table.column("hash_ids")
-    kind = column.type
+    _check_list_type(column.type, path)
+    capacity = sum(len(chunk.values) for chunk in column.chunks)
+    ids, offsets = _flat_ids(iter(column.chunks), table.num_rows, capacity, path)
+    return _trace(ids, offsets, path, block_size, _optional_columns(table, path))
+
+
+def _check_list_type(kind, path) -> None:
+    pa = require("pyarrow")
     if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_integer(kind.value_type):
         raise located(path, "hash_ids", f"expected a list of integer block ids per row, got {kind}")
-    if table.num_rows == 0:
+
+
+def _flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, offsets)`` from list-array chunks in row order, checked chunk by chunk; errors name ``row N``."""
+    if rows == 0:
         raise located(path, None, "empty trace: no requests")
-    column = column.combine_chunks()
-    if column.null_count:
-        row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
-        raise located(path, f"row {row + 1}.hash_ids", "missing: a request has at least one block")
-    offsets = column.offsets.to_numpy().astype(np.int64)
-    raw = column.values.to_numpy(zero_copy_only=False)[offsets[0]:offsets[-1]]
-    offsets -= offsets[0]
-    lengths = np.diff(offsets)
-    if np.any(lengths < 1):
-        row = int(np.flatnonzero(lengths < 1)[0])
-        raise located(path, f"row {row + 1}.hash_ids", "empty: a request has at least one block")
-    if column.values.null_count:
-        flat = int(np.flatnonzero(column.values.is_null().to_numpy(zero_copy_only=False)[column.offsets[0].as_py():])[0])
-        row, position = _row_of(offsets, flat)
-        raise located(path, f"row {row + 1}.hash_ids[{position}]", "block id is null")
-    if raw.dtype.kind == "u":
-        too_big = raw > MAX_BLOCK_ID
-        if too_big.any():
-            row, position = _row_of(offsets, int(np.flatnonzero(too_big)[0]))
-            raise located(path, f"row {row + 1}.hash_ids[{position}]", f"block id {int(raw[offsets[row] + position])} is larger than 2**63-1")
-    ids = raw.astype(np.int64, copy=False)
-    if ids.min() < 0:
-        row, position = _row_of(offsets, int(np.flatnonzero(ids < 0)[0]))
-        raise located(path, f"row {row + 1}.hash_ids[{position}]", f"block id {int(ids[offsets[row] + position])} is negative")
+    ids = np.empty(capacity, dtype=np.int64)
+    offsets = np.empty(rows + 1, dtype=np.int64)
+    offsets[0] = 0
+    row0 = filled = 0
+    for chunk in chunks:
+        n = len(chunk)
+        if n == 0:
+            continue
+        if chunk.null_count:
+            row = row0 + int(np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False))[0])
+            raise located(path, f"row {row + 1}.hash_ids", "missing: a request has at least one block")
+        local = chunk.offsets.to_numpy().astype(np.int64)
+        lengths = np.diff(local)
+        if np.any(lengths < 1):
+            row = row0 + int(np.flatnonzero(lengths < 1)[0])
+            raise located(path, f"row {row + 1}.hash_ids", "empty: a request has at least one block")
+        values = chunk.values.slice(int(local[0]), int(local[-1] - local[0]))
+        local -= local[0]
+        if values.null_count:
+            row, position = _row_of(local, int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0]))
+            raise located(path, f"row {row0 + row + 1}.hash_ids[{position}]", "block id is null")
+        raw = values.to_numpy(zero_copy_only=False)
+        bad = (raw > MAX_BLOCK_ID) if raw.dtype.kind == "u" else (raw < 0)
+        if bad.any():
+            row, position = _row_of(local, int(np.flatnonzero(bad)[0]))
+            value = int(raw[local[row] + position])
+            reason = f"block id {value} is larger than 2**63-1" if value > 0 else f"block id {value} is negative"
+            raise located(path, f"row {row0 + row + 1}.hash_ids[{position}]", reason)
+        ids[filled:filled + raw.size] = raw
+        offsets[row0 + 1:row0 + n + 1] = local[1:] + filled
+        filled += raw.size
+        row0 += n
+    return ids[:filled], offsets
+
+
+def _trace(ids: np.ndarray, offsets: np.ndarray, path, block_size: int | None, extra: dict) -> ColumnarTrace:
+    """The validated trace, once prefix closure holds."""
     if not is_prefix_closed(ids, offsets):
         request, position, reason = first_violation(ids, offsets)
         raise located(path, f"row {request + 1}.hash_ids[{position}]", reason)
-    extra = _optional_columns(table, path)
     return ColumnarTrace(name=Path(path).stem, ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
                          block_size_tokens=block_size, **extra)
 
