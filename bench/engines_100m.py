@@ -5,11 +5,10 @@
 Writes bench/trace_files.py's synthetic trace as Parquet (streamed), then runs
 ``pyverify simulate TRACE --engine E`` for pooled and for per-host
 (``--fleet 16 --routing round-robin``) with each engine, each in a fresh
-process (bench/peak.py: wall time and peak RSS of the command; for Dask, the
-local cluster's start and stop are included, and its two worker processes'
-memory is not in the command's RSS, so their peak is sampled separately by
-the command's own memory use... see the printed note). Ratios are of times
-measured in this run, against numpy.
+process (bench/peak.py: wall time, and the peak RSS of the largest single
+process the command ran, which for Dask is the client or one of the local
+cluster's two worker processes; the cluster's start and stop are in the
+time). Ratios are of times measured in this run, against numpy.
 """
 
 from __future__ import annotations
