@@ -17,7 +17,8 @@ Parquet, then measures, in this one run:
   (``SELECT count(DISTINCT id) FROM (SELECT unnest(hash_ids) ...read_json)``),
   and a ten-line plain Python script (json.loads + set).
 
-Ratios are of times measured in this run. Goal (issue 14): pyverify's pooled
+The comparison also needs orjson and msgspec (``pip install orjson msgspec``;
+pyverify itself uses neither). Ratios are of times measured in this run. Goal (issue 14): pyverify's pooled
 count on JSONL faster than DuckDB's own count, at 10M and 50M references.
 """
 
