@@ -7,6 +7,7 @@ import json
 from contextlib import contextmanager
 
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
+from pyverify.commands.engine_options import add_engine_options, counts_apply, run_simulate_counts
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_described, load_input
@@ -105,6 +106,7 @@ def register(subparsers) -> None:
     add_routing_options(sim)
     sim.add_argument("--witness", action="store_true", help="include the per-request witness in --json output")
     sim.add_argument("--json", action="store_true", help="machine-readable output")
+    add_engine_options(sim)
     sim.set_defaults(func=run_simulate)
 
     sw = subparsers.add_parser(
@@ -166,6 +168,8 @@ def run_validate(args) -> int:
 
 
 def run_simulate(args) -> int:
+    if counts_apply(args):
+        return run_simulate_counts(args, print_json)
     instance = load_input(args.instance)
     size = resolve_cache_size(args, instance, args.instance)
     window = window_of(args)

@@ -9,6 +9,7 @@ import numpy as np
 from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import chart_path, fleet_size, output_file, positive_int
 from pyverify.commands.basic import about_file, add_routing_options, capacity_list, print_json
+from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
 from pyverify.inputs.load import load_described, load_input
@@ -40,8 +41,9 @@ def register(subparsers) -> None:
             "as the replay order)."
         ),
     )
-    imp.add_argument("trace", help="trace file, or - for standard input")
-    imp.add_argument("-o", "--output", type=output_file, required=True, metavar="INSTANCE", help="instance JSON file to write")
+    imp.add_argument("trace", help="trace file in any accepted format (Mooncake JSONL, an instance, token ids, chat, Parquet/CSV with hash_ids), or - for standard input")
+    imp.add_argument("-o", "--output", type=output_file, required=True, metavar="INSTANCE",
+                     help="instance JSON file to write; a name ending in .parquet writes the columnar trace instead (needs pyarrow)")
     imp.add_argument("--hosts", type=fleet_size,
                      help="fleet size recorded in the instance (default: 1 for a trace, which carries no routing; an instance keeps its own)")
     imp.add_argument("--name", help="instance name (default: the file's stem, without .gz; 'stdin' for -)")
@@ -82,6 +84,7 @@ def register(subparsers) -> None:
                      help="also replay pyverify.sim.simulate's LRU (and MIN, for opt) at each printed capacity and report agreement (exit 1 on any difference)")
     mrc.add_argument("--chart", type=chart_path, metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
+    add_sample_rate(mrc)
     mrc.set_defaults(func=run_mrc)
 
 
@@ -105,6 +108,8 @@ def curve_policies(text: str) -> tuple[str, ...]:
 
 
 def run_import(args) -> int:
+    if str(args.output).lower().endswith(".parquet"):
+        return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
         loaded = load_described(args.trace, import_options(args, advance))
     instance = loaded.instance
@@ -136,7 +141,35 @@ def run_import(args) -> int:
     return 0
 
 
+def run_import_parquet(args) -> int:
+    """``trace import ... -o x.parquet``: validate (same rules) and write the columnar form, atomically."""
+    from pyverify.inputs.columnar import read_columnar, write_parquet
+    from pyverify.sim.counting import pooled_misses
+
+    trace = read_columnar(args.trace, allow_unsorted=args.allow_unsorted)
+    write_parquet(trace, args.output)
+    summary = {
+        "trace": args.trace,
+        "output": args.output,
+        "requests": trace.n_requests,
+        "block_references": trace.n_references,
+        "distinct_blocks": pooled_misses(trace.ids),
+        "block_size_tokens": trace.block_size_tokens,
+        "prefix_closed": True,
+    }
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"{args.trace}: valid trace, prefix-closed; wrote {args.output} (Parquet, one row per request)")
+        for key, value in summary.items():
+            if key not in ("trace", "output"):
+                print(f"  {key:17} {value}")
+    return 0
+
+
 def run_mrc(args) -> int:
+    if args.sample_rate is not None:
+        return run_mrc_estimate(args, print_json)
     instance = load_input(args.instance)
     routing_policy = None
     fleet = 1

@@ -15,7 +15,9 @@ that turns the opened input into an instance. Adding a format is adding one
 entry (a binary one, such as Parquet, detects its magic bytes in
 ``head.first_bytes``; a reader that needs random access reads the input with
 :func:`~pyverify.inputs.jsonread.read_bounded`, since a pipe cannot seek).
-Detectors run in order; a format's ``weak`` detector (fields that suggest it
+Parquet (magic bytes ``PAR1``) and CSV (a header naming ``hash_ids``) traces
+are read by :mod:`pyverify.inputs.columnar` (needs pyarrow, the ``scale``
+extra), from a file: they need random access. Detectors run in order; a format's ``weak`` detector (fields that suggest it
 without naming it) runs only when no detector matched, so that a Mooncake line
 missing ``hash_ids`` is reported as exactly that.
 """
@@ -35,7 +37,7 @@ from pyverify.inputs.model import INSTANCE_FORMAT, Instance, instance_from_json
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
 from pyverify.inputs.reblock import reblock_to_size
 from pyverify.inputs.records import ImportOptions
-from pyverify.inputs.stream import Input, open_source
+from pyverify.inputs.stream import Input, is_stdin, open_source
 from pyverify.inputs.tokens_import import TOKEN_FIELDS, read_token_log
 
 Reader = Callable[[Input, ImportOptions], tuple[Instance, list[str]]]
@@ -137,8 +139,45 @@ CHAT = InputFormat(
     uses_tokenizer=True,
 )
 
-#: Every format pyverify reads, in detection order.
-FORMATS: list[InputFormat] = [INSTANCE, MOONCAKE, TOKEN_LOG, CHAT]
+def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
+    if is_stdin(source.path) or source.compression:
+        raise located(source.display, None, "Parquet and CSV traces are read from an uncompressed file (they need random access), "
+                                            "not from standard input or gzip")
+    from pyverify.inputs.columnar import read_columnar
+
+    instance = read_columnar(source.path, allow_unsorted=options.allow_unsorted).to_instance()
+    if options.name is not None:
+        instance = dataclasses.replace(instance, name=options.name)
+    if options.hosts is not None:
+        instance = dataclasses.replace(instance, hosts=max(options.hosts, instance.hosts))
+    return instance, []
+
+
+def _csv_header(head: Head) -> bool:
+    line = (head.first_line or b"").strip()
+    if not line or line[:1] in (b"{", b"["):
+        return False
+    return b"hash_ids" in [part.strip().strip(b'"').lower() for part in line.split(b",")]
+
+
+PARQUET = InputFormat(
+    key="parquet",
+    title="Parquet trace",
+    signature="Parquet (a 'hash_ids' list column; needs pyverify[scale])",
+    detect=lambda head: head.first_bytes.startswith(b"PAR1"),
+    read=_read_columnar,
+)
+
+CSV = InputFormat(
+    key="csv",
+    title="CSV trace",
+    signature="CSV with a header naming a 'hash_ids' column (needs pyverify[scale])",
+    detect=_csv_header,
+    read=_read_columnar,
+)
+
+#: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
+FORMATS: list[InputFormat] = [PARQUET, INSTANCE, MOONCAKE, TOKEN_LOG, CHAT, CSV]
 
 
 def accepted_formats() -> str:

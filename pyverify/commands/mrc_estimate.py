@@ -1,0 +1,56 @@
+"""``pyverify mrc --sample-rate R``: a SHARDS estimate of the pooled LRU curve, labelled as one."""
+
+from __future__ import annotations
+
+import argparse
+
+from pyverify.commands.engine_options import is_trace_file
+from pyverify.errors import UserError
+from pyverify.inputs.columnar import ColumnarTrace, read_columnar
+from pyverify.inputs.load import load_input
+from pyverify.sim.mrc import log_capacities
+from pyverify.sim.shards import shards_curve
+
+ESTIMATE_NOTE = ("ESTIMATE (SHARDS spatial sampling, Waldspurger et al., FAST 2015); measured error against the exact "
+                 "curve: see the README, 'Approximate curves'")
+
+
+def sample_rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a sampling rate in (0, 1], got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a sampling rate in (0, 1], got {text!r}")
+    return value
+
+
+def add_sample_rate(parser) -> None:
+    parser.add_argument("--sample-rate", type=sample_rate, metavar="R",
+                        help="estimate the pooled curve from a spatial sample of about R of the blocks (SHARDS); "
+                             "output is labelled as an estimate (default: exact)")
+
+
+def run_mrc_estimate(args, print_json) -> int:
+    if args.model != "pooled" or args.routing or args.fleet or args.verify:
+        raise UserError("--sample-rate: estimates the pooled curve only (no --model per-host, --routing, --fleet or --verify)")
+    if is_trace_file(args.instance):
+        trace = read_columnar(args.instance)
+    else:
+        trace = ColumnarTrace.from_instance(load_input(args.instance))
+    curve = shards_curve(trace.ids, args.sample_rate)
+    capacities = args.capacities or log_capacities(max(1, int(curve.histogram.size / args.sample_rate)))
+    points = curve.points(capacities)
+    result = {"instance": trace.name, "model": "pooled", "eviction": "lru", "estimate": True, "method": "SHARDS_adj",
+              "sample_rate": args.sample_rate, "references": curve.references,
+              "sampled_references": curve.sampled_references, "note": ESTIMATE_NOTE, "points": points}
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"{trace.name}: ESTIMATED LRU miss-ratio curve, one pooled cache of C blocks; {curve.references} block references, "
+          f"{curve.sampled_references} sampled (rate {args.sample_rate})")
+    print(f"  {ESTIMATE_NOTE}")
+    print(f"{'C blocks':>10} {'est. miss ratio':>16} {'est. hit rate':>14}")
+    for point in points:
+        print(f"{point['capacity_blocks']:>10} {point['estimated_miss_ratio']:>16.4f} {point['estimated_hit_rate']:>14.4f}")
+    return 0

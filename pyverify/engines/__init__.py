@@ -1,0 +1,22 @@
+"""Engines for the set-count questions on traces too big for the Python simulators.
+
+The uncapacitated counts are set counts on a prefix-closed trace (Lean
+theorems ``pooled_misses_eq_distinct`` and ``per_host_misses_eq_sum``):
+pooled misses = distinct block ids; per-host misses under a static routing =
+distinct (host, block) pairs. Three engines compute them, with exactly the
+same results (the tests check it trace by trace):
+
+``numpy``  (:mod:`pyverify.engines.numpy_engine`)
+    In memory, on a :class:`~pyverify.inputs.columnar.ColumnarTrace`. Fastest
+    while the trace fits comfortably in RAM.
+``duckdb`` (:mod:`pyverify.engines.duckdb`)
+    Embedded SQL directly on a Parquet file, with a memory limit and spilling
+    to disk: one machine, any trace size its disk holds.
+``dask``   (:mod:`pyverify.engines.dask`)
+    The same counts, and per-host LRU curves host by host, on a
+    dask.distributed cluster (a local one when no scheduler is named).
+
+:mod:`pyverify.engines.routing` computes static routings on columnar traces,
+host for host the same as :mod:`pyverify.sim.routing`; :mod:`pyverify.engines.select`
+picks an engine.
+"""

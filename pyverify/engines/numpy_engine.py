@@ -1,0 +1,46 @@
+"""The in-memory engine: the counts by numpy on a :class:`~pyverify.inputs.columnar.ColumnarTrace`.
+
+Pooled misses come from :func:`pyverify.sim.counting.pooled_misses` (marking
+ids in a table). Per host, the same table is widened to one column per host
+(key ``id * F + host``, as :func:`pyverify.sim.counting.per_host_misses`
+does) and counted column by column, which gives each host's distinct blocks
+for the reuse report as well as their sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyverify.engines.counts import FleetCounts, fleet_counts
+from pyverify.inputs.columnar import ColumnarTrace
+from pyverify.sim.counting import CHUNK, dense_ids, pooled_misses, reference_hosts
+
+#: Largest (ids x hosts) table marked directly (bytes); past it, keys are sorted instead.
+TABLE_LIMIT = 1 << 32
+
+
+def host_distinct(ids: np.ndarray, ref_hosts: np.ndarray, fleet_size: int) -> np.ndarray:
+    """Distinct blocks per host: ``result[h] = #{b : (h, b) is referenced}``."""
+    ids, universe = dense_ids(ids)
+    if universe * fleet_size <= TABLE_LIMIT:
+        seen = np.zeros(universe * fleet_size, dtype=bool)
+        for start in range(0, ids.size, CHUNK):
+            key = ids[start:start + CHUNK].astype(np.int64) * fleet_size
+            key += ref_hosts[start:start + CHUNK]
+            seen[key] = True
+        return seen.reshape(universe, fleet_size).sum(axis=0, dtype=np.int64)
+    keys = np.unique(ids.astype(np.int64) * fleet_size + ref_hosts)
+    return np.bincount(keys % fleet_size, minlength=fleet_size).astype(np.int64)
+
+
+def count(trace: ColumnarTrace, hosts: np.ndarray | None = None, fleet_size: int = 1) -> FleetCounts:
+    """Pooled counts, and per-host counts when ``hosts`` (one per request) is given."""
+    distinct = pooled_misses(trace.ids)
+    if hosts is None:
+        return FleetCounts(trace.n_references, distinct)
+    lengths = trace.lengths
+    per_host = host_distinct(trace.ids, reference_hosts(hosts, lengths), fleet_size)
+    return fleet_counts(hosts, lengths, fleet_size, trace.n_references, distinct, per_host)
+
+
+__all__ = ["count", "host_distinct"]

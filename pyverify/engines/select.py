@@ -1,0 +1,73 @@
+"""Which engine counts a trace: the user's ``--engine``, or by the trace's size.
+
+``auto`` (the default) keeps small inputs on the in-memory numpy path and
+sends a Parquet file of :data:`AUTO_DUCKDB_BYTES` or more to DuckDB, which
+reads it out of core; that is about 10^9 block references of the synthetic
+benchmark trace, the size at which the numpy arrays and tables pass a few
+GiB (``bench/engines_100m.py`` measures both). Dask runs only when asked,
+since it needs a cluster (or starts a local one).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pyverify.engines.counts import FleetCounts
+from pyverify.engines.routing import ONE_MACHINE, static_hosts
+from pyverify.errors import UserError
+from pyverify.inputs.columnar import ColumnarTrace, is_parquet, read_columnar
+
+ENGINES = ("auto", "numpy", "duckdb", "dask")
+
+#: Trace files at least this large are counted by an engine under ``--engine auto``
+#: (smaller ones go through the simulator, which also reports token hit rates).
+AUTO_ENGINE_BYTES = 256 << 20
+
+#: Parquet files at least this large go to DuckDB under ``--engine auto``.
+AUTO_DUCKDB_BYTES = 1 << 30
+
+
+def choose(engine: str, path: str | Path) -> str:
+    """The engine to run: ``engine`` unless it is ``auto``."""
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r}; choose one of: {', '.join(ENGINES)}")
+    if engine != "auto":
+        return engine
+    try:
+        big = is_parquet(path) and os.path.getsize(path) >= AUTO_DUCKDB_BYTES
+    except OSError:
+        big = False
+    if big:
+        try:
+            import duckdb  # noqa: F401
+        except ImportError:
+            return "numpy"
+        return "duckdb"
+    return "numpy"
+
+
+def count(path: str | Path, engine: str, fleet_size: int | None, policy: str | None, seed: int = 0,
+          scheduler: str | None = None, trace: ColumnarTrace | None = None) -> FleetCounts:
+    """Pooled counts (``policy=None``) or pooled and per-host counts, by ``engine`` (already chosen)."""
+    if policy == "prefix-affinity":
+        raise UserError(ONE_MACHINE)
+    fleet = fleet_size or 1
+    if engine == "duckdb":
+        from pyverify.engines import duckdb as engine_module
+
+        source = path if trace is None and is_parquet(path) else (trace or read_columnar(path))
+        return engine_module.count(source, fleet, policy, seed)
+    if engine == "dask":
+        from pyverify.engines import dask as engine_module
+
+        source = path if trace is None and is_parquet(path) else (trace or read_columnar(path))
+        return engine_module.count(source, fleet, policy, seed, scheduler=scheduler)
+    from pyverify.engines import numpy_engine
+
+    trace = trace or read_columnar(path)
+    hosts = None if policy is None else static_hosts(trace, fleet, policy, seed)
+    return numpy_engine.count(trace, hosts, fleet)
+
+
+__all__ = ["AUTO_DUCKDB_BYTES", "ENGINES", "choose", "count"]

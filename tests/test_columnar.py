@@ -1,0 +1,271 @@
+"""The columnar trace: the fast JSONL path reads exactly what the strict reader reads
+(and refuses exactly what it refuses, with its words), and Parquet/CSV round-trip."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyarrow")
+
+from pyverify.errors import UserError  # noqa: E402
+from pyverify.inputs.columnar import (  # noqa: E402
+    ColumnarTrace, _fast_jsonl, first_violation, is_prefix_closed, read_columnar, read_csv, read_jsonl,
+    read_parquet, write_parquet,
+)
+from pyverify.inputs.load import load_input  # noqa: E402
+from pyverify.inputs.model import first_prefix_violation  # noqa: E402
+from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
+from tests.conftest import SHARED  # noqa: E402
+from tests.helpers import assert_one_line_error, run_cli  # noqa: E402
+
+MOONCAKE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+
+
+def random_chains(seed: int, requests: int = 300) -> list[list[int]]:
+    """Prefix-closed chains: walks down a random tree of block ids (ids from a sparse range when seed is odd)."""
+    rng = random.Random(seed)
+    sparse = seed % 2 == 1
+    children: dict[int, list[int]] = {-1: []}
+    next_id = 0
+    chains = []
+    for _ in range(requests):
+        chain, node = [], -1
+        for _ in range(rng.randint(1, 12)):
+            if children[node] and rng.random() < 0.7:
+                node = rng.choice(children[node])
+            else:
+                new = rng.randrange(2**63) if sparse else next_id
+                next_id += 1
+                children[node].append(new)
+                children[new] = []
+                node = new
+            chain.append(node)
+        chains.append(chain)
+    return chains
+
+
+def write_lines(path, chains, **fields) -> None:
+    with open(path, "w") as out:
+        for index, chain in enumerate(chains):
+            out.write(json.dumps({"timestamp": index, "input_length": 512 * len(chain), "output_length": 1, "hash_ids": chain}) + "\n")
+
+
+def same_as_strict(trace: ColumnarTrace, path) -> None:
+    strict = ColumnarTrace.from_instance(import_mooncake(path))
+    assert np.array_equal(trace.ids, strict.ids)
+    assert np.array_equal(trace.offsets, strict.offsets)
+    for name in ("timestamps", "input_tokens", "output_tokens"):
+        mine, theirs = getattr(trace, name), getattr(strict, name)
+        assert (mine is None) == (theirs is None) and (mine is None or np.array_equal(mine, theirs, equal_nan=True)), name
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_path_reads_what_the_strict_reader_reads(tmp_path, seed):
+    path = tmp_path / "t.jsonl"
+    write_lines(path, random_chains(seed))
+    fast = _fast_jsonl(path)
+    assert fast is not None, "the fast path must take a plain Mooncake file"
+    same_as_strict(fast, path)
+
+
+@pytest.mark.skipif(not MOONCAKE.exists(), reason="../shared/data/mooncake is not here")
+def test_fast_path_on_the_mooncake_trace():
+    fast = _fast_jsonl(MOONCAKE)
+    assert fast is not None
+    same_as_strict(fast, MOONCAKE)
+
+
+GOOD = '{"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [0, 1]}'
+
+# Lines the strict reader refuses; the fast path must refuse each with the same words.
+BAD_LINES = {
+    "duplicate known key": '{"hash_ids": [0], "hash_ids": [0, 1]}',
+    "duplicate unknown key": '{"hash_ids": [0, 1], "x": 1, "x": 2}',
+    "escaped duplicate key": '{"hash_ids": [0, 1], "hash\\u005fids": [0]}',
+    "NaN": '{"hash_ids": [0, 1], "timestamp": NaN}',
+    "Infinity in an unknown field": '{"hash_ids": [0, 1], "x": Infinity}',
+    "float id": '{"hash_ids": [0, 1.0]}',
+    "boolean id": '{"hash_ids": [0, true]}',
+    "negative id": '{"hash_ids": [0, -1]}',
+    "id too large": '{"hash_ids": [0, 9223372036854775808]}',
+    "empty chain": '{"hash_ids": []}',
+    "no hash_ids": '{"timestamp": 3}',
+    "null hash_ids": '{"hash_ids": null}',
+    "null id": '{"hash_ids": [0, null]}',
+    "two objects on a line": GOOD + " " + GOOD,
+    "not an object": "[0, 1]",
+    "truncated": '{"hash_ids": [0, 1',
+    "negative timestamp": '{"hash_ids": [0, 1], "timestamp": -1}',
+    "float length": '{"hash_ids": [0, 1], "input_length": 3.0}',
+    "lone surrogate": '{"hash_ids": [0, 1], "x": "\\ud800"}',
+    "closure": '{"hash_ids": [1]}',
+    "decreasing time": '{"timestamp": 0.5, "hash_ids": [0]}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_LINES))
+def test_fast_path_refuses_what_the_strict_reader_refuses(tmp_path, name):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2]}', BAD_LINES[name], GOOD]) + "\n")
+    with pytest.raises(UserError) as strict:
+        import_mooncake(path)
+    with pytest.raises(UserError) as fast:
+        read_jsonl(path)
+    assert str(fast.value) == str(strict.value)
+    assert "line 3" in str(fast.value)
+
+
+# Files the strict reader accepts but the fast path cannot vouch for: the result must still be the strict one.
+ODD_BUT_GOOD = {
+    "blank lines": GOOD + "\n\n   \n" + GOOD + "\n",
+    "unknown fields": GOOD[:-1] + ', "type": "chat", "w": 2.5, "flag": true, "nested": {"a": [1]}}\n',
+    "escaped unknown key": GOOD[:-1] + ', "caf\\u00e9": 1}\n',
+    "no final newline": GOOD,
+    "tabs and CRLF": GOOD.replace(", ", ",\t") + "\r\n" + GOOD + "\r\n",
+    "null timestamp": '{"timestamp": null, "hash_ids": [0, 1]}\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_BUT_GOOD))
+def test_cautious_fast_path_still_gives_the_strict_result(tmp_path, name):
+    path = tmp_path / "odd.jsonl"
+    path.write_text(ODD_BUT_GOOD[name])
+    same_as_strict(read_jsonl(path), path)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_vectorised_prefix_closure_finds_the_same_first_violation(seed, monkeypatch):
+    import pyverify.inputs.columnar as columnar
+
+    monkeypatch.setattr(columnar, "CHUNK", 7)  # many chunks, chains cut across them
+    chains = random_chains(seed, 80)
+    rng = random.Random(seed)
+    victim = rng.randrange(1, len(chains))
+    chains[victim] = chains[victim][:-1] + [chains[rng.randrange(len(chains))][0]] if len(chains[victim]) > 1 else [chains[0][-1]]
+    lengths = [len(c) for c in chains]
+    ids = np.array([b for c in chains for b in c], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    expected = first_prefix_violation(chains)
+    found = first_violation(ids, offsets)
+    assert is_prefix_closed(ids, offsets) == (expected is None)
+    if expected is None:
+        assert found is None
+    else:
+        assert found == (expected.request, expected.position, expected.reason)
+
+
+def test_parquet_round_trip_and_every_command_reads_it(tmp_path, capsys):
+    jsonl = tmp_path / "t.jsonl"
+    write_lines(jsonl, random_chains(3))
+    parquet = tmp_path / "t.parquet"
+    status, out, err = run_cli(capsys, "trace", "import", str(jsonl), "-o", str(parquet), "--json")
+    assert status == 0, err
+    assert json.loads(out)["block_references"] == sum(len(c) for c in random_chains(3))
+    back = read_parquet(parquet)
+    same_as_strict(back, jsonl)
+    # Detected by content, whatever the name.
+    renamed = tmp_path / "trace.data"
+    renamed.write_bytes(parquet.read_bytes())
+    assert load_input(renamed).chains == import_mooncake(jsonl).chains
+    for argv in (["validate"], ["simulate", "--model", "per-host", "--routing", "round-robin", "--fleet", "4"]):
+        a = run_cli(capsys, *argv[:1], str(renamed), *argv[1:], "--json")
+        b = run_cli(capsys, *argv[:1], str(jsonl), *argv[1:], "--json")
+        assert a[0] == b[0] == 0
+        for key in ("block_references", "distinct_blocks", "misses", "hits"):
+            assert json.loads(a[1]).get(key) == json.loads(b[1]).get(key)
+
+
+def test_bad_jsonl_imported_to_parquet_writes_nothing(tmp_path, capsys):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(GOOD + "\n" + '{"hash_ids": [1]}\n')
+    target = tmp_path / "out.parquet"
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(target))
+    assert_one_line_error(status, out, err, path, "line 2.hash_ids[0]: not prefix-closed")
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def parquet_of(tmp_path, lists, type_=None, **columns):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "x.parquet"
+    arrays = {"hash_ids": pa.array(lists, type=type_ or pa.list_(pa.int64()))}
+    arrays.update({k: pa.array(v) for k, v in columns.items()})
+    pq.write_table(pa.table(arrays), path)
+    return path
+
+
+@pytest.mark.parametrize("lists,type_,where,reason", [
+    ([[0, 1], []], None, "row 2.hash_ids", "empty"),
+    ([[0, 1], None], None, "row 2.hash_ids", "missing"),
+    ([[0, 1], [0, None]], None, "row 2.hash_ids[1]", "block id is null"),
+    ([[0, 1], [2, -3]], None, "row 2.hash_ids[1]", "block id -3 is negative"),
+    ([[0, 1], [1]], None, "row 2.hash_ids[0]", "not prefix-closed: block 1 follows the root here but followed block 0 earlier"),
+    ([[0, 2**63]], "uint64", "row 1.hash_ids[1]", "block id 9223372036854775808 is larger than 2**63-1"),
+    ([["a"]], "str", "hash_ids", "expected a list of integer block ids"),
+])
+def test_bad_parquet_names_row_and_field(tmp_path, capsys, lists, type_, where, reason):
+    import pyarrow as pa
+
+    kinds = {None: None, "uint64": pa.list_(pa.uint64()), "str": pa.list_(pa.string())}
+    path = parquet_of(tmp_path, lists, kinds[type_])
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled")
+    assert_one_line_error(status, out, err, path, f"{where}: {reason}")
+
+
+def test_parquet_host_and_route_key_columns(tmp_path):
+    path = parquet_of(tmp_path, [[0, 1], [0, 2], [3]], host=[0, 1, 1], route_key=["a", "b", "a"])
+    instance = load_input(path)
+    assert instance.routing == (0, 1, 1) and instance.hosts == 2
+    assert [item["route_key"] for item in instance.extra] == ["a", "b", "a"]
+
+
+def test_csv_with_a_hash_ids_column(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text('timestamp,hash_ids,input_length\n0,"[0, 1, 2]",1536\n1,0 1 3,1536\n2,[4],512\n')
+    trace = read_csv(path)
+    assert trace.ids.tolist() == [0, 1, 2, 0, 1, 3, 4]
+    assert trace.offsets.tolist() == [0, 3, 6, 7]
+    assert read_columnar(path).input_tokens.tolist() == [1536, 1536, 512]
+    assert load_input(path).chains == ((0, 1, 2), (0, 1, 3), (4,))
+
+
+@pytest.mark.parametrize("cell,where,reason", [
+    ('"[0, x]"', "row 2.hash_ids[1]", "'x' is not an integer"),
+    ('"[]"', "row 2.hash_ids", "empty"),
+    ('"[0, 1.5]"', "row 2.hash_ids[1]", "not an integer"),
+    ('"[1, 9]"', "row 2.hash_ids[1]", "not prefix-closed"),
+])
+def test_bad_csv_names_row_and_field(tmp_path, capsys, cell, where, reason):
+    path = tmp_path / "t.csv"
+    path.write_text(f'hash_ids\n"[9]"\n{cell}\n')
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, f"{where}: ")
+    assert reason in err
+
+
+def test_parquet_is_read_row_group_by_row_group_with_global_rows(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chains = random_chains(4, 50)
+    trace = ColumnarTrace.from_instance(import_mooncake(_jsonl(tmp_path, chains)))
+    path = tmp_path / "groups.parquet"
+    write_parquet(trace, path, rows_per_group=3)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 17
+    back = read_parquet(path)
+    assert np.array_equal(back.ids, trace.ids) and np.array_equal(back.offsets, trace.offsets)
+    bad = [[0, 1], [0, 2], [3], [3, 4], [5, -6], [7]]
+    pq.write_table(pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path, row_group_size=2)
+    with pytest.raises(UserError, match=r"row 5\.hash_ids\[1\]: block id -6 is negative"):
+        read_parquet(path)
+
+
+def _jsonl(tmp_path, chains):
+    path = tmp_path / "c.jsonl"
+    write_lines(path, chains)
+    return path
