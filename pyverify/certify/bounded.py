@@ -68,6 +68,7 @@ def prove(max_length: int, openings: int, timeout_s: float | None = None, offset
     started = time.perf_counter()
     n, k = max_length, openings
     solver = z3.Solver()
+    solver.set("ctrl_c", False)  # Z3 would swallow Ctrl-C and answer 'unknown'; let Python stop the run
     if timeout_s is not None:
         solver.set("timeout", max(1, int(timeout_s * 1000)))
     length = z3.Int("L")

@@ -91,6 +91,7 @@ class Z3Confirmation:
 
 def _check(encoding: _Encoding, misses: int, timeout_s: float | None):
     solver = z3.Solver()
+    solver.set("ctrl_c", False)  # Z3 would swallow Ctrl-C and answer 'unknown'; let Python stop the run
     if timeout_s is not None:
         solver.set("timeout", max(1, int(timeout_s * 1000)))
     solver.add(*encoding.constraints)

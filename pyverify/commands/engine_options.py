@@ -15,7 +15,6 @@ from pathlib import Path
 from pyverify.engines.select import AUTO_ENGINE_BYTES, ENGINES, choose, count
 from pyverify.errors import UserError
 from pyverify.inputs.columnar import MissingExtra, is_hash_ids_csv, is_parquet
-from pyverify.inputs.mooncake import is_trace_path
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET
 from pyverify.sim.simulate import PER_HOST
 
@@ -32,7 +31,8 @@ def add_engine_options(parser) -> None:
 
 
 def is_trace_file(path: str) -> bool:
-    return is_parquet(path) or is_hash_ids_csv(path) or is_trace_path(path)
+    """A trace file the engines read: Parquet or CSV (by content), or a Mooncake JSONL file (by its name)."""
+    return is_parquet(path) or is_hash_ids_csv(path) or str(path).lower().endswith(".jsonl")
 
 
 def counts_apply(args) -> bool:

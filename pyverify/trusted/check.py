@@ -292,7 +292,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         say(f"VERIFIED OPTIMAL on this instance only: the witness has {objective} misses (replayed here) = Belady's MIN recounted here; "
             "that none has fewer rests on Belady's theorem and the flat relaxation (stated above).")
     else:
-        say(f"VERIFIED as FEASIBLE only: a run with {objective} misses (replayed here); optimality is not claimed (recorded bound {bound}).")
+        say(f"VERIFIED as FEASIBLE only: a run with {objective} misses (replayed here); optimality on this instance is not claimed (recorded bound {bound}).")
 
 
 def _caches_read(model: str, routing: str, hosts: int | None, instance, require) -> list[int]:

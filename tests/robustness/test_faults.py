@@ -346,3 +346,21 @@ def test_concurrent_audits_into_one_folder(tmp_path):
         ok = ok and json.loads((out / "summary.json").read_text())["format"] == "pyverify.audit/1"
         record("concurrent audits", ok)
         assert ok, (statuses, [r[1][-300:] for r in results], leftovers_beside(out))
+
+
+def test_ctrl_c_during_z3_stops_the_run_instead_of_weakening_the_certificate(tmp_path):
+    """Z3 by default catches SIGINT itself and answers 'unknown' (which would turn an OPTIMAL
+    certificate into FEASIBLE); pyverify switches that off so Ctrl-C stops the command."""
+    script = (
+        "import os, signal, threading\n"
+        "from pyverify.certify.placement import problem_from_instance\n"
+        "from pyverify.certify.z3check import confirm\n"
+        "from pyverify.inputs.load import load_input\n"
+        f"problem = problem_from_instance(load_input({str(LAB_INSTANCE)!r}), 'pooled', None, 'lab')\n"
+        "threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "for _ in range(20):\n"
+        "    result = confirm(problem, 32, timeout_s=60)\n"
+        "print('FINISHED', result)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "FINISHED" not in run.stdout and "KeyboardInterrupt" in run.stderr, (run.stdout, run.stderr[-500:])
