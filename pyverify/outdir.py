@@ -83,7 +83,7 @@ def check_output_dir(target: str | os.PathLike[str]) -> Path:
     """Refuse, before any work, an output directory pyverify may not write or replace."""
     target = Path(target)
     if target.name in ("", ".", "..") or target.resolve() == Path(target.resolve().anchor):
-        raise located(target, None, "names the current, parent or root folder: name a new directory for the report")
+        raise located(target, None, "names the current, parent or root folder: name a new directory")
     if target.is_symlink():
         raise located(target, None, "is a symbolic link; name the directory itself")
     if target.exists():
@@ -232,4 +232,29 @@ class StagedDirectory:
         self._discard()
 
 
-__all__ = ["MARKER", "StagedDirectory", "check_output_dir", "owned_by_pyverify", "recover"]
+def fresh_owned_dir(target: str | os.PathLike[str], kind: str) -> Path:
+    """An empty directory at ``target`` that pyverify owns (a build folder, not switched atomically).
+
+    The same rules as :func:`check_output_dir`: an existing ``target`` is
+    emptied only when pyverify made it (or it is empty already); anything
+    else is refused in one line and left as it is.
+    """
+    target = check_output_dir(target)
+    if target.exists():
+        shutil.rmtree(target)  # ours (marker) or empty: check_output_dir said so
+    target.mkdir()
+    (target / MARKER).write_text(json.dumps({"tool": "pyverify", "kind": kind, "complete": True}) + "\n", encoding="utf-8")
+    return target
+
+
+def sweep_dead_temporaries(prefix: str) -> None:
+    """Remove ``$TMPDIR/PREFIX-PID-*`` folders whose process is gone (left by a SIGKILL)."""
+    folder = Path(tempfile.gettempdir())
+    for path in folder.glob(f"{prefix}-*-*"):
+        pid = path.name[len(prefix) + 1:].split("-", 1)[0]
+        if pid.isdigit() and not process_alive(int(pid)) and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+__all__ = ["MARKER", "StagedDirectory", "check_output_dir", "fresh_owned_dir", "owned_by_pyverify", "recover",
+           "sweep_dead_temporaries"]

@@ -33,7 +33,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--build-dir", type=Path, default=None, metavar="DIR",
-        help="where the wheel backend writes .olean files (wiped first; default: a temporary directory)",
+        help="where the wheel backend writes .olean files: a new folder, or one pyverify made (emptied first); any other folder is refused, never wiped (default: a temporary directory)",
     )
     parser.add_argument(
         "--lean-lib", type=Path, default=None, metavar="FILE",

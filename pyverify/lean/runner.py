@@ -630,6 +630,10 @@ def _write_atomic(path: Path, text: str) -> None:
 # The check
 
 
+#: Scratch folders are ``$TMPDIR/pyverify-lean-PID-XXXX``, so a later run can remove a killed run's.
+SCRATCH_PREFIX = "pyverify-lean"
+
+
 def check(
     project: Path | None = None,
     *,
@@ -652,10 +656,15 @@ def check(
     library = library_name(project)
     chosen = choose_backend(backend)
 
-    with tempfile.TemporaryDirectory(prefix="pyverify-lean-") as scratch:
-        out_dir = Path(build_dir).resolve() if build_dir else Path(scratch) / "build"
-        if out_dir.exists() and build_dir:
-            shutil.rmtree(out_dir)  # always a clean build: nothing stale is trusted
+    from pyverify.outdir import fresh_owned_dir, sweep_dead_temporaries
+
+    sweep_dead_temporaries(SCRATCH_PREFIX)  # scratch folders of killed runs
+    if build_dir is not None:
+        # Always a clean build (nothing stale is trusted), but only in a folder pyverify made:
+        # a --build-dir naming the checkout, or any folder of the user's, is refused, never wiped.
+        build_dir = fresh_owned_dir(build_dir, "lean-build").resolve()
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}-{os.getpid()}-") as scratch:
+        out_dir = build_dir if build_dir is not None else Path(scratch) / "build"
         out_dir.mkdir(parents=True, exist_ok=True)
         if chosen == "lake":
             engine: Backend = LakeBackend(project, identity_check=identity_check)

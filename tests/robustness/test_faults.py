@@ -364,3 +364,29 @@ def test_ctrl_c_during_z3_stops_the_run_instead_of_weakening_the_certificate(tmp
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert "FINISHED" not in run.stdout and "KeyboardInterrupt" in run.stderr, (run.stdout, run.stderr[-500:])
+
+
+def test_lean_build_dir_is_never_a_users_folder(capsys, tmp_path, monkeypatch):
+    """`lean check --build-dir DIR` empties DIR first: only a folder pyverify made, or a new one."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "precious.txt").write_text("keep me")
+    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(mine)], tmp_path, "lean build dir")
+    monkeypatch.chdir(mine)
+    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", "."], tmp_path, "lean build dir")
+    build = tmp_path / "build"
+    for _ in range(2):  # a new folder, then the same folder again (pyverify's own now)
+        status, _, err = run_cli(capsys, "lean", "check", "--build-dir", str(build))
+        assert status == 0, err
+    assert (build / MARKER).is_file() and (build / "PrefixPool.olean").is_file()
+
+
+def test_lean_scratch_of_a_killed_run_is_removed(capsys, tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    stale = tmp_path / f"pyverify-lean-{dead_pid()}-abcd"
+    (stale / "build").mkdir(parents=True)
+    status, _, err = run_cli(capsys, "lean", "check")
+    assert status == 0, err
+    assert not stale.exists() and not list(tmp_path.glob("pyverify-lean-*"))
