@@ -12,6 +12,13 @@ from pathlib import Path
 #: The checkout the package was installed from (``pyverify/`` lives directly in it).
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The committed lab instance: what ``pyverify audit`` checks by default.
+DEFAULT_INSTANCE = "instances/lab-512x32x16.json"
+#: The Lean theorem registry (the Lean sources are beside it).
+DEFAULT_REGISTRY = "lean/theorems.json"
+#: Where ``pyverify audit`` writes its report by default (in the current folder).
+DEFAULT_OUTPUT = "audit-out"
+
 
 def project_file(relative: str) -> Path:
     """``relative`` inside the checkout, shown relative to the current folder when it is there.

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 from pyverify.commands.argtypes import positive_seconds
-from pyverify.project import ROOT, project_file
-from pyverify.reports.audit import DEFAULT_INSTANCE, DEFAULT_OUTPUT, DEFAULT_REGISTRY, STEPS, run_audit
+from pyverify.project import DEFAULT_INSTANCE, DEFAULT_OUTPUT, DEFAULT_REGISTRY, ROOT, project_file
 
 ORDER = 1
 
@@ -33,6 +32,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from pyverify.progress import step_reporter
+    from pyverify.reports.audit import STEPS, run_audit
 
     with step_reporter(len(STEPS), quiet=args.json) as steps:
         if not args.json:

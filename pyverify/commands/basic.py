@@ -7,18 +7,15 @@ import json
 from contextlib import contextmanager
 
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
-from pyverify.commands.engine_options import add_engine_options, counts_apply, run_simulate_counts
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
-from pyverify.sim.routing import POLICIES, RoutingOptions, default_fleet, default_policy, route
+from pyverify.commands.engine_options import add_engine_options, counts_apply, run_simulate_counts
+from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, route
 from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
-from pyverify.sim.accounting import tally
 from pyverify.sim.simulate import MODELS, PER_HOST, simulate
-from pyverify.sim.sweep import UNROUTED_FLEET_SIZES, default_fleets_for, sweep_policies
-from pyverify.sim.tokens import instance_token_weights
 
 ORDER = 10
 
@@ -168,6 +165,9 @@ def run_validate(args) -> int:
 
 
 def run_simulate(args) -> int:
+    from pyverify.sim.accounting import tally
+    from pyverify.sim.tokens import instance_token_weights
+
     if counts_apply(args):
         return run_simulate_counts(args, print_json)
     instance = load_input(args.instance)
@@ -225,6 +225,9 @@ def run_simulate(args) -> int:
 
 
 def run_sweep(args) -> int:
+    from pyverify.sim.sweep import default_fleets_for, sweep_policies
+    from pyverify.sim.tokens import instance_token_weights
+
     instance = load_input(args.instance)
     sizes = args.fleets or default_fleets_for(instance)
     policies = args.routing or [default_policy(instance)]

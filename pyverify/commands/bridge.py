@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pyverify.lean.bridge import lean_check_for, run_bridge
 from pyverify.project import ROOT, project_file
-from pyverify.reports.markdown import bridge_markdown
 
 ORDER = 50
 
@@ -34,6 +32,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from pyverify.lean.bridge import lean_check_for, run_bridge
+    from pyverify.reports.markdown import bridge_markdown
+
     lean_result = lean_check_for(args.registry)
     report = run_bridge(args.proofs, args.registry, args.instances or [project_file("instances")], lean_result)
     if args.json:

@@ -7,12 +7,10 @@ import argparse
 from pyverify.commands.basic import print_json
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
 from pyverify.errors import UserError
-from pyverify.inputs.kv_models import kv_size
+from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
-from pyverify.sim.budgets import DEFAULT_BUDGETS_GIB, ONE_PASS, budget_sweep
 from pyverify.sim.simulate import EVICTION_HELP, EVICTIONS, LEAF_LRU
-from pyverify.sim.tokens import instance_token_weights
 from pyverify.sim.window import Window, warmup_fraction
 
 ORDER = 12
@@ -37,6 +35,7 @@ def eviction_list(text: str) -> list[str]:
 
 
 def register(subparsers) -> None:
+
     parser = subparsers.add_parser(
         "budgets",
         help="hit rate of one pooled cache at KV memory budgets in GiB (blocks and tokens)",
@@ -61,6 +60,9 @@ def register(subparsers) -> None:
 
 
 def run_budgets(args) -> int:
+    from pyverify.sim.budgets import ONE_PASS, budget_sweep
+    from pyverify.sim.tokens import instance_token_weights
+
     kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
     if kv is None:
         raise UserError("budgets: needs --kv-model NAME or --kv-bytes-per-token BYTES to convert GiB to blocks")

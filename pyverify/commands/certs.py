@@ -9,7 +9,7 @@ import sys
 from pyverify.commands.argtypes import output_file, positive_int, positive_seconds
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
-from pyverify.certify.certificate import SOLVER_LIMIT
+from pyverify.certify import SOLVER_LIMIT
 
 ORDER = 20
 

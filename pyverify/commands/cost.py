@@ -27,7 +27,6 @@ from pyverify.cost.estimate import (
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
-from pyverify.cost.reuse import reuse_report
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
 from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
 
@@ -92,6 +91,8 @@ def _input_tokens(instance) -> list[int | None] | None:
 
 def run_cost(args) -> int:
     # Everything a user can get wrong is checked before any output is written.
+    from pyverify.cost.reuse import reuse_report
+
     params, explicit = parse_params(args.param)
     spec = parse_sweep(args.sweep) if args.sweep else None
     if spec is not None and spec.name in explicit:

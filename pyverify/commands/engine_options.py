@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pyverify.engines.select import AUTO_ENGINE_BYTES, ENGINES, choose, count
+from pyverify.engines import AUTO_ENGINE_BYTES, ENGINES
 from pyverify.errors import UserError
-from pyverify.inputs.columnar import MissingExtra, is_hash_ids_csv, is_parquet
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET
 from pyverify.sim.simulate import PER_HOST
 
@@ -32,6 +31,8 @@ def add_engine_options(parser) -> None:
 
 def is_trace_file(path: str) -> bool:
     """A trace file the engines read: Parquet or CSV (by content), or a Mooncake JSONL file (by its name)."""
+    from pyverify.inputs.columnar import is_hash_ids_csv, is_parquet
+
     return is_parquet(path) or is_hash_ids_csv(path) or str(path).lower().endswith(".jsonl")
 
 
@@ -55,6 +56,9 @@ def run_simulate_counts(args, print_json) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.load import load_input
+
+    from pyverify.engines.select import choose, count
+    from pyverify.inputs.columnar import MissingExtra
 
     engine = choose(args.engine, args.instance)
     trace = None
@@ -118,6 +122,8 @@ def _file_size(path: str) -> int:
 
 def _has_hosts(path: str) -> bool:
     """Whether a trace file has a host column (Parquet or CSV); JSONL traces never do."""
+    from pyverify.inputs.columnar import is_hash_ids_csv, is_parquet
+
     if is_parquet(path):
         from pyverify.inputs.columnar import require
 

@@ -6,10 +6,7 @@ import argparse
 
 from pyverify.commands.engine_options import is_trace_file
 from pyverify.errors import UserError
-from pyverify.inputs.columnar import ColumnarTrace, read_columnar
 from pyverify.inputs.load import load_input
-from pyverify.sim.mrc import log_capacities
-from pyverify.sim.shards import shards_curve
 
 ESTIMATE_NOTE = ("ESTIMATE (SHARDS spatial sampling, Waldspurger et al., FAST 2015); measured error against the exact "
                  "curve: see the README, 'Approximate curves'")
@@ -32,6 +29,10 @@ def add_sample_rate(parser) -> None:
 
 
 def run_mrc_estimate(args, print_json) -> int:
+    from pyverify.inputs.columnar import ColumnarTrace, read_columnar
+    from pyverify.sim.mrc import log_capacities
+    from pyverify.sim.shards import shards_curve
+
     if args.model != "pooled" or args.routing or args.fleet or args.verify:
         raise UserError("--sample-rate: estimates the pooled curve only (no --model per-host, --routing, --fleet or --verify)")
     if is_trace_file(args.instance):

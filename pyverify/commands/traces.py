@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 
 from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import chart_path, fleet_size, output_file, positive_int
@@ -14,13 +13,9 @@ from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import instance_sha256
-from pyverify.sim.belady_min import min_run
-from pyverify.sim.mrc import log_capacities, lru_curve
-from pyverify.sim.opt_curve import capacity_to_match, optimal_curve
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
-from pyverify.inputs.records import ImportOptions
 
 ORDER = 20
 
@@ -90,6 +85,8 @@ def register(subparsers) -> None:
 
 def import_options(args, advance) -> ImportOptions:
     """The ``trace import`` flags as :class:`ImportOptions`."""
+    from pyverify.inputs.records import ImportOptions
+
     return ImportOptions(hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted,
                          block_size=args.block_size, tokenizer=args.tokenizer, progress=advance)
 
@@ -168,6 +165,11 @@ def run_import_parquet(args) -> int:
 
 
 def run_mrc(args) -> int:
+    from pyverify.sim.belady_min import min_run
+    from pyverify.sim.mrc import log_capacities, lru_curve
+    from pyverify.sim.opt_curve import capacity_to_match, optimal_curve
+    import numpy as np
+
     if args.sample_rate is not None:
         return run_mrc_estimate(args, print_json)
     instance = load_input(args.instance)

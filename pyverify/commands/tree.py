@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import networkx as nx
 
 from pyverify.commands.argtypes import chart_path
 from pyverify.reports.charts import save_figure
@@ -39,6 +38,8 @@ SUMMARY_MEANING = {
 
 def tree_summary(tree: nx.DiGraph) -> dict:
     """Blocks, openings, leaves, depth, the widest branching and the shared blocks of a prefix tree."""
+    import networkx as nx  # here, not at the top: --help stays fast
+
     depth = nx.single_source_shortest_path_length(tree, ROOT)
     blocks = tree.number_of_nodes() - 1
     return {
@@ -53,6 +54,8 @@ def tree_summary(tree: nx.DiGraph) -> dict:
 
 def tree_layout(tree: nx.DiGraph, depth: dict) -> dict:
     """Leaves side by side in depth-first order; a parent centred over its children."""
+    import networkx as nx  # here, not at the top: --help stays fast
+
     x: dict = {}
     leaves_placed = 0
     for node in nx.dfs_postorder_nodes(tree, ROOT):
@@ -67,6 +70,8 @@ def tree_layout(tree: nx.DiGraph, depth: dict) -> dict:
 
 def draw_tree(tree: nx.DiGraph, path: str, title: str) -> list:
     """Layered drawing: depth downwards, node size by how many requests pass through."""
+    import networkx as nx  # here, not at the top: --help stays fast
+
     if tree.number_of_nodes() - 1 > MAX_DRAWN_NODES:
         raise UserError(f"{path}: --draw: the tree has {tree.number_of_nodes() - 1} blocks; drawing is for at most {MAX_DRAWN_NODES}")
     import matplotlib

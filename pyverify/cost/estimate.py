@@ -86,8 +86,6 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Sequence
 
-import numpy as np
-
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import CATALOG
 
@@ -281,6 +279,8 @@ class SweepSpec:
 
     @property
     def values(self) -> list[float]:
+        import numpy as np  # here, not at the top: the CLI imports this module for --help
+
         raw = np.linspace(self.lo, self.hi, self.steps)
         return [check_value(self.name, float(v)) for v in raw]
 
@@ -369,6 +369,8 @@ def token_split(
     given and not ``None``, is request i's prompt length; else the prompt is
     ``len(chain) * block_tokens`` tokens.
     """
+    import numpy as np  # here, not at the top: the CLI imports this module for --help
+
     if block_tokens < 1:
         raise ValueError("block_tokens must be at least 1")
     n = len(chains)
@@ -399,11 +401,15 @@ def token_split(
 
 def recompute_seconds(tokens: np.ndarray | float, params: Params):
     """Prefill time of ``tokens`` on one host: ``tokens / R``."""
+    import numpy as np
+
     return np.asarray(tokens, dtype=float) / params.prefill_rate
 
 
 def transfer_seconds(fetched: np.ndarray | float, params: Params):
     """Pool transfer time: ``fetched * k / (B * 1e9) + latency * [fetched > 0]``."""
+    import numpy as np
+
     fetched = np.asarray(fetched, dtype=float)
     return fetched * params.kv_bytes_per_token / params.bytes_per_s + np.where(fetched > 0, params.fetch_latency_s, 0.0)
 
@@ -431,6 +437,8 @@ class Estimate:
     @property
     def net_if_fetch_only_when_faster(self) -> float:
         """Net total if each request fetched only when that beat recomputing (an oracle choice)."""
+        import numpy as np
+
         return float(np.maximum(self.net, 0.0).sum())
 
 
@@ -530,6 +538,8 @@ PERCENTILES = (50, 90, 99)
 
 def distribution(values_s: np.ndarray) -> dict[str, float]:
     """Median, p90, p99 (numpy.percentile, linear interpolation) in ms, and the total in s."""
+    import numpy as np
+
     values = np.asarray(values_s, dtype=float)
     if values.size == 0:
         return {"median_ms": 0.0, "p90_ms": 0.0, "p99_ms": 0.0, "mean_ms": 0.0, "total_s": 0.0}

@@ -20,3 +20,13 @@ same results (the tests check it trace by trace):
 host for host the same as :mod:`pyverify.sim.routing`; :mod:`pyverify.engines.select`
 picks an engine.
 """
+
+#: The engines ``--engine`` accepts (kept here, apart from the engines, so the CLI can list them cheaply).
+ENGINES = ("auto", "numpy", "duckdb", "dask")
+
+#: Trace files at least this large are counted by an engine under ``--engine auto``
+#: (smaller ones go through the simulator, which also reports token hit rates).
+AUTO_ENGINE_BYTES = 256 << 20
+
+#: Parquet files at least this large go to DuckDB under ``--engine auto``.
+AUTO_DUCKDB_BYTES = 1 << 30

@@ -15,17 +15,10 @@ from pathlib import Path
 
 from pyverify.engines.counts import FleetCounts
 from pyverify.engines.routing import ONE_MACHINE, static_hosts
+from pyverify.engines import AUTO_DUCKDB_BYTES, AUTO_ENGINE_BYTES, ENGINES  # noqa: F401 (re-exported)
 from pyverify.errors import UserError
 from pyverify.inputs.columnar import ColumnarTrace, is_parquet, read_columnar
 
-ENGINES = ("auto", "numpy", "duckdb", "dask")
-
-#: Trace files at least this large are counted by an engine under ``--engine auto``
-#: (smaller ones go through the simulator, which also reports token hit rates).
-AUTO_ENGINE_BYTES = 256 << 20
-
-#: Parquet files at least this large go to DuckDB under ``--engine auto``.
-AUTO_DUCKDB_BYTES = 1 << 30
 
 
 def choose(engine: str, path: str | Path) -> str:

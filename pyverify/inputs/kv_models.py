@@ -116,3 +116,7 @@ def kv_size(model_name: str | None, dtype: str, bytes_per_token: float | None) -
 
 
 __all__ = ["CATALOG", "DTYPE_BYTES", "GIB", "KVModel", "KVSize", "blocks_for_gib", "kv_size", "lookup"]
+
+
+#: kvcache-simulator's default KV budgets in GiB (``pyverify budgets``), powers of two from 1 to 16,384.
+DEFAULT_BUDGETS_GIB = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)

@@ -27,8 +27,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import jsonschema
-
 from pyverify.errors import UserError, located
 from pyverify.inputs.jsonread import read_json
 
@@ -125,17 +123,24 @@ def _is_strict_integer(checker: Any, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-StrictValidator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
-)
+@cache
+def strict_validator():
+    """Draft 2020-12 validation with strict integers (built on first use: jsonschema is slow to import)."""
+    import jsonschema
+
+    return jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+    )
 
 
 def validate_schema(data: Any, path: str | Path, schema: dict[str, Any]) -> None:
     """Raise a one-line UserError for the first (most relevant) schema violation.
 
-    Integers are strict: ``1.0`` is not an integer here (see :data:`StrictValidator`)."""
-    validator = StrictValidator(schema)
+    Integers are strict: ``1.0`` is not an integer here (see :func:`strict_validator`)."""
+    import jsonschema
+
+    validator = strict_validator()(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
         raise located(path, json_path(error.absolute_path), error.message)

@@ -33,12 +33,8 @@ from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
 from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
 from pyverify.sim.routing import default_policy
-from pyverify.sim.opt_curve import memory_limit_markdown
-from pyverify.sim.sweep import default_fleets_for, sweep
+from pyverify.project import DEFAULT_INSTANCE, DEFAULT_OUTPUT, DEFAULT_REGISTRY  # noqa: F401 (re-exported)
 
-DEFAULT_INSTANCE = "instances/lab-512x32x16.json"  # inside the checkout (pyverify.project)
-DEFAULT_REGISTRY = "lean/theorems.json"
-DEFAULT_OUTPUT = "audit-out"
 STEPS = ("validate", "sweep", "memory limit", "certify", "verify", "lean check", "bridge", "report")
 
 
@@ -84,6 +80,7 @@ def run_audit(
     from pyverify.trusted.check import verify_quiet
     from pyverify.lean.bridge import lean_check_for
     from pyverify.lean import runner, runtime
+    from pyverify.sim.sweep import default_fleets_for, sweep
 
     if runner.choose_backend("auto") == "wheel":
         runtime.find_library()  # no Lean runtime: one line naming the lean extra, before any work
@@ -265,6 +262,8 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
     parts += ["", "![hit rate against fleet size](sweep.png)", ""]
     memory = summary["memory_limit"]
     parts += [f"## With a memory limit (simulation and Belady's MIN, {memory['fleet_size']} hosts, {memory['routing']} routing)", ""]
+    from pyverify.sim.opt_curve import memory_limit_markdown
+
     parts += memory_limit_markdown(memory) + [""]
     parts += [bridge_markdown(bridge, heading="##")]
     parts += ["## Lean check", "",

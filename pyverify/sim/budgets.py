@@ -26,7 +26,7 @@ from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
 
 #: kvcache-simulator's default budgets (GiB).
-DEFAULT_BUDGETS_GIB = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB  # noqa: E402,F401 (re-exported)
 
 #: Policies answered for every budget by one pass.
 ONE_PASS = {LRU: chain_order_distances, VLLM: tail_first_ranks}

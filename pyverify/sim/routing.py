@@ -224,6 +224,9 @@ def default_policy(instance: Instance) -> str:
 #: The fleet size when an input names none: 16 nodes, as in the Mooncake paper's comparison.
 DEFAULT_TRACE_FLEET = 16
 
+#: Fleet sizes swept by default for an input that names no fleet (a trace).
+UNROUTED_FLEET_SIZES = [2, 4, 8, 16]
+
 
 def default_fleet(instance: Instance) -> int:
     """Every command's default fleet size: the instance's own hosts when it gives a routing or a

@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 
 from pyverify.inputs.model import Instance
 from pyverify.sim.accounting import tally
-from pyverify.sim.routing import ONLINE_POLICIES, RoutingOptions, route
+from pyverify.sim.routing import ONLINE_POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, route  # noqa: F401 (re-exported)
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, Run, simulate
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
@@ -82,8 +82,6 @@ def default_fleet_sizes(hosts: int) -> list[int]:
     return sizes
 
 
-#: Fleet sizes swept by default for an instance without its own routing (a trace).
-UNROUTED_FLEET_SIZES = [2, 4, 8, 16]
 
 
 def default_fleets_for(instance: Instance) -> list[int]:
