@@ -78,7 +78,7 @@ def test_lab_instance(capsys):
     assert result["break_even"]["bandwidth_gb_s"] == pytest.approx(
         fetched_blocks * 512 * K / ((saved - fetched_blocks * LATENCY) * 1e9), rel=1e-12)
     assert result["reuse"]["repeat_share"] == 0.9375 and result["reuse"]["rule_of_thumb"]["at_or_above"]
-    assert result["block_tokens_source"].startswith("default (assumption")
+    assert result["block_tokens_source"].startswith("an assumption")
     # folded onto 2 hosts the per-host caches get closer to the pool: less to fetch
     folded = cost_json(capsys, str(LAB_INSTANCE), "--fleet", "2")
     assert folded["routing"] == "fold" and folded["hit_rate"]["per_host"] == 0.875
@@ -89,7 +89,7 @@ def test_text_report_says_what_it_leaves_out(capsys, small, tmp_path):
     chart = tmp_path / "cost.png"
     status, out, err = run_cli(capsys, "cost", small, "--sweep", "pool_bandwidth_gb_s=1:9:3", "--chart", str(chart))
     assert status == 0, err
-    for phrase in ("repeat share", "30% rule of thumb", "source:", "break-even", "queueing", "contention",
+    for phrase in ("repeat share", "30% rule of thumb", "assumption", "break-even", "queueing", "contention",
                    "eviction, unless a capacity is given", "overlap of compute and transfer",
                    "the conclusion changes as pool_bandwidth_gb_s varies: between 1 (pool loses) and 5 (pool pays)"):
         assert phrase in out
@@ -155,7 +155,9 @@ def test_reuse_report_by_hand():
     low = reuse_report([(1,), (2,), (3,), (1,)], [0, 0, 0, 0], hosts=1)
     assert low.repeat_share == 0.25 and not low.above_rule_of_thumb
     assert "below the 30% rule of thumb" in low.rule_sentence()
-    assert "If below 30%, pooling benefits are limited." in low.rule_sentence()
+    assert "assumption" in low.rule_sentence() and "can add no hits" in low.rule_sentence()  # one host: nothing to pool
+    spread = reuse_report([(1,), (2,), (3,), (4,), (1,)], [0, 1, 0, 1, 1], hosts=2)
+    assert spread.pooling_can_add == pytest.approx(0.2) and "pooling benefits are limited" in spread.rule_sentence()
 
 
 # --- the Mooncake synthetic trace (skipped when ../shared is absent) -------------

@@ -127,7 +127,7 @@ def run_cost(args) -> int:
         params = params.with_value("block_tokens", instance.block_size_tokens)
         block_source = "the input's block_size_tokens"
     else:
-        block_source = "--param block_tokens" if "block_tokens" in explicit else "default (assumption: Mooncake's 512-token blocks)"
+        block_source = "--param block_tokens" if "block_tokens" in explicit else "an assumption: Mooncake's 512-token blocks, the default"
     input_tokens = _input_tokens(instance)
 
     fleet = args.fleet or default_fleet(instance)
@@ -201,7 +201,8 @@ def _result(args, instance, params, block_source, has_tokens, policy, fleet, poo
         "requests": instance.n_requests,
         "block_tokens": params.block_tokens,
         "block_tokens_source": block_source,
-        "prompt_tokens_from": "input_tokens (last block partial)" if has_tokens else "blocks x block_tokens",
+        "prompt_tokens_from": ("each request's input_tokens (Mooncake's input_length; the last block partial)"
+                               if has_tokens else "blocks x block_tokens"),
         "params": {
             name: {"value": getattr(params, name), "unit": p.unit, "meaning": p.meaning, "source": sources.get(name, p.source)}
             for name, p in PARAMETERS.items()
@@ -220,8 +221,10 @@ def _result(args, instance, params, block_source, has_tokens, policy, fleet, poo
         "tokens": split.totals() if pooled_run is not None else {
             k: v for k, v in split.totals().items() if k in ("prompt_tokens", "local_hit_tokens", "recomputed_tokens_per_host")
         },
-        "distributions": {name: dist[name] for name in keep},
-        "distributions_over": "all requests; numpy.percentile (linear); per-request values in ms, totals in s",
+        # A total of latencies (TTFT) means nothing, so those rows carry none; a total of time saved or spent does.
+        "distributions": {name: {k: v for k, v in dist[name].items() if not (name.startswith("ttft") and k == "total_s")}
+                          for name in keep},
+        "distributions_over": "all requests; numpy.percentile (linear); per-request values in ms, totals in s (not for TTFT)",
     }
     if pooled_run is not None:
         result["net_total_s"] = est.net_total
@@ -279,7 +282,8 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
     }
     print(f"\nPer request, all {r['requests']} requests   {'median ms':>11} {'p90 ms':>11} {'p99 ms':>11} {'total s':>11}")
     for name, d in r["distributions"].items():
-        print(f"  {labels[name]:33} {d['median_ms']:>11.2f} {d['p90_ms']:>11.2f} {d['p99_ms']:>11.2f} {d['total_s']:>11.2f}")
+        total = f"{d['total_s']:>11.2f}" if "total_s" in d else f"{'-':>11}"
+        print(f"  {labels[name]:33} {d['median_ms']:>11.2f} {d['p90_ms']:>11.2f} {d['p99_ms']:>11.2f} {total}")
     if be is not None:
         print("  (a request the pool does not serve counts as 0 saved; a median of differences is not a difference of medians)")
 
@@ -288,8 +292,8 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
         print(f"  net total {r['net_total_s']:+.2f} s: {r['verdict']}")
         print(f"  break-even: {be.sentence(params)}")
         print(f"  (with zero per-fetch latency the break-even is kv_bytes_per_token x R = {r['zero_latency_break_even_gb_s']:.3f} GB/s for any trace)")
-        if est.net_if_fetch_only_when_faster != est.net_total:
-            print(f"  a scheduler that fetched only when faster would net {est.net_if_fetch_only_when_faster:+.2f} s")
+        print(f"  'fetch only when faster' total: a scheduler that fetched only when faster would net "
+              f"{est.net_if_fetch_only_when_faster:+.2f} s")
 
     if rows:
         name = rows[0].name

@@ -141,8 +141,6 @@ DEFAULT_GPUS_PER_HOST = 2
 #: Source: Mooncake Transfer Engine README (kvcache-ai/Mooncake), moving 40 GB
 #: (the KV cache of 128k LLaMA3-70B tokens): "up to 87 GB/s and 190 GB/s of
 #: bandwidth in 4x200 Gbps and 8x400 Gbps RoCE networks". We take the lower.
-#: For contrast, the second seed reports 0.98 GB/s rising to 5.23 GB/s for
-#: LMCache cold reads (a vendor's own measurement, "measured, R1").
 DEFAULT_POOL_BANDWIDTH_GB_S = 87.0
 
 #: Fixed latency per request that fetches from the pool, ms.

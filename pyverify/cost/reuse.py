@@ -1,8 +1,10 @@
 """The reuse report: how much of a trace repeats, and how much of that per-host caches see.
 
-The second seed's selection sequence starts here: "Quantify prefix reuse rate
-first ... If below 30%, pooling benefits are limited." pyverify measures
-reuse in block references (DESIGN.md, "Model and semantics"):
+Vendors' guidance on KV-cache pooling starts here: measure how much of the
+workload repeats a prefix first, and expect little from pooling below about
+30%. That threshold is a rule of thumb with no published measurement behind it,
+so pyverify states it as an assumption. pyverify measures reuse in block
+references (the model: each block id names the whole prefix up to it):
 
 * **repeat share** ``= 1 - distinct / references``: the share of block
   references that repeat an earlier one. No demand cache that starts empty can
@@ -15,9 +17,9 @@ reuse in block references (DESIGN.md, "Model and semantics"):
 * **what pooling can add** = repeat share - per-host fleet-wide reuse: the work
   the fleet repeats because hosts cannot read each other's caches.
 
-The 30% threshold is the second seed's rule of thumb, quoted with its source.
-The seed speaks of a "prefix reuse rate" without defining it in blocks; applying
-it to the block repeat share is this module's reading, stated in every report.
+The 30% threshold speaks of a "prefix reuse rate" without defining it in
+blocks; applying it to the block repeat share is this module's reading, stated
+in every report beside the word "assumption".
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-#: The second seed's rule of thumb.
+#: A rule of thumb (an assumption: no published measurement behind it).
 RULE_OF_THUMB_THRESHOLD = 0.30
 RULE_OF_THUMB_SOURCE = (
-    "../shared/seeds/kv-cache-pooling-and-sharing.txt, selection sequence step 1: "
-    "\"Quantify prefix reuse rate first ... If below 30%, pooling benefits are limited.\""
+    "assumption: a rule of thumb in vendors' pooling guidance, with no published measurement behind it; "
+    "reading it as the block repeat share is pyverify's"
 )
 
 
@@ -76,10 +78,14 @@ class ReuseReport:
 
     def rule_sentence(self) -> str:
         side = "at or above" if self.above_rule_of_thumb else "below"
-        consequence = ("pooling may pay; check bandwidth next (the break-even)" if self.above_rule_of_thumb
-                       else "by the rule of thumb, pooling benefits are limited")
-        return (f"repeat share {self.repeat_share:.1%} is {side} the 30% rule of thumb: {consequence} "
-                f"(source: {RULE_OF_THUMB_SOURCE}; reading it as the block repeat share is pyverify's)")
+        if self.pooling_can_add <= 0:
+            consequence = ("but on this routing the per-host caches already reach the ceiling, "
+                           "so pooling can add no hits (uncapacitated)")
+        elif self.above_rule_of_thumb:
+            consequence = "pooling may pay; check bandwidth next (the break-even)"
+        else:
+            consequence = "by the rule of thumb, pooling benefits are limited"
+        return f"repeat share {self.repeat_share:.1%} is {side} the 30% rule of thumb: {consequence} ({RULE_OF_THUMB_SOURCE})"
 
     def to_json(self) -> dict[str, Any]:
         shares = self.host_shares()

@@ -16,8 +16,6 @@ from pyverify.cost.estimate import NEVER_PAYS, NO_FETCHES, BreakEven, Estimate, 
 
 #: Published bandwidths drawn for reference: (GB/s, label). Sources in pyverify.cost.estimate.
 REFERENCE_BANDWIDTHS: tuple[tuple[float, str], ...] = (
-    (0.98, "LMCache cold read, before (seed 2)"),
-    (5.23, "LMCache cold read, after (seed 2)"),
     (87.0, "Mooncake TE, 4x200 Gbps"),
     (190.0, "Mooncake TE, 8x400 Gbps"),
 )
