@@ -122,17 +122,21 @@ def mrc_chart(curves: Sequence[tuple[str, Sequence[float], Sequence[float]]], ce
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(7, 4.2))
+    figure, axes = plt.subplots(figsize=(7.5, 4.8))
+    highest = ceiling
     for label, capacities, hit_rates in curves:
         axes.plot(capacities, hit_rates, drawstyle="steps-post", linewidth=1.8, label=label)
+        highest = max(highest, *hit_rates) if len(hit_rates) else highest
     axes.axhline(ceiling, color="black", linestyle=":", linewidth=1.2,
                  label=f"uncapacitated ceiling {ceiling:.4f} (1 - distinct / references)")
     axes.set_xscale("log")
     axes.set_xlabel(xlabel)
     axes.set_ylabel("hit rate (hits / block references)")
-    axes.set_ylim(0, 1.0)
+    # Fit the axis to the data (a per-host curve may never pass 0.15), with room above the ceiling.
+    axes.set_ylim(0, min(1.0, highest * 1.12) if highest > 0 else 1.0)
     axes.set_title(title, fontsize=10)
-    axes.legend(fontsize=8, frameon=False, loc="upper left")
+    # Below the plot, so it never covers the ceiling line or a curve.
+    axes.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1)
     axes.grid(alpha=0.3, which="both")
     axes.spines[["top", "right"]].set_visible(False)
     try:
