@@ -25,3 +25,26 @@ def test_ci_runs_the_readme_install_and_test_commands():
     ci_lines = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()]
     assert install in ci_lines
     assert ci_lines[-1] == test
+
+
+def test_readme_figures_match_what_the_commands_print():
+    """Every deterministic figure block in README.md is what its command prints today
+    (scripts/readme_figures.py regenerates them; timings are kept out of this check)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, str(REPO / "scripts" / "readme_figures.py"), "--check"],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+
+
+def test_every_figure_block_has_a_command():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("readme_figures", REPO / "scripts" / "readme_figures.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["readme_figures"] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    names = set(module.blocks((REPO / "README.md").read_text()))
+    assert names == {figure.name for figure in module.FIGURES}
