@@ -14,43 +14,15 @@ JSONL lines look like Mooncake's:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
-
-def synthetic_chunks(n_refs: int, seed: int = 0, prompts: int = 20_000, mean_suffix: int = 10,
-                     chunk_requests: int = 200_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """``(ids int64, lengths int64)`` per chunk; see bench/synthetic.py for the trace's shape."""
-    rng = np.random.default_rng(seed)
-    prompt_len = rng.integers(5, 60, prompts).astype(np.int64)
-    prompt_base = np.concatenate(([0], np.cumsum(prompt_len)[:-1]))
-    next_fresh = int(prompt_len.sum())
-    filled = 0
-    while filled < n_refs:
-        p = (rng.zipf(1.3, chunk_requests) - 1) % prompts
-        shared = rng.integers(1, prompt_len[p] + 1)
-        suffix = rng.integers(0, 2 * mean_suffix + 1, chunk_requests)
-        lengths = shared + suffix
-        total = int(lengths.sum())
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        request = np.repeat(np.arange(chunk_requests), lengths)
-        position = np.arange(total) - starts[request]
-        is_suffix = position >= shared[request]
-        block = prompt_base[p][request] + position
-        fresh = np.cumsum(is_suffix) - 1 + next_fresh
-        block[is_suffix] = fresh[is_suffix]
-        next_fresh += int(is_suffix.sum())
-        take = min(total, n_refs - filled)
-        if take < total:  # cut the last request that fits partly (a cut chain is still a prefix)
-            ends = np.cumsum(lengths)
-            last = int(np.searchsorted(ends, take, side="left"))
-            lengths = lengths[:last + 1].copy()
-            lengths[-1] -= int(ends[last] - take)
-        filled += take
-        yield block[:take].astype(np.int64), lengths.astype(np.int64)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from synthetic import synthetic_chunks  # noqa: E402  (the generator lives with the trace's description)
 
 
 def write_jsonl(path: Path, n_refs: int, seed: int = 0) -> None:

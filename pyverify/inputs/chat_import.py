@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pyverify.errors import UserError, located
-from pyverify.inputs.jsonread import iter_lines, parse_json, read_bounded
+from pyverify.inputs.jsonread import iter_objects, parse_json, read_bounded
 from pyverify.inputs.model import Instance
 from pyverify.inputs.records import ImportOptions, optional_text
 from pyverify.inputs.stream import Input, open_source
@@ -188,13 +188,7 @@ def read_chat(source: Input, options: ImportOptions = ImportOptions()) -> tuple[
     renderer = ChatRenderer(tokenizer)
     trace = HashedTrace(source, options)
     shown = source.display
-    for line, raw in iter_lines(source.handle, shown):
-        if not raw.strip():
-            continue
-        where = f"line {line}"
-        data = parse_json(raw, shown, where)
-        if not isinstance(data, dict):
-            raise located(shown, where, f"expected a JSON object, got {type(data).__name__}")
+    for line, where, data in iter_objects(source.handle, shown):
         if "messages" not in data and isinstance(data.get("body"), dict):
             data, where = data["body"], f"{where}.body"  # an OpenAI Batch API input line
         messages = message_texts(data, shown, where)

@@ -189,11 +189,28 @@ def iter_lines(handle: BinaryIO, path: object) -> Iterator[tuple[int, bytes]]:
         yield number, raw
 
 
+def iter_objects(handle: BinaryIO, path: object) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """``(line_number, "line N", object)`` for each non-blank line of a JSON-lines input.
+
+    Each line is read with :func:`iter_lines`' bounds and parsed strictly; a
+    line that is not one JSON object is one error naming the line.
+    """
+    for number, raw in iter_lines(handle, path):
+        if not raw.strip():
+            continue
+        where = f"line {number}"
+        data = parse_json(raw, path, where)
+        if not isinstance(data, dict):
+            raise located(path, where, f"expected a JSON object, got {type(data).__name__}")
+        yield number, where, data
+
+
 __all__ = [
     "DEFAULT_MAX_INPUT_BYTES",
     "MAX_INPUT_ENV",
     "MAX_LINE_BYTES",
     "iter_lines",
+    "iter_objects",
     "max_input_bytes",
     "open_input",
     "parse_json",

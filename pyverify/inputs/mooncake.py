@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from pyverify.errors import located
-from pyverify.inputs.jsonread import iter_lines, parse_json
+from pyverify.inputs.jsonread import iter_objects
 from pyverify.inputs.model import Instance
 from pyverify.inputs.records import MAX_BLOCK_ID, ImportOptions, TraceBuilder, is_int, optional_count, optional_timestamp
 from pyverify.inputs.stream import Input, open_source
@@ -70,13 +70,7 @@ def iter_records(source: Input) -> Iterator[TraceRecord]:
     and time order need the whole stream (:func:`read_mooncake`).
     """
     shown = source.display
-    for line_number, raw in iter_lines(source.handle, shown):
-        where = f"line {line_number}"
-        if not raw.strip():
-            continue
-        data = parse_json(raw, shown, where)
-        if not isinstance(data, dict):
-            raise located(shown, where, f"expected a JSON object, got {type(data).__name__}")
+    for line_number, where, data in iter_objects(source.handle, shown):
         if "hash_ids" not in data:
             raise located(shown, where, "missing field 'hash_ids'")
         hash_ids = data["hash_ids"]

@@ -53,7 +53,7 @@ import struct
 from typing import Any, Sequence
 
 from pyverify.errors import located
-from pyverify.inputs.jsonread import iter_lines, parse_json
+from pyverify.inputs.jsonread import iter_objects
 from pyverify.inputs.model import ROOT, Instance
 from pyverify.inputs.records import (
     ImportOptions,
@@ -193,13 +193,7 @@ def read_token_log(source: Input, options: ImportOptions = ImportOptions()) -> t
     """Read an opened token-id JSONL log as an instance (see the module docstring); also return notes."""
     trace = HashedTrace(source, options)
     shown = source.display
-    for line, raw in iter_lines(source.handle, shown):
-        if not raw.strip():
-            continue
-        where = f"line {line}"
-        data = parse_json(raw, shown, where)
-        if not isinstance(data, dict):
-            raise located(shown, where, f"expected a JSON object, got {type(data).__name__}")
+    for line, where, data in iter_objects(source.handle, shown):
         field, tokens = token_ids(data, shown, where)
         trace.add(line, field, tokens, data)
     return trace.instance("token-id log", "token-ids-jsonl"), trace.notes()
