@@ -26,9 +26,10 @@ objective equals that floor. Capacitated, it recounts Belady's MIN on each
 cache's flat block sequence (:mod:`pyverify.trusted.recount`, its own short
 implementation) and accepts OPTIMAL only when the witness has exactly that
 many misses; a recorded bound above the recount is refused. That MIN's count
-is the optimum rests on Belady's theorem (cited) and the flat relaxation
-(docs/min-flat-relaxation.md; argued and tested, not machine-checked): the
-output says so (:func:`basis_of`). Certificates made with the solvers must
+is the optimum rests on Belady's theorem and the flat relaxation, both
+kernel-checked in Lean (``min_misses_le``, ``prefix_run_is_flat_run``), and on
+recount.py counting what Lean's MIN defines (tested, not proved): the output
+says so (:func:`basis_of`). Certificates made with the solvers must
 also record CP-SAT OPTIMAL and Z3 unsat at ``objective - 1`` to be OPTIMAL;
 those records are checked for consistency, not re-derived.
 
@@ -85,9 +86,11 @@ def claim_statement(model: str, capacity: int | None, status: str, objective: in
 UPPER = "upper bound: the witness run, replayed by rules 1-4 (checked here, no assumption)"
 FLOOR = "lower bound: the compulsory floor, distinct (cache, block) pairs (computed here, no assumption)"
 MIN_BOUND = ("lower bound: Belady's MIN on each cache's flat block sequence, recounted here by pyverify/trusted/recount.py; "
-             "optimal for flat caches by Belady's theorem (Belady 1966; Mattson, Gecsei, Slutz, Traiger 1970; cited, not machine-checked)")
-RELAXATION = ("flat relaxation: the prefix-cache optimum equals the flat optimum on prefix-closed traces "
-              "(docs/min-flat-relaxation.md; argued and tested, not yet machine-checked)")
+             "no flat demand cache misses fewer times (Belady 1966; Lean theorem min_misses_le, kernel-checked); "
+             "that recount.py counts what Lean's MIN defines is tested, not proved")
+RELAXATION = ("flat relaxation: every run of the prefix cache is a flat run with no fewer misses "
+              "(Lean theorem prefix_run_is_flat_run, kernel-checked; docs/min-flat-relaxation.md), "
+              "so the flat optimum bounds the prefix cache's")
 SOLVER_RECORDS = "also recorded, not re-derived here: CP-SAT OPTIMAL and Z3 unsat at objective - 1"
 RECORDED_BOUND = "lower bound: as recorded by CP-SAT, checked here to be at most the MIN recount"
 

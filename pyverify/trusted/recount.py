@@ -8,8 +8,9 @@ in trace order), and each rests on a stated argument, not on code:
 * :func:`min_misses`: Belady's MIN in its bypass form -- after each reference
   keep the ``C`` live blocks whose next use comes soonest, drop blocks never
   used again. Optimal for flat caches (Belady 1966; Mattson, Gecsei, Slutz,
-  Traiger 1970); equal to the prefix-cache optimum by the flat relaxation
-  (docs/min-flat-relaxation.md: argued and tested; a Lean proof is pending).
+  Traiger 1970; Lean theorem ``min_misses_le``), and a lower bound for the
+  prefix cache by the flat relaxation (Lean theorem ``prefix_run_is_flat_run``;
+  docs/min-flat-relaxation.md). Its equality with Lean's MIN is tested.
 * :func:`lru_misses`: a flat LRU cache; equal to pyverify's longest-prefix LRU
   on prefix-closed traces (argued in pyverify/sim/mrc.py's docstring, tested
   against the simulator).
