@@ -17,7 +17,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 

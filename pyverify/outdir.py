@@ -36,7 +36,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from pyverify.errors import UserError, located
+from pyverify.errors import located
 from pyverify.fileio import process_alive
 
 #: The marker file that makes a directory pyverify's to replace.

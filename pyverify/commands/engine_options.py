@@ -44,7 +44,7 @@ def counts_apply(args) -> bool:
     if args.engine == "auto":
         # Small files go through the simulator, which also reports token hit rates and
         # measurement windows; an engine takes over where loading a trace into Python
-        # would dominate (pyverify.engines.select.AUTO_ENGINE_BYTES).
+        # would dominate (pyverify.engines.AUTO_ENGINE_BYTES).
         return simple and is_trace_file(args.instance) and _file_size(args.instance) >= AUTO_ENGINE_BYTES
     if args.capacity is not None or args.witness:
         raise UserError(f"--engine {args.engine}: the engines count uncapacitated caches (distinct blocks); "

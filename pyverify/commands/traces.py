@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only
+    from pyverify.inputs.records import ImportOptions
 
 
 from pyverify.reports.charts import mrc_chart

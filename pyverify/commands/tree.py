@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only; networkx is imported where the tree is built
+    import networkx as nx
 
 
 from pyverify.commands.argtypes import chart_path

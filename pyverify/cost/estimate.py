@@ -84,7 +84,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:  # for annotations only: numpy is imported where it computes, so --help stays fast
+    import numpy as np
 
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import CATALOG

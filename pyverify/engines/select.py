@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pyverify.engines.counts import FleetCounts
 from pyverify.engines.routing import ONE_MACHINE, static_hosts
-from pyverify.engines import AUTO_DUCKDB_BYTES, AUTO_ENGINE_BYTES, ENGINES  # noqa: F401 (re-exported)
+from pyverify.engines import AUTO_DUCKDB_BYTES, ENGINES
 from pyverify.errors import UserError
 from pyverify.inputs.columnar import ColumnarTrace, is_parquet, read_columnar
 

@@ -50,7 +50,7 @@ from typing import Any, Protocol
 from pyverify.errors import UserError, located
 from pyverify.inputs.jsonread import iter_objects, parse_json, read_bounded
 from pyverify.inputs.model import Instance
-from pyverify.inputs.records import ImportOptions, optional_text
+from pyverify.inputs.records import ImportOptions, optional_text, required_list
 from pyverify.inputs.stream import Input, open_source
 from pyverify.inputs.tokens_import import HashedTrace
 
@@ -137,13 +137,7 @@ class ChatRenderer:
 
 def message_texts(data: dict[str, Any], shown: str, where: str) -> list[tuple[str, str]]:
     """The record's messages as (role, text), validated, or a one-line error naming the field."""
-    if "messages" not in data:
-        raise located(shown, where, "missing field 'messages'")
-    messages = data["messages"]
-    if not isinstance(messages, list):
-        raise located(shown, f"{where}.messages", f"expected a list of messages, got {type(messages).__name__}")
-    if not messages:
-        raise located(shown, f"{where}.messages", "empty: a chat request has at least one message")
+    messages = required_list(data, "messages", shown, where, "messages", "a chat request has at least one message")
     result = []
     for index, message in enumerate(messages):
         here = f"{where}.messages[{index}]"

@@ -42,7 +42,8 @@ from typing import Callable, Iterator
 from pyverify.errors import located
 from pyverify.inputs.jsonread import iter_objects
 from pyverify.inputs.model import Instance
-from pyverify.inputs.records import MAX_BLOCK_ID, ImportOptions, TraceBuilder, is_int, optional_count, optional_timestamp
+from pyverify.inputs.records import (MAX_BLOCK_ID, ImportOptions, TraceBuilder, is_int, optional_count, optional_timestamp,
+                                      required_list)
 from pyverify.inputs.stream import Input, open_source
 
 #: Tokens per Mooncake block (the paper's and the trace README's block size).
@@ -71,13 +72,7 @@ def iter_records(source: Input) -> Iterator[TraceRecord]:
     """
     shown = source.display
     for line_number, where, data in iter_objects(source.handle, shown):
-        if "hash_ids" not in data:
-            raise located(shown, where, "missing field 'hash_ids'")
-        hash_ids = data["hash_ids"]
-        if not isinstance(hash_ids, list):
-            raise located(shown, f"{where}.hash_ids", f"expected a list of block ids, got {type(hash_ids).__name__}")
-        if not hash_ids:
-            raise located(shown, f"{where}.hash_ids", "empty: a request has at least one block")
+        hash_ids = required_list(data, "hash_ids", shown, where, "block ids", "a request has at least one block")
         for position, block in enumerate(hash_ids):
             if not is_int(block):
                 raise located(shown, f"{where}.hash_ids[{position}]", f"block id {block!r} is not an integer")

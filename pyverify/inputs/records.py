@@ -71,6 +71,18 @@ def optional_timestamp(data: dict[str, Any], display: str, where: str) -> float 
     return value
 
 
+def required_list(data: dict[str, Any], key: str, display: str, where: str, items: str, at_least: str) -> list[Any]:
+    """``data[key]`` as a non-empty list; else one line: missing, "expected a list of ITEMS", or "empty: AT_LEAST"."""
+    if key not in data:
+        raise located(display, where, f"missing field {key!r}")
+    value = data[key]
+    if not isinstance(value, list):
+        raise located(display, f"{where}.{key}", f"expected a list of {items}, got {type(value).__name__}")
+    if not value:
+        raise located(display, f"{where}.{key}", f"empty: {at_least}")
+    return value
+
+
 def optional_text(data: dict[str, Any], key: str, display: str, where: str) -> str | None:
     """``data[key]`` as a string, or None when absent; a one-line error otherwise."""
     value = data.get(key)

@@ -62,6 +62,7 @@ from pyverify.inputs.records import (
     optional_count,
     optional_text,
     optional_timestamp,
+    required_list,
 )
 from pyverify.inputs.stream import Input
 
@@ -174,15 +175,11 @@ def token_ids(data: dict[str, Any], shown: str, where: str) -> tuple[str, list[i
     """The record's token-id field and its validated list."""
     present = [field for field in TOKEN_FIELDS if field in data]
     if not present:
-        raise located(shown, where, f"missing field 'prompt_token_ids' (or 'token_ids')")
+        raise located(shown, where, "missing field 'prompt_token_ids' (or 'token_ids')")
     if len(present) > 1:
         raise located(shown, where, "both 'prompt_token_ids' and 'token_ids': give one")
     field = present[0]
-    tokens = data[field]
-    if not isinstance(tokens, list):
-        raise located(shown, f"{where}.{field}", f"expected a list of token ids, got {type(tokens).__name__}")
-    if not tokens:
-        raise located(shown, f"{where}.{field}", "empty: a prompt has at least one token")
+    tokens = required_list(data, field, shown, where, "token ids", "a prompt has at least one token")
     for position, token in enumerate(tokens):
         if not (is_int(token) and 0 <= token <= MAX_TOKEN_ID):
             raise located(shown, f"{where}.{field}[{position}]", f"token id {token!r} is not an integer from 0 to 2**63-1")

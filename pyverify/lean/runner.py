@@ -155,9 +155,11 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_'.]*")
 def parse_header(text: str) -> tuple[bool, list[str]]:
     """Return (begins with ``prelude``, imported module names) of a Lean file.
 
-    Skips comments and doc comments between header commands; stops at the
-    first token that is not ``prelude``/``import``.
+    Skips comments and doc comments between header commands (blanked by
+    :func:`pyverify.lean.trust.blank_comments_and_strings`, the one comment
+    scanner); stops at the first token that is not ``prelude``/``import``.
     """
+    text = trust.blank_comments_and_strings(text)
     i, n = 0, len(text)
     saw_prelude = False
     first = True
@@ -165,18 +167,6 @@ def parse_header(text: str) -> tuple[bool, list[str]]:
     while i < n:
         if text[i].isspace():
             i += 1
-        elif text.startswith("--", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j + 1
-        elif text.startswith("/-", i):
-            depth, i = 1, i + 2
-            while i < n and depth:
-                if text.startswith("/-", i):
-                    depth, i = depth + 1, i + 2
-                elif text.startswith("-/", i):
-                    depth, i = depth - 1, i + 2
-                else:
-                    i += 1
         else:
             match = _IDENT.match(text, i)
             word = match.group(0) if match else ""

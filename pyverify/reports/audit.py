@@ -27,13 +27,13 @@ from typing import Any, Callable
 
 from pyverify import __version__
 from pyverify.lean.bridge import check_registry_against_lean, link_certificate, load_registry
-from pyverify.errors import CheckFailed, located
+from pyverify.errors import CheckFailed
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
 from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
 from pyverify.sim.routing import default_policy
-from pyverify.project import DEFAULT_INSTANCE, DEFAULT_OUTPUT, DEFAULT_REGISTRY  # noqa: F401 (re-exported)
+from pyverify.project import DEFAULT_REGISTRY
 
 STEPS = ("validate", "sweep", "memory limit", "certify", "verify", "lean check", "bridge", "report")
 
