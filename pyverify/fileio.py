@@ -146,9 +146,8 @@ def atomic_outputs(targets: Sequence[str | os.PathLike[str]]) -> Iterator[list[P
 
 
 @contextmanager
-def atomic_path(target: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """One-target form of :func:`atomic_outputs`."""
-    del suffix  # the temporary always ends in the target's suffix + ".part"
     with atomic_outputs([target]) as (tmp,):
         yield tmp
 
