@@ -1,44 +1,75 @@
 """Engine-like eviction: hand-computed runs, brute-force reference
 implementations of each policy's definition, and the one-pass curve for
-vLLM's order against per-capacity runs."""
+vLLM's order against per-capacity runs.
+
+Every test that runs a policy runs it twice, with the Python reference
+caches and with the compiled kernels (:mod:`pyverify.sim.kernels`), so the
+kernels pass the same property tests as the code they replace."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pyverify.sim.kernels as kernels
+import pyverify.sim.simulate as simulate_module
 from pyverify.sim.engine_curves import tail_first_ranks, weighted_curve
 from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, VLLM, simulate
 
 from .strategies import prefix_closed_chains, routed_instances
 
+IMPLEMENTATIONS = ["python", "compiled"] if kernels.available() else ["python"]
+each_implementation = pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+
+
+@contextmanager
+def replay_by(implementation):
+    """``simulate()`` replays with the Python caches, or with the kernels at every size."""
+    with pytest.MonkeyPatch.context() as patch:
+        if implementation == "python":
+            patch.setattr(simulate_module, "use_kernels", lambda *args: False)
+        else:
+            patch.setattr(kernels, "MIN_REFERENCES", 0)
+            patch.setattr(simulate_module, "REPLAY_BREAK_EVEN", 0)
+            patch.setattr(simulate_module, "TREE_REPLAY_BREAK_EVEN", 0)
+        yield
+
 
 # --- by hand ----------------------------------------------------------------
 
-def test_leaf_first_keeps_the_shared_parent_where_chain_order_evicts_it():
-    chains = [(1, 2, 3), (1, 4), (1, 2, 3)]
-    # chain-order LRU: after (1,4) the order is 3,1,4 (2 was evicted), so (1,2,3) hits only 1.
-    assert simulate(chains, None, POOLED, capacity=3, eviction=LRU).hit_blocks == (0, 1, 1)
-    # leaf-first: (1,4) evicts the leaf 3, keeping 1 -> 2; then (1,2,3) hits 1 and 2.
-    assert simulate(chains, None, POOLED, capacity=3, eviction=LEAF_LRU).hit_blocks == (0, 1, 2)
-    # vLLM: (1,2,3) frees 3,2,1 in that order, so 3 is evicted first as well.
-    assert simulate(chains, None, POOLED, capacity=3, eviction=VLLM).hit_blocks == (0, 1, 2)
+@each_implementation
+def test_leaf_first_keeps_the_shared_parent_where_chain_order_evicts_it(implementation):
+    with replay_by(implementation):
+        chains = [(1, 2, 3), (1, 4), (1, 2, 3)]
+        # chain-order LRU: after (1,4) the order is 3,1,4 (2 was evicted), so (1,2,3) hits only 1.
+        assert simulate(chains, None, POOLED, capacity=3, eviction=LRU).hit_blocks == (0, 1, 1)
+        # leaf-first: (1,4) evicts the leaf 3, keeping 1 -> 2; then (1,2,3) hits 1 and 2.
+        assert simulate(chains, None, POOLED, capacity=3, eviction=LEAF_LRU).hit_blocks == (0, 1, 2)
+        # vLLM: (1,2,3) frees 3,2,1 in that order, so 3 is evicted first as well.
+        assert simulate(chains, None, POOLED, capacity=3, eviction=VLLM).hit_blocks == (0, 1, 2)
 
 
-def test_a_chain_longer_than_the_cache():
-    # leaf-lru inserts 1 and 2, then evicts its own newest leaf 2 to make room for 3,
-    # whose parent is then gone: it keeps C - 1 = 1 block. vLLM keeps the first C = 2.
-    chains = [(1, 2, 3), (1, 2)]
-    assert simulate(chains, None, POOLED, capacity=2, eviction=LEAF_LRU).hit_blocks == (0, 1)
-    assert simulate(chains, None, POOLED, capacity=2, eviction=VLLM).hit_blocks == (0, 2)
+@each_implementation
+def test_a_chain_longer_than_the_cache(implementation):
+    with replay_by(implementation):
+        # leaf-lru inserts 1 and 2, then evicts its own newest leaf 2 to make room for 3,
+        # whose parent is then gone: it keeps C - 1 = 1 block. vLLM keeps the first C = 2.
+        chains = [(1, 2, 3), (1, 2)]
+        assert simulate(chains, None, POOLED, capacity=2, eviction=LEAF_LRU).hit_blocks == (0, 1)
+        assert simulate(chains, None, POOLED, capacity=2, eviction=VLLM).hit_blocks == (0, 2)
 
 
-def test_fifo_does_not_reinsert_a_held_block():
-    # capacity 3: after (8) evicts 1, request (1,2) misses on 1 although 2 is held;
-    # 2 keeps its entry time, so (9) evicts 2 and the last (1,2) hits only 1.
-    chains = [(1,), (7,), (1, 2), (8,), (1, 2), (9,), (1, 2)]
-    assert simulate(chains, None, POOLED, capacity=3, eviction=FIFO).hit_blocks == (0, 0, 1, 0, 0, 0, 1)
+@each_implementation
+def test_fifo_does_not_reinsert_a_held_block(implementation):
+    with replay_by(implementation):
+        # capacity 3: after (8) evicts 1, request (1,2) misses on 1 although 2 is held;
+        # 2 keeps its entry time, so (9) evicts 2 and the last (1,2) hits only 1.
+        chains = [(1,), (7,), (1, 2), (8,), (1, 2), (9,), (1, 2)]
+        assert simulate(chains, None, POOLED, capacity=3, eviction=FIFO).hit_blocks == (0, 0, 1, 0, 0, 0, 1)
 
 
 def test_tail_first_ranks_by_hand():
@@ -94,42 +125,52 @@ def top_priority_reference(chains, capacity):
     return tuple(out)
 
 
+@each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 8))
-def test_leaf_lru_equals_its_definition(chains, capacity):
-    assert simulate(chains, None, POOLED, capacity=capacity, eviction=LEAF_LRU).hit_blocks == leaf_lru_reference(chains, capacity)
+def test_leaf_lru_equals_its_definition(implementation, chains, capacity):
+    with replay_by(implementation):
+        assert simulate(chains, None, POOLED, capacity=capacity, eviction=LEAF_LRU).hit_blocks == leaf_lru_reference(chains, capacity)
 
 
+@each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 8))
-def test_vllm_free_queue_keeps_the_top_priority_blocks(chains, capacity):
-    assert simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM).hit_blocks == top_priority_reference(chains, capacity)
+def test_vllm_free_queue_keeps_the_top_priority_blocks(implementation, chains, capacity):
+    with replay_by(implementation):
+        assert simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM).hit_blocks == top_priority_reference(chains, capacity)
 
 
+@each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 8))
-def test_vllm_and_leaf_lru_agree_when_every_chain_fits(chains, capacity):
-    capacity = max(capacity, max(len(chain) for chain in chains))
-    leaf = simulate(chains, None, POOLED, capacity=capacity, eviction=LEAF_LRU)
-    vllm = simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM)
-    assert leaf.hit_blocks == vllm.hit_blocks
+def test_vllm_and_leaf_lru_agree_when_every_chain_fits(implementation, chains, capacity):
+    with replay_by(implementation):
+        capacity = max(capacity, max(len(chain) for chain in chains))
+        leaf = simulate(chains, None, POOLED, capacity=capacity, eviction=LEAF_LRU)
+        vllm = simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM)
+        assert leaf.hit_blocks == vllm.hit_blocks
 
 
 # --- the one-pass curve ----------------------------------------------------------
 
+@each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30))
-def test_tail_first_curve_equals_per_capacity_vllm_runs(chains):
-    curve = weighted_curve(tail_first_ranks(chains), chains)
-    distinct = len({b for chain in chains for b in chain})
-    capacities = list(range(1, distinct + 2))
-    for capacity, hits in zip(capacities, curve.block_hits(capacities)):
-        assert hits == simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM).hits
+def test_tail_first_curve_equals_per_capacity_vllm_runs(implementation, chains):
+    with replay_by(implementation):
+        curve = weighted_curve(tail_first_ranks(chains), chains)
+        distinct = len({b for chain in chains for b in chain})
+        capacities = list(range(1, distinct + 2))
+        for capacity, hits in zip(capacities, curve.block_hits(capacities)):
+            assert hits == simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM).hits
 
 
+@each_implementation
 @given(routed_instances())
-def test_tail_first_curve_per_host(instance):
-    chains, hosts, routing = instance
-    curve = weighted_curve(tail_first_ranks(chains, routing, hosts), chains)
-    for capacity in range(1, 8):
-        run = simulate(chains, routing, PER_HOST, capacity=capacity, eviction=VLLM)
-        assert curve.block_hits([capacity])[0] == run.hits
+def test_tail_first_curve_per_host(implementation, instance):
+    with replay_by(implementation):
+        chains, hosts, routing = instance
+        curve = weighted_curve(tail_first_ranks(chains, routing, hosts), chains)
+        for capacity in range(1, 8):
+            run = simulate(chains, routing, PER_HOST, capacity=capacity, eviction=VLLM)
+            assert curve.block_hits([capacity])[0] == run.hits
 
 
 def test_tail_first_curve_on_a_random_larger_trace():

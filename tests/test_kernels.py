@@ -7,6 +7,10 @@
   ``simulate._capacitated_hits`` (OrderedDict) at every capacity, and the
   kernel's misses equal libCacheSim's LRU (flat sequence of a prefix-closed
   trace) and FIFO (chains of one block, where longest-prefix FIFO is flat FIFO);
+* tree replay: hits per request of the leaf-lru/vllm kernel equal the
+  reference caches (``LeafFirstLRU``'s heap of leaves, ``VllmFreeQueue``) at
+  every capacity, including chains longer than the cache, pooled and per
+  host; traces that are not prefix-closed go to the reference;
 * the Mooncake trace, pooled and 16 hosts round-robin;
 * the dispatch: simulate and lru_curve use the kernels above the size
   threshold, and ``pyverify --help`` does not load numba.
@@ -28,7 +32,7 @@ import pyverify.sim.mrc as mrc
 import pyverify.sim.simulate as simulate_module
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
 from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances, stack_distances_fenwick
-from pyverify.sim.simulate import FIFO, LRU, PER_HOST, POOLED, _capacitated_hits, simulate
+from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, VLLM, _capacitated_hits, simulate
 
 from .conftest import REPO, SHARED
 from .strategies import prefix_closed_chains, routed_instances
@@ -36,6 +40,7 @@ from .strategies import prefix_closed_chains, routed_instances
 pytest.importorskip("numba")
 from pyverify.sim.kernels.replay import capacitated_hits  # noqa: E402
 from pyverify.sim.kernels.stack_distance import lru_histogram  # noqa: E402
+from pyverify.sim.kernels.tree_replay import tree_hits  # noqa: E402
 
 TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
 
@@ -139,6 +144,59 @@ def test_ids_beyond_64_bits_fall_back_to_python():
     assert capacitated_hits(chains, [0, 0], 1, lru=True) == _capacitated_hits(chains, [0, 0], 1, LRU)
 
 
+# --- leaf-first replay (leaf-lru, vllm) ---------------------------------------
+
+
+def assert_tree_replay_equals_oracle(chains, cache_of, capacities):
+    for capacity in capacities:
+        for eviction in (LEAF_LRU, VLLM):
+            assert tree_hits(chains, cache_of, capacity, eviction) == _capacitated_hits(
+                chains, cache_of, capacity, eviction
+            ), (capacity, eviction)
+
+
+@given(routed_instances())
+def test_tree_replay_equals_oracle_pooled_and_per_host(case):
+    chains, hosts, routing = case
+    capacities = range(1, len({b for chain in chains for b in chain}) + 2)
+    assert_tree_replay_equals_oracle(chains, [0] * len(chains), capacities)
+    assert_tree_replay_equals_oracle(chains, routing, capacities)
+
+
+@given(prefix_closed_chains(max_nodes=40, max_requests=40), st.integers(1, 4))
+def test_tree_replay_equals_oracle_when_chains_do_not_fit(chains, capacity):
+    # Deep chains and small caches: the one place where leaf-lru and vllm differ.
+    assert_tree_replay_equals_oracle(chains, [0] * len(chains), [capacity])
+
+
+def test_tree_replay_by_hand():
+    # C = 2, chain (1,2,3): vllm keeps its first two blocks; leaf-lru inserts
+    # 1 and 2, evicts its own newest leaf 2 to make room for 3, and stops.
+    chains = [(1, 2, 3), (1, 2, 3)]
+    assert tree_hits(chains, [0, 0], 2, VLLM) == [0, 2]
+    assert tree_hits(chains, [0, 0], 2, LEAF_LRU) == [0, 1]
+    # C = 3: (1,4) evicts the oldest leaf, 3 (1 is pinned, 2 has a child);
+    # then (1,2,3) hits 1 and 2. Both policies agree: every chain fits.
+    chains = [(1, 2, 3), (1, 4), (1, 2, 3)]
+    for eviction in (LEAF_LRU, VLLM):
+        assert tree_hits(chains, [0, 0, 0], 3, eviction) == [0, 1, 2]
+
+
+@given(st.lists(st.lists(st.integers(0, 6), max_size=6), max_size=25), st.lists(st.integers(0, 3), min_size=25, max_size=25))
+def test_tree_replay_on_chains_that_are_not_prefix_closed(chains, hosts):
+    # The kernel's argument needs prefix closure; it detects a violation and the reference answers.
+    assert_tree_replay_equals_oracle(chains, hosts[: len(chains)], range(1, 8))
+
+
+def test_tree_replay_reports_a_violation():
+    from pyverify.sim.kernels.replay import flat_requests
+    from pyverify.sim.kernels.tree_replay import tree_replay
+
+    for chains, closed in (([(1, 2), (1, 3)], True), ([(1, 2), (3, 2)], False), ([(1, 1)], False)):
+        ids, universe, starts, order, bounds = flat_requests(chains, [0] * len(chains))
+        assert tree_replay(ids, starts, order, bounds, universe, 4, True)[1] is closed
+
+
 lcs = pytest.importorskip("libcachesim")
 
 
@@ -188,6 +246,8 @@ def test_mooncake_trace_pooled_and_per_host():
     for capacity in (64, 5859):
         assert_replay_equals_oracle(chains, [0] * len(chains), [capacity])
         assert_replay_equals_oracle(chains, routing, [capacity])
+        assert_tree_replay_equals_oracle(chains, [0] * len(chains), [capacity])
+        assert_tree_replay_equals_oracle(chains, routing, [capacity])
     assert kernel_misses(chains, 1000, lru=True) == libcachesim_misses(lcs.LRU, ids.tolist(), 1000)
 
 
@@ -199,20 +259,25 @@ def test_simulate_and_curve_through_the_kernels_equal_the_oracle(case):
     import pyverify.sim.kernels.replay as replay
     import pyverify.sim.kernels.stack_distance as stack_distance
 
+    import pyverify.sim.kernels.tree_replay as tree_replay
+
     chains, hosts, routing = case
-    calls, curve_calls = [], []
-    real, real_curve = replay.capacitated_hits, stack_distance.lru_histogram
+    calls, curve_calls, tree_calls = [], [], []
+    real, real_curve, real_tree = replay.capacitated_hits, stack_distance.lru_histogram, tree_replay.tree_hits
     with pytest.MonkeyPatch.context() as patch:  # every input counts as large; count the kernel's calls
         patch.setattr(kernels, "MIN_REFERENCES", 0)
         patch.setattr(mrc, "CURVE_BREAK_EVEN", 0)
         patch.setattr(simulate_module, "REPLAY_BREAK_EVEN", 0)
         patch.setattr(replay, "capacitated_hits", lambda *a, **k: calls.append(1) or real(*a, **k))
+        patch.setattr(simulate_module, "TREE_REPLAY_BREAK_EVEN", 0)
+        patch.setattr(tree_replay, "tree_hits", lambda *a, **k: tree_calls.append(1) or real_tree(*a, **k))
         for model, cache_of in ((POOLED, [0] * len(chains)), (PER_HOST, routing)):
             for capacity in (1, 2, 4):
-                for eviction in (LRU, FIFO):
+                for eviction in (LRU, FIFO, LEAF_LRU, VLLM):
                     run = simulate(chains, routing, model, capacity=capacity, eviction=eviction)
                     assert list(run.hit_blocks) == _capacitated_hits(chains, cache_of, capacity, eviction)
         assert len(calls) == 12, "simulate did not use the kernel"
+        assert len(tree_calls) == 12, "simulate did not use the tree kernel"
         patch.setattr(stack_distance, "lru_histogram", lambda *a: curve_calls.append(1) or real_curve(*a))
         pooled, per_host = lru_curve(chains), lru_curve(chains, routing, hosts)
         assert len(curve_calls) == 2, "lru_curve did not use the kernel"
@@ -236,6 +301,7 @@ def test_small_inputs_stay_in_python(monkeypatch):
 def test_without_numba_the_python_code_answers(monkeypatch):
     import pyverify.sim.kernels.replay as replay
     import pyverify.sim.kernels.stack_distance as stack_distance
+    import pyverify.sim.kernels.tree_replay as tree_replay
 
     def not_here(*args, **kwargs):
         raise AssertionError("a kernel ran although numba is unavailable")
@@ -244,8 +310,10 @@ def test_without_numba_the_python_code_answers(monkeypatch):
     monkeypatch.setattr(kernels, "MIN_REFERENCES", 0)
     monkeypatch.setattr(replay, "capacitated_hits", not_here)
     monkeypatch.setattr(stack_distance, "lru_histogram", not_here)
+    monkeypatch.setattr(tree_replay, "tree_hits", not_here)
     chains = [(1, 2), (1, 3), (1, 2)]
     assert simulate(chains, None, POOLED, capacity=2, eviction=FIFO).hit_blocks == (0, 1, 0)
+    assert simulate(chains, None, POOLED, capacity=2, eviction=LEAF_LRU).hit_blocks == (0, 1, 1)
     assert lru_curve(chains).misses(3) == 3
 
 

@@ -7,7 +7,8 @@ then, per eviction policy:
   distances (:mod:`pyverify.sim.mrc`, :mod:`pyverify.sim.engine_curves`)
   answers every budget at once;
 * ``fifo`` and ``leaf-lru`` are not: each budget is one run of
-  :func:`pyverify.sim.simulate.simulate`.
+  :func:`pyverify.sim.simulate.simulate` (compiled, :mod:`pyverify.sim.kernels`,
+  once the budgets' runs together are large enough to repay the start-up).
 
 Counts are blocks and, with token weights, tokens, over the window's requests.
 A budget smaller than one block caches nothing (every reference misses).
@@ -74,7 +75,7 @@ def budget_sweep(
         if capacity < 1:
             points.append(_point(eviction, gib, 0, empty, 0, None if weights is None else 0, "no cache"))
             continue
-        run = simulate(chains, None, POOLED, capacity=capacity, eviction=eviction)
+        run = simulate(chains, None, POOLED, capacity=capacity, eviction=eviction, runs=len(capacities))
         measured = tally(chains, run.hit_blocks, weights, window)
         points.append(_point(eviction, gib, capacity, empty, measured.block_hits, measured.token_hits, "simulated"))
     return points

@@ -79,7 +79,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from pyverify.sim.kernels import REPLAY_BREAK_EVEN, use_kernels
+from pyverify.sim.kernels import REPLAY_BREAK_EVEN, TREE_REPLAY_BREAK_EVEN, use_kernels
 
 POOLED = "pooled"
 PER_HOST = "per-host"
@@ -152,11 +152,15 @@ def simulate(
     model: str,
     capacity: int | None = None,
     eviction: str = LRU,
+    runs: int = 1,
 ) -> Run:
     """Run demand caches that start empty over ``chains``.
 
     ``capacity`` is the per-cache limit in blocks (``None``: uncapacitated).
     ``eviction`` is one of :data:`EVICTIONS` and matters only with a capacity.
+    ``runs``: how many runs over these chains the caller is making (one per
+    budget, say). It only decides whether a compiled kernel repays its
+    start-up (:mod:`pyverify.sim.kernels`); the result is the same.
     """
     if capacity is not None and capacity < 1:
         raise ValueError("capacity must be at least 1 block")
@@ -164,12 +168,17 @@ def simulate(
         raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
     cache_of = caches_read(model, routing, len(chains))
     references = sum(len(chain) for chain in chains)
+    work = references * runs
     if capacity is None:
         hit_blocks = _uncapacitated_hits(chains, cache_of)
-    elif eviction in (LRU, FIFO) and use_kernels(references, REPLAY_BREAK_EVEN):  # same moves, compiled (pyverify.sim.kernels.replay)
+    elif eviction in (LRU, FIFO) and use_kernels(work, REPLAY_BREAK_EVEN):  # same moves, compiled (pyverify.sim.kernels.replay)
         from pyverify.sim.kernels.replay import capacitated_hits
 
         hit_blocks = capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU)
+    elif eviction in (LEAF_LRU, VLLM) and use_kernels(work, TREE_REPLAY_BREAK_EVEN):  # pyverify.sim.kernels.tree_replay
+        from pyverify.sim.kernels.tree_replay import tree_hits
+
+        hit_blocks = tree_hits(chains, cache_of, capacity, eviction)
     else:
         hit_blocks = _capacitated_hits(chains, cache_of, capacity, eviction)
     return Run(
@@ -201,7 +210,8 @@ def _capacitated_hits(
     chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, eviction: str
 ) -> list[int]:
     # The reference implementation: pyverify.sim.kernels.replay compiles the
-    # same moves for lru and fifo and is tested against this function.
+    # same moves for lru and fifo, pyverify.sim.kernels.tree_replay for
+    # leaf-lru and vllm; both are tested against this function.
     held: dict[int, BlockCache] = {}
     hit_blocks = []
     for chain, cache_id in zip(chains, cache_of):
@@ -369,7 +379,7 @@ class VllmFreeQueue(BlockCache):
 
     def serve(self, chain: Sequence[int], hits: int) -> None:
         for block in chain[:hits]:
-            del self.free[block]  # in use while the request runs
+            self.free.pop(block, None)  # in use while the request runs (twice in one chain: once)
         held = hits
         for block in chain[hits:]:
             if block in self.cached:  # cannot happen on a prefix-closed trace

@@ -6,11 +6,14 @@
   no tree walk at all).
 * :mod:`pyverify.sim.kernels.replay`: LRU and FIFO at one capacity with
   longest-prefix hits, returning the witness (hits per request).
+* :mod:`pyverify.sim.kernels.tree_replay`: the eviction orders that keep the
+  cache a prefix tree, leaf-first LRU (``leaf-lru``) and vLLM's free queue
+  (``vllm``), at one capacity, returning the witness.
 
 Each kernel has a pure-Python reference kept as the test oracle:
 :func:`pyverify.sim.mrc.stack_distances_fenwick` (and the vectorised numpy
 :func:`pyverify.sim.mrc.stack_distances`) for the curve,
-``pyverify.sim.simulate._capacitated_hits`` for replay. ``tests/test_kernels.py``
+``pyverify.sim.simulate._capacitated_hits`` (with its cache classes) for replay. ``tests/test_kernels.py``
 checks every kernel against them on Hypothesis-generated traces, and against
 libCacheSim.
 
@@ -60,8 +63,11 @@ MIN_REFERENCES = 20_000
 #: Break-even sizes of one call, start-up included (see above).
 CURVE_BREAK_EVEN = 1_000_000
 REPLAY_BREAK_EVEN = 4_000_000
+#: The Python leaf-lru and vllm caches are slower than the OrderedDict LRU,
+#: so their kernel repays its start-up sooner.
+TREE_REPLAY_BREAK_EVEN = 1_000_000
 #: The kernel modules: once one is imported, the start-up is paid.
-_KERNEL_MODULES = ("pyverify.sim.kernels.replay", "pyverify.sim.kernels.stack_distance")
+_KERNEL_MODULES = ("pyverify.sim.kernels.replay", "pyverify.sim.kernels.stack_distance", "pyverify.sim.kernels.tree_replay")
 
 
 @lru_cache(maxsize=1)
@@ -88,4 +94,4 @@ def use_kernels(references: int, break_even: int) -> bool:
     return available()
 
 
-__all__ = ["CURVE_BREAK_EVEN", "MIN_REFERENCES", "REPLAY_BREAK_EVEN", "available", "use_kernels"]
+__all__ = ["CURVE_BREAK_EVEN", "MIN_REFERENCES", "REPLAY_BREAK_EVEN", "TREE_REPLAY_BREAK_EVEN", "available", "use_kernels"]

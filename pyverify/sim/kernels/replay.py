@@ -107,12 +107,27 @@ def capacitated_hits(
     chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, lru: bool
 ) -> list[int]:
     """Hits per request, as ``simulate._capacitated_hits`` returns them."""
-    try:
-        ids, lengths = flatten(chains)
-    except OverflowError:  # ids beyond 64 bits fit no array: the Python replay takes any int
+    flat = flat_requests(chains, cache_of)
+    if flat is None:  # ids beyond 64 bits fit no array: the Python replay takes any int
         from pyverify.sim.simulate import _capacitated_hits
 
         return _capacitated_hits(chains, cache_of, capacity, "lru" if lru else "fifo")
+    ids, universe, starts, order, bounds = flat
+    return replay(ids, starts, order, bounds, link_array(universe), capacity, lru).tolist()
+
+
+def flat_requests(chains: Sequence[Sequence[int]], cache_of: Sequence[int]):
+    """The replay kernels' arguments: ``(ids, universe, starts, order, bounds)``.
+
+    ``ids`` dense in ``[0, universe)``; request r's chain is
+    ``ids[starts[r]:starts[r + 1]]``; the requests that read the c-th cache
+    (caches in increasing id) are ``order[bounds[c]:bounds[c + 1]]``, in
+    trace order. ``None`` when an id does not fit in 64 bits.
+    """
+    try:
+        ids, lengths = flatten(chains)
+    except OverflowError:
+        return None
     ids, universe = dense_ids(ids)
     starts = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
@@ -123,7 +138,7 @@ def capacitated_hits(
         bounds = np.append(first_of_cache, caches.size).astype(np.int64)
     else:
         bounds = np.zeros(1, dtype=np.int64)
-    return replay(ids, starts, order, bounds, link_array(universe), capacity, lru).tolist()
+    return ids, universe, starts, order, bounds
 
 
 def link_array(universe: int) -> np.ndarray:
@@ -131,4 +146,4 @@ def link_array(universe: int) -> np.ndarray:
     return np.empty(universe, dtype=np.int32 if universe < 2**31 - 1 else np.int64)
 
 
-__all__ = ["capacitated_hits", "link_array", "replay"]
+__all__ = ["capacitated_hits", "flat_requests", "link_array", "replay"]
