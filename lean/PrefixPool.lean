@@ -5,6 +5,7 @@ import PrefixPool.Pooled
 import PrefixPool.PerHost
 import PrefixPool.Blocks
 import PrefixPool.PerHostBlocks
+import PrefixPool.PerHostBlocksEq
 import PrefixPool.Flat
 import PrefixPool.Lru
 import PrefixPool.StackDistance
