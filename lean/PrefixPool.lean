@@ -5,6 +5,7 @@ import PrefixPool.Pooled
 import PrefixPool.PerHost
 import PrefixPool.Blocks
 import PrefixPool.PerHostBlocks
+import PrefixPool.PerHostBlocksEq
 import PrefixPool.Flat
 import PrefixPool.Lru
 import PrefixPool.StackDistance
@@ -27,6 +28,7 @@ first results with a memory limit.
 * `per_host_ge_pooled` (PrefixPool/PerHost.lean)
 * `pooled_block_misses_eq_distinct` (PrefixPool/Blocks.lean)
 * `per_host_blocks_ge_pooled` (PrefixPool/PerHostBlocks.lean)
+* `per_host_block_misses_eq_distinct_pairs` (PrefixPool/PerHostBlocksEq.lean)
 * `prefix_run_is_flat_run` (PrefixPool/Flat.lean): the flat relaxation
 * `lru_cache_eq_take`, `lru_cache_subset_succ`, `lru_hits_mono` (PrefixPool/Lru.lean)
 * `lru_hit_iff_stack_distance` (PrefixPool/StackDistance.lean)

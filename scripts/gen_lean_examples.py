@@ -118,6 +118,8 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
         term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
         out.append((f"per_host_misses({chains}, {hosts})", f"per_host_block_misses {term}",
                     mirror.per_host_misses(chains, hosts)))
+        out.append((f"distinct_host_blocks({chains}, {hosts})", f"distinct_host_blocks {term}",
+                    mirror.distinct_host_blocks(chains, hosts)))
     for _ in range(ROUNDS):
         chains = chains_of(rng)
         capacity = rng.randint(1, 4)
@@ -166,6 +168,7 @@ def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
 HEADER = '''prelude
 import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
+import PrefixPool.PerHostBlocksEq
 import PrefixPool.Flat
 import PrefixPool.StackDistance
 import PrefixPool.Belady

@@ -11,12 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from pyverify.lean.bridge import BridgeReport, load_registry, run_bridge
+from pyverify.lean.bridge import (
+    BridgeReport,
+    choose_theorems,
+    hypotheses_for,
+    link_certificate,
+    load_registry,
+    predicted_misses,
+    run_bridge,
+)
 from pyverify.certify.certificate import certify, write_certificate
 from pyverify.cli import main
 from pyverify.errors import CheckFailed
 from pyverify.lean import runner
-from pyverify.inputs.model import load_instance
+from pyverify.inputs.model import Instance, load_instance
 from pyverify.reports.markdown import bridge_markdown
 from pyverify.reports.wording import overclaims
 
@@ -184,7 +192,7 @@ def test_cli_refusal_is_one_line_exit_1(proofs, capsys):
     assert err.count("\n") == 1 and err.startswith("pyverify: refused: ") and "overclaims" in err
 
 
-def test_block_chains_link_to_the_block_theorem_pooled_only(tmp_path, lean_result):
+def test_block_chains_link_to_the_block_theorems(tmp_path, lean_result):
     instance_path = tmp_path / "chains.json"
     instance_path.write_text(json.dumps({
         "format": "pyverify.instance/1", "name": "chains", "hosts": 2,
@@ -199,5 +207,47 @@ def test_block_chains_link_to_the_block_theorem_pooled_only(tmp_path, lean_resul
     pooled, per_host = entries["pooled"], entries["per-host"]
     assert pooled.theorems[0].name == "pooled_block_misses_eq_distinct"
     assert pooled.link.covered and pooled.link.predicted == 4 and pooled.link.agrees
-    # The per-host theorems are about openings; longer chains are honestly not covered.
-    assert not per_host.link.covered and "openings" in per_host.link.why_not
+    # Per host, longer prefix-closed chains are covered by the per-host block theorem:
+    # (0, 1), (0, 2), (1, 1), (1, 3), (1, 2), (1, 4) are the 6 pairs, recounted from the file.
+    assert [t.name for t in per_host.theorems] == ["per_host_block_misses_eq_distinct_pairs"]
+    assert per_host.link.covered and per_host.link.predicted == 6 and per_host.link.agrees
+    assert per_host.link.predicted_by == "distinct (host, block) pairs"
+    assert per_host.certificate_data["objective"] == 6
+    assert all(h.holds for h in per_host.link.hypotheses)
+    assert "prefix-closed chains" in [h.text for h in per_host.link.hypotheses]
+    # Without the block theorem in the registry, the opening theorems do not cover these chains.
+    registry = {name: t for name, t in load_registry(REGISTRY).items() if name != "per_host_block_misses_eq_distinct_pairs"}
+    entry = link_certificate(proofs / "per-host.json", instance_path, registry)
+    assert entry.theorems[0].name == "per_host_misses_eq_distinct_pairs"
+    assert not entry.link.covered and "openings" in entry.link.why_not
+
+
+def test_per_host_block_theorem_needs_prefix_closure(tmp_path):
+    """Instances are prefix-closed when loaded; the bridge checks it again
+    itself before citing the per-host block theorem, on the whole trace."""
+    crossed = Instance(name="crossed", hosts=2, chains=((1, 2), (3, 2)), routing=(0, 1))
+    cert = {"cache_model": {"model": "per-host", "eviction": "offline-optimal", "warm_start": False, "capacity": None}}
+    found = {h.text: h for h in hypotheses_for(cert, crossed, openings_only=False)}
+    assert not found["prefix-closed chains"].holds
+    tree = Instance(name="tree", hosts=2, chains=((1, 2), (1, 3), (1, 2, 4)), routing=(0, 1, 1))
+    assert all(h.holds for h in hypotheses_for(cert, tree, openings_only=False))
+    assert predicted_misses("per-host", tree) == (6, "distinct (host, block) pairs")
+    assert choose_theorems("per-host", tree, load_registry(REGISTRY)) == (["per_host_block_misses_eq_distinct_pairs"], False)
+
+
+def test_per_host_block_certificate_with_a_wrong_count_is_refused(tmp_path, lean_result):
+    """A verified per-host certificate on chains whose objective is not the pair
+    count is refused by the bridge (the verify step is stubbed to pass here)."""
+    instance_path = tmp_path / "chains.json"
+    instance_path.write_text(json.dumps({
+        "format": "pyverify.instance/1", "name": "chains", "hosts": 2,
+        "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [1, 3], "host": 1}, {"blocks": [1, 2, 4], "host": 1}],
+    }))
+    done = certify(load_instance(instance_path), "per-host", None, 30.0, [], use_z3=True, instance_path=str(instance_path))
+    cert = copy.deepcopy(done.certificate)
+    cert["objective"] = 5
+    path = tmp_path / "per-host.json"
+    path.write_text(json.dumps(cert))
+    with pytest.raises(CheckFailed, match="objective 5 differs from the 6 distinct \\(host, block\\) pairs that "
+                                          "per_host_block_misses_eq_distinct_pairs predicts"):
+        link_certificate(path, instance_path, load_registry(REGISTRY), verify=lambda c, i: (0, ["OK"]), raw=cert)

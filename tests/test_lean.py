@@ -120,6 +120,10 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
     )
+    assert statements["per_host_block_misses_eq_distinct_pairs"] == (
+        "∀ (requests : List (Prod Natural (List Natural))), prefix_closed (List.map Prod.snd requests) → "
+        "Eq (per_host_block_misses requests) (distinct_host_blocks requests)"
+    )
 
 
 def test_committed_registry_matches_regenerated(committed: runner.CheckResult) -> None:
@@ -167,6 +171,7 @@ MAIN_THEOREMS = {
     "per_host_ge_pooled": "PerHost",
     "pooled_block_misses_eq_distinct": "Blocks",
     "per_host_blocks_ge_pooled": "PerHostBlocks",
+    "per_host_block_misses_eq_distinct_pairs": "PerHostBlocksEq",
     "prefix_run_is_flat_run": "Flat",
     "lru_cache_eq_take": "Lru",
     "lru_cache_subset_succ": "Lru",
@@ -222,6 +227,70 @@ def test_wrong_proof_fails_naming_module_and_line(copy: Path) -> None:
     reported = int(re.search(r", line (\d+):", failure).group(1))
     assert line - 3 <= reported <= line + 3  # Lean reports the declaration, doc comment included
     assert ": error: " in failure
+
+
+def test_per_host_block_count_made_hollow_fails(copy: Path) -> None:
+    """`distinct_host_blocks` redefined as the per-host misses themselves, and
+    the new theorem proved by `rfl`: the statement would say nothing. Refused:
+    the examples no longer compute (the crossed chains on one host miss 4 blocks
+    for 3 pairs), and even without them the registry names the definition."""
+    module = copy / "PrefixPool" / "PerHostBlocksEq.lean"
+    text = module.read_text(encoding="utf-8")
+    hollow = text.replace("  distinct_pairs (host_blocks requests)\n", "  per_host_block_misses requests\n", 1)
+    assert hollow != text
+    module.write_text(hollow, encoding="utf-8")
+    _replace_proof(module, "per_host_block_misses_eq_distinct_pairs", "rfl")
+    # the hypothesis is now unused: name it `_h` so Lean does not warn (the statement prints the same)
+    text = module.read_text(encoding="utf-8")
+    module.write_text(text.replace("(h : prefix_closed (List.map Prod.snd requests))",
+                                   "(_h : prefix_closed (List.map Prod.snd requests))", 1), encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert re.match(r"module PrefixPool\.(Generated|Examples) \(lean/PrefixPool/(Generated|Examples)\.lean\), line \d+: error",
+                    result.failures[0]), result.failures[0]
+    # Drop every example that evaluates distinct_host_blocks: the registry still refuses.
+    for name in ("Examples", "Generated"):
+        path = copy / "PrefixPool" / f"{name}.lean"
+        kept, dropping = [], False
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.startswith(" "):  # a new declaration (or comment) starts here
+                dropping = line.startswith("example") and "distinct_host_blocks" in line
+            if not dropping:
+                kept.append(line)
+        path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "registry" in result.failures[0] and "distinct_host_blocks" in result.failures[0]
+
+
+def test_per_host_block_pairs_without_hosts_fails(copy: Path) -> None:
+    """`host_blocks` forgetting the host (every pair on host 0): the count
+    becomes pooled distinct blocks, the statement false, and its proof fails."""
+    module = copy / "PrefixPool" / "PerHostBlocksEq.lean"
+    text = module.read_text(encoding="utf-8")
+    wrong = text.replace("(fun req => List.map (Prod.mk (Prod.fst req)) (Prod.snd req))",
+                         "(fun req => List.map (Prod.mk Natural.zero) (Prod.snd req))", 1)
+    assert wrong != text
+    module.write_text(wrong, encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith(
+        "module PrefixPool.PerHostBlocksEq (lean/PrefixPool/PerHostBlocksEq.lean), line "
+    )
+
+
+def test_per_host_block_hypothesis_without_example_fails(copy: Path) -> None:
+    """The prefix-closure hypothesis of the new theorem must keep its positive
+    example: with `routed_tree_prefix_closed` gone, the check names it."""
+    examples = copy / "PrefixPool" / "Examples.lean"
+    text = examples.read_text(encoding="utf-8")
+    start = text.index("/-- A positive example of the hypothesis of\n`per_host_block_misses_eq_distinct_pairs`")
+    end = text.index("/-- Without prefix closure the equation fails")
+    examples.write_text(text[:start] + text[end:], encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "per_host_block_misses_eq_distinct_pairs" in result.failures[0]
+    assert "routed_tree_prefix_closed" in result.failures[0]
 
 
 def test_examples_pin_the_definitions(copy: Path) -> None:

@@ -84,6 +84,59 @@ def test_per_host_blocks_ge_pooled(chains, data):
     assert per_host_misses(chains, routing) >= pooled_misses(chains)
 
 
+# --- per_host_block_misses_eq_distinct_pairs (lean/PrefixPool/PerHostBlocksEq.lean) ---
+
+from pyverify.inputs.model import first_prefix_violation  # noqa: E402
+from pyverify.sim.simulate import distinct_host_blocks  # noqa: E402
+
+from .strategies import prefix_closed_chains  # noqa: E402
+
+
+def pairs_counted_here(chains, routing):
+    """The distinct (host, block) pairs, counted independently of the mirror."""
+    seen = []
+    for chain, host in zip(chains, routing):
+        for block in chain:
+            if (host, block) not in seen:
+                seen.append((host, block))
+    return len(seen)
+
+
+def test_per_host_block_pairs_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes, and the hypothesis at work:
+    without prefix closure the equation fails."""
+    tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]
+    assert first_prefix_violation(tree) is None
+    assert per_host_misses(tree, routing) == distinct_host_blocks(tree, routing) == 5
+    crossed = [[1, 2], [3, 2]]
+    assert first_prefix_violation(crossed) is not None
+    assert per_host_misses(crossed, [0, 0]) == 4 and distinct_host_blocks(crossed, [0, 0]) == 3
+    assert per_host_misses(crossed, [0, 1]) == distinct_host_blocks(crossed, [0, 1]) == 4
+    assert per_host_misses([[1, 1]], [0]) == 2 and distinct_host_blocks([[1, 1]], [0]) == 1
+
+
+@given(prefix_closed_chains(max_nodes=14, max_requests=30), st.data())
+def test_per_host_block_misses_eq_distinct_pairs(chains, data):
+    """The statement of per_host_block_misses_eq_distinct_pairs: on prefix-closed
+    chains with any routing, per-host longest-prefix misses are the distinct
+    (host, block) pairs."""
+    routing = data.draw(st.lists(st.integers(0, 4), min_size=len(chains), max_size=len(chains)))
+    assert first_prefix_violation(chains) is None
+    misses = per_host_misses(chains, routing)
+    assert misses == distinct_host_blocks(chains, routing) == pairs_counted_here(chains, routing)
+
+
+@given(block_chains, st.data())
+def test_per_host_block_pairs_without_prefix_closure(chains, data):
+    """On any chains, each distinct pair is missed at least once; the equation
+    holds on every prefix-closed input (above) and is only a lower bound otherwise."""
+    routing = data.draw(st.lists(st.integers(0, 3), min_size=len(chains), max_size=len(chains)))
+    misses, pairs = per_host_misses(chains, routing), pairs_counted_here(chains, routing)
+    assert misses >= pairs == distinct_host_blocks(chains, routing)
+    if misses != pairs:
+        assert first_prefix_violation(chains) is not None
+
+
 # --- prefix_run_is_flat_run (lean/PrefixPool/Flat.lean) ------------------------------
 
 from pyverify.lean import mirror  # noqa: E402

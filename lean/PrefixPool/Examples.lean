@@ -2,6 +2,7 @@ prelude
 import PrefixPool.PerHost
 import PrefixPool.Blocks
 import PrefixPool.PerHostBlocks
+import PrefixPool.PerHostBlocksEq
 import PrefixPool.Flat
 import PrefixPool.BeladyOptimal
 /-!
@@ -147,6 +148,29 @@ noncomputable def routed_tree : List (Prod Natural (List Natural)) :=
 
 example : Eq (per_host_block_misses routed_tree) (Natural.succ four) := rfl
 example : Eq (pooled_block_misses (List.map Prod.snd routed_tree)) four := rfl
+
+/-- A positive example of the hypothesis of
+`per_host_block_misses_eq_distinct_pairs`: the chains of `routed_tree` are
+`tree_chains`, prefix-closed. Its 5 per-host misses are its 5 distinct
+`(host, block)` pairs: (0, 1), (0, 2), (0, 4) and (1, 1), (1, 3). -/
+theorem routed_tree_prefix_closed : prefix_closed (List.map Prod.snd routed_tree) :=
+  tree_chains_prefix_closed
+
+example : Eq (host_blocks routed_tree)
+    (List.cons (Prod.mk Natural.zero one) (List.cons (Prod.mk Natural.zero two)
+      (List.cons (Prod.mk one one) (List.cons (Prod.mk one three)
+        (List.cons (Prod.mk Natural.zero one) (List.cons (Prod.mk Natural.zero two)
+          (List.cons (Prod.mk Natural.zero four) List.nil))))))) := rfl
+example : Eq (distinct_host_blocks routed_tree) (Natural.succ four) := rfl
+example : Eq (per_host_block_misses routed_tree) (distinct_host_blocks routed_tree) :=
+  per_host_block_misses_eq_distinct_pairs routed_tree routed_tree_prefix_closed
+
+/-- Without prefix closure the equation fails: `crossed_chains` routed both to
+host 0 misses 4 blocks (block 2 again, as in the pool), for 3 distinct pairs.
+(Routed to hosts 0 and 1, as `routed_crossed`, it has 4 pairs and 4 misses.) -/
+example : Eq (per_host_block_misses (List.map (Prod.mk Natural.zero) crossed_chains)) four := rfl
+example : Eq (distinct_host_blocks (List.map (Prod.mk Natural.zero) crossed_chains)) three := rfl
+example : Eq (distinct_host_blocks routed_crossed) four := rfl
 
 /-! ## A capacitated prefix cache, and its flat relaxation -/
 

@@ -1,6 +1,7 @@
 prelude
 import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
+import PrefixPool.PerHostBlocksEq
 import PrefixPool.Flat
 import PrefixPool.StackDistance
 import PrefixPool.Belady
@@ -126,16 +127,28 @@ example : Eq (pooled_block_misses (List.cons (List.cons gen_n1 List.nil) List.ni
 example : Eq (distinct_blocks (List.cons (List.cons gen_n1 List.nil) List.nil)) gen_n1 := rfl
 -- Python: per_host_misses([[5]], [2]) == 1
 example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n2 (List.cons gen_n5 List.nil)) List.nil)) gen_n1 := rfl
+-- Python: distinct_host_blocks([[5]], [2]) == 1
+example : Eq (distinct_host_blocks (List.cons (Prod.mk gen_n2 (List.cons gen_n5 List.nil)) List.nil)) gen_n1 := rfl
 -- Python: per_host_misses([[3, 3], [5, 6, 5, 2], [6, 3, 1, 4]], [1, 2, 0]) == 10
 example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n3 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n6 (List.cons gen_n5 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n0 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 List.nil))))) List.nil)))) gen_n10 := rfl
+-- Python: distinct_host_blocks([[3, 3], [5, 6, 5, 2], [6, 3, 1, 4]], [1, 2, 0]) == 8
+example : Eq (distinct_host_blocks (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n3 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n6 (List.cons gen_n5 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n0 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 List.nil))))) List.nil)))) gen_n8 := rfl
 -- Python: per_host_misses([[2, 4, 2, 4]], [1]) == 4
 example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n1 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 List.nil))))) List.nil)) gen_n4 := rfl
+-- Python: distinct_host_blocks([[2, 4, 2, 4]], [1]) == 2
+example : Eq (distinct_host_blocks (List.cons (Prod.mk gen_n1 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 List.nil))))) List.nil)) gen_n2 := rfl
 -- Python: per_host_misses([[3], [4, 2], [6, 6, 2, 0], [1, 5, 1], [4, 6]], [0, 0, 2, 1, 0]) == 11
 example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n0 (List.cons gen_n3 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n2 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n6 (List.cons gen_n6 (List.cons gen_n2 (List.cons gen_n0 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n1 List.nil)))) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n6 List.nil))) List.nil)))))) gen_n11 := rfl
+-- Python: distinct_host_blocks([[3], [4, 2], [6, 6, 2, 0], [1, 5, 1], [4, 6]], [0, 0, 2, 1, 0]) == 9
+example : Eq (distinct_host_blocks (List.cons (Prod.mk gen_n0 (List.cons gen_n3 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n2 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n6 (List.cons gen_n6 (List.cons gen_n2 (List.cons gen_n0 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n1 List.nil)))) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n6 List.nil))) List.nil)))))) gen_n9 := rfl
 -- Python: per_host_misses([[0, 0, 6, 3], [4, 5, 2, 4]], [2, 1]) == 8
 example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n6 (List.cons gen_n3 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 List.nil))))) List.nil))) gen_n8 := rfl
+-- Python: distinct_host_blocks([[0, 0, 6, 3], [4, 5, 2, 4]], [2, 1]) == 6
+example : Eq (distinct_host_blocks (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n6 (List.cons gen_n3 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 List.nil))))) List.nil))) gen_n6 := rfl
 -- Python: per_host_misses([[6], [4, 3, 3]], [2, 0]) == 4
 example : Eq (per_host_block_misses (List.cons (Prod.mk gen_n2 (List.cons gen_n6 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 List.nil)))) List.nil))) gen_n4 := rfl
+-- Python: distinct_host_blocks([[6], [4, 3, 3]], [2, 0]) == 3
+example : Eq (distinct_host_blocks (List.cons (Prod.mk gen_n2 (List.cons gen_n6 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n3 List.nil)))) List.nil))) gen_n3 := rfl
 -- Python: lean.mirror.prefix_misses(lru_prefix_run([[2, 0]], 4)) == 2
 example : Eq (prefix_misses (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil)) List.nil)) gen_n2 := rfl
 -- Python: demand_misses(lean.mirror.flatten(lru_prefix_run([[2, 0]], 4))) == 2

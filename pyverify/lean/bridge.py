@@ -38,14 +38,17 @@ REGISTRY_FORMAT = "pyverify.theorems/2"
 THIS_INSTANCE = "this instance"
 
 #: The theorems that speak to each cache model, main theorem first. Opening
-#: theorems are about chains of one block; the block-chain theorem (when the
-#: registry has it) covers pooled caches over longer chains.
+#: theorems are about chains of one block; the block-chain theorems (when the
+#: registry has them) cover longer chains: pooled caches (distinct block ids)
+#: and per-host caches (distinct (host, block) pairs), both on prefix-closed
+#: chains, which ``hypotheses_for`` checks on the whole instance.
 OPENING_THEOREMS = {
     "pooled": ("pooled_misses_eq_distinct", "demand_misses_ge_distinct"),
     "per-host": ("per_host_misses_eq_distinct_pairs", "per_host_ge_pooled"),
 }
 BLOCK_THEOREMS = {
     "pooled": ("pooled_block_misses_eq_distinct",),
+    "per-host": ("per_host_block_misses_eq_distinct_pairs",),
 }
 #: The theorems behind the lower bound for capacitated certificates: prefix
 #: runs are flat runs, and no flat demand cache misses fewer times than MIN.

@@ -127,6 +127,24 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
     ),
     TheoremSpec(
+        name="per_host_block_misses_eq_distinct_pairs",
+        hypotheses=(
+            "one separate cache per host, read and filled only by its own host",
+            "uncapacitated: each cache keeps every block it fetches",
+            "all caches start empty",
+            "requests are chains of block ids, each routed to a host; a request hits the longest "
+            "prefix of its chain whose blocks are all held by its own host's cache, and misses every later block",
+            "the chains of all requests, taken together, are prefix-closed: every block id has one parent "
+            "(the block before it, or the root for first blocks) wherever it occurs",
+        ),
+        plain=(
+            "For every list of routed block chains whose chains are prefix-closed, separate uncapacitated "
+            "per-host caches with longest-prefix hits that start empty miss exactly as many blocks as there "
+            "are distinct (host, block id) pairs."
+        ),
+        examples=(("prefix_closed", "routed_tree_prefix_closed"),),
+    ),
+    TheoremSpec(
         name="prefix_run_is_flat_run",
         hypotheses=(
             "a run of a capacitated demand cache with longest-prefix hits, given block by block as what "

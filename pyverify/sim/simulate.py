@@ -55,7 +55,8 @@ without calling this module.
 
 The functions at the end of this module (:func:`distinct_count`,
 :func:`pooled_misses`, :func:`per_host_misses`, :func:`distinct_pairs`,
-:func:`openings_of`, :func:`demand_misses`, :func:`demand_valid`) mirror the
+:func:`distinct_host_blocks`, :func:`openings_of`, :func:`demand_misses`,
+:func:`demand_valid`) mirror the
 Lean definitions of the same names in ``lean/PrefixPool/`` (``Pooled.lean``,
 ``PerHost.lean``), which the theorems ``pooled_misses_eq_distinct``,
 ``demand_misses_ge_distinct``, ``per_host_misses_eq_sum`` and
@@ -69,7 +70,12 @@ chain-based functions: Lean's ``pooled_block_misses chains`` is
 ``pooled_misses(chains)``, ``distinct_blocks chains`` is
 ``distinct_count(chains)``, and ``prefix_closed chains`` holds exactly when
 ``pyverify.inputs.model.first_prefix_violation(chains) is None`` (theorem
-``pooled_block_misses_eq_distinct``).
+``pooled_block_misses_eq_distinct``). In ``PerHostBlocks.lean`` and
+``PerHostBlocksEq.lean`` a request is ``(host, chain)``: Lean's
+``per_host_block_misses`` is ``per_host_misses(chains, routing)`` and
+``distinct_host_blocks`` is ``distinct_host_blocks(chains, routing)``
+(theorems ``per_host_blocks_ge_pooled`` and
+``per_host_block_misses_eq_distinct_pairs``).
 """
 
 from __future__ import annotations
@@ -427,6 +433,13 @@ def per_host_misses(chains: Sequence[Sequence[int]], routing: Sequence[int]) -> 
 def distinct_pairs(requests: Sequence[tuple[int, int]]) -> int:
     """Number of distinct ``(host, opening)`` pairs: per-host uncapacitated misses."""
     return len(set(requests))
+
+
+def distinct_host_blocks(chains: Sequence[Sequence[int]], routing: Sequence[int]) -> int:
+    """Number of distinct ``(host, block)`` pairs over routed chains (Lean:
+    ``distinct_host_blocks``, ``lean/PrefixPool/PerHostBlocksEq.lean``): on
+    prefix-closed chains, the per-host uncapacitated misses."""
+    return len({(host, block) for chain, host in zip(chains, routing, strict=True) for block in chain})
 
 
 def openings_of(host: int, requests: Sequence[tuple[int, int]]) -> list[int]:
