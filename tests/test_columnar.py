@@ -269,3 +269,29 @@ def _jsonl(tmp_path, chains):
     path = tmp_path / "c.jsonl"
     write_lines(path, chains)
     return path
+
+
+def test_engines_recognise_trace_files_by_content_not_by_name(tmp_path):
+    """``--engine auto`` and ``mrc --sample-rate`` read a trace file directly when its
+    content is Parquet, CSV or Mooncake JSONL, whatever it is called; anything
+    else (token logs, instances, gzip) goes through the loader, which reads all formats."""
+    import gzip
+
+    from pyverify.commands.engine_options import is_trace_file
+
+    mooncake = '\n{"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1, 2]}\n'
+    files = {
+        "trace.txt": (mooncake, True),
+        "trace.jsonl": (mooncake, True),
+        "tokens.jsonl": ('{"prompt_token_ids": [1, 2, 3]}\n', False),
+        "instance.jsonl": ('{"format": "pyverify.instance/1", "chains": [[1]]}\n', False),
+        "pretty.json": ('{\n  "hash_ids": [1]\n}\n', False),
+        "empty.jsonl": ("", False),
+        "header.csv": ("timestamp,hash_ids\n0,\"[1, 2]\"\n", True),
+    }
+    for name, (text, expected) in files.items():
+        (tmp_path / name).write_text(text)
+        assert is_trace_file(str(tmp_path / name)) is expected, name
+    (tmp_path / "trace.jsonl.gz").write_bytes(gzip.compress(mooncake.encode()))
+    assert not is_trace_file(str(tmp_path / "trace.jsonl.gz"))
+    assert not is_trace_file(str(tmp_path))  # a directory

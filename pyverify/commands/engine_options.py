@@ -30,10 +30,10 @@ def add_engine_options(parser) -> None:
 
 
 def is_trace_file(path: str) -> bool:
-    """A trace file the engines read: Parquet or CSV (by content), or a Mooncake JSONL file (by its name)."""
-    from pyverify.inputs.columnar import is_hash_ids_csv, is_parquet
+    """A trace file the engines read directly: Parquet, CSV or Mooncake JSONL, told apart by content."""
+    from pyverify.inputs.columnar import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
 
-    return is_parquet(path) or is_hash_ids_csv(path) or str(path).lower().endswith(".jsonl")
+    return is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)
 
 
 def counts_apply(args) -> bool:

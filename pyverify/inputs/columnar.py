@@ -410,6 +410,15 @@ def is_hash_ids_csv(path: str | Path) -> bool:
     return b"hash_ids" in names
 
 
+def is_hash_ids_jsonl(path: str | Path) -> bool:
+    """Mooncake JSONL by content: an uncompressed file whose first non-blank line is an
+    object with a ``"hash_ids"`` field (a quick look at the first 64 KiB; the
+    reader validates every line)."""
+    head = _head(path, 1 << 16).lstrip()
+    first = head.split(b"\n", 1)[0]
+    return first.startswith(b"{") and b'"hash_ids"' in first
+
+
 def _head(path: str | Path, size: int) -> bytes:
     try:
         if not os.path.isfile(path):
