@@ -92,7 +92,7 @@ def register(subparsers) -> None:
     validate.set_defaults(func=run_validate)
 
     sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an instance")
-    sim.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
+    sim.add_argument("instance", help=INPUT_HELP)
     sim.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
     sim.add_argument("--routing", choices=sorted(POLICIES),
                      help="how requests reach hosts (default: fold, the instance's own routing, or round-robin "
@@ -121,7 +121,7 @@ def register(subparsers) -> None:
             "1.000 is perfectly even, 2.000 means one host serves twice its share."
         ),
     )
-    sw.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
+    sw.add_argument("instance", help=INPUT_HELP)
     sw.add_argument("--fleets", type=fleet_list, help="comma-separated fleet sizes")
     sw.add_argument("--routing", type=policy_list, metavar="POLICY[,POLICY...]",
                     help=f"routing policy, or several to compare ({', '.join(POLICIES)}); default: fold, or round-robin "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pyverify.commands.basic import print_json
+from pyverify.commands.basic import INPUT_HELP, print_json
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
             + "; ".join(f"{name}: {text}" for name, text in EVICTION_HELP.items())
         ),
     )
-    parser.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
+    parser.add_argument("instance", help=INPUT_HELP)
     add_kv_size_options(parser)
     parser.add_argument("--budgets-gib", type=budget_list, default=list(DEFAULT_BUDGETS_GIB), metavar="G1,G2,...",
                         help="GiB budgets (default: kvcache-simulator's 1,2,4,...,16384)")

@@ -7,6 +7,7 @@ import os
 import sys
 
 from pyverify.commands.argtypes import output_file, positive_int, positive_seconds
+from pyverify.commands.basic import INPUT_HELP
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
 from pyverify.certify import SOLVER_LIMIT
@@ -30,7 +31,7 @@ def register(subparsers) -> None:
             "The certificate speaks about this instance only."
         ),
     )
-    cert.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
+    cert.add_argument("instance", help=INPUT_HELP)
     cert.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
     cert.add_argument("--capacity", type=positive_int, help="blocks each cache holds (default: no limit)")
     cert.add_argument("--routing", choices=("given", "round-robin"), default="given",

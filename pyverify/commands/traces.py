@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # annotations only
 
 from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import chart_path, fleet_size, output_file, positive_int
-from pyverify.commands.basic import about_file, add_routing_options, capacity_list, print_json
+from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
@@ -70,7 +70,7 @@ def register(subparsers) -> None:
             "docs/min-flat-relaxation.md), and the capacity LRU needs to match it."
         ),
     )
-    mrc.add_argument("instance", help="instance JSON file or Mooncake .jsonl trace")
+    mrc.add_argument("instance", help=INPUT_HELP)
     mrc.add_argument("--model", choices=(POOLED, PER_HOST), default=POOLED, help="one pooled cache (default) or one per host")
     mrc.add_argument("--fleet", type=fleet_size, help="fleet size for per-host (default: the instance's hosts, or 16 for a trace)")
     mrc.add_argument("--routing", choices=sorted(POLICIES), help="static routing policy for per-host")
