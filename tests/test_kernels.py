@@ -331,3 +331,17 @@ def test_help_does_not_load_numba():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_a_budget_sweep_weighs_the_kernel_against_all_its_runs(monkeypatch):
+    """Numba's start-up is paid once per process: a sweep of N budgets asks
+    whether N runs together repay it, not whether one does."""
+    from pyverify.sim.budgets import budget_sweep
+
+    asked = []
+    real = simulate_module.use_kernels
+    monkeypatch.setattr(simulate_module, "use_kernels", lambda work, break_even: asked.append(work) or real(work, break_even))
+    chains = [(1, 2, 3), (1, 2, 4), (5,)] * 10
+    points = budget_sweep(chains, [1.0, 2.0, 4.0], bytes_per_token=1 << 20, block_tokens=1024, eviction=LEAF_LRU)
+    assert [point.capacity_blocks for point in points] == [1, 2, 4]
+    assert asked == [3 * 70] * 3  # 70 references, 3 budgets
