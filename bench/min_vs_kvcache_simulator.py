@@ -8,7 +8,7 @@ in both its backends: Python (simulate_policy on a prebuilt execution plan;
 plan building timed apart) and C++ (run_cpp_sweep with this one capacity and
 policy: writes a binary trace and runs its compiled simulator; the one-time
 compile is done before timing). pyverify's MIN is timed without the witness
-(min_run_flat: the numba-compiled count when the `fast` extra is installed, as an audit uses it) and with it (min_run, as certify uses it).
+(min_run_flat: the numba-compiled count where numba is installed, as an audit uses it) and with it (min_run, as certify uses it).
 The two hit counts are checked equal in kvcache-simulator's own accounting
 (tokens, last 50% of requests). Goal (issue 11): MIN faster.
 """

@@ -1,6 +1,6 @@
 """Optional numba compilation of the few plain loops that need it, imported only when first used.
 
-numba (the ``fast`` extra) takes about half a second to import, so modules
+numba (a dependency where it has wheels, :mod:`pyverify.sim.kernels`) takes about half a second to import, so modules
 that every command imports must not import it at load time. :func:`kernel`
 returns the compiled function, or ``None`` when numba is not installed (the
 caller then uses its numpy or pure-Python version; tests check they agree).

@@ -28,8 +28,9 @@ record's slot, and the last record into the first hole.
 
 Two implementations of this update are kept and tested against each other:
 numpy steps over the positions above the first hole (:func:`opt_distances_numpy`),
-and a plain carry loop (:func:`_carry_pass`) compiled with numba when it is
-installed (the ``fast`` extra).
+and a plain carry loop (:func:`_carry_pass`) compiled with numba where numba
+is installed (a dependency on the platforms it has wheels for; see
+:mod:`pyverify.sim.kernels`).
 
 Holes are empty slots (a cache of size ``C`` with a hole above ``C`` holds
 fewer than ``C`` blocks). A block never used again leaves a hole and is not
