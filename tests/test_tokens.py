@@ -99,3 +99,59 @@ def test_token_weights_of_mooncake_lines_agree_with_the_cost_model():
     assert int(split.total.sum()) == weights.total
     assert int(split.local.sum()) == tally(CHAINS, [0, 2, 1], weights).token_hits
     assert np.all(split.total >= 0)
+
+
+def weights_one_request_at_a_time(chains, block_size, extra, where="input"):
+    """The rules of pyverify.sim.tokens, written request by request (the form they had before
+    the vectorised one): the oracle for token_weights and weights_of_lengths."""
+    weights, tails, sources = [], [], set()
+    for index, chain in enumerate(chains):
+        k = len(chain)
+        fields = extra[index] if index < len(extra) else {}
+        given, total = fields.get("block_tokens"), fields.get("input_tokens")
+        if given is not None:
+            if not isinstance(given, (list, tuple)) or len(given) != k:
+                raise UserError(f"{where}: requests[{index}].block_tokens: expected a list of {k} token counts, one per block")
+            for position, value in enumerate(given):
+                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                    raise UserError(f"{where}: requests[{index}].block_tokens[{position}]: expected a positive integer, got {value!r}")
+            weights += list(given)
+            tails.append(0)
+            sources.add("block_tokens")
+        elif total is not None:
+            if total <= block_size * (k - 1):
+                raise UserError(f"{where}: requests[{index}].input_tokens: {total} tokens cannot fill {k} blocks of "
+                                f"{block_size} tokens (needs more than {block_size * (k - 1)})")
+            weights += [block_size] * (k - 1) + [min(block_size, total - block_size * (k - 1))]
+            tails.append(max(0, total - block_size * k))
+            sources.add("input_tokens")
+        else:
+            weights += [block_size] * k
+            tails.append(0)
+            sources.add("block size")
+    return weights, tails, sources
+
+
+request_fields = st.one_of(
+    st.just({}),
+    st.builds(lambda n: {"input_tokens": n}, st.integers(0, 40)),
+    st.builds(lambda counts: {"block_tokens": counts}, st.lists(st.integers(0, 9), max_size=4)),
+    st.builds(lambda n, counts: {"input_tokens": n, "block_tokens": counts}, st.integers(0, 40), st.lists(st.integers(1, 9), max_size=4)),
+)
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=12), st.integers(1, 8), st.data())
+def test_vectorised_weights_follow_the_rules_request_by_request(lengths, block_size, data):
+    chains = [tuple(range(k)) for k in lengths]
+    extra = data.draw(st.lists(request_fields, min_size=0, max_size=len(chains)))
+    try:
+        expected = weights_one_request_at_a_time(chains, block_size, extra)
+    except UserError as error:
+        with pytest.raises(UserError) as raised:
+            token_weights(chains, block_size, extra)
+        assert str(raised.value) == str(error)
+        return
+    weights = token_weights(chains, block_size, extra)
+    assert weights.block_tokens.tolist() == expected[0]
+    assert weights.uncached_tail.tolist() == expected[1]
+    assert weights.source.startswith("mixed") == (len(expected[2]) > 1)

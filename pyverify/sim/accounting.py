@@ -77,11 +77,20 @@ def tally(
     window: Window = WHOLE_TRACE,
 ) -> Tally:
     """Block and token hits of a run over the window's requests."""
-    n = len(chains)
+    return tally_offsets(chain_offsets(chains), hit_blocks, weights, window)
+
+
+def tally_offsets(
+    offsets: np.ndarray,
+    hit_blocks: Sequence[int] | np.ndarray,
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
+) -> Tally:
+    """:func:`tally` for a trace given by its chain offsets (see :func:`chain_offsets`)."""
+    n = offsets.size - 1
     hits = np.asarray(hit_blocks, dtype=np.int64)
     if hits.shape != (n,):
         raise ValueError("one hit count per request is needed")
-    offsets = chain_offsets(chains)
     first = window.first_measured(n)
     block_refs = int(offsets[n] - offsets[first])
     block_hits = int(hits[first:].sum())
@@ -93,4 +102,4 @@ def tally(
     return Tally(first, n - first, block_refs, block_hits, tokens, token_hits)
 
 
-__all__ = ["Tally", "chain_offsets", "hit_tokens_per_request", "tally"]
+__all__ = ["Tally", "chain_offsets", "hit_tokens_per_request", "tally", "tally_offsets"]

@@ -66,41 +66,79 @@ def token_weights(
     """
     if block_size is None:
         return None
+    lengths = np.fromiter(map(len, chains), dtype=np.int64, count=len(chains))
+    fields = list(extra[: len(chains)]) + [{}] * (len(chains) - len(extra))
+    input_tokens = np.array([item.get("input_tokens") if item.get("input_tokens") is not None else NO_LENGTH
+                             for item in fields], dtype=np.int64)
+    given = {index: item["block_tokens"] for index, item in enumerate(fields) if item.get("block_tokens") is not None}
+    return weights_of_lengths(lengths, block_size, input_tokens, where, given)
+
+
+#: ``input_tokens`` entry of a request that gives no prompt length.
+NO_LENGTH = -1
+
+
+def weights_of_lengths(
+    lengths: np.ndarray,
+    block_size: int | None,
+    input_tokens: np.ndarray | None = None,
+    where: str = "input",
+    given: dict[int, Any] | None = None,
+) -> TokenWeights | None:
+    """:func:`token_weights` from arrays: each chain's length, each request's prompt
+    length (:data:`NO_LENGTH` where none is given; ``None``: none anywhere), and
+    the per-block counts of the requests that give them (``given``, by request).
+    Traces of any size take this path (:mod:`pyverify.sim.array_run`): it
+    makes no Python object per block.
+    """
+    if block_size is None:
+        return None
     if block_size < 1:
         raise UserError(f"{where}: block_size_tokens: must be at least 1, got {block_size}")
-    weights: list[int] = []
-    tails = np.zeros(len(chains), dtype=np.int64)
+    given = given or {}
+    n = lengths.size
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    weights = np.full(int(offsets[-1]), block_size, dtype=np.int64)
+    tails = np.zeros(n, dtype=np.int64)
+    totals = np.full(n, NO_LENGTH, dtype=np.int64) if input_tokens is None else np.asarray(input_tokens, dtype=np.int64)
+    by_length = totals != NO_LENGTH
+    if given:
+        by_length[list(given)] = False
+    # A prompt length must leave the last block at least one token.
+    short = np.flatnonzero(by_length & (totals <= block_size * (lengths - 1)))
+    first_short = int(short[0]) if short.size else n
+    for index in sorted(given):  # rare (instances written by hand): checked one by one, in request order
+        if index > first_short:
+            break
+        k, counts = int(lengths[index]), given[index]
+        if not isinstance(counts, (list, tuple)) or len(counts) != k:
+            raise UserError(f"{where}: requests[{index}].block_tokens: expected a list of {k} token counts, one per block")
+        for position, value in enumerate(counts):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise UserError(f"{where}: requests[{index}].block_tokens[{position}]: expected a positive integer, got {value!r}")
+        weights[offsets[index]:offsets[index + 1]] = counts
+    if short.size:
+        index, k, total = first_short, int(lengths[first_short]), int(totals[first_short])
+        raise UserError(f"{where}: requests[{index}].input_tokens: {total} tokens cannot fill {k} blocks of "
+                        f"{block_size} tokens (needs more than {block_size * (k - 1)})")
+    rows = np.flatnonzero(by_length & (lengths > 0))
+    last = offsets[rows + 1] - 1
+    weights[last] = np.minimum(block_size, totals[rows] - block_size * (lengths[rows] - 1))
+    tails[rows] = np.maximum(0, totals[rows] - block_size * lengths[rows])
     sources = set()
-    for index, chain in enumerate(chains):
-        k = len(chain)
-        fields = extra[index] if index < len(extra) else {}
-        given = fields.get("block_tokens")
-        total = fields.get("input_tokens")
-        if given is not None:
-            if not isinstance(given, (list, tuple)) or len(given) != k:
-                raise UserError(f"{where}: requests[{index}].block_tokens: expected a list of {k} token counts, one per block")
-            for position, value in enumerate(given):
-                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                    raise UserError(f"{where}: requests[{index}].block_tokens[{position}]: expected a positive integer, got {value!r}")
-            weights.extend(given)
-            sources.add("block_tokens")
-        elif total is not None:
-            if total <= block_size * (k - 1):
-                raise UserError(f"{where}: requests[{index}].input_tokens: {total} tokens cannot fill {k} blocks of "
-                                f"{block_size} tokens (needs more than {block_size * (k - 1)})")
-            weights.extend([block_size] * (k - 1))
-            weights.append(last_block_tokens(total, block_size, k))
-            tails[index] = max(0, total - block_size * k)
-            sources.add("input_tokens")
-        else:
-            weights.extend([block_size] * k)
-            sources.add("block size")
+    if given:
+        sources.add("block_tokens")
+    if by_length.any():
+        sources.add("input_tokens")
+    if n - len(given) - int(np.count_nonzero(by_length)) > 0:
+        sources.add("block size")
     source = {
         frozenset({"input_tokens"}): f"input_tokens (blocks of {block_size}, last block partial)",
         frozenset({"block_tokens"}): "block_tokens given per block",
         frozenset({"block size"}): f"{block_size} tokens per block (no prompt lengths given)",
     }.get(frozenset(sources), f"mixed: {', '.join(sorted(sources))} (blocks of {block_size})")
-    return TokenWeights(np.asarray(weights, dtype=np.int64), tails, source)
+    return TokenWeights(weights, tails, source)
 
 
 def instance_token_weights(instance, where: str | None = None) -> TokenWeights | None:
@@ -108,4 +146,4 @@ def instance_token_weights(instance, where: str | None = None) -> TokenWeights |
     return token_weights(instance.chains, instance.block_size_tokens, instance.extra, where or instance.name)
 
 
-__all__ = ["TokenWeights", "instance_token_weights", "last_block_tokens", "token_weights"]
+__all__ = ["NO_LENGTH", "TokenWeights", "instance_token_weights", "last_block_tokens", "token_weights", "weights_of_lengths"]

@@ -119,18 +119,26 @@ def capacitated_hits(
 def flat_requests(chains: Sequence[Sequence[int]], cache_of: Sequence[int]):
     """The replay kernels' arguments: ``(ids, universe, starts, order, bounds)``.
 
-    ``ids`` dense in ``[0, universe)``; request r's chain is
-    ``ids[starts[r]:starts[r + 1]]``; the requests that read the c-th cache
-    (caches in increasing id) are ``order[bounds[c]:bounds[c + 1]]``, in
-    trace order. ``None`` when an id does not fit in 64 bits.
+    See :func:`requests_by_cache`; ``None`` when an id does not fit in 64 bits.
     """
     try:
         ids, lengths = flatten(chains)
     except OverflowError:
         return None
-    ids, universe = dense_ids(ids)
     starts = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
+    return requests_by_cache(ids, starts, cache_of)
+
+
+def requests_by_cache(ids: np.ndarray, starts: np.ndarray, cache_of):
+    """``(ids, universe, starts, order, bounds)`` for the replay kernels, from flat arrays.
+
+    ``ids`` come back dense in ``[0, universe)``; request r's chain is
+    ``ids[starts[r]:starts[r + 1]]``; the requests that read the c-th cache
+    (caches in increasing id) are ``order[bounds[c]:bounds[c + 1]]``, in
+    trace order.
+    """
+    ids, universe = dense_ids(ids)
     caches = np.asarray(cache_of, dtype=np.int64)
     order = np.argsort(caches, kind="stable")
     if caches.size:
@@ -146,4 +154,4 @@ def link_array(universe: int) -> np.ndarray:
     return np.empty(universe, dtype=np.int32 if universe < 2**31 - 1 else np.int64)
 
 
-__all__ = ["capacitated_hits", "flat_requests", "link_array", "replay"]
+__all__ = ["capacitated_hits", "flat_requests", "link_array", "replay", "requests_by_cache"]
