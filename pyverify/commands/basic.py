@@ -12,7 +12,8 @@ from pyverify.errors import UserError
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
-from pyverify.commands.engine_options import add_engine_options, counts_apply, run_simulate_counts
+from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
+from pyverify.commands.simulation import Simulation
 from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, route
 from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
 from pyverify.sim.simulate import MODELS, PER_HOST, simulate
@@ -165,11 +166,20 @@ def run_validate(args) -> int:
 
 
 def run_simulate(args) -> int:
+    if counts_apply(args):
+        return run_simulate_counts(args, print_json)
+    if arrays_apply(args):
+        from pyverify.commands.array_simulate import simulate_on_arrays
+
+        return report_simulation(args, simulate_on_arrays(args))
+    return report_simulation(args, simulate_in_python(args))
+
+
+def simulate_in_python(args) -> Simulation:
+    """``simulate`` on the input loaded as an instance (Python chains): every input, every option."""
     from pyverify.sim.accounting import tally
     from pyverify.sim.tokens import instance_token_weights
 
-    if counts_apply(args):
-        return run_simulate_counts(args, print_json)
     instance = load_input(args.instance)
     size = resolve_cache_size(args, instance, args.instance)
     window = window_of(args)
@@ -180,47 +190,61 @@ def run_simulate(args) -> int:
         options = RoutingOptions(seed=args.seed, capacity=size.blocks, eviction=args.eviction, slack=args.affinity_slack)
         routing = route(instance, fleet, args.routing, options) if (args.model == PER_HOST or instance.routing is not None) else None
     run = simulate(instance.chains, routing, args.model, capacity=size.blocks, eviction=args.eviction)
-    measured = tally(instance.chains, run.hit_blocks, weights, window)
+    return Simulation(
+        name=instance.name, sha256=instance_sha256(instance), engine=None, model=run.model,
+        fleet=fleet if routing is not None else None, routing=args.routing if routing is not None else None,
+        size=size, eviction=run.eviction, references=run.references, hits=run.hits, n_requests=instance.n_requests,
+        window=window, weights_source=weights.source if weights else None,
+        measured=tally(instance.chains, run.hit_blocks, weights, window),
+        witness=run.witness if args.witness else None,
+    )
+
+
+def report_simulation(args, simulation: Simulation) -> int:
+    """Print what ``simulate`` found, in words or as JSON (the same fields however it was computed)."""
+    sim, measured = simulation, simulation.measured
     result = {
-        "instance": instance.name,
-        "sha256": instance_sha256(instance),
-        "model": run.model,
-        "fleet_size": fleet if routing is not None else None,
-        "routing": args.routing if routing is not None else None,
-        "capacity": run.capacity,
-        "cache_size": size.to_json(),
-        "eviction": run.eviction,
+        "instance": sim.name,
+        "sha256": sim.sha256,
+        **({"engine": sim.engine} if sim.engine else {}),
+        "model": sim.model,
+        "fleet_size": sim.fleet,
+        "routing": sim.routing,
+        "capacity": sim.size.blocks,
+        "cache_size": sim.size.to_json(),
+        "eviction": sim.eviction,
         # the whole run, in blocks (what the witness replays)
-        "references": run.references,
-        "hits": run.hits,
-        "misses": run.misses,
-        "hit_rate": run.hit_rate,
+        "references": sim.references,
+        "hits": sim.hits,
+        "misses": sim.references - sim.hits,
+        "hit_rate": sim.hits / sim.references if sim.references else 0.0,
         # the measured requests, in blocks and in tokens
-        "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(instance.n_requests)},
-        "token_weights": weights.source if weights else None,
+        "window": {"warmup_fraction": sim.window.warmup_fraction, "requests": sim.window.describe(sim.n_requests)},
+        "token_weights": sim.weights_source,
         "measured": measured.to_json(),
     }
     if args.json:
-        if args.witness:
-            result["witness"] = run.witness()
+        if sim.witness is not None:
+            result["witness"] = sim.witness()
         print_json(result)
+        return 0
+    capacity = "uncapacitated" if sim.size.blocks is None else f"capacity {sim.size.words}, {sim.eviction}"
+    engine = f"; engine {sim.engine}" if sim.engine else ""
+    if sim.routing is None:
+        print(f"{sim.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool){engine}")
     else:
-        capacity = "uncapacitated" if run.capacity is None else f"capacity {size.words}, {run.eviction}"
-        if routing is None:
-            print(f"{instance.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool)")
-        else:
-            print(f"{instance.name}: {run.model} demand cache(s), {capacity}, {fleet} hosts ({args.routing} routing)")
-        print(f"  measured          {window.describe(instance.n_requests)}")
-        print(f"  block references  {measured.block_references}")
-        print(f"  block hits        {measured.block_hits}")
-        print(f"  block misses      {measured.block_references - measured.block_hits}")
-        print(f"  block hit rate    {measured.block_hit_rate:.4f}")
-        if measured.tokens is not None:
-            print(f"  prompt tokens     {measured.tokens}  ({weights.source})")
-            print(f"  token hits        {measured.token_hits}")
-            print(f"  token hit rate    {measured.token_hit_rate:.4f}")
-        else:
-            print("  token hit rate    n/a (the input gives no block size)")
+        print(f"{sim.name}: {sim.model} demand cache(s), {capacity}, {sim.fleet} hosts ({sim.routing} routing){engine}")
+    print(f"  measured          {sim.window.describe(sim.n_requests)}")
+    print(f"  block references  {measured.block_references}")
+    print(f"  block hits        {measured.block_hits}")
+    print(f"  block misses      {measured.block_references - measured.block_hits}")
+    print(f"  block hit rate    {measured.block_hit_rate:.4f}")
+    if measured.tokens is not None:
+        print(f"  prompt tokens     {measured.tokens}  ({sim.weights_source})")
+        print(f"  token hits        {measured.token_hits}")
+        print(f"  token hit rate    {measured.token_hit_rate:.4f}")
+    else:
+        print("  token hit rate    n/a (the input gives no block size)")
     return 0
 
 

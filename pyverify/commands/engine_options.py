@@ -1,10 +1,13 @@
-"""``--engine`` and ``--scheduler``: counting big traces without the Python simulators.
+"""``--engine`` and ``--scheduler``: big traces without the Python simulators.
 
 ``simulate`` without a capacity asks a set-count question (pooled misses =
 distinct blocks; per-host misses under a static routing = distinct (host,
 block) pairs), which the engines of :mod:`pyverify.engines` answer on flat
-arrays or out of core. This module holds the flags and the handler; the
-commands call :func:`counts_apply` and :func:`run_simulate_counts`.
+arrays or out of core. With a capacity, a window or a witness it needs a
+run, which a trace file held as arrays gets from the compiled kernels
+(:mod:`pyverify.commands.array_simulate`). This module holds the flags and
+decides: the commands call :func:`counts_apply`, :func:`arrays_apply` and
+:func:`run_simulate_counts`.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from pyverify.sim.simulate import PER_HOST
 
 def add_engine_options(parser) -> None:
     parser.add_argument("--engine", choices=ENGINES, default="auto",
-                        help="how uncapacitated counts are computed on a trace: numpy (in memory), duckdb (out of core, "
-                             "on Parquet), dask (on a cluster); auto: the simulator below 256 MiB, above it numpy, or duckdb for a "
-                             "Parquet file of 1 GiB or more. "
-                             "Capacitated runs and --witness use the simulator")
+                        help="how a trace file is run: numpy (in memory, as arrays: uncapacitated counts, and runs with a "
+                             "capacity, --warmup-fraction or --witness replayed by the compiled kernels), duckdb (out of "
+                             "core, on Parquet) or dask (on a cluster), which count uncapacitated caches only; auto: the "
+                             "simulator below 256 MiB, above it numpy, or duckdb for an uncapacitated count of a Parquet "
+                             "file of 1 GiB or more. Instance files and prefix-affinity routing use the simulator")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="with --engine dask: the dask.distributed scheduler to use, e.g. tcp://10.0.0.5:8786 "
                              "(default: start a local cluster of 2 workers)")
@@ -37,19 +41,54 @@ def is_trace_file(path: str) -> bool:
 
 
 def counts_apply(args) -> bool:
-    """Whether ``simulate`` runs on an engine: asked for (and possible), or ``auto`` on a trace file."""
-    simple = args.capacity is None and not args.witness and args.routing != "prefix-affinity"
+    """Whether ``simulate`` is a plain count on an engine: asked for (and possible), or ``auto`` on a big trace file.
+
+    A count answers only the uncapacitated question over the whole trace, in
+    blocks. Anything more (a capacity in any unit, a measurement window, a
+    witness) needs a run: :func:`arrays_apply` or the simulator.
+    """
+    needs_a_run = _capacitated(args) or args.witness or _windowed(args)
     if args.scheduler and args.engine != "dask":
         raise UserError("--scheduler: only with --engine dask")
     if args.engine == "auto":
-        # Small files go through the simulator, which also reports token hit rates and
-        # measurement windows; an engine takes over where loading a trace into Python
-        # would dominate (pyverify.engines.AUTO_ENGINE_BYTES).
-        return simple and is_trace_file(args.instance) and _file_size(args.instance) >= AUTO_ENGINE_BYTES
-    if args.capacity is not None or args.witness:
-        raise UserError(f"--engine {args.engine}: the engines count uncapacitated caches (distinct blocks); "
-                        "drop --capacity/--witness to use them, or drop --engine to simulate")
+        # Small files go through the simulator; an engine takes over where loading
+        # a trace into Python would dominate (pyverify.engines.AUTO_ENGINE_BYTES).
+        return not needs_a_run and args.routing != "prefix-affinity" and _big_trace_file(args.instance)
+    if args.engine == "numpy":
+        return not needs_a_run
+    if needs_a_run:
+        raise UserError(f"--engine {args.engine}: the out-of-core engines count uncapacitated caches over the whole "
+                        "trace (distinct blocks); drop --capacity*/--warmup-fraction/--witness to use them, "
+                        "or use --engine numpy or auto, which replay a capacity on arrays")
     return True
+
+
+def arrays_apply(args) -> bool:
+    """Whether ``simulate`` runs on the trace held as arrays (:mod:`pyverify.commands.array_simulate`).
+
+    For trace files (Parquet, CSV, Mooncake JSONL) under ``--engine numpy``, or
+    ``auto`` at :data:`AUTO_ENGINE_BYTES` or more, with a static routing, where
+    numba is available (the replay is compiled). Elsewhere the simulator
+    answers the same question on Python chains.
+    """
+    from pyverify.sim.kernels import available
+
+    if args.engine not in ("auto", "numpy") or args.routing == "prefix-affinity":
+        return False
+    big = _big_trace_file(args.instance) if args.engine == "auto" else is_trace_file(args.instance)
+    return big and available()
+
+
+def _capacitated(args) -> bool:
+    return any(getattr(args, name, None) is not None for name in ("capacity", "capacity_tokens", "capacity_gib"))
+
+
+def _windowed(args) -> bool:
+    return bool(getattr(args, "warmup_fraction", 0.0))
+
+
+def _big_trace_file(path: str) -> bool:
+    return is_trace_file(path) and _file_size(path) >= AUTO_ENGINE_BYTES
 
 
 def run_simulate_counts(args, print_json) -> int:
@@ -142,4 +181,4 @@ def _own_fleet(path: str) -> int | None:
     return None if trace.hosts is None else int(trace.hosts.max()) + 1
 
 
-__all__ = ["add_engine_options", "counts_apply", "run_simulate_counts"]
+__all__ = ["add_engine_options", "arrays_apply", "counts_apply", "run_simulate_counts"]

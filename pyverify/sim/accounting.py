@@ -65,7 +65,8 @@ def chain_offsets(chains: Sequence[Sequence[int]]) -> np.ndarray:
 
 def hit_tokens_per_request(offsets: np.ndarray, hit_blocks: np.ndarray, weights: TokenWeights) -> np.ndarray:
     """Tokens in each request's hit prefix: the sum of its first ``hit_blocks[i]`` block weights."""
-    running = np.concatenate(([0], np.cumsum(weights.block_tokens)))
+    running = np.zeros(weights.block_tokens.size + 1, dtype=np.int64)  # filled in place: one array, not two
+    np.cumsum(weights.block_tokens, out=running[1:])
     starts = offsets[:-1]
     return running[starts + hit_blocks] - running[starts]
 

@@ -1,0 +1,61 @@
+"""``simulate`` on a big trace file held as arrays (:mod:`pyverify.sim.array_run`).
+
+Chosen by ``--engine auto`` for trace files of :data:`~pyverify.engines.AUTO_ENGINE_BYTES`
+or more, and by ``--engine numpy``, whenever the question is not a plain
+uncapacitated count (a capacity, a measurement window, a witness): the trace
+is read as columns, routed by the vectorised static policies
+(:mod:`pyverify.engines.routing`, equal to :mod:`pyverify.sim.routing`'s),
+replayed by the compiled kernels and tallied in blocks and tokens.
+"""
+
+from __future__ import annotations
+
+from pyverify.commands.cache_options import resolve_cache_size, window_of
+from pyverify.commands.simulation import Simulation
+from pyverify.errors import UserError
+from pyverify.sim.routing import DEFAULT_TRACE_FLEET
+from pyverify.sim.simulate import PER_HOST
+
+ENGINE = "numpy (arrays, compiled replay)"
+
+
+def simulate_on_arrays(args) -> Simulation:
+    import numpy as np
+
+    from pyverify.engines.routing import static_hosts
+    from pyverify.inputs.columnar import read_columnar
+    from pyverify.sim.accounting import tally_offsets
+    from pyverify.sim.array_run import array_hits, trace_token_weights
+
+    trace = read_columnar(args.instance)
+    size = resolve_cache_size(args, trace, args.instance)
+    window = window_of(args)
+    weights = trace_token_weights(trace, args.instance)
+    own_fleet = None if trace.hosts is None else int(trace.hosts.max()) + 1
+    fleet = args.fleet or own_fleet or DEFAULT_TRACE_FLEET
+    policy = args.routing or ("fold" if trace.hosts is not None else "round-robin")
+    routed = args.model == PER_HOST or trace.hosts is not None
+    hosts = None
+    if routed:
+        try:
+            hosts = static_hosts(trace, fleet, policy, args.seed)
+        except UserError as error:
+            raise UserError(f"{args.instance}: routing: {error}") from None
+    cache_of = hosts if args.model == PER_HOST else np.zeros(trace.n_requests, dtype=np.int64)
+    hits = array_hits(trace, cache_of, size.blocks, args.eviction)
+
+    def witness() -> dict:
+        return {"cache_of": cache_of.tolist(), "hit_blocks": hits.tolist()}
+
+    return Simulation(
+        name=trace.name, sha256=None, engine=ENGINE, model=args.model,
+        fleet=fleet if routed else None, routing=policy if routed else None,
+        size=size, eviction=args.eviction if size.blocks is not None else None,
+        references=trace.n_references, hits=int(hits.sum()), n_requests=trace.n_requests,
+        window=window, weights_source=weights.source if weights else None,
+        measured=tally_offsets(trace.offsets, hits, weights, window),
+        witness=witness if args.witness else None,
+    )
+
+
+__all__ = ["ENGINE", "simulate_on_arrays"]

@@ -1,0 +1,63 @@
+"""One demand-cache run on a trace held as arrays: capacitated runs on traces of any size.
+
+:func:`pyverify.sim.simulate.simulate` takes Python chains: a trace of 100M
+block references held as tuples of Python ints takes about 10 GB before the
+run starts. A trace file read as a :class:`~pyverify.inputs.columnar.ColumnarTrace`
+(int64 ids and chain offsets, optional host and prompt-length columns) takes
+16 bytes per reference. This module replays the same compiled kernels that
+``simulate()`` uses above its size threshold (:mod:`pyverify.sim.kernels`)
+on those arrays directly, and counts hits in blocks and tokens with the same
+rules (:func:`pyverify.sim.tokens.weights_of_lengths`,
+:func:`pyverify.sim.accounting.tally_offsets`). ``tests/test_array_run.py``
+checks that both paths give the same hits and tallies.
+
+Uncapacitated runs use the LRU kernel with room for every distinct block: a
+cache that never has to evict holds every block it has fetched, which is the
+uncapacitated cache.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pyverify.sim.simulate import EVICTIONS, FIFO, LEAF_LRU, LRU, VLLM
+from pyverify.sim.tokens import NO_LENGTH, TokenWeights, weights_of_lengths
+
+if TYPE_CHECKING:
+    from pyverify.inputs.columnar import ColumnarTrace
+
+
+def array_hits(trace: "ColumnarTrace", cache_of: np.ndarray, capacity: int | None, eviction: str) -> np.ndarray:
+    """Hits per request (int64), as ``simulate(...).hit_blocks``, for caches ``cache_of[i]``.
+
+    Needs numba (:func:`pyverify.sim.kernels.available`).
+    """
+    from pyverify.sim.kernels.replay import link_array, replay, requests_by_cache
+    from pyverify.sim.kernels.tree_replay import tree_replay
+
+    if eviction not in EVICTIONS:
+        raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
+    ids, universe, starts, order, bounds = requests_by_cache(trace.ids, trace.offsets, cache_of)
+    if capacity is None:
+        capacity, eviction = max(universe, 1), LRU  # never full: nothing is evicted
+    if eviction in (LRU, FIFO):
+        return replay(ids, starts, order, bounds, link_array(universe), capacity, eviction == LRU)
+    hits, prefix_closed = tree_replay(ids, starts, order, bounds, universe, capacity, eviction == LEAF_LRU)
+    if not prefix_closed:  # a ColumnarTrace is validated prefix-closed when it is read
+        raise ValueError(f"{trace.name}: not prefix-closed, which {LEAF_LRU} and {VLLM} replay on arrays requires")
+    return hits
+
+
+def trace_token_weights(trace: "ColumnarTrace", where: str) -> TokenWeights | None:
+    """:func:`pyverify.sim.tokens.token_weights` of a columnar trace (prompt lengths from ``input_tokens``)."""
+    lengths = np.diff(trace.offsets)
+    totals = None
+    if trace.input_tokens is not None:
+        given = ~np.isnan(trace.input_tokens)
+        totals = np.where(given, trace.input_tokens, NO_LENGTH).astype(np.int64)
+    return weights_of_lengths(lengths, trace.block_size_tokens, totals, where)
+
+
+__all__ = ["array_hits", "trace_token_weights"]

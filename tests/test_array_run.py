@@ -1,0 +1,138 @@
+"""``simulate`` on a trace held as arrays equals the simulator on Python chains.
+
+* the array run (pyverify.sim.array_run) against ``simulate()`` and
+  ``tally()`` on Hypothesis traces: every eviction, pooled and per host, any
+  capacity (none included), prompt lengths and windows;
+* the command: ``--engine numpy`` and ``auto`` on a big file print what the
+  simulator prints (witness included), on the Mooncake trace and on a Parquet
+  file with its own hosts;
+* a capacity in GiB or tokens, a window or a witness is never dropped: before
+  this path existed, ``auto`` on a big file counted the uncapacitated cache
+  and ignored ``--capacity-gib`` and ``--warmup-fraction`` without a word.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import pyverify.commands.engine_options as engine_options
+import pyverify.sim.kernels as kernels
+from pyverify.inputs.columnar import ColumnarTrace
+from pyverify.inputs.model import Instance
+from pyverify.sim.accounting import tally, tally_offsets
+from pyverify.sim.simulate import EVICTIONS, PER_HOST, POOLED, simulate
+from pyverify.sim.tokens import token_weights
+from pyverify.sim.window import Window
+
+from .conftest import SHARED
+from .helpers import assert_one_line_error, run_cli
+from .strategies import routed_instances
+
+pytest.importorskip("numba")
+from pyverify.sim.array_run import array_hits, trace_token_weights  # noqa: E402
+
+TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+needs_trace = pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+
+
+@given(routed_instances(), st.one_of(st.none(), st.integers(1, 12)), st.sampled_from(EVICTIONS),
+       st.sampled_from([0.0, 0.25, 0.5]), st.data())
+def test_array_run_equals_the_simulator(case, capacity, eviction, fraction, data):
+    chains, hosts, routing = case
+    block = data.draw(st.integers(1, 8))
+    extra = [{"input_tokens": block * (len(chain) - 1) + data.draw(st.integers(1, 2 * block))} for chain in chains]
+    instance = Instance(name="t", hosts=hosts, chains=tuple(map(tuple, chains)), routing=tuple(routing),
+                        block_size_tokens=block, extra=tuple(extra))
+    trace = ColumnarTrace.from_instance(instance)
+    window = Window(fraction)
+    weights = token_weights(chains, block, extra)
+    assert trace_token_weights(trace, "t").block_tokens.tolist() == weights.block_tokens.tolist()
+    for model, cache_of in ((POOLED, np.zeros(len(chains), dtype=np.int64)), (PER_HOST, np.asarray(routing))):
+        run = simulate(chains, routing, model, capacity=capacity, eviction=eviction)
+        hits = array_hits(trace, cache_of, capacity, eviction)
+        assert hits.tolist() == list(run.hit_blocks), (model, capacity, eviction)
+        assert tally_offsets(trace.offsets, hits, trace_token_weights(trace, "t"), window) == tally(chains, run.hit_blocks, weights, window)
+
+
+# --- the command ----------------------------------------------------------------------
+
+
+def simulate_json(capsys, *argv):
+    status, out, err = run_cli(capsys, "simulate", *argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def same_report(simulator: dict, arrays: dict) -> None:
+    """Equal in every field but the two the array path cannot or need not give."""
+    assert arrays.pop("engine") == "numpy (arrays, compiled replay)"
+    assert arrays.pop("sha256") is None
+    simulator.pop("sha256")
+    assert arrays == simulator
+
+
+@needs_trace
+@pytest.mark.parametrize("eviction", EVICTIONS)
+@pytest.mark.parametrize("model", [POOLED, PER_HOST])
+def test_engine_numpy_prints_what_the_simulator_prints(capsys, model, eviction):
+    argv = [str(TRACE), "--model", model, "--capacity-gib", "32", "--kv-model", "llama-3.3-70b",
+            "--eviction", eviction, "--warmup-fraction", "0.5", "--witness"]
+    same_report(simulate_json(capsys, *argv), simulate_json(capsys, *argv, "--engine", "numpy"))
+
+
+@needs_trace
+def test_auto_on_a_big_file_keeps_the_capacity_and_the_window(capsys, monkeypatch):
+    argv = [str(TRACE), "--model", "pooled", "--capacity-gib", "64", "--kv-model", "llama-3.3-70b", "--warmup-fraction", "0.5"]
+    simulator = simulate_json(capsys, *argv)
+    monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)  # every trace file is big
+    arrays = simulate_json(capsys, *argv)
+    assert arrays["capacity"] == 409 and arrays["window"]["warmup_fraction"] == 0.5
+    same_report(simulator, arrays)
+    # Uncapacitated, whole trace, no witness: a plain count, still by an engine.
+    counted = simulate_json(capsys, str(TRACE), "--model", "pooled")
+    assert counted["engine"] == "numpy" and counted["misses"] == 43924
+
+
+@needs_trace
+@pytest.mark.parametrize("flag", [["--capacity", "10"], ["--capacity-tokens", "5120"], ["--warmup-fraction", "0.5"], ["--witness"]])
+def test_out_of_core_engines_refuse_what_they_cannot_count(capsys, flag):
+    pytest.importorskip("duckdb")
+    status, out, err = run_cli(capsys, "simulate", str(TRACE), "--model", "pooled", "--engine", "duckdb", *flag)
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "--engine duckdb: the out-of-core engines count uncapacitated caches" in err
+
+
+def test_a_parquet_trace_with_hosts_is_folded_as_the_simulator_folds_it(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    from pyverify.inputs.columnar import write_parquet
+
+    rng = np.random.default_rng(3)
+    chains = [tuple(range(1000 * (i % 7), 1000 * (i % 7) + int(rng.integers(1, 9)))) for i in range(300)]
+    routing = tuple(int(h) for h in rng.integers(0, 8, len(chains)))
+    instance = Instance(name="hosts", hosts=8, chains=tuple(chains), routing=routing, block_size_tokens=16)
+    path = tmp_path / "hosts.parquet"
+    write_parquet(ColumnarTrace.from_instance(instance), path)
+    for argv in (["--model", "per-host", "--fleet", "4", "--capacity", "3", "--eviction", "leaf-lru"],
+                 ["--model", "per-host", "--capacity", "5"],
+                 ["--model", "pooled", "--capacity", "20", "--eviction", "fifo", "--witness"]):
+        same_report(simulate_json(capsys, str(path), *argv), simulate_json(capsys, str(path), *argv, "--engine", "numpy"))
+
+
+@needs_trace
+def test_routing_errors_name_the_file(capsys, tmp_path):
+    status, out, err = run_cli(capsys, "simulate", str(TRACE), "--model", "per-host", "--routing", "given",
+                               "--capacity", "10", "--engine", "numpy")
+    assert_one_line_error(status, out, err, str(TRACE), "routing")
+
+
+@needs_trace
+def test_without_numba_the_simulator_answers(capsys, monkeypatch):
+    argv = [str(TRACE), "--model", "pooled", "--capacity", "100", "--engine", "numpy"]
+    monkeypatch.setattr(kernels, "available", lambda: False)
+    report = simulate_json(capsys, *argv)
+    assert "engine" not in report and report["sha256"] is not None
