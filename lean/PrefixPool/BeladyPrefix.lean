@@ -248,3 +248,320 @@ theorem min_inv_step (cap : Natural) (parent : Natural → Parent) (held : List 
         rfl)
     (fun _ hhit => min_inv_hit cap parent held prev r rest hi hhit)
     rfl
+
+/-! ## Within a request: a miss leaves the next block of the chain absent -/
+
+/-- What MIN holds next is within what it held plus the requested block. -/
+theorem min_step_sub (cap : Natural) (held : List Natural) (r : Natural) (rest : List Natural) :
+    subset (min_step cap held r rest) (List.cons r held) :=
+  Bool.by_cases
+    (motive := fun b => subset (cond b held (cond (Natural.ltb (List.length held) cap) (List.cons r held)
+      (List.remove (furthest rest r held) (List.cons r held)))) (List.cons r held))
+    (List.elem Natural.eqb r held)
+    (fun _ => Bool.by_cases
+      (motive := fun c => subset (cond c (List.cons r held) (List.remove (furthest rest r held) (List.cons r held)))
+        (List.cons r held))
+      (Natural.ltb (List.length held) cap)
+      (fun _ a h => elem_remove (furthest rest r held) a (List.cons r held) h)
+      (fun _ => subset_refl (List.cons r held)))
+    (fun _ => subset_cons r held)
+
+/-- If MIN misses `r` and the next block `y` is `r`'s child, `y` is not held next. -/
+theorem next_absent (cap : Natural) (parent : Natural → Parent) (held : List Natural) (prev : Parent)
+    (r y : Natural) (rest : List Natural) (hi : min_inv cap parent held prev (List.cons r (List.cons y rest)))
+    (hr : Eq (List.elem Natural.eqb r held) Bool.false) (hyr : Eq (parent y) (Parent.block r)) :
+    Eq (List.elem Natural.eqb y (min_step cap held r (List.cons y rest))) Bool.false :=
+  Bool.by_cases (motive := fun c => Eq c Bool.false)
+    (List.elem Natural.eqb y (min_step cap held r (List.cons y rest)))
+    (fun _ => rfl)
+    (fun hy =>
+      let hy0 : Eq (List.elem Natural.eqb y (List.cons r held)) Bool.true :=
+        min_step_sub cap held r (List.cons y rest) y hy
+      Bool.by_cases (motive := fun _ => Eq Bool.true Bool.false) (Natural.eqb y r)
+        (fun hyr' => False.elim (Bool.false_ne_true (Eq.trans
+          (Eq.symm (hi.right.left y r hyr (Bool.or_right_of hyr' hy0) hr))
+          (Bool.or_true_right (Natural.eqb y r) (elem_cons_self y rest)))))
+        (fun hyr' =>
+          let hye : Eq y r := Natural.eq_of_eqb y r hyr'
+          False.elim (Bool.false_ne_true (Eq.trans
+            (Eq.symm (hi.right.right.right r
+              (Eq.subst (motive := fun w => Eq (parent w) (Parent.block r)) hye hyr)))
+            (elem_cons_self r (List.cons y rest))))))
+
+/-! ## MIN's run, cut into requests -/
+
+/-- MIN's steps on one request's chain `c`, from `held`, `t` the blocks after it. -/
+noncomputable def min_chain_run (cap : Natural) (held c t : List Natural) : List (Prod Natural (List Natural)) :=
+  List.rec (motive := fun _ => List Natural → List (Prod Natural (List Natural))) (fun _ => List.nil)
+    (fun r c' run_rest held => List.cons (Prod.mk r held) (run_rest (min_step cap held r (List.append c' t))))
+    c held
+
+/-- What MIN holds after one request's chain `c`, from `held`. -/
+noncomputable def min_chain_held (cap : Natural) (held c t : List Natural) : List Natural :=
+  List.rec (motive := fun _ => List Natural → List Natural) (fun held => held)
+    (fun r c' held_rest held => held_rest (min_step cap held r (List.append c' t)))
+    c held
+
+/-- MIN's run on the flattened chains, one list of steps per request. -/
+noncomputable def min_prefix_run (cap : Natural) (held : List Natural) (chains : List (List Natural)) :
+    List (List (Prod Natural (List Natural))) :=
+  List.rec (motive := fun _ => List Natural → List (List (Prod Natural (List Natural)))) (fun _ => List.nil)
+    (fun c cs run_rest held =>
+      List.cons (min_chain_run cap held c (List.flatten cs)) (run_rest (min_chain_held cap held c (List.flatten cs))))
+    chains held
+
+theorem min_run_append (cap : Natural) (t c : List Natural) : ∀ held : List Natural,
+    Eq (min_run cap held (List.append c t))
+      (List.append (min_chain_run cap held c t) (min_run cap (min_chain_held cap held c t) t)) :=
+  List.rec
+    (motive := fun c => ∀ held : List Natural, Eq (min_run cap held (List.append c t))
+      (List.append (min_chain_run cap held c t) (min_run cap (min_chain_held cap held c t) t)))
+    (fun _ => rfl)
+    (fun r c' ih held => congrArg (List.cons (Prod.mk r held)) (ih (min_step cap held r (List.append c' t))))
+    c
+
+theorem min_prefix_flatten (cap : Natural) (chains : List (List Natural)) : ∀ held : List Natural,
+    Eq (List.flatten (min_prefix_run cap held chains)) (min_run cap held (List.flatten chains)) :=
+  List.rec
+    (motive := fun chains => ∀ held : List Natural,
+      Eq (List.flatten (min_prefix_run cap held chains)) (min_run cap held (List.flatten chains)))
+    (fun _ => rfl)
+    (fun c cs ih held =>
+      Eq.trans (congrArg (List.append (min_chain_run cap held c (List.flatten cs)))
+          (ih (min_chain_held cap held c (List.flatten cs))))
+        (Eq.symm (min_run_append cap (List.flatten cs) c held)))
+    chains
+
+theorem min_chain_blocks (cap : Natural) (t c : List Natural) : ∀ held : List Natural,
+    Eq (List.map Prod.fst (min_chain_run cap held c t)) c :=
+  List.rec
+    (motive := fun c => ∀ held : List Natural, Eq (List.map Prod.fst (min_chain_run cap held c t)) c)
+    (fun _ => rfl)
+    (fun r c' ih held => congrArg (List.cons r) (ih (min_step cap held r (List.append c' t))))
+    c
+
+theorem min_prefix_blocks (cap : Natural) (chains : List (List Natural)) : ∀ held : List Natural,
+    Eq (List.map (List.map Prod.fst) (min_prefix_run cap held chains)) chains :=
+  List.rec
+    (motive := fun chains => ∀ held : List Natural,
+      Eq (List.map (List.map Prod.fst) (min_prefix_run cap held chains)) chains)
+    (fun _ => rfl)
+    (fun c cs ih held => congr2 List.cons (min_chain_blocks cap (List.flatten cs) c held)
+      (ih (min_chain_held cap held c (List.flatten cs))))
+    chains
+
+/-! ## MIN's requests are valid prefix-cache requests -/
+
+/-- On a prefix hit MIN holds what it held; on a miss at most that plus the block. -/
+theorem min_step_allowed (cap : Natural) (held : List Natural) (r : Natural) (rest : List Natural) (reading : Bool) :
+    subset (min_step cap held r rest)
+      (cond (Bool.and reading (List.elem Natural.eqb r held)) held (List.cons r held)) :=
+  Bool.by_cases
+    (motive := fun b => Eq (Bool.and reading (List.elem Natural.eqb r held)) b →
+      subset (min_step cap held r rest) (cond b held (List.cons r held)))
+    (Bool.and reading (List.elem Natural.eqb r held))
+    (fun _ _ => min_step_sub cap held r rest)
+    (fun _ h => Eq.subst (motive := fun K => subset K held)
+      (Eq.symm (congrArg (fun b => cond b held (cond (Natural.ltb (List.length held) cap) (List.cons r held)
+          (List.remove (furthest rest r held) (List.cons r held))))
+        (Bool.and_right reading (List.elem Natural.eqb r held) h)))
+      (subset_refl held))
+    rfl
+
+theorem min_chain_held_ok (cap : Natural) (t c : List Natural) : ∀ held : List Natural,
+    nodup held → Natural.le (List.length held) cap →
+    And (nodup (min_chain_held cap held c t)) (Natural.le (List.length (min_chain_held cap held c t)) cap) :=
+  List.rec
+    (motive := fun c => ∀ held : List Natural, nodup held → Natural.le (List.length held) cap →
+      And (nodup (min_chain_held cap held c t)) (Natural.le (List.length (min_chain_held cap held c t)) cap))
+    (fun _ hnd hlen => And.intro hnd hlen)
+    (fun r c' ih held hnd hlen =>
+      ih (min_step cap held r (List.append c' t))
+        (min_step_ok cap held r (List.append c' t) hnd hlen).right.left
+        (min_step_ok cap held r (List.append c' t) hnd hlen).right.right)
+    c
+
+theorem min_chain_valid (cap : Natural) (t : List Natural) (P : List Natural → Prop) (c : List Natural) :
+    ∀ (held : List Natural) (reading : Bool) (allowed : List Natural),
+    subset held allowed → nodup held → Natural.le (List.length held) cap →
+    (∀ a : List Natural, subset (min_chain_held cap held c t) a → P a) →
+    request_valid cap P (min_chain_run cap held c t) reading allowed :=
+  List.rec
+    (motive := fun c => ∀ (held : List Natural) (reading : Bool) (allowed : List Natural),
+      subset held allowed → nodup held → Natural.le (List.length held) cap →
+      (∀ a : List Natural, subset (min_chain_held cap held c t) a → P a) →
+      request_valid cap P (min_chain_run cap held c t) reading allowed)
+    (fun _ _ allowed hsub _ _ hP => hP allowed hsub)
+    (fun r c' ih held reading _allowed hsub hnd hlen hP =>
+      And.intro hsub
+        (And.intro (Natural.le_trans (distinct_le_length held) hlen)
+          (ih (min_step cap held r (List.append c' t)) (Bool.and reading (List.elem Natural.eqb r held))
+            (cond (Bool.and reading (List.elem Natural.eqb r held)) held (List.cons r held))
+            (min_step_allowed cap held r (List.append c' t) reading)
+            (min_step_ok cap held r (List.append c' t) hnd hlen).right.left
+            (min_step_ok cap held r (List.append c' t) hnd hlen).right.right
+            hP)))
+    c
+
+theorem min_prefix_valid (cap : Natural) (chains : List (List Natural)) : ∀ held allowed : List Natural,
+    subset held allowed → nodup held → Natural.le (List.length held) cap →
+    prefix_valid_after cap allowed (min_prefix_run cap held chains) :=
+  List.rec
+    (motive := fun chains => ∀ held allowed : List Natural,
+      subset held allowed → nodup held → Natural.le (List.length held) cap →
+      prefix_valid_after cap allowed (min_prefix_run cap held chains))
+    (fun _ _ _ _ _ => True.intro)
+    (fun c cs ih held allowed hsub hnd hlen =>
+      min_chain_valid cap (List.flatten cs)
+        (fun b => prefix_valid_after cap b (min_prefix_run cap (min_chain_held cap held c (List.flatten cs)) cs))
+        c held Bool.true allowed hsub hnd hlen
+        (fun a hs => ih (min_chain_held cap held c (List.flatten cs)) a hs
+          (min_chain_held_ok cap (List.flatten cs) c held hnd hlen).left
+          (min_chain_held_ok cap (List.flatten cs) c held hnd hlen).right))
+    chains
+
+/-! ## MIN's misses are the prefix cache's misses -/
+
+/-- The first block of `c`, if any, is not held. -/
+def head_absent (held c : List Natural) : Prop :=
+  List.rec (motive := fun _ => Prop) True (fun y _ _ => Eq (List.elem Natural.eqb y held) Bool.false) c
+
+/-- After MIN misses `r`, the next block of `r`'s chain is not held. -/
+theorem head_next (cap : Natural) (parent : Natural → Parent) (held : List Natural) (prev : Parent)
+    (r : Natural) (t c' : List Natural) :
+    chain_fits parent (Parent.block r) c' → min_inv cap parent held prev (List.cons r (List.append c' t)) →
+    Eq (List.elem Natural.eqb r held) Bool.false →
+    head_absent (min_step cap held r (List.append c' t)) c' :=
+  List.rec
+    (motive := fun c' => chain_fits parent (Parent.block r) c' →
+      min_inv cap parent held prev (List.cons r (List.append c' t)) →
+      Eq (List.elem Natural.eqb r held) Bool.false →
+      head_absent (min_step cap held r (List.append c' t)) c')
+    (fun _ _ _ => True.intro)
+    (fun y c'' _ hfit hi hr => next_absent cap parent held prev r y (List.append c'' t) hi hr hfit.left)
+    c'
+
+theorem miss_of_hits_false (r : Natural) (held : List Natural) (reading : Bool)
+    (hhead : Eq reading Bool.false → Eq (List.elem Natural.eqb r held) Bool.false)
+    (h : Eq (Bool.and reading (List.elem Natural.eqb r held)) Bool.false) :
+    Eq (List.elem Natural.eqb r held) Bool.false :=
+  Bool.rec
+    (motive := fun rd => (Eq rd Bool.false → Eq (List.elem Natural.eqb r held) Bool.false) →
+      Eq (Bool.and rd (List.elem Natural.eqb r held)) Bool.false → Eq (List.elem Natural.eqb r held) Bool.false)
+    (fun hh _ => hh rfl) (fun _ h => h) reading hhead h
+
+/-- A step counts the same for the prefix cache and for MIN when, if the
+request has stopped reading, the block is not held. -/
+theorem hit_cond (r : Natural) (held : List Natural) (reading : Bool)
+    (hhead : Eq reading Bool.false → Eq (List.elem Natural.eqb r held) Bool.false) :
+    Eq (cond (Bool.and reading (List.elem Natural.eqb r held)) Natural.zero (Natural.succ Natural.zero))
+      (absent Natural.eqb r held) :=
+  Bool.rec
+    (motive := fun rd => (Eq rd Bool.false → Eq (List.elem Natural.eqb r held) Bool.false) →
+      Eq (cond (Bool.and rd (List.elem Natural.eqb r held)) Natural.zero (Natural.succ Natural.zero))
+        (absent Natural.eqb r held))
+    (fun hh => congrArg (fun b => cond b Natural.zero (Natural.succ Natural.zero)) (Eq.symm (hh rfl)))
+    (fun _ => rfl) reading hhead
+
+theorem chain_misses_min (cap : Natural) (parent : Natural → Parent) (t c : List Natural) :
+    ∀ (held : List Natural) (prev above : Parent) (reading : Bool),
+    min_inv cap parent held prev (List.append c t) → chain_fits parent above c →
+    (Eq reading Bool.false → head_absent held c) →
+    And (Eq (request_misses (min_chain_run cap held c t) reading) (demand_misses (min_chain_run cap held c t)))
+      (Exists (fun prev' : Parent => min_inv cap parent (min_chain_held cap held c t) prev' t)) :=
+  List.rec
+    (motive := fun c => ∀ (held : List Natural) (prev above : Parent) (reading : Bool),
+      min_inv cap parent held prev (List.append c t) → chain_fits parent above c →
+      (Eq reading Bool.false → head_absent held c) →
+      And (Eq (request_misses (min_chain_run cap held c t) reading) (demand_misses (min_chain_run cap held c t)))
+        (Exists (fun prev' : Parent => min_inv cap parent (min_chain_held cap held c t) prev' t)))
+    (fun _ prev _ _ hi _ _ => And.intro rfl (Exists.intro prev hi))
+    (fun r c' ih held prev _above reading hi hfit hhead =>
+      let rest := ih (min_step cap held r (List.append c' t)) (Parent.block r) (Parent.block r)
+        (Bool.and reading (List.elem Natural.eqb r held))
+        (min_inv_step cap parent held prev r (List.append c' t) hi) hfit.right
+        (fun h => head_next cap parent held prev r t c' hfit.right hi (miss_of_hits_false r held reading hhead h))
+      And.intro (congr2 Natural.plus (hit_cond r held reading hhead) rest.left) rest.right)
+    c
+
+theorem prefix_misses_min (cap : Natural) (parent : Natural → Parent) (chains : List (List Natural)) :
+    ∀ (held : List Natural) (prev : Parent), all_fit parent chains →
+    min_inv cap parent held prev (List.flatten chains) →
+    Eq (prefix_misses (min_prefix_run cap held chains)) (demand_misses (List.flatten (min_prefix_run cap held chains))) :=
+  List.rec
+    (motive := fun chains => ∀ (held : List Natural) (prev : Parent), all_fit parent chains →
+      min_inv cap parent held prev (List.flatten chains) →
+      Eq (prefix_misses (min_prefix_run cap held chains)) (demand_misses (List.flatten (min_prefix_run cap held chains))))
+    (fun _ _ _ _ => rfl)
+    (fun c cs ih held prev hfit hi =>
+      let req := chain_misses_min cap parent (List.flatten cs) c held prev Parent.root Bool.true hi hfit.left
+        (fun h => False.elim (Bool.false_ne_true (Eq.symm h)))
+      Exists.rec
+        (motive := fun _ => Eq (prefix_misses (min_prefix_run cap held (List.cons c cs)))
+          (demand_misses (List.flatten (min_prefix_run cap held (List.cons c cs)))))
+        (fun prev' hi' =>
+          Eq.trans
+            (congr2 Natural.plus req.left (ih (min_chain_held cap held c (List.flatten cs)) prev' hfit.right hi'))
+            (Eq.symm (demand_misses_append (min_chain_run cap held c (List.flatten cs))
+              (List.flatten (min_prefix_run cap (min_chain_held cap held c (List.flatten cs)) cs)))))
+        req.right)
+    chains
+
+/-! ## The flattened chains fit their parents; the invariant at the start -/
+
+theorem fits_append (parent : Natural → Parent) (t : List Natural) (ht : ∀ prev : Parent, flat_fits parent prev t)
+    (c : List Natural) : ∀ (above prev : Parent), chain_fits parent above c →
+      (∀ a : Natural, Eq above (Parent.block a) → Eq prev (Parent.block a)) →
+      flat_fits parent prev (List.append c t) :=
+  List.rec
+    (motive := fun c => ∀ (above prev : Parent), chain_fits parent above c →
+      (∀ a : Natural, Eq above (Parent.block a) → Eq prev (Parent.block a)) →
+      flat_fits parent prev (List.append c t))
+    (fun _ prev _ _ => ht prev)
+    (fun y _ ih _above _prev hc hab =>
+      And.intro (fun a hya => hab a (Eq.trans (Eq.symm hc.left) hya))
+        (ih (Parent.block y) (Parent.block y) hc.right (fun _ h => h)))
+    c
+
+theorem fits_flatten (parent : Natural → Parent) (chains : List (List Natural)) :
+    all_fit parent chains → ∀ prev : Parent, flat_fits parent prev (List.flatten chains) :=
+  List.rec
+    (motive := fun chains => all_fit parent chains → ∀ prev : Parent, flat_fits parent prev (List.flatten chains))
+    (fun _ _ => True.intro)
+    (fun c cs ih h prev =>
+      fits_append parent (List.flatten cs) (ih h.right) c Parent.root prev h.left
+        (fun _ e => False.elim (Parent.root_ne_block e)))
+    chains
+
+theorem min_inv_start (cap : Natural) (parent : Natural → Parent) (chains : List (List Natural))
+    (h : all_fit parent chains) : min_inv cap parent List.nil Parent.root (List.flatten chains) :=
+  And.intro (fits_flatten parent chains h Parent.root)
+    (And.intro (fun _ _ _ hx _ => False.elim (Bool.false_ne_true hx))
+      (And.intro (fun _ hz _ => False.elim (Parent.root_ne_block hz))
+        (fun x hx => fits_dead parent x x hx (List.flatten chains) Parent.root
+          (fits_flatten parent chains h Parent.root) Parent.root_ne_block (Natural.le_refl _))))
+
+/-! ## Theorem -/
+
+/-- On prefix-closed chains, Belady's MIN on the flattened blocks is achieved
+by a capacitated prefix cache: some valid run of a demand cache of `cap`
+blocks with longest-prefix hits, whose requests read exactly the chains,
+misses exactly `min_misses cap (List.flatten chains)` blocks (MIN's own run,
+cut into the requests). -/
+theorem min_run_is_prefix_run (cap : Natural) (chains : List (List Natural)) (h : prefix_closed chains) :
+    Exists (fun run : List (List (Prod Natural (List Natural))) =>
+      And (prefix_valid cap run)
+        (And (Eq (List.map (List.map Prod.fst) run) chains)
+          (Eq (prefix_misses run) (min_misses cap (List.flatten chains))))) :=
+  Exists.rec
+    (motive := fun _ => Exists (fun run : List (List (Prod Natural (List Natural))) =>
+      And (prefix_valid cap run)
+        (And (Eq (List.map (List.map Prod.fst) run) chains)
+          (Eq (prefix_misses run) (min_misses cap (List.flatten chains))))))
+    (fun parent hfit =>
+      Exists.intro (min_prefix_run cap List.nil chains)
+        (And.intro (min_prefix_valid cap chains List.nil List.nil (subset_refl List.nil) True.intro (Natural.zero_le cap))
+          (And.intro (min_prefix_blocks cap chains List.nil)
+            (Eq.trans (prefix_misses_min cap parent chains List.nil Parent.root hfit (min_inv_start cap parent chains hfit))
+              (congrArg demand_misses (min_prefix_flatten cap chains List.nil))))))
+    h
