@@ -565,3 +565,33 @@ theorem min_run_is_prefix_run (cap : Natural) (chains : List (List Natural)) (h 
             (Eq.trans (prefix_misses_min cap parent chains List.nil Parent.root hfit (min_inv_start cap parent chains hfit))
               (congrArg demand_misses (min_prefix_flatten cap chains List.nil))))))
     h
+
+/-! ## The other half, for runs on chains -/
+
+theorem List.map_append {α : Type u} {β : Type v} (f : α → β) (xs ys : List α) :
+    Eq (List.map f (List.append xs ys)) (List.append (List.map f xs) (List.map f ys)) :=
+  List.rec
+    (motive := fun xs => Eq (List.map f (List.append xs ys)) (List.append (List.map f xs) (List.map f ys)))
+    rfl (fun x _ ih => congrArg (List.cons (f x)) ih) xs
+
+theorem List.map_flatten {α : Type u} {β : Type v} (f : α → β) (xss : List (List α)) :
+    Eq (List.map f (List.flatten xss)) (List.flatten (List.map (List.map f) xss)) :=
+  List.rec
+    (motive := fun xss => Eq (List.map f (List.flatten xss)) (List.flatten (List.map (List.map f) xss)))
+    rfl
+    (fun xs _ ih => Eq.trans (List.map_append f xs _) (congrArg (List.append (List.map f xs)) ih))
+    xss
+
+/-- No valid run of a capacitated prefix cache of `cap` blocks whose requests
+read `chains` misses fewer blocks than MIN on the flattened chains (from
+`prefix_run_is_flat_run` and `min_misses_le`; no prefix closure needed).
+With `min_run_is_prefix_run`: on prefix-closed chains the fewest misses of a
+capacitated prefix cache are exactly MIN's. -/
+theorem prefix_misses_ge_min (cap : Natural) (chains : List (List Natural))
+    (run : List (List (Prod Natural (List Natural)))) (hv : prefix_valid cap run)
+    (hc : Eq (List.map (List.map Prod.fst) run) chains) :
+    Natural.le (min_misses cap (List.flatten chains)) (prefix_misses run) :=
+  Natural.le_trans
+    (min_misses_le cap (List.flatten chains) (List.flatten run) (prefix_run_is_flat_run cap run hv).left
+      (Eq.trans (List.map_flatten Prod.fst run) (congrArg List.flatten hc)))
+    (prefix_run_is_flat_run cap run hv).right
