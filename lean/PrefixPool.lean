@@ -12,6 +12,7 @@ import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.BeladyLemmas
 import PrefixPool.BeladyOptimal
+import PrefixPool.BeladyPrefix
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
@@ -34,6 +35,8 @@ first results with a memory limit.
 * `lru_hit_iff_stack_distance` (PrefixPool/StackDistance.lean)
 * `min_run_valid` (PrefixPool/Belady.lean): MIN is a flat demand cache
 * `min_misses_le` (PrefixPool/BeladyOptimal.lean): Belady's theorem
+* `min_run_is_prefix_run`, `prefix_misses_ge_min` (PrefixPool/BeladyPrefix.lean): on
+  prefix-closed chains the fewest misses of a capacitated prefix cache are MIN's
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

@@ -116,6 +116,16 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "∀ (cap : Natural) (blocks : List Natural) (run : List (Prod Natural (List Natural))), "
         "flat_valid cap run → Eq (List.map Prod.fst run) blocks → Natural.le (min_misses cap blocks) (demand_misses run)"
     )
+    assert statements["min_run_is_prefix_run"] == (
+        "∀ (cap : Natural) (chains : List (List Natural)), prefix_closed chains → "
+        "Exists fun run => And (prefix_valid cap run) (And (Eq (List.map (List.map Prod.fst) run) chains) "
+        "(Eq (prefix_misses run) (min_misses cap (List.flatten chains))))"
+    )
+    assert statements["prefix_misses_ge_min"] == (
+        "∀ (cap : Natural) (chains : List (List Natural)) (run : List (List (Prod Natural (List Natural)))), "
+        "prefix_valid cap run → Eq (List.map (List.map Prod.fst) run) chains → "
+        "Natural.le (min_misses cap (List.flatten chains)) (prefix_misses run)"
+    )
     assert statements["pooled_block_misses_eq_distinct"] == (
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
@@ -179,6 +189,8 @@ MAIN_THEOREMS = {
     "lru_hit_iff_stack_distance": "StackDistance",
     "min_run_valid": "Belady",
     "min_misses_le": "BeladyOptimal",
+    "min_run_is_prefix_run": "BeladyPrefix",
+    "prefix_misses_ge_min": "BeladyPrefix",
 }
 
 
@@ -291,6 +303,56 @@ def test_per_host_block_hypothesis_without_example_fails(copy: Path) -> None:
     assert not result.ok
     assert "per_host_block_misses_eq_distinct_pairs" in result.failures[0]
     assert "routed_tree_prefix_closed" in result.failures[0]
+
+
+def test_min_prefix_run_made_false_fails(copy: Path) -> None:
+    """`min_run_is_prefix_run` claiming MIN's count with one block more (a
+    false statement: a prefix cache of `cap` blocks cannot always do what MIN
+    does with `cap + 1`): its proof is refused, in its module."""
+    module = copy / "PrefixPool" / "BeladyPrefix.lean"
+    text = module.read_text(encoding="utf-8")
+    start = text.index("theorem min_run_is_prefix_run")
+    end = text.index("\n\n", start)
+    false = text[:start] + text[start:end].replace(
+        "(min_misses cap (List.flatten chains))", "(min_misses (Natural.succ cap) (List.flatten chains))") + text[end:]
+    assert false.count("Natural.succ cap) (List.flatten chains)") == 2  # the statement and the motive
+    module.write_text(false, encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith("module PrefixPool.BeladyPrefix (lean/PrefixPool/BeladyPrefix.lean), line ")
+    assert ": error: " in result.failures[0]
+
+
+def test_min_prefix_run_without_its_chains_fails(copy: Path) -> None:
+    """Dropping "whose requests read exactly the chains" from the statement
+    (the run could then read anything: nearly vacuous) still proves, but the
+    registry names the changed statement."""
+    module = copy / "PrefixPool" / "BeladyPrefix.lean"
+    text = module.read_text(encoding="utf-8")
+    start = text.index("theorem min_run_is_prefix_run")
+    end = text.index("\n\n", start)
+    weak = text[start:end].replace("(And (Eq (List.map (List.map Prod.fst) run) chains)", "(")
+    weak = weak.replace("(And.intro (min_prefix_blocks cap chains List.nil)", "(", 1)
+    assert "List.map" not in weak and "min_prefix_blocks" not in weak
+    module.write_text(text[:start] + weak + text[end:], encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "registry" in result.failures[0]
+    assert "min_run_is_prefix_run: statement changed" in result.failures[0]
+
+
+def test_min_prefix_bound_hypothesis_without_example_fails(copy: Path) -> None:
+    """The chain hypothesis of `prefix_misses_ge_min` must keep its positive
+    example: with `lru_prefix_run_chains` gone, the check names it."""
+    examples = copy / "PrefixPool" / "Examples.lean"
+    text = examples.read_text(encoding="utf-8")
+    start = text.index("/-- A positive example of the second hypothesis of `prefix_misses_ge_min`")
+    end = text.index("/-- On `tree_chains` with 1 block")
+    examples.write_text(text[:start] + text[end:], encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "prefix_misses_ge_min" in result.failures[0]
+    assert "lru_prefix_run_chains" in result.failures[0]
 
 
 def test_examples_pin_the_definitions(copy: Path) -> None:

@@ -5,6 +5,7 @@ import PrefixPool.PerHostBlocks
 import PrefixPool.PerHostBlocksEq
 import PrefixPool.Flat
 import PrefixPool.BeladyOptimal
+import PrefixPool.BeladyPrefix
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -233,3 +234,26 @@ misses 4. -/
 example : Eq (min_misses two (List.cons one (List.cons two (List.cons one (List.cons three List.nil))))) three := rfl
 example : Eq (min_misses two (List.cons one (List.cons two (List.cons three (List.cons one List.nil))))) three := rfl
 example : Eq (lru_hits two (List.cons one (List.cons two (List.cons three (List.cons one List.nil))))) Natural.zero := rfl
+
+/-! ## MIN's run is a prefix-cache run -/
+
+/-- A positive example of the second hypothesis of `prefix_misses_ge_min`: the
+LRU run above reads chains `[[1, 2], [1, 3]]`. -/
+theorem lru_prefix_run_chains :
+    Eq (List.map (List.map Prod.fst) lru_prefix_run)
+      (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil)) :=
+  rfl
+
+/-- On `tree_chains` with 1 block, MIN (flat: `[1, 2, 1, 3, 1, 2, 4]`) keeps
+block 1 and bypasses the rest: 5 misses; cut into the requests, its run
+misses 5 blocks as a prefix cache too (`min_run_is_prefix_run`). -/
+example : Eq (min_misses one (List.flatten tree_chains)) (Natural.succ four) := rfl
+example : Eq (prefix_misses (min_prefix_run one List.nil tree_chains)) (Natural.succ four) := rfl
+
+/-- Without prefix closure it fails: on `crossed_chains` with 2 blocks MIN
+misses 3 times (it hits block 2 after missing block 3), but the same run as a
+prefix cache misses 4 blocks; so does every prefix run (block 3 is new, so
+the second request misses both its blocks), and MIN's 3 is only a lower bound
+there (`prefix_misses_ge_min`). -/
+example : Eq (min_misses two (List.flatten crossed_chains)) three := rfl
+example : Eq (prefix_misses (min_prefix_run two List.nil crossed_chains)) four := rfl

@@ -240,6 +240,40 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
         examples=(("flat_valid", "lru_flat_run_valid"), ("Eq", "lru_flat_run_blocks")),
     ),
+    TheoremSpec(
+        name="min_run_is_prefix_run",
+        hypotheses=(
+            "a list of requests, each a chain of block ids, that is prefix-closed (every block id has one "
+            "parent)",
+            "a capacitated demand cache of `cap` blocks with longest-prefix hits that starts empty, given "
+            "block by block as what it holds just before each block is served (rules as in "
+            "`prefix_run_is_flat_run`)",
+            "Belady's MIN in bypass form with `cap` blocks on the flattened block sequence",
+        ),
+        plain=(
+            "On every prefix-closed list of chains, some valid run of a capacitated demand cache of `cap` "
+            "blocks with longest-prefix hits that starts empty, whose requests read exactly the given "
+            "chains, misses exactly as many blocks as Belady's MIN (bypass form) with `cap` blocks on the "
+            "flattened block sequence. So MIN's count is achieved by a capacitated prefix cache."
+        ),
+        examples=(("prefix_closed", "tree_chains_prefix_closed"),),
+    ),
+    TheoremSpec(
+        name="prefix_misses_ge_min",
+        hypotheses=(
+            "a valid run of a capacitated demand cache of `cap` blocks with longest-prefix hits that "
+            "starts empty (rules as in `prefix_run_is_flat_run`; any policy)",
+            "its requests read exactly the given chains (prefix-closed or not)",
+            "Belady's MIN in bypass form with `cap` blocks on the flattened block sequence",
+        ),
+        plain=(
+            "No valid run of a capacitated demand cache of `cap` blocks with longest-prefix hits that "
+            "starts empty, whose requests read the given chains, misses fewer blocks than Belady's MIN "
+            "(bypass form) with `cap` blocks on the flattened chains. With `min_run_is_prefix_run`: on "
+            "prefix-closed chains the fewest misses of such a cache are exactly MIN's."
+        ),
+        examples=(("prefix_valid", "lru_prefix_run_valid"), ("Eq", "lru_prefix_run_chains")),
+    ),
 )
 
 
