@@ -14,8 +14,10 @@ Proved here (`min_run_valid`): MIN's run is a valid run of a flat demand cache
 of `cap` blocks (`flat_valid`, `Flat.lean`) on exactly the requested blocks.
 So MIN's misses are achievable by a demand cache of `cap` blocks.
 
-Not proved here: that no valid flat run misses fewer times than MIN (Belady
-1966; Mattson et al. 1970). See lean/README.md.
+Proved elsewhere: that no valid flat run misses fewer times than MIN (Belady
+1966; Mattson et al. 1970), `min_misses_le` in `BeladyOptimal.lean`; and, on
+prefix-closed chains, that MIN's run cut into requests is a valid prefix run
+with the same misses, `min_run_is_prefix_run` in `BeladyPrefix.lean`.
 -/
 
 /-- How many requests of `rest` come before the next request of `b`; the

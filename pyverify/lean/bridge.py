@@ -166,8 +166,9 @@ class Hypothesis:
 @dataclass
 class Bound:
     """A capacitated certificate against the flat lower bound: what Lean checked
-    (``prefix_run_is_flat_run``), what rests on a cited paper theorem (MIN), and
-    the bound the bridge counts from the instance."""
+    (``prefix_run_is_flat_run``, and ``min_misses_le`` when registered; without
+    it MIN's optimality rests on the cited paper theorem), and the bound the
+    bridge counts from the instance."""
 
     theorem: str
     capacity: int
