@@ -48,11 +48,6 @@ class TokenWeights:
         return int(self.block_tokens.sum() + self.uncached_tail.sum())
 
 
-def last_block_tokens(input_tokens: int, block_size: int, blocks: int) -> int:
-    """Tokens in the last of ``blocks`` blocks of a prompt of ``input_tokens`` tokens."""
-    return min(block_size, input_tokens - block_size * (blocks - 1))
-
-
 def token_weights(
     chains: Sequence[Sequence[int]],
     block_size: int | None,
@@ -146,4 +141,4 @@ def instance_token_weights(instance, where: str | None = None) -> TokenWeights |
     return token_weights(instance.chains, instance.block_size_tokens, instance.extra, where or instance.name)
 
 
-__all__ = ["NO_LENGTH", "TokenWeights", "instance_token_weights", "last_block_tokens", "token_weights", "weights_of_lengths"]
+__all__ = ["NO_LENGTH", "TokenWeights", "instance_token_weights", "token_weights", "weights_of_lengths"]

@@ -6,8 +6,7 @@ oracles), cache by cache (each cache's requests in trace order), in O(1) list
 steps per block reference, with a few integers per distinct block.
 
 vLLM's order (``vllm``) is replayed move for move: evictable blocks form a
-doubly linked queue (``before``/``after`` arrays indexed by block id, next
-victim first); a hit takes its block out of the queue; a new block is
+doubly linked queue (:mod:`pyverify.sim.kernels.queue`, next victim first); a hit takes its block out of the queue; a new block is
 inserted after evicting the queue's front, and the chain stops when the queue
 is empty (every cached block is in use); when the request finishes, its
 blocks rejoin the end of the queue tail first.
@@ -57,9 +56,9 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
+from pyverify.sim.kernels.queue import NONE, pop_front, push_back, unlink
 from pyverify.sim.kernels.replay import flat_requests
 
-NONE = -1
 UNSEEN = -2
 
 
@@ -98,15 +97,7 @@ def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
             for t in range(first, stop):
                 block = ids[t]
                 if t < hit_end:  # a hit: in use while the request runs
-                    b, a = before[block], after[block]
-                    if b == NONE:
-                        head = a
-                    else:
-                        after[b] = a
-                    if a == NONE:
-                        tail = b
-                    else:
-                        before[a] = b
+                    head, tail = unlink(before, after, head, tail, block)
                     queued[block] = False
                     continue
                 if size >= capacity:
@@ -116,12 +107,7 @@ def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
                             size -= 1
                             held_end = t - 1
                         break
-                    victim = head
-                    head = after[victim]
-                    if head == NONE:
-                        tail = NONE
-                    else:
-                        before[head] = NONE
+                    victim, head, tail = pop_front(before, after, head, tail)
                     queued[victim] = False
                     cached[victim] = False
                     size -= 1
@@ -130,13 +116,7 @@ def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
                 held_end = t + 1
             for t in range(held_end - 1, first - 1, -1):  # finished: rejoin the queue tail first
                 block = ids[t]
-                before[block] = tail
-                after[block] = NONE
-                if tail == NONE:
-                    head = block
-                else:
-                    after[tail] = block
-                tail = block
+                head, tail = push_back(before, after, head, tail, block)
                 queued[block] = True
         for k in range(bounds[cache], bounds[cache + 1]):  # empty this cache before the next one
             r = order[k]
