@@ -139,9 +139,9 @@ def test_cautious_fast_path_still_gives_the_strict_result(tmp_path, name):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_vectorised_prefix_closure_finds_the_same_first_violation(seed, monkeypatch):
-    import pyverify.inputs.columnar as columnar
+    from pyverify.inputs.columnar import closure
 
-    monkeypatch.setattr(columnar, "CHUNK", 7)  # many chunks, chains cut across them
+    monkeypatch.setattr(closure, "CHUNK", 7)  # many chunks, chains cut across them (patched where is_prefix_closed reads it)
     chains = random_chains(seed, 80)
     rng = random.Random(seed)
     victim = rng.randrange(1, len(chains))

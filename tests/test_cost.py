@@ -17,16 +17,14 @@ from pyverify.cost.estimate import (
     PAYS_ABOVE,
     Params,
     break_even,
-    distribution,
     estimate,
     net_total_at,
     parse_params,
     parse_sweep,
-    sweep_conclusion,
-    sweep_rows,
     token_split,
     zero_latency_break_even_gb_s,
 )
+from pyverify.cost.summary import distribution, sweep_conclusion, sweep_rows
 from pyverify.errors import UserError
 from pyverify.sim.simulate import PER_HOST, POOLED, simulate
 

@@ -14,16 +14,13 @@ from pyverify.cost.estimate import (
     PARAMETERS,
     Params,
     break_even,
-    distributions,
     estimate,
     parse_params,
     parse_sweep,
-    sweep_conclusion,
-    sweep_rows,
     token_split,
-    verdict,
     zero_latency_break_even_gb_s,
 )
+from pyverify.cost.summary import distributions, sweep_conclusion, sweep_rows, verdict
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
@@ -47,7 +44,7 @@ def register(subparsers) -> None:
             "Estimate prefill time for per-host caches and for the same caches plus a shared pool, on one routing: "
             "tokens hit locally, fetched from the pool, recomputed; prefill time saved, transfer time spent, net "
             "effect and TTFT (median, p90, p99); the pool bandwidth at which pooling breaks even; and the reuse "
-            "report. The formulas, units and the source of every default are in pyverify/cost/estimate.py. "
+            "report. The formulas are in pyverify/cost/estimate.py; the units and the source of every default in pyverify/cost/params.py. "
             f"Parameters: {names}."
         ),
     )
@@ -254,7 +251,7 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
     print(f"  pooling can add at most                          {reuse.pooling_can_add:.4f}  (it approaches the ceiling, it cannot lift it)")
     print(f"  {reuse.rule_sentence()}")
 
-    print("\nParameters (change with --param NAME=VALUE; sources in pyverify/cost/estimate.py)")
+    print("\nParameters (change with --param NAME=VALUE; sources in pyverify/cost/params.py)")
     for name, p in r["params"].items():
         print(f"  {name:29} {p['value']:<12.6g} {p['unit']:16} {p['source']}")
     print(f"  host prefill rate R = {params.prefill_rate:,.0f} tokens/s")

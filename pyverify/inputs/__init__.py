@@ -8,4 +8,6 @@
 * readers: :mod:`pyverify.inputs.mooncake` (Mooncake JSONL), :mod:`pyverify.inputs.tokens_import`
   (token-id logs hashed as vLLM does), :mod:`pyverify.inputs.chat_import` (OpenAI chat JSONL), sharing
   :mod:`pyverify.inputs.records`; :mod:`pyverify.inputs.reblock` (coarser blocks from ids).
+* :mod:`pyverify.inputs.columnar`: a trace as flat numpy arrays for large inputs, with its fast readers
+  (Mooncake JSONL, Parquet, CSV) and the Parquet writer; one module per job.
 """

@@ -14,7 +14,7 @@ import numpy as np
 from pyverify.reports.charts import save_figure
 from pyverify.cost.estimate import NEVER_PAYS, NO_FETCHES, BreakEven, Estimate, TokenSplit, estimate
 
-#: Published bandwidths drawn for reference: (GB/s, label). Sources in pyverify.cost.estimate.
+#: Published bandwidths drawn for reference: (GB/s, label). Sources in pyverify.cost.params.
 REFERENCE_BANDWIDTHS: tuple[tuple[float, str], ...] = (
     (87.0, "Mooncake TE, 4x200 Gbps"),
     (190.0, "Mooncake TE, 8x400 Gbps"),

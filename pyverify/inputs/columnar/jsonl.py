@@ -1,0 +1,172 @@
+"""Mooncake JSONL, fast: pyarrow parses, numpy checks, the strict reader decides the rest.
+
+pyarrow's JSON reader parses the file (measured in
+``bench/parse_vs_parquet.py``: faster than orjson or msgspec line by line;
+DuckDB's ``read_json`` is faster still but turns ``1.5`` into 2 and ``true``
+into 1 in an integer column, which the strict rules forbid); every check is
+then vectorised. The fast path *accepts* a file only when it can prove that
+the strict reader (:mod:`pyverify.inputs.mooncake`,
+:mod:`pyverify.inputs.jsonread`) would accept it with the same values; on
+anything it cannot prove (a duplicate key, ``NaN``, a blank line, a backslash
+anywhere, a negative id, a prefix-closure violation, decreasing timestamps,
+...) it hands the file to the strict reader, which either names the first bad
+line or, when the fast path was only being cautious, reads it. So errors and
+results are exactly the strict reader's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from pyverify.inputs.columnar.closure import is_prefix_closed
+from pyverify.inputs.columnar.extras import require
+from pyverify.inputs.columnar.trace import ColumnarTrace
+from pyverify.inputs.jsonread import MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded
+
+
+def read_jsonl(path: str | Path, allow_unsorted: bool = False) -> ColumnarTrace:
+    """A Mooncake JSONL trace as a :class:`ColumnarTrace`; the strict reader's errors and results."""
+    trace = _fast_jsonl(path)
+    if trace is not None:
+        return trace
+    from pyverify.inputs.mooncake import import_mooncake
+
+    return ColumnarTrace.from_instance(import_mooncake(path, allow_unsorted=allow_unsorted))
+
+
+def _jsonl_schema():
+    pa = require("pyarrow")
+    return pa.schema([("hash_ids", pa.list_(pa.int64())), ("timestamp", pa.float64()),
+                      ("input_length", pa.int64()), ("output_length", pa.int64())])
+
+
+def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
+    """The trace, or ``None`` when the fast path cannot prove the strict reader would read it the same."""
+    try:
+        import pyarrow  # noqa: F401  (the fast path needs it; without it the strict reader reads)
+    except ImportError:
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    import stat as _stat
+
+    if not _stat.S_ISREG(info.st_mode) or info.st_size == 0 or info.st_size > max_input_bytes():
+        return None
+    with open_input(path) as handle:
+        data = read_bounded(handle, path)
+    counts = _plain_lines(data)
+    if counts is None:
+        return None
+    n_lines, longest, quotes = counts
+    if longest > MAX_LINE_BYTES:
+        return None
+    table = _parse_jsonl(data, longest)
+    if table is None or table.num_rows != n_lines:
+        return None
+    if not _keys_are_distinct(table, quotes):
+        return None
+    del data
+    column = table.column("hash_ids").combine_chunks()
+    if column.null_count or column.values.null_count:
+        return None
+    offsets = column.offsets.to_numpy().astype(np.int64)
+    ids = column.values.to_numpy()
+    if offsets[0] != 0:
+        ids = ids[offsets[0]:offsets[-1]]
+        offsets = offsets - offsets[0]
+    if offsets.size < 2 or np.any(np.diff(offsets) < 1) or ids.min() < 0:
+        return None
+    timestamps = _numbers(table, "timestamp")
+    if timestamps is not None:
+        present = timestamps[~np.isnan(timestamps)]
+        if present.size and (present.min() < 0 or present.max() > 2**53 or np.any(np.diff(present) < 0)):
+            return None  # the strict reader names the line (or warns, with --allow-unsorted)
+    lengths = [_numbers(table, key) for key in ("input_length", "output_length")]
+    if any(values is not None and np.nanmin(values) < 0 for values in lengths):
+        return None
+    if not is_prefix_closed(ids, offsets):
+        return None
+    return ColumnarTrace(
+        name=Path(path).stem, ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
+        timestamps=timestamps, input_tokens=lengths[0], output_tokens=lengths[1],
+    )
+
+
+def _plain_lines(data: bytes) -> tuple[int, int, int] | None:
+    """``(lines, longest line, quote marks)`` when the text is one the fast path can count on, else ``None``.
+
+    That is: ASCII, no backslash (so no escapes and no lone surrogates), no
+    ``NaN``/``Infinity``, no tabs or carriage returns, and every line starting
+    with ``{`` and ending with ``}`` (so no blank line). Byte scans and one
+    pass of newline positions, no Python per line.
+    """
+    if not data.isascii() or b"\\" in data or b"\t" in data or b"\r" in data:
+        return None
+    if (b"N" in data and b"NaN" in data) or (b"I" in data and b"Infinity" in data):
+        return None
+    text = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(text == ord("\n"))
+    if text[-1] != ord("\n"):
+        ends = np.append(ends, text.size)
+    lines = int(ends.size)
+    # Every line starts with "{" and ends with "}". Then no object spans two lines (between a "}" and
+    # a "{" JSON needs a comma, which would end or start a line), so each line holds one or more whole
+    # objects, and the caller's check that the reader found as many rows as lines leaves exactly one.
+    if text[0] != ord("{") or np.any(text[ends - 1] != ord("}")) or np.any(text[ends[:-1] + 1] != ord("{")):
+        return None
+    longest = int(np.diff(ends, prepend=-1).max())
+    return lines, longest, _count(text, '"')
+
+
+def _count(text: np.ndarray, char: str) -> int:
+    return int(np.count_nonzero(text == ord(char)))
+
+
+def _parse_jsonl(data: bytes, longest: int):
+    """pyarrow's JSON reader over the bytes (blocks of several lines, parsed on every core), or ``None``."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    block = max(1 << 22, 2 * longest + 2)  # 4 MiB blocks measured fastest on 2 cores
+    try:
+        return pj.read_json(
+            pa.BufferReader(data),
+            read_options=pj.ReadOptions(block_size=block),
+            parse_options=pj.ParseOptions(explicit_schema=_jsonl_schema(), unexpected_field_behavior="infer"),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _keys_are_distinct(table, quotes: int) -> bool:
+    """Whether the file's quote marks are exactly the keys and strings the table holds.
+
+    With no backslash in the file, every ``"`` opens or closes a key or a
+    string value. If each line's keys are distinct, the quotes number twice
+    the non-null values (each has a key) plus twice the string values. A
+    duplicate key (which pyarrow may collapse), a ``null`` value, or a nested
+    object breaks the equality, and the strict reader takes over.
+    """
+    pa = require("pyarrow")
+    expected = 0
+    for name, column in zip(table.column_names, table.columns):
+        kind = column.type
+        present = len(column) - column.null_count
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            expected += 4 * present
+        elif name == "hash_ids" or pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) or pa.types.is_null(kind):
+            expected += 2 * present
+        else:
+            return False
+    return expected == quotes
+
+
+def _numbers(table, name: str) -> np.ndarray | None:
+    if name not in table.column_names or table.column(name).null_count == len(table):
+        return None
+    return table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)

@@ -1,0 +1,211 @@
+"""Parquet and CSV traces: one row per request, validated into a :class:`ColumnarTrace`.
+
+Both carry a ``hash_ids`` column (Parquet: a list of integers; CSV: ``[0, 1,
+2]`` or ``0 1 2`` in one cell), and optional ``timestamp``,
+``input_length``, ``output_length``, ``host`` and ``route_key`` columns.
+Errors name the row (1-based, as a spreadsheet counts data rows) and the
+field, with the rules of the strict readers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pyverify.errors import located
+from pyverify.inputs.columnar.closure import first_violation, is_prefix_closed
+from pyverify.inputs.columnar.extras import require
+from pyverify.inputs.columnar.formats import is_parquet
+from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
+
+#: The largest block id (ids are signed 64-bit integers; -1 is the root).
+MAX_BLOCK_ID = 2**63 - 1
+#: The optional per-request columns of the Parquet/CSV form.
+OPTIONAL_COLUMNS = ("timestamp", "input_length", "output_length", "host", "route_key")
+
+
+def read_parquet(path: str | Path) -> ColumnarTrace:
+    """A Parquet trace (one row per request, ``hash_ids`` a list of integers), validated.
+
+    Read one row group at a time into arrays allocated once (the file's
+    metadata says how many values there are), so the trace is held once,
+    not once by pyarrow and again by numpy.
+    """
+    pa = require("pyarrow")
+    pq = require("pyarrow.parquet")
+    try:
+        handle = pq.ParquetFile(str(path))
+        schema = handle.schema_arrow
+        if "hash_ids" not in schema.names:
+            raise located(path, "hash_ids", f"no such column; found {', '.join(schema.names) or 'none'}")
+        _check_list_type(schema.field("hash_ids").type, path)
+        metadata = handle.metadata
+        leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
+        capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
+        chunks = (handle.read_row_group(g, columns=["hash_ids"]).column("hash_ids") for g in range(metadata.num_row_groups))
+        ids, offsets = _flat_ids((chunk for column in chunks for chunk in column.chunks), metadata.num_rows, capacity, path)
+        others = [name for name in OPTIONAL_COLUMNS if name in schema.names]
+        extra = _optional_columns(pq.read_table(str(path), columns=others), path) if others else {}
+    except (OSError, pa.ArrowException) as error:
+        raise located(path, None, f"cannot read as Parquet: {error}") from None
+    return _trace(ids, offsets, path, _parquet_block_size(schema), extra)
+
+
+def _parquet_block_size(schema) -> int | None:
+    metadata = schema.metadata or {}
+    raw = metadata.get(b"pyverify.block_size_tokens")
+    return int(raw) if raw and raw.isdigit() else DEFAULT_BLOCK_TOKENS
+
+
+def read_csv(path: str | Path) -> ColumnarTrace:
+    """A CSV trace with a header naming ``hash_ids``; each cell ``[0, 1, 2]`` or ``0 1 2``."""
+    pa = require("pyarrow")
+    pc = require("pyarrow.compute")
+    csv = require("pyarrow.csv")
+    try:
+        table = csv.read_csv(str(path), convert_options=csv.ConvertOptions(column_types={"hash_ids": pa.string(), "route_key": pa.string()}))
+    except (OSError, pa.ArrowException) as error:
+        raise located(path, None, f"cannot read as CSV: {error}") from None
+    text = table.column("hash_ids").combine_chunks()
+    if text.null_count:
+        row = int(np.flatnonzero(text.is_null().to_numpy(zero_copy_only=False))[0])
+        raise located(path, f"row {row + 1}.hash_ids", "empty: a request has at least one block")
+    inner = pc.utf8_trim(pc.utf8_trim_whitespace(text), "[]")
+    parts = pc.split_pattern_regex(pc.utf8_trim_whitespace(inner), r"[,\s]+")
+    values = pc.list_flatten(parts)
+    blank = np.flatnonzero(pc.equal(values, "").to_numpy(zero_copy_only=False))
+    if blank.size:
+        row, position = _locate(parts, int(blank[0]))
+        reason = "empty: a request has at least one block" if position == 0 and len(parts[row]) == 1 else "empty block id"
+        raise located(path, f"row {row + 1}.hash_ids" + (f"[{position}]" if reason == "empty block id" else ""), reason)
+    try:
+        numbers = pc.cast(values, pa.int64())
+    except pa.ArrowInvalid:
+        flat = values.to_pylist()
+        bad = next(i for i, v in enumerate(flat) if not _is_int_text(v))
+        row, position = _locate(parts, bad)
+        raise located(path, f"row {row + 1}.hash_ids[{position}]", f"block id {flat[bad]!r} is not an integer from 0 to 2**63-1") from None
+    lists = pa.ListArray.from_arrays(parts.offsets, numbers)
+    table = table.set_column(table.column_names.index("hash_ids"), "hash_ids", lists)
+    return _from_table(table, path, DEFAULT_BLOCK_TOKENS)
+
+
+def _is_int_text(text: str) -> bool:
+    return text.isdigit() and int(text) <= MAX_BLOCK_ID
+
+
+def _locate(parts, flat_index: int) -> tuple[int, int]:
+    offsets = parts.offsets.to_numpy()
+    row = int(np.searchsorted(offsets, flat_index, side="right") - 1)
+    return row, flat_index - int(offsets[row])
+
+
+def _from_table(table, path: str | Path, block_size: int | None) -> ColumnarTrace:
+    """Validate a table with a ``hash_ids`` list column; errors name ``row N`` (1-based)."""
+    if "hash_ids" not in table.column_names:
+        raise located(path, "hash_ids", f"no such column; found {', '.join(table.column_names) or 'none'}")
+    column = table.column("hash_ids")
+    _check_list_type(column.type, path)
+    capacity = sum(len(chunk.values) for chunk in column.chunks)
+    ids, offsets = _flat_ids(iter(column.chunks), table.num_rows, capacity, path)
+    return _trace(ids, offsets, path, block_size, _optional_columns(table, path))
+
+
+def _check_list_type(kind, path) -> None:
+    pa = require("pyarrow")
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_integer(kind.value_type):
+        raise located(path, "hash_ids", f"expected a list of integer block ids per row, got {kind}")
+
+
+def _flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, offsets)`` from list-array chunks in row order, checked chunk by chunk; errors name ``row N``."""
+    if rows == 0:
+        raise located(path, None, "empty trace: no requests")
+    ids = np.empty(capacity, dtype=np.int64)
+    offsets = np.empty(rows + 1, dtype=np.int64)
+    offsets[0] = 0
+    row0 = filled = 0
+    for chunk in chunks:
+        n = len(chunk)
+        if n == 0:
+            continue
+        if chunk.null_count:
+            row = row0 + int(np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False))[0])
+            raise located(path, f"row {row + 1}.hash_ids", "missing: a request has at least one block")
+        local = chunk.offsets.to_numpy().astype(np.int64)
+        lengths = np.diff(local)
+        if np.any(lengths < 1):
+            row = row0 + int(np.flatnonzero(lengths < 1)[0])
+            raise located(path, f"row {row + 1}.hash_ids", "empty: a request has at least one block")
+        values = chunk.values.slice(int(local[0]), int(local[-1] - local[0]))
+        local -= local[0]
+        if values.null_count:
+            row, position = _row_of(local, int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0]))
+            raise located(path, f"row {row0 + row + 1}.hash_ids[{position}]", "block id is null")
+        raw = values.to_numpy(zero_copy_only=False)
+        bad = (raw > MAX_BLOCK_ID) if raw.dtype.kind == "u" else (raw < 0)
+        if bad.any():
+            row, position = _row_of(local, int(np.flatnonzero(bad)[0]))
+            value = int(raw[local[row] + position])
+            reason = f"block id {value} is larger than 2**63-1" if value > 0 else f"block id {value} is negative"
+            raise located(path, f"row {row0 + row + 1}.hash_ids[{position}]", reason)
+        ids[filled:filled + raw.size] = raw
+        offsets[row0 + 1:row0 + n + 1] = local[1:] + filled
+        filled += raw.size
+        row0 += n
+    return ids[:filled], offsets
+
+
+def _trace(ids: np.ndarray, offsets: np.ndarray, path, block_size: int | None, extra: dict) -> ColumnarTrace:
+    """The validated trace, once prefix closure holds."""
+    if not is_prefix_closed(ids, offsets):
+        request, position, reason = first_violation(ids, offsets)
+        raise located(path, f"row {request + 1}.hash_ids[{position}]", reason)
+    return ColumnarTrace(name=Path(path).stem, ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
+                         block_size_tokens=block_size, **extra)
+
+
+def _kind(path: str | Path) -> str:
+    return "parquet" if is_parquet(path) else "csv"
+
+
+def _row_of(offsets: np.ndarray, flat_index: int) -> tuple[int, int]:
+    row = int(np.searchsorted(offsets, flat_index, side="right") - 1)
+    return row, flat_index - int(offsets[row])
+
+
+def _optional_columns(table, path: str | Path) -> dict[str, Any]:
+    pa = require("pyarrow")
+    found: dict[str, Any] = {}
+    names = {"timestamp": "timestamps", "input_length": "input_tokens", "output_length": "output_tokens"}
+    for column_name, field in names.items():
+        if column_name not in table.column_names:
+            continue
+        column = table.column(column_name)
+        if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_null(column.type)):
+            raise located(path, column_name, f"expected a numeric column, got {column.type}")
+        values = column.to_numpy(zero_copy_only=False).astype(np.float64)
+        bad = ~(np.isnan(values) | ((values >= 0) & np.isfinite(values)))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise located(path, f"row {row + 1}.{column_name}", f"expected a non-negative number, got {values[row]!r}")
+        if column_name == "timestamp":
+            present = values[~np.isnan(values)]
+            if np.any(np.diff(present) < 0):
+                index = np.flatnonzero(~np.isnan(values))[int(np.flatnonzero(np.diff(present) < 0)[0]) + 1]
+                raise located(path, f"row {index + 1}.timestamp", "earlier than the row before it: the file is not in time order (sort it)")
+        found[field] = None if np.isnan(values).all() else values
+    if "host" in table.column_names:
+        column = table.column("host")
+        if not pa.types.is_integer(column.type) or column.null_count:
+            raise located(path, "host", f"expected an integer host for every row, got {column.type}"
+                          + (f" with {column.null_count} missing" if column.null_count else ""))
+        hosts = column.to_numpy().astype(np.int64)
+        if hosts.min() < 0:
+            raise located(path, f"row {int(np.flatnonzero(hosts < 0)[0]) + 1}.host", "negative host id")
+        found["hosts"] = hosts
+    if "route_key" in table.column_names:
+        found["route_keys"] = [None if v is None else str(v) for v in table.column("route_key").to_pylist()]
+    return found
