@@ -1,4 +1,4 @@
-"""``simulate`` on a trace held as arrays equals the simulator on Python chains.
+"""``simulate`` and ``budgets`` on a trace held as arrays equal the same commands on Python chains.
 
 * the array run (pyverify.sim.array_run) against ``simulate()`` and
   ``tally()`` on Hypothesis traces: every eviction, pooled and per host, any
@@ -136,3 +136,18 @@ def test_without_numba_the_simulator_answers(capsys, monkeypatch):
     monkeypatch.setattr(kernels, "available", lambda: False)
     report = simulate_json(capsys, *argv)
     assert "engine" not in report and report["sha256"] is not None
+
+
+@needs_trace
+def test_budgets_on_a_big_file_equal_the_budgets_on_chains(capsys, monkeypatch):
+    argv = ["budgets", str(TRACE), "--kv-model", "llama-3.3-70b", "--eviction", "lru,fifo,leaf-lru,vllm",
+            "--warmup-fraction", "0.5", "--json"]
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 0, err
+    on_chains = json.loads(out)
+    monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)  # every trace file is big
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 0, err
+    on_arrays = json.loads(out)
+    assert len(on_arrays["points"]["leaf-lru"]) == 15
+    same_report(on_chains, on_arrays)

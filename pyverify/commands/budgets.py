@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
+from pyverify.commands.engine_options import big_trace_file, kernels_available
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
@@ -60,34 +62,41 @@ def register(subparsers) -> None:
 
 
 def run_budgets(args) -> int:
-    from pyverify.sim.budgets import ONE_PASS, budget_sweep
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.sim.budgets import ONE_PASS
 
     kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
     if kv is None:
         raise UserError("budgets: needs --kv-model NAME or --kv-bytes-per-token BYTES to convert GiB to blocks")
-    instance = load_input(args.instance)
-    if instance.block_size_tokens is None:
-        raise UserError(f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks")
-    weights = instance_token_weights(instance, args.instance)
     window = Window(args.warmup_fraction)
-    by_policy = {policy: budget_sweep(instance.chains, args.budgets_gib, kv.bytes_per_token, instance.block_size_tokens,
-                                      policy, weights, window) for policy in args.eviction}
+    # A big trace file is read as arrays and replayed by the compiled kernels, as simulate does.
+    on_arrays = big_trace_file(args.instance) and kernels_available()
+    if on_arrays:
+        from pyverify.inputs.columnar import read_columnar
+
+        trace = read_columnar(args.instance)
+    else:
+        trace = load_input(args.instance)
+    if trace.block_size_tokens is None:
+        raise UserError(f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks")
+    sweep = _sweep_arrays if on_arrays else _sweep_instance
+    weights, by_policy = sweep(trace, args, kv, window)
     if args.json:
         print_json({
-            "instance": instance.name,
-            "sha256": instance_sha256(instance),
+            "instance": trace.name,
+            "sha256": None if on_arrays else instance_sha256(trace),
+            **({"engine": ARRAYS_ENGINE} if on_arrays else {}),
             "kv_bytes_per_token": kv.bytes_per_token,
             "kv_bytes_source": kv.source,
-            "block_size_tokens": instance.block_size_tokens,
-            "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(instance.n_requests)},
+            "block_size_tokens": trace.block_size_tokens,
+            "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(trace.n_requests)},
             "token_weights": weights.source if weights else None,
             "points": {policy: [p.to_json() for p in points] for policy, points in by_policy.items()},
         })
         return 0
-    print(f"{instance.name}: one pooled cache; KV {kv.bytes_per_token:g} bytes/token ({kv.source}); "
-          f"blocks of {instance.block_size_tokens} tokens")
-    print(f"  measured: {window.describe(instance.n_requests)}; tokens from {weights.source if weights else 'n/a'}")
+    engine = f"; engine {ARRAYS_ENGINE}" if on_arrays else ""
+    print(f"{trace.name}: one pooled cache; KV {kv.bytes_per_token:g} bytes/token ({kv.source}); "
+          f"blocks of {trace.block_size_tokens} tokens{engine}")
+    print(f"  measured: {window.describe(trace.n_requests)}; tokens from {weights.source if weights else 'n/a'}")
     print(f"{'eviction':>9} {'GiB':>8} {'blocks':>8} {'block hit rate':>15} {'token hit rate':>15}  method")
     for policy, points in by_policy.items():
         for p in points:
@@ -97,3 +106,33 @@ def run_budgets(args) -> int:
     if one_pass:
         print(f"  ({', '.join(one_pass)}: every budget from one pass of stack distances)")
     return 0
+
+
+def _sweep_instance(instance, args, kv, window):
+    """Every policy's budgets on the input loaded as an instance (Python chains)."""
+    from pyverify.sim.budgets import budget_sweep
+    from pyverify.sim.tokens import instance_token_weights
+
+    weights = instance_token_weights(instance, args.instance)
+    return weights, {policy: budget_sweep(instance.chains, args.budgets_gib, kv.bytes_per_token, instance.block_size_tokens,
+                                          policy, weights, window) for policy in args.eviction}
+
+
+def _sweep_arrays(trace, args, kv, window):
+    """The same on a big trace file held as arrays, replayed by the compiled kernels (as ``simulate`` does)."""
+    import numpy as np
+
+    from pyverify.sim.array_run import array_hits, trace_token_weights
+    from pyverify.sim.budgets import budget_sweep_flat
+
+    weights = trace_token_weights(trace, args.instance)
+    pooled = np.zeros(trace.n_requests, dtype=np.int64)
+    lengths = np.diff(trace.offsets)
+    by_policy = {}
+    for policy in args.eviction:
+        def replay(capacity, policy=policy):
+            return array_hits(trace, pooled, capacity, policy)
+
+        by_policy[policy] = budget_sweep_flat(trace.ids, lengths, replay, args.budgets_gib, kv.bytes_per_token,
+                                              trace.block_size_tokens, policy, weights, window)
+    return weights, by_policy

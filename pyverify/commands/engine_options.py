@@ -53,7 +53,7 @@ def counts_apply(args) -> bool:
     if args.engine == "auto":
         # Small files go through the simulator; an engine takes over where loading
         # a trace into Python would dominate (pyverify.engines.AUTO_ENGINE_BYTES).
-        return not needs_a_run and args.routing != "prefix-affinity" and _big_trace_file(args.instance)
+        return not needs_a_run and args.routing != "prefix-affinity" and big_trace_file(args.instance)
     if args.engine == "numpy":
         return not needs_a_run
     if needs_a_run:
@@ -71,12 +71,17 @@ def arrays_apply(args) -> bool:
     numba is available (the replay is compiled). Elsewhere the simulator
     answers the same question on Python chains.
     """
-    from pyverify.sim.kernels import available
-
     if args.engine not in ("auto", "numpy") or args.routing == "prefix-affinity":
         return False
-    big = _big_trace_file(args.instance) if args.engine == "auto" else is_trace_file(args.instance)
-    return big and available()
+    big = big_trace_file(args.instance) if args.engine == "auto" else is_trace_file(args.instance)
+    return big and kernels_available()
+
+
+def kernels_available() -> bool:
+    """Whether the compiled kernels can run here (imports numba: call only when a run is due)."""
+    from pyverify.sim.kernels import available
+
+    return available()
 
 
 def _capacitated(args) -> bool:
@@ -87,7 +92,8 @@ def _windowed(args) -> bool:
     return bool(getattr(args, "warmup_fraction", 0.0))
 
 
-def _big_trace_file(path: str) -> bool:
+def big_trace_file(path: str) -> bool:
+    """A trace file the engines read directly, of :data:`AUTO_ENGINE_BYTES` or more."""
     return is_trace_file(path) and _file_size(path) >= AUTO_ENGINE_BYTES
 
 
@@ -181,4 +187,4 @@ def _own_fleet(path: str) -> int | None:
     return None if trace.hosts is None else int(trace.hosts.max()) + 1
 
 
-__all__ = ["add_engine_options", "arrays_apply", "counts_apply", "run_simulate_counts"]
+__all__ = ["add_engine_options", "arrays_apply", "big_trace_file", "counts_apply", "kernels_available", "run_simulate_counts"]

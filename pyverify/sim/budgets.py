@@ -17,11 +17,14 @@ A budget smaller than one block caches nothing (every reference misses).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from typing import Callable, Sequence
+
+import numpy as np
 
 from pyverify.inputs.kv_models import blocks_for_gib
-from pyverify.sim.accounting import tally
-from pyverify.sim.engine_curves import chain_order_distances, tail_first_ranks, weighted_curve
+from pyverify.sim.accounting import tally_offsets
+from pyverify.sim.counting import flatten
+from pyverify.sim.engine_curves import chain_order_distances_flat, tail_first_ranks_flat, weighted_curve_flat
 from pyverify.sim.simulate import LRU, POOLED, VLLM, simulate
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
@@ -30,7 +33,7 @@ from pyverify.sim.window import WHOLE_TRACE, Window
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB  # noqa: E402,F401 (re-exported)
 
 #: Policies answered for every budget by one pass.
-ONE_PASS = {LRU: chain_order_distances, VLLM: tail_first_ranks}
+ONE_PASS = {LRU: chain_order_distances_flat, VLLM: tail_first_ranks_flat}
 
 
 @dataclass(frozen=True)
@@ -60,11 +63,39 @@ def budget_sweep(
     window: Window = WHOLE_TRACE,
 ) -> list[BudgetPoint]:
     """One pooled cache at each budget (module docstring)."""
+    ids, lengths = flatten(chains)
+
+    def replay(capacity: int) -> Sequence[int]:
+        return simulate(chains, None, POOLED, capacity=capacity, eviction=eviction, runs=len(budgets_gib)).hit_blocks
+
+    return budget_sweep_flat(ids, lengths, replay, budgets_gib, bytes_per_token, block_tokens, eviction, weights, window)
+
+
+def budget_sweep_flat(
+    ids: np.ndarray,
+    lengths: np.ndarray,
+    replay: Callable[[int], Sequence[int]],
+    budgets_gib: Sequence[float],
+    bytes_per_token: float,
+    block_tokens: int,
+    eviction: str,
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
+) -> list[BudgetPoint]:
+    """:func:`budget_sweep` of a trace given as flat ids and chain lengths.
+
+    ``replay(capacity)`` gives the hits per request of one pooled cache of
+    ``capacity`` blocks under ``eviction`` (used for policies with no
+    one-pass curve): ``simulate()`` on chains, or the compiled kernels on
+    arrays (:func:`pyverify.sim.array_run.array_hits`).
+    """
     capacities = [blocks_for_gib(gib, bytes_per_token, block_tokens) for gib in budgets_gib]
-    empty = tally(chains, [0] * len(chains), weights, window)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    empty = tally_offsets(offsets, np.zeros(lengths.size, dtype=np.int64), weights, window)
     points = []
     if eviction in ONE_PASS:
-        curve = weighted_curve(ONE_PASS[eviction](chains), chains, weights, window)
+        curve = weighted_curve_flat(ONE_PASS[eviction](ids, lengths), lengths, weights, window)
         block_hits = curve.block_hits(capacities)
         token_hits = curve.token_hits(capacities)
         for i, (gib, capacity) in enumerate(zip(budgets_gib, capacities)):
@@ -75,8 +106,7 @@ def budget_sweep(
         if capacity < 1:
             points.append(_point(eviction, gib, 0, empty, 0, None if weights is None else 0, "no cache"))
             continue
-        run = simulate(chains, None, POOLED, capacity=capacity, eviction=eviction, runs=len(capacities))
-        measured = tally(chains, run.hit_blocks, weights, window)
+        measured = tally_offsets(offsets, replay(capacity), weights, window)
         points.append(_point(eviction, gib, capacity, empty, measured.block_hits, measured.token_hits, "simulated"))
     return points
 
@@ -97,4 +127,4 @@ def _point(eviction, gib, capacity, empty, block_hits, token_hits, method) -> Bu
     )
 
 
-__all__ = ["DEFAULT_BUDGETS_GIB", "BudgetPoint", "ONE_PASS", "budget_sweep"]
+__all__ = ["DEFAULT_BUDGETS_GIB", "BudgetPoint", "ONE_PASS", "budget_sweep", "budget_sweep_flat"]

@@ -90,7 +90,11 @@ def _per_cache_distances(ids: np.ndarray, hosts: np.ndarray | None, fleet_size: 
 
 def chain_order_distances(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
     """Per reference (flat chain order): chain-order LRU stack distance, as :func:`pyverify.sim.mrc.lru_curve` uses."""
-    ids, lengths = flatten(chains)
+    return chain_order_distances_flat(*flatten(chains), routing, fleet_size)
+
+
+def chain_order_distances_flat(ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1) -> np.ndarray:
+    """:func:`chain_order_distances` of a trace given as flat ids and chain lengths."""
     hosts = None if routing is None else reference_hosts(routing, lengths)
     return _per_cache_distances(ids, hosts, fleet_size)
 
@@ -100,7 +104,11 @@ def tail_first_ranks(chains: Sequence[Sequence[int]], routing: Sequence[int] | N
 
     The reference hits in a cache of C blocks exactly when ``0 <= rank < C``.
     """
-    ids, lengths = flatten(chains)
+    return tail_first_ranks_flat(*flatten(chains), routing, fleet_size)
+
+
+def tail_first_ranks_flat(ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1) -> np.ndarray:
+    """:func:`tail_first_ranks` of a trace given as flat ids and chain lengths."""
     n = ids.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -167,7 +175,17 @@ def weighted_curve(
 ) -> WeightedCurve:
     """Histogram ``distances`` (flat chain order, ``COLD`` for first references) in blocks and tokens over the window."""
     lengths = np.fromiter((len(chain) for chain in chains), dtype=np.int64, count=len(chains))
-    first = window.first_measured(len(chains))
+    return weighted_curve_flat(distances, lengths, weights, window)
+
+
+def weighted_curve_flat(
+    distances: np.ndarray,
+    lengths: np.ndarray,
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
+) -> WeightedCurve:
+    """:func:`weighted_curve` of a trace given by its chain lengths."""
+    first = window.first_measured(lengths.size)
     start = int(lengths[:first].sum())
     measured = np.asarray(distances)[start:]
     reused = measured >= 0
@@ -181,4 +199,5 @@ def weighted_curve(
     return WeightedCurve(int(measured.size), block_hist, tokens, token_hist)
 
 
-__all__ = ["WeightedCurve", "chain_order_distances", "tail_first_ranks", "weighted_curve"]
+__all__ = ["WeightedCurve", "chain_order_distances", "chain_order_distances_flat", "tail_first_ranks", "tail_first_ranks_flat",
+           "weighted_curve", "weighted_curve_flat"]
