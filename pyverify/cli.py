@@ -37,27 +37,57 @@ class Terminated(BaseException):
 received: list[int] = []
 
 
+#: How long to wait before raising a signal again that arrived inside a finalizer.
+RETRY_SECONDS = 0.005
+
+
+def _in_finalizer(frame) -> bool:
+    """Whether ``frame`` runs inside a ``__del__``, where Python prints and drops any exception."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextmanager
 def signals_unwind() -> Iterator[None]:
-    """While inside, SIGINT raises KeyboardInterrupt and SIGTERM :class:`Terminated`, and both are remembered."""
+    """While inside, SIGINT raises KeyboardInterrupt and SIGTERM :class:`Terminated`, and both are remembered.
 
-    def on_interrupt(signum, frame):
+    A signal that lands inside a finalizer (an extension object's ``__del__``,
+    as Z3's are) would be printed as "Exception ignored" and lost, and the run
+    would go on; there it is raised again a few milliseconds later instead
+    (SIGALRM), once the finalizer has returned.
+    """
+
+    can_retry = hasattr(signal, "setitimer")  # not on Windows: there the signal is raised where it lands
+
+    def stop(signum, frame):
+        if can_retry and _in_finalizer(frame):
+            signal.setitimer(signal.ITIMER_REAL, RETRY_SECONDS)
+            return
+        raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    def on_signal(signum, frame):
         received.append(signum)
-        raise KeyboardInterrupt()
+        stop(signum, frame)
 
-    def on_terminate(signum, frame):
-        received.append(signum)
-        raise Terminated()
+    def on_retry(signum, frame):
+        stop(received[-1], frame)
 
+    handlers = {signal.SIGINT: on_signal, signal.SIGTERM: on_signal}
+    if can_retry:
+        handlers[signal.SIGALRM] = on_retry
     try:
-        previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_interrupt),
-                    signal.SIGTERM: signal.signal(signal.SIGTERM, on_terminate)}
+        previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
     except ValueError:  # not the main thread (e.g. called from a test runner's worker)
         yield
         return
     try:
         yield
     finally:
+        if can_retry:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 

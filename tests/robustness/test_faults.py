@@ -350,16 +350,20 @@ def test_concurrent_audits_into_one_folder(tmp_path):
 
 def test_ctrl_c_during_z3_stops_the_run_instead_of_weakening_the_certificate(tmp_path):
     """Z3 by default catches SIGINT itself and answers 'unknown' (which would turn an OPTIMAL
-    certificate into FEASIBLE); pyverify switches that off so Ctrl-C stops the command."""
+    certificate into FEASIBLE); pyverify switches that off so Ctrl-C stops the command.
+    The signal handling is the command's own (signals_unwind): a Ctrl-C that lands in one
+    of Z3's finalizers is raised again once it returns, not lost."""
     script = (
         "import os, signal, threading\n"
         "from pyverify.certify.placement import problem_from_instance\n"
         "from pyverify.certify.z3check import confirm\n"
+        "from pyverify.cli import signals_unwind\n"
         "from pyverify.inputs.load import load_input\n"
         f"problem = problem_from_instance(load_input({str(LAB_INSTANCE)!r}), 'pooled', None, 'lab')\n"
-        "threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
-        "for _ in range(20):\n"
-        "    result = confirm(problem, 32, timeout_s=60)\n"
+        "with signals_unwind():\n"
+        "    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "    for _ in range(20):\n"
+        "        result = confirm(problem, 32, timeout_s=60)\n"
         "print('FINISHED', result)\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
@@ -390,3 +394,29 @@ def test_lean_scratch_of_a_killed_run_is_removed(capsys, tmp_path, monkeypatch):
     status, _, err = run_cli(capsys, "lean", "check")
     assert status == 0, err
     assert not stale.exists() and not list(tmp_path.glob("pyverify-lean-*"))
+
+
+@pytest.mark.parametrize("signum, raised", [(signal.SIGINT, "KeyboardInterrupt"), (signal.SIGTERM, "Terminated")])
+def test_a_signal_that_lands_in_a_finalizer_still_stops_the_run(signum, raised):
+    """Python drops an exception raised inside ``__del__`` ("Exception ignored"): a Ctrl-C that
+    landed in an extension object's finalizer used to be lost and the command ran on."""
+    script = (
+        "import os, signal, threading, time\n"
+        "from pyverify.cli import Terminated, signals_unwind\n"
+        "class Slow:\n"
+        "    def __del__(self):\n"
+        "        time.sleep(0.5)\n"
+        "with signals_unwind():\n"
+        "    try:\n"
+        f"        threading.Timer(0.1, lambda: os.kill(os.getpid(), {int(signum)})).start()\n"
+        "        item = Slow()\n"
+        "        del item\n"
+        "        time.sleep(5)\n"
+        "        print('RAN ON')\n"
+        "    except (KeyboardInterrupt, Terminated) as stop:\n"
+        "        print('STOPPED BY', type(stop).__name__)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    ok = run.stdout.strip() == f"STOPPED BY {raised}"
+    record(f"signal in a finalizer ({raised})", ok)
+    assert ok, (run.stdout, run.stderr[-500:])
