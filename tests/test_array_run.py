@@ -151,3 +151,26 @@ def test_budgets_on_a_big_file_equal_the_budgets_on_chains(capsys, monkeypatch):
     on_arrays = json.loads(out)
     assert len(on_arrays["points"]["leaf-lru"]) == 15
     same_report(on_chains, on_arrays)
+
+
+def test_counts_default_to_the_simulators_routing(capsys, tmp_path):
+    """An uncapacitated count on an engine routes as the simulator does by default: an input's own
+    hosts are folded (also to a smaller --fleet), an instance that names a fleet but no routing is
+    spread round-robin over that fleet. (The counts used 'given' before: refused at any other fleet
+    size, and for an instance without a routing.)"""
+    pytest.importorskip("pyarrow")
+    from pyverify.inputs.columnar import write_parquet
+
+    rng = np.random.default_rng(5)
+    chains = tuple(tuple(range(100 * (i % 9), 100 * (i % 9) + int(rng.integers(1, 6)))) for i in range(200))
+    routed = Instance(name="routed", hosts=8, chains=chains, routing=tuple(int(h) for h in rng.integers(0, 8, len(chains))))
+    parquet = tmp_path / "routed.parquet"
+    write_parquet(ColumnarTrace.from_instance(routed), parquet)
+    unrouted = tmp_path / "unrouted.json"
+    unrouted.write_text(json.dumps(Instance(name="unrouted", hosts=4, chains=chains).to_json()))
+    for path, argv in ((parquet, ["--fleet", "4"]), (parquet, []), (unrouted, [])):
+        simulator = simulate_json(capsys, str(path), "--model", "per-host", *argv)
+        counted = simulate_json(capsys, str(path), "--model", "per-host", *argv, "--engine", "numpy")
+        assert counted["engine"] == "numpy"
+        assert (counted["routing"], counted["fleet_size"], counted["misses"]) == \
+            (simulator["routing"], simulator["fleet_size"], simulator["misses"]), (path, argv)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyverify.commands.cache_options import resolve_cache_size, window_of
 from pyverify.commands.simulation import Simulation
 from pyverify.errors import UserError
-from pyverify.sim.routing import DEFAULT_TRACE_FLEET
+from pyverify.sim.routing import default_fleet_for, default_policy_for
 from pyverify.sim.simulate import PER_HOST
 
 ENGINE = "numpy (arrays, compiled replay)"
@@ -31,10 +31,10 @@ def simulate_on_arrays(args) -> Simulation:
     size = resolve_cache_size(args, trace, args.instance)
     window = window_of(args)
     weights = trace_token_weights(trace, args.instance)
-    own_fleet = None if trace.hosts is None else int(trace.hosts.max()) + 1
-    fleet = args.fleet or own_fleet or DEFAULT_TRACE_FLEET
-    policy = args.routing or ("fold" if trace.hosts is not None else "round-robin")
-    routed = args.model == PER_HOST or trace.hosts is not None
+    gives_hosts = trace.hosts is not None
+    fleet = args.fleet or default_fleet_for(int(trace.hosts.max()) + 1 if gives_hosts else None)
+    policy = args.routing or default_policy_for(gives_hosts)
+    routed = args.model == PER_HOST or gives_hosts  # as the simulator: an input's own routing is reported
     hosts = None
     if routed:
         try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pyverify.engines import AUTO_ENGINE_BYTES, ENGINES
 from pyverify.errors import UserError
-from pyverify.sim.routing import DEFAULT_TRACE_FLEET
+from pyverify.sim.routing import default_fleet, default_fleet_for, default_policy_for
 from pyverify.sim.simulate import PER_HOST
 
 
@@ -107,18 +107,20 @@ def run_simulate_counts(args, print_json) -> int:
 
     engine = choose(args.engine, args.instance)
     trace = None
-    if not is_trace_file(args.instance):
-        trace = ColumnarTrace.from_instance(load_input(args.instance))
+    if is_trace_file(args.instance):  # read by the engine itself
+        gives_hosts = _has_hosts(args.instance)
+        own_fleet = _own_fleet(args.instance) if gives_hosts else None
+    else:
+        instance = load_input(args.instance)
+        trace = ColumnarTrace.from_instance(instance)
+        gives_hosts, own_fleet = instance.routing is not None, default_fleet(instance)
     policy = None
     fleet = args.fleet
-    if args.model == PER_HOST or (trace is not None and trace.hosts is not None):
-        # A trace file with no hosts has no routing of its own: round-robin, as sweep and mrc default to.
-        policy = args.routing or ("round-robin" if trace is None and not _has_hosts(args.instance) else "given")
-        if fleet is None:
-            fleet = int(trace.hosts.max()) + 1 if trace is not None and trace.hosts is not None else None
-        if fleet is None and policy in ("given", "fold"):
-            fleet = _own_fleet(args.instance)
-        fleet = fleet or DEFAULT_TRACE_FLEET  # an input that names no fleet: 16, as in every command
+    if args.model == PER_HOST or (trace is not None and gives_hosts):
+        # Every command's defaults (pyverify.sim.routing): fold an input's own routing, else round-robin
+        # over its own fleet, else over 16 hosts.
+        policy = args.routing or default_policy_for(gives_hosts)
+        fleet = fleet or default_fleet_for(own_fleet)
     try:
         counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace)
     except MissingExtra:

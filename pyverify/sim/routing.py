@@ -218,7 +218,12 @@ ONLINE_POLICIES = frozenset({"prefix-affinity"})
 
 def default_policy(instance: Instance) -> str:
     """``fold`` when the instance gives a routing, else ``round-robin`` (traces): every command's default."""
-    return "fold" if instance.routing is not None else "round-robin"
+    return default_policy_for(instance.routing is not None)
+
+
+def default_policy_for(gives_hosts: bool) -> str:
+    """:func:`default_policy` of an input that gives a host per request (or not), however it is held."""
+    return "fold" if gives_hosts else "round-robin"
 
 
 #: The fleet size when an input names none: 16 nodes, as in the Mooncake paper's comparison.
@@ -231,7 +236,12 @@ UNROUTED_FLEET_SIZES = [2, 4, 8, 16]
 def default_fleet(instance: Instance) -> int:
     """Every command's default fleet size: the instance's own hosts when it gives a routing or a
     fleet (``trace import --hosts 16``), else :data:`DEFAULT_TRACE_FLEET`."""
-    return instance.hosts if (instance.routing is not None or instance.hosts > 1) else DEFAULT_TRACE_FLEET
+    return default_fleet_for(instance.hosts if (instance.routing is not None or instance.hosts > 1) else None)
+
+
+def default_fleet_for(own_hosts: int | None) -> int:
+    """:func:`default_fleet` of an input whose own fleet is ``own_hosts`` (``None``: it names none)."""
+    return own_hosts or DEFAULT_TRACE_FLEET
 
 
 def route(instance: Instance, fleet_size: int, policy: str, options: RoutingOptions | None = None) -> tuple[int, ...]:
