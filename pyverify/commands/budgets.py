@@ -122,16 +122,16 @@ def _sweep_arrays(trace, args, kv, window):
     """The same on a big trace file held as arrays, replayed by the compiled kernels (as ``simulate`` does)."""
     import numpy as np
 
-    from pyverify.sim.array_run import array_hits, trace_token_weights
+    from pyverify.sim.array_run import ArrayReplay, trace_token_weights
     from pyverify.sim.budgets import budget_sweep_flat
 
     weights = trace_token_weights(trace, args.instance)
-    pooled = np.zeros(trace.n_requests, dtype=np.int64)
+    prepared = ArrayReplay(trace, np.zeros(trace.n_requests, dtype=np.int64))  # once for every budget and policy
     lengths = np.diff(trace.offsets)
     by_policy = {}
     for policy in args.eviction:
         def replay(capacity, policy=policy):
-            return array_hits(trace, pooled, capacity, policy)
+            return prepared.hits(capacity, policy)
 
         by_policy[policy] = budget_sweep_flat(trace.ids, lengths, replay, args.budgets_gib, kv.bytes_per_token,
                                               trace.block_size_tokens, policy, weights, window)

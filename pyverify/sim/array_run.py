@@ -29,25 +29,40 @@ if TYPE_CHECKING:
     from pyverify.inputs.columnar import ColumnarTrace
 
 
-def array_hits(trace: "ColumnarTrace", cache_of: np.ndarray, capacity: int | None, eviction: str) -> np.ndarray:
-    """Hits per request (int64), as ``simulate(...).hit_blocks``, for caches ``cache_of[i]``.
+class ArrayReplay:
+    """A trace prepared once for the replay kernels (dense ids, requests grouped by cache),
+    then replayed at any number of capacities and policies (a budget sweep does 15 or more).
 
     Needs numba (:func:`pyverify.sim.kernels.available`).
     """
-    from pyverify.sim.kernels.replay import link_array, replay, requests_by_cache
-    from pyverify.sim.kernels.tree_replay import tree_replay
 
-    if eviction not in EVICTIONS:
-        raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
-    ids, universe, starts, order, bounds = requests_by_cache(trace.ids, trace.offsets, cache_of)
-    if capacity is None:
-        capacity, eviction = max(universe, 1), LRU  # never full: nothing is evicted
-    if eviction in (LRU, FIFO):
-        return replay(ids, starts, order, bounds, link_array(universe), capacity, eviction == LRU)
-    hits, prefix_closed = tree_replay(ids, starts, order, bounds, universe, capacity, eviction == LEAF_LRU)
-    if not prefix_closed:  # a ColumnarTrace is validated prefix-closed when it is read
-        raise ValueError(f"{trace.name}: not prefix-closed, which {LEAF_LRU} and {VLLM} replay on arrays requires")
-    return hits
+    def __init__(self, trace: "ColumnarTrace", cache_of: np.ndarray) -> None:
+        from pyverify.sim.kernels.replay import requests_by_cache
+
+        self.name = trace.name
+        self.ids, self.universe, self.starts, self.order, self.bounds = requests_by_cache(trace.ids, trace.offsets, cache_of)
+
+    def hits(self, capacity: int | None, eviction: str) -> np.ndarray:
+        """Hits per request (int64), as ``simulate(...).hit_blocks``."""
+        from pyverify.sim.kernels.replay import link_array, replay
+        from pyverify.sim.kernels.tree_replay import tree_replay
+
+        if eviction not in EVICTIONS:
+            raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
+        arrays = (self.ids, self.starts, self.order, self.bounds)
+        if capacity is None:
+            capacity, eviction = max(self.universe, 1), LRU  # never full: nothing is evicted
+        if eviction in (LRU, FIFO):
+            return replay(*arrays, link_array(self.universe), capacity, eviction == LRU)
+        hits, prefix_closed = tree_replay(*arrays, self.universe, capacity, eviction == LEAF_LRU)
+        if not prefix_closed:  # a ColumnarTrace is validated prefix-closed when it is read
+            raise ValueError(f"{self.name}: not prefix-closed, which {LEAF_LRU} and {VLLM} replay on arrays requires")
+        return hits
+
+
+def array_hits(trace: "ColumnarTrace", cache_of: np.ndarray, capacity: int | None, eviction: str) -> np.ndarray:
+    """Hits per request (int64), as ``simulate(...).hit_blocks``, for caches ``cache_of[i]``: one replay."""
+    return ArrayReplay(trace, cache_of).hits(capacity, eviction)
 
 
 def trace_token_weights(trace: "ColumnarTrace", where: str) -> TokenWeights | None:
@@ -60,4 +75,4 @@ def trace_token_weights(trace: "ColumnarTrace", where: str) -> TokenWeights | No
     return weights_of_lengths(lengths, trace.block_size_tokens, totals, where)
 
 
-__all__ = ["array_hits", "trace_token_weights"]
+__all__ = ["ArrayReplay", "array_hits", "trace_token_weights"]
