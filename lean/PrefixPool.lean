@@ -13,6 +13,7 @@ import PrefixPool.Belady
 import PrefixPool.BeladyLemmas
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
+import PrefixPool.PerHostMin
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
