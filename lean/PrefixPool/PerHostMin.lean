@@ -105,6 +105,15 @@ theorem min_prefix_run_spec (cap : Natural) (parent : Natural → Parent) (chain
       (Eq.trans (prefix_misses_min cap parent chains List.nil Parent.root hfit (min_inv_start cap parent chains hfit))
         (congrArg demand_misses (min_prefix_flatten cap chains List.nil))))
 
+/-- Every host running MIN with `cap` blocks, cut into its requests, is a
+valid fleet run (on any chains: validity needs no prefix closure). -/
+theorem min_fleet_valid (cap : Natural) (requests : List (Prod Natural (List Natural))) :
+    fleet_valid cap requests (fun host => min_prefix_run cap List.nil (chains_of host requests)) :=
+  fun host => And.intro
+    (min_prefix_valid cap (chains_of host requests) List.nil List.nil (subset_refl List.nil) True.intro
+      (Natural.zero_le cap))
+    (min_prefix_blocks cap (chains_of host requests) List.nil)
+
 /-! ## Theorems -/
 
 /-- No valid fleet run of per-host capacitated prefix caches of `cap` blocks
@@ -133,11 +142,7 @@ theorem per_host_min_is_fleet_run (cap fleet : Natural) (requests : List (Prod N
       And (fleet_valid cap requests runs) (Eq (fleet_misses fleet runs) (per_host_min cap fleet requests))))
     (fun parent hfit =>
       Exists.intro (fun host => min_prefix_run cap List.nil (chains_of host requests))
-        (And.intro
-          (fun host =>
-            let spec := min_prefix_run_spec cap parent (chains_of host requests)
-              (all_fit_chains_of parent host requests hfit)
-            And.intro spec.left spec.right.left)
+        (And.intro (min_fleet_valid cap requests)
           (sum_below_congr
             (fun host => prefix_misses (min_prefix_run cap List.nil (chains_of host requests)))
             (fun host => min_misses cap (List.flatten (chains_of host requests)))
