@@ -191,3 +191,32 @@ def test_without_belady_in_the_registry_the_bound_cites_it():
 
     bound = Bound("prefix_run_is_flat_run", 4, 24, 24)
     assert bound.theorems == ["prefix_run_is_flat_run"] and bound.to_json()["cited"] == CITED_MIN
+
+
+def test_round_robin_per_host_certificates_are_read_as_the_checker_reads_them(tmp_path):
+    """A per-host certificate with round-robin routing (request t on host t mod
+    hosts) is related to the theorems on those caches, not on the instance's own
+    routing: uncapacitated, the distinct (host, block) pairs of the round-robin
+    hosts; with 2 blocks per host, MIN summed over them."""
+    from pyverify.certify.certificate import certify, write_certificate
+
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({
+        "format": "pyverify.instance/1", "name": "one", "hosts": 1,
+        "requests": [{"blocks": c, "host": 0} for c in ([1, 2], [1, 3], [1, 2, 4], [1])],
+    }))
+    registry = load_registry(REGISTRY)
+    for capacity, objective in ((None, 5), (2, 5)):
+        done = certify(load_instance(path), "per-host", capacity, 30.0, [], use_z3=False, instance_path=str(path),
+                       routing="round-robin", hosts=2)
+        cert = tmp_path / f"one.rr-{capacity}.json"
+        write_certificate(done.certificate, cert, path)
+        entry = link_certificate(cert, path, registry)
+        assert entry.certificate_data["objective"] == objective
+        hosts = next(h for h in entry.link.hypotheses if h.text.startswith("hosts numbered"))
+        assert hosts.text == "hosts numbered 0..1, round-robin" and hosts.holds
+        if capacity is None:
+            # host 0 reads [1, 2], [1, 2, 4]; host 1 reads [1, 3], [1]: pairs 3 + 2
+            assert entry.link.covered and entry.link.predicted == 5 and entry.link.agrees
+        else:
+            assert entry.link.bound.flat_min == 5 and entry.link.bound.fleet == 2

@@ -310,8 +310,10 @@ def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool
     if openings_only:
         found.append(Hypothesis("requests are openings (chains of one block)", longest == 1, f"longest chain {longest}"))
     if model["model"] == "per-host":
-        in_range = instance.routing is not None and all(0 <= host < instance.hosts for host in instance.routing)
-        found.append(Hypothesis(f"hosts numbered 0..{instance.hosts - 1}, as routed by the instance", in_range, "checked here"))
+        caches, fleet = caches_read(cert, instance)
+        in_range = len(caches) == len(instance.chains) and all(0 <= host < fleet for host in caches)
+        how = "round-robin" if model.get("routing") == "round-robin" else "as routed by the instance"
+        found.append(Hypothesis(f"hosts numbered 0..{fleet - 1}, {how}", in_range, "checked here"))
     return found
 
 
@@ -371,11 +373,13 @@ def caches_read(cert: dict[str, Any], instance: Instance) -> tuple[list[int], in
     return list(instance.routing or ()), instance.hosts
 
 
-def predicted_misses(model: str, instance: Instance) -> tuple[int, str]:
-    """What the theorem says the count is, computed from the instance alone."""
+def predicted_misses(model: str, instance: Instance, caches: list[int] | None = None) -> tuple[int, str]:
+    """What the theorem says the count is, computed from the instance alone
+    (per host: with ``caches``, the cache each request reads, else the instance's routing)."""
     if model == "pooled":
         return len({block for chain in instance.chains for block in chain}), "distinct block ids"
-    pairs = {(host, block) for chain, host in zip(instance.chains, instance.routing or ()) for block in chain}
+    routing = caches if caches is not None else (instance.routing or ())
+    pairs = {(host, block) for chain, host in zip(instance.chains, routing) for block in chain}
     return len(pairs), "distinct (host, block) pairs"
 
 
@@ -442,7 +446,7 @@ def link_certificate(
         link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})",
                     bound=bound)
     else:
-        predicted, unit = predicted_misses(model, instance)
+        predicted, unit = predicted_misses(model, instance, caches_read(raw, instance)[0])
         link = Link(covered=True, hypotheses=hypotheses, predicted=predicted, predicted_by=unit,
                     agrees=predicted == raw["objective"])
         if not link.agrees:
