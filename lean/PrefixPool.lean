@@ -13,6 +13,7 @@ import PrefixPool.Belady
 import PrefixPool.BeladyLemmas
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
+import PrefixPool.PerHostMin
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
@@ -37,6 +38,8 @@ first results with a memory limit.
 * `min_misses_le` (PrefixPool/BeladyOptimal.lean): Belady's theorem
 * `min_run_is_prefix_run`, `prefix_misses_ge_min` (PrefixPool/BeladyPrefix.lean): on
   prefix-closed chains the fewest misses of a capacitated prefix cache are MIN's
+* `fleet_misses_ge_per_host_min`, `per_host_min_is_fleet_run` (PrefixPool/PerHostMin.lean):
+  per-host capacitated prefix caches; their fewest misses are the sum over hosts of MIN
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

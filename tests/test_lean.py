@@ -126,6 +126,16 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "prefix_valid cap run → Eq (List.map (List.map Prod.fst) run) chains → "
         "Natural.le (min_misses cap (List.flatten chains)) (prefix_misses run)"
     )
+    assert statements["fleet_misses_ge_per_host_min"] == (
+        "∀ (cap fleet : Natural) (requests : List (Prod Natural (List Natural))) "
+        "(runs : Natural → List (List (Prod Natural (List Natural)))), routed_below fleet requests → "
+        "fleet_valid cap requests runs → Natural.le (per_host_min cap fleet requests) (fleet_misses fleet runs)"
+    )
+    assert statements["per_host_min_is_fleet_run"] == (
+        "∀ (cap fleet : Natural) (requests : List (Prod Natural (List Natural))), routed_below fleet requests → "
+        "prefix_closed (List.map Prod.snd requests) → Exists fun runs => And (fleet_valid cap requests runs) "
+        "(Eq (fleet_misses fleet runs) (per_host_min cap fleet requests))"
+    )
     assert statements["pooled_block_misses_eq_distinct"] == (
         "∀ (chains : List (List Natural)), prefix_closed chains → "
         "Eq (pooled_block_misses chains) (distinct_blocks chains)"
@@ -191,6 +201,8 @@ MAIN_THEOREMS = {
     "min_misses_le": "BeladyOptimal",
     "min_run_is_prefix_run": "BeladyPrefix",
     "prefix_misses_ge_min": "BeladyPrefix",
+    "fleet_misses_ge_per_host_min": "PerHostMin",
+    "per_host_min_is_fleet_run": "PerHostMin",
 }
 
 
@@ -353,6 +365,123 @@ def test_min_prefix_bound_hypothesis_without_example_fails(copy: Path) -> None:
     assert not result.ok
     assert "prefix_misses_ge_min" in result.failures[0]
     assert "lru_prefix_run_chains" in result.failures[0]
+
+
+def _per_host_min_module(copy: Path) -> tuple[Path, str]:
+    module = copy / "PrefixPool" / "PerHostMin.lean"
+    return module, module.read_text(encoding="utf-8")
+
+
+PER_HOST_MIN_FAILURE = "module PrefixPool.PerHostMin (lean/PrefixPool/PerHostMin.lean), line "
+
+
+def test_fleet_run_skipping_a_host_fails(copy: Path) -> None:
+    """`fleet_valid` constraining every host but host 0 (host 0's run could be
+    empty, skipping its requests): the lower bound becomes false, and its
+    proof is refused in its module."""
+    module, text = _per_host_min_module(copy)
+    skipping = text.replace("  ∀ host : Natural,\n    And (prefix_valid cap (runs host))",
+                            "  ∀ host : Natural, Eq (Natural.eqb host Natural.zero) Bool.false →\n"
+                            "    And (prefix_valid cap (runs host))", 1)
+    assert skipping != text
+    module.write_text(skipping, encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith(PER_HOST_MIN_FAILURE)
+    assert ": error: " in result.failures[0]
+
+
+def test_fleet_run_not_reading_its_chains_fails(copy: Path) -> None:
+    """`fleet_valid` without "reads exactly the chains routed to that host"
+    (every host could serve nothing): the lower bound is false; refused."""
+    module, text = _per_host_min_module(copy)
+    start = text.index("def fleet_valid")
+    end = text.index("\n\n", start)
+    loose = text[start:end].replace(
+        "And (prefix_valid cap (runs host)) (Eq (List.map (List.map Prod.fst) (runs host)) (chains_of host requests))",
+        "prefix_valid cap (runs host)")
+    assert "chains_of" not in loose
+    module.write_text(text[:start] + loose + text[end:], encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith(PER_HOST_MIN_FAILURE)
+
+
+def test_fleet_sum_over_one_host_fails(copy: Path) -> None:
+    """Both sums over host 0 only (the other hosts' misses dropped from both
+    sides): every proof still goes through, but the registry names the changed
+    trusted definitions."""
+    module, text = _per_host_min_module(copy)
+    one_host = text.replace("  sum_below fleet (fun host => prefix_misses (runs host))",
+                            "  sum_below (Natural.succ Natural.zero) (fun host => prefix_misses (runs host))", 1)
+    one_host = one_host.replace(
+        "  sum_below fleet (fun host => min_misses cap (List.flatten (chains_of host requests)))",
+        "  sum_below (Natural.succ Natural.zero) (fun host => min_misses cap (List.flatten (chains_of host requests)))", 1)
+    one_host = one_host.replace("            fleet)))\n", "            (Natural.succ Natural.zero))))\n", 1)
+    one_host = one_host.replace("    fleet\n\n/-- When the chains", "    (Natural.succ Natural.zero)\n\n/-- When the chains", 1)
+    assert one_host.count("(Natural.succ Natural.zero)") == 4
+    # `fleet` is then unused in the two definitions: `_fleet`, so Lean does not warn
+    one_host = one_host.replace("fleet_misses (fleet : Natural)", "fleet_misses (_fleet : Natural)", 1)
+    one_host = one_host.replace("per_host_min (cap fleet : Natural)", "per_host_min (cap _fleet : Natural)", 1)
+    assert one_host.count("_fleet :") == 2
+    module.write_text(one_host, encoding="utf-8")
+    examples = copy / "PrefixPool" / "Examples.lean"
+    # with one host, routed_tree's per-host MIN is host 0's 3, not 5: the kernel refuses those examples
+    # (and the generated ones on three hosts)
+    result = _check(copy)
+    assert not result.ok
+    assert re.match(r"module PrefixPool\.(Generated|Examples) \(lean/PrefixPool/(Generated|Examples)\.lean\), line \d+: error",
+                    result.failures[0]), result.failures[0]
+    # Keep only the positive examples of the hypotheses from the per-host MIN section: the registry still refuses.
+    text = examples.read_text(encoding="utf-8")
+    section = text.index("/-! ## Per-host capacitated caches")
+    positive = text[text.index("/-- A positive example of the first hypothesis of `fleet_misses_ge_per_host_min`"):
+                    text.index("/-- With 2 blocks per host")]
+    examples.write_text(text[:section] + positive, encoding="utf-8")
+    generated = copy / "PrefixPool" / "Generated.lean"
+    lines = generated.read_text(encoding="utf-8").splitlines()
+    generated.write_text("\n".join(l for l in lines if not l.startswith("example : Eq (per_host_min")) + "\n",
+                         encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "registry" in result.failures[0]
+    assert "fleet_misses" in result.failures[0] or "per_host_min" in result.failures[0]
+
+
+def test_fleet_hosts_hypothesis_dropped_fails(copy: Path) -> None:
+    """Without `routed_below` the sums could leave out hosts that have
+    requests; the proofs do not need it, so they still go through, but the
+    registry names the changed statements."""
+    module, text = _per_host_min_module(copy)
+    dropped = text.replace("    (_hosts : routed_below fleet requests) ", "    ")
+    assert "(_hosts" not in dropped
+    module.write_text(dropped, encoding="utf-8")
+    examples = copy / "PrefixPool" / "Examples.lean"
+    examples.write_text(examples.read_text(encoding="utf-8").replace(
+        "routed_tree runs routed_tree_routed_below hv", "routed_tree runs hv").replace(
+        "two two routed_tree routed_tree_routed_below tree_chains_prefix_closed",
+        "two two routed_tree tree_chains_prefix_closed"), encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "registry" in result.failures[0]
+    assert "routed_below" in result.failures[0]
+    differences = [line for line in result.lines if "registry differs" in line]  # type: ignore[attr-defined]
+    assert any("fleet_misses_ge_per_host_min: statement changed" in line for line in differences), differences
+    assert any("per_host_min_is_fleet_run: statement changed" in line for line in differences), differences
+
+
+def test_fleet_hypothesis_without_example_fails(copy: Path) -> None:
+    """`fleet_valid` must keep its positive example: with
+    `routed_tree_fleet_valid` gone, the check names it."""
+    examples = copy / "PrefixPool" / "Examples.lean"
+    text = examples.read_text(encoding="utf-8")
+    start = text.index("/-- A positive example of the second hypothesis of\n`fleet_misses_ge_per_host_min`")
+    end = text.index("/-- With 2 blocks per host")
+    examples.write_text(text[:start] + text[end:], encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "fleet_misses_ge_per_host_min" in result.failures[0]
+    assert "routed_tree_fleet_valid" in result.failures[0]
 
 
 def test_examples_pin_the_definitions(copy: Path) -> None:

@@ -151,6 +151,39 @@ def test_the_bound_is_per_cache(tmp_path):
     pooled = capacitated_bound({"cache_model": {"model": "pooled", **model}, "objective": 3}, instance, registry)
     assert (per_host.flat_min, pooled.flat_min) == (2, 3)  # [1, 1] and [2, 2]: 1 each; [1, 2, 1, 2]: 3
     assert per_host.holds and pooled.holds
+    # Per host, the sum over hosts 0..1 is fleet_misses_ge_per_host_min's (its routing hypothesis holds here).
+    assert per_host.theorems == ["prefix_run_is_flat_run", "min_misses_le", "fleet_misses_ge_per_host_min"]
+    assert per_host.fleet == 2 and "fleet_misses_ge_per_host_min" in per_host.to_json()["machine_checked"]
+    assert pooled.theorems == ["prefix_run_is_flat_run", "min_misses_le"]
+    # Round-robin over 3 hosts: the caches the checker reads (t mod 3), not the instance's routing.
+    robin = capacitated_bound({"cache_model": {"model": "per-host", "routing": "round-robin", "hosts": 3, **model},
+                               "objective": 4}, instance, registry)
+    assert robin.flat_min == 4 and robin.fleet == 3  # [1, 2] on host 0 (2 misses), [2] and [1] on hosts 1 and 2
+    # Without min_misses_le (or without the per-host theorem) the per-host theorem is not cited.
+    partial = {name: theorem for name, theorem in registry.items() if name != "min_misses_le"}
+    bare = capacitated_bound({"cache_model": {"model": "per-host", **model}, "objective": 2}, instance, partial)
+    assert bare.theorems == ["prefix_run_is_flat_run"] and bare.per_host_theorem is None
+
+
+def test_a_per_host_capacitated_certificate_links_to_the_per_host_theorem(tmp_path):
+    """End to end: a verified per-host certificate with 2 blocks per host on the
+    routed tree of lean/PrefixPool/Examples.lean (`routed_tree`): MIN per host
+    sums to 5, the objective; the bridge cites the per-host theorem."""
+    from pyverify.certify.certificate import certify, write_certificate
+
+    path = tmp_path / "tree.json"
+    path.write_text(json.dumps({
+        "format": "pyverify.instance/1", "name": "tree", "hosts": 2,
+        "requests": [{"blocks": c, "host": h} for c, h in (([1, 2], 0), ([1, 3], 1), ([1, 2, 4], 0))],
+    }))
+    done = certify(load_instance(path), "per-host", 2, 30.0, [], use_z3=False, instance_path=str(path))
+    write_certificate(done.certificate, tmp_path / "tree.per-host-c2.json", path)
+    entry = link_certificate(tmp_path / "tree.per-host-c2.json", path, load_registry(REGISTRY))
+    bound = entry.link.bound
+    assert bound is not None and bound.flat_min == 5 == entry.certificate_data["objective"]
+    assert [t.name for t in entry.theorems][-3:] == ["prefix_run_is_flat_run", "min_misses_le",
+                                                   "fleet_misses_ge_per_host_min"]
+    assert "hosts 0..1" in entry.link_json()["lower_bound"]["machine_checked"]
 
 
 def test_without_belady_in_the_registry_the_bound_cites_it():
@@ -158,3 +191,32 @@ def test_without_belady_in_the_registry_the_bound_cites_it():
 
     bound = Bound("prefix_run_is_flat_run", 4, 24, 24)
     assert bound.theorems == ["prefix_run_is_flat_run"] and bound.to_json()["cited"] == CITED_MIN
+
+
+def test_round_robin_per_host_certificates_are_read_as_the_checker_reads_them(tmp_path):
+    """A per-host certificate with round-robin routing (request t on host t mod
+    hosts) is related to the theorems on those caches, not on the instance's own
+    routing: uncapacitated, the distinct (host, block) pairs of the round-robin
+    hosts; with 2 blocks per host, MIN summed over them."""
+    from pyverify.certify.certificate import certify, write_certificate
+
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({
+        "format": "pyverify.instance/1", "name": "one", "hosts": 1,
+        "requests": [{"blocks": c, "host": 0} for c in ([1, 2], [1, 3], [1, 2, 4], [1])],
+    }))
+    registry = load_registry(REGISTRY)
+    for capacity, objective in ((None, 5), (2, 5)):
+        done = certify(load_instance(path), "per-host", capacity, 30.0, [], use_z3=False, instance_path=str(path),
+                       routing="round-robin", hosts=2)
+        cert = tmp_path / f"one.rr-{capacity}.json"
+        write_certificate(done.certificate, cert, path)
+        entry = link_certificate(cert, path, registry)
+        assert entry.certificate_data["objective"] == objective
+        hosts = next(h for h in entry.link.hypotheses if h.text.startswith("hosts numbered"))
+        assert hosts.text == "hosts numbered 0..1, round-robin" and hosts.holds
+        if capacity is None:
+            # host 0 reads [1, 2], [1, 2, 4]; host 1 reads [1, 3], [1]: pairs 3 + 2
+            assert entry.link.covered and entry.link.predicted == 5 and entry.link.agrees
+        else:
+            assert entry.link.bound.flat_min == 5 and entry.link.bound.fleet == 2

@@ -275,3 +275,77 @@ def test_min_misses_le(blocks, capacity, data):
     run = random_flat_run(data, blocks, capacity)
     assert mirror.flat_valid(run, capacity)
     assert flat_min_misses(blocks, capacity) <= demand_misses(run)
+
+
+# --- fleet_misses_ge_per_host_min, per_host_min_is_fleet_run (lean/PrefixPool/PerHostMin.lean) ---
+
+from pyverify.sim import belady_min  # noqa: E402
+from pyverify.trusted import recount  # noqa: E402
+
+from .strategies import routed_instances  # noqa: E402
+
+
+def chains_of(host, chains, routing):
+    """Lean's `chains_of`: the chains routed to ``host``, in request order."""
+    return [list(chain) for chain, h in zip(chains, routing) if h == host]
+
+
+def lean_per_host_min(chains, routing, capacity, fleet):
+    """Lean's `per_host_min`: over hosts 0..fleet-1, Lean's MIN (the mirror's
+    `min_run`) on the host's flattened chains, summed."""
+    return sum(demand_misses(mirror.min_run([b for c in chains_of(h, chains, routing) for b in c], capacity))
+               for h in range(fleet))
+
+
+def min_prefix_run(chains, capacity):
+    """Lean's `min_prefix_run`: MIN's flat run on the flattened chains, cut into the requests."""
+    flat = mirror.min_run([b for chain in chains for b in chain], capacity)
+    run, at = [], 0
+    for chain in chains:
+        run.append(flat[at:at + len(chain)])
+        at += len(chain)
+    return run
+
+
+def test_per_host_min_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes on `routed_tree`."""
+    tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]
+    assert chains_of(0, tree, routing) == [[1, 2], [1, 2, 4]] and chains_of(2, tree, routing) == []
+    assert lean_per_host_min(tree, routing, 2, 2) == lean_per_host_min(tree, routing, 2, 3) == 5
+    assert lean_per_host_min(tree, routing, 1, 2) == 6
+    assert flat_min_misses([b for c in tree for b in c], 2) == 4 and flat_min_misses([b for c in tree for b in c], 1) == 5
+    # what pyverify computes for per-host capacitated certificates: the same sum
+    assert recount.min_misses(tree, routing, 2) == belady_min.min_misses(tree, routing, 2) == 5
+    assert recount.min_misses(tree, routing, 1) == belady_min.min_misses(tree, routing, 1) == 6
+
+
+@given(routed_instances(), st.integers(1, 4), st.integers(0, 2), st.data())
+def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
+    """Per-host MIN as pyverify computes it for per-host capacitated
+    certificates (the trusted checker's `recount.min_misses`, the certifier's
+    `belady_min.min_misses`, both with the routing as caches) is Lean's
+    `per_host_min`: the sum over hosts of pooled MIN on each host's chains
+    (hosts with no requests add 0). On these prefix-closed instances each
+    host's MIN run, cut into its requests, is a valid prefix run reading
+    exactly its chains with MIN's misses (`per_host_min_is_fleet_run`), and a
+    random valid fleet run misses no fewer (`fleet_misses_ge_per_host_min`)."""
+    chains, hosts, routing = instance
+    assert first_prefix_violation(chains) is None
+    fleet = hosts + extra
+    expected = lean_per_host_min(chains, routing, capacity, fleet)
+    assert recount.min_misses(chains, routing, capacity) == expected
+    assert belady_min.min_misses(chains, routing, capacity) == expected
+    pooled_sum = sum(recount.min_misses(chains_of(h, chains, routing), [0] * routing.count(h), capacity)
+                     for h in range(fleet))
+    assert pooled_sum == expected
+    achieved = 0
+    for h in range(fleet):
+        own = chains_of(h, chains, routing)
+        run = min_prefix_run(own, capacity)
+        assert mirror.prefix_valid(run, capacity)
+        assert [[b for b, _ in steps] for steps in run] == own
+        achieved += mirror.prefix_misses(run)
+    assert achieved == expected
+    fleet_run = {h: random_prefix_run(data, chains_of(h, chains, routing), capacity) for h in range(fleet)}
+    assert all(mirror.prefix_valid(run, capacity) for run in fleet_run.values())
+    assert sum(mirror.prefix_misses(run) for run in fleet_run.values()) >= expected

@@ -6,6 +6,7 @@ import PrefixPool.PerHostBlocksEq
 import PrefixPool.Flat
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
+import PrefixPool.PerHostMin
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -257,3 +258,51 @@ the second request misses both its blocks), and MIN's 3 is only a lower bound
 there (`prefix_misses_ge_min`). -/
 example : Eq (min_misses two (List.flatten crossed_chains)) three := rfl
 example : Eq (prefix_misses (min_prefix_run two List.nil crossed_chains)) four := rfl
+
+/-! ## Per-host capacitated caches: the sum of per-host MIN counts -/
+
+/-- `routed_tree` on hosts 0 and 1: host 0 reads `[[1, 2], [1, 2, 4]]`, host 1
+reads `[[1, 3]]`, and host 2 reads nothing. -/
+example : Eq (chains_of Natural.zero routed_tree)
+    (List.cons (List.cons one (List.cons two List.nil))
+      (List.cons (List.cons one (List.cons two (List.cons four List.nil))) List.nil)) := rfl
+example : Eq (chains_of one routed_tree) (List.cons (List.cons one (List.cons three List.nil)) List.nil) := rfl
+example : Eq (chains_of two routed_tree) List.nil := rfl
+
+/-- A positive example of the first hypothesis of `fleet_misses_ge_per_host_min`
+and `per_host_min_is_fleet_run`: `routed_tree` is routed to hosts below 2. -/
+theorem routed_tree_routed_below : routed_below two routed_tree :=
+  And.intro rfl (And.intro rfl (And.intro rfl True.intro))
+
+/-- A positive example of the second hypothesis of
+`fleet_misses_ge_per_host_min`: every host running MIN with 2 blocks, cut into
+its requests, is a valid fleet run on `routed_tree` (`min_fleet_valid`). -/
+theorem routed_tree_fleet_valid :
+    fleet_valid two routed_tree (fun host => min_prefix_run two List.nil (chains_of host routed_tree)) :=
+  min_fleet_valid two routed_tree
+
+/-- With 2 blocks per host: host 0 (flat `[1, 2, 1, 2, 4]`) misses 3 with MIN
+(1, 2 and 4), host 1 (`[1, 3]`) misses 2: the per-host optimum is 5. One
+pooled cache of 2 blocks (flat `[1, 2, 1, 3, 1, 2, 4]`) misses 4 with MIN (it
+bypasses 3). Host 2, with no requests, adds nothing (fleet of 3: still 5). -/
+example : Eq (min_misses two (List.flatten (chains_of Natural.zero routed_tree))) three := rfl
+example : Eq (min_misses two (List.flatten (chains_of one routed_tree))) two := rfl
+example : Eq (per_host_min two two routed_tree) (Natural.succ four) := rfl
+example : Eq (per_host_min two three routed_tree) (Natural.succ four) := rfl
+example : Eq (fleet_misses two (fun host => min_prefix_run two List.nil (chains_of host routed_tree)))
+    (Natural.succ four) := rfl
+example : Eq (min_misses two (List.flatten (List.map Prod.snd routed_tree))) four := rfl
+
+/-- With 1 block per host: host 0 misses 4 (MIN keeps 1, bypasses the first 2,
+then 2 and 4), host 1 misses 2: 6, against 5 for one pooled block. -/
+example : Eq (per_host_min one two routed_tree) (Natural.succ (Natural.succ four)) := rfl
+example : Eq (min_misses one (List.flatten (List.map Prod.snd routed_tree))) (Natural.succ four) := rfl
+
+/-- The two theorems on this instance: no valid fleet run with 2 blocks per host
+misses fewer than 5, and one misses exactly 5. -/
+example (runs : Natural → List (List (Prod Natural (List Natural)))) (hv : fleet_valid two routed_tree runs) :
+    Natural.le (Natural.succ four) (fleet_misses two runs) :=
+  fleet_misses_ge_per_host_min two two routed_tree runs routed_tree_routed_below hv
+example : Exists (fun runs : Natural → List (List (Prod Natural (List Natural))) =>
+    And (fleet_valid two routed_tree runs) (Eq (fleet_misses two runs) (Natural.succ four))) :=
+  per_host_min_is_fleet_run two two routed_tree routed_tree_routed_below tree_chains_prefix_closed

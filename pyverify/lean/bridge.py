@@ -55,6 +55,11 @@ BLOCK_THEOREMS = {
 #: Without the second in the registry, it is the cited paper theorem.
 FLAT_THEOREM = "prefix_run_is_flat_run"
 MIN_THEOREM = "min_misses_le"
+#: Per-host capacitated certificates: summed over the hosts, each host's cache
+#: reading exactly its own chains, no fleet of per-host caches misses fewer than
+#: the sum of per-host MIN counts. Cited only when every request's cache is one
+#: of hosts 0..n-1 (the theorem's `routed_below`), checked on the instance.
+PER_HOST_MIN_THEOREM = "fleet_misses_ge_per_host_min"
 CITED_MIN = (
     "Belady's MIN (L. A. Belady, IBM Systems Journal 5(2), 1966; proved in Mattson et al., "
     "IBM Systems Journal 9(2), 1970): no flat demand cache of C blocks misses fewer times than MIN"
@@ -167,14 +172,18 @@ class Hypothesis:
 class Bound:
     """A capacitated certificate against the flat lower bound: what Lean checked
     (``prefix_run_is_flat_run``, and ``min_misses_le`` when registered; without
-    it MIN's optimality rests on the cited paper theorem), and the bound the
-    bridge counts from the instance."""
+    it MIN's optimality rests on the cited paper theorem; for per-host caches
+    on hosts 0..fleet-1 also ``fleet_misses_ge_per_host_min``, the bound as a
+    sum over hosts), and the bound the bridge counts from the instance."""
 
     theorem: str
     capacity: int
     flat_min: int
     objective: int
     min_theorem: str | None = None  # `min_misses_le` when registered
+    #: `fleet_misses_ge_per_host_min`, for a per-host certificate whose caches are hosts 0..fleet-1
+    per_host_theorem: str | None = None
+    fleet: int | None = None
 
     @property
     def holds(self) -> bool:
@@ -182,13 +191,18 @@ class Bound:
 
     @property
     def theorems(self) -> list[str]:
-        return [self.theorem] + ([self.min_theorem] if self.min_theorem else [])
+        return ([self.theorem] + ([self.min_theorem] if self.min_theorem else [])
+                + ([self.per_host_theorem] if self.per_host_theorem else []))
 
     def to_json(self) -> dict[str, Any]:
         checked = ("every run of a capacitated prefix cache, flattened, is a flat demand-paging run "
                    f"with no more misses (`{self.theorem}`)")
         if self.min_theorem:
             checked += f"; no flat demand cache of C blocks misses fewer times than MIN (`{self.min_theorem}`)"
+        if self.per_host_theorem:
+            checked += (f"; on hosts 0..{self.fleet - 1}, each host's cache reading exactly the chains routed to it, "
+                        "no run of the per-host caches misses fewer blocks in total than the sum over the hosts of "
+                        f"MIN on each host's flattened chains (`{self.per_host_theorem}`)")
         return {
             "theorem": self.theorem,
             "theorems": self.theorems,
@@ -296,8 +310,10 @@ def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool
     if openings_only:
         found.append(Hypothesis("requests are openings (chains of one block)", longest == 1, f"longest chain {longest}"))
     if model["model"] == "per-host":
-        in_range = instance.routing is not None and all(0 <= host < instance.hosts for host in instance.routing)
-        found.append(Hypothesis(f"hosts numbered 0..{instance.hosts - 1}, as routed by the instance", in_range, "checked here"))
+        caches, fleet = caches_read(cert, instance)
+        in_range = len(caches) == len(instance.chains) and all(0 <= host < fleet for host in caches)
+        how = "round-robin" if model.get("routing") == "round-robin" else "as routed by the instance"
+        found.append(Hypothesis(f"hosts numbered 0..{fleet - 1}, {how}", in_range, "checked here"))
     return found
 
 
@@ -331,23 +347,39 @@ def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[s
         return None
     if FLAT_THEOREM not in registry:
         return None
+    caches, fleet = caches_read(cert, instance)
+    by_cache: dict[int, list] = {}
+    for chain, cache in zip(instance.chains, caches):
+        by_cache.setdefault(cache, []).append(chain)
+    flat = sum(flat_min_misses([b for chain in chains for b in chain], model["capacity"]) for chains in by_cache.values())
+    min_theorem = MIN_THEOREM if MIN_THEOREM in registry else None
+    # The per-host theorem's hypothesis `routed_below fleet requests`, checked here: every cache is a host below fleet.
+    per_host = (model["model"] == "per-host" and min_theorem is not None and PER_HOST_MIN_THEOREM in registry
+                and len(caches) == len(instance.chains) and all(0 <= cache < fleet for cache in caches))
+    return Bound(FLAT_THEOREM, model["capacity"], flat, cert["objective"], min_theorem,
+                 PER_HOST_MIN_THEOREM if per_host else None, fleet if per_host else None)
+
+
+def caches_read(cert: dict[str, Any], instance: Instance) -> tuple[list[int], int]:
+    """The cache each request reads and the number of caches, as the trusted
+    checker reads them: one pool; or one cache per host, as the instance routes
+    (hosts 0..hosts-1) or round-robin over the certificate's ``hosts``."""
+    model = cert["cache_model"]
     if model["model"] == "pooled":
-        groups = [list(instance.chains)]
-    else:
-        by_host: dict[int, list] = {}
-        for chain, host in zip(instance.chains, instance.routing or ()):
-            by_host.setdefault(host, []).append(chain)
-        groups = list(by_host.values())
-    flat = sum(flat_min_misses([b for chain in chains for b in chain], model["capacity"]) for chains in groups)
-    return Bound(FLAT_THEOREM, model["capacity"], flat, cert["objective"],
-                 MIN_THEOREM if MIN_THEOREM in registry else None)
+        return [0] * len(instance.chains), 1
+    if model.get("routing") == "round-robin":
+        hosts = model["hosts"]
+        return [t % hosts for t in range(len(instance.chains))], hosts
+    return list(instance.routing or ()), instance.hosts
 
 
-def predicted_misses(model: str, instance: Instance) -> tuple[int, str]:
-    """What the theorem says the count is, computed from the instance alone."""
+def predicted_misses(model: str, instance: Instance, caches: list[int] | None = None) -> tuple[int, str]:
+    """What the theorem says the count is, computed from the instance alone
+    (per host: with ``caches``, the cache each request reads, else the instance's routing)."""
     if model == "pooled":
         return len({block for chain in instance.chains for block in chain}), "distinct block ids"
-    pairs = {(host, block) for chain, host in zip(instance.chains, instance.routing or ()) for block in chain}
+    routing = caches if caches is not None else (instance.routing or ())
+    pairs = {(host, block) for chain, host in zip(instance.chains, routing) for block in chain}
     return len(pairs), "distinct (host, block) pairs"
 
 
@@ -414,7 +446,7 @@ def link_certificate(
         link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})",
                     bound=bound)
     else:
-        predicted, unit = predicted_misses(model, instance)
+        predicted, unit = predicted_misses(model, instance, caches_read(raw, instance)[0])
         link = Link(covered=True, hypotheses=hypotheses, predicted=predicted, predicted_by=unit,
                     agrees=predicted == raw["objective"])
         if not link.agrees:

@@ -274,6 +274,45 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
         examples=(("prefix_valid", "lru_prefix_run_valid"), ("Eq", "lru_prefix_run_chains")),
     ),
+    TheoremSpec(
+        name="fleet_misses_ge_per_host_min",
+        hypotheses=(
+            "a fleet of `fleet` hosts numbered 0 to fleet - 1, and every request's host is one of them",
+            "requests are (host, chain) pairs: a static routing; one separate capacitated demand cache of `cap` "
+            "blocks per host with longest-prefix hits, starting empty (rules as in `prefix_run_is_flat_run`; "
+            "any policy)",
+            "a valid fleet run: every host's run is a valid run of its cache and reads exactly the chains routed "
+            "to that host, in request order (so no request is skipped; a host with no requests has the empty run)",
+            "Belady's MIN in bypass form with `cap` blocks on each host's flattened chains",
+        ),
+        plain=(
+            "For every list of routed chains (prefix-closed or not) on a fleet of hosts 0 to fleet - 1, no valid "
+            "run of separate capacitated prefix caches of `cap` blocks, one per host, misses fewer blocks in total "
+            "(summed over the hosts) than the sum over the hosts of Belady's MIN with `cap` blocks on the "
+            "flattened sequence of the chains routed to that host."
+        ),
+        examples=(("routed_below", "routed_tree_routed_below"), ("fleet_valid", "routed_tree_fleet_valid")),
+    ),
+    TheoremSpec(
+        name="per_host_min_is_fleet_run",
+        hypotheses=(
+            "a fleet of `fleet` hosts numbered 0 to fleet - 1, and every request's host is one of them",
+            "requests are (host, chain) pairs whose chains, taken together, are prefix-closed (every block id "
+            "has one parent)",
+            "one separate capacitated demand cache of `cap` blocks per host with longest-prefix hits, starting "
+            "empty (rules as in `prefix_run_is_flat_run`)",
+            "Belady's MIN in bypass form with `cap` blocks on each host's flattened chains",
+        ),
+        plain=(
+            "For every list of routed chains that, taken together, are prefix-closed, on a fleet of hosts 0 to "
+            "fleet - 1, some valid run of separate capacitated prefix caches of `cap` blocks, one per host, each "
+            "host's run reading exactly the chains routed to it, misses in total exactly the sum over the hosts "
+            "of Belady's MIN with `cap` blocks on that host's flattened chains. With "
+            "`fleet_misses_ge_per_host_min`: on such chains the fewest misses of per-host capacitated prefix "
+            "caches are exactly that sum."
+        ),
+        examples=(("routed_below", "routed_tree_routed_below"), ("prefix_closed", "routed_tree_prefix_closed")),
+    ),
 )
 
 

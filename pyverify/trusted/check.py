@@ -29,7 +29,10 @@ many misses; a recorded bound above the recount is refused. That MIN's count
 is the optimum rests on Belady's theorem and the flat relaxation, both
 kernel-checked in Lean (``min_misses_le``, ``prefix_run_is_flat_run``), and on
 recount.py counting what Lean's MIN defines (tested, not proved): the output
-says so (:func:`basis_of`). Certificates made with the solvers must
+says so (:func:`basis_of`). With one cache per host, the recount is the sum
+over hosts of MIN on each host's flat sequence; that no run of the per-host
+caches misses fewer in total is kernel-checked too
+(``fleet_misses_ge_per_host_min``, hosts numbered 0 to n - 1). Certificates made with the solvers must
 also record CP-SAT OPTIMAL and Z3 unsat at ``objective - 1`` to be OPTIMAL;
 those records are checked for consistency, not re-derived.
 

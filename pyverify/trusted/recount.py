@@ -11,6 +11,10 @@ in trace order), and each rests on a stated argument, not on code:
   Traiger 1970; Lean theorem ``min_misses_le``), and a lower bound for the
   prefix cache by the flat relaxation (Lean theorem ``prefix_run_is_flat_run``;
   docs/min-flat-relaxation.md). Its equality with Lean's MIN is tested.
+  With one cache per host it is the sum over hosts of MIN on each host's
+  sequence: a lower bound for per-host prefix caches (Lean theorem
+  ``fleet_misses_ge_per_host_min``), achieved on prefix-closed chains
+  (``per_host_min_is_fleet_run``).
 * :func:`lru_misses`: a flat LRU cache; equal to pyverify's longest-prefix LRU
   on prefix-closed traces (argued in pyverify/sim/mrc.py's docstring, tested
   against the simulator).
