@@ -1,4 +1,4 @@
-"""``simulate`` and ``budgets`` on a trace held as arrays equal the same commands on Python chains.
+"""``simulate``, ``budgets`` and ``mrc`` on a trace held as arrays equal the same commands on Python chains.
 
 * the array run (pyverify.sim.array_run) against ``simulate()`` and
   ``tally()`` on Hypothesis traces: every eviction, pooled and per host, any
@@ -174,3 +174,18 @@ def test_counts_default_to_the_simulators_routing(capsys, tmp_path):
         assert counted["engine"] == "numpy"
         assert (counted["routing"], counted["fleet_size"], counted["misses"]) == \
             (simulator["routing"], simulator["fleet_size"], simulator["misses"]), (path, argv)
+
+
+@needs_trace
+@pytest.mark.parametrize("model", [["--model", "pooled"], ["--model", "per-host", "--fleet", "8", "--routing", "prefix-hash"]])
+def test_mrc_on_a_big_file_equals_the_mrc_on_chains(capsys, monkeypatch, model):
+    argv = ["mrc", str(TRACE), *model, "--policy", "lru,opt", "--capacities", "64,512,4096,20000", "--verify", "--json"]
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 0, err
+    on_chains = json.loads(out)
+    monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)  # every trace file is big
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 0, err
+    on_arrays = json.loads(out)
+    assert on_arrays["verified"] is True and "token_hit_rate" in on_arrays["points"][0]
+    same_report(on_chains, on_arrays)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # annotations only
+    import numpy as np
+
     from pyverify.inputs.records import ImportOptions
 
 
@@ -18,7 +21,8 @@ from pyverify.fileio import write_text_atomic
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
-from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
+from pyverify.sim.routing import (ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_fleet_for, default_policy,
+                                  default_policy_for, route)
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
 
 ORDER = 20
@@ -169,34 +173,25 @@ def run_import_parquet(args) -> int:
 
 
 def run_mrc(args) -> int:
-    from pyverify.sim.belady_min import min_run
-    from pyverify.sim.mrc import log_capacities, lru_curve
-    from pyverify.sim.opt_curve import capacity_to_match, optimal_curve
     import numpy as np
+
+    from pyverify.sim.counting import reference_hosts
+    from pyverify.sim.mrc import log_capacities, lru_curve_of_references
+    from pyverify.sim.opt_curve import capacity_to_match, optimal_curve_flat
 
     if args.sample_rate is not None:
         return run_mrc_estimate(args, print_json)
-    instance = load_input(args.instance)
-    routing_policy = None
-    fleet = 1
-    if args.model == PER_HOST:
-        routing_policy = args.routing or default_policy(instance)
-        if routing_policy in ONLINE_POLICIES:
-            raise UserError(f"--routing: {routing_policy} depends on the cache capacity, so it has no one-pass curve; "
-                            "use 'pyverify sweep --routing prefix-affinity --capacity C' at each capacity")
-        fleet = args.fleet or default_fleet(instance)
-        with about_file(args.instance, "routing"):
-            routing = route(instance, fleet, routing_policy, RoutingOptions(seed=args.seed, slack=args.affinity_slack))
-    else:
-        if args.routing or args.fleet:
-            raise UserError("--routing/--fleet: only for --model per-host (a pooled cache does not depend on routing)")
-        routing = None
+    if args.model != PER_HOST and (args.routing or args.fleet):
+        raise UserError("--routing/--fleet: only for --model per-host (a pooled cache does not depend on routing)")
+    source = _curve_input(args)
+    routing, fleet, routing_policy = source.routing, source.fleet, source.policy
+    hosts = None if routing is None else reference_hosts(routing, source.lengths)
     policies = args.policy
     curves = {}
     if "lru" in policies:
-        curves["lru"] = lru_curve(instance.chains, routing, fleet) if routing is not None else lru_curve(instance.chains)
+        curves["lru"] = lru_curve_of_references(source.ids, hosts, fleet)
     if "opt" in policies:
-        curves["opt"] = optimal_curve(instance.chains, routing, fleet)
+        curves["opt"] = optimal_curve_flat(source.ids, source.lengths, routing, fleet)
     first = curves[policies[0]]
     full = max(max(c.max_useful_capacity for c in curves.values()), 1)
     capacities = args.capacities or log_capacities(full)
@@ -210,21 +205,22 @@ def run_mrc(args) -> int:
             point["opt_hit_rate"] = float(1 - misses / curves["opt"].references) if curves["opt"].references else 0.0
             if "lru" in curves:
                 point["lru_capacity_to_match_opt"] = capacity_to_match(curves["lru"], int(misses))
-    block = instance.block_size_tokens
-    if "lru" in curves:
-        _add_token_hit_rates(instance, routing, fleet, points, args.instance)
+    block = source.block_size_tokens
+    if "lru" in curves and source.weights is not None:
+        _add_token_hit_rates(source, points)
     for point in points:
         if block:
             point["capacity_tokens"] = point["capacity_blocks"] * block
     if args.verify:
+        from pyverify.sim.belady_min import min_run_flat
+
         with progress_bar(len(points) * len(curves), "verify", unit="capacity") as advance:
             for point in points:
                 if "lru" in curves:
-                    run = simulate(instance.chains, routing, args.model, capacity=point["capacity_blocks"], eviction=LRU)
-                    point["simulated_misses"] = run.misses
+                    point["simulated_misses"] = source.lru_misses(point["capacity_blocks"])
                     advance()
                 if "opt" in curves:
-                    point["min_run_misses"] = min_run(instance.chains, routing, point["capacity_blocks"]).misses
+                    point["min_run_misses"] = min_run_flat(source.ids, source.lengths, routing, point["capacity_blocks"])[2]
                     advance()
     charts = []
     where = "pooled cache" if args.model == POOLED else f"per-host caches, {fleet} hosts, {routing_policy} routing"
@@ -235,14 +231,15 @@ def run_mrc(args) -> int:
         charts = mrc_chart(
             [(f"{labels[name]}, {where}", [c * unit for c in grid], curves[name].hit_rate(grid).tolist()) for name in policies],
             first.ceiling_hit_rate, args.chart,
-            title=f"{instance.name}: exact {' and '.join(labels[name] for name in policies)} hit rate against cache capacity",
+            title=f"{source.name}: exact {' and '.join(labels[name] for name in policies)} hit rate against cache capacity",
             xlabel=f"capacity per cache ({'tokens, ' + str(block) + ' per block' if block else 'blocks'}; log scale)",
         )
     mismatches = [p for p in points if ("simulated_misses" in p and p["simulated_misses"] != p["misses"])
                   or ("min_run_misses" in p and p["min_run_misses"] != p["opt_misses"])]
     result = {
-        "instance": instance.name,
-        "sha256": instance_sha256(instance),
+        "instance": source.name,
+        "sha256": source.sha256,
+        **({"engine": source.engine} if source.engine else {}),
         "model": args.model,
         "fleet_size": fleet,
         "routing": routing_policy,
@@ -263,7 +260,9 @@ def run_mrc(args) -> int:
         return 1 if mismatches else 0
     where = "one pooled cache" if args.model == POOLED else f"{fleet} per-host caches ({routing_policy} routing), each"
     names = " and ".join({"lru": "LRU", "opt": "optimal (Belady MIN)"}[name] for name in policies)
-    print(f"{instance.name}: exact {names} miss-ratio curve{'s' if len(policies) > 1 else ''}, {where} of C blocks; {first.references} block references")
+    engine = f"; engine {source.engine}" if source.engine else ""
+    print(f"{source.name}: exact {names} miss-ratio curve{'s' if len(policies) > 1 else ''}, {where} of C blocks; "
+          f"{first.references} block references{engine}")
     print(f"  ceiling (uncapacitated) hit rate {first.ceiling_hit_rate:.4f} = 1 - {first.cold}/{first.references}, "
           f"reached at C = {full} blocks" + (f" (the optimum reaches it at C = {result['opt_capacity_reaching_ceiling']})" if "opt" in curves and "lru" in curves else ""))
     header = f"{'C blocks':>10}" + (f" {'C tokens':>12}" if block else "")
@@ -294,14 +293,82 @@ def run_mrc(args) -> int:
     return 1 if mismatches else 0
 
 
-def _add_token_hit_rates(instance, routing, fleet, points, path) -> None:
+def _add_token_hit_rates(source: "CurveInput", points) -> None:
     """Beside each point's block hit rate, its token hit rate (hits weighed by their tokens; pyverify.sim.tokens)."""
-    from pyverify.sim.engine_curves import chain_order_distances, weighted_curve
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.sim.engine_curves import chain_order_distances_flat, weighted_curve_flat
 
-    weights = instance_token_weights(instance, path)
-    if weights is None:
-        return
-    curve = weighted_curve(chain_order_distances(instance.chains, routing, fleet), instance.chains, weights)
+    distances = chain_order_distances_flat(source.ids, source.lengths, source.routing, source.fleet)
+    curve = weighted_curve_flat(distances, source.lengths, source.weights)
     for point, weighted in zip(points, curve.points([p["capacity_blocks"] for p in points])):
         point["token_hit_rate"] = weighted["token_hit_rate"]
+
+
+@dataclass
+class CurveInput:
+    """What ``mrc`` needs of its input, however it was read: flat arrays, the routing, token weights,
+    and a per-capacity LRU run for ``--verify``."""
+
+    name: str
+    sha256: str | None
+    engine: str | None
+    block_size_tokens: int | None
+    ids: "np.ndarray"
+    lengths: "np.ndarray"
+    routing: Any  # one host per request, or None for one pooled cache
+    fleet: int
+    policy: str | None
+    weights: Any  # TokenWeights | None
+    lru_misses: Callable[[int], int]
+
+
+def _curve_input(args) -> CurveInput:
+    """The input as instance (Python chains: every input) or, for a big trace file, as arrays
+    replayed by the compiled kernels (as ``simulate`` and ``budgets`` do)."""
+    import numpy as np
+
+    from pyverify.commands.engine_options import big_trace_file, kernels_available
+    from pyverify.sim.counting import flatten
+
+    per_host = args.model == PER_HOST
+    if per_host and args.routing in ONLINE_POLICIES:
+        raise UserError(f"--routing: {args.routing} depends on the cache capacity, so it has no one-pass curve; "
+                        "use 'pyverify sweep --routing prefix-affinity --capacity C' at each capacity")
+    if big_trace_file(args.instance) and kernels_available():
+        from pyverify.commands.array_simulate import ENGINE
+        from pyverify.engines.routing import static_hosts
+        from pyverify.inputs.columnar import read_columnar
+        from pyverify.sim.array_run import ArrayReplay, trace_token_weights
+
+        trace = read_columnar(args.instance)
+        gives_hosts = trace.hosts is not None
+        policy = (args.routing or default_policy_for(gives_hosts)) if per_host else None
+        fleet = (args.fleet or default_fleet_for(int(trace.hosts.max()) + 1 if gives_hosts else None)) if per_host else 1
+        routing = None
+        if per_host:
+            try:
+                routing = static_hosts(trace, fleet, policy, args.seed)
+            except UserError as error:
+                raise UserError(f"{args.instance}: routing: {error}") from None
+        replay = ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64))
+
+        def lru_misses(capacity: int) -> int:
+            return trace.n_references - int(replay.hits(capacity, LRU).sum())
+
+        return CurveInput(trace.name, None, ENGINE, trace.block_size_tokens, trace.ids, np.diff(trace.offsets),
+                          routing, fleet, policy, trace_token_weights(trace, args.instance), lru_misses)
+    from pyverify.sim.tokens import instance_token_weights
+
+    instance = load_input(args.instance)
+    policy, fleet, routing = None, 1, None
+    if per_host:
+        policy = args.routing or default_policy(instance)
+        fleet = args.fleet or default_fleet(instance)
+        with about_file(args.instance, "routing"):
+            routing = route(instance, fleet, policy, RoutingOptions(seed=args.seed, slack=args.affinity_slack))
+    ids, lengths = flatten(instance.chains)
+
+    def lru_misses(capacity: int) -> int:
+        return simulate(instance.chains, routing, args.model, capacity=capacity, eviction=LRU).misses
+
+    return CurveInput(instance.name, instance_sha256(instance), None, instance.block_size_tokens, ids, lengths,
+                      routing, fleet, policy, instance_token_weights(instance, args.instance), lru_misses)

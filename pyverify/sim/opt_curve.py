@@ -182,7 +182,11 @@ def optimal_curve(chains: Sequence[Sequence[int]], routing: Sequence[int] | None
     with the same capacity, under the given static routing. The result has the
     same interface as :func:`pyverify.sim.mrc.lru_curve` (misses, hit_rate, points).
     """
-    ids, lengths = flatten(chains)
+    return optimal_curve_flat(*flatten(chains), routing, fleet_size)
+
+
+def optimal_curve_flat(ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1) -> MissRatioCurve:
+    """:func:`optimal_curve` of a trace given as flat ids and chain lengths."""
     if routing is None:
         return curve_from_distances(opt_distances(ids), caches=1)
     hosts = reference_hosts(routing, lengths)
@@ -201,7 +205,8 @@ def capacity_to_match(curve: MissRatioCurve, misses: int) -> int | None:
     return int(grid[reached[0]]) if reached.size else None
 
 
-__all__ = ["capacity_to_match", "memory_limit_markdown", "memory_limit_summary", "opt_distances", "opt_distances_numpy", "optimal_curve"]
+__all__ = ["capacity_to_match", "memory_limit_markdown", "memory_limit_summary", "opt_distances", "opt_distances_numpy", "optimal_curve",
+           "optimal_curve_flat"]
 
 
 def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int], fleet_size: int,
