@@ -140,17 +140,22 @@ def test_without_numba_the_simulator_answers(capsys, monkeypatch):
 
 @needs_trace
 def test_budgets_on_a_big_file_equal_the_budgets_on_chains(capsys, monkeypatch):
-    argv = ["budgets", str(TRACE), "--kv-model", "llama-3.3-70b", "--eviction", "lru,fifo,leaf-lru,vllm",
-            "--warmup-fraction", "0.5", "--json"]
-    status, out, err = run_cli(capsys, *argv)
-    assert status == 0, err
-    on_chains = json.loads(out)
-    monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)  # every trace file is big
-    status, out, err = run_cli(capsys, *argv)
-    assert status == 0, err
-    on_arrays = json.loads(out)
+    on_chains, on_arrays = small_then_big(capsys, monkeypatch, "budgets", str(TRACE), "--kv-model", "llama-3.3-70b",
+                                          "--eviction", "lru,fifo,leaf-lru,vllm", "--warmup-fraction", "0.5")
     assert len(on_arrays["points"]["leaf-lru"]) == 15
     same_report(on_chains, on_arrays)
+
+
+def small_then_big(capsys, monkeypatch, *argv):
+    """The JSON of ``pyverify ARGV --json`` as usual (the Mooncake trace is small: Python chains),
+    then with every trace file counted as big (arrays)."""
+    reports = []
+    for threshold in (engine_options.AUTO_ENGINE_BYTES, 1):
+        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", threshold)
+        status, out, err = run_cli(capsys, *argv, "--json")
+        assert status == 0, err
+        reports.append(json.loads(out))
+    return reports
 
 
 def test_counts_default_to_the_simulators_routing(capsys, tmp_path):
@@ -179,13 +184,7 @@ def test_counts_default_to_the_simulators_routing(capsys, tmp_path):
 @needs_trace
 @pytest.mark.parametrize("model", [["--model", "pooled"], ["--model", "per-host", "--fleet", "8", "--routing", "prefix-hash"]])
 def test_mrc_on_a_big_file_equals_the_mrc_on_chains(capsys, monkeypatch, model):
-    argv = ["mrc", str(TRACE), *model, "--policy", "lru,opt", "--capacities", "64,512,4096,20000", "--verify", "--json"]
-    status, out, err = run_cli(capsys, *argv)
-    assert status == 0, err
-    on_chains = json.loads(out)
-    monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)  # every trace file is big
-    status, out, err = run_cli(capsys, *argv)
-    assert status == 0, err
-    on_arrays = json.loads(out)
+    on_chains, on_arrays = small_then_big(capsys, monkeypatch, "mrc", str(TRACE), *model, "--policy", "lru,opt",
+                                          "--capacities", "64,512,4096,20000", "--verify")
     assert on_arrays["verified"] is True and "token_hit_rate" in on_arrays["points"][0]
     same_report(on_chains, on_arrays)

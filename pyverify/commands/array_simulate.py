@@ -10,19 +10,39 @@ replayed by the compiled kernels and tallied in blocks and tokens.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pyverify.commands.cache_options import resolve_cache_size, window_of
 from pyverify.commands.simulation import Simulation
 from pyverify.errors import UserError
 from pyverify.sim.routing import default_fleet_for, default_policy_for
 from pyverify.sim.simulate import PER_HOST
 
+if TYPE_CHECKING:  # annotations only: the CLI's start-up loads no numpy
+    import numpy as np
+
+    from pyverify.inputs.columnar import ColumnarTrace
+
 ENGINE = "numpy (arrays, compiled replay)"
+
+
+def route_trace(trace: "ColumnarTrace", args) -> tuple["np.ndarray", int, str]:
+    """``(host per request, fleet, policy)`` for a trace held as arrays, by every command's
+    defaults (:mod:`pyverify.sim.routing`) and the vectorised static policies."""
+    from pyverify.engines.routing import static_hosts
+
+    gives_hosts = trace.hosts is not None
+    fleet = args.fleet or default_fleet_for(int(trace.hosts.max()) + 1 if gives_hosts else None)
+    policy = args.routing or default_policy_for(gives_hosts)
+    try:
+        return static_hosts(trace, fleet, policy, args.seed), fleet, policy
+    except UserError as error:
+        raise UserError(f"{args.instance}: routing: {error}") from None
 
 
 def simulate_on_arrays(args) -> Simulation:
     import numpy as np
 
-    from pyverify.engines.routing import static_hosts
     from pyverify.inputs.columnar import read_columnar
     from pyverify.sim.accounting import tally_offsets
     from pyverify.sim.array_run import array_hits, trace_token_weights
@@ -31,16 +51,8 @@ def simulate_on_arrays(args) -> Simulation:
     size = resolve_cache_size(args, trace, args.instance)
     window = window_of(args)
     weights = trace_token_weights(trace, args.instance)
-    gives_hosts = trace.hosts is not None
-    fleet = args.fleet or default_fleet_for(int(trace.hosts.max()) + 1 if gives_hosts else None)
-    policy = args.routing or default_policy_for(gives_hosts)
-    routed = args.model == PER_HOST or gives_hosts  # as the simulator: an input's own routing is reported
-    hosts = None
-    if routed:
-        try:
-            hosts = static_hosts(trace, fleet, policy, args.seed)
-        except UserError as error:
-            raise UserError(f"{args.instance}: routing: {error}") from None
+    routed = args.model == PER_HOST or trace.hosts is not None  # as the simulator: an input's own routing is reported
+    hosts, fleet, policy = route_trace(trace, args) if routed else (None, None, None)
     cache_of = hosts if args.model == PER_HOST else np.zeros(trace.n_requests, dtype=np.int64)
     hits = array_hits(trace, cache_of, size.blocks, args.eviction)
 
@@ -49,7 +61,7 @@ def simulate_on_arrays(args) -> Simulation:
 
     return Simulation(
         name=trace.name, sha256=None, engine=ENGINE, model=args.model,
-        fleet=fleet if routed else None, routing=policy if routed else None,
+        fleet=fleet, routing=policy,
         size=size, eviction=args.eviction if size.blocks is not None else None,
         references=trace.n_references, hits=int(hits.sum()), n_requests=trace.n_requests,
         window=window, weights_source=weights.source if weights else None,
@@ -58,4 +70,4 @@ def simulate_on_arrays(args) -> Simulation:
     )
 
 
-__all__ = ["ENGINE", "simulate_on_arrays"]
+__all__ = ["ENGINE", "route_trace", "simulate_on_arrays"]

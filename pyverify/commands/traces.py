@@ -21,8 +21,7 @@ from pyverify.fileio import write_text_atomic
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
-from pyverify.sim.routing import (ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_fleet_for, default_policy,
-                                  default_policy_for, route)
+from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
 
 ORDER = 20
@@ -334,21 +333,12 @@ def _curve_input(args) -> CurveInput:
         raise UserError(f"--routing: {args.routing} depends on the cache capacity, so it has no one-pass curve; "
                         "use 'pyverify sweep --routing prefix-affinity --capacity C' at each capacity")
     if big_trace_file(args.instance) and kernels_available():
-        from pyverify.commands.array_simulate import ENGINE
-        from pyverify.engines.routing import static_hosts
+        from pyverify.commands.array_simulate import ENGINE, route_trace
         from pyverify.inputs.columnar import read_columnar
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
         trace = read_columnar(args.instance)
-        gives_hosts = trace.hosts is not None
-        policy = (args.routing or default_policy_for(gives_hosts)) if per_host else None
-        fleet = (args.fleet or default_fleet_for(int(trace.hosts.max()) + 1 if gives_hosts else None)) if per_host else 1
-        routing = None
-        if per_host:
-            try:
-                routing = static_hosts(trace, fleet, policy, args.seed)
-            except UserError as error:
-                raise UserError(f"{args.instance}: routing: {error}") from None
+        routing, fleet, policy = route_trace(trace, args) if per_host else (None, 1, None)
         replay = ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64))
 
         def lru_misses(capacity: int) -> int:
