@@ -70,7 +70,8 @@ def register(subparsers) -> None:
             "policy (default round-robin for a trace, fold for an instance with routing; prefix-affinity depends "
             "on C and has no one-pass curve: use 'sweep --capacity'). --policy lru,opt adds the optimal curve: the "
             "fewest misses any eviction with hindsight achieves at each capacity (Belady's MIN, a stack algorithm; "
-            "docs/min-flat-relaxation.md), and the capacity LRU needs to match it."
+            "docs/min-flat-relaxation.md), and the capacity LRU needs to match it. A trace file (Parquet, CSV, "
+            "Mooncake JSONL) of 256 MiB or more is read as arrays, not Python objects: the same numbers."
         ),
     )
     mrc.add_argument("instance", help=INPUT_HELP)
