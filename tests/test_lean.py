@@ -303,18 +303,28 @@ def test_per_host_block_pairs_without_hosts_fails(copy: Path) -> None:
     )
 
 
-def test_per_host_block_hypothesis_without_example_fails(copy: Path) -> None:
-    """The prefix-closure hypothesis of the new theorem must keep its positive
-    example: with `routed_tree_prefix_closed` gone, the check names it."""
+@pytest.mark.parametrize("theorem, example, first_line, next_line", [
+    ("per_host_block_misses_eq_distinct_pairs", "routed_tree_prefix_closed",
+     "/-- A positive example of the hypothesis of\n`per_host_block_misses_eq_distinct_pairs`",
+     "/-- Without prefix closure the equation fails"),
+    ("prefix_misses_ge_min", "lru_prefix_run_chains",
+     "/-- A positive example of the second hypothesis of `prefix_misses_ge_min`", "/-- On `tree_chains` with 1 block"),
+    ("fleet_misses_ge_per_host_min", "routed_tree_fleet_valid",
+     "/-- A positive example of the second hypothesis of\n`fleet_misses_ge_per_host_min`", "/-- With 2 blocks per host"),
+])
+def test_new_hypotheses_without_their_example_fail(copy: Path, theorem, example, first_line, next_line) -> None:
+    """Each hypothesis of the newer theorems must keep its positive example
+    (Examples.lean, from ``first_line`` up to ``next_line``): with it gone, the
+    check names the theorem and the missing example."""
     examples = copy / "PrefixPool" / "Examples.lean"
     text = examples.read_text(encoding="utf-8")
-    start = text.index("/-- A positive example of the hypothesis of\n`per_host_block_misses_eq_distinct_pairs`")
-    end = text.index("/-- Without prefix closure the equation fails")
+    start = text.index(first_line)
+    end = text.index(next_line)
     examples.write_text(text[:start] + text[end:], encoding="utf-8")
     result = _check(copy)
     assert not result.ok
-    assert "per_host_block_misses_eq_distinct_pairs" in result.failures[0]
-    assert "routed_tree_prefix_closed" in result.failures[0]
+    assert theorem in result.failures[0]
+    assert example in result.failures[0]
 
 
 def test_min_prefix_run_made_false_fails(copy: Path) -> None:
@@ -351,20 +361,6 @@ def test_min_prefix_run_without_its_chains_fails(copy: Path) -> None:
     assert not result.ok
     assert "registry" in result.failures[0]
     assert "min_run_is_prefix_run: statement changed" in result.failures[0]
-
-
-def test_min_prefix_bound_hypothesis_without_example_fails(copy: Path) -> None:
-    """The chain hypothesis of `prefix_misses_ge_min` must keep its positive
-    example: with `lru_prefix_run_chains` gone, the check names it."""
-    examples = copy / "PrefixPool" / "Examples.lean"
-    text = examples.read_text(encoding="utf-8")
-    start = text.index("/-- A positive example of the second hypothesis of `prefix_misses_ge_min`")
-    end = text.index("/-- On `tree_chains` with 1 block")
-    examples.write_text(text[:start] + text[end:], encoding="utf-8")
-    result = _check(copy)
-    assert not result.ok
-    assert "prefix_misses_ge_min" in result.failures[0]
-    assert "lru_prefix_run_chains" in result.failures[0]
 
 
 def _per_host_min_module(copy: Path) -> tuple[Path, str]:
@@ -468,20 +464,6 @@ def test_fleet_hosts_hypothesis_dropped_fails(copy: Path) -> None:
     differences = [line for line in result.lines if "registry differs" in line]  # type: ignore[attr-defined]
     assert any("fleet_misses_ge_per_host_min: statement changed" in line for line in differences), differences
     assert any("per_host_min_is_fleet_run: statement changed" in line for line in differences), differences
-
-
-def test_fleet_hypothesis_without_example_fails(copy: Path) -> None:
-    """`fleet_valid` must keep its positive example: with
-    `routed_tree_fleet_valid` gone, the check names it."""
-    examples = copy / "PrefixPool" / "Examples.lean"
-    text = examples.read_text(encoding="utf-8")
-    start = text.index("/-- A positive example of the second hypothesis of\n`fleet_misses_ge_per_host_min`")
-    end = text.index("/-- With 2 blocks per host")
-    examples.write_text(text[:start] + text[end:], encoding="utf-8")
-    result = _check(copy)
-    assert not result.ok
-    assert "fleet_misses_ge_per_host_min" in result.failures[0]
-    assert "routed_tree_fleet_valid" in result.failures[0]
 
 
 def test_examples_pin_the_definitions(copy: Path) -> None:
