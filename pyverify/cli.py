@@ -57,7 +57,10 @@ def signals_unwind() -> Iterator[None]:
     A signal that lands inside a finalizer (an extension object's ``__del__``,
     as Z3's are) would be printed as "Exception ignored" and lost, and the run
     would go on; there it is raised again a few milliseconds later instead
-    (SIGALRM), once the finalizer has returned.
+    (SIGALRM), once the finalizer has returned. Once a signal has stopped the
+    run, finalizers that fail while it unwinds (an object whose ``__init__``
+    the signal cut short: Z3's then says it has no ``ctx``) are not reported:
+    the one line saying the run was stopped is what the user reads.
     """
 
     can_retry = hasattr(signal, "setitimer")  # not on Windows: there the signal is raised where it lands
@@ -83,6 +86,13 @@ def signals_unwind() -> Iterator[None]:
     except ValueError:  # not the main thread (e.g. called from a test runner's worker)
         yield
         return
+    report_unraisable = sys.unraisablehook
+
+    def quiet_once_stopped(unraisable) -> None:
+        if not received:
+            report_unraisable(unraisable)
+
+    sys.unraisablehook = quiet_once_stopped
     try:
         yield
     finally:
@@ -90,6 +100,7 @@ def signals_unwind() -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        sys.unraisablehook = report_unraisable
 
 
 def command_modules() -> list:
@@ -181,6 +192,7 @@ def entry() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
     if received:
+        sys.unraisablehook = lambda unraisable: None  # as inside signals_unwind: the run was stopped
         # Stopped by a signal: everything was cleaned up while unwinding. Leave
         # without interpreter finalisation, where an extension's own pending
         # interrupt could still end the process by the signal (status -2).

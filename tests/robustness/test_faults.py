@@ -420,3 +420,42 @@ def test_a_signal_that_lands_in_a_finalizer_still_stops_the_run(signum, raised):
     ok = run.stdout.strip() == f"STOPPED BY {raised}"
     record(f"signal in a finalizer ({raised})", ok)
     assert ok, (run.stdout, run.stderr[-500:])
+
+
+def test_a_signal_that_cuts_a_constructor_short_prints_one_line_only():
+    """A Ctrl-C inside an object's ``__init__`` leaves it half built; its ``__del__`` then fails
+    (Z3's: "'BoolSortRef' object has no attribute 'ctx'", seen once in an interrupted audit) and
+    Python printed that beside the one line saying the run was stopped. Not any more."""
+    script = (
+        "import os, signal, threading, time\n"
+        "from pyverify.cli import signals_unwind\n"
+        "class HalfBuilt:\n"
+        "    def __init__(self):\n"
+        "        time.sleep(0.5)\n"
+        "        self.ctx = 1\n"
+        "    def __del__(self):\n"
+        "        self.ctx\n"
+        "with signals_unwind():\n"
+        "    try:\n"
+        "        threading.Timer(0.1, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        "        HalfBuilt()\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('STOPPED')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    ok = run.stdout.strip() == "STOPPED" and run.stderr == ""
+    record("signal in a constructor", ok)
+    assert ok, (run.stdout, run.stderr[-500:])
+
+
+def test_finalizer_errors_are_still_reported_when_no_signal_came():
+    script = (
+        "from pyverify.cli import signals_unwind\n"
+        "class Broken:\n"
+        "    def __del__(self):\n"
+        "        raise ValueError('reported')\n"
+        "with signals_unwind():\n"
+        "    Broken()\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert "Exception ignored" in run.stderr and "ValueError: reported" in run.stderr
