@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,14 +37,23 @@ ENV_LIBRARY = "PYVERIFY_LEAN_LIB"
 
 _VERSION_RE = re.compile(r"Lean \(version (?P<version>[^,\s]+),.*?commit (?P<githash>[0-9a-fA-F]+)")
 
-# The child process: load the library, call lean_main with our argv, flush C
-# stdio and leave without running Python's or Lean's finalizers.
+# The child process: die with its parent (so a killed `pyverify` leaves no Lean
+# running), load the library, call lean_main with our argv, flush C stdio and
+# leave without running Python's or Lean's finalizers. It runs as
+# `python -I` from a neutral working directory with an explicit environment, so
+# nothing in the project (a `ctypes.py` beside the sources, PYTHONPATH, a
+# sitecustomize) can replace what it imports.
 _CHILD = r"""
-import ctypes, os, sys
-lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+import ctypes, os, signal, sys
+parent = int(sys.argv[1])
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() != parent:
+    os._exit(137)  # the parent died before the signal was armed
+lib = ctypes.CDLL(sys.argv[2], mode=ctypes.RTLD_GLOBAL)
 lib.lean_main.restype = ctypes.c_int
 lib.lean_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
-args = [b"lean"] + [os.fsencode(a) for a in sys.argv[2:]]
+args = [b"lean"] + [os.fsencode(a) for a in sys.argv[3:]]
 argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
 rc = lib.lean_main(len(args), argv)
 sys.stdout.flush()
@@ -153,6 +163,20 @@ def check_library_hash(library: Path, expected: str | None = None) -> str:
     return actual
 
 
+#: Environment variables the Lean child keeps from the parent's: locale and
+#: temporary folder only. Lean reads LEAN_PATH (set by the caller) and nothing
+#: else from the environment that could change what it checks; LD_PRELOAD,
+#: PYTHON* and the like are dropped.
+_KEPT_ENVIRONMENT = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+
+
+def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {name: os.environ[name] for name in _KEPT_ENVIRONMENT if name in os.environ}
+    env["PATH"] = os.defpath
+    env.update(extra or {})
+    return env
+
+
 def run_lean(
     library: Path,
     args: list[str],
@@ -161,20 +185,23 @@ def run_lean(
     cwd: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``lean ARGS...`` with the library's ``lean_main`` in a subprocess."""
-    child_env = dict(os.environ)
-    if env:
-        child_env.update(env)
-    return subprocess.run(
-        [sys.executable, "-c", _CHILD, str(library), *args],
-        env=child_env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        timeout=timeout,
-    )
+    """Run ``lean ARGS...`` with the library's ``lean_main`` in a subprocess.
+
+    The child is isolated (``python -I``, an explicit environment: the keys of
+    ``env`` and a locale) and runs in ``cwd`` or, by default, in a fresh empty
+    folder, never in the project: paths in ``args`` must be absolute. It is
+    killed if this process dies."""
+    with tempfile.TemporaryDirectory(prefix="pyverify-lean-cwd-") as neutral:
+        return subprocess.run(
+            [sys.executable, "-I", "-c", _CHILD, str(os.getpid()), str(Path(library).resolve()), *args],
+            env=child_environment(env),
+            cwd=cwd if cwd is not None else neutral,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+        )
 
 
 def runtime_identity(library: Path) -> Identity:

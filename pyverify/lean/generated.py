@@ -1,0 +1,231 @@
+"""Write lean/PrefixPool/Generated.lean: kernel-checked examples whose values
+come from the Python mirrors.
+
+A seeded random generator draws small inputs (openings, routed openings,
+demand-cache runs of a real LRU cache, block chains). For each, the Python
+mirror in ``pyverify/sim/simulate.py`` computes a value, and the script writes
+``example : Eq (lean_definition input) value := rfl``. The Lean kernel then
+evaluates the Lean definition on the same input; if a Lean definition and its
+Python mirror ever drift apart, the module stops building and
+``pyverify lean check`` fails. The output is deterministic, and ``pyverify
+lean check`` requires the project's file to be exactly what :func:`render`
+writes: an emptied or edited ``Generated.lean`` is refused, so the pinning
+cannot be switched off.
+
+Write it with ``python scripts/gen_lean_examples.py [--check]``.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+from pyverify.lean import mirror as lean_mirror
+from pyverify.lean.bridge import flat_min_misses
+from pyverify.sim import simulate as mirror
+from pyverify.trusted import recount
+
+OUTPUT = ROOT / "lean" / "PrefixPool" / "Generated.lean"
+SEED = 20261130
+ROUNDS = 6  # examples of each kind
+
+
+# --- Lean terms for Python values ---------------------------------------------
+
+
+def nat(n: int) -> str:
+    """A natural number as a Lean term (`gen_n3` is defined below as 3)."""
+    return f"gen_n{n}"
+
+
+def lean_list(items: list[str]) -> str:
+    term = "List.nil"
+    for item in reversed(items):
+        term = f"(List.cons {item} {term})"
+    return term
+
+
+def nats(values) -> str:
+    return lean_list([nat(v) for v in values])
+
+
+def pair(a: str, b: str) -> str:
+    return f"(Prod.mk {a} {b})"
+
+
+# --- inputs ---------------------------------------------------------------------
+
+
+def lru_run(openings: list[int], capacity: int) -> list[tuple[int, list[int]]]:
+    """A real LRU cache of `capacity` openings: (opening, held just before) per request."""
+    cache: OrderedDict[int, None] = OrderedDict()
+    run = []
+    for opening in openings:
+        run.append((opening, list(reversed(cache))))  # most recent first
+        if opening in cache:
+            cache.move_to_end(opening)
+        else:
+            if len(cache) >= capacity:
+                cache.popitem(last=False)
+            cache[opening] = None
+    return run
+
+
+def chains_of(rng: random.Random) -> list[list[int]]:
+    return [[rng.randrange(7) for _ in range(rng.randint(1, 4))] for _ in range(rng.randint(0, 5))]
+
+
+# --- examples ---------------------------------------------------------------------
+
+
+def examples(rng: random.Random) -> list[tuple[str, str, int]]:
+    """(comment naming the Python mirror, Lean left-hand side, value) triples."""
+    out: list[tuple[str, str, int]] = []
+    for _ in range(ROUNDS):
+        openings = [rng.randrange(6) for _ in range(rng.randint(0, 8))]
+        as_chains = [[o] for o in openings]
+        out.append((f"distinct_count({as_chains})", f"distinct_count {nats(openings)}",
+                    mirror.distinct_count(as_chains)))
+        out.append((f"pooled_misses({as_chains})", f"pooled_misses {nats(openings)}",
+                    mirror.pooled_misses(as_chains)))
+    for _ in range(ROUNDS):
+        routed = [(rng.randrange(3), rng.randrange(5)) for _ in range(rng.randint(0, 8))]
+        term = lean_list([pair(nat(h), nat(o)) for h, o in routed])
+        chains, hosts = [[o] for _, o in routed], [h for h, _ in routed]
+        out.append((f"per_host_misses({chains}, {hosts})", f"per_host_misses {term}",
+                    mirror.per_host_misses(chains, hosts)))
+        out.append((f"distinct_pairs({routed})", f"distinct_pairs {term}", mirror.distinct_pairs(routed)))
+        out.append((f"sum(distinct_count of openings_of(host, {routed}) for host in range(3))",
+                    f"sum_below {nat(3)} (fun host => distinct_count (openings_of host {term}))",
+                    sum(mirror.distinct_count([[o] for o in mirror.openings_of(h, routed)]) for h in range(3))))
+    for _ in range(ROUNDS):
+        openings = [rng.randrange(5) for _ in range(rng.randint(1, 8))]
+        run = lru_run(openings, rng.randint(1, 3))
+        term = lean_list([pair(nat(o), nats(held)) for o, held in run])
+        out.append((f"demand_misses({run})", f"demand_misses {term}", mirror.demand_misses(run)))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        term = lean_list([nats(c) for c in chains])
+        out.append((f"pooled_misses({chains})", f"pooled_block_misses {term}", mirror.pooled_misses(chains)))
+        out.append((f"distinct_count({chains})", f"distinct_blocks {term}", mirror.distinct_count(chains)))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        hosts = [rng.randrange(3) for _ in chains]
+        term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
+        out.append((f"per_host_misses({chains}, {hosts})", f"per_host_block_misses {term}",
+                    mirror.per_host_misses(chains, hosts)))
+        out.append((f"distinct_host_blocks({chains}, {hosts})", f"distinct_host_blocks {term}",
+                    mirror.distinct_host_blocks(chains, hosts)))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        capacity = rng.randint(1, 4)
+        run = lean_mirror.lru_prefix_run(chains, capacity)
+        term = lean_list([lean_list([pair(nat(b), nats(held)) for b, held in steps]) for steps in run])
+        out.append((f"lean.mirror.prefix_misses(lru_prefix_run({chains}, {capacity}))", f"prefix_misses {term}",
+                    lean_mirror.prefix_misses(run)))
+        out.append((f"demand_misses(lean.mirror.flatten(lru_prefix_run({chains}, {capacity})))",
+                    f"demand_misses (List.flatten {term})", mirror.demand_misses(lean_mirror.flatten(run))))
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
+        capacity = rng.randint(0, 4)
+        out.append((f"lean.mirror.lru_hits({requests}, {capacity})", f"lru_hits {nat(capacity)} {nats(requests)}",
+                    lean_mirror.lru_hits(requests, capacity)))
+        out.append((f"len(lean.mirror.lru_cache({requests}, {capacity}))",
+                    f"List.length (lru_cache {nat(capacity)} {nats(requests)})",
+                    len(lean_mirror.lru_cache(requests, capacity))))
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(5) for _ in range(rng.randint(0, 10))]
+        r = rng.randrange(5)
+        out.append((f"len(set(lean.mirror.since({r}, {requests})))",
+                    f"distinct_count (since {nat(r)} {nats(requests)})",
+                    len(set(lean_mirror.since(r, requests)))))
+    for _ in range(ROUNDS):
+        blocks = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
+        capacity = rng.randint(0, 3)
+        out.append((f"pyverify.lean.bridge.flat_min_misses({blocks}, {capacity})",
+                    f"min_misses {nat(capacity)} {nats(blocks)}", flat_min_misses(blocks, capacity)))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        hosts = [rng.randrange(3) for _ in chains]
+        capacity = rng.randint(1, 3)
+        term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
+        out.append((f"pyverify.trusted.recount.min_misses({chains}, {hosts}, {capacity})",
+                    f"per_host_min {nat(capacity)} {nat(3)} {term}", recount.min_misses(chains, hosts, capacity)))
+    return out
+
+
+def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
+    """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
+    out = []
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
+        capacity = rng.randint(0, 4)
+        cache = lean_mirror.lru_cache(requests, capacity)
+        out.append((f"lean.mirror.lru_cache({requests}, {capacity}) == {cache}",
+                    f"lru_cache {nat(capacity)} {nats(requests)}", nats(cache)))
+        stack = lean_mirror.mtf_stack(requests)
+        out.append((f"lean.mirror.mtf_stack({requests}) == {stack}", f"mtf_stack {nats(requests)}", nats(stack)))
+    return out
+
+
+HEADER = '''prelude
+import PrefixPool.PerHost
+import PrefixPool.PerHostBlocks
+import PrefixPool.PerHostBlocksEq
+import PrefixPool.Flat
+import PrefixPool.StackDistance
+import PrefixPool.Belady
+import PrefixPool.PerHostMin
+/-!
+# PrefixPool.Generated: the Lean definitions agree with their Python mirrors
+
+GENERATED by `scripts/gen_lean_examples.py` (seed {seed}); do not edit.
+Each example's value was computed by the Python function named in the comment
+above it (`pyverify/sim/simulate.py`, or `pyverify/lean/mirror.py` where it
+says `lean.mirror`, or the trusted checker's recount); the kernel evaluates the Lean
+definition on the same input (`rfl`). A Lean definition that drifts from its
+Python mirror makes this module fail to build.
+-/
+
+'''
+
+
+def render(seed: int = SEED) -> str:
+    rng = random.Random(seed)
+    found = examples(rng)
+    largest = max(max(value for _, _, value in found), 6)
+    lines = [HEADER.format(seed=seed).rstrip("\n"), ""]
+    lines.append("noncomputable def gen_n0 : Natural := Natural.zero")
+    lines += [f"noncomputable def gen_n{k} : Natural := Natural.succ gen_n{k - 1}" for k in range(1, largest + 1)]
+    lines.append("")
+    for comment, lhs, value in found:
+        lines.append(f"-- Python: {comment} == {value}")
+        lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
+    for comment, lhs, value in list_examples(rng):
+        lines.append(f"-- Python: {comment}")
+        lines.append(f"example : Eq ({lhs}) {value} := rfl")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if argv == ["--check"]:
+        current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.is_file() else None
+        if current != text:
+            print(f"{OUTPUT.relative_to(ROOT)}: out of date: run python scripts/gen_lean_examples.py", file=sys.stderr)
+            return 1
+        return 0
+    if argv:
+        print("usage: python scripts/gen_lean_examples.py [--check]", file=sys.stderr)
+        return 2
+    OUTPUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
