@@ -152,7 +152,7 @@ def test_committed_registry_matches_regenerated(committed: runner.CheckResult) -
     )
     assert (LEAN / "theorems.json").read_text(encoding="utf-8") == fresh
     data = json.loads(fresh)
-    assert data["format"] == "pyverify.theorems/2"
+    assert data["format"] == "pyverify.theorems/3"
     assert [t["name"] for t in data["theorems"]] == sorted(t["name"] for t in data["theorems"])
     for entry in data["theorems"]:
         assert entry["axioms"] == []
@@ -220,7 +220,9 @@ def test_sorry_in_any_main_theorem_fails(copy: Path, theorem: str) -> None:
     assert "uses `sorry`" in result.failures[0]
 
 
-def test_an_axiom_used_by_a_main_theorem_fails(copy: Path) -> None:
+def test_an_axiom_used_by_a_main_theorem_fails(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new axiom is refused by the source scan; with the scan off, `#print
+    axioms` names it under the theorem that uses it."""
     path = copy / "PrefixPool" / "Pooled.lean"
     _replace_proof(path, "pooled_misses_eq_distinct", "cheat requests")
     text = path.read_text(encoding="utf-8")
@@ -231,6 +233,12 @@ def test_an_axiom_used_by_a_main_theorem_fails(copy: Path) -> None:
         1,
     )
     path.write_text(text, encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert result.failures[0].startswith("module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line ")
+    assert "`axiom`: a new axiom is refused" in result.failures[0]
+    from pyverify.lean import sources
+    monkeypatch.setattr(sources, "problems", lambda text: [])
     result = _check(copy)
     assert not result.ok
     assert "pooled_misses_eq_distinct" in result.failures[0]
@@ -253,7 +261,7 @@ def test_wrong_proof_fails_naming_module_and_line(copy: Path) -> None:
     assert ": error: " in failure
 
 
-def test_per_host_block_count_made_hollow_fails(copy: Path) -> None:
+def test_per_host_block_count_made_hollow_fails(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`distinct_host_blocks` redefined as the per-host misses themselves, and
     the new theorem proved by `rfl`: the statement would say nothing. Refused:
     the examples no longer compute (the crossed chains on one host miss 4 blocks
@@ -272,7 +280,8 @@ def test_per_host_block_count_made_hollow_fails(copy: Path) -> None:
     assert not result.ok
     assert re.match(r"module PrefixPool\.(Generated|Examples) \(lean/PrefixPool/(Generated|Examples)\.lean\), line \d+: error",
                     result.failures[0]), result.failures[0]
-    # Drop every example that evaluates distinct_host_blocks: the registry still refuses.
+    # Drop every example that evaluates distinct_host_blocks: the generated module no longer
+    # matches the mirrors; and with that check off too, the registry still refuses.
     for name in ("Examples", "Generated"):
         path = copy / "PrefixPool" / f"{name}.lean"
         kept, dropping = [], False
@@ -282,6 +291,10 @@ def test_per_host_block_count_made_hollow_fails(copy: Path) -> None:
             if not dropping:
                 kept.append(line)
         path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    assert "not what the Python mirrors generate" in result.failures[0], result.failures[0]
+    monkeypatch.setattr(runner, "check_generated", lambda project, library: None)
     result = _check(copy)
     assert not result.ok
     assert "registry" in result.failures[0] and "distinct_host_blocks" in result.failures[0]
@@ -303,28 +316,23 @@ def test_per_host_block_pairs_without_hosts_fails(copy: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("theorem, example, first_line, next_line", [
-    ("per_host_block_misses_eq_distinct_pairs", "routed_tree_prefix_closed",
-     "/-- A positive example of the hypothesis of\n`per_host_block_misses_eq_distinct_pairs`",
-     "/-- Without prefix closure the equation fails"),
-    ("prefix_misses_ge_min", "lru_prefix_run_chains",
-     "/-- A positive example of the second hypothesis of `prefix_misses_ge_min`", "/-- On `tree_chains` with 1 block"),
-    ("fleet_misses_ge_per_host_min", "routed_tree_fleet_valid",
-     "/-- A positive example of the second hypothesis of\n`fleet_misses_ge_per_host_min`", "/-- With 2 blocks per host"),
+@pytest.mark.parametrize("theorem", [
+    "per_host_block_misses_eq_distinct_pairs", "prefix_misses_ge_min", "fleet_misses_ge_per_host_min",
 ])
-def test_new_hypotheses_without_their_example_fail(copy: Path, theorem, example, first_line, next_line) -> None:
-    """Each hypothesis of the newer theorems must keep its positive example
-    (Examples.lean, from ``first_line`` up to ``next_line``): with it gone, the
-    check names the theorem and the missing example."""
+def test_hypotheses_without_their_example_fail(copy: Path, theorem: str) -> None:
+    """Each theorem with hypotheses must keep the example that applies it
+    (``THEOREM_applies`` in Examples.lean): with it gone, the check names the
+    theorem and the missing example."""
     examples = copy / "PrefixPool" / "Examples.lean"
     text = examples.read_text(encoding="utf-8")
-    start = text.index(first_line)
-    end = text.index(next_line)
-    examples.write_text(text[:start] + text[end:], encoding="utf-8")
+    start = text.index(f"theorem {theorem}_applies")
+    end = text.find("\n\n", start)
+    examples.write_text(text[:start] + (text[end + 2:] if end >= 0 else ""), encoding="utf-8")
     result = _check(copy)
     assert not result.ok
-    assert theorem in result.failures[0]
-    assert example in result.failures[0]
+    assert result.failures[0] == (
+        f"registered theorem {theorem}: its example {theorem}_applies is not a theorem of PrefixPool.Examples"
+    )
 
 
 def test_min_prefix_run_made_false_fails(copy: Path) -> None:
@@ -357,6 +365,18 @@ def test_min_prefix_run_without_its_chains_fails(copy: Path) -> None:
     weak = weak.replace("(And.intro (min_prefix_blocks cap chains List.nil)", "(", 1)
     assert "List.map" not in weak and "min_prefix_blocks" not in weak
     module.write_text(text[:start] + weak + text[end:], encoding="utf-8")
+    result = _check(copy)
+    assert not result.ok
+    # the example that applies it no longer has the weakened type
+    assert result.failures[0].startswith("module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ")
+    assert "min_run_is_prefix_run" in result.failures[0]
+    # written to the weakened form, the registry names the changed statement
+    examples = copy / "PrefixPool" / "Examples.lean"
+    text = examples.read_text(encoding="utf-8")
+    examples.write_text(text.replace(
+        "        (And (Eq (List.map (List.map Prod.fst) run) tree_chains)\n"
+        "          (Eq (prefix_misses run) (min_misses one (List.flatten tree_chains))))) :=",
+        "        (Eq (prefix_misses run) (min_misses one (List.flatten tree_chains)))) :=", 1), encoding="utf-8")
     result = _check(copy)
     assert not result.ok
     assert "registry" in result.failures[0]
@@ -403,7 +423,7 @@ def test_fleet_run_not_reading_its_chains_fails(copy: Path) -> None:
     assert result.failures[0].startswith(PER_HOST_MIN_FAILURE)
 
 
-def test_fleet_sum_over_one_host_fails(copy: Path) -> None:
+def test_fleet_sum_over_one_host_fails(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both sums over host 0 only (the other hosts' misses dropped from both
     sides): every proof still goes through, but the registry names the changed
     trusted definitions."""
@@ -433,11 +453,13 @@ def test_fleet_sum_over_one_host_fails(copy: Path) -> None:
     section = text.index("/-! ## Per-host capacitated caches")
     positive = text[text.index("/-- A positive example of the first hypothesis of `fleet_misses_ge_per_host_min`"):
                     text.index("/-- With 2 blocks per host")]
-    examples.write_text(text[:section] + positive, encoding="utf-8")
+    applied = text[text.index("/-! ## Every registered theorem with hypotheses"):]
+    examples.write_text(text[:section] + positive + applied, encoding="utf-8")
     generated = copy / "PrefixPool" / "Generated.lean"
     lines = generated.read_text(encoding="utf-8").splitlines()
     generated.write_text("\n".join(l for l in lines if not l.startswith("example : Eq (per_host_min")) + "\n",
                          encoding="utf-8")
+    monkeypatch.setattr(runner, "check_generated", lambda project, library: None)  # dropped examples: shown elsewhere
     result = _check(copy)
     assert not result.ok
     assert "registry" in result.failures[0]
@@ -456,7 +478,10 @@ def test_fleet_hosts_hypothesis_dropped_fails(copy: Path) -> None:
     examples.write_text(examples.read_text(encoding="utf-8").replace(
         "routed_tree runs routed_tree_routed_below hv", "routed_tree runs hv").replace(
         "two two routed_tree routed_tree_routed_below tree_chains_prefix_closed",
-        "two two routed_tree tree_chains_prefix_closed"), encoding="utf-8")
+        "two two routed_tree tree_chains_prefix_closed").replace(
+        "    routed_tree_routed_below routed_tree_fleet_valid", "    routed_tree_fleet_valid").replace(
+        "two two routed_tree routed_tree_routed_below routed_tree_prefix_closed",
+        "two two routed_tree routed_tree_prefix_closed"), encoding="utf-8")
     result = _check(copy)
     assert not result.ok
     assert "registry" in result.failures[0]
@@ -522,6 +547,9 @@ def test_removed_theorem_fails(copy: Path) -> None:
     path = copy / "PrefixPool" / "PerHost.lean"
     text = path.read_text(encoding="utf-8").replace("theorem per_host_misses_eq_sum", "theorem per_host_misses_eq_sum'")
     path.write_text(text, encoding="utf-8")
+    examples = copy / "PrefixPool" / "Examples.lean"
+    examples.write_text(examples.read_text(encoding="utf-8").replace(
+        "  per_host_misses_eq_sum two routed", "  per_host_misses_eq_sum' two routed"), encoding="utf-8")
     result = _check(copy)
     assert not result.ok
     assert result.failures[0] == "registered theorem per_host_misses_eq_sum: not declared in any module of PrefixPool"

@@ -36,7 +36,7 @@ def test_every_theorem_carries_its_trusted_definitions(lean_result) -> None:
     assert {"demand_valid", "demand_valid_after", "subset", "demand_misses", "Natural.le"} <= set(demand)
     # nothing the statement does not use
     assert "per_host_walk" not in pooled and "prefix_hits" not in pooled
-    assert dict(registry["demand_misses_ge_distinct"].examples) == {"demand_valid": "lru_run_valid"}
+    assert registry["demand_misses_ge_distinct"].applies == "demand_misses_ge_distinct_applies"
 
 
 def test_a_printed_definition_edited_in_the_registry_is_refused(tmp_path) -> None:

@@ -62,16 +62,20 @@ def test_the_unmutated_copy_passes(copy: Path) -> None:
 
 def test_a_vacuous_hypothesis(copy: Path) -> None:
     """(a) `demand_valid` made false for every run: `demand_misses_ge_distinct`
-    would become vacuous. Its hypothesis's positive example no longer
-    elaborates; with the example deleted, the catalog's example is missing."""
+    would become vacuous. The example that applies the theorem no longer
+    elaborates; with the examples deleted, the catalog's example is missing."""
     edit(copy / "PrefixPool" / "Pooled.lean", "(fun _ => True)", "(fun _ => False)")
     refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "error")
     examples = copy / "PrefixPool" / "Examples.lean"
     text = examples.read_text(encoding="utf-8")
     start = text.index("/-- A positive example of the hypothesis of `demand_misses_ge_distinct`")
     end = text.index("\n\n", text.index("theorem lru_run_valid"))
+    text = text[:start] + text[end + 2:]
+    start = text.index("theorem demand_misses_ge_distinct_applies")
+    end = text.index("\n\n", start)
     examples.write_text(text[:start] + text[end + 2:], encoding="utf-8")
-    refused(run_check(copy), "demand_misses_ge_distinct", "lru_run_valid", "not a theorem of PrefixPool.Examples")
+    refused(run_check(copy), "demand_misses_ge_distinct", "demand_misses_ge_distinct_applies",
+            "not a theorem of PrefixPool.Examples")
 
 
 def test_a_definition_redefined(copy: Path) -> None:

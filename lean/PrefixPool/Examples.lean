@@ -306,3 +306,67 @@ example (runs : Natural → List (List (Prod Natural (List Natural)))) (hv : fle
 example : Exists (fun runs : Natural → List (List (Prod Natural (List Natural))) =>
     And (fleet_valid two routed_tree runs) (Eq (fleet_misses two runs) (Natural.succ four))) :=
   per_host_min_is_fleet_run two two routed_tree routed_tree_routed_below tree_chains_prefix_closed
+
+/-! ## Every registered theorem with hypotheses, applied to a concrete input
+
+One example per theorem, proved by the theorem itself with every hypothesis
+discharged at once on a concrete input: so the hypotheses hold together of
+something and no statement is vacuous (`pyverify lean check` requires one for
+each registered theorem with hypotheses, as its `applies` example). One
+example per kind of hypothesis would not do: an extra, unsatisfiable
+`Eq zero (succ zero)` would be "covered" by any other equation's example. -/
+
+theorem demand_misses_ge_distinct_applies :
+    Natural.le (distinct_count (List.map Prod.fst lru_run)) (demand_misses lru_run) :=
+  demand_misses_ge_distinct lru_run lru_run_valid
+
+theorem per_host_misses_eq_sum_applies :
+    Eq (per_host_misses routed) (sum_below two (fun host => distinct_count (openings_of host routed))) :=
+  per_host_misses_eq_sum two routed routed_hosts_below
+
+theorem pooled_block_misses_eq_distinct_applies :
+    Eq (pooled_block_misses tree_chains) (distinct_blocks tree_chains) :=
+  pooled_block_misses_eq_distinct tree_chains tree_chains_prefix_closed
+
+theorem per_host_block_misses_eq_distinct_pairs_applies :
+    Eq (per_host_block_misses routed_tree) (distinct_host_blocks routed_tree) :=
+  per_host_block_misses_eq_distinct_pairs routed_tree routed_tree_prefix_closed
+
+theorem prefix_run_is_flat_run_applies :
+    And (flat_valid two (List.flatten lru_prefix_run))
+      (Natural.le (demand_misses (List.flatten lru_prefix_run)) (prefix_misses lru_prefix_run)) :=
+  prefix_run_is_flat_run two lru_prefix_run lru_prefix_run_valid
+
+theorem min_misses_le_applies :
+    Natural.le (min_misses two (List.cons one (List.cons two (List.cons one (List.cons three List.nil)))))
+      (demand_misses (List.flatten lru_prefix_run)) :=
+  min_misses_le two (List.cons one (List.cons two (List.cons one (List.cons three List.nil))))
+    (List.flatten lru_prefix_run) lru_flat_run_valid lru_flat_run_blocks
+
+theorem min_run_is_prefix_run_applies :
+    Exists (fun run : List (List (Prod Natural (List Natural))) =>
+      And (prefix_valid one run)
+        (And (Eq (List.map (List.map Prod.fst) run) tree_chains)
+          (Eq (prefix_misses run) (min_misses one (List.flatten tree_chains))))) :=
+  min_run_is_prefix_run one tree_chains tree_chains_prefix_closed
+
+theorem prefix_misses_ge_min_applies :
+    Natural.le
+      (min_misses two (List.flatten
+        (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil))))
+      (prefix_misses lru_prefix_run) :=
+  prefix_misses_ge_min two
+    (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil))
+    lru_prefix_run lru_prefix_run_valid lru_prefix_run_chains
+
+theorem fleet_misses_ge_per_host_min_applies :
+    Natural.le (per_host_min two two routed_tree)
+      (fleet_misses two (fun host => min_prefix_run two List.nil (chains_of host routed_tree))) :=
+  fleet_misses_ge_per_host_min two two routed_tree
+    (fun host => min_prefix_run two List.nil (chains_of host routed_tree))
+    routed_tree_routed_below routed_tree_fleet_valid
+
+theorem per_host_min_is_fleet_run_applies :
+    Exists (fun runs : Natural → List (List (Prod Natural (List Natural))) =>
+      And (fleet_valid two routed_tree runs) (Eq (fleet_misses two runs) (per_host_min two two routed_tree))) :=
+  per_host_min_is_fleet_run two two routed_tree routed_tree_routed_below routed_tree_prefix_closed

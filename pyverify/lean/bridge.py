@@ -82,8 +82,8 @@ class Theorem:
     plain: str
     #: (name, SHA-256 of its printed form) of every definition the statement depends on
     definitions: tuple[tuple[str, str], ...] = ()
-    #: (hypothesis predicate, example theorem proving it of a concrete input)
-    examples: tuple[tuple[str, str], ...] = ()
+    #: the example theorem instantiating it on a concrete input, hypotheses and all (None: no hypotheses)
+    applies: str | None = None
 
 
 def registry_schema() -> dict[str, Any]:
@@ -118,7 +118,7 @@ def load_registry(path: str | Path) -> dict[str, Theorem]:
             name=entry["name"], module=entry["module"], statement=entry["statement"],
             statement_sha256=entry["statement_sha256"], axioms=tuple(entry["axioms"]),
             hypotheses=tuple(entry["hypotheses"]), plain=entry["plain"],
-            definitions=tuple(sorted(entry["definitions"].items())), examples=tuple(sorted(entry["examples"].items())),
+            definitions=tuple(sorted(entry["definitions"].items())), applies=entry["applies"],
         )
     return theorems
 
@@ -263,7 +263,7 @@ class BridgeEntry:
             {"theorem": t.name, "module": t.module, "statement": t.statement, "statement_sha256": t.statement_sha256,
              "axioms": list(t.axioms), "plain": t.plain, "scope": "every request list (proved in Lean, checked by the kernel)",
              "trusted_definitions": [{"name": name, "sha256": digest} for name, digest in t.definitions],
-             "hypothesis_examples": dict(t.examples)}
+             "applies": t.applies}
             for t in self.theorems
         ]
 

@@ -15,14 +15,15 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TheoremSpec:
-    """``examples`` maps each hypothesis of the Lean statement (by its predicate,
-    e.g. ``demand_valid``) to a theorem of ``PrefixPool/Examples.lean`` that
-    proves it of a concrete input, so the hypothesis is known to be satisfiable."""
+    """``applies`` names a theorem of ``PrefixPool/Examples.lean`` that applies
+    this theorem to a concrete input, discharging all its hypotheses at once,
+    so they are known to hold together of something (the theorem is not
+    vacuous). Required when the Lean statement has hypotheses."""
 
     name: str
     hypotheses: tuple[str, ...]
     plain: str
-    examples: tuple[tuple[str, str], ...] = ()
+    applies: str | None = None
 
 
 THEOREMS: tuple[TheoremSpec, ...] = (
@@ -52,7 +53,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "and capacity, misses fewer times than there are distinct openings; so no demand cache beats "
             "the pooled uncapacitated cache on any request list."
         ),
-        examples=(("demand_valid", "lru_run_valid"),),
+        applies="demand_misses_ge_distinct_applies",
     ),
     TheoremSpec(
         name="per_host_misses_eq_distinct_pairs",
@@ -80,7 +81,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "start empty miss exactly the sum, over the hosts, of the number of distinct "
             "openings each host is asked for."
         ),
-        examples=(("hosts_below", "routed_hosts_below"),),
+        applies="per_host_misses_eq_sum_applies",
     ),
     TheoremSpec(
         name="per_host_ge_pooled",
@@ -109,7 +110,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "starts empty, with longest-prefix hits, misses exactly as many blocks as there are "
             "distinct block ids."
         ),
-        examples=(("prefix_closed", "tree_chains_prefix_closed"),),
+        applies="pooled_block_misses_eq_distinct_applies",
     ),
     TheoremSpec(
         name="per_host_blocks_ge_pooled",
@@ -142,7 +143,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "per-host caches with longest-prefix hits that start empty miss exactly as many blocks as there "
             "are distinct (host, block id) pairs."
         ),
-        examples=(("prefix_closed", "routed_tree_prefix_closed"),),
+        applies="per_host_block_misses_eq_distinct_pairs_applies",
     ),
     TheoremSpec(
         name="prefix_run_is_flat_run",
@@ -161,7 +162,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "misses of any flat demand cache of `cap` blocks on the flattened sequence is a lower bound "
             "on the misses of every capacitated prefix cache on the chains."
         ),
-        examples=(("prefix_valid", "lru_prefix_run_valid"),),
+        applies="prefix_run_is_flat_run_applies",
     ),
     TheoremSpec(
         name="lru_cache_eq_take",
@@ -238,7 +239,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "Belady's theorem: on every sequence of block requests, no flat demand cache of `cap` blocks "
             "that starts empty misses fewer times than Belady's MIN (bypass form) with `cap` blocks."
         ),
-        examples=(("flat_valid", "lru_flat_run_valid"), ("Eq", "lru_flat_run_blocks")),
+        applies="min_misses_le_applies",
     ),
     TheoremSpec(
         name="min_run_is_prefix_run",
@@ -256,7 +257,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "chains, misses exactly as many blocks as Belady's MIN (bypass form) with `cap` blocks on the "
             "flattened block sequence. So MIN's count is achieved by a capacitated prefix cache."
         ),
-        examples=(("prefix_closed", "tree_chains_prefix_closed"),),
+        applies="min_run_is_prefix_run_applies",
     ),
     TheoremSpec(
         name="prefix_misses_ge_min",
@@ -272,7 +273,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "(bypass form) with `cap` blocks on the flattened chains. With `min_run_is_prefix_run`: on "
             "prefix-closed chains the fewest misses of such a cache are exactly MIN's."
         ),
-        examples=(("prefix_valid", "lru_prefix_run_valid"), ("Eq", "lru_prefix_run_chains")),
+        applies="prefix_misses_ge_min_applies",
     ),
     TheoremSpec(
         name="fleet_misses_ge_per_host_min",
@@ -291,7 +292,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "(summed over the hosts) than the sum over the hosts of Belady's MIN with `cap` blocks on the "
             "flattened sequence of the chains routed to that host."
         ),
-        examples=(("routed_below", "routed_tree_routed_below"), ("fleet_valid", "routed_tree_fleet_valid")),
+        applies="fleet_misses_ge_per_host_min_applies",
     ),
     TheoremSpec(
         name="per_host_min_is_fleet_run",
@@ -311,7 +312,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "`fleet_misses_ge_per_host_min`: on such chains the fewest misses of per-host capacitated prefix "
             "caches are exactly that sum."
         ),
-        examples=(("routed_below", "routed_tree_routed_below"), ("prefix_closed", "routed_tree_prefix_closed")),
+        applies="per_host_min_is_fleet_run_applies",
     ),
 )
 

@@ -30,6 +30,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyverify.lean import sources
+
 # --------------------------------------------------------------------------
 # Options
 
@@ -53,51 +55,12 @@ def option_refusal(option: str) -> str | None:
     return f"`{option}` is not on the allowlist of options that cannot weaken checking"
 
 
-def blank_comments_and_strings(text: str) -> str:
-    """``text`` with comments and string literals replaced by spaces (newlines kept,
-    so line numbers still hold): a `set_option` mentioned in a comment is not one."""
-    out = list(text)
-    i, n = 0, len(text)
-
-    def blank(start: int, end: int) -> None:
-        for k in range(start, end):
-            if out[k] != "\n":
-                out[k] = " "
-
-    while i < n:
-        if text.startswith("--", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            blank(i, j)
-            i = j
-        elif text.startswith("/-", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/-", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("-/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            blank(i, j)
-            i = j
-        elif text[i] == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            blank(i, min(j + 1, n))
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out)
-
-
 _SET_OPTION = re.compile(r"\bset_option\s+([^\s]+)")
 
 
 def option_problems(text: str) -> list[tuple[int, str]]:
     """(line, reason) for every refused ``set_option`` in a Lean source."""
-    code = blank_comments_and_strings(text)
+    code, _ = sources.blank_comments(text)
     found = []
     for match in _SET_OPTION.finditer(code):
         reason = option_refusal(match.group(1))
@@ -157,21 +120,43 @@ def lakefile_problems(project: Path, expected_toolchain: str) -> list[str]:
     except (OSError, tomllib.TOMLDecodeError) as error:
         return problems + [f"lakefile.toml: cannot read: {error}"]
     problems += _table_problems(config, "lakefile.toml: ")
-    for section in ("lean_lib", "lean_exe"):
-        for index, table in enumerate(config.get(section) or []):
-            if isinstance(table, dict):
-                problems += _table_problems(table, f"lakefile.toml: {section}[{index}].")
+    problems += _unknown_keys(config, LAKEFILE_KEYS, "lakefile.toml: ")
+    libs = config.get("lean_lib")
+    for index, table in enumerate(libs if isinstance(libs, list) else []):
+        if isinstance(table, dict):
+            problems += _table_problems(table, f"lakefile.toml: lean_lib[{index}].")
+            problems += _unknown_keys(table, LEAN_LIB_KEYS, f"lakefile.toml: lean_lib[{index}].")
     return problems
+
+
+#: The only lakefile keys accepted. Anything else could make `lake build`
+#: build or load another tree than the one scanned and checked (`srcDir`,
+#: `roots`, `globs`, `[[require]]`, `lean_exe`, ...).
+LAKEFILE_KEYS = frozenset({"name", "version", "description", "defaultTargets", "lean_lib", "leanOptions"})
+LEAN_LIB_KEYS = frozenset({"name", "leanOptions"})
+
+
+def _unknown_keys(table: dict, allowed: frozenset[str], where: str) -> list[str]:
+    return [
+        f"{where}{key}: refused: not on the allowlist of keys ({', '.join(sorted(allowed))}); "
+        "it could make lake build another tree than the one checked"
+        for key in sorted(set(table) - allowed)
+    ]
 
 
 # --------------------------------------------------------------------------
 # Definitions a statement depends on
 
 #: Printing options for `#print`: everything explicit (implicit arguments,
-#: universe levels, binder types, proofs, deep terms), so the printed form
-#: pins the kernel term and a changed definition prints differently.
+#: universe levels, binder types, proofs, deep terms), no notation (a notation
+#: would print a constant as a symbol), full names, and private names as
+#: `_private...` (refused), so the printed form pins the kernel term, names
+#: every constant it uses, and a changed definition prints differently.
 PRINT_OPTIONS = (
     "pp.fieldNotation false",
+    "pp.notation false",
+    "pp.fullNames true",
+    "pp.privateNames true",
     "pp.explicit true",
     "pp.universes true",
     "pp.funBinderTypes true",
@@ -186,7 +171,6 @@ _DECLARATION = re.compile(
     re.M,
 )
 _UNIVERSES = re.compile(r"\.\{[^{}]*\}")
-_TOKEN = re.compile(r"[^\W\d][\w'.!?]*")
 _KIND = re.compile(
     r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable|unsafe|partial|nonrec)\s+)*(\w+)"
 )
@@ -202,7 +186,7 @@ KEYWORDS = frozenset({
 
 def declared_names(text: str) -> list[str]:
     """Names of the definitions and types a Lean source declares (not its theorems)."""
-    return _DECLARATION.findall(blank_comments_and_strings(text))
+    return _DECLARATION.findall(sources.blank_comments(text)[0])
 
 
 @dataclass(frozen=True)
@@ -236,6 +220,59 @@ def owner(printed: Printed) -> str | None:
     return None
 
 
+#: Symbols Lean prints between names when notation is off: arrows, binders,
+#: anonymous constructors. Any other character outside ASCII must belong to a
+#: bound variable's name (below); everything else is refused, so no constant
+#: can hide in a character the tokenizer does not know.
+PRINTED_SYMBOLS = frozenset("→∀∃↦⟨⟩×")
+#: Letters and subscripts Lean allows in names (as in `α`, `h₁`): only bound
+#: variables may use them; a constant with such a name is refused by the runner.
+_NAME_EXTRA = "α-κμ-ωΑ-Ωₐ-ₜ₀-₉ᵢ-ᵪ"
+_PRINTED_TOKEN = re.compile(rf"[A-Za-z_{_NAME_EXTRA}][A-Za-z0-9_'!?{_NAME_EXTRA}.]*")
+_NAME_EXTRA_CHAR = re.compile(rf"[{_NAME_EXTRA}]")
+#: Substrings that mean a name Lean cannot print as plain text.
+_UNPRINTABLE = (
+    ("«", "an escaped name"),
+    ("»", "an escaped name"),
+    ("✝", "an inaccessible (hygienic) name"),
+    ("⋯", "an elided term"),
+    ("_private", "a private name"),
+    ("_@", "a name with macro scopes"),
+    ("_hyg", "a name with macro scopes"),
+)
+#: The kinds a trusted constant may have (what `#print` calls it).
+TRUSTED_KINDS = frozenset({"def", "theorem", "inductive", "structure", "constructor", "recursor"})
+_MODIFIERS = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?((?:(?:private|protected|noncomputable|unsafe|partial|nonrec)\s+)*)")
+
+
+def printed_problems(printed: Printed) -> list[str]:
+    """Why a printed constant cannot be trusted by reading it, or [] if it can.
+
+    The registry pins each trusted definition by its printed form, and the
+    closure of a statement is read off the printed forms, so every constant
+    must appear in them under its own plain name, and be an ordinary (safe,
+    total) declaration."""
+    found = []
+    for marker, what in _UNPRINTABLE:
+        if marker in printed.text:
+            found.append(f"prints {what} ({marker!r})")
+    for char in sorted(set(printed.text)):
+        if ord(char) > 127 and char not in PRINTED_SYMBOLS and not _NAME_EXTRA_CHAR.match(char):
+            found.append(f"prints the character U+{ord(char):04X}, which is neither a symbol nor part of a plain name")
+    modifiers = _MODIFIERS.match(printed.text).group(1).split()
+    for modifier in ("unsafe", "partial"):
+        if modifier in modifiers:
+            found.append(f"is `{modifier}`")
+    if printed.kind not in TRUSTED_KINDS:
+        found.append(f"is a{'n' if printed.kind[:1] in 'aeiou' else ''} `{printed.kind}`, not an ordinary definition")
+    return found
+
+
+def is_plain_name(name: str) -> bool:
+    """An ASCII identifier (dotted components allowed): how a trusted name must look."""
+    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_'!?]*(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*", name) is not None
+
+
 def candidate_names(printed: Printed) -> set[str]:
     """Every identifier in a printed form that could be a constant (bound
     variables among them; the caller asks Lean which are constants)."""
@@ -248,7 +285,7 @@ def candidate_names(printed: Printed) -> set[str]:
     text = _UNIVERSES.sub(" ", text)
     text = re.sub(r"@", " ", text)
     # Lean writes a constant shadowed by a bound variable as `_root_.name`.
-    names = {token.rstrip(".").removeprefix("_root_.") for token in _TOKEN.findall(text)}
+    names = {token.rstrip(".").removeprefix("_root_.") for token in _PRINTED_TOKEN.findall(text)}
     return {n for n in names if n and n not in KEYWORDS and n != printed.name}
 
 

@@ -1,0 +1,288 @@
+"""What Lean's own environment says about the built development.
+
+After the build, every fact the registry records comes from Lean's answers to
+small generated files that import the library (probes), never from reading the
+sources:
+
+1. the names the kernel treats specially (:mod:`pyverify.lean.kernel_names`)
+   are absent: ``#print NAME`` answers "Unknown constant";
+2. each registered name is a ``theorem`` (not an ``unsafe def``, an ``axiom``
+   or an ``opaque``): ``#print NAME``;
+3. its statement (``#check @NAME``) and axioms (``#print axioms NAME``);
+4. a theorem with hypotheses is instantiated on a concrete input by its
+   ``applies`` example, a theorem of the examples module with no axioms whose
+   statement is closed (no ``∀``, no ``→``) and whose proof is the registered
+   theorem applied to arguments: all its hypotheses hold together of
+   something, so it is not vacuous;
+5. every constant its statement depends on, transitively (``#print``, round by
+   round), each printed in plain names and each an ordinary safe declaration.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pyverify.lean import catalog, trust
+from pyverify.lean.kernel_names import KERNEL_NAMES
+from pyverify.lean.results import CheckFailed, Message, TheoremResult, parse_json_messages
+
+EXAMPLES_MODULE = "Examples"
+
+
+class Probe:
+    """Runs generated Lean files that import the built library, in a scratch folder."""
+
+    def __init__(self, engine, project: Path, library: str, scratch: Path):
+        self.engine, self.project, self.library, self.scratch = engine, project, library, scratch
+        self.count = 0
+
+    def ask(self, commands: list[str], options: tuple[str, ...] = ()) -> tuple[dict[int, int], list[Message]]:
+        """Run ``commands`` (one a line); return (line in the file -> index in
+        ``commands``, Lean's messages)."""
+        self.count += 1
+        lines = ["prelude", f"import {self.library}"] + [f"set_option {o}" for o in options]
+        at: dict[int, int] = {}
+        for index, command in enumerate(commands):
+            lines.append(command)
+            at[len(lines)] = index
+        path = self.scratch / f"PyverifyProbe{self.count}.lean"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        proc = self.engine.run_file(self.project, path)
+        messages = parse_json_messages(proc.stdout, str(path))
+        if proc.returncode != 0 and not any(m.severity == "error" for m in messages):
+            raise CheckFailed(f"probe: lean exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}")
+        stray = [m for m in messages if m.line not in at]
+        if stray:
+            raise CheckFailed(f"probe: {stray[0].severity}: {stray[0].first_line()}")
+        return at, messages
+
+    def print_each(self, names: list[str]) -> dict[str, Message]:
+        """``#print NAME`` for each name with the trusted print options: name -> Lean's answer."""
+        at, messages = self.ask([f"#print {name}" for name in names], trust.PRINT_OPTIONS)
+        answers: dict[str, Message] = {}
+        for message in messages:
+            answers.setdefault(names[at[message.line]], message)
+        missing = [name for name in names if name not in answers]
+        if missing:
+            raise CheckFailed(f"probe: #print {missing[0]}: Lean printed nothing")
+        return answers
+
+
+def is_unknown(message: Message) -> bool:
+    return message.severity == "error" and message.text.startswith("Unknown constant")
+
+
+# --------------------------------------------------------------------------
+# 1. The kernel's special names
+
+
+def check_kernel_names_absent(probe: Probe) -> None:
+    names = sorted(KERNEL_NAMES)
+    for name, message in probe.print_each(names).items():
+        if not is_unknown(message):
+            raise CheckFailed(
+                f"declaration {name}: refused: the Lean kernel treats `{name}` specially "
+                f"({KERNEL_NAMES[name]}), so the development may not declare it"
+            )
+
+
+# --------------------------------------------------------------------------
+# 2-4. Registered theorems, their statements, axioms and examples
+
+
+def theorem_modules(modules) -> dict[str, str]:
+    """Map each theorem name the sources declare to its module (for reports;
+    that each is a theorem is asked of Lean)."""
+    found: dict[str, str] = {}
+    pattern = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?(?:protected\s+)?theorem\s+([^\s(:{\[]+)", re.M)
+    for module in modules:
+        for match in pattern.finditer(module.path.read_text(encoding="utf-8")):
+            found.setdefault(match.group(1), module.name)
+    return found
+
+
+_NO_AXIOMS = re.compile(r"^'(?P<name>[^']+)' does not depend on any axioms$")
+_AXIOMS = re.compile(r"^'(?P<name>[^']+)' depends on axioms: \[(?P<list>.*)\]$", re.S)
+
+
+def parse_axioms(text: str) -> list[str] | None:
+    """Axioms named by a ``#print axioms`` message, or None if it is not one."""
+    text = " ".join(text.split())
+    if _NO_AXIOMS.match(text):
+        return []
+    match = _AXIOMS.match(text)
+    if match:
+        return [a.strip() for a in match.group("list").split(",") if a.strip()]
+    return None
+
+
+def normalize_statement(name: str, text: str) -> str:
+    """``name : STATEMENT`` as printed by ``#check @name``, on one line."""
+    flat = " ".join(text.split())
+    prefix = f"{name} : "
+    return flat[len(prefix):] if flat.startswith(prefix) else flat
+
+
+def statements_and_axioms(probe: Probe, names: list[str]) -> dict[str, tuple[str, list[str], str]]:
+    """For each name: (statement as `#check @name` prints it, axioms, the `#print axioms` line)."""
+    commands = []
+    for name in names:
+        commands += [f"#check @{name}", f"#print axioms {name}"]
+    at, messages = probe.ask(commands, ("pp.fieldNotation false",))
+    answers: dict[int, Message] = {}
+    for message in messages:
+        index = at[message.line]
+        if message.severity == "error":
+            raise CheckFailed(f"theorem {names[index // 2]}: {message.first_line()}")
+        answers.setdefault(index, message)
+    found = {}
+    for i, name in enumerate(names):
+        statement_msg, axioms_msg = answers.get(2 * i), answers.get(2 * i + 1)
+        if statement_msg is None or axioms_msg is None:
+            raise CheckFailed(f"theorem {name}: Lean printed no statement or axioms")
+        axioms = parse_axioms(axioms_msg.text)
+        if axioms is None:
+            raise CheckFailed(f"theorem {name}: unexpected #print axioms output: {axioms_msg.first_line()}")
+        found[name] = (normalize_statement(name, statement_msg.text), axioms, " ".join(axioms_msg.text.split()))
+    return found
+
+
+def check_is_theorem(name: str, message: Message, what: str) -> None:
+    """``#print`` of ``name`` must show an ordinary theorem."""
+    if message.severity == "error":
+        raise CheckFailed(f"{what} {name}: {message.first_line()}")
+    printed = trust.reduce_printed(name, message.text)
+    header = message.text.split(":", 1)[0]
+    if printed.kind != "theorem" or re.search(r"\b(unsafe|partial)\b", header):
+        raise CheckFailed(
+            f"{what} {name}: Lean says it is `{header.split(name)[0].strip() or printed.kind}`, not a theorem "
+            "(only a theorem is checked by the kernel as a proof)"
+        )
+
+
+def proof_head(message: Message) -> str:
+    """The first name in a theorem's printed proof (after ``:=``), without ``@``."""
+    value = message.text.split(":=", 1)[1] if ":=" in message.text else ""
+    match = re.match(r"\s*\(*\s*@?([^\s()]+)", value)
+    return match.group(1) if match else ""
+
+
+def check_applies(theorem: TheoremResult, spec: catalog.TheoremSpec, declared: dict[str, str], library: str,
+                  answers: dict[str, tuple[str, list[str], str]], printed: dict[str, Message]) -> str | None:
+    """The registered theorem's hypotheses hold together of a concrete input.
+
+    Returns the name of its ``applies`` example, or None when the theorem has
+    no hypotheses. One example per premise kind is not enough: an unsatisfiable
+    extra premise such as ``Eq zero (succ zero)`` would be "covered" by any
+    other equation's example; an instantiation of the theorem itself is not."""
+    premises = trust.premises(theorem.statement)
+    where = f"registered theorem {theorem.name}"
+    module = f"{library}.{EXAMPLES_MODULE}"
+    if spec.applies is None:
+        if premises:
+            raise CheckFailed(
+                f"{where}: its hypothesis `{premises[0]}` (and every other) needs an example that instantiates the "
+                f"theorem on a concrete input: name a theorem of {module} as `applies` in the catalog"
+            )
+        return None
+    example = spec.applies
+    if declared.get(example) != module:
+        raise CheckFailed(f"{where}: its example {example} is not a theorem of {module}")
+    check_is_theorem(example, printed[example], f"{where}: its example")
+    statement, axioms, _ = answers[example]
+    if "∀" in statement or "→" in statement:
+        raise CheckFailed(f"{where}: its example {example} proves `{statement}`, which is not about a concrete input (it has ∀ or →)")
+    if axioms:
+        raise CheckFailed(f"{where}: its example {example} depends on axioms: {', '.join(axioms)}")
+    if proof_head(printed[example]) != theorem.name:
+        raise CheckFailed(
+            f"{where}: its example {example} is not proved by applying {theorem.name} "
+            f"(its proof starts with `{proof_head(printed[example])}`), so it does not show the hypotheses hold together"
+        )
+    return example
+
+
+def collect_theorems(probe: Probe, modules, emit) -> list[TheoremResult]:
+    declared = theorem_modules(modules)
+    names = [spec.name for spec in catalog.THEOREMS]
+    missing = [name for name in names if name not in declared]
+    if missing:
+        raise CheckFailed(f"registered theorem {missing[0]}: not declared in any module of {probe.library}")
+    examples = sorted({spec.applies for spec in catalog.THEOREMS if spec.applies})
+    printed = probe.print_each(names + [e for e in examples if e not in names])
+    for name in names:
+        check_is_theorem(name, printed[name], "registered theorem")
+    answers = statements_and_axioms(probe, names + [e for e in examples if e not in names])
+    results = []
+    emit("axioms:")
+    for name in names:
+        statement, axioms, line = answers[name]
+        emit(f"  {line}")
+        results.append(TheoremResult(name, declared[name], statement, axioms, line))
+    bad = [t for t in results if t.axioms]
+    if bad:
+        raise CheckFailed(
+            f"registered theorem {bad[0].name} (module {bad[0].module}) depends on axioms: " + ", ".join(bad[0].axioms)
+        )
+    specs = catalog.by_name()
+    for theorem in results:
+        theorem.applies = check_applies(theorem, specs[theorem.name], declared, probe.library, answers, printed)
+    return results
+
+
+# --------------------------------------------------------------------------
+# 5. Trusted definitions
+
+
+def collect_definitions(probe: Probe, modules, theorems) -> dict[str, trust.Printed]:
+    """Print every constant the registered statements depend on, transitively.
+
+    Asks Lean to ``#print`` the registered theorems and every definition the
+    sources declare, then, round by round, every identifier in what it printed
+    that has not been asked yet (bound variables answer "Unknown constant" and
+    are dropped). Constructors and recursors stand for their inductive type.
+    Each theorem's ``definitions`` is the closure of its statement.
+
+    Every printed form must name its constants in plain ASCII (no escaped,
+    private, hygienic or look-alike names: :func:`pyverify.lean.trust.printed_problems`),
+    so that reading identifiers off it finds every constant it uses."""
+    printed: dict[str, trust.Printed] = {}
+    asked: set[str] = set()
+    edges: dict[str, set[str]] = {}
+    todo = {t.name for t in theorems}
+    for module in modules:
+        todo.update(trust.declared_names(module.path.read_text(encoding="utf-8")))
+    while todo:
+        batch = sorted(todo - asked)
+        asked.update(batch)
+        todo = set()
+        for name, message in probe.print_each(batch).items():
+            if is_unknown(message):
+                continue  # a bound variable's name, not a constant
+            if message.severity == "error":
+                raise CheckFailed(f"definitions probe: #print {name}: {message.first_line()}")
+            if not trust.is_plain_name(name):
+                raise CheckFailed(f"definition {name!r}: refused: a constant's name must be a plain ASCII identifier")
+            item = trust.reduce_printed(name, message.text)
+            parent = trust.owner(item)
+            edges[name] = {parent} if parent else trust.candidate_names(item)
+            printed[name] = item
+            todo.update(edges[name])
+        todo -= asked
+    for name in edges:
+        edges[name] = {target for target in edges[name] if target in printed}
+    trusted: dict[str, trust.Printed] = {}
+    for theorem in theorems:
+        names = [n for n in trust.closure(edges[theorem.name], edges) if n != theorem.name]
+        theorem.definitions = [n for n in names if trust.owner(printed[n]) is None]
+        # Constructors and recursors are generated by the kernel from their
+        # inductive type (their printed forms name bound variables `a✝`): the
+        # inductive is what is read and trusted.
+        for name in [theorem.name, *theorem.definitions]:
+            problems = trust.printed_problems(printed[name])
+            if problems:
+                raise CheckFailed(f"registered theorem {theorem.name}: trusted definition {name} {problems[0]}")
+        for name in theorem.definitions:
+            trusted[name] = printed[name]
+    return dict(sorted(trusted.items()))
