@@ -26,3 +26,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 REPO = Path(__file__).resolve().parents[1]
 LAB_INSTANCE = REPO / "instances" / "lab-512x32x16.json"
 SHARED = REPO.parent / "shared"
+#: The Mooncake FAST'25 traces: FAST25-release/traces/ in the kvcache-ai/Mooncake
+#: repository on GitHub. Tests that replay a real trace look for
+#: synthetic_trace.jsonl in $PYVERIFY_MOONCAKE_TRACES (default: ../shared/data/mooncake
+#: beside the checkout, where this project's CI keeps a copy) and skip, saying so, without it.
+MOONCAKE_TRACES = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or SHARED / "data" / "mooncake")
+MOONCAKE_SYNTHETIC = MOONCAKE_TRACES / "synthetic_trace.jsonl"
+NO_MOONCAKE = (
+    f"{MOONCAKE_SYNTHETIC} is absent: download FAST25-release/traces/synthetic_trace.jsonl from the "
+    "kvcache-ai/Mooncake repository on GitHub and set PYVERIFY_MOONCAKE_TRACES to its folder"
+)

@@ -29,15 +29,15 @@ from pyverify.sim.simulate import EVICTIONS, PER_HOST, POOLED, simulate
 from pyverify.sim.tokens import token_weights
 from pyverify.sim.window import Window
 
-from .conftest import SHARED
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .helpers import assert_one_line_error, run_cli
 from .strategies import routed_instances
 
 pytest.importorskip("numba")
 from pyverify.sim.array_run import array_hits, trace_token_weights  # noqa: E402
 
-TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
-needs_trace = pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+TRACE = MOONCAKE_SYNTHETIC
+needs_trace = pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 
 
 @given(routed_instances(), st.one_of(st.none(), st.integers(1, 12)), st.sampled_from(EVICTIONS),

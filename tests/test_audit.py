@@ -10,7 +10,7 @@ import pytest
 from pyverify.cli import main
 from pyverify.reports.wording import overclaims
 
-from .conftest import LAB_INSTANCE, REPO, SHARED
+from .conftest import LAB_INSTANCE, MOONCAKE_SYNTHETIC, NO_MOONCAKE, REPO
 
 
 @pytest.fixture(scope="module")
@@ -127,9 +127,9 @@ def test_html_report_shows_each_lean_statement_as_a_code_block(audit_dir):
 
 def test_audit_of_the_mooncake_trace(tmp_path):
     """The main job on a real trace: certified pooled count, and the memory-limit answers recounted independently."""
-    trace = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+    trace = MOONCAKE_SYNTHETIC
     if not trace.is_file():
-        pytest.skip("the Mooncake trace (../shared) is not here")
+        pytest.skip(NO_MOONCAKE)
     from pyverify.certify.belady import belady_misses
 
     from .helpers import flat_lru_misses

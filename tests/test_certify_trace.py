@@ -17,11 +17,11 @@ from pyverify.inputs.model import Instance
 from pyverify.trusted import recount
 from pyverify.trusted.check import verify_quiet
 
-from .conftest import SHARED
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .helpers import run_cli
 
-TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
-needs_trace = pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+TRACE = MOONCAKE_SYNTHETIC
+needs_trace = pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 
 
 @needs_trace

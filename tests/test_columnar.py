@@ -19,10 +19,10 @@ from pyverify.inputs.columnar import (  # noqa: E402
 from pyverify.inputs.load import load_input  # noqa: E402
 from pyverify.inputs.model import first_prefix_violation  # noqa: E402
 from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
-from tests.conftest import SHARED  # noqa: E402
+from tests.conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE# noqa: E402
 from tests.helpers import assert_one_line_error, run_cli  # noqa: E402
 
-MOONCAKE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+MOONCAKE = MOONCAKE_SYNTHETIC
 
 
 def random_chains(seed: int, requests: int = 300) -> list[list[int]]:
@@ -72,7 +72,7 @@ def test_fast_path_reads_what_the_strict_reader_reads(tmp_path, seed):
     same_as_strict(fast, path)
 
 
-@pytest.mark.skipif(not MOONCAKE.exists(), reason="../shared/data/mooncake is not here")
+@pytest.mark.skipif(not MOONCAKE.exists(), reason=NO_MOONCAKE)
 def test_fast_path_on_the_mooncake_trace():
     fast = _fast_jsonl(MOONCAKE)
     assert fast is not None

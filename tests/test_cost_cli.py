@@ -8,7 +8,7 @@ import pytest
 
 from pyverify.cost.reuse import reuse_report
 
-from .conftest import LAB_INSTANCE, SHARED
+from .conftest import LAB_INSTANCE, MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .helpers import run_cli
 
 # host 0 sees [1,2] twice; host 1 sees [1,3].
@@ -162,8 +162,8 @@ def test_reuse_report_by_hand():
 
 # --- the Mooncake synthetic trace (skipped when ../shared is absent) -------------
 
-MOONCAKE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
-needs_mooncake = pytest.mark.skipif(not MOONCAKE.exists(), reason=f"{MOONCAKE} not present")
+MOONCAKE = MOONCAKE_SYNTHETIC
+needs_mooncake = pytest.mark.skipif(not MOONCAKE.exists(), reason=NO_MOONCAKE)
 
 
 @needs_mooncake

@@ -25,11 +25,11 @@ from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
 from pyverify.sim.mrc import lru_curve  # noqa: E402
 from pyverify.sim.routing import RoutingOptions, route  # noqa: E402
 from pyverify.sim.simulate import PER_HOST, POOLED, simulate  # noqa: E402
-from tests.conftest import SHARED  # noqa: E402
+from tests.conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE# noqa: E402
 from tests.helpers import assert_one_line_error, run_cli  # noqa: E402
 from tests.test_columnar import random_chains  # noqa: E402
 
-MOONCAKE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+MOONCAKE = MOONCAKE_SYNTHETIC
 POLICIES = ("round-robin", "random", "prefix-hash", "route-key", "given", "fold")
 
 
@@ -179,7 +179,7 @@ def test_engines_refuse_a_bad_trace_with_the_numpy_paths_words(tmp_path, capsys,
     assert len(said) == 1
 
 
-@pytest.mark.skipif(not MOONCAKE.exists(), reason="../shared/data/mooncake is not here")
+@pytest.mark.skipif(not MOONCAKE.exists(), reason=NO_MOONCAKE)
 def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
     parquet = tmp_path / "mc.parquet"
     assert run_cli(capsys, "trace", "import", str(MOONCAKE), "-o", str(parquet))[0] == 0

@@ -34,7 +34,7 @@ from pyverify.sim.counting import dense_ids, flatten, reference_hosts
 from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances, stack_distances_fenwick
 from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, VLLM, _capacitated_hits, simulate
 
-from .conftest import REPO, SHARED
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE, REPO
 from .strategies import prefix_closed_chains, routed_instances
 
 pytest.importorskip("numba")
@@ -42,7 +42,7 @@ from pyverify.sim.kernels.replay import capacitated_hits  # noqa: E402
 from pyverify.sim.kernels.stack_distance import lru_histogram  # noqa: E402
 from pyverify.sim.kernels.tree_replay import tree_hits  # noqa: E402
 
-TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+TRACE = MOONCAKE_SYNTHETIC
 
 
 def oracle_histogram(sequence, routing_of_reference=None):
@@ -233,7 +233,7 @@ def test_fifo_replay_equals_libcachesim_on_one_block_chains(sequence):
 # --- the Mooncake trace ------------------------------------------------------
 
 
-@pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+@pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 def test_mooncake_trace_pooled_and_per_host():
     from pyverify.inputs.mooncake import import_mooncake
 

@@ -109,11 +109,11 @@ def test_budgets_needs_a_kv_size(capsys, tmp_path):
 
 
 def test_the_issues_command_prints_block_and_token_hit_rates(capsys):
-    from .conftest import SHARED
+    from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 
-    trace = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+    trace = MOONCAKE_SYNTHETIC
     if not trace.exists():
-        pytest.skip("../shared/data/mooncake is absent")
+        pytest.skip(NO_MOONCAKE)
     status, out, err = run_cli(capsys, "sweep", str(trace), "--capacity-gib", "64", "--model-kv", "llama-3.3-70b", "--fleets", "2")
     assert status == 0, err
     assert "409 blocks" in out and "(blocks)" in out and "(tokens)" in out

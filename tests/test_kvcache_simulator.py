@@ -26,7 +26,7 @@ from pyverify.sim.simulate import FIFO, LEAF_LRU, POOLED, simulate
 from pyverify.sim.tokens import token_weights
 from pyverify.sim.window import Window
 
-from .conftest import SHARED
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .strategies import prefix_closed_chains
 
 kvsim_trace = pytest.importorskip("kvcache_sim.trace")
@@ -35,7 +35,7 @@ from kvcache_sim import simulator as kvsim_simulator  # noqa: E402
 from kvcache_sim.plan import build_execution_plan  # noqa: E402
 from kvcache_sim.policies import simulate_policy  # noqa: E402
 
-TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+TRACE = MOONCAKE_SYNTHETIC
 OURS = {"fifo": FIFO, "lru": LEAF_LRU}
 
 
@@ -104,7 +104,7 @@ def test_random_prefix_closed_traces(chains, capacity, policy, data):
     assert (got.token_hits, got.tokens) == (expected.hitTokens, expected.totalTokens)
 
 
-@pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+@pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 def test_mooncake_synthetic_trace_default_budgets():
     parsed = kvsim_trace.parse_trace_file(TRACE, block_size=512)
     backend = "cpp" if shutil.which("c++") else "python"

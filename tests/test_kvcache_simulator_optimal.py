@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from pyverify.sim.belady_min import min_run
 
-from .conftest import SHARED
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .strategies import prefix_closed_chains
 
 kvsim = pytest.importorskip("kvcache_sim")
@@ -35,7 +35,7 @@ from kvcache_sim.plan import build_execution_plan  # noqa: E402
 from kvcache_sim.policies import simulate_policy  # noqa: E402
 from kvcache_sim.trace import block_tokens, parse_trace_file  # noqa: E402
 
-TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+TRACE = MOONCAKE_SYNTHETIC
 BLOCK = 512
 
 
@@ -67,7 +67,7 @@ def test_their_optimal_equals_min_on_random_traces(tmp_path_factory, chains, cap
     assert ours == theirs.hitTokens
 
 
-@pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+@pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 def test_their_optimal_equals_min_on_the_mooncake_trace():
     from pyverify.inputs.load import load_input
 

@@ -17,12 +17,12 @@ from hypothesis import given, settings
 from pyverify.sim.mrc import lru_curve
 from pyverify.sim.simulate import LRU, POOLED, simulate
 
-from .conftest import SHARED
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .strategies import prefix_closed_chains
 
 lcs = pytest.importorskip("libcachesim")
 
-TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+TRACE = MOONCAKE_SYNTHETIC
 
 
 def libcachesim_lru_misses(sequence, capacity: int) -> int:
@@ -52,7 +52,7 @@ def test_random_prefix_closed_traces(chains):
         assert curve.misses(capacity) == expected
 
 
-@pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+@pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 def test_mooncake_trace_at_several_capacities():
     from pyverify.inputs.mooncake import import_mooncake
 

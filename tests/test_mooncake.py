@@ -14,15 +14,15 @@ from collections import OrderedDict
 
 import pytest
 
-from .conftest import SHARED
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .helpers import flat_lru_misses
 
 
 def flatten(chains):
     return [block for chain in chains for block in chain]
 
-TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
-pytestmark = pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+TRACE = MOONCAKE_SYNTHETIC
+pytestmark = pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 
 FLEET = 16
 BLOCKS_PER_NODE = 3_000_000 // 512  # 5859: whole blocks only

@@ -27,12 +27,12 @@ from pyverify.sim.mrc import lru_curve
 from pyverify.sim.opt_curve import capacity_to_match, optimal_curve
 from pyverify.trusted import recount
 
-from .conftest import SHARED
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .helpers import run_cli
 from .strategies import prefix_closed_chains, routed_instances
 
-TRACE = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
-needs_trace = pytest.mark.skipif(not TRACE.exists(), reason="../shared/data/mooncake is absent")
+TRACE = MOONCAKE_SYNTHETIC
+needs_trace = pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 NEVER = 2**63 - 1  # libCacheSim's "no next access"
 
 

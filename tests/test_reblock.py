@@ -111,11 +111,11 @@ def test_on_the_mooncake_trace_coarse_ids_name_coarse_prefixes():
     """On the real trace, equal coarse ids are exactly equal coarse prefixes of the original ids."""
     import pytest
 
-    from .conftest import SHARED
+    from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 
-    trace = SHARED / "data" / "mooncake" / "synthetic_trace.jsonl"
+    trace = MOONCAKE_SYNTHETIC
     if not trace.exists():
-        pytest.skip("../shared/data/mooncake/synthetic_trace.jsonl is not here")
+        pytest.skip(NO_MOONCAKE)
     fine = load_described(trace).instance
     coarse = load_described(trace, ImportOptions(block_size=2048)).instance
     assert coarse.n_requests == fine.n_requests and coarse.block_size_tokens == 2048
