@@ -33,6 +33,9 @@ from typing import Any, Callable, Iterable
 from pyverify.errors import CheckFailed, UserError, located
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, read_json, validate_schema
+# MIN's count for the lower bound is the trusted checker's own recount (O(n log n) per cache): the bridge is
+# checker-side, and none of this is the searcher's code (pyverify.sim.belady_min) that produced the certificate.
+from pyverify.trusted.recount import flat_min_misses, min_misses  # noqa: F401  (flat_min_misses: re-exported)
 
 REGISTRY_FORMAT = "pyverify.theorems/2"
 THIS_INSTANCE = "this instance"
@@ -211,8 +214,9 @@ class Bound:
             "certificate_objective": self.objective,
             "holds": self.holds,
             "machine_checked": checked + " (Lean, kernel-checked)",
-            "counted_here": "MIN's misses on this instance, by the bridge in Python (`flat_min_misses`; "
-                            "generated Lean examples tie it to Lean's `min_misses`)",
+            "counted_here": "MIN's misses on this instance, recounted by the trusted checker's code "
+                            "(pyverify/trusted/recount.py `flat_min_misses`; generated Lean examples tie it to Lean's "
+                            "`min_misses`)",
             "cited": None if self.min_theorem else CITED_MIN,
         }
 
@@ -317,27 +321,6 @@ def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool
     return found
 
 
-def flat_min_misses(blocks: list[int], capacity: int) -> int:
-    """Misses of Belady's MIN in bypass form on a flat block sequence: on a miss,
-    of the held blocks and the requested one, drop the one used furthest in the
-    future (never used again: infinitely far), keeping at most ``capacity``."""
-    never = len(blocks)
-    next_use = [never] * len(blocks)
-    seen: dict[int, int] = {}
-    for i in range(len(blocks) - 1, -1, -1):
-        next_use[i] = seen.get(blocks[i], never)
-        seen[blocks[i]] = i
-    held: dict[int, int] = {}  # block -> its next use
-    misses = 0
-    for i, block in enumerate(blocks):
-        if block not in held:
-            misses += 1
-        held[block] = next_use[i]
-        if len(held) > capacity:
-            del held[max(held, key=lambda b: (held[b], b))]
-    return misses
-
-
 def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]) -> Bound | None:
     """The flat lower bound for a capacitated demand-cache certificate that
     starts empty (pooled: one cache; per-host: one per host, each bounded on its
@@ -348,10 +331,7 @@ def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[s
     if FLAT_THEOREM not in registry:
         return None
     caches, fleet = caches_read(cert, instance)
-    by_cache: dict[int, list] = {}
-    for chain, cache in zip(instance.chains, caches):
-        by_cache.setdefault(cache, []).append(chain)
-    flat = sum(flat_min_misses([b for chain in chains for b in chain], model["capacity"]) for chains in by_cache.values())
+    flat = min_misses(instance.chains, caches, model["capacity"])  # sum over the caches of MIN on each one's flat blocks
     min_theorem = MIN_THEOREM if MIN_THEOREM in registry else None
     # The per-host theorem's hypothesis `routed_below fleet requests`, checked here: every cache is a host below fleet.
     per_host = (model["model"] == "per-host" and min_theorem is not None and PER_HOST_MIN_THEOREM in registry
