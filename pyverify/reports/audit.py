@@ -250,7 +250,7 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
     for entry in bridge.entries:
         model = entry.certificate_data["cache_model"]["model"]
         if entry.link.covered:
-            parts.append(f"- {model}: the Lean theorem `{entry.theorems[0].name}` predicts {entry.link.predicted} misses for this instance; the certificate agrees.")
+            parts.append(f"- {model}: the Lean theorem `{entry.link.predicting_theorem}` predicts {entry.link.predicted} misses for this instance; the certificate agrees.")
         else:
             parts.append(f"- {model}: not covered by the theorem ({entry.link.why_not}).")
     parts.append(f"- Lean {lean.identity.version}: {len(lean.theorems)} theorems accepted by the kernel, none depends on an axiom.")

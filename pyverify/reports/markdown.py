@@ -72,6 +72,10 @@ def general_fact_markdown(entry: BridgeEntry) -> list[str]:
             f"Axioms: none. Statement SHA-256 `{fact['statement_sha256']}`.",
             "",
         ]
+        about = fact.get("about")
+        if about:  # the model the statement is about (pyverify/lean/scope.py), which the bridge matched
+            lines += [f"About: {about['caches']} caches, {about['capacity']}, {about['policy']}, "
+                      f"requests as {about['requests']}; states {about['conclusion']}.", ""]
         trusted = fact.get("trusted_definitions") or []
         if trusted:
             # What the statement means rests on these definitions: a reader checks
@@ -88,7 +92,7 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
     lines += [f"| {h['hypothesis']} | {yes_no(h['holds'])} | {h['detail']} |" for h in link["hypotheses"]]
     lines.append("")
     if link["covered"]:
-        main = entry.theorems[0].name
+        main = entry.link.predicting_theorem or entry.theorems[0].name
         lines.append(
             f"The instance meets the hypotheses of `{main}`, so the theorem predicts "
             f"{link['predicted_misses']} misses ({link['predicted_by']}, counted by the bridge from the instance file). "
