@@ -39,6 +39,7 @@ from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha
 # MIN's count for the lower bound is the trusted checker's own recount (O(n log n) per cache): the bridge is
 # checker-side, and none of this is the searcher's code (pyverify.sim.belady_min) that produced the certificate.
 from pyverify.trusted.recount import flat_min_misses, min_misses  # noqa: F401  (flat_min_misses: re-exported)
+from pyverify.trusted.check import NOT_RECHECKED, certifier_records
 
 REGISTRY_FORMAT = "pyverify.theorems/2"
 THIS_INSTANCE = "this instance"
@@ -259,9 +260,13 @@ class BridgeEntry:
             "status": cert["status"],
             "objective": cert["objective"],
             "bound": cert["bound"],
-            "solvers": {
-                name: None if record is None else {k: v for k, v in record.items() if k in ("name", "version", "status", "objective", "bound", "at_objective", "below_objective", "wall_time_s")}
-                for name, record in solvers.items()
+            # What the certificate says about its solver runs: the checker did not re-run them.
+            "solver_records": {
+                "checked": NOT_RECHECKED,
+                "records": {name: None if record is None else {k: v for k, v in record.items() if k in (
+                    "name", "version", "status", "objective", "bound", "at_objective", "below_objective", "wall_time_s")}
+                    for name, record in solvers.items()},
+                "lines": certifier_records(cert),
             },
             "verified": True,
             "verify_summary": self.verify_lines[-1] if self.verify_lines else "",

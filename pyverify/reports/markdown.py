@@ -37,19 +37,10 @@ def instance_fact_markdown(entry: BridgeEntry) -> list[str]:
         f"- claim (scope: {fact['claim']['scope']}): {fact['claim']['statement']}",
         f"- status {fact['status']} on this instance: objective {fact['objective']} misses, bound {fact['bound']}",
     ]
-    for name, record in fact["solvers"].items():
-        if record is None:
-            lines.append(f"- {name}: not run")
-        elif "at_objective" in record:
-            lines.append(
-                f"- {record['name']} {record['version']}, on this instance: {record['at_objective']} with at most {fact['objective']} misses, "
-                f"{record['below_objective']} with at most {fact['objective'] - 1} ({record['wall_time_s']} s)"
-            )
-        else:
-            lines.append(
-                f"- {record['name']} {record['version']}, on this instance: {record['status']}, objective {record['objective']}, "
-                f"bound {record['bound']} ({record['wall_time_s']} s)"
-            )
+    records = fact["solver_records"]
+    lines += [f"- {name}: not run" for name, record in records["records"].items() if record is None]
+    # The certificate's word about its solver runs, said as such: the checker does not re-run a solver.
+    lines += [f"- on this instance, {line}" for line in records["lines"]]
     for greedy in entry.certificate_data.get("greedy", []):
         gap = greedy["misses"] - fact["objective"]
         lines.append(f"- greedy `{greedy['policy']}`, on this instance: {greedy['misses']} misses ({gap} more than the witness)")
@@ -74,8 +65,9 @@ def general_fact_markdown(entry: BridgeEntry) -> list[str]:
         ]
         about = fact.get("about")
         if about:  # the model the statement is about (pyverify/lean/scope.py), which the bridge matched
-            lines += [f"About: {about['caches']} caches, {about['capacity']}, {about['policy']}, "
-                      f"requests as {about['requests']}; states {about['conclusion']}.", ""]
+            lines += [f"About (the model the bridge matches against the certificate's): caches {about['caches']}; "
+                      f"{about['capacity']}; runs: {about['policy']}; requests: {about['requests']}; "
+                      f"states: {about['conclusion']}.", ""]
         trusted = fact.get("trusted_definitions") or []
         if trusted:
             # What the statement means rests on these definitions: a reader checks
