@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from pyverify.lean import scope
 from pyverify.lean.bridge import BridgeEntry, BridgeReport
 from pyverify.errors import CheckFailed
 from pyverify.reports.wording import overclaims
@@ -92,7 +93,11 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
             + ("they agree." if link["agrees"] else "they DISAGREE.")
         )
     else:
-        lines.append(f"Not covered by the theorem: {link['not_covered_because']}. This is not an error; the certificate stands on its own for this instance.")
+        counts = [t.name for t in entry.theorems if (scope.about(t.name) or {}).get("conclusion") == scope.COUNT]
+        kind = "an exact count" if len(counts) == 1 else "exact counts"
+        which = f" ({', '.join(f'`{name}`' for name in counts)}: {kind})" if counts else ""
+        lines.append(f"Not covered by the theorem{which}: {link['not_covered_because']}. This is not an error; "
+                     "the certificate stands on its own for this instance.")
     bound = link.get("lower_bound")
     if bound:
         # Say plainly which half Lean checked and which half is a cited paper theorem.
