@@ -65,7 +65,9 @@ def plain_fenwick_pass():
     """Olken's marking with a Fenwick tree, compiled: the baseline the issue measured."""
     from numba import njit
 
-    @njit(cache=True)
+    from pyverify.sim.numba_cache import caching
+
+    @njit(cache=caching())  # numba's cache in the per-user folder, as the kernels', not in bench/__pycache__
     def plain(ids, universe):
         n = ids.size
         tree = np.zeros(n + 1, np.int32)

@@ -145,3 +145,19 @@ def test_audit_of_the_mooncake_trace(tmp_path):
     assert local["global_lru"] == 1 - flat_lru_misses(pages, total) / len(pages)
     small = summary["memory_limit"]["lru_vs_optimum"][3]
     assert small["opt_hit_rate"] == 1 - belady_misses(pages, small["capacity_blocks"]) / len(pages)
+
+
+def test_the_report_words_solver_records_as_the_certifiers(audit_dir):
+    """No solver is re-run to check a certificate: every line of the report that shows
+    what a solver record says (its version or time) says it is the certifier's word."""
+    from pyverify.trusted.check import NOT_RECHECKED
+
+    text = (audit_dir / "report.md").read_text().splitlines()
+    summary = json.loads((audit_dir / "summary.json").read_text())
+    for model, cert in summary["certificates"].items():
+        assert cert["solver_times_s"]["checked"] == NOT_RECHECKED
+        records = json.loads((audit_dir / cert["file"]).read_text())["solvers"]
+        for record in filter(None, records.values()):
+            shown = [line for line in text if record["version"] in line or f"{record['wall_time_s']} s" in line]
+            assert shown, (model, record["name"])
+            assert all(NOT_RECHECKED in line for line in shown), shown

@@ -149,7 +149,8 @@ def test_capacitated_certificate_linked_to_the_uncapacitated_theorem_is_refused(
     proofs = tmp_path / "proofs"
     proofs.mkdir()
     (proofs / "small.json").write_text(json.dumps(cert))
-    with pytest.raises(CheckFailed, match="links to 'pooled_misses_eq_distinct', but the certificate does not meet its hypothesis 'uncapacitated'"):
+    with pytest.raises(CheckFailed, match="names 'pooled_misses_eq_distinct', which is not about this certificate's model "
+                                          r"\(one pooled cache, capacity 1 blocks per cache, .*\): it is about caches with no capacity"):
         run_bridge(proofs, REGISTRY, [tmp_path], lean_result)
 
 

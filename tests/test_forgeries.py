@@ -43,7 +43,7 @@ def restate(cert):
     """Make the claim and basis match the forged numbers, as a forger would."""
     cm = cert["cache_model"]
     cert["claim"]["statement"] = claim_statement(cm["model"], cm["capacity"], cert["status"], cert["objective"], cert["bound"])
-    cert["basis"] = basis_of(cm["capacity"], cert["status"], cert["solvers"]["cp-sat"] is not None)
+    cert["basis"] = basis_of(cm["capacity"], cert["status"])
 
 
 def test_the_genuine_certificate_verifies(tmp_path, cert):
@@ -180,3 +180,102 @@ def test_run_arrays_are_typed_one_line_exit_2(capsys, tmp_path, cert, key, index
     status, out, err = run_cli(capsys, "verify", str(target), str(INSTANCE))
     assert_one_line_error(status, out, err, str(target), message)
     assert f"witness.{key}[{index}]" in err
+
+
+# --- solver records of runs that never happened (issue 20) ----------------------------------
+#
+# The checker runs no solver, so a record of a CP-SAT or Z3 run that never
+# happened, consistent with the rest of the file, cannot be told from a real
+# one. Such a certificate still verifies when its verdict is true (it rests on
+# the witness and the floor or the MIN recount), but nothing may print the
+# forged records as facts: every line that shows one says it was reported by
+# the certifier and not re-checked, and none is listed as relied on.
+
+LAB = REPO / "proofs" / "lab-512x32x16.pooled.json"
+LAB_PER_HOST = REPO / "proofs" / "lab-512x32x16.per-host-16.json"
+LAB_INSTANCE = REPO / "instances" / "lab-512x32x16.json"
+NEVER = "0.0-never-ran"
+
+
+def invented_cpsat(cert):
+    """A CP-SAT record agreeing with the certificate's numbers, of a run that never happened."""
+    cm = cert["cache_model"]
+    return {"name": "OR-Tools CP-SAT", "version": NEVER, "problem": {"instance_sha256": cert["instance"]["sha256"],
+            "model": cm["model"], "capacity": cm["capacity"]}, "status": "OPTIMAL", "objective": cert["objective"],
+            "bound": cert["objective"], "wall_time_s": 4242.0, "parameters": {"num_workers": 64}}
+
+
+def invented_z3(cert):
+    record = invented_cpsat(cert)
+    return {"name": "Z3", "version": NEVER, "problem": record["problem"], "objective": cert["objective"],
+            "at_objective": "sat", "below_objective": "unsat", "wall_time_s": 4242.0}
+
+
+def forge_lab_versions(cert):
+    for record in cert["solvers"].values():
+        record.update(version=NEVER, wall_time_s=4242.0)
+
+
+def forge_lab_records_outright(cert):
+    cert["solvers"] = {"cp-sat": invented_cpsat(cert), "z3": invented_z3(cert)}
+
+
+def forge_min_only_with_solvers_added(cert):
+    """The capacitated certificate as the MIN route would write it, then CP-SAT and Z3 records added."""
+    cert["solvers"]["cp-sat"], cert["solvers"]["z3"] = invented_cpsat(cert), invented_z3(cert)
+    cert["solvers"]["min"]["version"] = NEVER
+
+
+def forge_capacitated_cpsat_only(cert):
+    cert["solvers"]["cp-sat"] = invented_cpsat(cert)
+    cert["solvers"]["z3"] = invented_z3(cert)
+    del cert["solvers"]["min"]
+
+
+FORGED_RECORDS = [
+    ("lab pooled: versions and times", LAB, LAB_INSTANCE, forge_lab_versions),
+    ("lab per-host: versions and times", LAB_PER_HOST, LAB_INSTANCE, forge_lab_versions),
+    ("lab pooled: both records invented", LAB, LAB_INSTANCE, forge_lab_records_outright),
+    ("capacitated: MIN record kept, solvers invented", CERT, INSTANCE, forge_min_only_with_solvers_added),
+    ("capacitated: MIN record dropped, solvers invented", CERT, INSTANCE, forge_capacitated_cpsat_only),
+]
+
+
+def forged_file(tmp_path, source, forge):
+    cert = json.loads(source.read_text())
+    forge(cert)
+    restate(cert)
+    target = tmp_path / "forged-records.json"
+    target.write_text(json.dumps(cert))
+    return target
+
+
+def assert_never_stated_as_fact(lines):
+    from pyverify.trusted.check import NOT_RECHECKED
+
+    shown = [line for line in lines if NEVER in line or "4242" in line]
+    assert shown, "the forged records are not listed at all"
+    for line in shown:
+        assert NOT_RECHECKED in line and "relied on:" not in line.replace("not relied on:", ""), line
+
+
+@pytest.mark.parametrize("what, source, instance, forge", FORGED_RECORDS, ids=[f[0] for f in FORGED_RECORDS])
+def test_forged_solver_records_are_never_printed_as_facts(tmp_path, capsys, what, source, instance, forge):
+    """`pyverify verify` (the command) and the bridge's report on each forgery."""
+    from pyverify.cli import main
+    from pyverify.lean.bridge import link_certificate, load_registry, BridgeReport
+    from pyverify.reports.markdown import bridge_markdown
+
+    target = forged_file(tmp_path, source, forge)
+    assert main(["verify", str(target), str(instance)]) == 0  # the verdict itself is true
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-1].startswith("VERIFIED OPTIMAL")
+    assert not any(line.startswith("relied on:") and ("CP-SAT" in line or "Z3" in line) for line in printed)
+    assert_never_stated_as_fact(printed)
+
+    entry = link_certificate(target, instance, load_registry(REPO / "lean" / "theorems.json"))
+    report = bridge_markdown(BridgeReport("theorems.json", [entry])).splitlines()
+    assert_never_stated_as_fact(report)
+    fact = entry.instance_fact()
+    assert "solvers" not in fact and fact["solver_records"]["checked"] == "reported by the certifier, not re-checked"
+    assert_never_stated_as_fact(fact["solver_records"]["lines"])

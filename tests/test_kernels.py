@@ -345,3 +345,50 @@ def test_a_budget_sweep_weighs_the_kernel_against_all_its_runs(monkeypatch):
     points = budget_sweep(chains, [1.0, 2.0, 4.0], bytes_per_token=1 << 20, block_tokens=1024, eviction=LEAF_LRU)
     assert [point.capacity_blocks for point in points] == [1, 2, 4]
     assert asked == [3 * 70] * 3  # 70 references, 3 budgets
+
+
+# --- numba's cache: a per-user folder, never the checkout (issue 26) -----------------------
+
+CHAINS = [(1, 2), (3,), (1, 2, 4), (3,), (1, 2)]
+#: A kernel module's kernel (LRU replay) and one compiled through pyverify.sim.compiled (MIN's count).
+KERNEL_RUN = ("from pyverify.sim.kernels.replay import capacitated_hits\n"
+              "from pyverify.sim.belady_min import min_run_flat\n"
+              f"print(capacitated_hits({CHAINS}, [0] * {len(CHAINS)}, 2, True))\n"
+              f"print(min_run_flat([b for c in {CHAINS} for b in c], [len(c) for c in {CHAINS}], capacity=2)[2])")
+
+
+def compiled_files(folder):
+    return sorted(p for p in folder.rglob("*") if p.suffix in (".nbi", ".nbc"))
+
+
+@pytest.mark.parametrize("where", ["xdg", "numba_cache_dir", "unwritable"])
+def test_kernels_never_write_their_cache_into_the_package(tmp_path, where):
+    """A fresh copy of the package compiles a kernel in a subprocess: numba's cache goes to
+    $XDG_CACHE_HOME/pyverify/numba, or to the user's own NUMBA_CACHE_DIR, and when the cache
+    folder cannot be written the kernel runs uncached; never a .nbi/.nbc under pyverify/."""
+    import shutil
+
+    source = tmp_path / "src"
+    shutil.copytree(REPO / "pyverify", source / "pyverify", ignore=shutil.ignore_patterns("__pycache__"))
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory, so nothing can be created under it (even by root)")
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    env.update(PYTHONPATH=str(source), HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    if where == "numba_cache_dir":
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
+    if where == "unwritable":
+        env.update(HOME=str(blocked), XDG_CACHE_HOME=str(blocked / "cache"))
+    out = subprocess.run([sys.executable, "-c", KERNEL_RUN], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    from pyverify.trusted.recount import min_misses
+
+    assert out.stdout.split("\n")[:2] == [str(_capacitated_hits(CHAINS, [0] * len(CHAINS), 2, "lru")),
+                                          str(min_misses(CHAINS, [0] * len(CHAINS), 2))]
+    assert compiled_files(source) == []
+    expected = {"xdg": tmp_path / "cache" / "pyverify" / "numba", "numba_cache_dir": tmp_path / "mine"}
+    cached = compiled_files(tmp_path)
+    if where in expected:
+        assert {path.name.split(".")[0] for path in cached} == {"replay", "belady_min"}, cached
+        assert all(expected[where] in path.parents for path in cached), cached
+    else:
+        assert cached == []

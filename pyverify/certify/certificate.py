@@ -128,7 +128,7 @@ def certify(
         "instance": {"name": instance.name, "sha256": digest, **({"path": instance_path} if instance_path else {})},
         "cache_model": cache_model,
         "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts), "scope": "this instance"},
-        "basis": basis_of(capacity, status, cpsat_record is not None),
+        "basis": basis_of(capacity, status),
         "status": status,
         "objective": objective,
         "bound": bound,

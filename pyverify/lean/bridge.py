@@ -18,8 +18,10 @@ which is not an error. The bridge *refuses* (raises :class:`CheckFailed`)
 when a certificate's scope is anything but its own instance, when it fails
 verification, when the registry has been tampered with or does not match
 what Lean prints for the current sources, when the Lean check has not passed,
-or when a certificate names a theorem that does not exist or whose hypotheses
-it does not meet.
+or when a certificate names a theorem that does not exist, that is about
+another cache model than the certificate's (pooled or per host, capacity or
+none, eviction and admission, openings or block chains: recorded for every
+theorem in :mod:`pyverify.lean.scope`), or whose hypotheses it does not meet.
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ from typing import Any, Callable, Iterable
 
 from pyverify.errors import CheckFailed, UserError, located
 from pyverify.inputs.load import load_input
+from pyverify.lean import scope
 from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, read_json, validate_schema
+# MIN's count for the lower bound is the trusted checker's own recount (O(n log n) per cache): the bridge is
+# checker-side, and none of this is the searcher's code (pyverify.sim.belady_min) that produced the certificate.
+from pyverify.trusted.recount import flat_min_misses, min_misses  # noqa: F401  (flat_min_misses: re-exported)
+from pyverify.trusted.check import NOT_RECHECKED, certifier_records
 
 REGISTRY_FORMAT = "pyverify.theorems/2"
 THIS_INSTANCE = "this instance"
@@ -211,8 +218,9 @@ class Bound:
             "certificate_objective": self.objective,
             "holds": self.holds,
             "machine_checked": checked + " (Lean, kernel-checked)",
-            "counted_here": "MIN's misses on this instance, by the bridge in Python (`flat_min_misses`; "
-                            "generated Lean examples tie it to Lean's `min_misses`)",
+            "counted_here": "MIN's misses on this instance, recounted by the trusted checker's code "
+                            "(pyverify/trusted/recount.py `flat_min_misses`; generated Lean examples tie it to Lean's "
+                            "`min_misses`)",
             "cited": None if self.min_theorem else CITED_MIN,
         }
 
@@ -226,6 +234,8 @@ class Link:
     agrees: bool | None = None
     why_not: str = ""
     bound: Bound | None = None
+    #: the theorem whose count ``predicted`` is (covered certificates only)
+    predicting_theorem: str | None = None
 
 
 @dataclass
@@ -250,9 +260,13 @@ class BridgeEntry:
             "status": cert["status"],
             "objective": cert["objective"],
             "bound": cert["bound"],
-            "solvers": {
-                name: None if record is None else {k: v for k, v in record.items() if k in ("name", "version", "status", "objective", "bound", "at_objective", "below_objective", "wall_time_s")}
-                for name, record in solvers.items()
+            # What the certificate says about its solver runs: the checker did not re-run them.
+            "solver_records": {
+                "checked": NOT_RECHECKED,
+                "records": {name: None if record is None else {k: v for k, v in record.items() if k in (
+                    "name", "version", "status", "objective", "bound", "at_objective", "below_objective", "wall_time_s")}
+                    for name, record in solvers.items()},
+                "lines": certifier_records(cert),
             },
             "verified": True,
             "verify_summary": self.verify_lines[-1] if self.verify_lines else "",
@@ -262,6 +276,7 @@ class BridgeEntry:
         return [
             {"theorem": t.name, "module": t.module, "statement": t.statement, "statement_sha256": t.statement_sha256,
              "axioms": list(t.axioms), "plain": t.plain, "scope": "every request list (proved in Lean, checked by the kernel)",
+             "about": scope.about(t.name),
              "trusted_definitions": [{"name": name, "sha256": digest} for name, digest in t.definitions],
              "applies": t.applies}
             for t in self.theorems
@@ -274,6 +289,7 @@ class BridgeEntry:
             "hypotheses": [{"hypothesis": h.text, "holds": h.holds, "detail": h.detail} for h in link.hypotheses],
             "predicted_misses": link.predicted,
             "predicted_by": link.predicted_by,
+            "predicted_by_theorem": link.predicting_theorem,
             "certificate_objective": self.certificate_data["objective"],
             "agrees": link.agrees,
             "not_covered_because": link.why_not or None,
@@ -317,27 +333,6 @@ def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool
     return found
 
 
-def flat_min_misses(blocks: list[int], capacity: int) -> int:
-    """Misses of Belady's MIN in bypass form on a flat block sequence: on a miss,
-    of the held blocks and the requested one, drop the one used furthest in the
-    future (never used again: infinitely far), keeping at most ``capacity``."""
-    never = len(blocks)
-    next_use = [never] * len(blocks)
-    seen: dict[int, int] = {}
-    for i in range(len(blocks) - 1, -1, -1):
-        next_use[i] = seen.get(blocks[i], never)
-        seen[blocks[i]] = i
-    held: dict[int, int] = {}  # block -> its next use
-    misses = 0
-    for i, block in enumerate(blocks):
-        if block not in held:
-            misses += 1
-        held[block] = next_use[i]
-        if len(held) > capacity:
-            del held[max(held, key=lambda b: (held[b], b))]
-    return misses
-
-
 def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]) -> Bound | None:
     """The flat lower bound for a capacitated demand-cache certificate that
     starts empty (pooled: one cache; per-host: one per host, each bounded on its
@@ -348,10 +343,7 @@ def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[s
     if FLAT_THEOREM not in registry:
         return None
     caches, fleet = caches_read(cert, instance)
-    by_cache: dict[int, list] = {}
-    for chain, cache in zip(instance.chains, caches):
-        by_cache.setdefault(cache, []).append(chain)
-    flat = sum(flat_min_misses([b for chain in chains for b in chain], model["capacity"]) for chains in by_cache.values())
+    flat = min_misses(instance.chains, caches, model["capacity"])  # sum over the caches of MIN on each one's flat blocks
     min_theorem = MIN_THEOREM if MIN_THEOREM in registry else None
     # The per-host theorem's hypothesis `routed_below fleet requests`, checked here: every cache is a host below fleet.
     per_host = (model["model"] == "per-host" and min_theorem is not None and PER_HOST_MIN_THEOREM in registry
@@ -392,6 +384,24 @@ def choose_theorems(model: str, instance: Instance, registry: dict[str, Theorem]
     return list(OPENING_THEOREMS[model]), True
 
 
+def named_theorem_scope(cert_path, named: str, cert: dict[str, Any], instance: Instance,
+                        registry: dict[str, Theorem]) -> scope.Scope:
+    """The scope of the theorem a certificate names, refusing (one line) a name that is not
+    registered, has no recorded scope, or is about another model than the certificate's."""
+    if named not in registry:
+        raise CheckFailed(f"{cert_path}: theorem: names {named!r}, which is not in the theorem registry ({', '.join(sorted(registry))})")
+    if named not in scope.SCOPES:
+        raise CheckFailed(f"{cert_path}: theorem: names {named!r}, whose model pyverify/lean/scope.py does not record: "
+                          "the bridge cannot tell whether it is about this certificate")
+    about = scope.SCOPES[named]
+    model = scope.certificate_model(cert, instance.chains)
+    reason = scope.mismatch(about, model)
+    if reason is not None:
+        raise CheckFailed(f"{cert_path}: theorem: names {named!r}, which is not about this certificate's model "
+                          f"({model.describe()}): {reason}")
+    return about
+
+
 def link_certificate(
     cert_path: str | Path,
     instance_path: str | Path,
@@ -417,24 +427,27 @@ def link_certificate(
     named = raw.get("theorem")
     names, openings_only = choose_theorems(model, instance, registry)
     if named is not None:
-        if named not in registry:
-            raise CheckFailed(f"{cert_path}: theorem: names {named!r}, which is not in the theorem registry ({', '.join(sorted(registry))})")
+        named_scope = named_theorem_scope(cert_path, named, raw, instance, registry)
         names = [named] + [name for name in names if name != named]
-        openings_only = named not in BLOCK_THEOREMS.get(model, ())
+        if named_scope.conclusion == scope.COUNT:
+            openings_only = named_scope.requests == scope.OPENINGS
     missing = [name for name in names if name not in registry]
     if missing:
         raise CheckFailed(f"theorem registry lacks {missing[0]!r}, which the bridge relates {model} certificates to")
 
     hypotheses = hypotheses_for(raw, instance, openings_only)
     failed = [h for h in hypotheses if not h.holds]
-    if failed and named is not None:
+    if failed and named is not None and named_scope.conclusion == scope.COUNT:
         raise CheckFailed(
             f"{cert_path}: theorem: links to {named!r}, but the certificate does not meet its hypothesis "
             f"'{failed[0].text}' ({failed[0].detail}): the theorem does not cover it"
         )
     bound = capacitated_bound(raw, instance, registry)
+    if named == PER_HOST_MIN_THEOREM and (bound is None or bound.per_host_theorem is None):
+        raise CheckFailed(f"{cert_path}: theorem: links to {named!r}, but not every request's cache is a host "
+                          f"0..n-1 with {MIN_THEOREM!r} registered: the theorem does not cover it")
     if bound is not None:
-        names = names + bound.theorems
+        names = names + [name for name in bound.theorems if name not in names]
         if not bound.holds:
             raise CheckFailed(
                 f"{cert_path}: objective {raw['objective']} is below {bound.flat_min}, the misses of Belady's MIN on "
@@ -446,12 +459,15 @@ def link_certificate(
         link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})",
                     bound=bound)
     else:
+        # The count comes from the first theorem that states one (a named lower bound may come first).
+        counting = next((name for name in names if name in scope.SCOPES and scope.SCOPES[name].conclusion == scope.COUNT),
+                        names[0])
         predicted, unit = predicted_misses(model, instance, caches_read(raw, instance)[0])
         link = Link(covered=True, hypotheses=hypotheses, predicted=predicted, predicted_by=unit,
-                    agrees=predicted == raw["objective"])
+                    agrees=predicted == raw["objective"], predicting_theorem=counting)
         if not link.agrees:
             raise CheckFailed(
-                f"{cert_path}: objective {raw['objective']} differs from the {predicted} {unit} that {names[0]} "
+                f"{cert_path}: objective {raw['objective']} differs from the {predicted} {unit} that {counting} "
                 f"predicts for this instance"
             )
     return BridgeEntry(str(cert_path), str(instance_path), raw, lines, theorems, link, named)

@@ -34,6 +34,7 @@ from pyverify.outdir import MARKER, StagedDirectory
 from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
 from pyverify.sim.routing import default_policy
 from pyverify.project import DEFAULT_REGISTRY
+from pyverify.trusted.check import NOT_RECHECKED
 
 STEPS = ("validate", "sweep", "memory limit", "certify", "verify", "lean check", "bridge", "report")
 
@@ -177,8 +178,9 @@ def build_summary(audit, instance, digest, rows, certificates, cert_paths, verif
         "certificates": {
             model: {"file": str(Path("certificates") / cert_paths[model].name), "status": cert["status"],
                     "objective": cert["objective"], "bound": cert["bound"], "scope": cert["claim"]["scope"],
-                    "cp_sat_s": (cert["solvers"].get("cp-sat") or {}).get("wall_time_s"),
-                    "z3_s": (cert["solvers"].get("z3") or {}).get("wall_time_s"),
+                    "solver_times_s": {"cp-sat": (cert["solvers"].get("cp-sat") or {}).get("wall_time_s"),
+                                       "z3": (cert["solvers"].get("z3") or {}).get("wall_time_s"),
+                                       "checked": NOT_RECHECKED},
                     "basis": cert.get("basis", []),
                     "verified": True}
             for model, cert in certificates.items()
@@ -224,9 +226,11 @@ def memory_limit(instance) -> dict[str, Any]:
 
 
 def solver_times(cert: dict[str, Any]) -> str:
-    """Which solvers ran and how long, or why none did (large instances are certified without them)."""
-    ran = [f"{name} {cert[key]} s" for name, key in (("CP-SAT", "cp_sat_s"), ("Z3", "z3_s")) if cert[key] is not None]
-    return ", ".join(ran) if ran else "no solver needed: witness replay and the compulsory floor"
+    """Which solvers ran and how long, as the certificate reports it, or why none did
+    (large instances are certified without them)."""
+    times = cert["solver_times_s"]
+    ran = [f"{name} {times[key]} s" for name, key in (("CP-SAT", "cp-sat"), ("Z3", "z3")) if times[key] is not None]
+    return f"solver runs {NOT_RECHECKED}: " + ", ".join(ran) if ran else "no solver needed: witness replay and the compulsory floor"
 
 
 def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary) -> str:
@@ -250,7 +254,7 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
     for entry in bridge.entries:
         model = entry.certificate_data["cache_model"]["model"]
         if entry.link.covered:
-            parts.append(f"- {model}: the Lean theorem `{entry.theorems[0].name}` predicts {entry.link.predicted} misses for this instance; the certificate agrees.")
+            parts.append(f"- {model}: the Lean theorem `{entry.link.predicting_theorem}` predicts {entry.link.predicted} misses for this instance; the certificate agrees.")
         else:
             parts.append(f"- {model}: not covered by the theorem ({entry.link.why_not}).")
     parts.append(f"- Lean {lean.identity.version}: {len(lean.theorems)} theorems accepted by the kernel, none depends on an axiom.")

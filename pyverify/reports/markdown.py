@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from pyverify.lean import scope
 from pyverify.lean.bridge import BridgeEntry, BridgeReport
 from pyverify.errors import CheckFailed
 from pyverify.reports.wording import overclaims
@@ -37,19 +38,10 @@ def instance_fact_markdown(entry: BridgeEntry) -> list[str]:
         f"- claim (scope: {fact['claim']['scope']}): {fact['claim']['statement']}",
         f"- status {fact['status']} on this instance: objective {fact['objective']} misses, bound {fact['bound']}",
     ]
-    for name, record in fact["solvers"].items():
-        if record is None:
-            lines.append(f"- {name}: not run")
-        elif "at_objective" in record:
-            lines.append(
-                f"- {record['name']} {record['version']}, on this instance: {record['at_objective']} with at most {fact['objective']} misses, "
-                f"{record['below_objective']} with at most {fact['objective'] - 1} ({record['wall_time_s']} s)"
-            )
-        else:
-            lines.append(
-                f"- {record['name']} {record['version']}, on this instance: {record['status']}, objective {record['objective']}, "
-                f"bound {record['bound']} ({record['wall_time_s']} s)"
-            )
+    records = fact["solver_records"]
+    lines += [f"- {name}: not run" for name, record in records["records"].items() if record is None]
+    # The certificate's word about its solver runs, said as such: the checker does not re-run a solver.
+    lines += [f"- on this instance, {line}" for line in records["lines"]]
     for greedy in entry.certificate_data.get("greedy", []):
         gap = greedy["misses"] - fact["objective"]
         lines.append(f"- greedy `{greedy['policy']}`, on this instance: {greedy['misses']} misses ({gap} more than the witness)")
@@ -72,6 +64,11 @@ def general_fact_markdown(entry: BridgeEntry) -> list[str]:
             f"Axioms: none. Statement SHA-256 `{fact['statement_sha256']}`.",
             "",
         ]
+        about = fact.get("about")
+        if about:  # the model the statement is about (pyverify/lean/scope.py), which the bridge matched
+            lines += [f"About (the model the bridge matches against the certificate's): caches {about['caches']}; "
+                      f"{about['capacity']}; runs: {about['policy']}; requests: {about['requests']}; "
+                      f"states: {about['conclusion']}.", ""]
         trusted = fact.get("trusted_definitions") or []
         if trusted:
             # What the statement means rests on these definitions: a reader checks
@@ -88,7 +85,7 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
     lines += [f"| {h['hypothesis']} | {yes_no(h['holds'])} | {h['detail']} |" for h in link["hypotheses"]]
     lines.append("")
     if link["covered"]:
-        main = entry.theorems[0].name
+        main = entry.link.predicting_theorem or entry.theorems[0].name
         lines.append(
             f"The instance meets the hypotheses of `{main}`, so the theorem predicts "
             f"{link['predicted_misses']} misses ({link['predicted_by']}, counted by the bridge from the instance file). "
@@ -96,7 +93,11 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
             + ("they agree." if link["agrees"] else "they DISAGREE.")
         )
     else:
-        lines.append(f"Not covered by the theorem: {link['not_covered_because']}. This is not an error; the certificate stands on its own for this instance.")
+        counts = [t.name for t in entry.theorems if (scope.about(t.name) or {}).get("conclusion") == scope.COUNT]
+        kind = "an exact count" if len(counts) == 1 else "exact counts"
+        which = f" ({', '.join(f'`{name}`' for name in counts)}: {kind})" if counts else ""
+        lines.append(f"Not covered by the theorem{which}: {link['not_covered_because']}. This is not an error; "
+                     "the certificate stands on its own for this instance.")
     bound = link.get("lower_bound")
     if bound:
         # Say plainly which half Lean checked and which half is a cited paper theorem.

@@ -20,5 +20,7 @@ def kernel(function: Callable) -> Callable | None:
         except ImportError:  # pragma: no cover - numba is optional
             _compiled[function] = None
         else:
-            _compiled[function] = njit(cache=True, nogil=True)(function)
+            from pyverify.sim.numba_cache import caching
+
+            _compiled[function] = njit(cache=caching(), nogil=True)(function)  # cached per user, never in the checkout
     return _compiled[function]

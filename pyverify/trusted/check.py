@@ -33,8 +33,14 @@ says so (:func:`basis_of`). With one cache per host, the recount is the sum
 over hosts of MIN on each host's flat sequence; that no run of the per-host
 caches misses fewer in total is kernel-checked too
 (``fleet_misses_ge_per_host_min``, hosts numbered 0 to n - 1). Certificates made with the solvers must
-also record CP-SAT OPTIMAL and Z3 unsat at ``objective - 1`` to be OPTIMAL;
-those records are checked for consistency, not re-derived.
+also record CP-SAT OPTIMAL and Z3 unsat at ``objective - 1`` to be OPTIMAL.
+
+What it does not check: the solver records (``solvers.cp-sat``, ``solvers.z3``,
+and the name, version and time of ``solvers.min``). No solver runs here, so a
+record of a run that never happened reads the same as a real one. They are
+checked only not to contradict the witness and the bound (a contradiction
+refuses the certificate), never relied on, and printed as "reported by the
+certifier, not re-checked" (:func:`certifier_records`), never as facts.
 
 Greedy runs are replayed like the witness. One labelled ``lru`` is recounted
 (:func:`pyverify.trusted.recount.lru_misses`); other labels are printed as
@@ -94,17 +100,42 @@ MIN_BOUND = ("lower bound: Belady's MIN on each cache's flat block sequence, rec
 RELAXATION = ("flat relaxation: every run of the prefix cache is a flat run with no fewer misses "
               "(Lean theorem prefix_run_is_flat_run, kernel-checked; docs/min-flat-relaxation.md), "
               "so the flat optimum bounds the prefix cache's")
-SOLVER_RECORDS = "also recorded, not re-derived here: CP-SAT OPTIMAL and Z3 unsat at objective - 1"
 RECORDED_BOUND = "lower bound: as recorded by CP-SAT, checked here to be at most the MIN recount"
 
 
-def basis_of(capacity: int | None, status: str, solver_records: bool) -> list[str]:
-    """The reliance statement for a certificate of this kind (certify writes it; the checker recomputes it)."""
+#: How the checker words every record it did not check (the solver records): never as a fact.
+NOT_RECHECKED = "reported by the certifier, not re-checked"
+
+
+def basis_of(capacity: int | None, status: str) -> list[str]:
+    """The reliance statement for a certificate of this kind (certify writes it; the checker recomputes it).
+
+    The solver records are not part of it: nothing here re-runs a solver (see :func:`certifier_records`)."""
     if capacity is None:
         return [UPPER, FLOOR]
     if status != "OPTIMAL":
         return [UPPER, RECORDED_BOUND, RELAXATION]
-    return [UPPER, MIN_BOUND, RELAXATION] + ([SOLVER_RECORDS] if solver_records else [])
+    return [UPPER, MIN_BOUND, RELAXATION]
+
+
+def certifier_records(cert: dict[str, Any]) -> list[str]:
+    """One line per solver record of ``cert``, each saying that the checker did not re-check it.
+
+    What a record says about a solver run (its status, bound, version, time) is
+    the certifier's word: the checker only refuses records that contradict the
+    witness or the bound, and its verdict never rests on them."""
+    lines = []
+    cpsat, z3, recorded_min = (cert["solvers"].get(name) for name in ("cp-sat", "z3", "min"))
+    if cpsat is not None:
+        lines.append(f"solvers.cp-sat: {NOT_RECHECKED}: {cpsat['name']} {cpsat['version']}, status {cpsat['status']}, "
+                     f"objective {cpsat['objective']}, bound {cpsat['bound']}, {cpsat['wall_time_s']} s")
+    if z3 is not None:
+        lines.append(f"solvers.z3: {NOT_RECHECKED}: {z3['name']} {z3['version']}, {z3['at_objective']} with at most "
+                     f"{z3['objective']} misses, {z3['below_objective']} with at most {z3['objective'] - 1}, {z3['wall_time_s']} s")
+    if recorded_min is not None:
+        lines.append(f"solvers.min: {NOT_RECHECKED}: {recorded_min['name']} {recorded_min['version']}, "
+                     f"{recorded_min['wall_time_s']} s (its count, {recorded_min['objective']}, is recounted here)")
+    return lines
 
 
 def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str) -> int:
@@ -255,13 +286,14 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         require(cpsat["status"] in ("OPTIMAL", "FEASIBLE", "UNKNOWN"), f"CP-SAT status {cpsat['status']} contradicts the witness (a run exists)")
         require((cpsat["objective"] is not None) == (cpsat["status"] in ("OPTIMAL", "FEASIBLE")), f"CP-SAT status {cpsat['status']} with objective {cpsat['objective']} is inconsistent")
         require(cpsat["status"] != "OPTIMAL" or cpsat["bound"] == cpsat["objective"], f"CP-SAT status OPTIMAL but bound {cpsat['bound']} != objective {cpsat['objective']}")
-        say(f"CP-SAT {cpsat['version']} (recorded): {cpsat['status']}, objective {cpsat['objective']}, bound {cpsat['bound']}")
     if z3 is not None:
         require(z3["objective"] == objective, f"solvers.z3.objective is {z3['objective']}, the certificate's objective is {objective}")
         require(z3["at_objective"] != "unsat", f"Z3 recorded no run with {objective} misses, but the witness is one")
         require(not (z3["below_objective"] == "sat" and bound == objective), f"Z3 recorded a run with {objective - 1} misses, contradicting bound {bound}")
         require(z3["below_objective"] != "sat" or objective > optimum, f"Z3 recorded a run with {objective - 1} misses, below the optimum {optimum}")
-        say(f"Z3 {z3['version']} (recorded): {z3['at_objective']} with at most {objective} misses, {z3['below_objective']} with at most {objective - 1}")
+    if cpsat is not None or z3 is not None:
+        say("solver records: checked here only not to contradict the witness, the floor and the bound; "
+            f"the runs they describe are {NOT_RECHECKED} (listed below)")
 
     # Greedy runs: replayed like the witness; an LRU label is recounted; a run that beats the objective refutes OPTIMAL.
     for index, greedy in enumerate(cert.get("greedy", [])):
@@ -286,12 +318,14 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     require(status == "FEASIBLE" or supported, f"status is {status}, but the records support FEASIBLE")
     expected = claim_statement(model, capacity, status, objective, bound, routing, hosts)
     require(cert["claim"]["statement"] == expected, f"claim.statement does not match the model and numbers; expected: {expected!r}")
-    basis = basis_of(capacity, status, cpsat is not None)
+    basis = basis_of(capacity, status)
     require(cert.get("basis") in (None, basis), f"basis does not state what the verdict rests on; expected: {basis!r}")
     say(f"status {status}: what the records support; claim: scope 'this instance', statement matches the model and the numbers")
 
     for line in basis:
         say(f"relied on: {line}")
+    for line in certifier_records(cert):
+        say(f"not relied on: {line}")
     if status == "OPTIMAL" and capacity is None:
         say(f"VERIFIED OPTIMAL on this instance only: the witness has {objective} misses and the compulsory floor, computed here, is {floor}.")
     elif status == "OPTIMAL":
@@ -321,4 +355,5 @@ def verify_quiet(cert_path: str, instance_path: str) -> tuple[int, list[str]]:
     return status, lines
 
 
-__all__ = ["CERTIFICATE_FORMAT", "CheckFailed", "UserError", "basis_of", "claim_statement", "replay", "verify", "verify_quiet"]
+__all__ = ["CERTIFICATE_FORMAT", "NOT_RECHECKED", "CheckFailed", "UserError", "basis_of", "certifier_records", "claim_statement",
+           "replay", "verify", "verify_quiet"]

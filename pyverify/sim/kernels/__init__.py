@@ -35,10 +35,12 @@ Why numba (measured on this project's 2-core x86_64 machine, shared with other j
   and pybind11 have the same problem.
 * Start-up: ``import numba`` plus loading the kernels' machine code took
   ~2.4 s here (with the machine's load at 9 on 2 cores; less when idle), and
-  compiling them ~5 s the first time. Kernels are compiled with
-  ``cache=True`` (later runs load machine code from numba's cache, in
-  ``__pycache__``, or ``~/.cache/numba`` when the package directory is
-  read-only), and numba is imported only inside the functions that need a
+  compiling them ~5 s the first time. Kernels are compiled with numba's
+  cache (later runs load their machine code), kept in a per-user folder,
+  ``$XDG_CACHE_HOME/pyverify/numba`` or ``~/.cache/pyverify/numba`` unless
+  ``NUMBA_CACHE_DIR`` says otherwise, never in the checkout; without a
+  writable folder they are compiled uncached (:mod:`pyverify.sim.numba_cache`);
+  and numba is imported only inside the functions that need a
   kernel, so ``pyverify --help`` and commands that never compute a curve or a
   capacitated run do not load it. Under the same load the Python replay ran
   at 1-2.5M refs/s and the numpy curve at 0.3-0.7M, so the start-up is worth

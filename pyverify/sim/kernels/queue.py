@@ -14,10 +14,14 @@ from __future__ import annotations
 
 from numba import njit
 
+from pyverify.sim.numba_cache import caching
+
+CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+
 NONE = -1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def push_back(before, after, head, tail, block):
     """Append ``block`` (not in the queue) at the tail; returns ``(head, tail)``."""
     before[block] = tail
@@ -29,7 +33,7 @@ def push_back(before, after, head, tail, block):
     return head, block
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def pop_front(before, after, head, tail):
     """Remove the head (the queue must not be empty); returns ``(removed, head, tail)``."""
     removed = head
@@ -41,7 +45,7 @@ def pop_front(before, after, head, tail):
     return removed, head, tail
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def unlink(before, after, head, tail, block):
     """Remove ``block`` (in the queue) from wherever it is; returns ``(head, tail)``."""
     b, a = before[block], after[block]
@@ -56,7 +60,7 @@ def unlink(before, after, head, tail, block):
     return head, tail
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=CACHE, nogil=True, inline="always")
 def move_to_back(before, after, head, tail, block):
     """Make ``block`` (in the queue) the tail; returns ``(head, tail)``. The LRU touch.
     It unlinks knowing ``block`` is not the tail (the general :func:`unlink`

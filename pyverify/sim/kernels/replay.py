@@ -28,9 +28,12 @@ from numba import njit
 
 from pyverify.sim.counting import dense_ids, flatten
 from pyverify.sim.kernels.queue import NONE, move_to_back, pop_front, push_back
+from pyverify.sim.numba_cache import caching
+
+CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def replay(ids, starts, order, bounds, before, capacity, lru):
     """Hits per request of LRU (``lru=True``) or FIFO caches of ``capacity`` blocks.
 

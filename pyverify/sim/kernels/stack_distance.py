@@ -35,8 +35,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from pyverify.sim.numba_cache import caching
 
-@njit(cache=True, nogil=True)
+CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+
+
+@njit(cache=CACHE, nogil=True)
 def distance_histogram(ids, bounds, last, tree):
     """``(histogram, cold)`` of the references ``ids`` (dense, in ``[0, last.size)``).
 
@@ -78,7 +82,7 @@ def distance_histogram(ids, bounds, last, tree):
     return histogram[:top], cold  # a view: a copy would double the histogram's memory at the peak
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def group_by_cache(ids, caches, n_caches):
     """``(grouped, bounds)``: ``ids`` reordered cache by cache (stable counting sort).
 

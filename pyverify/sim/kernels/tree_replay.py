@@ -58,11 +58,14 @@ from numba import njit
 
 from pyverify.sim.kernels.queue import NONE, pop_front, push_back, unlink
 from pyverify.sim.kernels.replay import flat_requests
+from pyverify.sim.numba_cache import caching
+
+CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 UNSEEN = -2
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=CACHE, nogil=True)
 def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
     """``(hits per request, prefix_closed)`` for leaf-lru (``leaf_first``) or vllm caches.
 
