@@ -31,8 +31,8 @@ ORDER = 40
 
 MODEL_CHOICES = ("per-host", "pooled", "both")
 
-#: Fleet size for an input that gives no routing (a trace): the Mooncake paper's
-#: section 5.3 compares local and global caches on 16 nodes.
+#: Fleet size for an input that gives no routing (a trace): the simulator's default,
+#: 16 (the Mooncake paper's section 5.3.2 compares local and global caches on 10 prefill nodes).
 
 
 def register(subparsers) -> None:

@@ -226,7 +226,8 @@ def default_policy_for(gives_hosts: bool) -> str:
     return "fold" if gives_hosts else "round-robin"
 
 
-#: The fleet size when an input names none: 16 nodes, as in the Mooncake paper's comparison.
+#: The fleet size when an input names none: 16 nodes (a round number; the Mooncake paper's
+#: local-against-global comparison, FAST'25 section 5.3.2, uses 10 prefill nodes).
 DEFAULT_TRACE_FLEET = 16
 
 #: Fleet sizes swept by default for an input that names no fleet (a trace).
