@@ -83,3 +83,28 @@ def test_the_child_environment_is_explicit(monkeypatch: pytest.MonkeyPatch) -> N
     # and a run with LD_PRELOAD set in the parent still works (the child never sees it)
     identity = runtime.runtime_identity(runtime.find_library())
     assert identity.version == runtime.EXPECTED_VERSION
+
+
+def test_a_full_build_folder_is_a_user_error_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lean failing to write an .olean (a full or read-only disk) used to be
+    reported as "FAILED: module ..." (exit 1) as if a proof failed, and left
+    the half-built folder behind."""
+    from pyverify.errors import UserError
+    from pyverify.lean import runner
+
+    real = runtime.run_lean
+    calls = {"n": 0}
+
+    def full_disk_after_two_modules(library, args, **kwargs):
+        if "-o" in args:
+            calls["n"] += 1
+            if calls["n"] > 2:
+                olean = args[args.index("-o") + 1]
+                return subprocess.CompletedProcess(args, 1, "", f"failed to write '{olean}': failed to create file\n")
+        return real(library, args, **kwargs)
+
+    monkeypatch.setattr(runtime, "run_lean", full_disk_after_two_modules)
+    build = tmp_path / "build"
+    with pytest.raises(UserError, match=r"cannot write the compiled module .*not a failure of the proofs"):
+        runner.check(REPO / "lean", backend="wheel", build_dir=build, emit=lambda line: None)
+    assert not build.exists(), "the half-built folder was left behind"

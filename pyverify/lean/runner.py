@@ -255,6 +255,13 @@ class WheelBackend(Backend):
                         module.path.read_text(encoding="utf-8"),
                     )
                 )
+            if proc.returncode != 0 and not olean.is_file() and "failed to write" in proc.stderr + proc.stdout:
+                # A full or read-only build folder is the machine's problem, not the proofs'.
+                free = shutil.disk_usage(olean.parent).free if olean.parent.exists() else 0
+                raise UserError(
+                    f"{olean}: cannot write the compiled module ({free} bytes free): the build folder's disk "
+                    "is full or not writable; this is not a failure of the proofs"
+                )
             if proc.returncode != 0 or not olean.is_file():
                 detail = (proc.stderr or proc.stdout).strip().splitlines()
                 raise CheckFailed(
@@ -371,10 +378,24 @@ def check(
     from pyverify.outdir import fresh_owned_dir, sweep_dead_temporaries
 
     sweep_dead_temporaries(SCRATCH_PREFIX)  # scratch folders of killed runs
+    build_dir_existed = build_dir is not None and Path(build_dir).is_dir()
     if build_dir is not None:
         # Always a clean build (nothing stale is trusted), but only in a folder pyverify made:
         # a --build-dir naming the checkout, or any folder of the user's, is refused, never wiped.
         build_dir = fresh_owned_dir(build_dir, "lean-build").resolve()
+    try:
+        return _check_in(project, library, chosen, build_dir, library_path, write_registry, emit, identity_check, started)
+    except BaseException:
+        # Interrupted, or the build folder could not be written: the half-built folder
+        # (pyverify's own, emptied at the start) goes, so nothing partial is left behind.
+        if build_dir is not None:
+            shutil.rmtree(build_dir, ignore_errors=True)
+            if build_dir_existed:  # an empty folder the user named stays, empty
+                build_dir.mkdir(exist_ok=True)
+        raise
+
+
+def _check_in(project, library, chosen, build_dir, library_path, write_registry, emit, identity_check, started):
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}-{os.getpid()}-") as scratch:
         out_dir = build_dir if build_dir is not None else Path(scratch) / "build"
         out_dir.mkdir(parents=True, exist_ok=True)
