@@ -161,3 +161,18 @@ def test_the_report_words_solver_records_as_the_certifiers(audit_dir):
             shown = [line for line in text if record["version"] in line or f"{record['wall_time_s']} s" in line]
             assert shown, (model, record["name"])
             assert all(NOT_RECHECKED in line for line in shown), shown
+
+
+def test_the_report_says_what_to_trust_and_where_the_node_size_comes_from(tmp_path):
+    """The report once put "16 hosts, given routing" over a table for one pooled
+    cache, did not explain the node size, said the theorems cover only caches
+    without a size limit, and had no "what you must trust" section."""
+    from pyverify.cli import main
+
+    assert main(["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "rep")]) == 0
+    report = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "## With a memory limit (simulation and Belady's MIN): one pooled cache, then 16 per-host caches" in report
+    assert "Each node in the local-against-global line holds 2 blocks, an equal share" in report
+    assert "## What you must trust" in report and "pyverify/trusted/check.py" in report
+    assert "covers caches with no size limit and no eviction" not in report
+    assert "Belady's MIN in bypass form" in report

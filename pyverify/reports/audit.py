@@ -31,7 +31,7 @@ from pyverify.errors import CheckFailed
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
-from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
+from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table, trust_markdown
 from pyverify.sim.routing import default_policy
 from pyverify.project import DEFAULT_REGISTRY
 from pyverify.trusted.check import NOT_RECHECKED
@@ -196,7 +196,7 @@ def build_summary(audit, instance, digest, rows, certificates, cert_paths, verif
 
 #: Mooncake's local-against-global comparison puts 3M tokens of KV cache on each node
 #: (Qin et al., "Mooncake: A KVCache-centric disaggregated architecture for LLM
-#: serving", FAST 2025, section on the trace's cache capacity).
+#: serving", FAST 2025, section 5.3.2).
 NODE_TOKENS = 3_000_000
 MEMORY_FLEET = 16
 
@@ -265,14 +265,31 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
                    [(r.fleet_size, r.pooled_misses, f"{r.pooled_hit_rate:.4f}", r.per_host_misses, f"{r.per_host_hit_rate:.4f}") for r in rows])
     parts += ["", "![hit rate against fleet size](sweep.png)", ""]
     memory = summary["memory_limit"]
-    parts += [f"## With a memory limit (simulation and Belady's MIN, {memory['fleet_size']} hosts, {memory['routing']} routing)", ""]
+    parts += [f"## With a memory limit (simulation and Belady's MIN): one pooled cache, then {memory['fleet_size']} "
+              f"per-host caches ({memory['routing']} routing)", ""]
     from pyverify.sim.opt_curve import memory_limit_markdown
 
     parts += memory_limit_markdown(memory) + [""]
+    parts += [node_size_sentence(memory, instance), ""]
     parts += [bridge_markdown(bridge, heading="##")]
     parts += ["## Lean check", "",
               f"Lean {lean.identity.version} (commit `{lean.identity.githash}`) via {lean.backend}, {lean.seconds:.1f} s.", ""]
     parts += table(["module", "seconds"], [(m.name, "-" if m.seconds is None else f"{m.seconds:.2f}") for m in lean.modules])
     parts += ["", "```"] + [t.axioms_line for t in lean.theorems] + ["```", ""]
+    parts += [trust_markdown("##")]
     parts += [limits_markdown("##")]
     return guarded("\n".join(parts))
+
+
+def node_size_sentence(memory: dict[str, Any], instance) -> str:
+    """Where the local-against-global node size comes from, in one sentence."""
+    node = memory["node_capacity_blocks"]
+    block = instance.block_size_tokens
+    if block:
+        return (f"Each node in the local-against-global line holds {node:,} blocks: {NODE_TOKENS:,} tokens of KV cache "
+                f"divided by {block} tokens per block, the per-node capacity of the Mooncake paper's local-against-global "
+                "comparison (Qin et al., FAST 2025, section 5.3.2). `pyverify sweep --capacity-tokens` and `budgets` "
+                "try other sizes.")
+    return (f"Each node in the local-against-global line holds {node:,} blocks, an equal share of the instance's distinct "
+            f"blocks over {memory['fleet_size']} hosts (the instance gives no block size in tokens, so the Mooncake "
+            "paper's 3M tokens per node cannot be converted). `pyverify sweep --capacity` tries other sizes.")

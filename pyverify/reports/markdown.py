@@ -18,7 +18,7 @@ LIMITS = (
     "This is one instance, not a fleet benchmark: each certificate speaks about its own instance file, named by its SHA-256, and about nothing else.",
     "The Lean theorems are the general statements; they say nothing about any particular file. The two are separate objects and this report keeps them apart.",
     "It counts misses only. It does not count the time spent moving cached work between machines, so it cannot settle on its own whether a pool is faster in practice (see `pyverify cost`).",
-    "The theorems' part covers caches with no size limit and no eviction; a capacitated certificate is reported as not covered by the theorem.",
+    "The theorems cover caches with no size limit and, with a memory limit, the fewest misses of a cache that may drop a block it has just fetched (Belady's MIN in bypass form), which a serving engine never does: an engine admits every block it fetches, so it can only miss as often or more. They model one request at a time, with no timing, no tiers and a static routing.",
     "The hit rates come from runs of this one instance; they are not a forecast for real traffic.",
 )
 
@@ -125,6 +125,20 @@ def bridge_markdown(report: BridgeReport, heading: str = "##") -> str:
         parts += link_markdown(entry)
         parts.append("")
     return guarded("\n".join(parts))
+
+
+#: What a reader of a report must trust, and what not (the README's "What a reviewer must trust").
+TRUST = (
+    "The trusted checker, `pyverify/trusted/check.py` and `pyverify/trusted/recount.py`: small code that imports no solver and no simulator, and recounts every certified number from the instance file.",
+    "The Lean 4.35.0 kernel, in the runtime whose SHA-256 is pinned (`pyverify/lean/runtime.py`), for the general facts.",
+    "The definitions printed and hashed in `lean/theorems.json`, and that the plain words given with each theorem say what its statement says.",
+    "That no option skipped Lean's kernel: the source scan (`pyverify/lean/sources.py`) refuses every option that could, and whatever could hide one from it.",
+    "Not trusted, because the checker re-derives what they claim: CP-SAT, Z3, the simulator, the certifier, and the solver records a certificate carries (reported by the certifier, not re-checked).",
+)
+
+
+def trust_markdown(heading: str = "##") -> str:
+    return "\n".join([f"{heading} What you must trust", ""] + [f"- {item}" for item in TRUST]) + "\n"
 
 
 def limits_markdown(heading: str = "##") -> str:
