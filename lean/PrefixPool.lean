@@ -15,6 +15,7 @@ import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.Examples
+import PrefixPool.Counterexamples
 import PrefixPool.Generated
 /-!
 # PrefixPool
@@ -40,6 +41,10 @@ first results with a memory limit.
   prefix-closed chains the fewest misses of a capacitated prefix cache are MIN's
 * `fleet_misses_ge_per_host_min`, `per_host_min_is_fleet_run` (PrefixPool/PerHostMin.lean):
   per-host capacitated prefix caches; their fewest misses are the sum over hosts of MIN
+* `per_host_min_lt_pooled_min`, `per_host_lru_lt_pooled_lru`, `fifo_anomaly`
+  (PrefixPool/Counterexamples.lean): on small concrete lists, per-host caches
+  beat the pool (MIN at equal capacity per cache; LRU at equal total memory),
+  and FIFO misses more with more memory (Belady's anomaly)
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

@@ -159,6 +159,27 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
     return out
 
 
+def counterexample_examples(rng: random.Random) -> list[tuple[str, str, int]]:
+    """Like :func:`examples`, for the definitions of lean/PrefixPool/Counterexamples.lean
+    (flat FIFO, per-host flat LRU). They draw from their own generator, so adding
+    them left every earlier example as it was; at most 11 requests, so every
+    value has its `gen_n` name already."""
+    out: list[tuple[str, str, int]] = []
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(6) for _ in range(rng.randint(0, 11))]
+        capacity = rng.randint(0, 4)
+        out.append((f"lean.mirror.fifo_misses({requests}, {capacity})", f"fifo_misses {nat(capacity)} {nats(requests)}",
+                    lean_mirror.fifo_misses(requests, capacity)))
+    for _ in range(ROUNDS):
+        routed = [(rng.randrange(3), rng.randrange(5)) for _ in range(rng.randint(0, 11))]
+        capacity = rng.randint(0, 3)
+        term = lean_list([pair(nat(h), nat(b)) for h, b in routed])
+        out.append((f"lean.mirror.per_host_lru_misses({routed}, {capacity}, 3)",
+                    f"per_host_lru_misses {nat(capacity)} {nat(3)} {term}",
+                    lean_mirror.per_host_lru_misses(routed, capacity, 3)))
+    return out
+
+
 def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
     """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
     out = []
@@ -181,6 +202,7 @@ import PrefixPool.Flat
 import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
+import PrefixPool.Counterexamples
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -209,6 +231,9 @@ def render(seed: int = SEED) -> str:
     for comment, lhs, value in list_examples(rng):
         lines.append(f"-- Python: {comment}")
         lines.append(f"example : Eq ({lhs}) {value} := rfl")
+    for comment, lhs, value in counterexample_examples(random.Random(seed + 1)):
+        lines.append(f"-- Python: {comment} == {value}")
+        lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
     return "\n".join(lines) + "\n"
 
 

@@ -349,3 +349,72 @@ def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
     fleet_run = {h: random_prefix_run(data, chains_of(h, chains, routing), capacity) for h in range(fleet)}
     assert all(mirror.prefix_valid(run, capacity) for run in fleet_run.values())
     assert sum(mirror.prefix_misses(run) for run in fleet_run.values()) >= expected
+
+
+# --- per_host_min_lt_pooled_min, per_host_lru_lt_pooled_lru, fifo_anomaly ---------------
+# (lean/PrefixPool/Counterexamples.lean)
+
+from pyverify.sim.simulate import FIFO, PER_HOST  # noqa: E402
+
+
+def test_counterexamples_lean_evaluates():
+    """The numbers lean/PrefixPool/Counterexamples.lean proves by evaluation, from
+    the mirrors and from pyverify's own code (certifier, trusted recount, simulator)."""
+    # (a) per-host MIN, one block per host, beats pooled MIN with one block
+    chains = [chain for _, chain in mirror.MIN_SPLIT_REQUESTS]
+    routing = [host for host, _ in mirror.MIN_SPLIT_REQUESTS]
+    assert lean_per_host_min(chains, routing, 1, 2) == 2
+    assert recount.min_misses(chains, routing, 1) == belady_min.min_misses(chains, routing, 1) == 2
+    flat = [b for chain in chains for b in chain]
+    assert flat == [4, 2, 2, 4]
+    assert demand_misses(mirror.min_run(flat, 1)) == flat_min_misses(flat, 1) == 3
+    assert recount.min_misses(chains, [0] * len(chains), 1) == 3
+    # (b) per-host LRU, one block per host, beats one pooled LRU of two blocks
+    requests = mirror.LRU_SPLIT_REQUESTS
+    blocks, hosts = [[b] for _, b in requests], [h for h, _ in requests]
+    assert mirror.per_host_lru_misses(requests, 1, 2) == 3
+    assert simulate(blocks, hosts, PER_HOST, capacity=1).misses == 3
+    assert mirror.lru_misses([b for _, b in requests], 2) == 4
+    assert simulate(blocks, None, POOLED, capacity=2).misses == 4
+    # (c) Belady's anomaly: FIFO misses 9 times with 3 blocks, 10 with 4; LRU 10 and 8
+    anomaly = mirror.ANOMALY_REQUESTS
+    assert [mirror.fifo_misses(anomaly, c) for c in (3, 4)] == [9, 10]
+    assert [simulate([[r] for r in anomaly], None, POOLED, capacity=c, eviction=FIFO).misses for c in (3, 4)] == [9, 10]
+    assert [mirror.lru_misses(anomaly, c) for c in (3, 4)] == [10, 8]
+
+
+def fifo_misses_here(requests, capacity):
+    """Flat FIFO written independently of the mirror: a deque of entries, oldest first."""
+    from collections import deque
+
+    entries, misses = deque(), 0
+    for r in requests:
+        if r in entries:
+            continue
+        misses += 1
+        if len(entries) == capacity:
+            entries.popleft()
+        entries.append(r)
+    return misses
+
+
+@given(flat_requests, st.integers(1, 6))
+def test_fifo_mirror_is_the_simulators_fifo(requests, capacity):
+    """Lean's `fifo_misses` (its mirror) is pyverify's `--eviction fifo` on single-block
+    chains (the pooled simulator, and the compiled kernel it may use), and a plain deque FIFO."""
+    misses = mirror.fifo_misses(requests, capacity)
+    assert misses == fifo_misses_here(requests, capacity)
+    assert misses == simulate([[r] for r in requests], None, POOLED, capacity=capacity, eviction=FIFO).misses
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6)), max_size=30), st.integers(1, 4), st.integers(0, 2))
+def test_per_host_lru_mirror_is_the_simulators_per_host_lru(routed, capacity, extra):
+    """Lean's `per_host_lru_misses` (its mirror) is pyverify's per-host LRU run with
+    `capacity` blocks per host on single-block chains, on any fleet that covers
+    every host (extra hosts without requests add nothing); and its `lru_misses`
+    is the pooled LRU run."""
+    blocks, hosts = [[b] for _, b in routed], [h for h, _ in routed]
+    fleet = 4 + extra
+    misses = mirror.per_host_lru_misses(routed, capacity, fleet)
+    assert misses == simulate(blocks, hosts, PER_HOST, capacity=capacity).misses
+    assert mirror.lru_misses([b for _, b in routed], capacity) == simulate(blocks, None, POOLED, capacity=capacity).misses
