@@ -15,7 +15,7 @@ of it equals the simulator's misses; a test checks that).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Sequence
+from typing import Callable, Sequence
 
 Step = tuple[int, list[int]]
 
@@ -217,3 +217,19 @@ MIN_SPLIT_REQUESTS = [(0, [4]), (1, [2]), (1, [2]), (0, [4])]
 LRU_SPLIT_REQUESTS = [(0, 3), (1, 4), (1, 1), (0, 3)]
 #: Lean's ``anomaly_requests`` (Belady, Nelson and Shedler 1969).
 ANOMALY_REQUESTS = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
+
+
+# --- routing by the first block (lean/PrefixPool/RoutedByRoot.lean) --------------------
+
+
+def root_routed(route: Callable[[int], int], host: int, chain: Sequence[int]) -> bool:
+    """Request ``(host, chain)`` is on ``route`` of its chain's first block; an
+    empty chain may be on any host (Lean: ``root_routed``)."""
+    return not chain or host == route(chain[0])
+
+
+def routed_by_root(requests: Sequence[tuple[int, Sequence[int]]], route: Callable[[int], int]) -> bool:
+    """Every ``(host, chain)`` request is on ``route`` of its chain's first block,
+    for the one function ``route`` (Lean: ``routed_by_root``). pyverify's
+    ``prefix-hash`` routing is ``route = lambda b: stable_hash(str(b)) % fleet``."""
+    return all(root_routed(route, host, chain) for host, chain in requests)
