@@ -21,9 +21,10 @@ The proof: with prefix closure, every block has one path to the root
 (`path_unique`), so every chain holding a block starts with the same block
 (`same_first_block`); so the host of every `(host, block)` pair is a function
 of the block (`route` of the first block of the first chain holding it,
-`root_of`). Then the distinct `(host, block)` pairs (the per-host misses,
-`per_host_block_misses_eq_distinct_pairs`) are as many as the distinct blocks
-(the pooled misses, `pooled_block_misses_eq_distinct`): `count_pairing`.
+`root_of`). Then the distinct `(host, block)` pairs (the per-host misses, by
+`per_host_block_walk_eq`, the proof of `per_host_block_misses_eq_distinct_pairs`)
+are as many as the distinct blocks (the pooled misses,
+`pooled_block_misses_eq_distinct`): `count_pairing`.
 -/
 
 /-! ## Definitions -/
@@ -267,7 +268,14 @@ theorem per_host_blocks_eq_pooled (route : Natural → Natural) (requests : List
     Eq (per_host_block_misses requests) (pooled_block_misses (List.map Prod.snd requests)) :=
   Exists.rec (motive := fun _ => Eq (per_host_block_misses requests) (pooled_block_misses (List.map Prod.snd requests)))
     (fun parent hfit =>
-      Eq.trans (per_host_block_misses_eq_distinct_pairs requests h)
+      -- per-host misses = distinct (host, block) pairs, as in the proof of
+      -- `per_host_block_misses_eq_distinct_pairs` (not through its statement, so this
+      -- proof does not rest on how `distinct_host_blocks` is written)
+      Eq.trans
+        (Eq.trans
+          (per_host_block_walk_eq parent requests (fun _ => List.nil) List.nil
+            (fun _ _ _ _ hb => False.elim (Bool.false_ne_true hb)) (fun _ => rfl) hfit)
+          (cache_misses_nil_eq_count pair_eqb_lawful (host_blocks requests)))
         (Eq.trans
           (congrArg (count_distinct pair_eqb)
             (host_blocks_pairing (fun b => route (root_of b (List.map Prod.snd requests))) requests
