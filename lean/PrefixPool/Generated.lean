@@ -283,3 +283,9 @@ example : Eq (per_host_lru_misses gen_n0 gen_n3 (List.cons (Prod.mk gen_n2 gen_n
 example : Eq (per_host_lru_misses gen_n1 gen_n3 (List.cons (Prod.mk gen_n2 gen_n2) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n2 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n3) (List.cons (Prod.mk gen_n0 gen_n4) (List.cons (Prod.mk gen_n1 gen_n2) (List.cons (Prod.mk gen_n2 gen_n2) (List.cons (Prod.mk gen_n0 gen_n2) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n2) List.nil)))))))))))) gen_n10 := rfl
 -- Python: lean.mirror.per_host_lru_misses([(2, 4)], 3, 3) == 1
 example : Eq (per_host_lru_misses gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 gen_n4) List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.MIN_SPLIT_REQUESTS == [(0, [4]), (1, [2]), (1, [2]), (0, [4])]
+example : Eq min_split_requests (List.cons (Prod.mk gen_n0 (List.cons gen_n4 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 List.nil)) List.nil)))) := rfl
+-- Python: lean.mirror.LRU_SPLIT_REQUESTS == [(0, 3), (1, 4), (1, 1), (0, 3)]
+example : Eq lru_split_requests (List.cons (Prod.mk gen_n0 gen_n3) (List.cons (Prod.mk gen_n1 gen_n4) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n3) List.nil)))) := rfl
+-- Python: lean.mirror.ANOMALY_REQUESTS == [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
+example : Eq anomaly_requests (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n5 List.nil)))))))))))) := rfl
