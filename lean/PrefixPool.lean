@@ -14,7 +14,9 @@ import PrefixPool.BeladyLemmas
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
+import PrefixPool.RoutedByRoot
 import PrefixPool.Examples
+import PrefixPool.Counterexamples
 import PrefixPool.Generated
 /-!
 # PrefixPool
@@ -40,6 +42,12 @@ first results with a memory limit.
   prefix-closed chains the fewest misses of a capacitated prefix cache are MIN's
 * `fleet_misses_ge_per_host_min`, `per_host_min_is_fleet_run` (PrefixPool/PerHostMin.lean):
   per-host capacitated prefix caches; their fewest misses are the sum over hosts of MIN
+* `per_host_blocks_eq_pooled` (PrefixPool/RoutedByRoot.lean): on prefix-closed chains routed by
+  their first block, per-host uncapacitated caches miss exactly what the pool misses
+* `per_host_min_lt_pooled_min`, `per_host_lru_lt_pooled_lru`, `fifo_anomaly`
+  (PrefixPool/Counterexamples.lean): on small concrete lists, per-host caches
+  beat the pool (MIN at equal capacity per cache; LRU at equal total memory),
+  and FIFO misses more with more memory (Belady's anomaly)
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

@@ -460,6 +460,10 @@ def test_fleet_sum_over_one_host_fails(copy: Path, monkeypatch: pytest.MonkeyPat
     generated.write_text("\n".join(l for l in lines if not l.startswith("example : Eq (per_host_min")) + "\n",
                          encoding="utf-8")
     monkeypatch.setattr(runner, "check_generated", lambda project, library: None)  # dropped examples: shown elsewhere
+    # and the counterexample that evaluates per_host_min on two hosts (Counterexamples.lean, part (a))
+    counter = copy / "PrefixPool" / "Counterexamples.lean"
+    text = counter.read_text(encoding="utf-8")
+    counter.write_text(text[:text.index("/-! ## (a)")] + text[text.index("/-! ## (b)"):], encoding="utf-8")
     result = _check(copy)
     assert not result.ok
     assert "registry" in result.failures[0]

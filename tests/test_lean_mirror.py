@@ -349,3 +349,144 @@ def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
     fleet_run = {h: random_prefix_run(data, chains_of(h, chains, routing), capacity) for h in range(fleet)}
     assert all(mirror.prefix_valid(run, capacity) for run in fleet_run.values())
     assert sum(mirror.prefix_misses(run) for run in fleet_run.values()) >= expected
+
+
+# --- per_host_min_lt_pooled_min, per_host_lru_lt_pooled_lru, fifo_anomaly ---------------
+# (lean/PrefixPool/Counterexamples.lean)
+
+from pyverify.sim.simulate import FIFO, PER_HOST  # noqa: E402
+
+
+def test_counterexamples_lean_evaluates():
+    """The numbers lean/PrefixPool/Counterexamples.lean proves by evaluation, from
+    the mirrors and from pyverify's own code (certifier, trusted recount, simulator)."""
+    # (a) per-host MIN, one block per host, beats pooled MIN with one block
+    chains = [chain for _, chain in mirror.MIN_SPLIT_REQUESTS]
+    routing = [host for host, _ in mirror.MIN_SPLIT_REQUESTS]
+    assert lean_per_host_min(chains, routing, 1, 2) == 2
+    assert recount.min_misses(chains, routing, 1) == belady_min.min_misses(chains, routing, 1) == 2
+    flat = [b for chain in chains for b in chain]
+    assert flat == [4, 2, 2, 4]
+    assert demand_misses(mirror.min_run(flat, 1)) == flat_min_misses(flat, 1) == 3
+    assert recount.min_misses(chains, [0] * len(chains), 1) == 3
+    # (b) per-host LRU, one block per host, beats one pooled LRU of two blocks
+    requests = mirror.LRU_SPLIT_REQUESTS
+    blocks, hosts = [[b] for _, b in requests], [h for h, _ in requests]
+    assert mirror.per_host_lru_misses(requests, 1, 2) == 3
+    assert simulate(blocks, hosts, PER_HOST, capacity=1).misses == 3
+    assert mirror.lru_misses([b for _, b in requests], 2) == 4
+    assert simulate(blocks, None, POOLED, capacity=2).misses == 4
+    # (c) Belady's anomaly: FIFO misses 9 times with 3 blocks, 10 with 4; LRU 10 and 8
+    anomaly = mirror.ANOMALY_REQUESTS
+    assert [mirror.fifo_misses(anomaly, c) for c in (3, 4)] == [9, 10]
+    assert [simulate([[r] for r in anomaly], None, POOLED, capacity=c, eviction=FIFO).misses for c in (3, 4)] == [9, 10]
+    assert [mirror.lru_misses(anomaly, c) for c in (3, 4)] == [10, 8]
+
+
+def fifo_misses_here(requests, capacity):
+    """Flat FIFO written independently of the mirror: a deque of entries, oldest first."""
+    from collections import deque
+
+    entries, misses = deque(), 0
+    for r in requests:
+        if r in entries:
+            continue
+        misses += 1
+        if len(entries) == capacity:
+            entries.popleft()
+        entries.append(r)
+    return misses
+
+
+@given(flat_requests, st.integers(1, 6))
+def test_fifo_mirror_is_the_simulators_fifo(requests, capacity):
+    """Lean's `fifo_misses` (its mirror) is pyverify's `--eviction fifo` on single-block
+    chains (the pooled simulator, and the compiled kernel it may use), and a plain deque FIFO."""
+    misses = mirror.fifo_misses(requests, capacity)
+    assert misses == fifo_misses_here(requests, capacity)
+    assert misses == simulate([[r] for r in requests], None, POOLED, capacity=capacity, eviction=FIFO).misses
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6)), max_size=30), st.integers(1, 4), st.integers(0, 2))
+def test_per_host_lru_mirror_is_the_simulators_per_host_lru(routed, capacity, extra):
+    """Lean's `per_host_lru_misses` (its mirror) is pyverify's per-host LRU run with
+    `capacity` blocks per host on single-block chains, on any fleet that covers
+    every host (extra hosts without requests add nothing); and its `lru_misses`
+    is the pooled LRU run."""
+    blocks, hosts = [[b] for _, b in routed], [h for h, _ in routed]
+    fleet = 4 + extra
+    misses = mirror.per_host_lru_misses(routed, capacity, fleet)
+    assert misses == simulate(blocks, hosts, PER_HOST, capacity=capacity).misses
+    assert mirror.lru_misses([b for _, b in routed], capacity) == simulate(blocks, None, POOLED, capacity=capacity).misses
+
+
+# --- per_host_blocks_eq_pooled (lean/PrefixPool/RoutedByRoot.lean) ----------------------
+
+from pyverify.inputs.model import Instance  # noqa: E402
+from pyverify.sim.routing import prefix_affinity_routing, prefix_hash, stable_hash  # noqa: E402
+
+
+def test_routed_by_root_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes: `routed_forest` is routed
+    by its first block and misses 5 blocks per host and pooled; `routed_tree` is not."""
+    forest = [(0, [1, 2]), (1, [3, 0]), (0, [1, 4]), (1, [3])]
+    chains, routing = [c for _, c in forest], [h for h, _ in forest]
+    route = lambda b: 0 if b == 1 else 1  # noqa: E731  (Lean: forest_route)
+    assert first_prefix_violation(chains) is None
+    assert mirror.routed_by_root(forest, route)
+    assert per_host_misses(chains, routing) == pooled_misses(chains) == 5
+    tree = [(0, [1, 2]), (1, [1, 3]), (0, [1, 2, 4])]
+    assert not mirror.routed_by_root(tree, route)
+    assert not any(mirror.routed_by_root(tree, lambda b, h=h: h) for h in range(2))
+    assert per_host_misses([c for _, c in tree], [h for h, _ in tree]) == 5 > pooled_misses([c for _, c in tree]) == 4
+    assert mirror.routed_by_root([(7, [])], route)  # an empty chain may be anywhere
+    # the default prefix-affinity load cap (slack 1.25) is not routing by root:
+    # one tree, two hosts, and the third request finds host 0 full
+    crowded = [[1], [1], [1], [1]]
+    routing = prefix_affinity_routing(crowded, 2).routing
+    assert routing[:3] == (0, 0, 1)
+    assert not any(mirror.routed_by_root(list(zip(routing, crowded)), lambda b, h=h: h) for h in range(2))
+    assert per_host_misses(crowded, routing) == 2 > pooled_misses(crowded) == 1
+
+
+@given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 6))
+def test_prefix_hash_is_routed_by_root(chains, fleet):
+    """pyverify's `prefix-hash` routing satisfies Lean's `routed_by_root` (with
+    `route = stable_hash(str(b)) % fleet`), and on these prefix-closed traces its
+    per-host uncapacitated misses equal the pooled ones (`per_host_blocks_eq_pooled`)."""
+    instance = Instance(name="t", hosts=fleet, chains=tuple(tuple(c) for c in chains))
+    routing = prefix_hash(instance, fleet)
+    assert mirror.routed_by_root(list(zip(routing, chains)), lambda b: stable_hash(str(b)) % fleet)
+    assert first_prefix_violation(chains) is None
+    assert per_host_misses(chains, routing) == pooled_misses(chains)
+
+
+@given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 6))
+def test_unbounded_prefix_affinity_is_routed_by_root(chains, fleet):
+    """pyverify's uncapacitated `prefix-affinity` router with no load cap (slack =
+    fleet size) sends a tree's first request to the least-loaded host and every later
+    one where its first block is held: routed by root (`route` = where each first
+    block went first), so per-host misses equal the pooled ones."""
+    routing = prefix_affinity_routing(chains, fleet, slack=fleet).routing
+    first_host = {}
+    for host, chain in zip(routing, chains):
+        first_host.setdefault(chain[0], host)
+    assert mirror.routed_by_root(list(zip(routing, chains)), first_host.__getitem__)
+    assert per_host_misses(chains, routing) == pooled_misses(chains)
+
+
+@given(prefix_closed_chains(max_nodes=14, max_requests=30), st.data())
+def test_routing_by_root_on_random_routes(chains, data):
+    """Any routing by root (a random host per first block) gives per-host misses
+    equal to the pooled ones; a routing that is not by root may miss more
+    (`per_host_blocks_ge_pooled`), never less."""
+    roots = sorted({chain[0] for chain in chains})
+    hosts = data.draw(st.lists(st.integers(0, 3), min_size=len(roots), max_size=len(roots)))
+    route = dict(zip(roots, hosts))
+    routing = [route[chain[0]] for chain in chains]
+    assert mirror.routed_by_root(list(zip(routing, chains)), route.__getitem__)
+    assert per_host_misses(chains, routing) == pooled_misses(chains)
+    other = data.draw(st.lists(st.integers(0, 3), min_size=len(chains), max_size=len(chains)))
+    if per_host_misses(chains, other) != pooled_misses(chains):
+        assert per_host_misses(chains, other) > pooled_misses(chains)
+        assert not mirror.routed_by_root(list(zip(other, chains)), route.__getitem__)

@@ -181,3 +181,30 @@ def test_the_cli_exits_2_for_a_refused_runtime(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "is not the pinned" in proc.stderr
+
+
+def test_a_vacuous_routing_hypothesis(copy: Path) -> None:
+    """`root_routed` made false for every non-empty chain (and the one lemma that
+    read it patched to match): `per_host_blocks_eq_pooled` would hold of empty
+    chains only. Its hypothesis's positive example no longer elaborates."""
+    module = copy / "PrefixPool" / "RoutedByRoot.lean"
+    edit(module, "(fun first _ _ => Eq host (route first)) chain", "(fun _ _ _ => False) chain")
+    edit(module, "def root_routed (route : Natural → Natural) (host : Natural)",
+         "def root_routed (_route : Natural → Natural) (_host : Natural)")
+    edit(module, "    (fun _ _ _ h _ => h)\n", "    (fun _ _ _ h _ => False.elim h)\n")
+    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "root_routed")
+
+
+def test_a_counterexample_definition_hollowed(copy: Path) -> None:
+    """`fifo_misses cap _ := cap` keeps `fifo_anomaly` (3 + 1 <= 4) true by evaluation.
+    With the stated values (9 and 10 misses) deleted too, the examples generated
+    from the Python mirror refuse it."""
+    module = copy / "PrefixPool" / "Counterexamples.lean"
+    edit(module, "def fifo_misses (cap : Natural) (requests : List Natural) : Natural :=\n  fifo_walk cap List.nil requests",
+         "def fifo_misses (cap : Natural) (_requests : List Natural) : Natural :=\n  cap")
+    refused(run_check(copy), "module PrefixPool.Counterexamples", "fifo_misses three anomaly_requests")
+    edit(module, "theorem anomaly_fifo_three : Eq (fifo_misses three anomaly_requests) nine := rfl\n",
+         "example : True := True.intro\n")
+    edit(module, "theorem anomaly_fifo_four : Eq (fifo_misses four anomaly_requests) ten := rfl\n",
+         "example : True := True.intro\n")
+    refused(run_check(copy), "module PrefixPool.Generated", "fifo_misses")

@@ -7,6 +7,7 @@ import PrefixPool.Flat
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
+import PrefixPool.RoutedByRoot
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -370,3 +371,50 @@ theorem per_host_min_is_fleet_run_applies :
     Exists (fun runs : Natural → List (List (Prod Natural (List Natural))) =>
       And (fleet_valid two routed_tree runs) (Eq (fleet_misses two runs) (per_host_min two two routed_tree))) :=
   per_host_min_is_fleet_run two two routed_tree routed_tree_routed_below routed_tree_prefix_closed
+
+/-! ## per_host_blocks_eq_pooled (RoutedByRoot.lean) -/
+
+/-- Two prefix trees, each on its own host: requests `(0, [1, 2])`,
+`(1, [3, 0])`, `(0, [1, 4])`, `(1, [3])`. Tree 1 (blocks 1, 2, 4) is on
+host 0, tree 3 (blocks 3, 0) on host 1. -/
+noncomputable def routed_forest : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk Natural.zero (List.cons one (List.cons two List.nil)))
+    (List.cons (Prod.mk one (List.cons three (List.cons Natural.zero List.nil)))
+      (List.cons (Prod.mk Natural.zero (List.cons one (List.cons four List.nil)))
+        (List.cons (Prod.mk one (List.cons three List.nil)) List.nil)))
+
+/-- The routing by first block: block 1 to host 0, every other block to host 1. -/
+noncomputable def forest_route (b : Natural) : Natural :=
+  cond (Natural.eqb b one) Natural.zero one
+
+/-- A positive example of the first hypothesis of `per_host_blocks_eq_pooled`:
+the chains of `routed_forest` are prefix-closed (1 and 3 follow the root,
+0 follows 3, and 2 and 4 follow 1). -/
+theorem routed_forest_prefix_closed : prefix_closed (List.map Prod.snd routed_forest) :=
+  Exists.intro
+    (fun b => cond (Natural.eqb b one) Parent.root
+      (cond (Natural.eqb b three) Parent.root
+        (cond (Natural.eqb b Natural.zero) (Parent.block three) (Parent.block one))))
+    (And.intro (And.intro rfl (And.intro rfl True.intro))
+      (And.intro (And.intro rfl (And.intro rfl True.intro))
+        (And.intro (And.intro rfl (And.intro rfl True.intro))
+          (And.intro (And.intro rfl True.intro) True.intro))))
+
+/-- A positive example of the second hypothesis of `per_host_blocks_eq_pooled`:
+every request of `routed_forest` is on `forest_route` of its first block. -/
+theorem routed_forest_routed_by_root : routed_by_root forest_route routed_forest :=
+  And.intro rfl (And.intro rfl (And.intro rfl (And.intro rfl True.intro)))
+
+/-- `per_host_blocks_eq_pooled` at `routed_forest`: both miss 5 blocks. -/
+theorem per_host_blocks_eq_pooled_applies :
+    Eq (per_host_block_misses routed_forest) (pooled_block_misses (List.map Prod.snd routed_forest)) :=
+  per_host_blocks_eq_pooled forest_route routed_forest routed_forest_prefix_closed routed_forest_routed_by_root
+
+example : Eq (per_host_block_misses routed_forest) (Natural.succ four) := rfl
+example : Eq (pooled_block_misses (List.map Prod.snd routed_forest)) (Natural.succ four) := rfl
+
+/-- Where the hypothesis matters: `routed_tree` (one tree, `[1, 3]` on host 1,
+the rest on host 0) is not routed by its first block, and its per-host
+caches miss 5 blocks against 4 for the pool. -/
+example : routed_by_root forest_route routed_tree → False :=
+  fun h => Bool.false_ne_true (Eq.symm (congrArg (Natural.eqb one) (And.left (And.right h))))

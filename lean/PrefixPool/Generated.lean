@@ -6,6 +6,7 @@ import PrefixPool.Flat
 import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
+import PrefixPool.Counterexamples
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -258,3 +259,33 @@ example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n1 (L
 example : Eq (lru_cache gen_n0 List.nil) List.nil := rfl
 -- Python: lean.mirror.mtf_stack([]) == []
 example : Eq (mtf_stack List.nil) List.nil := rfl
+-- Python: lean.mirror.fifo_misses([4, 3, 1, 4, 1, 1], 4) == 3
+example : Eq (fifo_misses gen_n4 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n1 List.nil))))))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([5, 1, 3, 3, 2, 0, 5, 3, 3, 4], 1) == 8
+example : Eq (fifo_misses gen_n1 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n4 List.nil))))))))))) gen_n8 := rfl
+-- Python: lean.mirror.fifo_misses([], 2) == 0
+example : Eq (fifo_misses gen_n2 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.fifo_misses([], 3) == 0
+example : Eq (fifo_misses gen_n3 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.fifo_misses([3, 1, 0, 0, 1, 3, 4, 1, 1, 2, 3], 0) == 11
+example : Eq (fifo_misses gen_n0 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n3 List.nil)))))))))))) gen_n11 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0, 5, 1, 3], 1) == 5
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n3 List.nil)))))) gen_n5 := rfl
+-- Python: lean.mirror.per_host_lru_misses([(1, 1), (2, 0)], 1, 3) == 2
+example : Eq (per_host_lru_misses gen_n1 gen_n3 (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n2 gen_n0) List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.per_host_lru_misses([(2, 2), (2, 0), (1, 4), (0, 3), (2, 3), (0, 0), (0, 4), (2, 0), (0, 3), (1, 2), (2, 2)], 0, 3) == 11
+example : Eq (per_host_lru_misses gen_n0 gen_n3 (List.cons (Prod.mk gen_n2 gen_n2) (List.cons (Prod.mk gen_n2 gen_n0) (List.cons (Prod.mk gen_n1 gen_n4) (List.cons (Prod.mk gen_n0 gen_n3) (List.cons (Prod.mk gen_n2 gen_n3) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n4) (List.cons (Prod.mk gen_n2 gen_n0) (List.cons (Prod.mk gen_n0 gen_n3) (List.cons (Prod.mk gen_n1 gen_n2) (List.cons (Prod.mk gen_n2 gen_n2) List.nil)))))))))))) gen_n11 := rfl
+-- Python: lean.mirror.per_host_lru_misses([(2, 0), (1, 0), (1, 0), (1, 2), (0, 0), (1, 3), (2, 4)], 2, 3) == 6
+example : Eq (per_host_lru_misses gen_n2 gen_n3 (List.cons (Prod.mk gen_n2 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n2) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n3) (List.cons (Prod.mk gen_n2 gen_n4) List.nil)))))))) gen_n6 := rfl
+-- Python: lean.mirror.per_host_lru_misses([(2, 3), (0, 1)], 0, 3) == 2
+example : Eq (per_host_lru_misses gen_n0 gen_n3 (List.cons (Prod.mk gen_n2 gen_n3) (List.cons (Prod.mk gen_n0 gen_n1) List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.per_host_lru_misses([(2, 2), (0, 0), (2, 0), (1, 0), (1, 3), (0, 4), (1, 2), (2, 2), (0, 2), (0, 0), (1, 2)], 1, 3) == 10
+example : Eq (per_host_lru_misses gen_n1 gen_n3 (List.cons (Prod.mk gen_n2 gen_n2) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n2 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n3) (List.cons (Prod.mk gen_n0 gen_n4) (List.cons (Prod.mk gen_n1 gen_n2) (List.cons (Prod.mk gen_n2 gen_n2) (List.cons (Prod.mk gen_n0 gen_n2) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n2) List.nil)))))))))))) gen_n10 := rfl
+-- Python: lean.mirror.per_host_lru_misses([(2, 4)], 3, 3) == 1
+example : Eq (per_host_lru_misses gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 gen_n4) List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.MIN_SPLIT_REQUESTS == [(0, [4]), (1, [2]), (1, [2]), (0, [4])]
+example : Eq min_split_requests (List.cons (Prod.mk gen_n0 (List.cons gen_n4 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n4 List.nil)) List.nil)))) := rfl
+-- Python: lean.mirror.LRU_SPLIT_REQUESTS == [(0, 3), (1, 4), (1, 1), (0, 3)]
+example : Eq lru_split_requests (List.cons (Prod.mk gen_n0 gen_n3) (List.cons (Prod.mk gen_n1 gen_n4) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n3) List.nil)))) := rfl
+-- Python: lean.mirror.ANOMALY_REQUESTS == [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
+example : Eq anomaly_requests (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n5 List.nil)))))))))))) := rfl

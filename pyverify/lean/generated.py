@@ -2,7 +2,9 @@
 come from the Python mirrors.
 
 A seeded random generator draws small inputs (openings, routed openings,
-demand-cache runs of a real LRU cache, block chains). For each, the Python
+demand-cache runs of a real LRU cache, block chains; from a second seed,
+requests for flat FIFO and per-host flat LRU), and the concrete inputs of the
+counterexamples are written out as the mirror holds them. For each, the Python
 mirror in ``pyverify/sim/simulate.py`` computes a value, and the script writes
 ``example : Eq (lean_definition input) value := rfl``. The Lean kernel then
 evaluates the Lean definition on the same input; if a Lean definition and its
@@ -158,6 +160,40 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
     return out
 
 
+def counterexample_examples(rng: random.Random) -> list[tuple[str, str, int]]:
+    """Like :func:`examples`, for the definitions of lean/PrefixPool/Counterexamples.lean
+    (flat FIFO, per-host flat LRU). They draw from their own generator, so adding
+    them left every earlier example as it was; at most 11 requests, so every
+    value has its `gen_n` name already."""
+    out: list[tuple[str, str, int]] = []
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(6) for _ in range(rng.randint(0, 11))]
+        capacity = rng.randint(0, 4)
+        out.append((f"lean.mirror.fifo_misses({requests}, {capacity})", f"fifo_misses {nat(capacity)} {nats(requests)}",
+                    lean_mirror.fifo_misses(requests, capacity)))
+    for _ in range(ROUNDS):
+        routed = [(rng.randrange(3), rng.randrange(5)) for _ in range(rng.randint(0, 11))]
+        capacity = rng.randint(0, 3)
+        term = lean_list([pair(nat(h), nat(b)) for h, b in routed])
+        out.append((f"lean.mirror.per_host_lru_misses({routed}, {capacity}, 3)",
+                    f"per_host_lru_misses {nat(capacity)} {nat(3)} {term}",
+                    lean_mirror.per_host_lru_misses(routed, capacity, 3)))
+    return out
+
+
+def counterexample_inputs() -> list[tuple[str, str, str]]:
+    """(comment, Lean name, Lean term): the concrete inputs of the theorems of
+    lean/PrefixPool/Counterexamples.lean are the lists the Python tests use."""
+    min_split = lean_list([pair(nat(h), nats(chain)) for h, chain in lean_mirror.MIN_SPLIT_REQUESTS])
+    lru_split = lean_list([pair(nat(h), nat(b)) for h, b in lean_mirror.LRU_SPLIT_REQUESTS])
+    return [
+        (f"lean.mirror.MIN_SPLIT_REQUESTS == {lean_mirror.MIN_SPLIT_REQUESTS}", "min_split_requests", min_split),
+        (f"lean.mirror.LRU_SPLIT_REQUESTS == {lean_mirror.LRU_SPLIT_REQUESTS}", "lru_split_requests", lru_split),
+        (f"lean.mirror.ANOMALY_REQUESTS == {lean_mirror.ANOMALY_REQUESTS}", "anomaly_requests",
+         nats(lean_mirror.ANOMALY_REQUESTS)),
+    ]
+
+
 def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
     """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
     out = []
@@ -180,6 +216,7 @@ import PrefixPool.Flat
 import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
+import PrefixPool.Counterexamples
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -208,6 +245,12 @@ def render(seed: int = SEED) -> str:
     for comment, lhs, value in list_examples(rng):
         lines.append(f"-- Python: {comment}")
         lines.append(f"example : Eq ({lhs}) {value} := rfl")
+    for comment, lhs, value in counterexample_examples(random.Random(seed + 1)):
+        lines.append(f"-- Python: {comment} == {value}")
+        lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
+    for comment, name, value in counterexample_inputs():
+        lines.append(f"-- Python: {comment}")
+        lines.append(f"example : Eq {name} {value} := rfl")
     return "\n".join(lines) + "\n"
 
 

@@ -15,7 +15,7 @@ of it equals the simulator's misses; a test checks that).
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Sequence
+from typing import Callable, Sequence
 
 Step = tuple[int, list[int]]
 
@@ -173,3 +173,63 @@ def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
                 best = c
         held = [b for b in [r] + held if b != best]
     return run
+
+
+# --- the counterexamples (lean/PrefixPool/Counterexamples.lean) -------------------------
+
+
+def lru_misses(requests: Sequence[int], capacity: int) -> int:
+    """Misses of a flat LRU cache of ``capacity`` blocks that starts empty
+    (Lean: ``lru_misses``, the requests minus ``lru_hits``)."""
+    return len(requests) - lru_hits(requests, capacity)
+
+
+def per_host_lru_misses(requests: Sequence[tuple[int, int]], capacity: int, fleet: int) -> int:
+    """Misses of one flat LRU cache of ``capacity`` blocks per host ``0 ..
+    fleet - 1``, all starting empty, each serving its own host's blocks in
+    request order; requests are ``(host, block)`` pairs (Lean:
+    ``per_host_lru_misses``; requests routed to a host ``>= fleet`` are not
+    counted, as in Lean's ``sum_below``)."""
+    return sum(lru_misses([b for h, b in requests if h == host], capacity) for host in range(fleet))
+
+
+def fifo_step(capacity: int, queue: list[int], r: int) -> list[int]:
+    """One request to a FIFO cache holding ``queue``, newest entry first (Lean:
+    ``fifo_step``): a hit changes nothing; a miss puts ``r`` in front and keeps
+    the first ``capacity`` entries (the oldest leaves when the cache was full)."""
+    return queue if r in queue else ([r] + queue)[:capacity]
+
+
+def fifo_misses(requests: Sequence[int], capacity: int) -> int:
+    """Misses of a flat FIFO cache of ``capacity`` blocks that starts empty
+    (Lean: ``fifo_misses``)."""
+    queue: list[int] = []
+    misses = 0
+    for r in requests:
+        misses += r not in queue
+        queue = fifo_step(capacity, queue, r)
+    return misses
+
+
+#: Lean's ``min_split_requests``: ``(host, chain)`` pairs.
+MIN_SPLIT_REQUESTS = [(0, [4]), (1, [2]), (1, [2]), (0, [4])]
+#: Lean's ``lru_split_requests``: ``(host, block)`` pairs.
+LRU_SPLIT_REQUESTS = [(0, 3), (1, 4), (1, 1), (0, 3)]
+#: Lean's ``anomaly_requests`` (Belady, Nelson and Shedler 1969).
+ANOMALY_REQUESTS = [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
+
+
+# --- routing by the first block (lean/PrefixPool/RoutedByRoot.lean) --------------------
+
+
+def root_routed(route: Callable[[int], int], host: int, chain: Sequence[int]) -> bool:
+    """Request ``(host, chain)`` is on ``route`` of its chain's first block; an
+    empty chain may be on any host (Lean: ``root_routed``)."""
+    return not chain or host == route(chain[0])
+
+
+def routed_by_root(requests: Sequence[tuple[int, Sequence[int]]], route: Callable[[int], int]) -> bool:
+    """Every ``(host, chain)`` request is on ``route`` of its chain's first block,
+    for the one function ``route`` (Lean: ``routed_by_root``). pyverify's
+    ``prefix-hash`` routing is ``route = lambda b: stable_hash(str(b)) % fleet``."""
+    return all(root_routed(route, host, chain) for host, chain in requests)
