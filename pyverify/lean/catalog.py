@@ -314,6 +314,63 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
         applies="per_host_min_is_fleet_run_applies",
     ),
+    TheoremSpec(
+        name="per_host_blocks_eq_pooled",
+        hypotheses=(
+            "one separate cache per host, read and filled only by its own host, against one pooled cache",
+            "uncapacitated: each cache keeps every block it fetches",
+            "all caches start empty, with longest-prefix hits",
+            "requests are (host, chain) pairs whose chains, taken together, are prefix-closed (every block id "
+            "has one parent)",
+            "routed by root: for one function `route`, every request's host is `route` of its chain's first block "
+            "(a request with an empty chain may be on any host)",
+        ),
+        plain=(
+            "For every list of routed block chains whose chains, taken together, are prefix-closed, and whose every "
+            "request is routed by its chain's first block through one function, separate uncapacitated per-host "
+            "caches with longest-prefix hits that start empty miss exactly as many blocks as one pooled uncapacitated "
+            "cache that starts empty on the same chains."
+        ),
+        applies="per_host_blocks_eq_pooled_applies",
+    ),
+    TheoremSpec(
+        name="per_host_min_lt_pooled_min",
+        hypotheses=(
+            "one concrete request list of (host, chain) pairs: (0, [4]), (1, [2]), (1, [2]), (0, [4])",
+            "per host: Belady's MIN in bypass form with 1 block on each of hosts 0 and 1",
+            "pooled: Belady's MIN in bypass form with 1 block on all the chains flattened (4, 2, 2, 4)",
+        ),
+        plain=(
+            "On the requests (0, [4]), (1, [2]), (1, [2]), (0, [4]), the sum over hosts 0 and 1 of Belady's MIN with "
+            "1 block on each host's flattened chains is smaller than Belady's MIN with 1 block on all the chains "
+            "flattened (2 against 3): at equal capacity per cache, per-host caches can miss fewer blocks than one "
+            "pooled cache."
+        ),
+    ),
+    TheoremSpec(
+        name="per_host_lru_lt_pooled_lru",
+        hypotheses=(
+            "one concrete request list of (host, block) pairs: (0, 3), (1, 4), (1, 1), (0, 3)",
+            "per host: a flat LRU cache of 1 block on each of hosts 0 and 1, starting empty",
+            "pooled: one flat LRU cache of 2 blocks, starting empty",
+        ),
+        plain=(
+            "On the requests (0, 3), (1, 4), (1, 1), (0, 3), flat LRU caches of 1 block on hosts 0 and 1 miss fewer "
+            "times in total than one flat LRU cache of 2 blocks on all the blocks (3 against 4): at equal total "
+            "memory, per-host LRU caches can miss fewer times than one pooled LRU cache."
+        ),
+    ),
+    TheoremSpec(
+        name="fifo_anomaly",
+        hypotheses=(
+            "one concrete sequence of blocks: 1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5",
+            "a flat FIFO cache starting empty: a hit changes nothing, a miss evicts the oldest entry when full",
+        ),
+        plain=(
+            "On the blocks 1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5, a flat FIFO cache of 4 blocks misses more times than "
+            "one of 3 blocks (10 against 9): Belady's anomaly, so FIFO is not a stack algorithm."
+        ),
+    ),
 )
 
 

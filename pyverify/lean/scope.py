@@ -52,6 +52,7 @@ DEMAND = "every demand run (drops and bypass free)"
 KEEPS_ALL = "keeps every block"
 MIN = "Belady's MIN (bypass form)"
 LRU = "LRU (every miss admitted, least recently used dropped)"
+FIFO = "FIFO (every miss admitted, oldest inserted dropped)"
 
 OPENINGS = "openings"
 CHAINS = "chains"
@@ -62,6 +63,7 @@ LOWER_BOUND = "lower bound"
 ACHIEVABLE = "achievable count"
 COMPARISON = "comparison"
 LRU_BEHAVIOUR = "LRU behaviour"
+COUNTEREXAMPLE = "counterexample (one concrete input, evaluated by the kernel)"
 
 _CACHES = {POOLED: "one pooled cache", PER_HOST: "one cache per host", FLAT: "one flat cache of single block ids",
            COMPARED: "pooled against per-host caches, compared"}
@@ -101,6 +103,12 @@ SCOPES: dict[str, Scope] = {
     "prefix_misses_ge_min": Scope(POOLED, CAPACITY, DEMAND, CHAINS, LOWER_BOUND),
     "fleet_misses_ge_per_host_min": Scope(PER_HOST, CAPACITY, DEMAND, CHAINS, LOWER_BOUND),
     "per_host_min_is_fleet_run": Scope(PER_HOST, CAPACITY, MIN, CHAINS, ACHIEVABLE),
+    # Per-host equals pooled when routing is by first block: a comparison of the two models.
+    "per_host_blocks_eq_pooled": Scope(COMPARED, NO_CAPACITY, KEEPS_ALL, CHAINS, COMPARISON),
+    # Facts about one concrete input each (Counterexamples.lean): about no certificate's instance.
+    "per_host_min_lt_pooled_min": Scope(COMPARED, CAPACITY, MIN, CHAINS, COUNTEREXAMPLE),
+    "per_host_lru_lt_pooled_lru": Scope(COMPARED, CAPACITY, LRU, OPENINGS, COUNTEREXAMPLE),
+    "fifo_anomaly": Scope(FLAT, CAPACITY, FIFO, FLAT_IDS, COUNTEREXAMPLE),
 }
 
 
@@ -132,6 +140,10 @@ def about(name: str) -> dict[str, str] | None:
 
 def mismatch(scope: Scope, model: CertificateModel) -> str | None:
     """Why a theorem with this scope is not about this certificate's model, or None if it is."""
+    if scope.conclusion == COUNTEREXAMPLE:
+        return "it is a fact about one concrete input written out in the Lean development, not about any certificate's instance"
+    if scope.policy == FIFO:
+        return "it is about FIFO, which admits every miss and evicts by age; the certificate's runs choose what to keep"
     if scope.caches == COMPARED:
         return "it compares pooled with per-host caches, two models; a certificate is about one"
     if scope.policy == LRU:
