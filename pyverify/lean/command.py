@@ -25,7 +25,8 @@ from pyverify.lean import runner
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--project", type=Path, default=None, metavar="DIR",
-        help="the Lean project (default: the repository's lean/)",
+        help="the Lean project (default: the lean/ of the checkout the working directory is in, else the one "
+             "beside the installed package; the check prints which)",
     )
     parser.add_argument(
         "--backend", choices=runner.BACKENDS, default="auto",
