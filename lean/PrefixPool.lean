@@ -14,6 +14,7 @@ import PrefixPool.BeladyLemmas
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
+import PrefixPool.MinMonotone
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
@@ -40,6 +41,7 @@ first results with a memory limit.
   prefix-closed chains the fewest misses of a capacitated prefix cache are MIN's
 * `fleet_misses_ge_per_host_min`, `per_host_min_is_fleet_run` (PrefixPool/PerHostMin.lean):
   per-host capacitated prefix caches; their fewest misses are the sum over hosts of MIN
+* `min_misses_mono` (PrefixPool/MinMonotone.lean): MIN with one more block misses no more
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.
