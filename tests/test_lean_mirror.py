@@ -349,3 +349,52 @@ def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
     fleet_run = {h: random_prefix_run(data, chains_of(h, chains, routing), capacity) for h in range(fleet)}
     assert all(mirror.prefix_valid(run, capacity) for run in fleet_run.values())
     assert sum(mirror.prefix_misses(run) for run in fleet_run.values()) >= expected
+
+
+# --- min_misses_mono (lean/PrefixPool/MinMonotone.lean) -------------------------------------
+
+import numpy as np  # noqa: E402
+
+from pyverify.sim.mrc import curve_from_distances  # noqa: E402
+from pyverify.sim.opt_curve import opt_distances, opt_distances_numpy, optimal_curve  # noqa: E402
+
+
+def test_min_misses_mirror_examples():
+    """Lean's `min_misses` (the mirror) on the inputs of lean/PrefixPool/Examples.lean."""
+    tree = [b for c in [[1, 2], [1, 3], [1, 2, 4]] for b in c]
+    assert [mirror.min_misses(tree, c) for c in range(5)] == [7, 5, 4, 4, 4]
+    assert mirror.min_misses([], 0) == 0
+
+
+@given(st.lists(st.integers(0, 6), max_size=30), st.integers(0, 6))
+def test_min_misses_mono(blocks, capacity):
+    """The statement of min_misses_mono on Lean's MIN (the mirror), and pyverify's
+    own optimal counts agreeing with it at both capacities: the bridge's and the
+    trusted checker's flat MIN, and the one-pass optimal curve (both kernels;
+    the curve starts at one block)."""
+    lean = [mirror.min_misses(blocks, c) for c in (capacity, capacity + 1)]
+    assert lean[1] <= lean[0]
+    for c, expected in zip((capacity, capacity + 1), lean):
+        assert flat_min_misses(blocks, c) == expected
+        assert recount.flat_min_misses(blocks, c) == expected
+    ids = np.asarray(blocks, dtype=np.int64)
+    for distances in (opt_distances(ids), opt_distances_numpy(ids)):
+        curve = curve_from_distances(distances)
+        for c, expected in zip((capacity, capacity + 1), lean):
+            if c >= 1:
+                assert curve.misses(c) == expected
+
+
+@given(prefix_closed_chains(max_nodes=10, max_requests=20))
+def test_optimal_curve_never_rises(chains):
+    """pyverify's optimal miss curve of a prefix-closed trace (`optimal_curve`, what
+    `pyverify mrc` and the memory-limit report print for MIN) is Lean's
+    `min_misses` on the flattened chains at every capacity from 1 to one past
+    the number of distinct blocks, so it never rises (min_misses_mono)."""
+    flat = [b for chain in chains for b in chain]
+    top = len(set(flat)) + 1
+    curve = optimal_curve(chains)
+    lean = [mirror.min_misses(flat, c) for c in range(1, top + 1)]
+    assert [int(curve.misses(c)) for c in range(1, top + 1)] == lean
+    assert all(later <= earlier for earlier, later in zip(lean, lean[1:]))
+    assert lean[-1] == len(set(flat))

@@ -173,3 +173,9 @@ def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
                 best = c
         held = [b for b in [r] + held if b != best]
     return run
+
+
+def min_misses(blocks: Sequence[int], capacity: int) -> int:
+    """Misses of MIN's run with ``capacity`` blocks, starting empty (Lean: ``min_misses``):
+    the steps whose block is not held."""
+    return sum(1 for block, held in min_run(blocks, capacity) if block not in held)
