@@ -15,6 +15,7 @@ import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.MinMonotone
+import PrefixPool.LruPrefix
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
@@ -42,6 +43,8 @@ first results with a memory limit.
 * `fleet_misses_ge_per_host_min`, `per_host_min_is_fleet_run` (PrefixPool/PerHostMin.lean):
   per-host capacitated prefix caches; their fewest misses are the sum over hosts of MIN
 * `min_misses_mono` (PrefixPool/MinMonotone.lean): MIN with one more block misses no more
+* `lru_misses_eq_far` (PrefixPool/LruPrefix.lean): LRU's misses are the distinct blocks
+  plus the references at stack distance `cap` or more
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.
