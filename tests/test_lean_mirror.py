@@ -398,3 +398,45 @@ def test_optimal_curve_never_rises(chains):
     assert [int(curve.misses(c)) for c in range(1, top + 1)] == lean
     assert all(later <= earlier for earlier, later in zip(lean, lean[1:]))
     assert lean[-1] == len(set(flat))
+
+
+# --- lru_misses_eq_far (lean/PrefixPool/LruPrefix.lean) -------------------------------------
+
+from pyverify.sim import kernels  # noqa: E402
+from pyverify.sim.counting import dense_ids  # noqa: E402
+from pyverify.sim.mrc import COLD, lru_curve_of_references, stack_distances, stack_distances_fenwick  # noqa: E402
+
+
+def test_lru_misses_examples():
+    """LRU of 2 blocks on 1, 2, 1, 3, 2: three cold misses, and the last 2 is far
+    (1 and 3 were requested since its previous request)."""
+    assert mirror.lru_misses([1, 2, 1, 3, 2], 2) == 4
+    assert mirror.far_references([1, 2, 1, 3, 2], 2) == 1
+    assert mirror.far_references([1, 2, 1, 3, 2], 3) == 0
+    assert mirror.lru_misses([1, 1], 0) == 2 and mirror.far_references([1, 1], 0) == 1
+
+
+@given(flat_requests, st.integers(0, 6))
+def test_lru_misses_eq_far(requests, capacity):
+    """The statement of lru_misses_eq_far on the mirrors, and pyverify's own LRU
+    counts agreeing with them: the trusted checker's `lru` recount, and the
+    `pyverify mrc` curve (cold references plus the distances >= C, from each
+    way of computing the distances) at every capacity from one block."""
+    misses = mirror.lru_misses(requests, capacity)
+    far = mirror.far_references(requests, capacity)
+    assert misses == len(set(requests)) + far
+    assert misses == len(requests) - mirror.lru_hits(requests, capacity)
+    assert recount.lru_misses([requests], [0], capacity) == misses
+    if capacity < 1:
+        return  # pyverify's caches have at least one block
+    ids = np.asarray(requests, dtype=np.int64)
+    curve = lru_curve_of_references(ids)
+    assert curve.cold == len(set(requests)) and curve.misses(capacity) == misses
+    for distances in (list(stack_distances(ids)), stack_distances_fenwick(requests)):
+        assert sum(1 for d in distances if d != COLD and d >= capacity) == far
+    if kernels.available() and requests:
+        from pyverify.sim.kernels.stack_distance import lru_histogram
+
+        dense, universe = dense_ids(ids)
+        histogram, cold = lru_histogram(dense, universe)
+        assert cold == len(set(requests)) and int(histogram[capacity:].sum()) == far

@@ -140,6 +140,28 @@ def lru_hits(requests: Sequence[int], capacity: int) -> int:
     return hits
 
 
+def lru_misses(requests: Sequence[int], capacity: int) -> int:
+    """Misses of an LRU cache of ``capacity`` blocks that starts empty, on a flat
+    sequence (Lean: ``lru_misses``, ``lean/PrefixPool/LruPrefix.lean``): a request
+    misses when its block is not held."""
+    cache: list[int] = []
+    misses = 0
+    for r in requests:
+        if r in cache:
+            cache = [r] + [b for b in cache if b != r]
+        else:
+            misses += 1
+            cache = ([r] + cache)[:capacity]
+    return misses
+
+
+def far_references(requests: Sequence[int], capacity: int) -> int:
+    """Requests that repeat a block after at least ``capacity`` distinct blocks
+    were requested since its previous request (Lean: ``far_references``)."""
+    return sum(1 for i, r in enumerate(requests)
+               if r in requests[:i] and len(set(since(r, requests[:i]))) >= capacity)
+
+
 def since(r: int, requests: Sequence[int]) -> list[int]:
     """The requests after the last request of ``r`` (all of them if ``r`` is
     never requested) (Lean: ``since``, ``lean/PrefixPool/StackDistance.lean``)."""
