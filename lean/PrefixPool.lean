@@ -44,7 +44,8 @@ first results with a memory limit.
   per-host capacitated prefix caches; their fewest misses are the sum over hosts of MIN
 * `min_misses_mono` (PrefixPool/MinMonotone.lean): MIN with one more block misses no more
 * `lru_misses_eq_far` (PrefixPool/LruPrefix.lean): LRU's misses are the distinct blocks
-  plus the references at stack distance `cap` or more
+  plus the references at stack distance `cap` or more; `prefix_lru_eq_flat` (same module):
+  on prefix-closed chains pyverify's longest-prefix LRU misses what flat LRU misses
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.
