@@ -7,6 +7,8 @@ import PrefixPool.Flat
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
+import PrefixPool.MinMonotone
+import PrefixPool.LruPrefix
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -306,3 +308,40 @@ example (runs : Natural → List (List (Prod Natural (List Natural)))) (hv : fle
 example : Exists (fun runs : Natural → List (List (Prod Natural (List Natural))) =>
     And (fleet_valid two routed_tree runs) (Eq (fleet_misses two runs) (Natural.succ four))) :=
   per_host_min_is_fleet_run two two routed_tree routed_tree_routed_below tree_chains_prefix_closed
+
+/-! ## min_misses_mono, lru_misses_eq_far, prefix_lru_eq_flat
+
+The optimal curve never rises, LRU's misses from stack distances, and
+longest-prefix LRU as flat LRU (`MinMonotone.lean`, `LruPrefix.lean`). -/
+
+/-- MIN on `tree_chains` flattened (`[1, 2, 1, 3, 1, 2, 4]`): 7 misses with no
+block, 5 with 1, 4 with 2 (then every later capacity: the 4 distinct blocks). -/
+example : Eq (min_misses Natural.zero (List.flatten tree_chains)) (Natural.succ (Natural.succ (Natural.succ four))) := rfl
+example : Eq (min_misses one (List.flatten tree_chains)) (Natural.succ four) := rfl
+example : Eq (min_misses two (List.flatten tree_chains)) four := rfl
+example : Eq (min_misses three (List.flatten tree_chains)) four := rfl
+
+/-- LRU of 2 blocks on openings `[1, 2, 1, 3, 2]` misses 4 times: 3 distinct
+blocks, and the last request of 2 is far (1 and 3 came since its previous
+request). With 3 blocks nothing is far. -/
+example : Eq (lru_misses two openings) four := rfl
+example : Eq (far_references two openings) one := rfl
+example : Eq (far_references three openings) Natural.zero := rfl
+example : Eq (lru_misses three openings) three := rfl
+
+/-- pyverify's LRU prefix cache of 2 blocks on `tree_chains` misses 5 blocks
+(2, then block 3, then blocks 2 and 4), as flat LRU of 2 blocks does on
+`[1, 2, 1, 3, 1, 2, 4]`. -/
+example : Eq (prefix_lru_misses two tree_chains) (Natural.succ four) := rfl
+example : Eq (lru_misses two (List.flatten tree_chains)) (Natural.succ four) := rfl
+
+/-- `prefix_lru_eq_flat` at `tree_chains` (prefix-closed) with 2 blocks. -/
+theorem prefix_lru_eq_flat_applies :
+    Eq (prefix_lru_misses two tree_chains) (lru_misses two (List.flatten tree_chains)) :=
+  prefix_lru_eq_flat two tree_chains tree_chains_prefix_closed
+
+/-- Without prefix closure the two differ: on `crossed_chains` (`[[1, 2], [3,
+2]]`) with 2 blocks the prefix cache misses 4 blocks (block 2 after the miss
+of 3 is fetched again), flat LRU on `[1, 2, 3, 2]` only 3. -/
+example : Eq (prefix_lru_misses two crossed_chains) four := rfl
+example : Eq (lru_misses two (List.flatten crossed_chains)) three := rfl
