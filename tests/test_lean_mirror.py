@@ -440,3 +440,59 @@ def test_lru_misses_eq_far(requests, capacity):
         dense, universe = dense_ids(ids)
         histogram, cold = lru_histogram(dense, universe)
         assert cold == len(set(requests)) and int(histogram[capacity:].sum()) == far
+
+
+# --- prefix_lru_eq_flat (lean/PrefixPool/LruPrefix.lean) ------------------------------------
+
+from pyverify.sim.mrc import lru_curve  # noqa: E402
+from pyverify.sim.simulate import PER_HOST  # noqa: E402
+
+
+def test_prefix_lru_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes, and the hypothesis at
+    work: without prefix closure longest-prefix LRU and flat LRU differ."""
+    tree = [[1, 2], [1, 3], [1, 2, 4]]
+    assert mirror.prefix_lru_misses(tree, 2) == mirror.lru_misses([1, 2, 1, 3, 1, 2, 4], 2) == 5
+    crossed = [[1, 2], [3, 2]]
+    assert first_prefix_violation(crossed) is not None
+    assert mirror.prefix_lru_misses(crossed, 2) == simulate(crossed, None, POOLED, capacity=2).misses == 4
+    assert mirror.lru_misses([1, 2, 3, 2], 2) == recount.lru_misses(crossed, [0, 0], 2) == 3
+
+
+@given(block_chains, st.integers(1, 5))
+def test_prefix_lru_mirror_is_the_simulator(chains, capacity):
+    """Lean's `prefix_lru_misses` (the mirror) counts what pyverify's simulator
+    counts with chain-order LRU, on any chains (prefix-closed or not), in
+    Python and in the compiled replay; it is never below flat LRU's misses."""
+    misses = mirror.prefix_lru_misses(chains, capacity)
+    assert misses == simulate(chains, None, POOLED, capacity=capacity).misses
+    if kernels.available():
+        from pyverify.sim.kernels.replay import capacitated_hits
+
+        references = sum(len(chain) for chain in chains)
+        assert references - sum(capacitated_hits(chains, [0] * len(chains), capacity, lru=True)) == misses
+    assert misses >= mirror.lru_misses([b for chain in chains for b in chain], capacity)
+
+
+@given(prefix_closed_chains(max_nodes=12, max_requests=25), st.integers(0, 6), st.integers(1, 4), st.data())
+def test_prefix_lru_eq_flat(chains, capacity, fleet, data):
+    """The statement of prefix_lru_eq_flat on the mirrors, and what it licenses:
+    on prefix-closed chains the simulator's LRU misses are the trusted
+    checker's flat `lru` recount and `pyverify mrc`'s curve, pooled and, host
+    by host, per host under a static routing."""
+    assert first_prefix_violation(chains) is None
+    flat = [b for chain in chains for b in chain]
+    misses = mirror.prefix_lru_misses(chains, capacity)
+    assert misses == mirror.lru_misses(flat, capacity)
+    assert recount.lru_misses(chains, [0] * len(chains), capacity) == misses
+    if capacity < 1:
+        return  # pyverify's caches have at least one block
+    assert simulate(chains, None, POOLED, capacity=capacity).misses == misses
+    assert lru_curve(chains).misses(capacity) == misses
+    routing = data.draw(st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains)))
+    per_host = sum(mirror.prefix_lru_misses(chains_of(h, chains, routing), capacity) for h in range(fleet))
+    assert per_host == sum(mirror.lru_misses([b for c in chains_of(h, chains, routing) for b in c], capacity)
+                           for h in range(fleet))
+    assert simulate(chains, routing, PER_HOST, capacity=capacity).misses == per_host
+    assert recount.lru_misses(chains, routing, capacity) == per_host
+    assert lru_curve(chains, routing, fleet).misses(capacity) == per_host

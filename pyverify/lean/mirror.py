@@ -162,6 +162,30 @@ def far_references(requests: Sequence[int], capacity: int) -> int:
                if r in requests[:i] and len(set(since(r, requests[:i]))) >= capacity)
 
 
+def prefix_lru_misses(chains: Sequence[Sequence[int]], capacity: int) -> int:
+    """Block misses of pyverify's LRU prefix cache of ``capacity`` blocks that
+    starts empty (Lean: ``prefix_lru_misses``, ``lean/PrefixPool/LruPrefix.lean``):
+    a request misses its chain's blocks after the longest held prefix; then
+    every block of the chain goes through one LRU step in chain order (a held
+    block moves to the front, a missing one enters at the front and the cache
+    keeps its first ``capacity``)."""
+    cache: list[int] = []
+    misses = 0
+    for chain in chains:
+        hits = 0
+        for block in chain:
+            if block not in cache:
+                break
+            hits += 1
+        misses += len(chain) - hits
+        for block in chain:
+            if block in cache:
+                cache = [block] + [b for b in cache if b != block]
+            else:
+                cache = ([block] + cache)[:capacity]
+    return misses
+
+
 def since(r: int, requests: Sequence[int]) -> list[int]:
     """The requests after the last request of ``r`` (all of them if ``r`` is
     never requested) (Lean: ``since``, ``lean/PrefixPool/StackDistance.lean``)."""
