@@ -6,6 +6,7 @@ import PrefixPool.Flat
 import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
+import PrefixPool.LruPrefix
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -29,6 +30,9 @@ noncomputable def gen_n8 : Natural := Natural.succ gen_n7
 noncomputable def gen_n9 : Natural := Natural.succ gen_n8
 noncomputable def gen_n10 : Natural := Natural.succ gen_n9
 noncomputable def gen_n11 : Natural := Natural.succ gen_n10
+noncomputable def gen_n12 : Natural := Natural.succ gen_n11
+noncomputable def gen_n13 : Natural := Natural.succ gen_n12
+noncomputable def gen_n14 : Natural := Natural.succ gen_n13
 
 -- Python: distinct_count([[4], [0]]) == 2
 example : Eq (distinct_count (List.cons gen_n4 (List.cons gen_n0 List.nil))) gen_n2 := rfl
@@ -258,3 +262,39 @@ example : Eq (mtf_stack (List.cons gen_n0 (List.cons gen_n4 (List.cons gen_n1 (L
 example : Eq (lru_cache gen_n0 List.nil) List.nil := rfl
 -- Python: lean.mirror.mtf_stack([]) == []
 example : Eq (mtf_stack List.nil) List.nil := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[4, 3, 1, 4, 1, 1]], [0], 1) == 5
+example : Eq (lru_misses gen_n1 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n1 List.nil))))))) gen_n5 := rfl
+-- Python: lean.mirror.far_references([4, 3, 1, 4, 1, 1], 1) == 2
+example : Eq (far_references gen_n1 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n1 List.nil))))))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[3, 2, 0, 3, 3, 4, 1]], [0], 0) == 7
+example : Eq (lru_misses gen_n0 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 List.nil)))))))) gen_n7 := rfl
+-- Python: lean.mirror.far_references([3, 2, 0, 3, 3, 4, 1], 0) == 2
+example : Eq (far_references gen_n0 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 List.nil)))))))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 3, 3, 1, 0]], [0], 0) == 5
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))) gen_n5 := rfl
+-- Python: lean.mirror.far_references([0, 3, 3, 1, 0], 0) == 2
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[3, 4]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n3 (List.cons gen_n4 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([3, 4], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n3 (List.cons gen_n4 List.nil))) gen_n0 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 3]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n3 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 3], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n3 List.nil))) gen_n0 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 1, 3, 1]], [0], 1) == 5
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n1 List.nil)))))) gen_n5 := rfl
+-- Python: lean.mirror.far_references([1, 0, 1, 3, 1], 1) == 2
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n1 List.nil)))))) gen_n2 := rfl
+-- Python: simulate([[5, 0], [5, 5], [5, 0, 3]], None, 'pooled', capacity=3).misses == 3
+example : Eq (prefix_lru_misses gen_n3 (List.cons (List.cons gen_n5 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n5 (List.cons gen_n5 List.nil)) (List.cons (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n3 List.nil))) List.nil)))) gen_n3 := rfl
+-- Python: simulate([[3], [0, 5, 0, 0], [6], [3]], None, 'pooled', capacity=2).misses == 7
+example : Eq (prefix_lru_misses gen_n2 (List.cons (List.cons gen_n3 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n6 List.nil) (List.cons (List.cons gen_n3 List.nil) List.nil))))) gen_n7 := rfl
+-- Python: simulate([[0, 6, 3], [3]], None, 'pooled', capacity=1).misses == 3
+example : Eq (prefix_lru_misses gen_n1 (List.cons (List.cons gen_n0 (List.cons gen_n6 (List.cons gen_n3 List.nil))) (List.cons (List.cons gen_n3 List.nil) List.nil))) gen_n3 := rfl
+-- Python: simulate([[2], [0, 0, 6], [3, 5, 6, 4]], None, 'pooled', capacity=3).misses == 8
+example : Eq (prefix_lru_misses gen_n3 (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n6 List.nil))) (List.cons (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n6 (List.cons gen_n4 List.nil)))) List.nil)))) gen_n8 := rfl
+-- Python: simulate([[5, 3], [1, 5]], None, 'pooled', capacity=1).misses == 4
+example : Eq (prefix_lru_misses gen_n1 (List.cons (List.cons gen_n5 (List.cons gen_n3 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n5 List.nil)) List.nil))) gen_n4 := rfl
+-- Python: simulate([[1, 6, 0], [6], [0, 2, 3, 6], [5, 4], [5, 2, 4, 2]], None, 'pooled', capacity=1).misses == 14
+example : Eq (prefix_lru_misses gen_n1 (List.cons (List.cons gen_n1 (List.cons gen_n6 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n6 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n6 List.nil)))) (List.cons (List.cons gen_n5 (List.cons gen_n4 List.nil)) (List.cons (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))) List.nil)))))) gen_n14 := rfl
