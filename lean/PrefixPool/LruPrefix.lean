@@ -74,9 +74,10 @@ noncomputable def far_references (cap : Natural) (requests : List Natural) : Nat
 longest prefix of its chain whose blocks are all held (`prefix_hits`,
 `Blocks.lean`) and misses the rest of the chain; then the cache serves every
 block of the chain in chain order, as a flat LRU does (`lru_walk`,
-`Lru.lean`): a held block moves to the front (so is a block held after the
-first miss: refetched, refreshed), a missing one enters at the front and the
-least recently used block beyond `cap` is dropped.
+`Lru.lean`): a held block moves to the front (so does a block that is held
+but comes after the chain's first miss: it counts as a miss, is fetched
+again and refreshed), a missing one enters at the front and the least
+recently used block beyond `cap` is dropped.
 Python: `pyverify/sim/simulate.py`, `ChainOrderLRU` (`prefix_hits`, then
 `serve`). -/
 noncomputable def prefix_lru_walk (cap : Natural) (cache : List Natural) (chains : List (List Natural)) : Natural :=

@@ -7,6 +7,11 @@ name of its Lean definition; tests/test_lean_mirror.py checks the theorem's
 statement on random runs, and scripts/gen_lean_examples.py writes the values
 computed here into lean/PrefixPool/Generated.lean for the kernel to compare.
 
+The LRU section also mirrors ``lean/PrefixPool/LruPrefix.lean``
+(:func:`lru_misses`, :func:`far_references`, :func:`prefix_lru_misses`, the
+definitions of ``lru_misses_eq_far`` and ``prefix_lru_eq_flat``), and the
+Belady section ``min_misses`` (``min_misses_mono``).
+
 :func:`lru_prefix_run` records, block by block, the states of the same LRU
 cache that :func:`pyverify.sim.simulate.simulate` runs (so ``prefix_misses``
 of it equals the simulator's misses; a test checks that).
