@@ -16,6 +16,7 @@ import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.MinMonotone
 import PrefixPool.LruPrefix
+import PrefixPool.LruPerHost
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
@@ -46,6 +47,7 @@ first results with a memory limit.
 * `lru_misses_eq_far` (PrefixPool/LruPrefix.lean): LRU's misses are the distinct blocks
   plus the references at stack distance `cap` or more; `prefix_lru_eq_flat` (same module):
   on prefix-closed chains pyverify's longest-prefix LRU misses what flat LRU misses
+* `per_host_prefix_lru_eq_flat` (PrefixPool/LruPerHost.lean): the same, one LRU cache per host
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

@@ -9,6 +9,7 @@ import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.MinMonotone
 import PrefixPool.LruPrefix
+import PrefixPool.LruPerHost
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -345,3 +346,22 @@ theorem prefix_lru_eq_flat_applies :
 of 3 is fetched again), flat LRU on `[1, 2, 3, 2]` only 3. -/
 example : Eq (prefix_lru_misses two crossed_chains) four := rfl
 example : Eq (lru_misses two (List.flatten crossed_chains)) three := rfl
+
+/-! ## per_host_prefix_lru_eq_flat -/
+
+/-- `routed_tree` with 2 blocks per host: host 0 (`[[1, 2], [1, 2, 4]]`, flat
+`[1, 2, 1, 2, 4]`) misses 3 blocks, host 1 (`[[1, 3]]`) 2: 5 in all, with
+longest-prefix LRU and with flat LRU alike; host 2, with no requests, adds
+nothing. -/
+example : Eq (per_host_prefix_lru two two routed_tree) (Natural.succ four) := rfl
+example : Eq (per_host_lru two two routed_tree) (Natural.succ four) := rfl
+example : Eq (per_host_prefix_lru two three routed_tree) (Natural.succ four) := rfl
+
+/-- `per_host_prefix_lru_eq_flat` at `routed_tree` (its chains prefix-closed), 2 blocks, 2 hosts. -/
+theorem per_host_prefix_lru_eq_flat_applies :
+    Eq (per_host_prefix_lru two two routed_tree) (per_host_lru two two routed_tree) :=
+  per_host_prefix_lru_eq_flat two two routed_tree routed_tree_prefix_closed
+
+/-- Without prefix closure: `crossed_chains` on one host, 2 blocks: 4 against 3. -/
+example : Eq (per_host_prefix_lru two one (List.map (Prod.mk Natural.zero) crossed_chains)) four := rfl
+example : Eq (per_host_lru two one (List.map (Prod.mk Natural.zero) crossed_chains)) three := rfl
