@@ -162,8 +162,8 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
 def lru_prefix_examples(rng: random.Random) -> list[tuple[str, str, int]]:
     """(comment, Lean left-hand side, value) triples for lean/PrefixPool/LruPrefix.lean:
     flat LRU misses and far references (the mirror, the trusted recount) and
-    pyverify's longest-prefix LRU (the simulator). Drawn from a generator of its
-    own, so the examples above keep their inputs."""
+    pyverify's longest-prefix LRU (the simulator), pooled and per host. Drawn
+    from a generator of its own, so the examples above keep their inputs."""
     out: list[tuple[str, str, int]] = []
     for _ in range(ROUNDS):
         requests = [rng.randrange(5) for _ in range(rng.randint(0, 9))]
@@ -179,6 +179,16 @@ def lru_prefix_examples(rng: random.Random) -> list[tuple[str, str, int]]:
         out.append((f"simulate({chains}, None, 'pooled', capacity={capacity}).misses",
                     f"prefix_lru_misses {nat(capacity)} {term}",
                     mirror.simulate(chains, None, mirror.POOLED, capacity=capacity).misses))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        hosts = [rng.randrange(3) for _ in chains]
+        capacity = rng.randint(1, 3)
+        term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
+        out.append((f"simulate({chains}, {hosts}, 'per-host', capacity={capacity}).misses",
+                    f"per_host_prefix_lru {nat(capacity)} {nat(3)} {term}",
+                    mirror.simulate(chains, hosts, mirror.PER_HOST, capacity=capacity).misses))
+        out.append((f"pyverify.trusted.recount.lru_misses({chains}, {hosts}, {capacity})",
+                    f"per_host_lru {nat(capacity)} {nat(3)} {term}", recount.lru_misses(chains, hosts, capacity)))
     return out
 
 
@@ -205,6 +215,7 @@ import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
 import PrefixPool.LruPrefix
+import PrefixPool.LruPerHost
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 

@@ -490,9 +490,32 @@ def test_prefix_lru_eq_flat(chains, capacity, fleet, data):
     assert simulate(chains, None, POOLED, capacity=capacity).misses == misses
     assert lru_curve(chains).misses(capacity) == misses
     routing = data.draw(st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains)))
-    per_host = sum(mirror.prefix_lru_misses(chains_of(h, chains, routing), capacity) for h in range(fleet))
-    assert per_host == sum(mirror.lru_misses([b for c in chains_of(h, chains, routing) for b in c], capacity)
-                           for h in range(fleet))
+    # per_host_prefix_lru_eq_flat (lean/PrefixPool/LruPerHost.lean)
+    per_host = mirror.per_host_prefix_lru(chains, routing, capacity, fleet)
+    assert per_host == sum(mirror.prefix_lru_misses(chains_of(h, chains, routing), capacity) for h in range(fleet))
+    assert per_host == mirror.per_host_lru(chains, routing, capacity, fleet)
     assert simulate(chains, routing, PER_HOST, capacity=capacity).misses == per_host
     assert recount.lru_misses(chains, routing, capacity) == per_host
     assert lru_curve(chains, routing, fleet).misses(capacity) == per_host
+
+
+@given(block_chains, st.integers(1, 4), st.integers(1, 3), st.data())
+def test_per_host_lru_mirrors(chains, capacity, fleet, data):
+    """On any chains (prefix-closed or not), routed to hosts below the fleet:
+    Lean's `per_host_prefix_lru` (the mirror) is the simulator's per-host
+    chain-order LRU, and Lean's `per_host_lru` is the trusted `lru` recount."""
+    routing = data.draw(st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains)))
+    assert mirror.per_host_prefix_lru(chains, routing, capacity, fleet) == \
+        simulate(chains, routing, PER_HOST, capacity=capacity).misses
+    assert mirror.per_host_lru(chains, routing, capacity, fleet) == recount.lru_misses(chains, routing, capacity)
+    assert mirror.per_host_prefix_lru(chains, routing, capacity, fleet + 1) == \
+        mirror.per_host_prefix_lru(chains, routing, capacity, fleet)  # a host with no requests adds nothing
+
+
+def test_per_host_lru_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes on `routed_tree`."""
+    tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]
+    assert mirror.per_host_prefix_lru(tree, routing, 2, 2) == mirror.per_host_lru(tree, routing, 2, 2) == 5
+    assert mirror.per_host_prefix_lru(tree, routing, 2, 3) == 5
+    crossed = [[1, 2], [3, 2]]
+    assert mirror.per_host_prefix_lru(crossed, [0, 0], 2, 1) == 4 and mirror.per_host_lru(crossed, [0, 0], 2, 1) == 3

@@ -7,6 +7,7 @@ import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
 import PrefixPool.LruPrefix
+import PrefixPool.LruPerHost
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -298,3 +299,27 @@ example : Eq (prefix_lru_misses gen_n3 (List.cons (List.cons gen_n2 List.nil) (L
 example : Eq (prefix_lru_misses gen_n1 (List.cons (List.cons gen_n5 (List.cons gen_n3 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n5 List.nil)) List.nil))) gen_n4 := rfl
 -- Python: simulate([[1, 6, 0], [6], [0, 2, 3, 6], [5, 4], [5, 2, 4, 2]], None, 'pooled', capacity=1).misses == 14
 example : Eq (prefix_lru_misses gen_n1 (List.cons (List.cons gen_n1 (List.cons gen_n6 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n6 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n6 List.nil)))) (List.cons (List.cons gen_n5 (List.cons gen_n4 List.nil)) (List.cons (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))) List.nil)))))) gen_n14 := rfl
+-- Python: simulate([[0, 3], [5, 1, 0]], [2, 2], 'per-host', capacity=3).misses == 5
+example : Eq (per_host_prefix_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n3 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) List.nil))) gen_n5 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 3], [5, 1, 0]], [2, 2], 3) == 5
+example : Eq (per_host_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n3 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) List.nil))) gen_n5 := rfl
+-- Python: simulate([[4, 3, 5, 1], [1], [5], [6, 6, 4, 1], [0, 0]], [0, 2, 2, 0, 2], 'per-host', capacity=1).misses == 12
+example : Eq (per_host_prefix_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n1 List.nil))))) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n6 (List.cons gen_n6 (List.cons gen_n4 (List.cons gen_n1 List.nil))))) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) List.nil)))))) gen_n12 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[4, 3, 5, 1], [1], [5], [6, 6, 4, 1], [0, 0]], [0, 2, 2, 0, 2], 1) == 10
+example : Eq (per_host_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n1 List.nil))))) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n6 (List.cons gen_n6 (List.cons gen_n4 (List.cons gen_n1 List.nil))))) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) List.nil)))))) gen_n10 := rfl
+-- Python: simulate([[4, 3, 0, 5], [6], [6, 3, 6, 5], [2, 1]], [0, 1, 2, 0], 'per-host', capacity=1).misses == 11
+example : Eq (per_host_prefix_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n5 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n6 (List.cons gen_n5 List.nil))))) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))))) gen_n11 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[4, 3, 0, 5], [6], [6, 3, 6, 5], [2, 1]], [0, 1, 2, 0], 1) == 11
+example : Eq (per_host_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n5 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n6 (List.cons gen_n5 List.nil))))) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))))) gen_n11 := rfl
+-- Python: simulate([[1]], [1], 'per-host', capacity=2).misses == 1
+example : Eq (per_host_prefix_lru gen_n2 gen_n3 (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1]], [1], 2) == 1
+example : Eq (per_host_lru gen_n2 gen_n3 (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) gen_n1 := rfl
+-- Python: simulate([[3, 2, 3], [6, 4, 5]], [2, 1], 'per-host', capacity=3).misses == 6
+example : Eq (per_host_prefix_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 List.nil)))) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n4 (List.cons gen_n5 List.nil)))) List.nil))) gen_n6 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[3, 2, 3], [6, 4, 5]], [2, 1], 3) == 5
+example : Eq (per_host_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 List.nil)))) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n4 (List.cons gen_n5 List.nil)))) List.nil))) gen_n5 := rfl
+-- Python: simulate([[5, 2, 3, 2], [4], [6, 3, 3, 2], [3, 5], [4, 1]], [2, 1, 1, 1, 2], 'per-host', capacity=1).misses == 13
+example : Eq (per_host_prefix_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n5 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n4 (List.cons gen_n1 List.nil))) List.nil)))))) gen_n13 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[5, 2, 3, 2], [4], [6, 3, 3, 2], [3, 5], [4, 1]], [2, 1, 1, 1, 2], 1) == 12
+example : Eq (per_host_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n5 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n4 (List.cons gen_n1 List.nil))) List.nil)))))) gen_n12 := rfl

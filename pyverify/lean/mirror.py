@@ -9,7 +9,8 @@ computed here into lean/PrefixPool/Generated.lean for the kernel to compare.
 
 The LRU section also mirrors ``lean/PrefixPool/LruPrefix.lean``
 (:func:`lru_misses`, :func:`far_references`, :func:`prefix_lru_misses`, the
-definitions of ``lru_misses_eq_far`` and ``prefix_lru_eq_flat``), and the
+definitions of ``lru_misses_eq_far`` and ``prefix_lru_eq_flat``) and
+``LruPerHost.lean`` (:func:`per_host_prefix_lru`, :func:`per_host_lru`), and the
 Belady section ``min_misses`` (``min_misses_mono``).
 
 :func:`lru_prefix_run` records, block by block, the states of the same LRU
@@ -189,6 +190,19 @@ def prefix_lru_misses(chains: Sequence[Sequence[int]], capacity: int) -> int:
             else:
                 cache = ([block] + cache)[:capacity]
     return misses
+
+
+def per_host_prefix_lru(chains: Sequence[Sequence[int]], routing: Sequence[int], capacity: int, fleet: int) -> int:
+    """Separate LRU prefix caches, one per host ``0 .. fleet - 1``, each on the
+    chains routed to it in request order (Lean: ``per_host_prefix_lru``,
+    ``lean/PrefixPool/LruPerHost.lean``)."""
+    return sum(prefix_lru_misses([c for c, h in zip(chains, routing) if h == host], capacity) for host in range(fleet))
+
+
+def per_host_lru(chains: Sequence[Sequence[int]], routing: Sequence[int], capacity: int, fleet: int) -> int:
+    """Flat LRU on each host's flattened chains, summed over hosts ``0 .. fleet - 1``
+    (Lean: ``per_host_lru``)."""
+    return sum(lru_misses([b for c, h in zip(chains, routing) if h == host for b in c], capacity) for host in range(fleet))
 
 
 def since(r: int, requests: Sequence[int]) -> list[int]:
