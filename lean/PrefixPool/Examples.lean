@@ -357,10 +357,11 @@ example : Eq (per_host_prefix_lru two two routed_tree) (Natural.succ four) := rf
 example : Eq (per_host_lru two two routed_tree) (Natural.succ four) := rfl
 example : Eq (per_host_prefix_lru two three routed_tree) (Natural.succ four) := rfl
 
-/-- `per_host_prefix_lru_eq_flat` at `routed_tree` (its chains prefix-closed), 2 blocks, 2 hosts. -/
+/-- `per_host_prefix_lru_eq_flat` at `routed_tree` with 2 blocks and 2 hosts:
+its chains are `tree_chains`, prefix-closed (`tree_chains_prefix_closed`). -/
 theorem per_host_prefix_lru_eq_flat_applies :
     Eq (per_host_prefix_lru two two routed_tree) (per_host_lru two two routed_tree) :=
-  per_host_prefix_lru_eq_flat two two routed_tree routed_tree_prefix_closed
+  per_host_prefix_lru_eq_flat two two routed_tree tree_chains_prefix_closed
 
 /-- Without prefix closure: `crossed_chains` on one host, 2 blocks: 4 against 3. -/
 example : Eq (per_host_prefix_lru two one (List.map (Prod.mk Natural.zero) crossed_chains)) four := rfl
