@@ -15,6 +15,9 @@ import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.RoutedByRoot
+import PrefixPool.MinMonotone
+import PrefixPool.LruPrefix
+import PrefixPool.LruPerHost
 import PrefixPool.Examples
 import PrefixPool.Counterexamples
 import PrefixPool.Generated
@@ -48,6 +51,11 @@ first results with a memory limit.
   (PrefixPool/Counterexamples.lean): on small concrete lists, per-host caches
   beat the pool (MIN at equal capacity per cache; LRU at equal total memory),
   and FIFO misses more with more memory (Belady's anomaly)
+* `min_misses_mono` (PrefixPool/MinMonotone.lean): MIN with one more block misses no more
+* `lru_misses_eq_far` (PrefixPool/LruPrefix.lean): LRU's misses are the distinct blocks
+  plus the references at stack distance `cap` or more; `prefix_lru_eq_flat` (same module):
+  on prefix-closed chains pyverify's longest-prefix LRU misses what flat LRU misses
+* `per_host_prefix_lru_eq_flat` (PrefixPool/LruPerHost.lean): the same, one LRU cache per host
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

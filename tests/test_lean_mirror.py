@@ -490,3 +490,171 @@ def test_routing_by_root_on_random_routes(chains, data):
     if per_host_misses(chains, other) != pooled_misses(chains):
         assert per_host_misses(chains, other) > pooled_misses(chains)
         assert not mirror.routed_by_root(list(zip(other, chains)), route.__getitem__)
+# --- min_misses_mono (lean/PrefixPool/MinMonotone.lean) -------------------------------------
+
+import numpy as np  # noqa: E402
+
+from pyverify.sim.mrc import curve_from_distances  # noqa: E402
+from pyverify.sim.opt_curve import opt_distances, opt_distances_numpy, optimal_curve  # noqa: E402
+
+
+def test_min_misses_mirror_examples():
+    """Lean's `min_misses` (the mirror) on the inputs of lean/PrefixPool/Examples.lean."""
+    tree = [b for c in [[1, 2], [1, 3], [1, 2, 4]] for b in c]
+    assert [mirror.min_misses(tree, c) for c in range(5)] == [7, 5, 4, 4, 4]
+    assert mirror.min_misses([], 0) == 0
+
+
+@given(st.lists(st.integers(0, 6), max_size=30), st.integers(0, 6))
+def test_min_misses_mono(blocks, capacity):
+    """The statement of min_misses_mono on Lean's MIN (the mirror), and pyverify's
+    own optimal counts agreeing with it at both capacities: the bridge's and the
+    trusted checker's flat MIN, and the one-pass optimal curve (both kernels;
+    the curve starts at one block)."""
+    lean = [mirror.min_misses(blocks, c) for c in (capacity, capacity + 1)]
+    assert lean[1] <= lean[0]
+    for c, expected in zip((capacity, capacity + 1), lean):
+        assert flat_min_misses(blocks, c) == expected
+        assert recount.flat_min_misses(blocks, c) == expected
+    ids = np.asarray(blocks, dtype=np.int64)
+    for distances in (opt_distances(ids), opt_distances_numpy(ids)):
+        curve = curve_from_distances(distances)
+        for c, expected in zip((capacity, capacity + 1), lean):
+            if c >= 1:
+                assert curve.misses(c) == expected
+
+
+@given(prefix_closed_chains(max_nodes=10, max_requests=20))
+def test_optimal_curve_never_rises(chains):
+    """pyverify's optimal miss curve of a prefix-closed trace (`optimal_curve`, what
+    `pyverify mrc` and the memory-limit report print for MIN) is Lean's
+    `min_misses` on the flattened chains at every capacity from 1 to one past
+    the number of distinct blocks, so it never rises (min_misses_mono)."""
+    flat = [b for chain in chains for b in chain]
+    top = len(set(flat)) + 1
+    curve = optimal_curve(chains)
+    lean = [mirror.min_misses(flat, c) for c in range(1, top + 1)]
+    assert [int(curve.misses(c)) for c in range(1, top + 1)] == lean
+    assert all(later <= earlier for earlier, later in zip(lean, lean[1:]))
+    assert lean[-1] == len(set(flat))
+
+
+# --- lru_misses_eq_far (lean/PrefixPool/LruPrefix.lean) -------------------------------------
+
+from pyverify.sim import kernels  # noqa: E402
+from pyverify.sim.counting import dense_ids  # noqa: E402
+from pyverify.sim.mrc import COLD, lru_curve_of_references, stack_distances, stack_distances_fenwick  # noqa: E402
+
+
+def test_lru_misses_examples():
+    """LRU of 2 blocks on 1, 2, 1, 3, 2: three cold misses, and the last 2 is far
+    (1 and 3 were requested since its previous request)."""
+    assert mirror.lru_misses([1, 2, 1, 3, 2], 2) == 4
+    assert mirror.far_references([1, 2, 1, 3, 2], 2) == 1
+    assert mirror.far_references([1, 2, 1, 3, 2], 3) == 0
+    assert mirror.lru_misses([1, 1], 0) == 2 and mirror.far_references([1, 1], 0) == 1
+
+
+@given(flat_requests, st.integers(0, 6))
+def test_lru_misses_eq_far(requests, capacity):
+    """The statement of lru_misses_eq_far on the mirrors, and pyverify's own LRU
+    counts agreeing with them: the trusted checker's `lru` recount, and the
+    `pyverify mrc` curve (cold references plus the distances >= C, from each
+    way of computing the distances) at every capacity from one block."""
+    misses = mirror.lru_misses(requests, capacity)
+    far = mirror.far_references(requests, capacity)
+    assert misses == len(set(requests)) + far
+    assert misses == len(requests) - mirror.lru_hits(requests, capacity)
+    assert recount.lru_misses([requests], [0], capacity) == misses
+    if capacity < 1:
+        return  # pyverify's caches have at least one block
+    ids = np.asarray(requests, dtype=np.int64)
+    curve = lru_curve_of_references(ids)
+    assert curve.cold == len(set(requests)) and curve.misses(capacity) == misses
+    for distances in (list(stack_distances(ids)), stack_distances_fenwick(requests)):
+        assert sum(1 for d in distances if d != COLD and d >= capacity) == far
+    if kernels.available() and requests:
+        from pyverify.sim.kernels.stack_distance import lru_histogram
+
+        dense, universe = dense_ids(ids)
+        histogram, cold = lru_histogram(dense, universe)
+        assert cold == len(set(requests)) and int(histogram[capacity:].sum()) == far
+
+
+# --- prefix_lru_eq_flat (lean/PrefixPool/LruPrefix.lean) ------------------------------------
+
+from pyverify.sim.mrc import lru_curve  # noqa: E402
+from pyverify.sim.simulate import PER_HOST  # noqa: E402
+
+
+def test_prefix_lru_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes, and the hypothesis at
+    work: without prefix closure longest-prefix LRU and flat LRU differ."""
+    tree = [[1, 2], [1, 3], [1, 2, 4]]
+    assert mirror.prefix_lru_misses(tree, 2) == mirror.lru_misses([1, 2, 1, 3, 1, 2, 4], 2) == 5
+    crossed = [[1, 2], [3, 2]]
+    assert first_prefix_violation(crossed) is not None
+    assert mirror.prefix_lru_misses(crossed, 2) == simulate(crossed, None, POOLED, capacity=2).misses == 4
+    assert mirror.lru_misses([1, 2, 3, 2], 2) == recount.lru_misses(crossed, [0, 0], 2) == 3
+
+
+@given(block_chains, st.integers(1, 5))
+def test_prefix_lru_mirror_is_the_simulator(chains, capacity):
+    """Lean's `prefix_lru_misses` (the mirror) counts what pyverify's simulator
+    counts with chain-order LRU, on any chains (prefix-closed or not), in
+    Python and in the compiled replay; it is never below flat LRU's misses."""
+    misses = mirror.prefix_lru_misses(chains, capacity)
+    assert misses == simulate(chains, None, POOLED, capacity=capacity).misses
+    if kernels.available():
+        from pyverify.sim.kernels.replay import capacitated_hits
+
+        references = sum(len(chain) for chain in chains)
+        assert references - sum(capacitated_hits(chains, [0] * len(chains), capacity, lru=True)) == misses
+    assert misses >= mirror.lru_misses([b for chain in chains for b in chain], capacity)
+
+
+@given(prefix_closed_chains(max_nodes=12, max_requests=25), st.integers(0, 6), st.integers(1, 4), st.data())
+def test_prefix_lru_eq_flat(chains, capacity, fleet, data):
+    """The statement of prefix_lru_eq_flat on the mirrors, and what it licenses:
+    on prefix-closed chains the simulator's LRU misses are the trusted
+    checker's flat `lru` recount and `pyverify mrc`'s curve, pooled and, host
+    by host, per host under a static routing."""
+    assert first_prefix_violation(chains) is None
+    flat = [b for chain in chains for b in chain]
+    misses = mirror.prefix_lru_misses(chains, capacity)
+    assert misses == mirror.lru_misses(flat, capacity)
+    assert recount.lru_misses(chains, [0] * len(chains), capacity) == misses
+    if capacity < 1:
+        return  # pyverify's caches have at least one block
+    assert simulate(chains, None, POOLED, capacity=capacity).misses == misses
+    assert lru_curve(chains).misses(capacity) == misses
+    routing = data.draw(st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains)))
+    # per_host_prefix_lru_eq_flat (lean/PrefixPool/LruPerHost.lean)
+    per_host = mirror.per_host_prefix_lru(chains, routing, capacity, fleet)
+    assert per_host == sum(mirror.prefix_lru_misses(chains_of(h, chains, routing), capacity) for h in range(fleet))
+    assert per_host == mirror.per_host_lru(chains, routing, capacity, fleet)
+    assert simulate(chains, routing, PER_HOST, capacity=capacity).misses == per_host
+    assert recount.lru_misses(chains, routing, capacity) == per_host
+    assert lru_curve(chains, routing, fleet).misses(capacity) == per_host
+
+
+@given(block_chains, st.integers(1, 4), st.integers(1, 3), st.data())
+def test_per_host_lru_mirrors(chains, capacity, fleet, data):
+    """On any chains (prefix-closed or not), routed to hosts below the fleet:
+    Lean's `per_host_prefix_lru` (the mirror) is the simulator's per-host
+    chain-order LRU, and Lean's `per_host_lru` is the trusted `lru` recount."""
+    routing = data.draw(st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains)))
+    assert mirror.per_host_prefix_lru(chains, routing, capacity, fleet) == \
+        simulate(chains, routing, PER_HOST, capacity=capacity).misses
+    assert mirror.per_host_lru(chains, routing, capacity, fleet) == recount.lru_misses(chains, routing, capacity)
+    assert mirror.per_host_prefix_lru(chains, routing, capacity, fleet + 1) == \
+        mirror.per_host_prefix_lru(chains, routing, capacity, fleet)  # a host with no requests adds nothing
+
+
+def test_per_host_lru_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes on `routed_tree`."""
+    tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]
+    assert mirror.per_host_prefix_lru(tree, routing, 2, 2) == mirror.per_host_lru(tree, routing, 2, 2) == 5
+    assert mirror.per_host_prefix_lru(tree, routing, 2, 3) == 5
+    crossed = [[1, 2], [3, 2]]
+    assert mirror.per_host_prefix_lru(crossed, [0, 0], 2, 1) == 4 and mirror.per_host_lru(crossed, [0, 0], 2, 1) == 3

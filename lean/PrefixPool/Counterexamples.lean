@@ -31,7 +31,7 @@ memory never hurts" holds in general.
   algorithm: its hits never drop as the capacity grows (`lru_hits_mono`).
 
 New definitions (each has a Python twin in `pyverify/lean/mirror.py`):
-`lru_misses` (flat LRU misses), `per_host_lru_misses` (one flat LRU cache
+`lru_misses` (flat LRU misses, `LruPrefix.lean`), `per_host_lru_misses` (one flat LRU cache
 per host), `fifo_step`, `fifo_walk`, `fifo_misses` (flat FIFO).
 -/
 
@@ -42,12 +42,6 @@ noncomputable def nine : Natural := Natural.succ (Natural.succ (Natural.succ (Na
 noncomputable def ten : Natural := Natural.succ nine
 
 /-! ## Definitions -/
-
-/-- Misses of a flat LRU cache of `cap` blocks that starts empty: the
-requests that do not hit (`lru_hits`, `Lru.lean`).
-Python: `pyverify/lean/mirror.py`, `lru_misses`. -/
-noncomputable def lru_misses (cap : Natural) (requests : List Natural) : Natural :=
-  Natural.minus (List.length requests) (lru_hits cap requests)
 
 /-- Misses of separate flat LRU caches of `cap` blocks each, one per host
 `0, ..., fleet - 1`, all starting empty: requests are `(host, block)` pairs,

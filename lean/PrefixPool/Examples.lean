@@ -8,6 +8,9 @@ import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.RoutedByRoot
+import PrefixPool.MinMonotone
+import PrefixPool.LruPrefix
+import PrefixPool.LruPerHost
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -418,3 +421,60 @@ the rest on host 0) is not routed by its first block, and its per-host
 caches miss 5 blocks against 4 for the pool. -/
 example : routed_by_root forest_route routed_tree → False :=
   fun h => Bool.false_ne_true (Eq.symm (congrArg (Natural.eqb one) (And.left (And.right h))))
+
+/-! ## min_misses_mono, lru_misses_eq_far, prefix_lru_eq_flat
+
+The optimal curve never rises, LRU's misses from stack distances, and
+longest-prefix LRU as flat LRU (`MinMonotone.lean`, `LruPrefix.lean`). -/
+
+/-- MIN on `tree_chains` flattened (`[1, 2, 1, 3, 1, 2, 4]`): 7 misses with no
+block, 5 with 1, 4 with 2 (then every later capacity: the 4 distinct blocks). -/
+example : Eq (min_misses Natural.zero (List.flatten tree_chains)) (Natural.succ (Natural.succ (Natural.succ four))) := rfl
+example : Eq (min_misses one (List.flatten tree_chains)) (Natural.succ four) := rfl
+example : Eq (min_misses two (List.flatten tree_chains)) four := rfl
+example : Eq (min_misses three (List.flatten tree_chains)) four := rfl
+
+/-- LRU of 2 blocks on openings `[1, 2, 1, 3, 2]` misses 4 times: 3 distinct
+blocks, and the last request of 2 is far (1 and 3 came since its previous
+request). With 3 blocks nothing is far. -/
+example : Eq (lru_misses two openings) four := rfl
+example : Eq (far_references two openings) one := rfl
+example : Eq (far_references three openings) Natural.zero := rfl
+example : Eq (lru_misses three openings) three := rfl
+
+/-- pyverify's LRU prefix cache of 2 blocks on `tree_chains` misses 5 blocks
+(2, then block 3, then blocks 2 and 4), as flat LRU of 2 blocks does on
+`[1, 2, 1, 3, 1, 2, 4]`. -/
+example : Eq (prefix_lru_misses two tree_chains) (Natural.succ four) := rfl
+example : Eq (lru_misses two (List.flatten tree_chains)) (Natural.succ four) := rfl
+
+/-- `prefix_lru_eq_flat` at `tree_chains` (prefix-closed) with 2 blocks. -/
+theorem prefix_lru_eq_flat_applies :
+    Eq (prefix_lru_misses two tree_chains) (lru_misses two (List.flatten tree_chains)) :=
+  prefix_lru_eq_flat two tree_chains tree_chains_prefix_closed
+
+/-- Without prefix closure the two differ: on `crossed_chains` (`[[1, 2], [3,
+2]]`) with 2 blocks the prefix cache misses 4 blocks (block 2 after the miss
+of 3 is fetched again), flat LRU on `[1, 2, 3, 2]` only 3. -/
+example : Eq (prefix_lru_misses two crossed_chains) four := rfl
+example : Eq (lru_misses two (List.flatten crossed_chains)) three := rfl
+
+/-! ## per_host_prefix_lru_eq_flat -/
+
+/-- `routed_tree` with 2 blocks per host: host 0 (`[[1, 2], [1, 2, 4]]`, flat
+`[1, 2, 1, 2, 4]`) misses 3 blocks, host 1 (`[[1, 3]]`) 2: 5 in all, with
+longest-prefix LRU and with flat LRU alike; host 2, with no requests, adds
+nothing. -/
+example : Eq (per_host_prefix_lru two two routed_tree) (Natural.succ four) := rfl
+example : Eq (per_host_lru two two routed_tree) (Natural.succ four) := rfl
+example : Eq (per_host_prefix_lru two three routed_tree) (Natural.succ four) := rfl
+
+/-- `per_host_prefix_lru_eq_flat` at `routed_tree` with 2 blocks and 2 hosts:
+its chains are `tree_chains`, prefix-closed (`tree_chains_prefix_closed`). -/
+theorem per_host_prefix_lru_eq_flat_applies :
+    Eq (per_host_prefix_lru two two routed_tree) (per_host_lru two two routed_tree) :=
+  per_host_prefix_lru_eq_flat two two routed_tree tree_chains_prefix_closed
+
+/-- Without prefix closure: `crossed_chains` on one host, 2 blocks: 4 against 3. -/
+example : Eq (per_host_prefix_lru two one (List.map (Prod.mk Natural.zero) crossed_chains)) four := rfl
+example : Eq (per_host_lru two one (List.map (Prod.mk Natural.zero) crossed_chains)) three := rfl

@@ -7,6 +7,8 @@ import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
 import PrefixPool.Counterexamples
+import PrefixPool.LruPrefix
+import PrefixPool.LruPerHost
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -30,6 +32,9 @@ noncomputable def gen_n8 : Natural := Natural.succ gen_n7
 noncomputable def gen_n9 : Natural := Natural.succ gen_n8
 noncomputable def gen_n10 : Natural := Natural.succ gen_n9
 noncomputable def gen_n11 : Natural := Natural.succ gen_n10
+noncomputable def gen_n12 : Natural := Natural.succ gen_n11
+noncomputable def gen_n13 : Natural := Natural.succ gen_n12
+noncomputable def gen_n14 : Natural := Natural.succ gen_n13
 
 -- Python: distinct_count([[4], [0]]) == 2
 example : Eq (distinct_count (List.cons gen_n4 (List.cons gen_n0 List.nil))) gen_n2 := rfl
@@ -289,3 +294,63 @@ example : Eq min_split_requests (List.cons (Prod.mk gen_n0 (List.cons gen_n4 Lis
 example : Eq lru_split_requests (List.cons (Prod.mk gen_n0 gen_n3) (List.cons (Prod.mk gen_n1 gen_n4) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n3) List.nil)))) := rfl
 -- Python: lean.mirror.ANOMALY_REQUESTS == [1, 2, 3, 4, 1, 2, 5, 1, 2, 3, 4, 5]
 example : Eq anomaly_requests (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n5 List.nil)))))))))))) := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[4, 3, 1, 4, 1, 1]], [0], 1) == 5
+example : Eq (lru_misses gen_n1 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n1 List.nil))))))) gen_n5 := rfl
+-- Python: lean.mirror.far_references([4, 3, 1, 4, 1, 1], 1) == 2
+example : Eq (far_references gen_n1 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n1 List.nil))))))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[3, 2, 0, 3, 3, 4, 1]], [0], 0) == 7
+example : Eq (lru_misses gen_n0 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 List.nil)))))))) gen_n7 := rfl
+-- Python: lean.mirror.far_references([3, 2, 0, 3, 3, 4, 1], 0) == 2
+example : Eq (far_references gen_n0 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 List.nil)))))))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 3, 3, 1, 0]], [0], 0) == 5
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))) gen_n5 := rfl
+-- Python: lean.mirror.far_references([0, 3, 3, 1, 0], 0) == 2
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n0 List.nil)))))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[3, 4]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n3 (List.cons gen_n4 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([3, 4], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n3 (List.cons gen_n4 List.nil))) gen_n0 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 3]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n3 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 3], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n3 List.nil))) gen_n0 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 1, 3, 1]], [0], 1) == 5
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n1 List.nil)))))) gen_n5 := rfl
+-- Python: lean.mirror.far_references([1, 0, 1, 3, 1], 1) == 2
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n1 List.nil)))))) gen_n2 := rfl
+-- Python: simulate([[5, 0], [5, 5], [5, 0, 3]], None, 'pooled', capacity=3).misses == 3
+example : Eq (prefix_lru_misses gen_n3 (List.cons (List.cons gen_n5 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n5 (List.cons gen_n5 List.nil)) (List.cons (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n3 List.nil))) List.nil)))) gen_n3 := rfl
+-- Python: simulate([[3], [0, 5, 0, 0], [6], [3]], None, 'pooled', capacity=2).misses == 7
+example : Eq (prefix_lru_misses gen_n2 (List.cons (List.cons gen_n3 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n6 List.nil) (List.cons (List.cons gen_n3 List.nil) List.nil))))) gen_n7 := rfl
+-- Python: simulate([[0, 6, 3], [3]], None, 'pooled', capacity=1).misses == 3
+example : Eq (prefix_lru_misses gen_n1 (List.cons (List.cons gen_n0 (List.cons gen_n6 (List.cons gen_n3 List.nil))) (List.cons (List.cons gen_n3 List.nil) List.nil))) gen_n3 := rfl
+-- Python: simulate([[2], [0, 0, 6], [3, 5, 6, 4]], None, 'pooled', capacity=3).misses == 8
+example : Eq (prefix_lru_misses gen_n3 (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n6 List.nil))) (List.cons (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n6 (List.cons gen_n4 List.nil)))) List.nil)))) gen_n8 := rfl
+-- Python: simulate([[5, 3], [1, 5]], None, 'pooled', capacity=1).misses == 4
+example : Eq (prefix_lru_misses gen_n1 (List.cons (List.cons gen_n5 (List.cons gen_n3 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n5 List.nil)) List.nil))) gen_n4 := rfl
+-- Python: simulate([[1, 6, 0], [6], [0, 2, 3, 6], [5, 4], [5, 2, 4, 2]], None, 'pooled', capacity=1).misses == 14
+example : Eq (prefix_lru_misses gen_n1 (List.cons (List.cons gen_n1 (List.cons gen_n6 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n6 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n6 List.nil)))) (List.cons (List.cons gen_n5 (List.cons gen_n4 List.nil)) (List.cons (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))) List.nil)))))) gen_n14 := rfl
+-- Python: simulate([[0, 3], [5, 1, 0]], [2, 2], 'per-host', capacity=3).misses == 5
+example : Eq (per_host_prefix_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n3 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) List.nil))) gen_n5 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 3], [5, 1, 0]], [2, 2], 3) == 5
+example : Eq (per_host_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n3 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) List.nil))) gen_n5 := rfl
+-- Python: simulate([[4, 3, 5, 1], [1], [5], [6, 6, 4, 1], [0, 0]], [0, 2, 2, 0, 2], 'per-host', capacity=1).misses == 12
+example : Eq (per_host_prefix_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n1 List.nil))))) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n6 (List.cons gen_n6 (List.cons gen_n4 (List.cons gen_n1 List.nil))))) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) List.nil)))))) gen_n12 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[4, 3, 5, 1], [1], [5], [6, 6, 4, 1], [0, 0]], [0, 2, 2, 0, 2], 1) == 10
+example : Eq (per_host_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n1 List.nil))))) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n5 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n6 (List.cons gen_n6 (List.cons gen_n4 (List.cons gen_n1 List.nil))))) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) List.nil)))))) gen_n10 := rfl
+-- Python: simulate([[4, 3, 0, 5], [6], [6, 3, 6, 5], [2, 1]], [0, 1, 2, 0], 'per-host', capacity=1).misses == 11
+example : Eq (per_host_prefix_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n5 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n6 (List.cons gen_n5 List.nil))))) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))))) gen_n11 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[4, 3, 0, 5], [6], [6, 3, 6, 5], [2, 1]], [0, 1, 2, 0], 1) == 11
+example : Eq (per_host_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n0 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n5 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n6 (List.cons gen_n5 List.nil))))) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))))) gen_n11 := rfl
+-- Python: simulate([[1]], [1], 'per-host', capacity=2).misses == 1
+example : Eq (per_host_prefix_lru gen_n2 gen_n3 (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1]], [1], 2) == 1
+example : Eq (per_host_lru gen_n2 gen_n3 (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) gen_n1 := rfl
+-- Python: simulate([[3, 2, 3], [6, 4, 5]], [2, 1], 'per-host', capacity=3).misses == 6
+example : Eq (per_host_prefix_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 List.nil)))) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n4 (List.cons gen_n5 List.nil)))) List.nil))) gen_n6 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[3, 2, 3], [6, 4, 5]], [2, 1], 3) == 5
+example : Eq (per_host_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 List.nil)))) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n4 (List.cons gen_n5 List.nil)))) List.nil))) gen_n5 := rfl
+-- Python: simulate([[5, 2, 3, 2], [4], [6, 3, 3, 2], [3, 5], [4, 1]], [2, 1, 1, 1, 2], 'per-host', capacity=1).misses == 13
+example : Eq (per_host_prefix_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n5 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n4 (List.cons gen_n1 List.nil))) List.nil)))))) gen_n13 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[5, 2, 3, 2], [4], [6, 3, 3, 2], [3, 5], [4, 1]], [2, 1, 1, 1, 2], 1) == 12
+example : Eq (per_host_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n5 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n4 (List.cons gen_n1 List.nil))) List.nil)))))) gen_n12 := rfl

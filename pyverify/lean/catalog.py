@@ -315,6 +315,60 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         applies="per_host_min_is_fleet_run_applies",
     ),
     TheoremSpec(
+        name="min_misses_mono",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "Belady's MIN in bypass form with `cap` and with `cap + 1` blocks, starting empty",
+        ),
+        plain=(
+            "On every sequence of block requests, Belady's MIN with `cap + 1` blocks misses at most as many times "
+            "as with `cap` blocks: the curve of MIN's misses against capacity never rises."
+        ),
+    ),
+    TheoremSpec(
+        name="lru_misses_eq_far",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "an LRU cache of `cap` blocks that starts empty; a request misses when its block is not held",
+        ),
+        plain=(
+            "On every sequence of block requests, an LRU cache of `cap` blocks that starts empty misses exactly as "
+            "many times as there are distinct blocks plus the requests that repeat a block after at least `cap` "
+            "distinct blocks were requested since its previous request (stack distance `cap` or more)."
+        ),
+    ),
+    TheoremSpec(
+        name="prefix_lru_eq_flat",
+        hypotheses=(
+            "one cache, starting empty, of `cap` blocks",
+            "requests are chains of block ids; a request hits the longest prefix of its chain whose blocks are all "
+            "held and misses every later block; then each block of the chain is served in chain order by LRU (a "
+            "held one moves to the front, a missing one enters at the front, the least recent beyond `cap` is "
+            "dropped)",
+            "the chains are prefix-closed: every block id has one parent wherever it occurs",
+        ),
+        plain=(
+            "On every prefix-closed list of chains, pyverify's LRU prefix cache of `cap` blocks that starts empty "
+            "(longest held prefix hits, then LRU in chain order) misses exactly as many blocks as a flat LRU cache "
+            "of `cap` blocks on the flattened block sequence."
+        ),
+        applies="prefix_lru_eq_flat_applies",
+    ),
+    TheoremSpec(
+        name="per_host_prefix_lru_eq_flat",
+        hypotheses=(
+            "requests are (host, chain) pairs whose chains, taken together, are prefix-closed",
+            "one LRU prefix cache of `cap` blocks per host 0 to fleet - 1, starting empty, each serving the chains "
+            "routed to it in request order (rules as in `prefix_lru_eq_flat`)",
+        ),
+        plain=(
+            "For every list of block chains routed to hosts whose chains, taken together, are prefix-closed, "
+            "separate LRU prefix caches of `cap` blocks, one per host 0 to fleet - 1, each starting empty, miss in "
+            "total exactly as many blocks as flat LRU caches of `cap` blocks on each host's flattened chains."
+        ),
+        applies="per_host_prefix_lru_eq_flat_applies",
+    ),
+    TheoremSpec(
         name="per_host_blocks_eq_pooled",
         hypotheses=(
             "one separate cache per host, read and filled only by its own host, against one pooled cache",

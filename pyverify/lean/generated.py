@@ -194,6 +194,39 @@ def counterexample_inputs() -> list[tuple[str, str, str]]:
     ]
 
 
+def lru_prefix_examples(rng: random.Random) -> list[tuple[str, str, int]]:
+    """(comment, Lean left-hand side, value) triples for lean/PrefixPool/LruPrefix.lean:
+    flat LRU misses and far references (the mirror, the trusted recount) and
+    pyverify's longest-prefix LRU (the simulator), pooled and per host. Drawn
+    from a generator of its own, so the examples above keep their inputs."""
+    out: list[tuple[str, str, int]] = []
+    for _ in range(ROUNDS):
+        requests = [rng.randrange(5) for _ in range(rng.randint(0, 9))]
+        capacity = rng.randint(0, 3)
+        out.append((f"pyverify.trusted.recount.lru_misses([{requests}], [0], {capacity})",
+                    f"lru_misses {nat(capacity)} {nats(requests)}", recount.lru_misses([requests], [0], capacity)))
+        out.append((f"lean.mirror.far_references({requests}, {capacity})",
+                    f"far_references {nat(capacity)} {nats(requests)}", lean_mirror.far_references(requests, capacity)))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        capacity = rng.randint(1, 3)
+        term = lean_list([nats(c) for c in chains])
+        out.append((f"simulate({chains}, None, 'pooled', capacity={capacity}).misses",
+                    f"prefix_lru_misses {nat(capacity)} {term}",
+                    mirror.simulate(chains, None, mirror.POOLED, capacity=capacity).misses))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        hosts = [rng.randrange(3) for _ in chains]
+        capacity = rng.randint(1, 3)
+        term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
+        out.append((f"simulate({chains}, {hosts}, 'per-host', capacity={capacity}).misses",
+                    f"per_host_prefix_lru {nat(capacity)} {nat(3)} {term}",
+                    mirror.simulate(chains, hosts, mirror.PER_HOST, capacity=capacity).misses))
+        out.append((f"pyverify.trusted.recount.lru_misses({chains}, {hosts}, {capacity})",
+                    f"per_host_lru {nat(capacity)} {nat(3)} {term}", recount.lru_misses(chains, hosts, capacity)))
+    return out
+
+
 def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
     """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
     out = []
@@ -217,6 +250,8 @@ import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
 import PrefixPool.Counterexamples
+import PrefixPool.LruPrefix
+import PrefixPool.LruPerHost
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -234,7 +269,8 @@ Python mirror makes this module fail to build.
 def render(seed: int = SEED) -> str:
     rng = random.Random(seed)
     found = examples(rng)
-    largest = max(max(value for _, _, value in found), 6)
+    lru_prefix = lru_prefix_examples(random.Random(seed + 1))
+    largest = max(max(value for _, _, value in found + lru_prefix), 6)
     lines = [HEADER.format(seed=seed).rstrip("\n"), ""]
     lines.append("noncomputable def gen_n0 : Natural := Natural.zero")
     lines += [f"noncomputable def gen_n{k} : Natural := Natural.succ gen_n{k - 1}" for k in range(1, largest + 1)]
@@ -251,6 +287,9 @@ def render(seed: int = SEED) -> str:
     for comment, name, value in counterexample_inputs():
         lines.append(f"-- Python: {comment}")
         lines.append(f"example : Eq {name} {value} := rfl")
+    for comment, lhs, value in lru_prefix:
+        lines.append(f"-- Python: {comment} == {value}")
+        lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,12 @@ name of its Lean definition; tests/test_lean_mirror.py checks the theorem's
 statement on random runs, and scripts/gen_lean_examples.py writes the values
 computed here into lean/PrefixPool/Generated.lean for the kernel to compare.
 
+The LRU section also mirrors ``lean/PrefixPool/LruPrefix.lean``
+(:func:`lru_misses`, :func:`far_references`, :func:`prefix_lru_misses`, the
+definitions of ``lru_misses_eq_far`` and ``prefix_lru_eq_flat``) and
+``LruPerHost.lean`` (:func:`per_host_prefix_lru`, :func:`per_host_lru`), and the
+Belady section ``min_misses`` (``min_misses_mono``).
+
 :func:`lru_prefix_run` records, block by block, the states of the same LRU
 cache that :func:`pyverify.sim.simulate.simulate` runs (so ``prefix_misses``
 of it equals the simulator's misses; a test checks that).
@@ -140,6 +146,65 @@ def lru_hits(requests: Sequence[int], capacity: int) -> int:
     return hits
 
 
+def lru_misses(requests: Sequence[int], capacity: int) -> int:
+    """Misses of an LRU cache of ``capacity`` blocks that starts empty, on a flat
+    sequence (Lean: ``lru_misses``, ``lean/PrefixPool/LruPrefix.lean``): a request
+    misses when its block is not held."""
+    cache: list[int] = []
+    misses = 0
+    for r in requests:
+        if r in cache:
+            cache = [r] + [b for b in cache if b != r]
+        else:
+            misses += 1
+            cache = ([r] + cache)[:capacity]
+    return misses
+
+
+def far_references(requests: Sequence[int], capacity: int) -> int:
+    """Requests that repeat a block after at least ``capacity`` distinct blocks
+    were requested since its previous request (Lean: ``far_references``)."""
+    return sum(1 for i, r in enumerate(requests)
+               if r in requests[:i] and len(set(since(r, requests[:i]))) >= capacity)
+
+
+def prefix_lru_misses(chains: Sequence[Sequence[int]], capacity: int) -> int:
+    """Block misses of pyverify's LRU prefix cache of ``capacity`` blocks that
+    starts empty (Lean: ``prefix_lru_misses``, ``lean/PrefixPool/LruPrefix.lean``):
+    a request misses its chain's blocks after the longest held prefix; then
+    every block of the chain goes through one LRU step in chain order (a held
+    block moves to the front, a missing one enters at the front and the cache
+    keeps its first ``capacity``)."""
+    cache: list[int] = []
+    misses = 0
+    for chain in chains:
+        hits = 0
+        for block in chain:
+            if block not in cache:
+                break
+            hits += 1
+        misses += len(chain) - hits
+        for block in chain:
+            if block in cache:
+                cache = [block] + [b for b in cache if b != block]
+            else:
+                cache = ([block] + cache)[:capacity]
+    return misses
+
+
+def per_host_prefix_lru(chains: Sequence[Sequence[int]], routing: Sequence[int], capacity: int, fleet: int) -> int:
+    """Separate LRU prefix caches, one per host ``0 .. fleet - 1``, each on the
+    chains routed to it in request order (Lean: ``per_host_prefix_lru``,
+    ``lean/PrefixPool/LruPerHost.lean``)."""
+    return sum(prefix_lru_misses([c for c, h in zip(chains, routing) if h == host], capacity) for host in range(fleet))
+
+
+def per_host_lru(chains: Sequence[Sequence[int]], routing: Sequence[int], capacity: int, fleet: int) -> int:
+    """Flat LRU on each host's flattened chains, summed over hosts ``0 .. fleet - 1``
+    (Lean: ``per_host_lru``)."""
+    return sum(lru_misses([b for c, h in zip(chains, routing) if h == host for b in c], capacity) for host in range(fleet))
+
+
 def since(r: int, requests: Sequence[int]) -> list[int]:
     """The requests after the last request of ``r`` (all of them if ``r`` is
     never requested) (Lean: ``since``, ``lean/PrefixPool/StackDistance.lean``)."""
@@ -176,12 +241,6 @@ def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
 
 
 # --- the counterexamples (lean/PrefixPool/Counterexamples.lean) -------------------------
-
-
-def lru_misses(requests: Sequence[int], capacity: int) -> int:
-    """Misses of a flat LRU cache of ``capacity`` blocks that starts empty
-    (Lean: ``lru_misses``, the requests minus ``lru_hits``)."""
-    return len(requests) - lru_hits(requests, capacity)
 
 
 def per_host_lru_misses(requests: Sequence[tuple[int, int]], capacity: int, fleet: int) -> int:
@@ -233,3 +292,7 @@ def routed_by_root(requests: Sequence[tuple[int, Sequence[int]]], route: Callabl
     for the one function ``route`` (Lean: ``routed_by_root``). pyverify's
     ``prefix-hash`` routing is ``route = lambda b: stable_hash(str(b)) % fleet``."""
     return all(root_routed(route, host, chain) for host, chain in requests)
+def min_misses(blocks: Sequence[int], capacity: int) -> int:
+    """Misses of MIN's run with ``capacity`` blocks, starting empty (Lean: ``min_misses``):
+    the steps whose block is not held."""
+    return sum(1 for block, held in min_run(blocks, capacity) if block not in held)

@@ -64,6 +64,7 @@ ACHIEVABLE = "achievable count"
 COMPARISON = "comparison"
 LRU_BEHAVIOUR = "LRU behaviour"
 COUNTEREXAMPLE = "counterexample (one concrete input, evaluated by the kernel)"
+MONOTONE = "how a count changes with one more block"
 
 _CACHES = {POOLED: "one pooled cache", PER_HOST: "one cache per host", FLAT: "one flat cache of single block ids",
            COMPARED: "pooled against per-host caches, compared"}
@@ -103,6 +104,10 @@ SCOPES: dict[str, Scope] = {
     "prefix_misses_ge_min": Scope(POOLED, CAPACITY, DEMAND, CHAINS, LOWER_BOUND),
     "fleet_misses_ge_per_host_min": Scope(PER_HOST, CAPACITY, DEMAND, CHAINS, LOWER_BOUND),
     "per_host_min_is_fleet_run": Scope(PER_HOST, CAPACITY, MIN, CHAINS, ACHIEVABLE),
+    "min_misses_mono": Scope(FLAT, CAPACITY, MIN, FLAT_IDS, MONOTONE),
+    "lru_misses_eq_far": Scope(FLAT, CAPACITY, LRU, FLAT_IDS, LRU_BEHAVIOUR),
+    "prefix_lru_eq_flat": Scope(POOLED, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
+    "per_host_prefix_lru_eq_flat": Scope(PER_HOST, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
     # Per-host equals pooled when routing is by first block: a comparison of the two models.
     "per_host_blocks_eq_pooled": Scope(COMPARED, NO_CAPACITY, KEEPS_ALL, CHAINS, COMPARISON),
     # Facts about one concrete input each (Counterexamples.lean): about no certificate's instance.
@@ -142,6 +147,8 @@ def mismatch(scope: Scope, model: CertificateModel) -> str | None:
     """Why a theorem with this scope is not about this certificate's model, or None if it is."""
     if scope.conclusion == COUNTEREXAMPLE:
         return "it is a fact about one concrete input written out in the Lean development, not about any certificate's instance"
+    if scope.conclusion == MONOTONE:
+        return "it compares the counts at `cap` and `cap + 1` blocks; a certificate is about one capacity"
     if scope.policy == FIFO:
         return "it is about FIFO, which admits every miss and evicts by age; the certificate's runs choose what to keep"
     if scope.caches == COMPARED:

@@ -45,6 +45,12 @@ host by host: with every host given C blocks, the fleet's misses are
 sub-sequence. (Online routing such as prefix-affinity depends on C itself,
 so it gets no one-pass curve; it is simulated per capacity.)
 
+Both facts are also kernel-checked Lean theorems for one cache
+(``lean/PrefixPool/LruPrefix.lean``): ``lru_misses_eq_far`` (misses are the
+cold references plus those at distance >= C) and ``prefix_lru_eq_flat`` (on
+prefix-closed chains the longest-prefix LRU misses what flat LRU misses);
+tests/test_lean_mirror.py checks this module against their Python mirrors.
+
 FIFO is not a stack algorithm, and on prefix-closed traces longest-prefix
 FIFO differs from flat FIFO, so no curve is offered for FIFO.
 

@@ -16,8 +16,9 @@ in trace order), and each rests on a stated argument, not on code:
   ``fleet_misses_ge_per_host_min``), achieved on prefix-closed chains
   (``per_host_min_is_fleet_run``).
 * :func:`lru_misses`: a flat LRU cache; equal to pyverify's longest-prefix LRU
-  on prefix-closed traces (argued in pyverify/sim/mrc.py's docstring, tested
-  against the simulator).
+  on prefix-closed traces (argued in pyverify/sim/mrc.py's docstring; Lean
+  theorem ``prefix_lru_eq_flat``, for one cache, applied host by host; tested
+  against the simulator and against the Lean mirror's ``lru_misses``).
 """
 
 from __future__ import annotations
