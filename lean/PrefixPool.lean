@@ -14,6 +14,7 @@ import PrefixPool.BeladyLemmas
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
+import PrefixPool.PooledMemory
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
@@ -40,6 +41,8 @@ first results with a memory limit.
   prefix-closed chains the fewest misses of a capacitated prefix cache are MIN's
 * `fleet_misses_ge_per_host_min`, `per_host_min_is_fleet_run` (PrefixPool/PerHostMin.lean):
   per-host capacitated prefix caches; their fewest misses are the sum over hosts of MIN
+* `pooled_min_le_per_host_min` (PrefixPool/PooledMemory.lean): one pooled cache of
+  `fleet × cap` blocks misses, under MIN, no more than `fleet` per-host caches of `cap`
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

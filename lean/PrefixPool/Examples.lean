@@ -7,6 +7,7 @@ import PrefixPool.Flat
 import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
+import PrefixPool.PooledMemory
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -306,3 +307,43 @@ example (runs : Natural → List (List (Prod Natural (List Natural)))) (hv : fle
 example : Exists (fun runs : Natural → List (List (Prod Natural (List Natural))) =>
     And (fleet_valid two routed_tree runs) (Eq (fleet_misses two runs) (Natural.succ four))) :=
   per_host_min_is_fleet_run two two routed_tree routed_tree_routed_below tree_chains_prefix_closed
+
+/-! ## Pooled memory: `pooled_min_le_per_host_min` -/
+
+/-- `Natural.times` multiplies: 2 × 2 = 4, 2 × 1 = 2, 0 × 3 = 0, 3 × 0 = 0. -/
+example : Eq (Natural.times two two) four := rfl
+example : Eq (Natural.times two one) two := rfl
+example : Eq (Natural.times Natural.zero three) Natural.zero := rfl
+example : Eq (Natural.times three Natural.zero) Natural.zero := rfl
+
+/-- `routed_tree` on 2 hosts: one pooled cache of 2 × 2 = 4 blocks misses
+each of the 4 distinct blocks once, against 5 for two caches of 2 blocks;
+one pooled cache of 2 × 1 = 2 blocks misses 4, against 6 for two caches of 1. -/
+example : Eq (min_misses (Natural.times two two) (List.flatten (List.map Prod.snd routed_tree))) four := rfl
+example : Eq (min_misses (Natural.times two one) (List.flatten (List.map Prod.snd routed_tree))) four := rfl
+
+/-- `pooled_min_le_per_host_min` applied to `routed_tree` on 2 hosts of 2
+blocks: 4 misses pooled, at most the per-host 5. -/
+theorem pooled_min_le_per_host_min_applies :
+    Natural.le (min_misses (Natural.times two two) (List.flatten (List.map Prod.snd routed_tree)))
+      (per_host_min two two routed_tree) :=
+  pooled_min_le_per_host_min two two routed_tree routed_tree_routed_below
+
+/-- Equality is possible: each of two hosts of 1 block asks for its own block
+twice (`[(0, [1]), (1, [2]), (0, [1]), (1, [2])]`); per-host MIN misses 1 + 1,
+and so does one pooled cache of 2 blocks. -/
+noncomputable def own_blocks : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk Natural.zero (List.cons one List.nil))
+    (List.cons (Prod.mk one (List.cons two List.nil))
+      (List.cons (Prod.mk Natural.zero (List.cons one List.nil))
+        (List.cons (Prod.mk one (List.cons two List.nil)) List.nil)))
+
+example : Eq (per_host_min one two own_blocks) two := rfl
+example : Eq (min_misses (Natural.times two one) (List.flatten (List.map Prod.snd own_blocks))) two := rfl
+
+/-- Where the hypothesis matters: a request routed to host 1 on a "fleet" of
+one host is not counted by `per_host_min` (0), but the pooled cache of
+1 × 1 block still serves it (1 miss). -/
+example : Eq (per_host_min one one (List.cons (Prod.mk one (List.cons one List.nil)) List.nil)) Natural.zero := rfl
+example : Eq (min_misses (Natural.times one one) (List.flatten (List.map Prod.snd
+    (List.cons (Prod.mk one (List.cons one List.nil)) List.nil)))) one := rfl
