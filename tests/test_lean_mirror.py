@@ -349,3 +349,83 @@ def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
     fleet_run = {h: random_prefix_run(data, chains_of(h, chains, routing), capacity) for h in range(fleet)}
     assert all(mirror.prefix_valid(run, capacity) for run in fleet_run.values())
     assert sum(mirror.prefix_misses(run) for run in fleet_run.values()) >= expected
+
+
+# --- pooled_min_le_per_host_min (lean/PrefixPool/PooledMemory.lean) ---------------------
+
+from pyverify.lean.bridge import flat_min_misses as bridge_flat_min_misses  # noqa: E402
+from pyverify.sim.opt_curve import memory_limit_summary, optimal_curve  # noqa: E402
+
+
+def host_blocks(chains, routing):
+    """Lean's `host_blocks`: the (host, block) pairs, request by request, each chain in order."""
+    return [(h, b) for chain, h in zip(chains, routing) for b in chain]
+
+
+def test_pooled_memory_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes for pooled_min_le_per_host_min."""
+    assert [mirror.times(n, m) for n, m in [(2, 2), (2, 1), (0, 3), (3, 0)]] == [4, 2, 0, 0]
+    tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]
+    flat = [b for c in tree for b in c]
+    assert recount.flat_min_misses(flat, mirror.times(2, 2)) == recount.flat_min_misses(flat, mirror.times(2, 1)) == 4
+    assert recount.min_misses(tree, routing, 2) == 5 and recount.min_misses(tree, routing, 1) == 6
+    own, own_routing = [[1], [2], [1], [2]], [0, 1, 0, 1]
+    assert lean_per_host_min(own, own_routing, 1, 2) == 2 == bridge_flat_min_misses([1, 2, 1, 2], mirror.times(2, 1))
+    # the hypothesis at work: a request routed to host 1 on a fleet of one host
+    assert lean_per_host_min([[1]], [1], 1, 1) == 0 and bridge_flat_min_misses([1], mirror.times(1, 1)) == 1
+
+
+def check_pooled_memory(chains, routing, capacity, fleet):
+    """The statement of pooled_min_le_per_host_min on one input, with pyverify's own
+    MIN counts, and the merged run of its proof: a valid flat run of fleet x capacity
+    blocks on the flattened chains, missing no more than the per-host sum."""
+    flat = [b for c in chains for b in c]
+    pooled = recount.flat_min_misses(flat, mirror.times(fleet, capacity))
+    per_host = recount.min_misses(chains, routing, capacity)
+    assert per_host == lean_per_host_min(chains, routing, capacity, fleet)
+    assert pooled == bridge_flat_min_misses(flat, fleet * capacity)
+    assert pooled == demand_misses(mirror.min_run(flat, mirror.times(fleet, capacity)))
+    assert pooled <= per_host
+    merged = mirror.merged_min_run(host_blocks(chains, routing), capacity, fleet)
+    assert [b for b, _ in merged] == flat
+    assert mirror.flat_valid(merged, mirror.times(fleet, capacity))
+    assert pooled <= demand_misses(merged) <= per_host
+    return pooled, per_host
+
+
+@given(routed_instances(), st.integers(1, 4), st.integers(0, 2))
+def test_pooled_min_le_per_host_min(instance, capacity, extra):
+    """On prefix-closed routed traces: MIN on one pool of fleet x capacity blocks,
+    as pyverify's trusted recount, the bridge, the certifier's belady_min and the
+    optimal miss-ratio curve count it, misses no more than the sum of per-host MIN
+    with capacity blocks each; the audit's memory-limit summary, which compares
+    exactly these (its total_blocks is Lean's `Natural.times`), never shows the
+    pool behind."""
+    chains, hosts, routing = instance
+    fleet = hosts + extra
+    pooled, per_host = check_pooled_memory(chains, routing, capacity, fleet)
+    assert belady_min.min_misses(chains, None, fleet * capacity) == pooled
+    assert belady_min.min_misses(chains, routing, capacity) == per_host
+    assert optimal_curve(chains).misses(fleet * capacity) == pooled
+    assert optimal_curve(chains, routing, fleet).misses(capacity) == per_host
+    summary = memory_limit_summary(chains, routing, fleet, node_capacity_blocks=capacity,
+                                   capacities=[fleet * c for c in range(1, 4)])
+    for row in summary["pooled_vs_per_host"]:
+        assert row["total_blocks"] == mirror.times(fleet, row["per_host_blocks"])
+        assert row["pooled_opt"] >= row["per_host_opt"]
+    assert summary["local_vs_global"]["global_opt"] >= summary["local_vs_global"]["local_opt"]
+
+
+@given(block_chains, st.integers(0, 4), st.integers(0, 2), st.data())
+def test_pooled_min_le_per_host_min_without_prefix_closure(chains, capacity, extra, data):
+    """The theorem needs no prefix closure (only every request routed below the
+    fleet): on any chains, repeats within a chain included, and capacity 0."""
+    routing = data.draw(st.lists(st.integers(0, 3), min_size=len(chains), max_size=len(chains)))
+    fleet = max(routing, default=-1) + 1 + extra
+    check_pooled_memory(chains, routing, capacity, fleet)
+
+
+@given(st.integers(0, 12), st.integers(0, 12))
+def test_times_is_multiplication(n, m):
+    """Lean's `Natural.times` mirror is Python's product (both orders)."""
+    assert mirror.times(n, m) == n * m == mirror.times(m, n)

@@ -177,3 +177,21 @@ def test_the_cli_exits_2_for_a_refused_runtime(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "is not the pinned" in proc.stderr
+
+
+def test_pooled_memory_capacity_weakened(copy: Path) -> None:
+    """`Natural.times n m` changed to `n × (m + 1)`, and the one proof step that
+    relied on it patched: `pooled_min_le_per_host_min` still builds, but would
+    compare per-host MIN with a pool of more memory than the hosts have together
+    (a weaker statement). The kernel-evaluated products of Examples.lean refuse
+    it; without them, those of Generated.lean (written from the Python mirror)."""
+    pooled = copy / "PrefixPool" / "PooledMemory.lean"
+    edit(pooled, "(fun _ product => Natural.plus product m) n", "(fun _ product => Natural.plus product (Natural.succ m)) n")
+    edit(pooled, "(Natural.plus_le_plus ih (h k)))", "(Natural.plus_le_plus ih (Natural.le_trans (h k) (Natural.le_succ cap))))")
+    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "two.times two")
+    examples = copy / "PrefixPool" / "Examples.lean"
+    text = examples.read_text(encoding="utf-8")
+    start = text.index("/-- `Natural.times` multiplies")
+    end = text.index("\n\n", start)
+    examples.write_text(text[:start] + text[end + 2:], encoding="utf-8")
+    refused(run_check(copy), "module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line ", "error")

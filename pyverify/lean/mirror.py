@@ -155,21 +155,52 @@ def next_use(block: int, rest: Sequence[int]) -> int:
     return rest.index(block) if block in rest else len(rest)
 
 
+def min_step(held: Sequence[int], r: int, rest: Sequence[int], capacity: int) -> list[int]:
+    """What MIN holds after request ``r`` with ``rest`` to come (Lean: ``min_step``):
+    a hit changes nothing; a miss with room keeps ``r`` in front; a full cache
+    drops, of ``r`` and the held blocks, the first one used furthest in the future."""
+    if r in held:
+        return list(held)
+    if len(held) < capacity:
+        return [r] + list(held)
+    best = r
+    for c in held:  # the first one used furthest in the future, r first
+        if next_use(best, rest) < next_use(c, rest):
+            best = c
+    return [b for b in [r] + list(held) if b != best]
+
+
 def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
     """MIN's run in bypass form, as Lean's ``min_run`` builds it (held most recent first)."""
     held: list[int] = []
     run: list[Step] = []
     for i, r in enumerate(blocks):
         run.append((r, list(held)))
-        rest = blocks[i + 1:]
-        if r in held:
-            continue
-        if len(held) < capacity:
-            held = [r] + held
-            continue
-        best = r
-        for c in held:  # the first one used furthest in the future, r first
-            if next_use(best, rest) < next_use(c, rest):
-                best = c
-        held = [b for b in [r] + held if b != best]
+        held = min_step(held, r, blocks[i + 1:], capacity)
+    return run
+
+
+# --- pooled memory (lean/PrefixPool/PooledMemory.lean) ------------------------------------
+
+
+def times(n: int, m: int) -> int:
+    """``n × m``, ``m`` added up ``n`` times (Lean: ``Natural.times``)."""
+    product = 0
+    for _ in range(n):
+        product += m
+    return product
+
+
+def merged_min_run(pairs: Sequence[tuple[int, int]], capacity: int, fleet: int) -> list[Step]:
+    """The pooled run the proof of ``pooled_min_le_per_host_min`` builds (Lean:
+    ``merged_min_run`` from empty hosts): ``pairs`` are ``(host, block)`` in
+    request order; every host runs MIN with ``capacity`` blocks on its own
+    blocks, and before each request the pool holds what hosts ``0 .. fleet - 1``
+    hold together (``union_below``, host 0 first, repeats kept)."""
+    held: dict[int, list[int]] = {}
+    run: list[Step] = []
+    for i, (host, block) in enumerate(pairs):
+        run.append((block, [b for g in range(fleet) for b in held.get(g, [])]))
+        own_rest = [b for h, b in pairs[i + 1:] if h == host]
+        held[host] = min_step(held.get(host, []), block, own_rest, capacity)
     return run
