@@ -15,6 +15,7 @@ import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.PooledMemory
+import PrefixPool.BeladyForced
 import PrefixPool.Examples
 import PrefixPool.Generated
 /-!
