@@ -385,6 +385,92 @@ theorem forced_min_le_run (cap : Natural) (blocks : List Natural) : ∀ (held a 
         run hvalid hadm hmap)
     blocks
 
+/-! ## Lemmas: forced MIN is a forced-admission run (with at least one block) -/
+
+/-- What forced MIN holds next: at most what it held plus the requested block,
+which it holds; no repeats; at most `cap + 1` blocks. -/
+theorem forced_min_step_ok (cap r : Natural) (rest : List Natural) (held : List Natural)
+    (hnd : nodup held) (hlen : Natural.le (List.length held) (Natural.succ cap)) :
+    And (subset (forced_min_step (Natural.succ cap) held r rest) (List.cons r held))
+      (And (Eq (List.elem Natural.eqb r (forced_min_step (Natural.succ cap) held r rest)) Bool.true)
+        (And (nodup (forced_min_step (Natural.succ cap) held r rest))
+          (Natural.le (List.length (forced_min_step (Natural.succ cap) held r rest)) (Natural.succ cap)))) :=
+  let ok := fun (next : List Natural) =>
+    And (subset next (List.cons r held))
+      (And (Eq (List.elem Natural.eqb r next) Bool.true)
+        (And (nodup next) (Natural.le (List.length next) (Natural.succ cap))))
+  let admitted : Eq (List.elem Natural.eqb r (List.cons r held)) Bool.true :=
+    Bool.or_true_left (List.elem Natural.eqb r held) (Natural.eqb_self r)
+  Bool.by_cases
+    (motive := fun b => Eq (List.elem Natural.eqb r held) b →
+      ok (cond b held (cond (Natural.ltb (List.length held) (Natural.succ cap)) (List.cons r held)
+        (List.cons r (List.remove (furthest_held rest held) held)))))
+    (List.elem Natural.eqb r held)
+    -- a miss: r is new
+    (fun _ hmiss =>
+      Bool.by_cases
+        (motive := fun c => Eq (Natural.ltb (List.length held) (Natural.succ cap)) c →
+          ok (cond c (List.cons r held) (List.cons r (List.remove (furthest_held rest held) held))))
+        (Natural.ltb (List.length held) (Natural.succ cap))
+        -- full: evict the held block used furthest in the future (something is held)
+        (fun _ hfull =>
+          List.rec
+            (motive := fun held => nodup held → Natural.le (List.length held) (Natural.succ cap) →
+              Eq (List.elem Natural.eqb r held) Bool.false →
+              Eq (Natural.ltb (List.length held) (Natural.succ cap)) Bool.false →
+              And (subset (List.cons r (List.remove (furthest_held rest held) held)) (List.cons r held))
+                (And (Eq (List.elem Natural.eqb r (List.cons r (List.remove (furthest_held rest held) held))) Bool.true)
+                  (And (nodup (List.cons r (List.remove (furthest_held rest held) held)))
+                    (Natural.le (List.length (List.cons r (List.remove (furthest_held rest held) held))) (Natural.succ cap)))))
+            (fun _ _ _ hf => False.elim (Bool.false_ne_true (Eq.symm hf)))
+            (fun h t _ hnd hlen hmiss _ =>
+              let v := furthest rest h t
+              And.intro
+                (fun y hy => Bool.or_mono_right (Natural.eqb y r) (elem_remove v y (List.cons h t)) hy)
+                (And.intro (Bool.or_true_left _ (Natural.eqb_self r))
+                  (And.intro
+                    (And.intro (not_elem_remove v r (List.cons h t) hmiss) (nodup_remove v (List.cons h t) hnd))
+                    (Natural.le_of_eq_of_le (length_remove_mem v (List.cons h t) hnd (furthest_mem rest t h)) rfl hlen))))
+            held hnd hlen hmiss hfull)
+        -- room: insert r
+        (fun _ hroom => And.intro (subset_refl _)
+          (And.intro admitted
+            (And.intro (And.intro hmiss hnd) (Natural.le_of_leb (Natural.succ (List.length held)) (Natural.succ cap) hroom))))
+        rfl)
+    -- a hit: nothing changes
+    (fun _ hhit => And.intro (subset_cons r held) (And.intro hhit (And.intro hnd hlen)))
+    rfl
+
+theorem forced_min_valid_after (cap : Natural) (blocks : List Natural) : ∀ held allowed prev : List Natural,
+    subset held allowed → subset prev held → nodup held → Natural.le (List.length held) (Natural.succ cap) →
+    And (flat_valid_after (Natural.succ cap) allowed (forced_min_run (Natural.succ cap) held blocks))
+      (admits_after prev (forced_min_run (Natural.succ cap) held blocks)) :=
+  List.rec
+    (motive := fun blocks => ∀ held allowed prev : List Natural,
+      subset held allowed → subset prev held → nodup held → Natural.le (List.length held) (Natural.succ cap) →
+      And (flat_valid_after (Natural.succ cap) allowed (forced_min_run (Natural.succ cap) held blocks))
+        (admits_after prev (forced_min_run (Natural.succ cap) held blocks)))
+    (fun _ _ _ _ _ _ _ => And.intro True.intro True.intro)
+    (fun r rest ih held _allowed _prev hsub hprev hnd hlen =>
+      let ok := forced_min_step_ok cap r rest held hnd hlen
+      let next := ih (forced_min_step (Natural.succ cap) held r rest) (List.cons r held) (List.cons r List.nil)
+        ok.left
+        (fun x hx => Eq.subst (motive := fun z => Eq (List.elem Natural.eqb z (forced_min_step (Natural.succ cap) held r rest)) Bool.true)
+          (Eq.symm (eq_of_elem_single x r hx)) ok.right.left)
+        ok.right.right.left ok.right.right.right
+      And.intro
+        (And.intro hsub (And.intro (Natural.le_trans (distinct_le_length held) hlen) next.left))
+        (And.intro hprev next.right))
+    blocks
+
+theorem forced_min_run_blocks (cap : Natural) (blocks : List Natural) : ∀ held : List Natural,
+    Eq (List.map Prod.fst (forced_min_run cap held blocks)) blocks :=
+  List.rec
+    (motive := fun blocks => ∀ held : List Natural, Eq (List.map Prod.fst (forced_min_run cap held blocks)) blocks)
+    (fun _ => rfl)
+    (fun r rest ih held => congrArg (List.cons r) (ih (forced_min_step cap held r rest)))
+    blocks
+
 /-! ## Theorem -/
 
 /-- Belady's theorem with forced admission: on every sequence of block
@@ -396,3 +482,14 @@ theorem forced_min_misses_le (cap : Natural) (blocks : List Natural) (run : List
     Natural.le (forced_min_misses cap blocks) (demand_misses run) :=
   forced_min_le_run cap blocks List.nil List.nil List.nil run True.intro (Natural.zero_le cap) (subset_refl List.nil)
     h.left h.right hb
+
+/-- Forced MIN with at least one block is a forced-admission run of that many
+blocks on exactly the requested blocks (so its misses are achieved). With no
+block, no run of a nonempty sequence admits its blocks. -/
+theorem forced_min_run_valid (cap : Natural) (blocks : List Natural) :
+    And (forced_valid (Natural.succ cap) (forced_min_run (Natural.succ cap) List.nil blocks))
+      (Eq (List.map Prod.fst (forced_min_run (Natural.succ cap) List.nil blocks)) blocks) :=
+  And.intro
+    (forced_min_valid_after cap blocks List.nil List.nil List.nil (subset_refl List.nil) (subset_refl List.nil)
+      True.intro (Natural.zero_le _))
+    (forced_min_run_blocks (Natural.succ cap) blocks List.nil)
