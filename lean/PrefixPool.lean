@@ -44,6 +44,8 @@ first results with a memory limit.
   per-host capacitated prefix caches; their fewest misses are the sum over hosts of MIN
 * `pooled_min_le_per_host_min` (PrefixPool/PooledMemory.lean): one pooled cache of
   `fleet × cap` blocks misses, under MIN, no more than `fleet` per-host caches of `cap`
+* `forced_min_misses_le`, `forced_min_run_valid` (PrefixPool/BeladyForced.lean): Belady's
+  theorem with forced admission (every fetched block is admitted)
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

@@ -8,6 +8,7 @@ import PrefixPool.BeladyOptimal
 import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.PooledMemory
+import PrefixPool.BeladyForced
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -347,3 +348,44 @@ one host is not counted by `per_host_min` (0), but the pooled cache of
 example : Eq (per_host_min one one (List.cons (Prod.mk one (List.cons one List.nil)) List.nil)) Natural.zero := rfl
 example : Eq (min_misses (Natural.times one one) (List.flatten (List.map Prod.snd
     (List.cons (Prod.mk one (List.cons one List.nil)) List.nil)))) one := rfl
+
+/-! ## Forced admission: `forced_min_misses_le` -/
+
+/-- Blocks `[3, 2, 3]`. -/
+noncomputable def three_two_three : List Natural := List.cons three (List.cons two (List.cons three List.nil))
+
+/-- With one block, bypass MIN keeps 3 and bypasses 2: 2 misses. Forced MIN
+must admit 2 (evicting 3): 3 misses. The bypass optimum is strictly lower. -/
+example : Eq (min_misses one three_two_three) two := rfl
+example : Eq (forced_min_misses one three_two_three) three := rfl
+
+/-- The run of an LRU cache of one block on `[3, 2, 3]`: it holds nothing,
+then 3, then 2 (forced MIN's run is the same, `forced_min_run`). -/
+noncomputable def lru_three_two_three : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk three List.nil)
+    (List.cons (Prod.mk two (List.cons three List.nil)) (List.cons (Prod.mk three (List.cons two List.nil)) List.nil))
+
+example : Eq (forced_min_run one List.nil three_two_three) lru_three_two_three := rfl
+example : Eq (demand_misses lru_three_two_three) three := rfl
+
+/-- A positive example of the first hypothesis of `forced_min_misses_le`: the
+LRU run above admits every block (obtained from `forced_min_run_valid`). -/
+theorem lru_three_two_three_forced_valid : forced_valid one lru_three_two_three :=
+  Eq.subst (motive := fun run => forced_valid one run)
+    (rfl : Eq (forced_min_run one List.nil three_two_three) lru_three_two_three)
+    (forced_min_run_valid Natural.zero three_two_three).left
+
+/-- A positive example of the second hypothesis of `forced_min_misses_le`: that
+run serves `[3, 2, 3]`. -/
+theorem lru_three_two_three_blocks : Eq (List.map Prod.fst lru_three_two_three) three_two_three := rfl
+
+/-- `forced_min_misses_le` applied to that run. -/
+theorem forced_min_misses_le_applies :
+    Natural.le (forced_min_misses one three_two_three) (demand_misses lru_three_two_three) :=
+  forced_min_misses_le one three_two_three lru_three_two_three lru_three_two_three_forced_valid
+    lru_three_two_three_blocks
+
+/-- Bypass MIN's run on `[3, 2, 3]` with one block is not a forced-admission
+run: after the request for 2 it still holds 3 only. -/
+theorem bypass_run_not_forced : forced_valid one (min_run one List.nil three_two_three) → False :=
+  fun h => Bool.false_ne_true (h.right.right.right.left two rfl)
