@@ -178,6 +178,17 @@ def memory_examples(rng: random.Random) -> list[tuple[str, str, int]]:
     return out
 
 
+def forced_examples(rng: random.Random) -> list[tuple[str, str, int]]:
+    """Forced MIN (BeladyForced.lean), with its own seeded generator."""
+    out: list[tuple[str, str, int]] = []
+    for _ in range(ROUNDS):
+        blocks = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
+        capacity = rng.randint(1, 3)  # with 0 blocks no cache admits anything
+        out.append((f"lean.mirror.forced_min_misses({blocks}, {capacity})",
+                    f"forced_min_misses {nat(capacity)} {nats(blocks)}", lean_mirror.forced_min_misses(blocks, capacity)))
+    return out
+
+
 def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
     """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
     out = []
@@ -201,6 +212,7 @@ import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
 import PrefixPool.PooledMemory
+import PrefixPool.BeladyForced
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -218,7 +230,7 @@ Python mirror makes this module fail to build.
 def render(seed: int = SEED) -> str:
     rng = random.Random(seed)
     found = examples(rng)
-    memory = memory_examples(random.Random(seed + 1))
+    memory = memory_examples(random.Random(seed + 1)) + forced_examples(random.Random(seed + 2))
     largest = max(max(value for _, _, value in found + memory), 6)
     lines = [HEADER.format(seed=seed).rstrip("\n"), ""]
     lines.append("noncomputable def gen_n0 : Natural := Natural.zero")

@@ -429,3 +429,79 @@ def test_pooled_min_le_per_host_min_without_prefix_closure(chains, capacity, ext
 def test_times_is_multiplication(n, m):
     """Lean's `Natural.times` mirror is Python's product (both orders)."""
     assert mirror.times(n, m) == n * m == mirror.times(m, n)
+
+
+# --- forced_min_misses_le, forced_min_run_valid (lean/PrefixPool/BeladyForced.lean) ---------
+
+from pyverify.sim.simulate import EVICTIONS  # noqa: E402
+
+
+def forced_optimum(blocks, capacity):
+    """The fewest misses of a cache of ``capacity`` blocks that must admit every
+    block it fetches (on a miss: insert, evicting one block when full), by
+    exhaustive search over every eviction choice; independent of the mirror."""
+    states = {frozenset(): 0}
+    for block in blocks:
+        after: dict[frozenset, int] = {}
+        for held, misses in states.items():
+            if block in held:
+                choices, cost = [held], 0
+            elif len(held) < capacity:
+                choices, cost = [held | {block}], 1
+            else:
+                choices, cost = [(held - {victim}) | {block} for victim in held], 1
+            for choice in choices:
+                if after.get(choice, misses + cost + 1) > misses + cost:
+                    after[choice] = misses + cost
+        states = after
+    return min(states.values())
+
+
+def random_forced_run(data, blocks, capacity):
+    """A forced-admission run with random evictions: after each request its
+    block is held; any other blocks may be dropped at any time."""
+    held: set[int] = set()
+    run = []
+    for block in blocks:
+        run.append((block, sorted(held)))
+        others = sorted(held - {block})
+        keep = data.draw(st.lists(st.sampled_from(others), unique=True, max_size=capacity - 1)) if others else []
+        held = set(keep) | {block}
+    return run
+
+
+def test_forced_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes on [3, 2, 3] with one block."""
+    assert flat_min_misses([3, 2, 3], 1) == recount.flat_min_misses([3, 2, 3], 1) == 2
+    assert mirror.forced_min_misses([3, 2, 3], 1) == 3 == forced_optimum([3, 2, 3], 1)
+    lru = [(3, []), (2, [3]), (3, [2])]
+    assert mirror.forced_min_run([3, 2, 3], 1) == lru and mirror.forced_valid(lru, 1)
+    assert not mirror.forced_valid(mirror.min_run([3, 2, 3], 1), 1)  # bypass MIN does not admit 2
+
+
+@given(st.lists(st.integers(0, 5), max_size=9), st.integers(1, 3))
+def test_forced_min_is_the_forced_optimum(blocks, capacity):
+    """forced_min_run_valid and forced_min_misses_le together: forced MIN's run is
+    a forced-admission run on the blocks, and its misses are the fewest of every
+    forced-admission cache (exhaustive search); bypass MIN (pyverify's recount)
+    never misses more."""
+    run = mirror.forced_min_run(blocks, capacity)
+    assert mirror.forced_valid(run, capacity) and [b for b, _ in run] == blocks
+    misses = mirror.forced_min_misses(blocks, capacity)
+    assert misses == demand_misses(run) == forced_optimum(blocks, capacity)
+    assert recount.flat_min_misses(blocks, capacity) <= misses
+
+
+@given(st.lists(st.integers(0, 7), max_size=30), st.integers(1, 4), st.data())
+def test_forced_min_misses_le(blocks, capacity, data):
+    """The statement of forced_min_misses_le on random forced-admission runs, and
+    on the simulator's own caches (every eviction policy it has admits every
+    block it fetches: its run on one-block chains is forced-valid)."""
+    run = random_forced_run(data, blocks, capacity)
+    assert mirror.forced_valid(run, capacity)
+    misses = mirror.forced_min_misses(blocks, capacity)
+    assert misses <= demand_misses(run)
+    lru = mirror.flatten(mirror.lru_prefix_run([[b] for b in blocks], capacity))
+    assert mirror.forced_valid(lru, capacity) and misses <= demand_misses(lru)
+    for eviction in EVICTIONS:
+        assert misses <= simulate([[b] for b in blocks], None, POOLED, capacity=capacity, eviction=eviction).misses

@@ -195,3 +195,19 @@ def test_pooled_memory_capacity_weakened(copy: Path) -> None:
     end = text.index("\n\n", start)
     examples.write_text(text[:start] + text[end + 2:], encoding="utf-8")
     refused(run_check(copy), "module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line ", "error")
+
+
+def test_forced_admission_made_vacuous(copy: Path) -> None:
+    """`forced_valid` made unsatisfiable (`... ∧ False`): `forced_min_misses_le`
+    still builds (its proof uses only the two real conjuncts) but would say
+    nothing. The proof that forced MIN is a forced-admission run refuses it;
+    with that theorem deleted, the positive example of `forced_valid` in
+    Examples.lean does."""
+    forced = copy / "PrefixPool" / "BeladyForced.lean"
+    edit(forced, "  And (flat_valid cap run) (admits_after List.nil run)\n",
+         "  And (flat_valid cap run) (And (admits_after List.nil run) False)\n")
+    edit(forced, "    h.left h.right hb\n", "    h.left h.right.left hb\n")
+    refused(run_check(copy), "module PrefixPool.BeladyForced (lean/PrefixPool/BeladyForced.lean), line ", "error")
+    text = forced.read_text(encoding="utf-8")
+    forced.write_text(text[:text.index("/-- Forced MIN with at least one block is a forced-admission run")], encoding="utf-8")
+    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "error")

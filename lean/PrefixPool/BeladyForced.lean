@@ -54,7 +54,10 @@ noncomputable def forced_min_run (cap : Natural) (held : List Natural) (blocks :
     (fun r rest run_rest held => List.cons (Prod.mk r held) (run_rest (forced_min_step cap held r rest)))
     blocks held
 
-/-- Misses of forced MIN with `cap` blocks, starting empty.
+/-- Misses of forced MIN with `cap` blocks, starting empty. Meant for `cap`
+of at least one: with none, no cache can admit a block (no forced-admission
+run of a nonempty sequence exists, so `forced_min_misses_le` says nothing),
+and this definition still admits each requested block, holding one.
 Python: `pyverify/lean/mirror.py`, `forced_min_misses(blocks, cap)`. -/
 noncomputable def forced_min_misses (cap : Natural) (blocks : List Natural) : Natural :=
   demand_misses (forced_min_run cap List.nil blocks)

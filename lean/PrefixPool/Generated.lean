@@ -7,6 +7,7 @@ import PrefixPool.StackDistance
 import PrefixPool.Belady
 import PrefixPool.PerHostMin
 import PrefixPool.PooledMemory
+import PrefixPool.BeladyForced
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -311,3 +312,15 @@ example : Eq (min_misses (Natural.times gen_n2 gen_n1) (List.flatten (List.cons 
 example : Eq (min_misses (Natural.times gen_n2 gen_n0) (List.flatten (List.cons (List.cons gen_n0 (List.cons gen_n6 (List.cons gen_n3 List.nil))) (List.cons (List.cons gen_n3 List.nil) (List.cons (List.cons gen_n3 List.nil) (List.cons (List.cons gen_n2 List.nil) List.nil)))))) gen_n6 := rfl
 -- Python: pyverify.trusted.recount.flat_min_misses([], lean.mirror.times(2, 1)) == 0
 example : Eq (min_misses (Natural.times gen_n2 gen_n1) (List.flatten List.nil)) gen_n0 := rfl
+-- Python: lean.mirror.forced_min_misses([5, 0, 1, 2, 5], 2) == 4
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n5 List.nil)))))) gen_n4 := rfl
+-- Python: lean.mirror.forced_min_misses([0], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 5, 2, 0, 2, 2, 1, 5, 1], 1) == 8
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n1 List.nil)))))))))) gen_n8 := rfl
+-- Python: lean.mirror.forced_min_misses([5, 3, 5, 2], 2) == 3
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 List.nil))))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([4, 0], 3) == 2
+example : Eq (forced_min_misses gen_n3 (List.cons gen_n4 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([4, 2, 3, 3, 3], 3) == 3
+example : Eq (forced_min_misses gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) gen_n3 := rfl

@@ -204,3 +204,57 @@ def merged_min_run(pairs: Sequence[tuple[int, int]], capacity: int, fleet: int) 
         own_rest = [b for h, b in pairs[i + 1:] if h == host]
         held[host] = min_step(held.get(host, []), block, own_rest, capacity)
     return run
+
+
+# --- forced admission (lean/PrefixPool/BeladyForced.lean) -------------------------------
+
+
+def admits(run: Sequence[Step]) -> bool:
+    """Every step holds the block requested at the step before: the cache
+    admits every block it is asked for (Lean: ``admits_after []``)."""
+    return all(run[i - 1][0] in run[i][1] for i in range(1, len(run)))
+
+
+def forced_valid(run: Sequence[Step], capacity: int) -> bool:
+    """A flat demand-cache run of ``capacity`` blocks that starts empty and
+    admits every block (Lean: ``forced_valid``)."""
+    return flat_valid(run, capacity) and admits(run)
+
+
+def furthest_held(rest: Sequence[int], held: Sequence[int]) -> int:
+    """Of the held blocks, the first one used furthest in the future (0 if
+    nothing is held) (Lean: ``furthest_held``)."""
+    if not held:
+        return 0
+    best = held[0]
+    for c in held[1:]:
+        if next_use(best, rest) < next_use(c, rest):
+            best = c
+    return best
+
+
+def forced_min_step(held: Sequence[int], r: int, rest: Sequence[int], capacity: int) -> list[int]:
+    """Forced MIN's next state (Lean: ``forced_min_step``): a hit keeps
+    ``held``; a miss inserts ``r`` in front, first evicting the held block used
+    furthest in the future when ``capacity`` blocks are held."""
+    if r in held:
+        return list(held)
+    if len(held) < capacity:
+        return [r] + list(held)
+    victim = furthest_held(rest, held)
+    return [r] + [b for b in held if b != victim]
+
+
+def forced_min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
+    """Forced MIN's run from empty, as Lean's ``forced_min_run`` builds it."""
+    held: list[int] = []
+    run: list[Step] = []
+    for i, r in enumerate(blocks):
+        run.append((r, list(held)))
+        held = forced_min_step(held, r, blocks[i + 1:], capacity)
+    return run
+
+
+def forced_min_misses(blocks: Sequence[int], capacity: int) -> int:
+    """Misses of forced MIN with ``capacity`` blocks (Lean: ``forced_min_misses``)."""
+    return sum(1 for block, held in forced_min_run(blocks, capacity) if block not in held)
