@@ -3,7 +3,7 @@ import PrefixPool.BeladyOptimal
 /-!
 # PrefixPool.BeladyForced: Belady's theorem with forced admission
 
-Serving engines admit every block they fetch: after a request, its block is
+Serving engines keep every block they fetch: after a request, its block is
 in the cache (a full cache evicts to make room). Belady's MIN in that classic
 form (`forced_min_run`): a hit changes nothing; a miss inserts the block,
 and, if `cap` blocks are already held, first evicts the held block whose next
@@ -26,10 +26,10 @@ used furthest in the future; a run that keeps `v` lacks some `u` that MIN
 keeps, and `u` is not the requested block, since the run admits it. Holding
 `u` in place of `v` (`swap_run`, then `debt_run`) misses no more and still
 admits every block (`swap_run_admits`, `debt_run_admits`): `v` is not
-requested before `u`, so the block to admit is never the one swapped out.
+requested before `u`, so the block that must be held is never the one swapped out.
 
 Bypass can do strictly better: on `[3, 2, 3]` with one block, bypass MIN
-keeps 3 and misses twice; forced MIN must admit 2 and misses three times
+keeps 3 and misses twice; forced MIN must take 2 in and misses three times
 (`PrefixPool/Examples.lean`).
 -/
 
@@ -55,7 +55,7 @@ noncomputable def forced_min_run (cap : Natural) (held : List Natural) (blocks :
     blocks held
 
 /-- Misses of forced MIN with `cap` blocks, starting empty. Meant for `cap`
-of at least one: with none, no cache can admit a block (no forced-admission
+of at least one: with none, no cache can hold a fetched block (no forced-admission
 run of a nonempty sequence exists, so `forced_min_misses_le` says nothing),
 and this definition still admits each requested block, holding one.
 Python: `pyverify/lean/mirror.py`, `forced_min_misses(blocks, cap)`. -/
@@ -75,7 +75,7 @@ Python: `pyverify/lean/mirror.py`, `forced_valid`. -/
 def forced_valid (cap : Natural) (run : List (Prod Natural (List Natural))) : Prop :=
   And (flat_valid cap run) (admits_after List.nil run)
 
-/-! ## Lemmas: the exchanged runs still admit every block -/
+/-! ## Lemmas: the exchanged runs still hold every fetched block -/
 
 /-- The only block of `[y]` is `y`. -/
 theorem eq_of_elem_single (x y : Natural) (h : Eq (List.elem Natural.eqb x (List.cons y List.nil)) Bool.true) :

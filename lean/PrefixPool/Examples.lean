@@ -355,7 +355,7 @@ example : Eq (min_misses (Natural.times one one) (List.flatten (List.map Prod.sn
 noncomputable def three_two_three : List Natural := List.cons three (List.cons two (List.cons three List.nil))
 
 /-- With one block, bypass MIN keeps 3 and bypasses 2: 2 misses. Forced MIN
-must admit 2 (evicting 3): 3 misses. The bypass optimum is strictly lower. -/
+must take 2 in (evicting 3): 3 misses. The bypass optimum is strictly lower. -/
 example : Eq (min_misses one three_two_three) two := rfl
 example : Eq (forced_min_misses one three_two_three) three := rfl
 
