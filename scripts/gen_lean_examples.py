@@ -185,7 +185,8 @@ def forced_examples(rng: random.Random) -> list[tuple[str, str, int]]:
         blocks = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
         capacity = rng.randint(1, 3)  # with 0 blocks no cache admits anything
         out.append((f"lean.mirror.forced_min_misses({blocks}, {capacity})",
-                    f"forced_min_misses {nat(capacity)} {nats(blocks)}", lean_mirror.forced_min_misses(blocks, capacity)))
+                    f"forced_min_misses {nat(capacity)} {nats(blocks)}",
+                    lean_mirror.forced_min_misses(blocks, capacity)))
     return out
 
 

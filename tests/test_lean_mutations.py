@@ -186,8 +186,10 @@ def test_pooled_memory_capacity_weakened(copy: Path) -> None:
     (a weaker statement). The kernel-evaluated products of Examples.lean refuse
     it; without them, those of Generated.lean (written from the Python mirror)."""
     pooled = copy / "PrefixPool" / "PooledMemory.lean"
-    edit(pooled, "(fun _ product => Natural.plus product m) n", "(fun _ product => Natural.plus product (Natural.succ m)) n")
-    edit(pooled, "(Natural.plus_le_plus ih (h k)))", "(Natural.plus_le_plus ih (Natural.le_trans (h k) (Natural.le_succ cap))))")
+    edit(pooled, "(fun _ product => Natural.plus product m) n",
+         "(fun _ product => Natural.plus product (Natural.succ m)) n")
+    edit(pooled, "(Natural.plus_le_plus ih (h k)))",
+         "(Natural.plus_le_plus ih (Natural.le_trans (h k) (Natural.le_succ cap))))")
     refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "two.times two")
     examples = copy / "PrefixPool" / "Examples.lean"
     text = examples.read_text(encoding="utf-8")
@@ -209,5 +211,6 @@ def test_forced_admission_made_vacuous(copy: Path) -> None:
     edit(forced, "    h.left h.right hb\n", "    h.left h.right.left hb\n")
     refused(run_check(copy), "module PrefixPool.BeladyForced (lean/PrefixPool/BeladyForced.lean), line ", "error")
     text = forced.read_text(encoding="utf-8")
-    forced.write_text(text[:text.index("/-- Forced MIN with at least one block is a forced-admission run")], encoding="utf-8")
+    cut = text.index("/-- Forced MIN with at least one block is a forced-admission run")
+    forced.write_text(text[:cut], encoding="utf-8")
     refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "error")
