@@ -18,6 +18,8 @@ import PrefixPool.RoutedByRoot
 import PrefixPool.MinMonotone
 import PrefixPool.LruPrefix
 import PrefixPool.LruPerHost
+import PrefixPool.PooledMemory
+import PrefixPool.BeladyForced
 import PrefixPool.Examples
 import PrefixPool.Counterexamples
 import PrefixPool.Generated
@@ -56,6 +58,11 @@ first results with a memory limit.
   plus the references at stack distance `cap` or more; `prefix_lru_eq_flat` (same module):
   on prefix-closed chains pyverify's longest-prefix LRU misses what flat LRU misses
 * `per_host_prefix_lru_eq_flat` (PrefixPool/LruPerHost.lean): the same, one LRU cache per host
+
+* `pooled_min_le_per_host_min` (PrefixPool/PooledMemory.lean): one pooled cache of
+  `fleet × cap` blocks misses, under MIN, no more than `fleet` per-host caches of `cap`
+* `forced_min_misses_le`, `forced_min_run_valid` (PrefixPool/BeladyForced.lean): Belady's
+  theorem with forced admission (every fetched block is admitted)
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

@@ -39,7 +39,7 @@ def test_generation_is_deterministic_and_covers_every_mirror() -> None:
     assert text == script.render()
     for lean_name in ("distinct_count", "pooled_misses", "per_host_misses", "distinct_pairs", "openings_of",
                       "demand_misses", "pooled_block_misses", "distinct_blocks", "per_host_block_misses", "distinct_host_blocks", "prefix_misses", "lru_hits", "lru_cache", "mtf_stack", "since", "min_misses", "per_host_min",
-                      "lru_misses", "far_references", "prefix_lru_misses", "per_host_prefix_lru", "per_host_lru"):
+                      "lru_misses", "far_references", "prefix_lru_misses", "per_host_prefix_lru", "per_host_lru", "Natural.times", "forced_min_misses"):
         assert f"({lean_name} " in text, lean_name
     assert len(re.findall(r"^example : .* := rfl$", text, re.M)) >= 30
 

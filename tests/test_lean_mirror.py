@@ -658,3 +658,158 @@ def test_per_host_lru_examples():
     assert mirror.per_host_prefix_lru(tree, routing, 2, 3) == 5
     crossed = [[1, 2], [3, 2]]
     assert mirror.per_host_prefix_lru(crossed, [0, 0], 2, 1) == 4 and mirror.per_host_lru(crossed, [0, 0], 2, 1) == 3
+
+# --- pooled_min_le_per_host_min (lean/PrefixPool/PooledMemory.lean) ---------------------
+
+from pyverify.lean.bridge import flat_min_misses as bridge_flat_min_misses  # noqa: E402
+from pyverify.sim.opt_curve import memory_limit_summary, optimal_curve  # noqa: E402
+
+
+def host_blocks(chains, routing):
+    """Lean's `host_blocks`: the (host, block) pairs, request by request, each chain in order."""
+    return [(h, b) for chain, h in zip(chains, routing) for b in chain]
+
+
+def test_pooled_memory_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes for pooled_min_le_per_host_min."""
+    assert [mirror.times(n, m) for n, m in [(2, 2), (2, 1), (0, 3), (3, 0)]] == [4, 2, 0, 0]
+    tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]
+    flat = [b for c in tree for b in c]
+    assert recount.flat_min_misses(flat, mirror.times(2, 2)) == recount.flat_min_misses(flat, mirror.times(2, 1)) == 4
+    assert recount.min_misses(tree, routing, 2) == 5 and recount.min_misses(tree, routing, 1) == 6
+    own, own_routing = [[1], [2], [1], [2]], [0, 1, 0, 1]
+    assert lean_per_host_min(own, own_routing, 1, 2) == 2 == bridge_flat_min_misses([1, 2, 1, 2], mirror.times(2, 1))
+    # the hypothesis at work: a request routed to host 1 on a fleet of one host
+    assert lean_per_host_min([[1]], [1], 1, 1) == 0 and bridge_flat_min_misses([1], mirror.times(1, 1)) == 1
+
+
+def check_pooled_memory(chains, routing, capacity, fleet):
+    """The statement of pooled_min_le_per_host_min on one input, with pyverify's own
+    MIN counts, and the merged run of its proof: a valid flat run of fleet x capacity
+    blocks on the flattened chains, missing no more than the per-host sum."""
+    flat = [b for c in chains for b in c]
+    pooled = recount.flat_min_misses(flat, mirror.times(fleet, capacity))
+    per_host = recount.min_misses(chains, routing, capacity)
+    assert per_host == lean_per_host_min(chains, routing, capacity, fleet)
+    assert pooled == bridge_flat_min_misses(flat, fleet * capacity)
+    assert pooled == demand_misses(mirror.min_run(flat, mirror.times(fleet, capacity)))
+    assert pooled <= per_host
+    merged = mirror.merged_min_run(host_blocks(chains, routing), capacity, fleet)
+    assert [b for b, _ in merged] == flat
+    assert mirror.flat_valid(merged, mirror.times(fleet, capacity))
+    assert pooled <= demand_misses(merged) <= per_host
+    return pooled, per_host
+
+
+@given(routed_instances(), st.integers(1, 4), st.integers(0, 2))
+def test_pooled_min_le_per_host_min(instance, capacity, extra):
+    """On prefix-closed routed traces: MIN on one pool of fleet x capacity blocks,
+    as pyverify's trusted recount, the bridge, the certifier's belady_min and the
+    optimal miss-ratio curve count it, misses no more than the sum of per-host MIN
+    with capacity blocks each; the audit's memory-limit summary, which compares
+    exactly these (its total_blocks is Lean's `Natural.times`), never shows the
+    pool behind."""
+    chains, hosts, routing = instance
+    fleet = hosts + extra
+    pooled, per_host = check_pooled_memory(chains, routing, capacity, fleet)
+    assert belady_min.min_misses(chains, None, fleet * capacity) == pooled
+    assert belady_min.min_misses(chains, routing, capacity) == per_host
+    assert optimal_curve(chains).misses(fleet * capacity) == pooled
+    assert optimal_curve(chains, routing, fleet).misses(capacity) == per_host
+    summary = memory_limit_summary(chains, routing, fleet, node_capacity_blocks=capacity,
+                                   capacities=[fleet * c for c in range(1, 4)])
+    for row in summary["pooled_vs_per_host"]:
+        assert row["total_blocks"] == mirror.times(fleet, row["per_host_blocks"])
+        assert row["pooled_opt"] >= row["per_host_opt"]
+    assert summary["local_vs_global"]["global_opt"] >= summary["local_vs_global"]["local_opt"]
+
+
+@given(block_chains, st.integers(0, 4), st.integers(0, 2), st.data())
+def test_pooled_min_le_per_host_min_without_prefix_closure(chains, capacity, extra, data):
+    """The theorem needs no prefix closure (only every request routed below the
+    fleet): on any chains, repeats within a chain included, and capacity 0."""
+    routing = data.draw(st.lists(st.integers(0, 3), min_size=len(chains), max_size=len(chains)))
+    fleet = max(routing, default=-1) + 1 + extra
+    check_pooled_memory(chains, routing, capacity, fleet)
+
+
+@given(st.integers(0, 12), st.integers(0, 12))
+def test_times_is_multiplication(n, m):
+    """Lean's `Natural.times` mirror is Python's product (both orders)."""
+    assert mirror.times(n, m) == n * m == mirror.times(m, n)
+
+
+# --- forced_min_misses_le, forced_min_run_valid (lean/PrefixPool/BeladyForced.lean) ---------
+
+from pyverify.sim.simulate import EVICTIONS  # noqa: E402
+
+
+def forced_optimum(blocks, capacity):
+    """The fewest misses of a cache of ``capacity`` blocks that must admit every
+    block it fetches (on a miss: insert, evicting one block when full), by
+    exhaustive search over every eviction choice; independent of the mirror."""
+    states = {frozenset(): 0}
+    for block in blocks:
+        after: dict[frozenset, int] = {}
+        for held, misses in states.items():
+            if block in held:
+                choices, cost = [held], 0
+            elif len(held) < capacity:
+                choices, cost = [held | {block}], 1
+            else:
+                choices, cost = [(held - {victim}) | {block} for victim in held], 1
+            for choice in choices:
+                if after.get(choice, misses + cost + 1) > misses + cost:
+                    after[choice] = misses + cost
+        states = after
+    return min(states.values())
+
+
+def random_forced_run(data, blocks, capacity):
+    """A forced-admission run with random evictions: after each request its
+    block is held; any other blocks may be dropped at any time."""
+    held: set[int] = set()
+    run = []
+    for block in blocks:
+        run.append((block, sorted(held)))
+        others = sorted(held - {block})
+        keep = data.draw(st.lists(st.sampled_from(others), unique=True, max_size=capacity - 1)) if others else []
+        held = set(keep) | {block}
+    return run
+
+
+def test_forced_examples():
+    """The numbers lean/PrefixPool/Examples.lean computes on [3, 2, 3] with one block."""
+    assert flat_min_misses([3, 2, 3], 1) == recount.flat_min_misses([3, 2, 3], 1) == 2
+    assert mirror.forced_min_misses([3, 2, 3], 1) == 3 == forced_optimum([3, 2, 3], 1)
+    lru = [(3, []), (2, [3]), (3, [2])]
+    assert mirror.forced_min_run([3, 2, 3], 1) == lru and mirror.forced_valid(lru, 1)
+    assert not mirror.forced_valid(mirror.min_run([3, 2, 3], 1), 1)  # bypass MIN does not admit 2
+
+
+@given(st.lists(st.integers(0, 5), max_size=9), st.integers(1, 3))
+def test_forced_min_is_the_forced_optimum(blocks, capacity):
+    """forced_min_run_valid and forced_min_misses_le together: forced MIN's run is
+    a forced-admission run on the blocks, and its misses are the fewest of every
+    forced-admission cache (exhaustive search); bypass MIN (pyverify's recount)
+    never misses more."""
+    run = mirror.forced_min_run(blocks, capacity)
+    assert mirror.forced_valid(run, capacity) and [b for b, _ in run] == blocks
+    misses = mirror.forced_min_misses(blocks, capacity)
+    assert misses == demand_misses(run) == forced_optimum(blocks, capacity)
+    assert recount.flat_min_misses(blocks, capacity) <= misses
+
+
+@given(st.lists(st.integers(0, 7), max_size=30), st.integers(1, 4), st.data())
+def test_forced_min_misses_le(blocks, capacity, data):
+    """The statement of forced_min_misses_le on random forced-admission runs, and
+    on the simulator's own caches (every eviction policy it has admits every
+    block it fetches: its run on one-block chains is forced-valid)."""
+    run = random_forced_run(data, blocks, capacity)
+    assert mirror.forced_valid(run, capacity)
+    misses = mirror.forced_min_misses(blocks, capacity)
+    assert misses <= demand_misses(run)
+    lru = mirror.flatten(mirror.lru_prefix_run([[b] for b in blocks], capacity))
+    assert mirror.forced_valid(lru, capacity) and misses <= demand_misses(lru)
+    for eviction in EVICTIONS:
+        assert misses <= simulate([[b] for b in blocks], None, POOLED, capacity=capacity, eviction=eviction).misses

@@ -208,3 +208,39 @@ def test_a_counterexample_definition_hollowed(copy: Path) -> None:
     edit(module, "theorem anomaly_fifo_four : Eq (fifo_misses four anomaly_requests) ten := rfl\n",
          "example : True := True.intro\n")
     refused(run_check(copy), "module PrefixPool.Generated", "fifo_misses")
+
+def test_pooled_memory_capacity_weakened(copy: Path) -> None:
+    """`Natural.times n m` changed to `n × (m + 1)`, and the one proof step that
+    relied on it patched: `pooled_min_le_per_host_min` still builds, but would
+    compare per-host MIN with a pool of more memory than the hosts have together
+    (a weaker statement). The kernel-evaluated products of Examples.lean refuse
+    it; without them, those of Generated.lean (written from the Python mirror)."""
+    pooled = copy / "PrefixPool" / "PooledMemory.lean"
+    edit(pooled, "(fun _ product => Natural.plus product m) n",
+         "(fun _ product => Natural.plus product (Natural.succ m)) n")
+    edit(pooled, "(Natural.plus_le_plus ih (h k)))",
+         "(Natural.plus_le_plus ih (Natural.le_trans (h k) (Natural.le_succ cap))))")
+    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "two.times two")
+    examples = copy / "PrefixPool" / "Examples.lean"
+    text = examples.read_text(encoding="utf-8")
+    start = text.index("/-- `Natural.times` multiplies")
+    end = text.index("\n\n", start)
+    examples.write_text(text[:start] + text[end + 2:], encoding="utf-8")
+    refused(run_check(copy), "module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line ", "error")
+
+
+def test_forced_admission_made_vacuous(copy: Path) -> None:
+    """`forced_valid` made unsatisfiable (`... ∧ False`): `forced_min_misses_le`
+    still builds (its proof uses only the two real conjuncts) but would say
+    nothing. The proof that forced MIN is a forced-admission run refuses it;
+    with that theorem deleted, the positive example of `forced_valid` in
+    Examples.lean does."""
+    forced = copy / "PrefixPool" / "BeladyForced.lean"
+    edit(forced, "  And (flat_valid cap run) (admits_after List.nil run)\n",
+         "  And (flat_valid cap run) (And (admits_after List.nil run) False)\n")
+    edit(forced, "    h.left h.right hb\n", "    h.left h.right.left hb\n")
+    refused(run_check(copy), "module PrefixPool.BeladyForced (lean/PrefixPool/BeladyForced.lean), line ", "error")
+    text = forced.read_text(encoding="utf-8")
+    cut = text.index("/-- Forced MIN with at least one block is a forced-admission run")
+    forced.write_text(text[:cut], encoding="utf-8")
+    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "error")

@@ -11,6 +11,8 @@ import PrefixPool.RoutedByRoot
 import PrefixPool.MinMonotone
 import PrefixPool.LruPrefix
 import PrefixPool.LruPerHost
+import PrefixPool.PooledMemory
+import PrefixPool.BeladyForced
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -478,3 +480,84 @@ theorem per_host_prefix_lru_eq_flat_applies :
 /-- Without prefix closure: `crossed_chains` on one host, 2 blocks: 4 against 3. -/
 example : Eq (per_host_prefix_lru two one (List.map (Prod.mk Natural.zero) crossed_chains)) four := rfl
 example : Eq (per_host_lru two one (List.map (Prod.mk Natural.zero) crossed_chains)) three := rfl
+
+/-! ## Pooled memory: `pooled_min_le_per_host_min` -/
+
+/-- `Natural.times` multiplies: 2 × 2 = 4, 2 × 1 = 2, 0 × 3 = 0, 3 × 0 = 0. -/
+example : Eq (Natural.times two two) four := rfl
+example : Eq (Natural.times two one) two := rfl
+example : Eq (Natural.times Natural.zero three) Natural.zero := rfl
+example : Eq (Natural.times three Natural.zero) Natural.zero := rfl
+
+/-- `routed_tree` on 2 hosts: one pooled cache of 2 × 2 = 4 blocks misses
+each of the 4 distinct blocks once, against 5 for two caches of 2 blocks;
+one pooled cache of 2 × 1 = 2 blocks misses 4, against 6 for two caches of 1. -/
+example : Eq (min_misses (Natural.times two two) (List.flatten (List.map Prod.snd routed_tree))) four := rfl
+example : Eq (min_misses (Natural.times two one) (List.flatten (List.map Prod.snd routed_tree))) four := rfl
+
+/-- `pooled_min_le_per_host_min` applied to `routed_tree` on 2 hosts of 2
+blocks: 4 misses pooled, at most the per-host 5. -/
+theorem pooled_min_le_per_host_min_applies :
+    Natural.le (min_misses (Natural.times two two) (List.flatten (List.map Prod.snd routed_tree)))
+      (per_host_min two two routed_tree) :=
+  pooled_min_le_per_host_min two two routed_tree routed_tree_routed_below
+
+/-- Equality is possible: each of two hosts of 1 block asks for its own block
+twice (`[(0, [1]), (1, [2]), (0, [1]), (1, [2])]`); per-host MIN misses 1 + 1,
+and so does one pooled cache of 2 blocks. -/
+noncomputable def own_blocks : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk Natural.zero (List.cons one List.nil))
+    (List.cons (Prod.mk one (List.cons two List.nil))
+      (List.cons (Prod.mk Natural.zero (List.cons one List.nil))
+        (List.cons (Prod.mk one (List.cons two List.nil)) List.nil)))
+
+example : Eq (per_host_min one two own_blocks) two := rfl
+example : Eq (min_misses (Natural.times two one) (List.flatten (List.map Prod.snd own_blocks))) two := rfl
+
+/-- Where the hypothesis matters: a request routed to host 1 on a "fleet" of
+one host is not counted by `per_host_min` (0), but the pooled cache of
+1 × 1 block still serves it (1 miss). -/
+example : Eq (per_host_min one one (List.cons (Prod.mk one (List.cons one List.nil)) List.nil)) Natural.zero := rfl
+example : Eq (min_misses (Natural.times one one) (List.flatten (List.map Prod.snd
+    (List.cons (Prod.mk one (List.cons one List.nil)) List.nil)))) one := rfl
+
+/-! ## Forced admission: `forced_min_misses_le` -/
+
+/-- Blocks `[3, 2, 3]`. -/
+noncomputable def three_two_three : List Natural := List.cons three (List.cons two (List.cons three List.nil))
+
+/-- With one block, bypass MIN keeps 3 and bypasses 2: 2 misses. Forced MIN
+must take 2 in (evicting 3): 3 misses. The bypass optimum is strictly lower. -/
+example : Eq (min_misses one three_two_three) two := rfl
+example : Eq (forced_min_misses one three_two_three) three := rfl
+
+/-- The run of an LRU cache of one block on `[3, 2, 3]`: it holds nothing,
+then 3, then 2 (forced MIN's run is the same, `forced_min_run`). -/
+noncomputable def lru_three_two_three : List (Prod Natural (List Natural)) :=
+  List.cons (Prod.mk three List.nil)
+    (List.cons (Prod.mk two (List.cons three List.nil)) (List.cons (Prod.mk three (List.cons two List.nil)) List.nil))
+
+example : Eq (forced_min_run one List.nil three_two_three) lru_three_two_three := rfl
+example : Eq (demand_misses lru_three_two_three) three := rfl
+
+/-- A positive example of the first hypothesis of `forced_min_misses_le`: the
+LRU run above admits every block (obtained from `forced_min_run_valid`). -/
+theorem lru_three_two_three_forced_valid : forced_valid one lru_three_two_three :=
+  Eq.subst (motive := fun run => forced_valid one run)
+    (rfl : Eq (forced_min_run one List.nil three_two_three) lru_three_two_three)
+    (forced_min_run_valid Natural.zero three_two_three).left
+
+/-- A positive example of the second hypothesis of `forced_min_misses_le`: that
+run serves `[3, 2, 3]`. -/
+theorem lru_three_two_three_blocks : Eq (List.map Prod.fst lru_three_two_three) three_two_three := rfl
+
+/-- `forced_min_misses_le` applied to that run. -/
+theorem forced_min_misses_le_applies :
+    Natural.le (forced_min_misses one three_two_three) (demand_misses lru_three_two_three) :=
+  forced_min_misses_le one three_two_three lru_three_two_three lru_three_two_three_forced_valid
+    lru_three_two_three_blocks
+
+/-- Bypass MIN's run on `[3, 2, 3]` with one block is not a forced-admission
+run: after the request for 2 it still holds 3 only. -/
+theorem bypass_run_not_forced : forced_valid one (min_run one List.nil three_two_three) → False :=
+  fun h => Bool.false_ne_true (h.right.right.right.left two rfl)

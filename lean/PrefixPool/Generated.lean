@@ -9,6 +9,8 @@ import PrefixPool.PerHostMin
 import PrefixPool.Counterexamples
 import PrefixPool.LruPrefix
 import PrefixPool.LruPerHost
+import PrefixPool.PooledMemory
+import PrefixPool.BeladyForced
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -35,6 +37,11 @@ noncomputable def gen_n11 : Natural := Natural.succ gen_n10
 noncomputable def gen_n12 : Natural := Natural.succ gen_n11
 noncomputable def gen_n13 : Natural := Natural.succ gen_n12
 noncomputable def gen_n14 : Natural := Natural.succ gen_n13
+noncomputable def gen_n15 : Natural := Natural.succ gen_n14
+noncomputable def gen_n16 : Natural := Natural.succ gen_n15
+noncomputable def gen_n17 : Natural := Natural.succ gen_n16
+noncomputable def gen_n18 : Natural := Natural.succ gen_n17
+noncomputable def gen_n19 : Natural := Natural.succ gen_n18
 
 -- Python: distinct_count([[4], [0]]) == 2
 example : Eq (distinct_count (List.cons gen_n4 (List.cons gen_n0 List.nil))) gen_n2 := rfl
@@ -354,3 +361,59 @@ example : Eq (per_host_lru gen_n3 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons g
 example : Eq (per_host_prefix_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n5 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n4 (List.cons gen_n1 List.nil))) List.nil)))))) gen_n13 := rfl
 -- Python: pyverify.trusted.recount.lru_misses([[5, 2, 3, 2], [4], [6, 3, 3, 2], [3, 5], [4, 1]], [2, 1, 1, 1, 2], 1) == 12
 example : Eq (per_host_lru gen_n1 gen_n3 (List.cons (Prod.mk gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n4 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n6 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil))))) (List.cons (Prod.mk gen_n1 (List.cons gen_n3 (List.cons gen_n5 List.nil))) (List.cons (Prod.mk gen_n2 (List.cons gen_n4 (List.cons gen_n1 List.nil))) List.nil)))))) gen_n12 := rfl
+-- Python: lean.mirror.times(0, 0) == 0
+example : Eq (Natural.times gen_n0 gen_n0) gen_n0 := rfl
+-- Python: lean.mirror.times(0, 1) == 0
+example : Eq (Natural.times gen_n0 gen_n1) gen_n0 := rfl
+-- Python: lean.mirror.times(0, 2) == 0
+example : Eq (Natural.times gen_n0 gen_n2) gen_n0 := rfl
+-- Python: lean.mirror.times(0, 3) == 0
+example : Eq (Natural.times gen_n0 gen_n3) gen_n0 := rfl
+-- Python: lean.mirror.times(1, 0) == 0
+example : Eq (Natural.times gen_n1 gen_n0) gen_n0 := rfl
+-- Python: lean.mirror.times(1, 1) == 1
+example : Eq (Natural.times gen_n1 gen_n1) gen_n1 := rfl
+-- Python: lean.mirror.times(1, 2) == 2
+example : Eq (Natural.times gen_n1 gen_n2) gen_n2 := rfl
+-- Python: lean.mirror.times(1, 3) == 3
+example : Eq (Natural.times gen_n1 gen_n3) gen_n3 := rfl
+-- Python: lean.mirror.times(2, 0) == 0
+example : Eq (Natural.times gen_n2 gen_n0) gen_n0 := rfl
+-- Python: lean.mirror.times(2, 1) == 2
+example : Eq (Natural.times gen_n2 gen_n1) gen_n2 := rfl
+-- Python: lean.mirror.times(2, 2) == 4
+example : Eq (Natural.times gen_n2 gen_n2) gen_n4 := rfl
+-- Python: lean.mirror.times(2, 3) == 6
+example : Eq (Natural.times gen_n2 gen_n3) gen_n6 := rfl
+-- Python: lean.mirror.times(3, 0) == 0
+example : Eq (Natural.times gen_n3 gen_n0) gen_n0 := rfl
+-- Python: lean.mirror.times(3, 1) == 3
+example : Eq (Natural.times gen_n3 gen_n1) gen_n3 := rfl
+-- Python: lean.mirror.times(3, 2) == 6
+example : Eq (Natural.times gen_n3 gen_n2) gen_n6 := rfl
+-- Python: lean.mirror.times(3, 3) == 9
+example : Eq (Natural.times gen_n3 gen_n3) gen_n9 := rfl
+-- Python: pyverify.trusted.recount.flat_min_misses([1, 4, 6, 1, 4, 5, 3, 3], lean.mirror.times(2, 0)) == 8
+example : Eq (min_misses (Natural.times gen_n2 gen_n0) (List.flatten (List.cons (List.cons gen_n1 (List.cons gen_n4 (List.cons gen_n6 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n4 (List.cons gen_n5 List.nil)) (List.cons (List.cons gen_n3 (List.cons gen_n3 List.nil)) List.nil))))) gen_n8 := rfl
+-- Python: pyverify.trusted.recount.flat_min_misses([3, 4, 1, 0, 6, 0, 3, 1, 0, 0, 1, 4, 1, 1, 2, 0, 2, 1, 0], lean.mirror.times(3, 0)) == 19
+example : Eq (min_misses (Natural.times gen_n3 gen_n0) (List.flatten (List.cons (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n6 (List.cons gen_n0 (List.cons gen_n3 List.nil))) (List.cons (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n4 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) List.nil))))))) gen_n19 := rfl
+-- Python: pyverify.trusted.recount.flat_min_misses([1, 6, 1, 5, 0, 6, 5, 5], lean.mirror.times(3, 1)) == 4
+example : Eq (min_misses (Natural.times gen_n3 gen_n1) (List.flatten (List.cons (List.cons gen_n1 (List.cons gen_n6 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n6 List.nil)))) (List.cons (List.cons gen_n5 (List.cons gen_n5 List.nil)) List.nil))))) gen_n4 := rfl
+-- Python: pyverify.trusted.recount.flat_min_misses([3, 3, 0, 5, 0, 0, 6, 3], lean.mirror.times(2, 1)) == 4
+example : Eq (min_misses (Natural.times gen_n2 gen_n1) (List.flatten (List.cons (List.cons gen_n3 List.nil) (List.cons (List.cons gen_n3 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n6 List.nil) (List.cons (List.cons gen_n3 List.nil) List.nil))))))) gen_n4 := rfl
+-- Python: pyverify.trusted.recount.flat_min_misses([0, 6, 3, 3, 3, 2], lean.mirror.times(2, 0)) == 6
+example : Eq (min_misses (Natural.times gen_n2 gen_n0) (List.flatten (List.cons (List.cons gen_n0 (List.cons gen_n6 (List.cons gen_n3 List.nil))) (List.cons (List.cons gen_n3 List.nil) (List.cons (List.cons gen_n3 List.nil) (List.cons (List.cons gen_n2 List.nil) List.nil)))))) gen_n6 := rfl
+-- Python: pyverify.trusted.recount.flat_min_misses([], lean.mirror.times(2, 1)) == 0
+example : Eq (min_misses (Natural.times gen_n2 gen_n1) (List.flatten List.nil)) gen_n0 := rfl
+-- Python: lean.mirror.forced_min_misses([5, 0, 1, 2, 5], 2) == 4
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n5 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n5 List.nil)))))) gen_n4 := rfl
+-- Python: lean.mirror.forced_min_misses([0], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 5, 2, 0, 2, 2, 1, 5, 1], 1) == 8
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n5 (List.cons gen_n1 List.nil)))))))))) gen_n8 := rfl
+-- Python: lean.mirror.forced_min_misses([5, 3, 5, 2], 2) == 3
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 List.nil))))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([4, 0], 3) == 2
+example : Eq (forced_min_misses gen_n3 (List.cons gen_n4 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([4, 2, 3, 3, 3], 3) == 3
+example : Eq (forced_min_misses gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) gen_n3 := rfl

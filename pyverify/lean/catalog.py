@@ -369,6 +369,49 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         applies="per_host_prefix_lru_eq_flat_applies",
     ),
     TheoremSpec(
+        name="pooled_min_le_per_host_min",
+        hypotheses=(
+            "a fleet of `fleet` hosts numbered 0 to fleet - 1, and every request's host is one of them",
+            "requests are (host, chain) pairs: a static routing (prefix-closed or not)",
+            "Belady's MIN in bypass form, with fleet x cap blocks on all chains flattened, and with `cap` blocks on "
+            "each host's flattened chains",
+        ),
+        plain=(
+            "On a fleet of hosts 0 to fleet - 1, every request routed to one of them (prefix-closed or not), "
+            "Belady's MIN in bypass form on one pooled cache of fleet x cap blocks, fed every request's chain in "
+            "request order, misses no more blocks than the sum over the hosts of MIN with `cap` blocks on each "
+            "host's flattened chains: pooling the same total memory never costs misses under MIN."
+        ),
+        applies="pooled_min_le_per_host_min_applies",
+    ),
+    TheoremSpec(
+        name="forced_min_misses_le",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "any run of a flat demand cache of `cap` blocks that starts empty and holds each requested block after "
+            "its request (forced admission; a block enters only when requested; any eviction policy)",
+            "forced MIN with `cap` blocks: a hit changes nothing; a miss inserts the block, first evicting, when "
+            "`cap` are held, the held block requested again furthest in the future",
+        ),
+        plain=(
+            "Belady's theorem with forced admission: on every sequence of block requests, no flat demand cache of "
+            "`cap` blocks that starts empty and keeps every block it is asked for (after each request its block is "
+            "held; any eviction policy) misses fewer times than forced MIN with `cap` blocks."
+        ),
+        applies="forced_min_misses_le_applies",
+    ),
+    TheoremSpec(
+        name="forced_min_run_valid",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "forced MIN with cap + 1 blocks (at least one block: with none no cache admits anything)",
+        ),
+        plain=(
+            "Forced MIN with cap + 1 blocks is itself a cache that keeps every block it is asked for: its run is "
+            "forced-admission valid and serves exactly the requested blocks, so its misses are achieved."
+        ),
+    ),
+    TheoremSpec(
         name="per_host_blocks_eq_pooled",
         hypotheses=(
             "one separate cache per host, read and filled only by its own host, against one pooled cache",

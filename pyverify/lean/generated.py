@@ -227,6 +227,39 @@ def lru_prefix_examples(rng: random.Random) -> list[tuple[str, str, int]]:
     return out
 
 
+def memory_examples(rng: random.Random) -> list[tuple[str, str, int]]:
+    """`Natural.times` and MIN on one pool of fleet x capacity blocks (PooledMemory.lean),
+    with their own seeded generator so that the examples above keep their inputs."""
+    out: list[tuple[str, str, int]] = []
+    for fleet in range(4):  # every product of 0..3 (a grid, not random: each case once)
+        for capacity in range(4):
+            out.append((f"lean.mirror.times({fleet}, {capacity})", f"Natural.times {nat(fleet)} {nat(capacity)}",
+                        lean_mirror.times(fleet, capacity)))
+    for _ in range(ROUNDS):
+        chains = chains_of(rng)
+        fleet, capacity = rng.randint(1, 3), rng.randint(0, 2)
+        flat = [b for c in chains for b in c]
+        term = lean_list([nats(c) for c in chains])
+        out.append((f"pyverify.trusted.recount.flat_min_misses({flat}, lean.mirror.times({fleet}, {capacity}))",
+                    f"min_misses (Natural.times {nat(fleet)} {nat(capacity)}) (List.flatten {term})",
+                    recount.flat_min_misses(flat, lean_mirror.times(fleet, capacity))))
+    return out
+
+
+def forced_examples(rng: random.Random) -> list[tuple[str, str, int]]:
+    """Forced MIN (BeladyForced.lean), with its own seeded generator."""
+    out: list[tuple[str, str, int]] = []
+    for _ in range(ROUNDS):
+        blocks = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
+        capacity = rng.randint(1, 3)  # with 0 blocks no cache admits anything
+        out.append((f"lean.mirror.forced_min_misses({blocks}, {capacity})",
+                    f"forced_min_misses {nat(capacity)} {nats(blocks)}",
+                    lean_mirror.forced_min_misses(blocks, capacity)))
+    return out
+
+
+
+
 def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
     """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
     out = []
@@ -252,6 +285,8 @@ import PrefixPool.PerHostMin
 import PrefixPool.Counterexamples
 import PrefixPool.LruPrefix
 import PrefixPool.LruPerHost
+import PrefixPool.PooledMemory
+import PrefixPool.BeladyForced
 /-!
 # PrefixPool.Generated: the Lean definitions agree with their Python mirrors
 
@@ -270,7 +305,8 @@ def render(seed: int = SEED) -> str:
     rng = random.Random(seed)
     found = examples(rng)
     lru_prefix = lru_prefix_examples(random.Random(seed + 1))
-    largest = max(max(value for _, _, value in found + lru_prefix), 6)
+    memory = memory_examples(random.Random(seed + 1)) + forced_examples(random.Random(seed + 2))
+    largest = max(max(value for _, _, value in found + lru_prefix + memory), 6)
     lines = [HEADER.format(seed=seed).rstrip("\n"), ""]
     lines.append("noncomputable def gen_n0 : Natural := Natural.zero")
     lines += [f"noncomputable def gen_n{k} : Natural := Natural.succ gen_n{k - 1}" for k in range(1, largest + 1)]
@@ -288,6 +324,9 @@ def render(seed: int = SEED) -> str:
         lines.append(f"-- Python: {comment}")
         lines.append(f"example : Eq {name} {value} := rfl")
     for comment, lhs, value in lru_prefix:
+        lines.append(f"-- Python: {comment} == {value}")
+        lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
+    for comment, lhs, value in memory:
         lines.append(f"-- Python: {comment} == {value}")
         lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
     return "\n".join(lines) + "\n"

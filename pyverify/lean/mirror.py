@@ -220,23 +220,28 @@ def next_use(block: int, rest: Sequence[int]) -> int:
     return rest.index(block) if block in rest else len(rest)
 
 
+def min_step(held: Sequence[int], r: int, rest: Sequence[int], capacity: int) -> list[int]:
+    """What MIN holds after request ``r`` with ``rest`` to come (Lean: ``min_step``):
+    a hit changes nothing; a miss with room keeps ``r`` in front; a full cache
+    drops, of ``r`` and the held blocks, the first one used furthest in the future."""
+    if r in held:
+        return list(held)
+    if len(held) < capacity:
+        return [r] + list(held)
+    best = r
+    for c in held:  # the first one used furthest in the future, r first
+        if next_use(best, rest) < next_use(c, rest):
+            best = c
+    return [b for b in [r] + list(held) if b != best]
+
+
 def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
     """MIN's run in bypass form, as Lean's ``min_run`` builds it (held most recent first)."""
     held: list[int] = []
     run: list[Step] = []
     for i, r in enumerate(blocks):
         run.append((r, list(held)))
-        rest = blocks[i + 1:]
-        if r in held:
-            continue
-        if len(held) < capacity:
-            held = [r] + held
-            continue
-        best = r
-        for c in held:  # the first one used furthest in the future, r first
-            if next_use(best, rest) < next_use(c, rest):
-                best = c
-        held = [b for b in [r] + held if b != best]
+        held = min_step(held, r, blocks[i + 1:], capacity)
     return run
 
 
@@ -296,3 +301,82 @@ def min_misses(blocks: Sequence[int], capacity: int) -> int:
     """Misses of MIN's run with ``capacity`` blocks, starting empty (Lean: ``min_misses``):
     the steps whose block is not held."""
     return sum(1 for block, held in min_run(blocks, capacity) if block not in held)
+
+# --- pooled memory (lean/PrefixPool/PooledMemory.lean) ------------------------------------
+
+
+def times(n: int, m: int) -> int:
+    """``n × m``, ``m`` added up ``n`` times (Lean: ``Natural.times``)."""
+    product = 0
+    for _ in range(n):
+        product += m
+    return product
+
+
+def merged_min_run(pairs: Sequence[tuple[int, int]], capacity: int, fleet: int) -> list[Step]:
+    """The pooled run the proof of ``pooled_min_le_per_host_min`` builds (Lean:
+    ``merged_min_run`` from empty hosts): ``pairs`` are ``(host, block)`` in
+    request order; every host runs MIN with ``capacity`` blocks on its own
+    blocks, and before each request the pool holds what hosts ``0 .. fleet - 1``
+    hold together (``union_below``, host 0 first, repeats kept)."""
+    held: dict[int, list[int]] = {}
+    run: list[Step] = []
+    for i, (host, block) in enumerate(pairs):
+        run.append((block, [b for g in range(fleet) for b in held.get(g, [])]))
+        own_rest = [b for h, b in pairs[i + 1:] if h == host]
+        held[host] = min_step(held.get(host, []), block, own_rest, capacity)
+    return run
+
+
+# --- forced admission (lean/PrefixPool/BeladyForced.lean) -------------------------------
+
+
+def admits(run: Sequence[Step]) -> bool:
+    """Every step holds the block requested at the step before: the cache
+    admits every block it is asked for (Lean: ``admits_after []``)."""
+    return all(run[i - 1][0] in run[i][1] for i in range(1, len(run)))
+
+
+def forced_valid(run: Sequence[Step], capacity: int) -> bool:
+    """A flat demand-cache run of ``capacity`` blocks that starts empty and
+    admits every block (Lean: ``forced_valid``)."""
+    return flat_valid(run, capacity) and admits(run)
+
+
+def furthest_held(rest: Sequence[int], held: Sequence[int]) -> int:
+    """Of the held blocks, the first one used furthest in the future (0 if
+    nothing is held) (Lean: ``furthest_held``)."""
+    if not held:
+        return 0
+    best = held[0]
+    for c in held[1:]:
+        if next_use(best, rest) < next_use(c, rest):
+            best = c
+    return best
+
+
+def forced_min_step(held: Sequence[int], r: int, rest: Sequence[int], capacity: int) -> list[int]:
+    """Forced MIN's next state (Lean: ``forced_min_step``): a hit keeps
+    ``held``; a miss inserts ``r`` in front, first evicting the held block used
+    furthest in the future when ``capacity`` blocks are held."""
+    if r in held:
+        return list(held)
+    if len(held) < capacity:
+        return [r] + list(held)
+    victim = furthest_held(rest, held)
+    return [r] + [b for b in held if b != victim]
+
+
+def forced_min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
+    """Forced MIN's run from empty, as Lean's ``forced_min_run`` builds it."""
+    held: list[int] = []
+    run: list[Step] = []
+    for i, r in enumerate(blocks):
+        run.append((r, list(held)))
+        held = forced_min_step(held, r, blocks[i + 1:], capacity)
+    return run
+
+
+def forced_min_misses(blocks: Sequence[int], capacity: int) -> int:
+    """Misses of forced MIN with ``capacity`` blocks (Lean: ``forced_min_misses``)."""
+    return sum(1 for block, held in forced_min_run(blocks, capacity) if block not in held)

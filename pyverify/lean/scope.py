@@ -53,6 +53,8 @@ KEEPS_ALL = "keeps every block"
 MIN = "Belady's MIN (bypass form)"
 LRU = "LRU (every miss admitted, least recently used dropped)"
 FIFO = "FIFO (every miss admitted, oldest inserted dropped)"
+FORCED = "every demand run that admits every block it fetches"
+FORCED_MIN = "forced MIN (Belady's rule, every fetched block admitted)"
 
 OPENINGS = "openings"
 CHAINS = "chains"
@@ -108,6 +110,9 @@ SCOPES: dict[str, Scope] = {
     "lru_misses_eq_far": Scope(FLAT, CAPACITY, LRU, FLAT_IDS, LRU_BEHAVIOUR),
     "prefix_lru_eq_flat": Scope(POOLED, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
     "per_host_prefix_lru_eq_flat": Scope(PER_HOST, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
+    "pooled_min_le_per_host_min": Scope(COMPARED, CAPACITY, MIN, CHAINS, COMPARISON),
+    "forced_min_misses_le": Scope(FLAT, CAPACITY, FORCED, FLAT_IDS, LOWER_BOUND),
+    "forced_min_run_valid": Scope(FLAT, CAPACITY, FORCED_MIN, FLAT_IDS, ACHIEVABLE),
     # Per-host equals pooled when routing is by first block: a comparison of the two models.
     "per_host_blocks_eq_pooled": Scope(COMPARED, NO_CAPACITY, KEEPS_ALL, CHAINS, COMPARISON),
     # Facts about one concrete input each (Counterexamples.lean): about no certificate's instance.
@@ -149,6 +154,9 @@ def mismatch(scope: Scope, model: CertificateModel) -> str | None:
         return "it is a fact about one concrete input written out in the Lean development, not about any certificate's instance"
     if scope.conclusion == MONOTONE:
         return "it compares the counts at `cap` and `cap + 1` blocks; a certificate is about one capacity"
+    if scope.policy in (FORCED, FORCED_MIN):
+        return ("it is about caches that admit every block they fetch; the certificate's runs may drop a block "
+                "at once (bypass)")
     if scope.policy == FIFO:
         return "it is about FIFO, which admits every miss and evicts by age; the certificate's runs choose what to keep"
     if scope.caches == COMPARED:
