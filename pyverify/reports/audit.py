@@ -87,7 +87,8 @@ def run_audit(
 
     audit = Audit(instance_path, registry_path, time_limit, on_start, on_done)
     output = Path(output)
-    with StagedDirectory(output, "audit") as stage:
+    # The instance and the registry are inputs: a report folder that holds either is never replaced.
+    with StagedDirectory(output, "audit", inputs=[instance_path, registry_path]) as stage:
         staging = stage.path
         instance = audit.timed("validate", lambda: load_input(instance_path),
                                lambda i: f"{i.n_requests} requests, {i.n_references} block references, {i.hosts} hosts, prefix-closed")

@@ -131,6 +131,72 @@ def test_audit_replaces_its_own_report_and_an_empty_folder(capsys, tmp_path):
     assert oct(empty.stat().st_mode & 0o777) != oct(0o700)  # readable like any folder the user makes
 
 
+@pytest.fixture(scope="module")
+def lab_report(tmp_path_factory) -> Path:
+    """One audit report of the lab instance; each test below works on a copy."""
+    out = tmp_path_factory.mktemp("lab-report") / "proj"
+    result = subprocess.run([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out), "--registry", REGISTRY],
+                            capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def copy_of(report: Path, where: Path) -> Path:
+    shutil.copytree(report, where / "proj", symlinks=True)
+    return where / "proj"
+
+
+# What the user may have put into, or changed in, a report folder: (change, the argv's instance, what the one line names).
+USERS_FILES_IN_A_REPORT = {
+    "notes added": (lambda d: (d / "NOTES.md").write_text("my notes"), None, "NOTES.md"),
+    "the input copied in": (lambda d: shutil.copy(LAB_INSTANCE, d / "my-instance.json"), "proj/my-instance.json", "proj/my-instance.json"),
+    "notes and the input": (lambda d: ((d / "NOTES.md").write_text("my notes"), shutil.copy(LAB_INSTANCE, d / "my-instance.json")),
+                            "proj/my-instance.json", "proj/my-instance.json"),
+    "a file beside the certificates": (lambda d: shutil.copy(LAB_INSTANCE, d / "certificates" / "mine.json"), None, "certificates/mine.json"),
+    "the report edited": (lambda d: (d / "report.md").write_text("# my edits"), None, "report.md (changed"),
+    "an empty folder": (lambda d: (d / "drafts").mkdir(), None, "drafts/"),
+    "the input is the folder": (lambda d: None, "proj", "proj, an input"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(USERS_FILES_IN_A_REPORT))
+def test_audit_replaces_only_what_it_wrote(capsys, tmp_path, monkeypatch, lab_report, case):
+    """`audit -o proj` into a report the user added to: one line naming the file, exit 2, nothing deleted."""
+    change, instance, named = USERS_FILES_IN_A_REPORT[case]
+    proj = copy_of(lab_report, tmp_path)
+    change(proj)
+    monkeypatch.chdir(tmp_path)
+    argv = ["audit", instance or str(LAB_INSTANCE), "-o", "proj", "--registry", REGISTRY]
+    expect_one_line_refusal(capsys, argv, tmp_path, "user's file in a report folder")
+    status, out, err = run_cli(capsys, *argv)
+    assert named in err and out == ""
+
+
+def test_audit_replaces_its_own_report_once_the_users_files_are_gone(capsys, tmp_path, monkeypatch, lab_report):
+    proj = copy_of(lab_report, tmp_path)
+    (proj / "sweep.svg").unlink()  # a file pyverify wrote, deleted: nothing of the user's is lost by replacing
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", "proj", "--registry", REGISTRY)
+    assert status == 0, err
+    assert (proj / "sweep.svg").is_file()
+
+
+def test_lean_build_dir_is_never_an_audit_report(capsys, tmp_path, lab_report):
+    """`lean check --build-dir` empties its folder: an audit report (with or without the user's files) is refused."""
+    proj = copy_of(lab_report, tmp_path)
+    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(proj)], tmp_path, "audit report as a lean build dir")
+    (proj / "mine.txt").write_text("mine")
+    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(proj)], tmp_path, "audit report as a lean build dir")
+
+
+def test_lean_build_dir_with_a_users_file_is_refused(capsys, tmp_path):
+    build = tmp_path / "build"
+    status, _, err = run_cli(capsys, "lean", "check", "--build-dir", str(build))
+    assert status == 0, err
+    (build / "mine.txt").write_text("mine")
+    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(build)], tmp_path, "user's file in a lean build dir")
+
+
 def test_instance_names_never_steer_where_files_go(capsys, tmp_path):
     """A name like ../../x is refused by the schema; a trace named oddly still writes inside the report."""
     trace = tmp_path / "..evil name!.jsonl"
