@@ -33,6 +33,7 @@ WRITERS = {
     "audit": (["audit", str(LAB_INSTANCE), "-o", "OUT", "--registry", REGISTRY], "dir"),
     "certify": (["certify", str(SMALL), "--model", "pooled", "-o", "OUT"], "file"),
     "trace-import": (["trace", "import", "TRACE", "-o", "OUT"], "file"),
+    "trace-import-parquet": (["trace", "import", "TRACE", "-o", "OUT"], "parquet"),
     "sweep-chart": (["sweep", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
     "mrc-chart": (["mrc", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
     "cost-chart": (["cost", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
@@ -57,6 +58,11 @@ def _trace_for_argv(tiny_trace, monkeypatch):
 
 
 TRACE_PATH = ""
+
+
+def target_name(command: str) -> str:
+    """A name for what ``command`` writes: a file name with the suffix that selects its format, else a stem."""
+    return {"file": "out.json", "parquet": "out.parquet"}.get(WRITERS[command][1], "out")
 
 
 def argv_for(command: str, out: Path) -> list[str]:
@@ -230,8 +236,7 @@ def test_read_only_folder(capsys, tmp_path, command):
     if not mount_tmpfs(folder, "ro,size=64k"):
         pytest.skip("cannot mount a read-only tmpfs here (needs root)")
     try:
-        kind = WRITERS[command][1]
-        expect_one_line_refusal(capsys, argv_for(command, folder / ("out" if kind != "file" else "out.json")), tmp_path,
+        expect_one_line_refusal(capsys, argv_for(command, folder / target_name(command)), tmp_path,
                                 "read-only folder")
     finally:
         unmount(folder)
@@ -249,34 +254,38 @@ def fill(path: Path) -> None:
         os.close(fd)
 
 
+@pytest.mark.parametrize("nested", [False, True], ids=["in the folder", "in new folders"])
 @pytest.mark.parametrize("command", sorted(WRITERS))
-def test_full_disk(capsys, tmp_path, command):
+def test_full_disk(capsys, tmp_path, command, nested):
+    """One line naming what could not be written, and nothing left: no temporary, no folder made for it."""
     folder = tmp_path / "full"
     if not mount_tmpfs(folder, "size=8k"):
         pytest.skip("cannot mount a tiny tmpfs here (needs root)")
     try:
         fill(folder / "filler")
         before = snapshot(folder)
-        kind = WRITERS[command][1]
-        status, out, err = run_cli(capsys, *argv_for(command, folder / ("out" if kind != "file" else "out.json")))
+        target = folder / "new" / "sub" / target_name(command) if nested else folder / target_name(command)
+        status, out, err = run_cli(capsys, *argv_for(command, target))
         leftovers = set(snapshot(folder)) - set(before)
-        ok = status == 2 and len(err.strip().splitlines()) == 1 and not leftovers
-        record("full disk", ok)
+        ok = status == 2 and len(err.strip().splitlines()) == 1 and not leftovers and f"error: {target}" in err
+        record("full disk, new folders" if nested else "full disk", ok)
         assert ok, (status, err, leftovers)
     finally:
         unmount(folder)
 
 
-@pytest.mark.parametrize("command", ["sweep-chart", "certify", "trace-import"])
+@pytest.mark.parametrize("command", sorted(c for c, (_, kind) in WRITERS.items() if kind != "dir"))
 def test_injected_write_failure_at_each_write(capsys, tmp_path, monkeypatch, command):
-    """ENOSPC at the first, second, ... write of a command: one line, and no file at all (PNG and SVG as a set)."""
+    """ENOSPC at the first, second, ... write of a command: one line, and no file at all (PNG and SVG as a set),
+    nor the missing folders it made for them (``-o new/sub/x`` leaves no ``new/sub``)."""
     import errno
 
     import pyverify.fileio as fileio
 
     real_chmod = fileio.os.chmod
     for fail_at in range(1, 3):
-        out = tmp_path / f"try{fail_at}" / ("out.json" if WRITERS[command][1] == "file" else "out")
+        made_here = tmp_path / f"try{fail_at}"  # does not exist: the command makes it, then must remove it
+        out = made_here / "new" / "sub" / target_name(command)
         calls = [0]
 
         def failing_chmod(path, mode, *args, **kwargs):
@@ -290,10 +299,16 @@ def test_injected_write_failure_at_each_write(capsys, tmp_path, monkeypatch, com
         monkeypatch.setattr(fileio.os, "chmod", real_chmod)
         if calls[0] < fail_at:
             continue  # the command writes fewer files than that
-        leftovers = list(out.parent.iterdir()) if out.parent.exists() else []
+        leftovers = sorted(str(p) for p in tmp_path.rglob("*")) if made_here.exists() else []
         ok = status == 2 and "no space left" in err and leftovers == [] and len(err.strip().splitlines()) == 1
         record("injected write failure", ok)
         assert ok, (fail_at, status, err, leftovers)
+
+
+def test_audit_into_missing_folders_is_refused_and_makes_none(capsys, tmp_path):
+    expect_one_line_refusal(capsys, ["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "new" / "sub" / "x"), "--registry", REGISTRY],
+                            tmp_path, "missing folders")
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- kills ---------------------------------------------------------------------------
