@@ -61,9 +61,10 @@ from pyverify.inputs.stream import is_stdin
 
 #: The marker file that makes a directory pyverify's to replace.
 MARKER = ".pyverify-output.json"
-STAGING = "pyverify-staging"
+#: What the marker says to a person who opens it.
 MARKER_NOTE = ("made by pyverify; a later run may replace this directory if it holds only the files listed here, "
                "unchanged; add a file of your own and pyverify will refuse to replace it")
+STAGING = "pyverify-staging"
 OLD = "pyverify-old"
 
 #: The kinds of directory pyverify writes, as the marker names them, and how messages call them.
@@ -93,9 +94,10 @@ def file_sha256(path: Path) -> str:
 def _walk(directory: Path) -> Iterator[tuple[str, Path]]:
     """Every entry under ``directory`` (sorted, links not followed) as (relative POSIX path, path), the marker left out."""
     for folder, subfolders, files in os.walk(directory, followlinks=False):
-        subfolders.sort()
+        subfolders.sort()  # walked in this order too, so "the first foreign file" is the same every run
+        files.sort()
         here = Path(folder)
-        for name in sorted(subfolders) + sorted(files):
+        for name in subfolders + files:
             path = here / name
             relative = path.relative_to(directory).as_posix()
             if relative != MARKER:
