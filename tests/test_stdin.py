@@ -127,3 +127,32 @@ def test_an_endless_stdin_kept_for_a_second_reading_stops_at_the_input_bound(tmp
     lines = done.stderr.decode().strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and "<stdin>: larger than the input limit of 100000 bytes" in lines[0]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("in_memory_bytes", [1 << 20, 4], ids=["kept in memory", "kept in a temporary file"])
+def test_every_reading_of_kept_stdin_starts_at_its_beginning(monkeypatch, in_memory_bytes):
+    import io
+
+    import pyverify.stdin_once as stdin_once
+
+    monkeypatch.setattr(stdin_once, "IN_MEMORY_BYTES", in_memory_bytes)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"first line\nsecond line\n")))
+    original = sys.stdin
+    with stdin_once.stdin_read_once(["a-file.json", "-"]):
+        first = sys.stdin.buffer
+        assert first.readline() == b"first line\n"
+        assert sys.stdin.buffer.read() == b"first line\nsecond line\n"  # a second reader, from the start
+        assert first.read() == b"second line\n"  # the first keeps its own place
+    assert sys.stdin is original
+
+
+def test_stdin_is_left_alone_when_no_input_is_dash(monkeypatch):
+    import io
+
+    from pyverify.stdin_once import stdin_read_once
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"not for us")))
+    original = sys.stdin
+    with stdin_read_once(["a-file.json"]):
+        assert sys.stdin is original
+    assert sys.stdin.buffer.read() == b"not for us"

@@ -82,8 +82,9 @@ def register(subparsers) -> None:
 def run_certify(args) -> int:
     from pyverify.stdin_once import stdin_read_once
 
-    # With -o the trusted checker reads the instance again before the certificate is written.
-    with stdin_read_once([args.instance]):
+    # With -o the trusted checker reads the instance again before the certificate is written;
+    # without it the instance is read once, straight from the pipe.
+    with stdin_read_once([args.instance] if args.output else []):
         return _certify(args)
 
 
