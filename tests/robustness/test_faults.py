@@ -203,6 +203,19 @@ def test_lean_build_dir_with_a_users_file_is_refused(capsys, tmp_path):
     expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(build)], tmp_path, "user's file in a lean build dir")
 
 
+@pytest.mark.xfail(strict=True, reason="pyverify/lean/runner.py does not yet call outdir.record_written_files(build_dir) "
+                                       "after the build (the lead adds that line); remove this mark then")
+def test_lean_build_dir_marker_lists_the_files_built(capsys, tmp_path):
+    """After a build the marker lists every .olean with its hash, so a later run replaces only those."""
+    from pyverify.outdir import written_files
+
+    build = tmp_path / "build"
+    status, _, err = run_cli(capsys, "lean", "check", "--build-dir", str(build))
+    assert status == 0, err
+    listed = json.loads((build / MARKER).read_text()).get("files")
+    assert listed == written_files(build) and "PrefixPool.olean" in listed
+
+
 def test_instance_names_never_steer_where_files_go(capsys, tmp_path):
     """A name like ../../x is refused by the schema; a trace named oddly still writes inside the report."""
     trace = tmp_path / "..evil name!.jsonl"
