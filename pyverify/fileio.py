@@ -99,7 +99,36 @@ def _umask() -> int:
     return mask
 
 
-def _write_error(target: Path, error: OSError) -> UserError:
+def make_missing_folders(folder: Path, made: list[Path]) -> None:
+    """Create ``folder`` and its missing parents, adding each one made to ``made`` as it is made.
+
+    A write that fails removes them again (:func:`remove_made_folders`), so
+    ``-o new/sub/x.json`` leaves no ``new/sub`` behind when it says nothing
+    was written (even when making ``sub`` is what failed).
+    """
+    missing = []
+    while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):  # outermost first
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue  # another process made it meanwhile: it is not ours to remove
+        made.append(path)
+
+
+def remove_made_folders(made: Sequence[Path]) -> None:
+    """Remove folders :func:`make_missing_folders` made, deepest first, while they are empty."""
+    for path in sorted(made, key=lambda p: len(p.parts), reverse=True):
+        try:
+            path.rmdir()
+        except OSError:
+            pass  # something was put there meanwhile (another run's file): keep it and its parents
+
+
+def write_error(target: Path, error: OSError) -> UserError:
+    """The one line for a write of ``target`` that failed with ``error`` (a full disk, a read-only folder)."""
     if error.errno == errno.ENOSPC:
         return located(target, None, "cannot write: no space left on device (nothing was written)")
     if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
@@ -119,10 +148,11 @@ def atomic_outputs(targets: Sequence[str | os.PathLike[str]]) -> Iterator[list[P
     """
     paths = [Path(target) for target in targets]
     temporaries: list[Path] = []
+    made_folders: list[Path] = []  # missing folders of the targets, made for this write and removed if it fails
     try:
         for target in paths:
             check_output_file(target)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_missing_folders(target.parent if str(target.parent) else Path("."), made_folders)
             sweep_stale_temporaries(target)
             fd, name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=PART_SUFFIX, dir=target.parent)
             os.close(fd)
@@ -134,15 +164,20 @@ def atomic_outputs(targets: Sequence[str | os.PathLike[str]]) -> Iterator[list[P
         for tmp, target in zip(temporaries, paths):
             os.replace(tmp, target)
     except OSError as error:
-        for tmp in temporaries:
-            tmp.unlink(missing_ok=True)
+        _discard(temporaries, made_folders)
         failed = Path(error.filename) if getattr(error, "filename", None) else paths[0]
         target = next((t for tmp, t in zip(temporaries, paths) if tmp == failed), failed)
-        raise _write_error(target, error) from None
+        raise write_error(target, error) from None
     except BaseException:
-        for tmp in temporaries:
-            tmp.unlink(missing_ok=True)
+        _discard(temporaries, made_folders)
         raise
+
+
+def _discard(temporaries: Sequence[Path], made_folders: Sequence[Path]) -> None:
+    """Undo a write that failed: its temporaries, then the folders it made for them."""
+    for tmp in temporaries:
+        tmp.unlink(missing_ok=True)
+    remove_made_folders(made_folders)
 
 
 @contextmanager

@@ -34,10 +34,17 @@ def run(args) -> int:
     from pyverify.progress import step_reporter
     from pyverify.reports.audit import STEPS, run_audit
 
+    header = [] if args.json else [f"pyverify audit: {args.instance} -> {args.output}/"]
+
+    def start(name: str) -> None:
+        # The header waits for the first step: a refusal before any work (a folder that is
+        # not pyverify's to replace) is then the run's only line, as for every bad input.
+        while header:
+            print(header.pop(), flush=True)
+        steps.start(name)
+
     with step_reporter(len(STEPS), quiet=args.json) as steps:
-        if not args.json:
-            print(f"pyverify audit: {args.instance} -> {args.output}/", flush=True)
-        summary = run_audit(args.instance, args.output, args.registry, args.time_limit, steps.start,
+        summary = run_audit(args.instance, args.output, args.registry, args.time_limit, start,
                             lambda record: steps.done(f"  {record.name:12} {record.seconds:7.2f} s  {record.result}"))
     if args.json:
         print(json.dumps(summary, indent=2))

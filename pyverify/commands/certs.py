@@ -57,8 +57,8 @@ def register(subparsers) -> None:
             "Exit 0 if it verifies, 1 with the reason on the first failed check, 2 for a malformed file."
         ),
     )
-    ver.add_argument("certificate", help="certificate JSON file")
-    ver.add_argument("instance", help="the instance JSON file it names")
+    ver.add_argument("certificate", help="certificate JSON file, or - for standard input")
+    ver.add_argument("instance", help="the instance (or trace) it names, or - for standard input (not both)")
     ver.set_defaults(func=run_verify)
 
     bc = subparsers.add_parser(
@@ -80,6 +80,15 @@ def register(subparsers) -> None:
 
 
 def run_certify(args) -> int:
+    from pyverify.stdin_once import stdin_read_once
+
+    # With -o the trusted checker reads the instance again before the certificate is written;
+    # without it the instance is read once, straight from the pipe.
+    with stdin_read_once([args.instance] if args.output else []):
+        return _certify(args)
+
+
+def _certify(args) -> int:
     from pyverify.certify.certificate import Stopped, certify, write_certificate
 
     if args.routing == "given" and args.fleet:
@@ -160,8 +169,11 @@ def run_certify(args) -> int:
 
 
 def run_verify(args) -> int:
+    from pyverify.inputs.stream import is_stdin
     from pyverify.trusted.check import verify
 
+    if is_stdin(args.certificate) and is_stdin(args.instance):
+        raise UserError("verify: the certificate and the instance cannot both be read from standard input ('-'): name one of them as a file")
     failures: list[str] = []
 
     def say(line: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # annotations only
@@ -17,7 +18,7 @@ from pyverify.commands.argtypes import chart_path, fleet_size, output_file, posi
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.errors import UserError
-from pyverify.fileio import write_text_atomic
+from pyverify.fileio import write_error, write_text_atomic
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
@@ -152,7 +153,10 @@ def run_import_parquet(args) -> int:
     from pyverify.sim.counting import pooled_misses
 
     trace = read_columnar(args.trace, allow_unsorted=args.allow_unsorted)
-    write_parquet(trace, args.output)
+    try:
+        write_parquet(trace, args.output)
+    except OSError as error:  # pyarrow's own errors name no file ("Error writing bytes to file"): name it
+        raise write_error(Path(args.output), error) from None
     summary = {
         "trace": args.trace,
         "output": args.output,

@@ -396,6 +396,8 @@ def check(
 
 
 def _check_in(project, library, chosen, build_dir, library_path, write_registry, emit, identity_check, started):
+    from pyverify.outdir import record_written_files
+
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}-{os.getpid()}-") as scratch:
         out_dir = build_dir if build_dir is not None else Path(scratch) / "build"
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -412,6 +414,8 @@ def _check_in(project, library, chosen, build_dir, library_path, write_registry,
             modules = discover_modules(project, library)
             emit(f"building {library}: {len(modules)} modules")
             engine.build(project, modules, result.modules, emit)
+            if build_dir is not None:
+                record_written_files(build_dir)  # the marker lists the .olean files: a later run replaces only those
             probe = environment.Probe(engine, project, library, Path(scratch))
             environment.check_kernel_names_absent(probe)
             result.theorems = environment.collect_theorems(probe, modules, emit)

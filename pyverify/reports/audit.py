@@ -31,6 +31,7 @@ from pyverify.errors import CheckFailed
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
+from pyverify.stdin_once import stdin_read_once
 from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table, trust_markdown
 from pyverify.sim.routing import default_policy
 from pyverify.project import DEFAULT_REGISTRY
@@ -88,7 +89,9 @@ def run_audit(
 
     audit = Audit(instance_path, registry_path, time_limit, on_start, on_done)
     output = Path(output)
-    with StagedDirectory(output, "audit") as stage:
+    # The instance and the registry are inputs: a report folder that holds either is never replaced.
+    # Every step below reads the instance again: standard input ('-') is read once and kept for them.
+    with StagedDirectory(output, "audit", inputs=[instance_path, registry_path]) as stage, stdin_read_once([instance_path]):
         staging = stage.path
         instance = audit.timed("validate", lambda: load_input(instance_path),
                                lambda i: f"{i.n_requests} requests, {i.n_references} block references, {i.hosts} hosts, prefix-closed")

@@ -33,6 +33,7 @@ WRITERS = {
     "audit": (["audit", str(LAB_INSTANCE), "-o", "OUT", "--registry", REGISTRY], "dir"),
     "certify": (["certify", str(SMALL), "--model", "pooled", "-o", "OUT"], "file"),
     "trace-import": (["trace", "import", "TRACE", "-o", "OUT"], "file"),
+    "trace-import-parquet": (["trace", "import", "TRACE", "-o", "OUT"], "parquet"),
     "sweep-chart": (["sweep", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
     "mrc-chart": (["mrc", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
     "cost-chart": (["cost", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
@@ -57,6 +58,11 @@ def _trace_for_argv(tiny_trace, monkeypatch):
 
 
 TRACE_PATH = ""
+
+
+def target_name(command: str) -> str:
+    """A name for what ``command`` writes: a file name with the suffix that selects its format, else a stem."""
+    return {"file": "out.json", "parquet": "out.parquet"}.get(WRITERS[command][1], "out")
 
 
 def argv_for(command: str, out: Path) -> list[str]:
@@ -131,6 +137,83 @@ def test_audit_replaces_its_own_report_and_an_empty_folder(capsys, tmp_path):
     assert oct(empty.stat().st_mode & 0o777) != oct(0o700)  # readable like any folder the user makes
 
 
+@pytest.fixture(scope="module")
+def lab_report(tmp_path_factory) -> Path:
+    """One audit report of the lab instance; each test below works on a copy."""
+    out = tmp_path_factory.mktemp("lab-report") / "proj"
+    result = subprocess.run([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out), "--registry", REGISTRY],
+                            capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def copy_of(report: Path, where: Path) -> Path:
+    shutil.copytree(report, where / "proj", symlinks=True)
+    return where / "proj"
+
+
+# What the user may have put into, or changed in, a report folder: (change, the argv's instance, what the one line names).
+USERS_FILES_IN_A_REPORT = {
+    "notes added": (lambda d: (d / "NOTES.md").write_text("my notes"), None, "NOTES.md"),
+    "the input copied in": (lambda d: shutil.copy(LAB_INSTANCE, d / "my-instance.json"), "proj/my-instance.json", "proj/my-instance.json"),
+    "notes and the input": (lambda d: ((d / "NOTES.md").write_text("my notes"), shutil.copy(LAB_INSTANCE, d / "my-instance.json")),
+                            "proj/my-instance.json", "proj/my-instance.json"),
+    "a file beside the certificates": (lambda d: shutil.copy(LAB_INSTANCE, d / "certificates" / "mine.json"), None, "certificates/mine.json"),
+    "the report edited": (lambda d: (d / "report.md").write_text("# my edits"), None, "report.md (changed"),
+    "an empty folder": (lambda d: (d / "drafts").mkdir(), None, "drafts/"),
+    "the input is the folder": (lambda d: None, "proj", "proj, an input"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(USERS_FILES_IN_A_REPORT))
+def test_audit_replaces_only_what_it_wrote(capsys, tmp_path, monkeypatch, lab_report, case):
+    """`audit -o proj` into a report the user added to: one line naming the file, exit 2, nothing deleted."""
+    change, instance, named = USERS_FILES_IN_A_REPORT[case]
+    proj = copy_of(lab_report, tmp_path)
+    change(proj)
+    monkeypatch.chdir(tmp_path)
+    argv = ["audit", instance or str(LAB_INSTANCE), "-o", "proj", "--registry", REGISTRY]
+    expect_one_line_refusal(capsys, argv, tmp_path, "user's file in a report folder")
+    status, out, err = run_cli(capsys, *argv)
+    assert named in err and out == ""
+
+
+def test_audit_replaces_its_own_report_once_the_users_files_are_gone(capsys, tmp_path, monkeypatch, lab_report):
+    proj = copy_of(lab_report, tmp_path)
+    (proj / "sweep.svg").unlink()  # a file pyverify wrote, deleted: nothing of the user's is lost by replacing
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", "proj", "--registry", REGISTRY)
+    assert status == 0, err
+    assert (proj / "sweep.svg").is_file()
+
+
+def test_lean_build_dir_is_never_an_audit_report(capsys, tmp_path, lab_report):
+    """`lean check --build-dir` empties its folder: an audit report (with or without the user's files) is refused."""
+    proj = copy_of(lab_report, tmp_path)
+    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(proj)], tmp_path, "audit report as a lean build dir")
+    (proj / "mine.txt").write_text("mine")
+    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(proj)], tmp_path, "audit report as a lean build dir")
+
+
+def test_lean_build_dir_with_a_users_file_is_refused(capsys, tmp_path):
+    build = tmp_path / "build"
+    status, _, err = run_cli(capsys, "lean", "check", "--build-dir", str(build))
+    assert status == 0, err
+    (build / "mine.txt").write_text("mine")
+    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(build)], tmp_path, "user's file in a lean build dir")
+
+
+def test_lean_build_dir_marker_lists_the_files_built(capsys, tmp_path):
+    """After a build the marker lists every .olean with its hash, so a later run replaces only those."""
+    from pyverify.outdir import written_files
+
+    build = tmp_path / "build"
+    status, _, err = run_cli(capsys, "lean", "check", "--build-dir", str(build))
+    assert status == 0, err
+    listed = json.loads((build / MARKER).read_text()).get("files")
+    assert listed == written_files(build) and "PrefixPool.olean" in listed
+
+
 def test_instance_names_never_steer_where_files_go(capsys, tmp_path):
     """A name like ../../x is refused by the schema; a trace named oddly still writes inside the report."""
     trace = tmp_path / "..evil name!.jsonl"
@@ -164,8 +247,7 @@ def test_read_only_folder(capsys, tmp_path, command):
     if not mount_tmpfs(folder, "ro,size=64k"):
         pytest.skip("cannot mount a read-only tmpfs here (needs root)")
     try:
-        kind = WRITERS[command][1]
-        expect_one_line_refusal(capsys, argv_for(command, folder / ("out" if kind != "file" else "out.json")), tmp_path,
+        expect_one_line_refusal(capsys, argv_for(command, folder / target_name(command)), tmp_path,
                                 "read-only folder")
     finally:
         unmount(folder)
@@ -183,34 +265,38 @@ def fill(path: Path) -> None:
         os.close(fd)
 
 
+@pytest.mark.parametrize("nested", [False, True], ids=["in the folder", "in new folders"])
 @pytest.mark.parametrize("command", sorted(WRITERS))
-def test_full_disk(capsys, tmp_path, command):
+def test_full_disk(capsys, tmp_path, command, nested):
+    """One line naming what could not be written, and nothing left: no temporary, no folder made for it."""
     folder = tmp_path / "full"
     if not mount_tmpfs(folder, "size=8k"):
         pytest.skip("cannot mount a tiny tmpfs here (needs root)")
     try:
         fill(folder / "filler")
         before = snapshot(folder)
-        kind = WRITERS[command][1]
-        status, out, err = run_cli(capsys, *argv_for(command, folder / ("out" if kind != "file" else "out.json")))
+        target = folder / "new" / "sub" / target_name(command) if nested else folder / target_name(command)
+        status, out, err = run_cli(capsys, *argv_for(command, target))
         leftovers = set(snapshot(folder)) - set(before)
-        ok = status == 2 and len(err.strip().splitlines()) == 1 and not leftovers
-        record("full disk", ok)
+        ok = status == 2 and len(err.strip().splitlines()) == 1 and not leftovers and f"error: {target}" in err
+        record("full disk, new folders" if nested else "full disk", ok)
         assert ok, (status, err, leftovers)
     finally:
         unmount(folder)
 
 
-@pytest.mark.parametrize("command", ["sweep-chart", "certify", "trace-import"])
+@pytest.mark.parametrize("command", sorted(c for c, (_, kind) in WRITERS.items() if kind != "dir"))
 def test_injected_write_failure_at_each_write(capsys, tmp_path, monkeypatch, command):
-    """ENOSPC at the first, second, ... write of a command: one line, and no file at all (PNG and SVG as a set)."""
+    """ENOSPC at the first, second, ... write of a command: one line, and no file at all (PNG and SVG as a set),
+    nor the missing folders it made for them (``-o new/sub/x`` leaves no ``new/sub``)."""
     import errno
 
     import pyverify.fileio as fileio
 
     real_chmod = fileio.os.chmod
     for fail_at in range(1, 3):
-        out = tmp_path / f"try{fail_at}" / ("out.json" if WRITERS[command][1] == "file" else "out")
+        made_here = tmp_path / f"try{fail_at}"  # does not exist: the command makes it, then must remove it
+        out = made_here / "new" / "sub" / target_name(command)
         calls = [0]
 
         def failing_chmod(path, mode, *args, **kwargs):
@@ -224,10 +310,16 @@ def test_injected_write_failure_at_each_write(capsys, tmp_path, monkeypatch, com
         monkeypatch.setattr(fileio.os, "chmod", real_chmod)
         if calls[0] < fail_at:
             continue  # the command writes fewer files than that
-        leftovers = list(out.parent.iterdir()) if out.parent.exists() else []
+        leftovers = sorted(str(p) for p in tmp_path.rglob("*")) if made_here.exists() else []
         ok = status == 2 and "no space left" in err and leftovers == [] and len(err.strip().splitlines()) == 1
         record("injected write failure", ok)
         assert ok, (fail_at, status, err, leftovers)
+
+
+def test_audit_into_missing_folders_is_refused_and_makes_none(capsys, tmp_path):
+    expect_one_line_refusal(capsys, ["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "new" / "sub" / "x"), "--registry", REGISTRY],
+                            tmp_path, "missing folders")
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- kills ---------------------------------------------------------------------------
