@@ -82,7 +82,7 @@ def test_forced_certificates_verify_on_both_routes(tmp_path, instance, forced_sm
         assert "greedy" not in cert
         status, lines = check(tmp_path, cert)
         assert status == 0, lines[-1]
-        assert lines[-1].startswith("VERIFIED OPTIMAL on this instance only, for caches that admit every block")
+        assert lines[-1].startswith("VERIFIED OPTIMAL on this instance only, for caches that admit every block they fetch and keep")
         assert any("not proved in Lean" in line for line in lines)
     assert forced_small["solvers"]["cp-sat"]["problem"]["admission"] == "forced"
     assert forced_small["solvers"]["z3"]["below_objective"] == "unsat"

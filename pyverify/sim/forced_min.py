@@ -1,4 +1,4 @@
-r"""The forced-admission optimum: the fewest misses of a cache that admits every block it fetches.
+r"""The forced-admission optimum: the fewest misses of a cache that admits every block it fetches and keeps the running request's.
 
 :mod:`pyverify.sim.belady_min` certifies the *bypass* optimum (a fetched block
 may be discarded at once). Serving engines (vLLM, SGLang) cannot bypass: every
@@ -207,5 +207,14 @@ def forced_curve_points(ids: np.ndarray, lengths: np.ndarray, capacities: Sequen
     return [forced_run_flat(ids, lengths, routing, int(c))[2] for c in capacities]
 
 
+def optimum_hits(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: int) -> dict[str, list[int]]:
+    """Hits per request of the two optima with ``capacity`` blocks per cache: ``{"forced": ..., "bypass": ...}``."""
+    from pyverify.sim.belady_min import min_run_flat
+
+    caches = None if cache_of is None else np.asarray(cache_of, dtype=np.int64)
+    return {FORCED: list(forced_run_flat(ids, lengths, caches, capacity)[0]),
+            BYPASS: list(min_run_flat(ids, lengths, caches, capacity)[0])}
+
+
 __all__ = ["ADMISSIONS", "BYPASS", "FORCED", "PrefixClosureViolated", "forced_curve_points", "forced_misses", "forced_run",
-           "forced_run_flat"]
+           "forced_run_flat", "optimum_hits"]

@@ -344,7 +344,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     if status == "OPTIMAL" and capacity is None:
         say(f"VERIFIED OPTIMAL on this instance only: the witness has {objective} misses and the compulsory floor, computed here, is {floor}.")
     elif status == "OPTIMAL" and forced:
-        say(f"VERIFIED OPTIMAL on this instance only, for caches that admit every block they fetch: the witness has {objective} "
+        say(f"VERIFIED OPTIMAL on this instance only, for caches that admit every block they fetch and keep the running request's: the witness has {objective} "
             "misses (replayed here) = Belady's rule with forced admission recounted here; that none has fewer rests on Belady's "
             "theorem with the running request's blocks pinned (stated above; not proved in Lean).")
     elif status == "OPTIMAL":
