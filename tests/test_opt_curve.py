@@ -161,6 +161,7 @@ def test_numpy_and_carry_loop_kernels_agree(ids):
 @given(routed_instances(max_hosts=3))
 def test_memory_limit_summary_numbers(instance):
     """Every number of the audit's memory-limit summary equals a per-capacity run (MIN, simulator LRU)."""
+    from pyverify.sim.forced_min import forced_misses
     from pyverify.sim.opt_curve import memory_limit_summary
     from pyverify.sim.simulate import simulate
 
@@ -170,6 +171,7 @@ def test_memory_limit_summary_numbers(instance):
     for row in summary["lru_vs_optimum"]:
         c = row["capacity_blocks"]
         assert row["opt_hit_rate"] == 1 - min_run(chains, None, c).misses / refs
+        assert row["opt_forced_hit_rate"] == 1 - forced_misses(chains, None, c) / refs <= row["opt_hit_rate"]
         assert row["lru_hit_rate"] == 1 - simulate(chains, None, "pooled", capacity=c).misses / refs
         assert row["gap"] >= 0
         match = row["lru_capacity_to_match_opt"]

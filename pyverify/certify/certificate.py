@@ -35,8 +35,9 @@ from typing import Any
 
 from pyverify import __version__
 from pyverify.certify import greedy
-from pyverify.certify.placement import Problem, canonical_schedule, problem_from_instance
+from pyverify.certify.placement import Problem, canonical_forced_schedule, canonical_schedule, problem_from_instance
 from pyverify.sim.belady_min import min_run
+from pyverify.sim.forced_min import ADMISSIONS, BYPASS, FORCED, forced_run
 from pyverify.trusted.check import CERTIFICATE_FORMAT, basis_of, claim_statement, verify
 from pyverify.errors import UserError
 from pyverify.fileio import atomic_path
@@ -49,6 +50,7 @@ from pyverify.inputs.model import Instance, instance_sha256
 from pyverify.certify import SOLVER_LIMIT  # noqa: E402,F401 (re-exported)
 
 MIN_NAME = "Belady MIN, bypass form, on each cache's flat block sequence (pyverify.sim.belady_min)"
+FORCED_NAME = "Belady's rule, forced admission with the running request pinned, per cache (pyverify.sim.forced_min)"
 
 
 class Stopped(UserError):
@@ -75,9 +77,24 @@ def certify(
     routing: str = "given",
     hosts: int | None = None,
     solver_limit: int = SOLVER_LIMIT,
+    admission: str = BYPASS,
 ) -> Certified:
-    """Certify the fewest misses; ``routing="round-robin"`` with ``hosts`` routes request t to host t mod hosts."""
+    """Certify the fewest misses; ``routing="round-robin"`` with ``hosts`` routes request t to host t mod hosts.
+
+    ``admission="forced"``: caches that admit every block they fetch (rule 5 of
+    :mod:`.placement`); needs a capacity; no greedy runs (the greedy policies
+    here may bypass); the witness is the forced rule's run
+    (:mod:`pyverify.sim.forced_min`) or, on small instances, CP-SAT's with the
+    forced constraint, confirmed by Z3 on its literal forced encoding.
+    """
     started = time.perf_counter()
+    if admission not in ADMISSIONS:
+        raise UserError(f"unknown admission {admission!r}; choose from: {', '.join(ADMISSIONS)}")
+    forced = admission == FORCED
+    if forced and capacity is None:
+        raise UserError("--admission forced: needs --capacity (without a limit every block is kept, and forced admission changes nothing)")
+    if forced and greedy_policies:
+        raise UserError("--greedy: not with --admission forced (the greedy policies recorded here may bypass a block)")
 
     def remaining() -> float | None:
         return None if time_limit is None else time_limit - (time.perf_counter() - started)
@@ -88,10 +105,10 @@ def certify(
             raise Stopped(f"status UNKNOWN: --time-limit {time_limit:g} s ran out after {time.perf_counter() - started:.1f} s, "
                           "before a witness was found; no certificate written")
 
-    problem = _problem(instance, model, capacity, instance_path, routing, hosts)
+    problem = _problem(instance, model, capacity, instance_path, routing, hosts, admission)
     digest = instance_sha256(instance)
     if greedy_policies is None:
-        greedy_policies = list(greedy.POLICIES) if capacity is not None else []
+        greedy_policies = list(greedy.POLICIES) if capacity is not None and not forced else []
     greedy_runs = []
     for policy in greedy_policies:
         if policy not in greedy.POLICIES:
@@ -101,18 +118,21 @@ def certify(
         hits = greedy.POLICIES[policy](problem)
         greedy_runs.append((policy, hits, problem.references - sum(hits)))
     small = problem.references <= solver_limit
-    problem_record = {"instance_sha256": digest, "model": model, "capacity": capacity}
+    problem_record = {"instance_sha256": digest, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
     min_started = time.perf_counter()
-    best = min_run(problem.chains, problem.cache_of, capacity, deadline=None if small else deadline)
-    min_record = {"name": MIN_NAME, "version": __version__, "problem": problem_record, "status": "OPTIMAL",
+    searcher = forced_run if forced else min_run
+    best = searcher(problem.chains, problem.cache_of, capacity, deadline=None if small else deadline)
+    min_record = {"name": FORCED_NAME if forced else MIN_NAME, "version": __version__, "problem": problem_record, "status": "OPTIMAL",
                   "objective": best.misses, "bound": best.misses, "wall_time_s": round(time.perf_counter() - min_started, 3)}
 
     solved = confirmation = None
     if small:
-        status, objective, bound, witness, records = _solve(problem, greedy_runs, remaining, use_z3, workers)
+        fallback = greedy_runs if not forced else [("forced rule", best.hit_blocks, best.misses)]
+        status, objective, bound, witness, records = _solve(problem, fallback, remaining, use_z3, workers)
         solved, confirmation = records
         if capacity is not None and status == "OPTIMAL" and objective != best.misses:
-            raise AssertionError(f"CP-SAT's optimum {objective} differs from MIN's {best.misses}: the flat relaxation fails here")
+            what = "the forced rule's" if forced else "MIN's"
+            raise AssertionError(f"CP-SAT's optimum {objective} differs from {what} {best.misses}: the argument fails here")
         cpsat_record, z3_record = _solver_records(solved, confirmation, problem_record, objective, remaining)
     else:
         status, objective, bound, witness = "OPTIMAL", best.misses, best.misses, best.as_witness()
@@ -121,14 +141,16 @@ def certify(
         min_record = None  # uncapacitated, the floor is the bound; MIN is recorded only with a capacity
 
     cache_model = {"model": model, "capacity": capacity, "eviction": "offline-optimal", "warm_start": False, "routing": routing}
+    if forced:
+        cache_model["admission"] = FORCED
     if routing == "round-robin":
         cache_model["hosts"] = hosts
     cert: dict[str, Any] = {
         "format": CERTIFICATE_FORMAT,
         "instance": {"name": instance.name, "sha256": digest, **({"path": instance_path} if instance_path else {})},
         "cache_model": cache_model,
-        "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts), "scope": "this instance"},
-        "basis": basis_of(capacity, status),
+        "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts, admission), "scope": "this instance"},
+        "basis": basis_of(capacity, status, admission),
         "status": status,
         "objective": objective,
         "bound": bound,
@@ -145,13 +167,14 @@ def certify(
     return Certified(cert, solved, confirmation, time.perf_counter() - started)
 
 
-def _problem(instance: Instance, model: str, capacity: int | None, instance_path: str | None, routing: str, hosts: int | None) -> Problem:
+def _problem(instance: Instance, model: str, capacity: int | None, instance_path: str | None, routing: str, hosts: int | None,
+             admission: str = BYPASS) -> Problem:
     if routing == "given":
-        return problem_from_instance(instance, model, capacity, instance_path or "<instance>")
+        return problem_from_instance(instance, model, capacity, instance_path or "<instance>", admission)
     if routing != "round-robin" or model != "per-host" or not hosts or hosts < 1:
         raise UserError("--routing: certificates take the instance's given routing, or round-robin with --hosts N (per-host only)")
     pooled = problem_from_instance(instance, "pooled", capacity, instance_path or "<instance>")
-    return Problem(model, pooled.chains, tuple(t % hosts for t in range(instance.n_requests)), capacity)
+    return Problem(model, pooled.chains, tuple(t % hosts for t in range(instance.n_requests)), capacity, admission)
 
 
 def _solve(problem: Problem, greedy_runs, remaining, use_z3: bool, workers: int):
@@ -178,11 +201,11 @@ def _solve(problem: Problem, greedy_runs, remaining, use_z3: bool, workers: int)
         and confirmation.below_objective == "unsat"
         and (problem.capacity is not None or solved.bound == problem.floor())
     )
-    witness = {
-        "cache_of": list(problem.cache_of),
-        "hit_blocks": list(hit_blocks),
-        "dropped": canonical_schedule(problem.chains, problem.cache_of, hit_blocks),
-    }
+    if problem.admission == FORCED:
+        dropped = canonical_forced_schedule(problem.chains, problem.cache_of, hit_blocks, problem.capacity)
+    else:
+        dropped = canonical_schedule(problem.chains, problem.cache_of, hit_blocks)
+    witness = {"cache_of": list(problem.cache_of), "hit_blocks": list(hit_blocks), "dropped": dropped}
     return "OPTIMAL" if optimal else "FEASIBLE", objective, solved.bound, witness, (solved, confirmation)
 
 

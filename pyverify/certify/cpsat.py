@@ -11,6 +11,11 @@ Encodes the *interval* form from :mod:`.placement` ("Canonical schedules"):
   (the blocks held after ``t`` are those whose next use is a hit);
 * minimise ``references - sum(hit)``.
 
+With forced admission (``problem.admission == "forced"``, rule 5 of
+:mod:`.placement`) the request's pinned blocks count as held after it
+whatever their next use, and a block pinned by the cache's previous step
+hits when every block before it in the chain hits (it is resident).
+
 Without a capacity the model has one variable per block reference and one
 implication per adjacent pair: linear size. The solver still has to find the
 optimum and prove the bound; nothing in the model states the floor.
@@ -60,6 +65,18 @@ def solve(problem: Problem, time_limit: float | None = None, workers: int = 2, h
         for j in range(1, len(chain)):
             model.add_implication(hit[(t, j)], hit[(t, j - 1)])
 
+    if problem.admission == "forced":
+        # A block pinned by the cache's previous step is resident now: hit it if everything before it hit.
+        previous: dict[int, set[int]] = {}
+        for t, (chain, q) in enumerate(zip(problem.chains, problem.cache_of)):
+            resident = previous.get(q, set())
+            for j, b in enumerate(chain):
+                if b in resident and j == 0:
+                    model.add(hit[(t, j)] == 1)
+                elif b in resident:
+                    model.add_implication(hit[(t, j - 1)], hit[(t, j)])
+            previous[q] = set(problem.pinned(t))
+
     if problem.capacity is not None:
         # live[q]: for each block referenced in q so far, its latest reference.
         live: dict[int, dict[int, tuple[int, int]]] = {}
@@ -67,9 +84,11 @@ def solve(problem: Problem, time_limit: float | None = None, workers: int = 2, h
             cache = live.setdefault(q, {})
             for j, b in enumerate(chain):
                 cache[b] = (t, j)
-            held = [hit[next_use[ref]] for ref in cache.values() if ref in next_use]
-            if len(held) > problem.capacity:
-                model.add(sum(held) <= problem.capacity)
+            # Held after t: blocks whose next use is a hit, and (forced admission) the request's pinned blocks.
+            pinned = set(problem.pinned(t))
+            held = [hit[next_use[ref]] for b, ref in cache.items() if ref in next_use and b not in pinned]
+            if len(held) > problem.capacity - len(pinned):
+                model.add(sum(held) <= problem.capacity - len(pinned))
 
     references = problem.references
     model.minimize(references - sum(hit.values()))

@@ -43,6 +43,22 @@ discard whichever of the resident blocks *and the new block* is next used
 farthest in the future); ``tests/test_belady_cross_check.py`` checks that.
 Without a capacity, keeping everything is legal, so bypass changes nothing.
 
+**Forced admission** (``admission = "forced"``, what serving engines do) adds
+
+5. *Forced admission, running request pinned:* :math:`\{c_{t,1}, \dots,
+   c_{t,m_t}\} \subseteq R_{q(t)}^{t+1}` with :math:`m_t = \min(k_t, C)`:
+   every block the request hit or fetched is held when it ends; a chain longer
+   than the cache keeps its first :math:`C` blocks and the rest are computed but
+   not cached. Its optimum is Belady's demand rule with those blocks pinned
+   (:mod:`pyverify.sim.forced_min`, which gives the argument).
+
+In the canonical form below, a forced run's residency after step :math:`t`
+is its pinned blocks plus the blocks whose next use is a hit (the lemma holds
+with that set, by the same proof: the pinned blocks are in :math:`R^{t+1}` by
+rule 5). So the CP-SAT model counts the pinned blocks as held whatever their
+next use, and a pinned block is resident at the cache's next step, so a
+request hits it if it hits everything before it (longest prefix).
+
 Objective: minimise :math:`\text{misses} = \sum_t (k_t - h_t)`.
 
 Compulsory floor: every run misses at least once on each pair
@@ -117,6 +133,14 @@ class Problem:
     chains: tuple[tuple[int, ...], ...]
     cache_of: tuple[int, ...]
     capacity: int | None
+    admission: str = "bypass"  # or "forced": rule 5 (the request's first min(k, C) blocks are held after it)
+
+    def pinned(self, t: int) -> tuple[int, ...]:
+        """The blocks request t's cache must hold right after it (forced admission; none with bypass)."""
+        if self.admission != "forced":
+            return ()
+        chain = self.chains[t]
+        return chain if self.capacity is None else chain[:self.capacity]
 
     @property
     def n(self) -> int:
@@ -131,7 +155,8 @@ class Problem:
         return len({(q, b) for q, chain in zip(self.cache_of, self.chains) for b in chain})
 
 
-def problem_from_instance(instance: Instance, model: str, capacity: int | None, path: str = "<instance>") -> Problem:
+def problem_from_instance(instance: Instance, model: str, capacity: int | None, path: str = "<instance>",
+                          admission: str = "bypass") -> Problem:
     """Fix the cache each request reads: 0 (pooled) or its given host (per-host)."""
     if model not in MODELS:
         raise UserError(f"unknown cache model {model!r}; choose one of: {', '.join(MODELS)}")
@@ -144,7 +169,7 @@ def problem_from_instance(instance: Instance, model: str, capacity: int | None, 
             raise UserError(f"{path}: requests[*].host: per-host certificates use the instance's given routing, and this instance gives none "
                             "(for a trace, route it: --routing round-robin --fleet N)")
         cache_of = tuple(instance.routing)
-    return Problem(model, tuple(tuple(c) for c in instance.chains), cache_of, capacity)
+    return Problem(model, tuple(tuple(c) for c in instance.chains), cache_of, capacity, admission)
 
 
 def canonical_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int], hit_blocks: Sequence[int]) -> list[list[int]]:
@@ -163,4 +188,32 @@ def canonical_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int],
         dropped[t] = sorted(b for b in chain if not next_is_hit.get((q, b), False))
         for j, b in enumerate(chain):
             next_is_hit[(q, b)] = j < hit_blocks[t]
+    return dropped
+
+
+def canonical_forced_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int], hit_blocks: Sequence[int],
+                              capacity: int) -> list[list[int]]:
+    r"""``dropped[t]`` of the canonical *forced* run: after step t its cache holds the request's first
+    ``min(k_t, C)`` blocks and every other block whose next use in that cache is a hit.
+
+    What leaves right after request t: blocks of its chain beyond the first C
+    whose next use is not a hit, and blocks pinned by the cache's previous step
+    whose next use is not a hit and that request t does not read (every other
+    held block's next use is a hit, so it stays). One backward pass finds each
+    block's next use, one forward pass the drops.
+    """
+    next_is_hit: dict[tuple[int, int], bool] = {}
+    nexts: list[list[bool]] = [[] for _ in chains]  # per request, per block: is its next use in this cache a hit?
+    for t in range(len(chains) - 1, -1, -1):
+        q, chain = cache_of[t], chains[t]
+        nexts[t] = [next_is_hit.get((q, b), False) for b in chain]
+        for j, b in enumerate(chain):
+            next_is_hit[(q, b)] = j < hit_blocks[t]
+    waiting: dict[int, set[int]] = {}  # cache -> pinned blocks whose next use there is a miss: they go at its next step
+    dropped: list[list[int]] = []
+    for t, (chain, q) in enumerate(zip(chains, cache_of)):
+        gone = waiting.pop(q, set()) - set(chain)
+        gone |= {b for j, b in enumerate(chain) if j >= capacity and not nexts[t][j]}
+        waiting[q] = {b for j, b in enumerate(chain) if j < capacity and not nexts[t][j]}
+        dropped.append(sorted(gone))
     return dropped

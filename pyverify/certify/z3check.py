@@ -14,6 +14,8 @@ definition of a run in :mod:`.placement` (rules 1-4) literally, with no lemma:
 * Rule 2: ``hit[t][j] == hit[t][j-1] and before(t, c[t][j])`` (longest
   resident prefix: the hit count is fixed by the residency).
 * Rule 4: ``AtMost(keep[t][...], C)``.
+* Rule 5, forced admission only: ``keep[t][b]`` for the request's first
+  ``min(k_t, C)`` blocks.
 * misses = references - number of true ``hit`` literals.
 
 :func:`confirm` asks two questions in separate solver calls: is there a run
@@ -37,7 +39,7 @@ Z3_VERSION = z3.get_version_string()
 class _Encoding:
     """The literal model of a run, as Z3 terms, for one problem."""
 
-    def __init__(self, chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int | None) -> None:
+    def __init__(self, chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int | None, forced: bool = False) -> None:
         self.constraints: list = []
         self.keep: list[dict[int, z3.BoolRef]] = []
         self.hits: list[list[z3.BoolRef]] = []
@@ -62,6 +64,8 @@ class _Encoding:
             for b, var in keep.items():
                 if b not in chain:
                     self.constraints.append(z3.Implies(var, before(b)))
+            if forced:  # rule 5: the request's first min(k, C) blocks are held right after it
+                self.constraints += [keep[b] for b in (chain if capacity is None else chain[:capacity])]
             if capacity is not None and len(keep) > capacity:
                 self.constraints.append(z3.AtMost(*keep.values(), capacity))
             self.keep.append(keep)
@@ -111,7 +115,7 @@ def confirm(problem: Problem, objective: int, timeout_s: float | None = None) ->
     def left() -> float | None:
         return None if timeout_s is None else timeout_s - (time.perf_counter() - started)
 
-    encoding = _Encoding(problem.chains, problem.cache_of, problem.capacity)
+    encoding = _Encoding(problem.chains, problem.cache_of, problem.capacity, problem.admission == "forced")
     at, model = _check(encoding, objective, left()) if left() is None or left() > 0 else ("unknown", None)
     below, _ = _check(encoding, objective - 1, left()) if left() is None or left() > 0 else ("unknown", None)
     elapsed = time.perf_counter() - started
@@ -129,7 +133,7 @@ def confirm(problem: Problem, objective: int, timeout_s: float | None = None) ->
 
 def optimum(problem: Problem, timeout_s: float | None = None) -> int | None:
     """Z3's own minimum number of misses (z3.Optimize), for small problems and tests."""
-    encoding = _Encoding(problem.chains, problem.cache_of, problem.capacity)
+    encoding = _Encoding(problem.chains, problem.cache_of, problem.capacity, problem.admission == "forced")
     opt = z3.Optimize()
     if timeout_s is not None:
         opt.set("timeout", max(1, int(timeout_s * 1000)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pyverify.commands.cache_options import resolve_cache_size, window_of
-from pyverify.commands.simulation import Simulation
+from pyverify.commands.simulation import Simulation, optima_tallies
 from pyverify.errors import UserError
 from pyverify.sim.routing import default_fleet_for, default_policy_for
 from pyverify.sim.simulate import PER_HOST
@@ -59,6 +59,7 @@ def simulate_on_arrays(args) -> Simulation:
     def witness() -> dict:
         return {"cache_of": cache_of.tolist(), "hit_blocks": hits.tolist()}
 
+    optima = optima_tallies(args, trace.ids, np.diff(trace.offsets), trace.offsets, cache_of, size.blocks, weights, window)
     return Simulation(
         name=trace.name, sha256=None, engine=ENGINE, model=args.model,
         fleet=fleet, routing=policy,
@@ -67,6 +68,7 @@ def simulate_on_arrays(args) -> Simulation:
         window=window, weights_source=weights.source if weights else None,
         measured=tally_offsets(trace.offsets, hits, weights, window),
         witness=witness if args.witness else None,
+        optima=optima,
     )
 
 

@@ -13,7 +13,7 @@ from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
-from pyverify.commands.simulation import Simulation
+from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
 from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, route
 from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
 from pyverify.sim.simulate import MODELS, PER_HOST, simulate
@@ -102,6 +102,11 @@ def register(subparsers) -> None:
                      help="fleet size for the routing policy (default: the instance's hosts, or 16 for an input that names no fleet)")
     add_cache_options(sim, per="cache")
     add_routing_options(sim)
+    sim.add_argument("--optimum", action="store_true",
+                     help="with a capacity, also print the two optima at that capacity over the same requests: the best a "
+                          "cache that admits every block it fetches and keeps the running request's blocks could do (forced admission, "
+                          "as vLLM and SGLang), and the "
+                          "best any cache could do (bypass: it may discard a fetched block)")
     sim.add_argument("--witness", action="store_true", help="include the per-request witness in --json output")
     sim.add_argument("--json", action="store_true", help="machine-readable output")
     add_engine_options(sim)
@@ -190,6 +195,15 @@ def simulate_in_python(args) -> Simulation:
         options = RoutingOptions(seed=args.seed, capacity=size.blocks, eviction=args.eviction, slack=args.affinity_slack)
         routing = route(instance, fleet, args.routing, options) if (args.model == PER_HOST or instance.routing is not None) else None
     run = simulate(instance.chains, routing, args.model, capacity=size.blocks, eviction=args.eviction)
+    optima = None
+    if getattr(args, "optimum", False):
+        import numpy as np
+
+        from pyverify.sim.counting import flatten
+
+        ids, lengths = flatten(instance.chains)
+        offsets = np.concatenate(([0], np.cumsum(lengths)))
+        optima = optima_tallies(args, ids, lengths, offsets, run.cache_of, size.blocks, weights, window)
     return Simulation(
         name=instance.name, sha256=instance_sha256(instance), engine=None, model=run.model,
         fleet=fleet if routing is not None else None, routing=args.routing if routing is not None else None,
@@ -197,6 +211,7 @@ def simulate_in_python(args) -> Simulation:
         window=window, weights_source=weights.source if weights else None,
         measured=tally(instance.chains, run.hit_blocks, weights, window),
         witness=run.witness if args.witness else None,
+        optima=optima,
     )
 
 
@@ -223,6 +238,8 @@ def report_simulation(args, simulation: Simulation) -> int:
         "token_weights": sim.weights_source,
         "measured": measured.to_json(),
     }
+    if sim.optima is not None:
+        result["optimum"] = {name: {**tally.to_json(), "meaning": OPTIMUM_WORDS[name]} for name, tally in sim.optima.items()}
     if args.json:
         if sim.witness is not None:
             result["witness"] = sim.witness()
@@ -245,6 +262,13 @@ def report_simulation(args, simulation: Simulation) -> int:
         print(f"  token hit rate    {measured.token_hit_rate:.4f}")
     else:
         print("  token hit rate    n/a (the input gives no block size)")
+    if sim.optima is not None:
+        whole = sim.window.warmup_fraction == 0
+        print("  optimum at this capacity, over the same requests" + ("" if whole else " (the whole run's optimum, counted in the measured requests)"))
+        for name, label in (("forced", "admitting every block"), ("bypass", "any cache")):
+            tally = sim.optima[name]
+            token = f" (that run's token hit rate {tally.token_hit_rate:.4f})" if tally.token_hit_rate is not None else ""
+            print(f"    {label:22} block hit rate {tally.block_hit_rate:.4f}{token}: {OPTIMUM_WORDS[name]}")
     return 0
 
 

@@ -58,6 +58,11 @@ def register(subparsers) -> None:
                         help=f"eviction policies ({', '.join(EVICTIONS)}; default: leaf-lru)")
     parser.add_argument("--warmup-fraction", type=warmup_fraction, default=0.0, metavar="W",
                         help="count only requests from floor(n x W) on (kvcache-simulator: 0.5; default: 0)")
+    parser.add_argument("--optimum", action="store_true",
+                        help="also print, at each budget, opt-forced: the best a cache that admits every block it fetches and "
+                             "keeps the running request's blocks could do (forced admission, as vLLM and SGLang), and opt: "
+                             "the best any cache could do (bypass: it may discard a fetched block); one run each per budget. "
+                             "With --warmup-fraction: the whole run's optimum, counted in the measured requests")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run_budgets)
 
@@ -81,6 +86,8 @@ def run_budgets(args) -> int:
         raise UserError(f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks")
     sweep = _sweep_arrays if on_arrays else _sweep_instance
     weights, by_policy = sweep(trace, args, kv, window)
+    if args.optimum:
+        by_policy.update(_optima(trace, args, kv, window, weights, on_arrays))
     if args.json:
         print_json({
             "instance": trace.name,
@@ -98,15 +105,47 @@ def run_budgets(args) -> int:
     print(f"{trace.name}: one pooled cache; KV {kv.bytes_per_token:g} bytes/token ({kv.source}); "
           f"blocks of {trace.block_size_tokens} tokens{engine}")
     print(f"  measured: {window.describe(trace.n_requests)}; tokens from {weights.source if weights else 'n/a'}")
-    print(f"{'eviction':>9} {'GiB':>8} {'blocks':>8} {'block hit rate':>15} {'token hit rate':>15}  method")
+    wide = 10 if args.optimum else 9  # 'opt-forced'
+    print(f"{'eviction':>{wide}} {'GiB':>8} {'blocks':>8} {'block hit rate':>15} {'token hit rate':>15}  method")
     for policy, points in by_policy.items():
         for p in points:
             token = f"{p.token_hit_rate:>15.4f}" if p.token_hit_rate is not None else f"{'n/a':>15}"
-            print(f"{policy:>9} {p.gib:>8g} {p.capacity_blocks:>8} {p.block_hit_rate:>15.4f} {token}  {p.method}")
+            print(f"{policy:>{wide}} {p.gib:>8g} {p.capacity_blocks:>8} {p.block_hit_rate:>15.4f} {token}  {p.method}")
     one_pass = [policy for policy in by_policy if policy in ONE_PASS]
     if one_pass:
         print(f"  ({', '.join(one_pass)}: every budget from one pass of stack distances)")
+    if args.optimum:
+        from pyverify.commands.simulation import OPTIMUM_WORDS
+
+        print(f"  opt-forced: {OPTIMUM_WORDS['forced']}")
+        print(f"  opt: {OPTIMUM_WORDS['bypass']}")
     return 0
+
+
+def _optima(trace, args, kv, window, weights, on_arrays):
+    """``--optimum``: rows ``opt-forced`` and ``opt`` (one run of each optimum per budget)."""
+    import dataclasses
+
+    import numpy as np
+
+    from pyverify.sim.belady_min import min_run_flat
+    from pyverify.sim.budgets import budget_sweep_flat
+    from pyverify.sim.counting import flatten
+    from pyverify.sim.forced_min import forced_run_flat
+
+    if on_arrays:
+        ids, lengths = trace.ids, np.diff(trace.offsets)
+    else:
+        ids, lengths = flatten(trace.chains)
+    rows = {}
+    for name, search, method in (("opt-forced", forced_run_flat, "forced-admission optimum"), ("opt", min_run_flat, "bypass optimum (MIN)")):
+        def replay(capacity, search=search):
+            return search(ids, lengths, None, capacity)[0]
+
+        points = budget_sweep_flat(ids, lengths, replay, args.budgets_gib, kv.bytes_per_token, trace.block_size_tokens,
+                                   name, weights, window)
+        rows[name] = [dataclasses.replace(p, method=method if p.method == "simulated" else p.method) for p in points]
+    return rows
 
 
 def _sweep_instance(instance, args, kv, window):

@@ -34,6 +34,10 @@ def register(subparsers) -> None:
     cert.add_argument("instance", help=INPUT_HELP)
     cert.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
     cert.add_argument("--capacity", type=positive_int, help="blocks each cache holds (default: no limit)")
+    cert.add_argument("--admission", choices=("bypass", "forced"), default="bypass",
+                      help="bypass (default): the optimum of any cache, which may discard a block it fetched; forced: the "
+                           "optimum of a cache that admits every block it fetches and keeps the running request's blocks, "
+                           "as serving engines do (needs --capacity; rests on Belady's theorem, not on a Lean proof)")
     cert.add_argument("--routing", choices=("given", "round-robin"), default="given",
                       help="per-host: the instance's own routing (default), or request i to host i mod --fleet")
     cert.add_argument("--fleet", "--hosts", dest="fleet", type=positive_int, metavar="N",
@@ -106,7 +110,7 @@ def _certify(args) -> int:
     policies = [p.strip() for p in args.greedy.split(",") if p.strip()] if args.greedy is not None else None
     try:
         done = certify(instance, args.model, args.capacity, args.time_limit, policies, use_z3=not args.no_z3,
-                       instance_path=args.instance, routing=args.routing, hosts=hosts)
+                       instance_path=args.instance, routing=args.routing, hosts=hosts, admission=args.admission)
     except Stopped as stopped:
         print(f"pyverify: {stopped}", file=sys.stderr)
         return 1
@@ -119,6 +123,7 @@ def _certify(args) -> int:
         "sha256": cert["instance"]["sha256"],
         "model": args.model,
         "capacity": args.capacity,
+        "admission": args.admission,
         "status": cert["status"],
         "objective": cert["objective"],
         "bound": cert["bound"],
@@ -138,14 +143,17 @@ def _certify(args) -> int:
         return 0
     size = "uncapacitated" if args.capacity is None else f"capacity {args.capacity} blocks per cache"
     where = f", {hosts} hosts, round-robin routing" if hosts else ""
-    print(f"{instance.name}: {args.model}{where}, {size}, {instance.n_requests} requests, {instance.n_references} block references")
+    admits = ", forced admission" if args.admission == "forced" else ""
+    print(f"{instance.name}: {args.model}{where}, {size}{admits}, {instance.n_requests} requests, {instance.n_references} block references")
     print(f"  status        {cert['status']}")
     print(f"  misses        {cert['objective']}   (witness run)")
-    source = "CP-SAT, proven" if cp is not None else ("Belady's MIN" if args.capacity is not None else "compulsory floor")
+    rule = "Belady's rule, forced admission" if args.admission == "forced" else "Belady's MIN"
+    source = "CP-SAT, proven" if cp is not None else (rule if args.capacity is not None else "compulsory floor")
     print(f"  bound         {cert['bound']}   ({source})")
     print(f"  floor         {cert['floor']}   (compulsory misses)")
     if recorded_min is not None:
-        print(f"  MIN           {recorded_min['objective']} misses, {recorded_min['wall_time_s']:.3f} s (flat sequence, bypass form)")
+        form = "running request pinned, forced admission" if args.admission == "forced" else "flat sequence, bypass form"
+        print(f"  MIN           {recorded_min['objective']} misses, {recorded_min['wall_time_s']:.3f} s ({form})")
     if cp is None:
         print(f"  CP-SAT, Z3    not run: {instance.n_references} block references is above the solver limit")
     else:

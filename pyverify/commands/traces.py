@@ -71,7 +71,9 @@ def register(subparsers) -> None:
             "policy (default round-robin for a trace, fold for an instance with routing; prefix-affinity depends "
             "on C and has no one-pass curve: use 'sweep --capacity'). --policy lru,opt adds the optimal curve: the "
             "fewest misses any eviction with hindsight achieves at each capacity (Belady's MIN, a stack algorithm; "
-            "docs/min-flat-relaxation.md), and the capacity LRU needs to match it. A trace file (Parquet, CSV, "
+            "docs/min-flat-relaxation.md), and the capacity LRU needs to match it; that optimum may discard a block it "
+            "fetches (bypass). opt-forced adds the optimum of a cache that admits every block it fetches and keeps the "
+            "running request's blocks, as vLLM and SGLang do (pyverify/sim/forced_min.py; one run per printed capacity). A trace file (Parquet, CSV, "
             "Mooncake JSONL) of 256 MiB or more is read as arrays, not Python objects: the same numbers."
         ),
     )
@@ -80,12 +82,16 @@ def register(subparsers) -> None:
     mrc.add_argument("--fleet", type=fleet_size, help="fleet size for per-host (default: the instance's hosts, or 16 for a trace)")
     mrc.add_argument("--routing", choices=sorted(POLICIES), help="static routing policy for per-host")
     add_routing_options(mrc)
-    mrc.add_argument("--policy", type=curve_policies, default=("lru",), metavar="lru[,opt]",
-                     help="curves to compute: lru (default), opt (Belady's MIN: the optimum), or both, comma-separated")
+    mrc.add_argument("--policy", type=curve_policies, default=("lru",), metavar="lru[,opt][,opt-forced]",
+                     help="curves to compute, comma-separated: lru (default); opt, the best any cache of C blocks could do "
+                          "(Belady's MIN, bypass: a fetched block may be discarded); opt-forced, the best a cache of C blocks "
+                          "that admits every block it fetches and keeps the running request's blocks could do (forced admission, as "
+                          "serving engines)")
     mrc.add_argument("--capacities", type=capacity_list, metavar="C1,C2,...",
                      help="capacities (blocks per cache) to print (default: about 10 per decade from 1 block to the capacity that reaches the ceiling)")
     mrc.add_argument("--verify", action="store_true",
-                     help="also replay pyverify.sim.simulate's LRU (and MIN, for opt) at each printed capacity and report agreement (exit 1 on any difference)")
+                     help="also replay pyverify.sim.simulate's LRU (and MIN, for opt; the checker's own forced recount, for opt-forced) "
+                          "at each printed capacity and report agreement (exit 1 on any difference)")
     mrc.add_argument("--chart", type=chart_path, metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
     add_sample_rate(mrc)
@@ -100,7 +106,7 @@ def import_options(args, advance) -> ImportOptions:
                          block_size=args.block_size, tokenizer=args.tokenizer, progress=advance)
 
 
-CURVE_POLICIES = ("lru", "opt")
+CURVE_POLICIES = ("lru", "opt", "opt-forced")
 
 
 def curve_policies(text: str) -> tuple[str, ...]:
@@ -109,7 +115,7 @@ def curve_policies(text: str) -> tuple[str, ...]:
     names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
     unknown = [name for name in names if name not in CURVE_POLICIES]
     if not names or unknown:
-        raise argparse.ArgumentTypeError(f"expected lru, opt or lru,opt, not {text!r}")
+        raise argparse.ArgumentTypeError(f"expected lru, opt, opt-forced or several of them comma-separated, not {text!r}")
     return names
 
 
@@ -196,12 +202,27 @@ def run_mrc(args) -> int:
         curves["lru"] = lru_curve_of_references(source.ids, hosts, fleet)
     if "opt" in policies:
         curves["opt"] = optimal_curve_flat(source.ids, source.lengths, routing, fleet)
-    first = curves[policies[0]]
+    forced = "opt-forced" in policies
+    if not curves:  # only opt-forced: the LRU curve gives the ceiling and the default capacities, and is not printed
+        curves["lru"] = lru_curve_of_references(source.ids, hosts, fleet)
+    first = next((curves[name] for name in policies if name in curves), curves.get("lru"))
     full = max(max(c.max_useful_capacity for c in curves.values()), 1)
     capacities = args.capacities or log_capacities(full)
     points = first.points(capacities)
-    if "lru" not in policies:  # only opt: name its fields like the other curve's
+    if "lru" not in policies:  # no lru: name the other curves' fields by their own names
+        curves.pop("lru", None)
         points = [{"capacity_blocks": p["capacity_blocks"]} for p in points]
+    if forced:
+        from pyverify.sim.forced_min import forced_curve_points
+
+        with progress_bar(len(capacities), "opt-forced", unit="capacity") as advance:
+            forced_misses = []
+            for c in capacities:
+                forced_misses += forced_curve_points(source.ids, source.lengths, [c], routing)
+                advance()
+        for point, misses in zip(points, forced_misses):
+            point["opt_forced_misses"] = int(misses)
+            point["opt_forced_hit_rate"] = float(1 - misses / first.references) if first.references else 0.0
     if "opt" in curves:
         opt_misses = curves["opt"].misses(np.asarray(capacities))
         for point, misses in zip(points, opt_misses.tolist()):
@@ -226,20 +247,28 @@ def run_mrc(args) -> int:
                 if "opt" in curves:
                     point["min_run_misses"] = min_run_flat(source.ids, source.lengths, routing, point["capacity_blocks"])[2]
                     advance()
+                if forced:
+                    point["forced_recount_misses"] = _forced_recount(source, point["capacity_blocks"])
     charts = []
     where = "pooled cache" if args.model == POOLED else f"per-host caches, {fleet} hosts, {routing_policy} routing"
     if args.chart:
         grid = log_capacities(full, per_decade=60)
         unit = block or 1
-        labels = {"lru": "LRU", "opt": "optimum (Belady MIN)"}
+        labels = {"lru": "LRU", "opt": "optimum (Belady MIN)", "opt-forced": "optimum admitting every block"}
+        series = [(f"{labels[name]}, {where}", [c * unit for c in grid], curves[name].hit_rate(grid).tolist())
+                  for name in policies if name in curves]
+        if forced:  # known only at the printed capacities
+            series.append((f"{labels['opt-forced']}, {where}", [p["capacity_blocks"] * unit for p in points],
+                           [p["opt_forced_hit_rate"] for p in points]))
         charts = mrc_chart(
-            [(f"{labels[name]}, {where}", [c * unit for c in grid], curves[name].hit_rate(grid).tolist()) for name in policies],
+            series,
             first.ceiling_hit_rate, args.chart,
             title=f"{source.name}: exact {' and '.join(labels[name] for name in policies)} hit rate against cache capacity",
             xlabel=f"capacity per cache ({'tokens, ' + str(block) + ' per block' if block else 'blocks'}; log scale)",
         )
     mismatches = [p for p in points if ("simulated_misses" in p and p["simulated_misses"] != p["misses"])
-                  or ("min_run_misses" in p and p["min_run_misses"] != p["opt_misses"])]
+                  or ("min_run_misses" in p and p["min_run_misses"] != p["opt_misses"])
+                  or ("forced_recount_misses" in p and p["forced_recount_misses"] != p["opt_forced_misses"])]
     result = {
         "instance": source.name,
         "sha256": source.sha256,
@@ -263,12 +292,13 @@ def run_mrc(args) -> int:
         print_json(result)
         return 1 if mismatches else 0
     where = "one pooled cache" if args.model == POOLED else f"{fleet} per-host caches ({routing_policy} routing), each"
-    names = " and ".join({"lru": "LRU", "opt": "optimal (Belady MIN)"}[name] for name in policies)
+    names = " and ".join({"lru": "LRU", "opt": "optimal (Belady MIN)", "opt-forced": "forced-admission optimal"}[name]
+                         for name in policies)
     engine = f"; engine {source.engine}" if source.engine else ""
     print(f"{source.name}: exact {names} miss-ratio curve{'s' if len(policies) > 1 else ''}, {where} of C blocks; "
           f"{first.references} block references{engine}")
     print(f"  ceiling (uncapacitated) hit rate {first.ceiling_hit_rate:.4f} = 1 - {first.cold}/{first.references}, "
-          f"reached at C = {full} blocks" + (f" (the optimum reaches it at C = {result['opt_capacity_reaching_ceiling']})" if "opt" in curves and "lru" in curves else ""))
+          f"reached at C = {full} blocks" + (" by LRU (not printed)" if not curves else "") + (f" (the optimum reaches it at C = {result['opt_capacity_reaching_ceiling']})" if "opt" in curves and "lru" in curves else ""))
     header = f"{'C blocks':>10}" + (f" {'C tokens':>12}" if block else "")
     if "lru" in curves:
         header += f" {'misses':>10} {'hit rate':>9}" + (f" {'token hr':>9}" if "token_hit_rate" in points[0] else "")
@@ -277,6 +307,8 @@ def run_mrc(args) -> int:
         header += f" {'opt misses':>10} {'opt hit':>8}" + (f" {'MIN run':>10}" if args.verify else "")
         if "lru" in curves:
             header += f" {'LRU needs C':>12}"
+    if forced:
+        header += f" {'forced misses':>13} {'forced hit':>10}" + (f" {'recount':>10}" if args.verify else "")
     print(header)
     for point in points:
         line = f"{point['capacity_blocks']:>10}" + (f" {point['capacity_tokens']:>12}" if block else "")
@@ -287,14 +319,35 @@ def run_mrc(args) -> int:
             line += f" {point['opt_misses']:>10} {point['opt_hit_rate']:>8.4f}" + (f" {point['min_run_misses']:>10}" if args.verify else "")
             if "lru" in curves:
                 line += f" {point['lru_capacity_to_match_opt'] if point['lru_capacity_to_match_opt'] is not None else '-':>12}"
+        if forced:
+            line += f" {point['opt_forced_misses']:>13} {point['opt_forced_hit_rate']:>10.4f}"
+            line += f" {point['forced_recount_misses']:>10}" if args.verify else ""
         print(line)
+    if "opt" in curves:
+        print("  opt: the best any cache of C blocks could do (it may discard a block it fetched: bypass)")
+    if forced:
+        print("  forced: the best a cache of C blocks could do if it admits every block it fetches and keeps the "
+              "running request's blocks, as vLLM and SGLang do (forced admission)")
     if args.verify:
-        checked = " and ".join(name for name, key in (("pyverify.sim.simulate's LRU run", "lru"), ("a MIN run (pyverify.sim.belady_min)", "opt")) if key in curves)
+        checked = " and ".join(name for name, key in (("pyverify.sim.simulate's LRU run", "lru"), ("a MIN run (pyverify.sim.belady_min)", "opt"),
+                                                      ("the checker's forced recount (pyverify.trusted.recount)", "opt-forced"))
+                               if key in curves or (key == "opt-forced" and forced))
         print(f"verify: every curve point equals {checked}" if not mismatches
               else f"verify: {len(mismatches)} capacities DIFFER from the per-capacity runs")
     for path in charts:
         print(f"chart: {path}")
     return 1 if mismatches else 0
+
+
+def _forced_recount(source: "CurveInput", capacity: int) -> int:
+    """The checker's own forced-admission count (pyverify.trusted.recount), for ``--verify``."""
+    from pyverify.trusted.recount import forced_misses
+
+    ends = source.lengths.cumsum().tolist()
+    ids = source.ids.tolist()
+    chains = [ids[end - length:end] for end, length in zip(ends, source.lengths.tolist())]
+    caches = [0] * len(chains) if source.routing is None else [int(h) for h in source.routing]
+    return forced_misses(chains, caches, capacity)
 
 
 def _add_token_hit_rates(source: "CurveInput", points) -> None:

@@ -325,6 +325,11 @@ def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool
     ]
     if openings_only:
         found.append(Hypothesis("requests are openings (chains of one block)", longest == 1, f"longest chain {longest}"))
+    if model.get("admission", "bypass") == "forced":
+        # The theorems the bridge relates are about the bypass optimum; a forced-admission
+        # optimum is at least that (so the bound still holds), but its exact count rests on
+        # Belady's theorem with pinned blocks (the checker's basis), not on these theorems.
+        found.append(Hypothesis("bypass admission (a fetched block may be dropped at once)", False, "admission forced"))
     if model["model"] == "per-host":
         caches, fleet = caches_read(cert, instance)
         in_range = len(caches) == len(instance.chains) and all(0 <= host < fleet for host in caches)

@@ -216,6 +216,9 @@ def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int]
 
     * ``lru_vs_optimum``: at each pooled capacity, LRU's and the optimum's hit
       rates, the gap, and the capacity LRU needs to do as well as the optimum;
+      also the forced-admission optimum's hit rate (``opt_forced_hit_rate``:
+      the best of a cache that admits every block it fetches and keeps the
+      running request's blocks, :mod:`pyverify.sim.forced_min`; one run per capacity);
     * ``pooled_vs_per_host``: at equal *total* memory M, one pool of M blocks
       against ``fleet_size`` caches of M / fleet_size blocks (``routing``, a
       static routing), with both policies;
@@ -238,11 +241,16 @@ def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int]
     def rate(curve: MissRatioCurve, capacity: int) -> float:
         return float(curve.hit_rate(max(int(capacity), 1)))
 
+    from pyverify.sim.forced_min import forced_run_flat
+
+    ids, lengths = flatten(chains)
     lru_vs_optimum = []
     for c in capacities:
+        forced = forced_run_flat(ids, lengths, None, max(int(c), 1))[2]
         lru_vs_optimum.append({
             "capacity_blocks": int(c),
             "lru_hit_rate": rate(lru_pooled, c),
+            "opt_forced_hit_rate": float(1 - forced / ids.size) if ids.size else 0.0,
             "opt_hit_rate": rate(opt_pooled, c),
             "gap": rate(opt_pooled, c) - rate(lru_pooled, c),
             "lru_capacity_to_match_opt": capacity_to_match(lru_pooled, int(opt_pooled.misses(c))),
@@ -303,14 +311,19 @@ def memory_limit_markdown(summary: dict) -> list[str]:
         "policy on the flat block sequence, which no demand cache with the same memory beats (Belady's theorem and the "
         "flat relaxation, docs/min-flat-relaxation.md). "
         f"On this instance the ceiling {summary['ceiling_hit_rate']:.4f} is reached by MIN at "
-        f"{size(summary['opt_capacity_reaching_ceiling'])} and by LRU at {size(summary['lru_capacity_reaching_ceiling'])}.",
+        f"{size(summary['opt_capacity_reaching_ceiling'])} and by LRU at {size(summary['lru_capacity_reaching_ceiling'])}. "
+        "Column 'admitting every block': the best hit rate on this instance of a cache that admits every block it fetches and "
+        "keeps the running request's blocks, as vLLM and SGLang (forced admission; Belady's rule with those blocks pinned, "
+        "docs/min-flat-relaxation.md); MIN may discard a block it fetched.",
         "",
-        "| capacity | LRU | MIN | gap | LRU needs (blocks) to match MIN |",
-        "| --- | --- | --- | --- | --- |",
+        "| capacity | LRU | admitting every block | MIN | gap | LRU needs (blocks) to match MIN |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for row in summary["lru_vs_optimum"]:
         need = row["lru_capacity_to_match_opt"]
-        lines.append(f"| {size(row['capacity_blocks'])} | {row['lru_hit_rate']:.4f} | {row['opt_hit_rate']:.4f} | "
+        forced = row.get("opt_forced_hit_rate")
+        forced_text = "-" if forced is None else f"{forced:.4f}"
+        lines.append(f"| {size(row['capacity_blocks'])} | {row['lru_hit_rate']:.4f} | {forced_text} | {row['opt_hit_rate']:.4f} | "
                      f"{row['gap']:.4f} | {'-' if need is None else f'{need:,}'} |")
     lines += ["", f"Pooled against {summary['fleet_size']} per-host caches at equal total memory, on this instance:", "",
               "| total blocks (per host) | pooled LRU | pooled MIN | per-host LRU | per-host MIN |",

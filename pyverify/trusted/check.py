@@ -11,7 +11,11 @@ rules themselves (``pyverify/certify/placement.py``, rules 1-4):
    blocks, minus ``dropped`` (each dropped block must be one of those): a
    block enters only with a request that fetched it there; other caches are
    unchanged;
-4. with a capacity ``C``, the cache then holds at most ``C`` blocks.
+4. with a capacity ``C``, the cache then holds at most ``C`` blocks;
+5. only if ``cache_model.admission`` is ``forced``: none of the request's
+   first ``min(k, C)`` blocks is dropped (every block it hit or fetched is
+   admitted and held when it ends; a longer chain's blocks beyond ``C`` are
+   computed, not cached). Absent, admission is ``bypass`` and rule 5 is off.
 
 What it trusts: :mod:`pyverify.inputs` to load the instance or JSONL trace and
 compute its SHA-256 (the project's one definition of an instance; the
@@ -42,7 +46,17 @@ checked only not to contradict the witness and the bound (a contradiction
 refuses the certificate), never relied on, and printed as "reported by the
 certifier, not re-checked" (:func:`certifier_records`), never as facts.
 
-Greedy runs are replayed like the witness. One labelled ``lru`` is recounted
+Forced admission: the lower bound is the checker's own forced-admission
+recount (:func:`pyverify.trusted.recount.forced_misses`: Belady's rule with the
+running request's blocks pinned), and OPTIMAL means the witness, a legal run
+by rules 1-5, has exactly that many misses. That no forced run misses fewer
+rests on Belady's theorem with its exchange argument applied to the pinned
+blocks (argued in pyverify/sim/forced_min.py, tested against exhaustive
+search), not on a Lean proof; the output says so. Solver records of a forced
+certificate name ``admission: forced`` in their problem, so a bypass record
+cannot stand in for one.
+
+Greedy runs are replayed like the witness (by rule 5 too in a forced certificate). One labelled ``lru`` is recounted
 (:func:`pyverify.trusted.recount.lru_misses`); other labels are printed as
 unchecked and are not part of the verdict; a replayed run with fewer misses
 than a claimed optimum refutes it.
@@ -82,10 +96,13 @@ def caches_phrase(model: str, routing: str = "given", hosts: int | None = None) 
 
 
 def claim_statement(model: str, capacity: int | None, status: str, objective: int, bound: int,
-                    routing: str = "given", hosts: int | None = None) -> str:
+                    routing: str = "given", hosts: int | None = None, admission: str = "bypass") -> str:
     """The only sentence a certificate may state: about this instance and this model, nothing more."""
     size = "no capacity limit" if capacity is None else f"at most {capacity} blocks per cache"
     where = f"On this instance only, with {caches_phrase(model, routing, hosts)}, {size}, starting empty and fetching on demand"
+    if admission == FORCED:
+        where += (", admitting every block it fetches (forced admission: a request's first min(k, C) blocks are held "
+                  "when it ends)")
     if status == "OPTIMAL":
         return f"{where}: some run has {objective} misses and no run has fewer."
     return f"{where}: some run has {objective} misses; the best proven lower bound is {bound} (optimality not established)."
@@ -93,6 +110,8 @@ def claim_statement(model: str, capacity: int | None, status: str, objective: in
 
 #: What an OPTIMAL or FEASIBLE verdict rests on, as the checker states it (and a certificate must repeat).
 UPPER = "upper bound: the witness run, replayed by rules 1-4 (checked here, no assumption)"
+UPPER_FORCED = "upper bound: the witness run, replayed by rules 1-5 (forced admission; checked here, no assumption)"
+BYPASS, FORCED = "bypass", "forced"
 FLOOR = "lower bound: the compulsory floor, distinct (cache, block) pairs (computed here, no assumption)"
 MIN_BOUND = ("lower bound: Belady's MIN on each cache's flat block sequence, recounted here by pyverify/trusted/recount.py; "
              "no flat demand cache misses fewer times (Belady 1966; Lean theorem min_misses_le, kernel-checked); "
@@ -100,6 +119,14 @@ MIN_BOUND = ("lower bound: Belady's MIN on each cache's flat block sequence, rec
 RELAXATION = ("flat relaxation: every run of the prefix cache is a flat run with no fewer misses "
               "(Lean theorem prefix_run_is_flat_run, kernel-checked; docs/min-flat-relaxation.md), "
               "so the flat optimum bounds the prefix cache's")
+FORCED_BOUND = ("lower bound: Belady's rule with forced admission (after each request keep its first min(k, C) blocks "
+                "and the soonest-used others) on each cache's requests, recounted here by pyverify/trusted/recount.py; "
+                "no cache that admits every block it fetches and keeps the running request's blocks misses fewer times, "
+                "by Belady's theorem (Belady 1966; Mattson, Gecsei, Slutz, Traiger 1970) with its exchange argument "
+                "applied to the pinned blocks (pyverify/sim/forced_min.py, docs/min-flat-relaxation.md 'Forced admission'); "
+                "NOT proved in Lean; equality with exhaustive search on small traces is tested")
+FORCED_RELAXATION = ("flat relaxation, forced admission: a prefix-cache run's hits are among the blocks it holds, so "
+                     "its misses are at least the flat count above (argued in pyverify/sim/forced_min.py; not proved in Lean)")
 RECORDED_BOUND = "lower bound: as recorded by CP-SAT, checked here to be at most the MIN recount"
 
 
@@ -107,12 +134,16 @@ RECORDED_BOUND = "lower bound: as recorded by CP-SAT, checked here to be at most
 NOT_RECHECKED = "reported by the certifier, not re-checked"
 
 
-def basis_of(capacity: int | None, status: str) -> list[str]:
+def basis_of(capacity: int | None, status: str, admission: str = "bypass") -> list[str]:
     """The reliance statement for a certificate of this kind (certify writes it; the checker recomputes it).
 
     The solver records are not part of it: nothing here re-runs a solver (see :func:`certifier_records`)."""
     if capacity is None:
         return [UPPER, FLOOR]
+    if admission == FORCED:
+        if status != "OPTIMAL":
+            return [UPPER_FORCED, RECORDED_BOUND.replace("the MIN recount", "the forced recount"), FORCED_RELAXATION]
+        return [UPPER_FORCED, FORCED_BOUND, FORCED_RELAXATION]
     if status != "OPTIMAL":
         return [UPPER, RECORDED_BOUND, RELAXATION]
     return [UPPER, MIN_BOUND, RELAXATION]
@@ -138,8 +169,8 @@ def certifier_records(cert: dict[str, Any]) -> list[str]:
     return lines
 
 
-def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str) -> int:
-    """Replay a run by rules 1-4 and return its misses; raise CheckFailed on the first illegal step."""
+def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str, forced: bool = False) -> int:
+    """Replay a run by rules 1-4 (and 5 if ``forced``) and return its misses; raise CheckFailed on the first illegal step."""
     n = len(chains)
     for key in ("cache_of", "hit_blocks", "dropped"):
         if len(run[key]) != n:
@@ -164,6 +195,13 @@ def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str)
         for b in dropped:
             if b not in resident and b not in fetched:
                 raise CheckFailed(f"{what}.dropped[{t}]: cache {q} drops block {b}, which it neither held nor fetched")
+        if forced:  # rule 5: the request's first min(k, C) blocks are held when it ends
+            kept, gone = (chain if capacity is None else chain[:capacity]), set(dropped)
+            for j, b in enumerate(kept):
+                if b in gone:
+                    how = "hit" if j < h else "fetched"
+                    raise CheckFailed(f"{what}.dropped[{t}]: cache {q} drops block {b}, which request {t} {how}: "
+                                      "forced admission holds every block of the request (up to the capacity) when it ends")
         resident.update(fetched)  # rule 3: what it held plus what it fetched ...
         resident.difference_update(dropped)  # ... minus what it lets go
         if capacity is not None and len(resident) > capacity:
@@ -239,11 +277,15 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
 
     cm = cert["cache_model"]
     model, capacity, routing, hosts = cm["model"], cm["capacity"], cm["routing"], cm.get("hosts")
+    admission = cm.get("admission", BYPASS)
+    forced = admission == FORCED
+    require(not forced or capacity is not None, "cache_model.admission is forced, but there is no capacity (forced admission needs one)")
     caches = _caches_read(model, routing, hosts, instance, require)
     size = "uncapacitated" if capacity is None else f"capacity {capacity} blocks per cache"
-    say(f"cache model: {model}, {size}, offline-optimal eviction, {caches_phrase(model, routing, hosts)}, starting empty")
+    admits = ", forced admission (every block a request hits or fetches is held when it ends)" if forced else ", bypass allowed"
+    say(f"cache model: {model}, {size}, offline-optimal eviction{admits}, {caches_phrase(model, routing, hosts)}, starting empty")
 
-    problem = {"instance_sha256": digest, "model": model, "capacity": capacity}
+    problem = {"instance_sha256": digest, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
     solvers = cert["solvers"]
     cpsat, z3, recorded_min = solvers["cp-sat"], solvers["z3"], solvers.get("min")
     for name, record in (("cp-sat", cpsat), ("z3", z3), ("min", recorded_min)):
@@ -253,10 +295,11 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
 
     status, objective, bound = cert["status"], cert["objective"], cert["bound"]
     chains = instance.chains
-    misses = replay(chains, caches, capacity, cert["witness"], "witness")
+    misses = replay(chains, caches, capacity, cert["witness"], "witness", forced)
     references = sum(len(c) for c in chains)
     require(misses == objective, f"the witness replays to {misses} misses, but objective is {objective}")
-    say(f"witness: replayed {len(chains)} requests by rules 1-4: {references - misses} hits, {misses} misses = objective {objective}")
+    rules = "rules 1-5 (forced admission)" if forced else "rules 1-4"
+    say(f"witness: replayed {len(chains)} requests by {rules}: {references - misses} hits, {misses} misses = objective {objective}")
 
     floor = len({(q, b) for q, chain in zip(caches, chains) for b in chain})
     unit = "distinct blocks" if model == "pooled" else "distinct (host, block) pairs"
@@ -268,6 +311,12 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     if capacity is None:
         optimum = floor
         require(bound <= floor, f"bound {bound} exceeds the floor {floor}, but uncapacitated the run that keeps everything misses exactly {floor} times")
+    elif forced:
+        optimum = recount.forced_misses(chains, caches, capacity)
+        require(objective >= optimum, f"the witness has {objective} misses, fewer than the forced-admission recount {optimum}: "
+                                      "Belady's theorem with pinned blocks would be false (please report this certificate)")
+        require(bound <= optimum, f"bound {bound} exceeds the fewest misses with forced admission, {optimum} (Belady's rule, recounted here)")
+        say(f"Belady's rule with forced admission on each cache's requests, recounted here: {optimum} misses")
     else:
         optimum = recount.min_misses(chains, caches, capacity)
         require(objective >= optimum, f"the witness has {objective} misses, fewer than the MIN recount {optimum}: "
@@ -298,11 +347,11 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     # Greedy runs: replayed like the witness; an LRU label is recounted; a run that beats the objective refutes OPTIMAL.
     for index, greedy in enumerate(cert.get("greedy", [])):
         what = f"greedy[{index}]"
-        greedy_misses = replay(chains, caches, capacity, greedy["run"], f"{what}.run")
+        greedy_misses = replay(chains, caches, capacity, greedy["run"], f"{what}.run", forced)
         require(greedy_misses == greedy["misses"], f"{what}: the run replays to {greedy_misses} misses, but misses is {greedy['misses']}")
         require(greedy_misses >= optimum, f"{what}: {greedy_misses} misses is below the fewest possible, {optimum}: impossible")
         require(status != "OPTIMAL" or greedy_misses >= objective, f"{what}: a legal run with {greedy_misses} misses, fewer than the claimed optimum {objective}")
-        if greedy["policy"] == "lru" and capacity is not None:
+        if greedy["policy"] == "lru" and capacity is not None and not forced:
             lru = recount.lru_misses(chains, caches, capacity)
             require(greedy_misses == lru, f"{what} is labelled 'lru', but LRU misses {lru} times here (recounted), not {greedy_misses}")
             label = f"label recounted here: LRU misses {lru} times"
@@ -316,9 +365,9 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         # A certificate made with the solvers claims OPTIMAL only when their records say so too.
         supported = supported and cpsat["status"] == "OPTIMAL" and z3 is not None and z3["at_objective"] == "sat" and z3["below_objective"] == "unsat"
     require(status == "FEASIBLE" or supported, f"status is {status}, but the records support FEASIBLE")
-    expected = claim_statement(model, capacity, status, objective, bound, routing, hosts)
+    expected = claim_statement(model, capacity, status, objective, bound, routing, hosts, admission)
     require(cert["claim"]["statement"] == expected, f"claim.statement does not match the model and numbers; expected: {expected!r}")
-    basis = basis_of(capacity, status)
+    basis = basis_of(capacity, status, admission)
     require(cert.get("basis") in (None, basis), f"basis does not state what the verdict rests on; expected: {basis!r}")
     say(f"status {status}: what the records support; claim: scope 'this instance', statement matches the model and the numbers")
 
@@ -328,6 +377,10 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         say(f"not relied on: {line}")
     if status == "OPTIMAL" and capacity is None:
         say(f"VERIFIED OPTIMAL on this instance only: the witness has {objective} misses and the compulsory floor, computed here, is {floor}.")
+    elif status == "OPTIMAL" and forced:
+        say(f"VERIFIED OPTIMAL on this instance only, for caches that admit every block they fetch and keep the running request's: the witness has {objective} "
+            "misses (replayed here) = Belady's rule with forced admission recounted here; that none has fewer rests on Belady's "
+            "theorem with the running request's blocks pinned (stated above; not proved in Lean).")
     elif status == "OPTIMAL":
         say(f"VERIFIED OPTIMAL on this instance only: the witness has {objective} misses (replayed here) = Belady's MIN recounted here; "
             "that none has fewer rests on Belady's theorem and the flat relaxation (stated above).")

@@ -1,4 +1,4 @@
-"""The checker's own recounts: flat MIN (the optimum) and flat LRU, in plain Python.
+"""The checker's own recounts: flat MIN (the optimum), the forced-admission optimum and flat LRU, in plain Python.
 
 Written apart from the searchers (:mod:`pyverify.sim.belady_min`,
 :mod:`pyverify.sim.simulate`) and short enough to read in a minute. Both work
@@ -15,6 +15,15 @@ in trace order), and each rests on a stated argument, not on code:
   sequence: a lower bound for per-host prefix caches (Lean theorem
   ``fleet_misses_ge_per_host_min``), achieved on prefix-closed chains
   (``per_host_min_is_fleet_run``).
+* :func:`forced_misses`: the optimum with *forced admission* (every block a
+  request hits or fetches is held when it ends, the first ``C`` of a longer
+  chain): per cache, after each request keep its first ``min(k, C)`` blocks
+  and, of the other blocks held, the soonest used again. Counted flatly (a
+  block of the request not held is a miss), which is what the argument needs:
+  Belady's exchange argument with those blocks pinned makes this flat count
+  the fewest of any forced run, and a prefix run's misses are at least its
+  flat misses (pyverify/sim/forced_min.py; docs/min-flat-relaxation.md,
+  "Forced admission"). Not proved in Lean; tested against exhaustive search.
 * :func:`lru_misses`: a flat LRU cache; equal to pyverify's longest-prefix LRU
   on prefix-closed traces (argued in pyverify/sim/mrc.py's docstring; Lean
   theorem ``prefix_lru_eq_flat``, for one cache, applied host by host; tested
@@ -65,6 +74,55 @@ def flat_min_misses(sequence: list[int], capacity: int) -> int:
 def min_misses(chains: Sequence[Sequence[int]], caches: Sequence[int], capacity: int) -> int:
     """The fewest misses of the prefix caches (sum over caches of flat MIN)."""
     return sum(flat_min_misses(seq, capacity) for seq in per_cache_sequences(chains, caches).values())
+
+
+def per_cache_requests(chains: Sequence[Sequence[int]], caches: Sequence[int]) -> dict[int, list[Sequence[int]]]:
+    requests: dict[int, list[Sequence[int]]] = {}
+    for chain, q in zip(chains, caches):
+        requests.setdefault(q, []).append(chain)
+    return requests
+
+
+def forced_requests_misses(requests: list[Sequence[int]], capacity: int) -> int:
+    """Flat misses of one forced-admission cache of ``capacity`` blocks kept by Belady's rule, request pinned."""
+    flat = [b for chain in requests for b in chain]
+    infinity = len(flat)
+    upcoming: list[int] = [infinity] * len(flat)
+    seen: dict[int, int] = {}
+    for i in range(len(flat) - 1, -1, -1):
+        upcoming[i] = seen.get(flat[i], infinity)
+        seen[flat[i]] = i
+    kept: dict[int, int] = {}  # block -> next use
+    farthest_first: list[tuple[int, int]] = []  # (-next use, block); stale entries skipped
+    misses = 0
+    i = 0
+    for chain in requests:
+        misses += sum(1 for b in chain if b not in kept)
+        must_keep = set(chain[:capacity])
+        for b in chain:
+            if b in must_keep:
+                kept[b] = upcoming[i]
+                heapq.heappush(farthest_first, (-upcoming[i], b))
+            else:
+                kept.pop(b, None)  # beyond the first C of its chain: computed, not cached
+            i += 1
+        set_aside = []
+        while len(kept) > capacity:
+            negative, victim = heapq.heappop(farthest_first)
+            if kept.get(victim) != -negative:
+                continue
+            if victim in must_keep:
+                set_aside.append((negative, victim))
+                continue
+            del kept[victim]
+        for entry in set_aside:
+            heapq.heappush(farthest_first, entry)
+    return misses
+
+
+def forced_misses(chains: Sequence[Sequence[int]], caches: Sequence[int], capacity: int) -> int:
+    """The fewest misses of forced-admission caches (sum over caches)."""
+    return sum(forced_requests_misses(requests, capacity) for requests in per_cache_requests(chains, caches).values())
 
 
 def lru_misses(chains: Sequence[Sequence[int]], caches: Sequence[int], capacity: int) -> int:
