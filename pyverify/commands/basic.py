@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
 from pyverify.errors import UserError
-from pyverify.inputs.load import load_described, load_input
+from pyverify.commands.input_options import add_input_options, load_described_with, load_with
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
@@ -90,6 +90,7 @@ def register(subparsers) -> None:
     validate = subparsers.add_parser("validate", help="say what an input is and check it: schema, routing, prefix closure")
     validate.add_argument("instance", help=INPUT_HELP)
     validate.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(validate)
     validate.set_defaults(func=run_validate)
 
     sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an instance")
@@ -105,6 +106,7 @@ def register(subparsers) -> None:
     sim.add_argument("--witness", action="store_true", help="include the per-request witness in --json output")
     sim.add_argument("--json", action="store_true", help="machine-readable output")
     add_engine_options(sim)
+    add_input_options(sim)
     sim.set_defaults(func=run_simulate)
 
     sw = subparsers.add_parser(
@@ -131,11 +133,12 @@ def register(subparsers) -> None:
     add_routing_options(sw)
     sw.add_argument("--chart", type=chart_path, metavar="PATH", help="write the hit-rate chart (.png, .svg, or a stem for both)")
     sw.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(sw)
     sw.set_defaults(func=run_sweep)
 
 
 def run_validate(args) -> int:
-    loaded = load_described(args.instance)
+    loaded = load_described_with(args, args.instance)
     instance = loaded.instance
     summary = {
         "file": args.instance,
@@ -180,7 +183,7 @@ def simulate_in_python(args) -> Simulation:
     from pyverify.sim.accounting import tally
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     size = resolve_cache_size(args, instance, args.instance)
     window = window_of(args)
     weights = instance_token_weights(instance, args.instance)
@@ -252,7 +255,7 @@ def run_sweep(args) -> int:
     from pyverify.sim.sweep import default_fleets_for, sweep_policies
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     sizes = args.fleets or default_fleets_for(instance)
     policies = args.routing or [default_policy(instance)]
     size = resolve_cache_size(args, instance, args.instance)

@@ -8,9 +8,9 @@ from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
 from pyverify.commands.engine_options import big_trace_file, kernels_available
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
+from pyverify.commands.input_options import add_input_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
-from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.sim.simulate import EVICTION_HELP, EVICTIONS, LEAF_LRU
 from pyverify.sim.window import Window, warmup_fraction
@@ -59,6 +59,7 @@ def register(subparsers) -> None:
     parser.add_argument("--warmup-fraction", type=warmup_fraction, default=0.0, metavar="W",
                         help="count only requests from floor(n x W) on (kvcache-simulator: 0.5; default: 0)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(parser)
     parser.set_defaults(func=run_budgets)
 
 
@@ -70,13 +71,8 @@ def run_budgets(args) -> int:
         raise UserError("budgets: needs --kv-model NAME or --kv-bytes-per-token BYTES to convert GiB to blocks")
     window = Window(args.warmup_fraction)
     # A big trace file is read as arrays and replayed by the compiled kernels, as simulate does.
-    on_arrays = big_trace_file(args.instance) and kernels_available()
-    if on_arrays:
-        from pyverify.inputs.columnar import read_columnar
-
-        trace = read_columnar(args.instance)
-    else:
-        trace = load_input(args.instance)
+    on_arrays = big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available()
+    trace = read_trace_with(args, args.instance) if on_arrays else load_with(args, args.instance)
     if trace.block_size_tokens is None:
         raise UserError(f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks")
     sweep = _sweep_arrays if on_arrays else _sweep_instance

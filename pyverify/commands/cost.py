@@ -21,8 +21,8 @@ from pyverify.cost.estimate import (
     zero_latency_break_even_gb_s,
 )
 from pyverify.cost.summary import distributions, sweep_conclusion, sweep_rows, verdict
+from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.errors import UserError
-from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
 from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
@@ -70,6 +70,7 @@ def register(subparsers) -> None:
     parser.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="write the chart (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(parser)
     parser.set_defaults(func=run_cost)
 
 
@@ -107,7 +108,7 @@ def run_cost(args) -> int:
         explicit = [*explicit, "kv_bytes_per_token"]
     sources = {"kv_bytes_per_token": kv.source} if kv is not None else {}
 
-    instance = load_input(args.input)
+    instance = load_with(args, args.input)
     if args.capacity_gib is not None:
         if instance.block_size_tokens is None:
             raise UserError(f"{args.input}: block_size_tokens: not given, so --capacity-gib cannot be converted to blocks; use --capacity")

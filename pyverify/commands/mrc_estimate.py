@@ -6,7 +6,7 @@ import argparse
 
 from pyverify.commands.engine_options import is_trace_file
 from pyverify.errors import UserError
-from pyverify.inputs.load import load_input
+from pyverify.commands.input_options import load_with, needs_instance_reader, read_trace_with
 
 ESTIMATE_NOTE = ("ESTIMATE (SHARDS spatial sampling, Waldspurger et al., FAST 2015); measured error against the exact "
                  "curve: see the README, 'Approximate curves'")
@@ -29,16 +29,16 @@ def add_sample_rate(parser) -> None:
 
 
 def run_mrc_estimate(args, print_json) -> int:
-    from pyverify.inputs.columnar import ColumnarTrace, read_columnar
+    from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.sim.mrc import log_capacities
     from pyverify.sim.shards import shards_curve
 
     if args.model != "pooled" or args.routing or args.fleet or args.verify:
         raise UserError("--sample-rate: estimates the pooled curve only (no --model per-host, --routing, --fleet or --verify)")
-    if is_trace_file(args.instance):
-        trace = read_columnar(args.instance)
+    if is_trace_file(args.instance) and not needs_instance_reader(args):
+        trace = read_trace_with(args, args.instance)
     else:
-        trace = ColumnarTrace.from_instance(load_input(args.instance))
+        trace = ColumnarTrace.from_instance(load_with(args, args.instance))
     curve = shards_curve(trace.ids, args.sample_rate)
     capacities = args.capacities or log_capacities(max(1, int(curve.histogram.size / args.sample_rate)))
     points = curve.points(capacities)

@@ -13,12 +13,13 @@ if TYPE_CHECKING:  # annotations only
 
 
 from pyverify.reports.charts import mrc_chart
-from pyverify.commands.argtypes import chart_path, fleet_size, output_file, positive_int
+from pyverify.commands.argtypes import chart_path, fleet_size, output_file
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
+from pyverify.commands.input_options import add_input_options, import_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
-from pyverify.inputs.load import load_described, load_input
+from pyverify.inputs.load import load_described
 from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
@@ -49,14 +50,7 @@ def register(subparsers) -> None:
     imp.add_argument("--hosts", type=fleet_size,
                      help="fleet size recorded in the instance (default: 1 for a trace, which carries no routing; an instance keeps its own)")
     imp.add_argument("--name", help="instance name (default: the file's stem, without .gz; 'stdin' for -)")
-    imp.add_argument("--allow-unsorted", action="store_true", help="accept decreasing timestamps with a warning")
-    imp.add_argument("--block-size", type=positive_int, metavar="TOKENS",
-                     help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, "
-                          "vLLM's); for chains of ids (Mooncake, an instance), a whole multiple of their block size to "
-                          "re-block to (every Kth id; see README 'Input formats')")
-    imp.add_argument("--tokenizer", metavar="PATH|bytes",
-                     help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
-                          "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
+    add_input_options(imp)
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
 
@@ -88,15 +82,13 @@ def register(subparsers) -> None:
     mrc.add_argument("--chart", type=chart_path, metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
     add_sample_rate(mrc)
+    add_input_options(mrc)
     mrc.set_defaults(func=run_mrc)
 
 
-def import_options(args, advance) -> ImportOptions:
-    """The ``trace import`` flags as :class:`ImportOptions`."""
-    from pyverify.inputs.records import ImportOptions
-
-    return ImportOptions(hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted,
-                         block_size=args.block_size, tokenizer=args.tokenizer, progress=advance)
+def trace_import_options(args, advance) -> ImportOptions:
+    """The ``trace import`` flags as :class:`ImportOptions`: the reading flags, and the instance's hosts and name."""
+    return import_options(args, advance, hosts=args.hosts, name=args.name)
 
 
 CURVE_POLICIES = ("lru", "opt")
@@ -116,7 +108,7 @@ def run_import(args) -> int:
     if str(args.output).lower().endswith(".parquet"):
         return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
-        loaded = load_described(args.trace, import_options(args, advance))
+        loaded = load_described(args.trace, trace_import_options(args, advance))
     instance = loaded.instance
     text = json.dumps(instance.to_json(), separators=(",", ":")) + "\n"
     write_text_atomic(args.output, text)
@@ -148,10 +140,10 @@ def run_import(args) -> int:
 
 def run_import_parquet(args) -> int:
     """``trace import ... -o x.parquet``: validate (same rules) and write the columnar form, atomically."""
-    from pyverify.inputs.columnar import read_columnar, write_parquet
+    from pyverify.inputs.columnar import write_parquet
     from pyverify.sim.counting import pooled_misses
 
-    trace = read_columnar(args.trace, allow_unsorted=args.allow_unsorted)
+    trace = read_trace_with(args, args.trace)
     write_parquet(trace, args.output)
     summary = {
         "trace": args.trace,
@@ -333,12 +325,11 @@ def _curve_input(args) -> CurveInput:
     if per_host and args.routing in ONLINE_POLICIES:
         raise UserError(f"--routing: {args.routing} depends on the cache capacity, so it has no one-pass curve; "
                         "use 'pyverify sweep --routing prefix-affinity --capacity C' at each capacity")
-    if big_trace_file(args.instance) and kernels_available():
+    if big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available():
         from pyverify.commands.array_simulate import ENGINE, route_trace
-        from pyverify.inputs.columnar import read_columnar
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
-        trace = read_columnar(args.instance)
+        trace = read_trace_with(args, args.instance)
         routing, fleet, policy = route_trace(trace, args) if per_host else (None, 1, None)
         replay = ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64))
 
@@ -349,7 +340,7 @@ def _curve_input(args) -> CurveInput:
                           routing, fleet, policy, trace_token_weights(trace, args.instance), lru_misses)
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     policy, fleet, routing = None, 1, None
     if per_host:
         policy = args.routing or default_policy(instance)

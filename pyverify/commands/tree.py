@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # annotations only; networkx is imported where the tree is bu
 from pyverify.commands.argtypes import chart_path
 from pyverify.reports.charts import save_figure
 from pyverify.errors import UserError
-from pyverify.inputs.load import load_input
+from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.inputs.model import ROOT, prefix_tree
 
 ORDER = 15
@@ -26,6 +26,7 @@ def register(subparsers) -> None:
     parser.add_argument("instance", help="instance JSON file")
     parser.add_argument("--draw", type=chart_path, metavar="PATH", help=f"draw the tree (.png, .svg, or a stem for both; at most {MAX_DRAWN_NODES} blocks)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(parser)
     parser.set_defaults(func=run_tree)
 
 
@@ -116,7 +117,7 @@ def draw_tree(tree: nx.DiGraph, path: str, title: str) -> list:
 
 
 def run_tree(args) -> int:
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     tree = prefix_tree(instance)
     summary = tree_summary(tree)
     drawn = draw_tree(tree, args.draw, f"{instance.name}: prefix tree") if args.draw else []
