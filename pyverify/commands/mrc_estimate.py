@@ -28,13 +28,29 @@ def add_sample_rate(parser) -> None:
                              "output is labelled as an estimate (default: exact)")
 
 
+def refuse_what_an_estimate_cannot_do(args) -> None:
+    """One line naming every flag the estimate would otherwise ignore (it draws no chart, has no optimum, ...)."""
+    asked = {
+        "--model per-host": args.model != "pooled",
+        "--routing": args.routing is not None,
+        "--fleet": args.fleet is not None,
+        "--verify": args.verify,
+        "--policy opt": "opt" in args.policy,
+        "--chart": args.chart is not None,
+        "--target-hit-rate": getattr(args, "target_hit_rate", None) is not None,
+    }
+    cannot = [flag for flag, given in asked.items() if given]
+    if cannot:
+        raise UserError(f"--sample-rate: the estimate is a table of the pooled chain-order LRU curve only; it cannot do "
+                        f"{', '.join(cannot)} (drop --sample-rate: the exact curves can)")
+
+
 def run_mrc_estimate(args, print_json) -> int:
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.sim.mrc import log_capacities
     from pyverify.sim.shards import shards_curve
 
-    if args.model != "pooled" or args.routing or args.fleet or args.verify:
-        raise UserError("--sample-rate: estimates the pooled curve only (no --model per-host, --routing, --fleet or --verify)")
+    refuse_what_an_estimate_cannot_do(args)
     if is_trace_file(args.instance) and not needs_instance_reader(args):
         trace = read_trace_with(args, args.instance)
     else:
