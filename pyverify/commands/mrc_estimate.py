@@ -24,7 +24,7 @@ def sample_rate(text: str) -> float:
 
 def add_sample_rate(parser) -> None:
     parser.add_argument("--sample-rate", type=sample_rate, metavar="R",
-                        help="estimate the pooled curve from a spatial sample of about R of the blocks (SHARDS); "
+                        help="estimate the pooled chain-order LRU curve from a spatial sample of about R of the blocks (SHARDS); "
                              "output is labelled as an estimate (default: exact)")
 
 
@@ -48,6 +48,7 @@ def refuse_what_an_estimate_cannot_do(args) -> None:
 def run_mrc_estimate(args, print_json) -> int:
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.sim.mrc import log_capacities
+    from pyverify.sim.simulate import LRU_NAME, LRU_NOTE
     from pyverify.sim.shards import shards_curve
 
     refuse_what_an_estimate_cannot_do(args)
@@ -58,15 +59,16 @@ def run_mrc_estimate(args, print_json) -> int:
     curve = shards_curve(trace.ids, args.sample_rate)
     capacities = args.capacities or log_capacities(max(1, int(curve.histogram.size / args.sample_rate)))
     points = curve.points(capacities)
-    result = {"instance": trace.name, "model": "pooled", "eviction": "lru", "estimate": True, "method": "SHARDS_adj",
+    result = {"instance": trace.name, "model": "pooled", "eviction": "lru", "lru": LRU_NOTE, "estimate": True, "method": "SHARDS_adj",
               "sample_rate": args.sample_rate, "references": curve.references,
               "sampled_references": curve.sampled_references, "note": ESTIMATE_NOTE, "points": points}
     if args.json:
         print_json(result)
         return 0
-    print(f"{trace.name}: ESTIMATED LRU miss-ratio curve, one pooled cache of C blocks; {curve.references} block references, "
+    print(f"{trace.name}: ESTIMATED {LRU_NAME} miss-ratio curve, one pooled cache of C blocks; {curve.references} block references, "
           f"{curve.sampled_references} sampled (rate {args.sample_rate})")
     print(f"  {ESTIMATE_NOTE}")
+    print(f"  {LRU_NOTE}")
     print(f"{'C blocks':>10} {'est. miss ratio':>16} {'est. hit rate':>14}")
     for point in points:
         print(f"{point['capacity_blocks']:>10} {point['estimated_miss_ratio']:>16.4f} {point['estimated_hit_rate']:>14.4f}")

@@ -23,7 +23,7 @@ from pyverify.inputs.load import load_described
 from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
-from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
+from pyverify.sim.simulate import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POOLED, simulate
 
 ORDER = 20
 
@@ -56,10 +56,13 @@ def register(subparsers) -> None:
 
     mrc = subparsers.add_parser(
         "mrc",
-        help="exact LRU and optimal (Belady MIN) miss-ratio curves: hit rate at every cache capacity, in one pass",
+        help=f"exact {LRU_NAME} and optimal (Belady MIN) miss-ratio curves: hit rate at every cache capacity, in one pass",
         description=(
-            "Exact LRU hit rate at every capacity from one pass of stack distances (Mattson et al. 1970). It is "
+            f"Exact {LRU_NAME} hit rate at every capacity from one pass of stack distances (Mattson et al. 1970). It is "
             "exact for pyverify's longest-prefix caches on prefix-closed traces (proof in pyverify/sim/mrc.py). "
+            "Chain-order LRU touches a request's blocks root first, so it can evict a parent before its child; "
+            "engines evict leaf-first (a block with no cached child), which can hit more or less at the same capacity "
+            "(compare with 'budgets --eviction lru,leaf-lru'). "
             "pooled: one cache of C blocks. per-host: every host caches C blocks, requests routed by a static "
             "policy (default round-robin for a trace, fold for an instance with routing; prefix-affinity depends "
             "on C and has no one-pass curve: use 'sweep --capacity'). --policy lru,opt adds the optimal curve: the "
@@ -74,7 +77,8 @@ def register(subparsers) -> None:
     mrc.add_argument("--routing", choices=sorted(POLICIES), help="static routing policy for per-host")
     add_routing_options(mrc)
     mrc.add_argument("--policy", type=curve_policies, default=("lru",), metavar="lru[,opt]",
-                     help="curves to compute: lru (default), opt (Belady's MIN: the optimum), or both, comma-separated")
+                     help="curves to compute: lru (default; chain-order LRU, not an engine's leaf-first LRU), opt (Belady's MIN: "
+                          "the optimum), or both, comma-separated")
     mrc.add_argument("--capacities", type=capacity_list, metavar="C1,C2,...",
                      help="capacities (blocks per cache) to print (default: about 10 per decade from 1 block to the capacity that reaches the ceiling)")
     mrc.add_argument("--verify", action="store_true",
@@ -219,11 +223,11 @@ def run_mrc(args) -> int:
     if args.chart:
         grid = log_capacities(full, per_decade=60)
         unit = block or 1
-        labels = {"lru": "LRU", "opt": "optimum (Belady MIN)"}
+        labels = {"lru": LRU_NAME, "opt": "optimum (Belady MIN)"}
         charts = mrc_chart(
             [(f"{labels[name]}, {where}", [c * unit for c in grid], curves[name].hit_rate(grid).tolist()) for name in policies],
             first.ceiling_hit_rate, args.chart,
-            title=f"{source.name}: exact {' and '.join(labels[name] for name in policies)} hit rate against cache capacity",
+            title=f"{source.name}: exact {' and '.join(labels[name] for name in policies)}\nhit rate against cache capacity",
             xlabel=f"capacity per cache ({'tokens, ' + str(block) + ' per block' if block else 'blocks'}; log scale)",
         )
     mismatches = [p for p in points if ("simulated_misses" in p and p["simulated_misses"] != p["misses"])
@@ -236,6 +240,7 @@ def run_mrc(args) -> int:
         "fleet_size": fleet,
         "routing": routing_policy,
         "eviction": LRU if policies == ("lru",) else list(policies),
+        **({"lru": LRU_NOTE} if "lru" in curves else {}),
         "references": first.references,
         "cold_misses": first.cold,
         "ceiling_hit_rate": first.ceiling_hit_rate,
@@ -251,10 +256,12 @@ def run_mrc(args) -> int:
         print_json(result)
         return 1 if mismatches else 0
     where = "one pooled cache" if args.model == POOLED else f"{fleet} per-host caches ({routing_policy} routing), each"
-    names = " and ".join({"lru": "LRU", "opt": "optimal (Belady MIN)"}[name] for name in policies)
+    names = " and ".join({"lru": LRU_NAME, "opt": "optimal (Belady MIN)"}[name] for name in policies)
     engine = f"; engine {source.engine}" if source.engine else ""
     print(f"{source.name}: exact {names} miss-ratio curve{'s' if len(policies) > 1 else ''}, {where} of C blocks; "
           f"{first.references} block references{engine}")
+    if "lru" in curves:
+        print(f"  {LRU_NOTE}")
     print(f"  ceiling (uncapacitated) hit rate {first.ceiling_hit_rate:.4f} = 1 - {first.cold}/{first.references}, "
           f"reached at C = {full} blocks" + (f" (the optimum reaches it at C = {result['opt_capacity_reaching_ceiling']})" if "opt" in curves and "lru" in curves else ""))
     header = f"{'C blocks':>10}" + (f" {'C tokens':>12}" if block else "")
