@@ -69,6 +69,7 @@ def test_cli_labels_the_estimate(tmp_path, capsys):
     (["--chart", "CHART"], "--chart"),
     (["--chart", "CHART", "--policy", "lru,opt"], "--policy opt, --chart"),
     (["--verify"], "--verify"),
+    (["--target-hit-rate", "0.5"], "--target-hit-rate"),
 ])
 def test_the_estimate_refuses_what_it_cannot_do(tmp_path, capsys, flags, named):
     path = tmp_path / "t.jsonl"

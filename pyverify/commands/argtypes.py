@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from fractions import Fraction
 
 
 def positive_int(text: str) -> int:
@@ -61,3 +62,14 @@ def chart_path(text: str) -> str:
     except UserError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def target_hit_rate(text: str) -> Fraction:
+    """``--target-hit-rate``: a number in (0, 1], kept exact (0.3 of 10 references is 3 hits)."""
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a hit rate in (0, 1], such as 0.5, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a hit rate in (0, 1], got {text!r}")
+    return value

@@ -7,6 +7,7 @@ import argparse
 from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
 from pyverify.commands.engine_options import big_trace_file, kernels_available
+from pyverify.commands.argtypes import target_hit_rate
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
 from pyverify.commands.input_options import add_input_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.errors import UserError
@@ -58,6 +59,11 @@ def register(subparsers) -> None:
                         help=f"eviction policies ({', '.join(EVICTIONS)}; default: leaf-lru)")
     parser.add_argument("--warmup-fraction", type=warmup_fraction, default=0.0, metavar="W",
                         help="count only requests from floor(n x W) on (kvcache-simulator: 0.5; default: 0)")
+    parser.add_argument("--target-hit-rate", type=target_hit_rate, metavar="X",
+                        help="also print, per policy and for the optimum (Belady MIN), the smallest capacity (blocks and "
+                             "GiB) whose block hit rate reaches X (0 < X <= 1): read off the exact curve for lru, vllm and "
+                             "the optimum; fifo and leaf-lru have none, so a bisection of simulations finds a capacity that "
+                             "reaches X where one block less does not (labelled, not proven smallest)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_input_options(parser)
     parser.set_defaults(func=run_budgets)
@@ -76,7 +82,13 @@ def run_budgets(args) -> int:
     if trace.block_size_tokens is None:
         raise UserError(f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks")
     sweep = _sweep_arrays if on_arrays else _sweep_instance
-    weights, by_policy = sweep(trace, args, kv, window)
+    weights, by_policy, (ids, lengths, replayer) = sweep(trace, args, kv, window)
+    targets = None
+    if args.target_hit_rate is not None:
+        from pyverify.sim.budgets import target_capacity
+
+        targets = [target_capacity(ids, lengths, replayer(policy), policy, args.target_hit_rate, window)
+                   for policy in [*args.eviction, "opt"]]
     if args.json:
         print_json({
             "instance": trace.name,
@@ -88,6 +100,7 @@ def run_budgets(args) -> int:
             "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(trace.n_requests)},
             "token_weights": weights.source if weights else None,
             "points": {policy: [p.to_json() for p in points] for policy, points in by_policy.items()},
+            **({"target": _target_json(targets, args.target_hit_rate, trace.block_size_tokens, kv)} if targets else {}),
         })
         return 0
     engine = f"; engine {ARRAYS_ENGINE}" if on_arrays else ""
@@ -102,17 +115,65 @@ def run_budgets(args) -> int:
     one_pass = [policy for policy in by_policy if policy in ONE_PASS]
     if one_pass:
         print(f"  ({', '.join(one_pass)}: every budget from one pass of stack distances)")
+    if targets:
+        _print_targets(targets, args.target_hit_rate, trace.block_size_tokens, kv)
     return 0
+
+
+def _gib(blocks: int, block_tokens: int, kv) -> float:
+    """KV memory of ``blocks`` blocks, in GiB (2**30 bytes)."""
+    return blocks * block_tokens * kv.bytes_per_token / 2**30
+
+
+def _target_json(targets, rate, block_tokens: int, kv) -> dict:
+    from pyverify.sim.budgets import BISECTION, BISECTION_NOTE
+
+    by_policy = {}
+    for found in targets:
+        blocks = found.capacity_blocks
+        by_policy[found.policy] = {**found.to_json(), "capacity_tokens": None if blocks is None else blocks * block_tokens,
+                                   "capacity_gib": None if blocks is None else _gib(blocks, block_tokens, kv)}
+    return {"hit_rate": float(rate), "measure": "block hit rate over the measured requests, one pooled cache",
+            "by_policy": by_policy, **({"bisection": BISECTION_NOTE} if any(f.method == BISECTION for f in targets) else {})}
+
+
+def _print_targets(targets, rate, block_tokens: int, kv) -> None:
+    from pyverify.sim.budgets import BISECTION, BISECTION_NOTE
+
+    print(f"smallest pooled capacity with block hit rate >= {float(rate):g} over the measured requests:")
+    names = {found.policy: "optimum (Belady MIN)" if found.policy == "opt" else found.policy for found in targets}
+    width = max(len(name) for name in names.values())
+    for found in targets:
+        blocks = found.capacity_blocks
+        if blocks is not None:
+            text = f"{blocks} blocks = {blocks * block_tokens} tokens = {_gib(blocks, block_tokens, kv):.4g} GiB"
+        elif found.method.startswith("not computed"):
+            print(f"  {names[found.policy]:<{width}}  {found.method}")
+            continue
+        else:
+            text = f"not reached (even uncapacitated: {found.ceiling_hit_rate:.4f})"
+        print(f"  {names[found.policy]:<{width}}  {text}  ({found.method})")
+    if any(found.method == BISECTION for found in targets):
+        print(f"  ({BISECTION_NOTE})")
 
 
 def _sweep_instance(instance, args, kv, window):
     """Every policy's budgets on the input loaded as an instance (Python chains)."""
     from pyverify.sim.budgets import budget_sweep
+    from pyverify.sim.counting import flatten
+    from pyverify.sim.simulate import POOLED, simulate
     from pyverify.sim.tokens import instance_token_weights
 
     weights = instance_token_weights(instance, args.instance)
-    return weights, {policy: budget_sweep(instance.chains, args.budgets_gib, kv.bytes_per_token, instance.block_size_tokens,
-                                          policy, weights, window) for policy in args.eviction}
+    by_policy = {policy: budget_sweep(instance.chains, args.budgets_gib, kv.bytes_per_token, instance.block_size_tokens,
+                                      policy, weights, window) for policy in args.eviction}
+
+    def replayer(policy):
+        def replay(capacity):
+            return simulate(instance.chains, None, POOLED, capacity=capacity, eviction=policy, runs=20).hit_blocks
+        return replay
+
+    return weights, by_policy, (*flatten(instance.chains), replayer)
 
 
 def _sweep_arrays(trace, args, kv, window):
@@ -132,4 +193,8 @@ def _sweep_arrays(trace, args, kv, window):
 
         by_policy[policy] = budget_sweep_flat(trace.ids, lengths, replay, args.budgets_gib, kv.bytes_per_token,
                                               trace.block_size_tokens, policy, weights, window)
-    return weights, by_policy
+
+    def replayer(policy):
+        return lambda capacity: prepared.hits(capacity, policy)
+
+    return weights, by_policy, (trace.ids, lengths, replayer)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pyverify.commands.engine_options import is_trace_file
+from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError
 from pyverify.commands.input_options import load_with, needs_instance_reader, read_trace_with
 
@@ -69,7 +70,8 @@ def run_mrc_estimate(args, print_json) -> int:
           f"{curve.sampled_references} sampled (rate {args.sample_rate})")
     print(f"  {ESTIMATE_NOTE}")
     print(f"  {LRU_NOTE}")
-    print(f"{'C blocks':>10} {'est. miss ratio':>16} {'est. hit rate':>14}")
-    for point in points:
-        print(f"{point['capacity_blocks']:>10} {point['estimated_miss_ratio']:>16.4f} {point['estimated_hit_rate']:>14.4f}")
+    columns = [("C blocks", "capacity_blocks", "d"), ("est. miss ratio", "estimated_miss_ratio", ".4f"),
+               ("est. hit rate", "estimated_hit_rate", ".4f")]
+    for line in aligned_table(columns, points):
+        print(line)
     return 0

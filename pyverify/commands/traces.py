@@ -13,12 +13,15 @@ if TYPE_CHECKING:  # annotations only
 
 
 from pyverify.reports.charts import mrc_chart
-from pyverify.commands.argtypes import chart_path, fleet_size, output_file
+from pyverify.commands.argtypes import chart_path, fleet_size, output_file, target_hit_rate
+from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.input_options import add_input_options, import_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
+from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError
 from pyverify.fileio import write_text_atomic
+from pyverify.inputs.kv_models import kv_size
 from pyverify.inputs.load import load_described
 from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
@@ -84,6 +87,11 @@ def register(subparsers) -> None:
     mrc.add_argument("--verify", action="store_true",
                      help="also replay pyverify.sim.simulate's LRU (and MIN, for opt) at each printed capacity and report agreement (exit 1 on any difference)")
     mrc.add_argument("--chart", type=chart_path, metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
+    mrc.add_argument("--target-hit-rate", type=target_hit_rate, metavar="X",
+                     help="also print the smallest capacity per cache whose block hit rate is at least X (0 < X <= 1), "
+                          "for each curve, read off the exact curve; 'not reached' when even an uncapacitated cache "
+                          "falls short. In GiB too with --kv-model or --kv-bytes-per-token")
+    add_kv_size_options(mrc)
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
     add_sample_rate(mrc)
     add_input_options(mrc)
@@ -202,11 +210,17 @@ def run_mrc(args) -> int:
             if "lru" in curves:
                 point["lru_capacity_to_match_opt"] = capacity_to_match(curves["lru"], int(misses))
     block = source.block_size_tokens
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    if kv is not None and block is None:
+        raise UserError(f"{args.instance}: block_size_tokens: not given, so capacities cannot be converted to GiB; drop --kv-model/--kv-bytes-per-token")
+    target = _target_capacities(args.target_hit_rate, curves, block, kv)
     if "lru" in curves and source.weights is not None:
         _add_token_hit_rates(source, points)
     for point in points:
         if block:
             point["capacity_tokens"] = point["capacity_blocks"] * block
+        if kv is not None:
+            point["capacity_gib"] = _gib(point["capacity_blocks"], block, kv)
     if args.verify:
         from pyverify.sim.belady_min import min_run_flat
 
@@ -248,6 +262,8 @@ def run_mrc(args) -> int:
         "block_size_tokens": block,
         "points": points,
         "verified": (not mismatches) if args.verify else None,
+        **({"kv_bytes_per_token": kv.bytes_per_token, "kv_bytes_source": kv.source} if kv is not None else {}),
+        **({"target": target} if target is not None else {}),
         "charts": [str(path) for path in charts],
     }
     if "opt" in curves:
@@ -264,32 +280,73 @@ def run_mrc(args) -> int:
         print(f"  {LRU_NOTE}")
     print(f"  ceiling (uncapacitated) hit rate {first.ceiling_hit_rate:.4f} = 1 - {first.cold}/{first.references}, "
           f"reached at C = {full} blocks" + (f" (the optimum reaches it at C = {result['opt_capacity_reaching_ceiling']})" if "opt" in curves and "lru" in curves else ""))
-    header = f"{'C blocks':>10}" + (f" {'C tokens':>12}" if block else "")
+    if kv is not None:
+        print(f"  GiB: blocks x {block} tokens x {kv.bytes_per_token:g} bytes/token ({kv.source})")
+    columns = [("C blocks", "capacity_blocks", "d")]
+    columns += [("C tokens", "capacity_tokens", "d")] if block else []
+    columns += [("C GiB", "capacity_gib", ".4g")] if kv is not None else []
     if "lru" in curves:
-        header += f" {'misses':>10} {'hit rate':>9}" + (f" {'token hr':>9}" if "token_hit_rate" in points[0] else "")
-        header += f" {'simulated':>10}" if args.verify else ""
+        columns += [("misses", "misses", "d"), ("hit rate", "hit_rate", ".4f")]
+        columns += [("token hit rate", "token_hit_rate", ".4f")] if "token_hit_rate" in points[0] else []
+        columns += [("simulated", "simulated_misses", "d")] if args.verify else []
     if "opt" in curves:
-        header += f" {'opt misses':>10} {'opt hit':>8}" + (f" {'MIN run':>10}" if args.verify else "")
-        if "lru" in curves:
-            header += f" {'LRU needs C':>12}"
-    print(header)
-    for point in points:
-        line = f"{point['capacity_blocks']:>10}" + (f" {point['capacity_tokens']:>12}" if block else "")
-        if "lru" in curves:
-            line += f" {point['misses']:>10} {point['hit_rate']:>9.4f}" + (f" {point['token_hit_rate']:>9.4f}" if "token_hit_rate" in point else "")
-            line += f" {point['simulated_misses']:>10}" if args.verify else ""
-        if "opt" in curves:
-            line += f" {point['opt_misses']:>10} {point['opt_hit_rate']:>8.4f}" + (f" {point['min_run_misses']:>10}" if args.verify else "")
-            if "lru" in curves:
-                line += f" {point['lru_capacity_to_match_opt'] if point['lru_capacity_to_match_opt'] is not None else '-':>12}"
+        columns += [("opt misses", "opt_misses", "d"), ("opt hit rate", "opt_hit_rate", ".4f")]
+        columns += [("MIN run", "min_run_misses", "d")] if args.verify else []
+        columns += [("LRU needs C", "lru_capacity_to_match_opt", "d")] if "lru" in curves else []
+    for line in aligned_table(columns, points):
         print(line)
     if args.verify:
         checked = " and ".join(name for name, key in (("pyverify.sim.simulate's LRU run", "lru"), ("a MIN run (pyverify.sim.belady_min)", "opt")) if key in curves)
         print(f"verify: every curve point equals {checked}" if not mismatches
               else f"verify: {len(mismatches)} capacities DIFFER from the per-capacity runs")
+    if target is not None:
+        _print_target(target, {"lru": LRU_NAME, "opt": "optimum (Belady MIN)"})
     for path in charts:
         print(f"chart: {path}")
     return 1 if mismatches else 0
+
+
+def _gib(blocks: int, block_tokens: int, kv) -> float:
+    """KV memory of ``blocks`` blocks, in GiB (2**30 bytes)."""
+    return blocks * block_tokens * kv.bytes_per_token / 2**30
+
+
+def _target_capacities(rate, curves, block, kv) -> dict | None:
+    """For ``--target-hit-rate``: each curve's smallest capacity reaching ``rate`` (pyverify.sim.target)."""
+    from pyverify.sim.target import hits_needed, smallest_on_curve
+
+    if rate is None:
+        return None
+    by_policy = {}
+    for name, curve in curves.items():
+        blocks = smallest_on_curve(curve, rate)
+        by_policy[name] = {
+            "reached": blocks is not None,
+            "capacity_blocks": blocks,
+            "capacity_tokens": blocks * block if blocks is not None and block else None,
+            "capacity_gib": _gib(blocks, block, kv) if blocks is not None and kv is not None else None,
+            "ceiling_hit_rate": curve.ceiling_hit_rate,
+        }
+    references = next(iter(curves.values())).references
+    return {"hit_rate": str(rate) if rate.denominator != 1 else "1", "hit_rate_value": float(rate),
+            "measure": "block hit rate over all block references", "hits_needed": hits_needed(rate, references),
+            "by_policy": by_policy}
+
+
+def _print_target(target: dict, names: dict[str, str]) -> None:
+    print(f"smallest capacity per cache with block hit rate >= {target['hit_rate_value']:g} "
+          f"({target['hits_needed']} hits), read off the exact curve:")
+    width = max(len(names[name]) for name in target["by_policy"])
+    for name, found in target["by_policy"].items():
+        if not found["reached"]:
+            text = f"not reached (even uncapacitated: {found['ceiling_hit_rate']:.4f})"
+        else:
+            text = f"{found['capacity_blocks']} blocks"
+            if found["capacity_tokens"] is not None:
+                text += f" = {found['capacity_tokens']} tokens"
+            if found["capacity_gib"] is not None:
+                text += f" = {found['capacity_gib']:.4g} GiB"
+        print(f"  {names[name]:<{width}}  {text}")
 
 
 def _add_token_hit_rates(source: "CurveInput", points) -> None:
