@@ -7,7 +7,7 @@ import json
 from contextlib import contextmanager
 
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
-from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
+from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
 from pyverify.errors import UserError
 from pyverify.commands.input_options import add_input_options, load_described_with, load_with
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
@@ -278,6 +278,8 @@ def run_sweep(args) -> int:
         title = f"{instance.name}: hit rate as the fleet grows ({cache_text})"
         if len(policies) == 1:
             charts = fleet_sweep_chart(rows, args.chart, title=f"{instance.name}: hit rate as the fleet grows ({cache_text}, {policies[0]} routing)")
+        elif len(sizes) == 1:  # one fleet: a bar per routing, its load beside its hit rate
+            charts = routing_load_chart(by_policy, args.chart, title=f"{instance.name}: {sizes[0]} hosts, routing policies compared ({cache_text})")
         else:
             charts = policy_fleet_chart(by_policy, args.chart, title=title)
     if args.json:
