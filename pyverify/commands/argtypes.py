@@ -6,6 +6,17 @@ import argparse
 from fractions import Fraction
 
 
+def did_you_mean(word: str, candidates) -> str:
+    """`` (did you mean 'X'?)`` for the candidate closest to a mistyped ``word``, or ``''`` (difflib).
+
+    The one place names are suggested: the parser (subcommands, flags, choices) and the list types use it.
+    """
+    import difflib
+
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def positive_int(text: str) -> int:
     """An integer >= 1."""
     try:

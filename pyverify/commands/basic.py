@@ -6,7 +6,7 @@ import argparse
 import json
 from contextlib import contextmanager
 
-from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
+from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
 from pyverify.errors import UserError
 from pyverify.commands.input_options import add_input_options, load_described_with, load_with
@@ -68,7 +68,8 @@ def policy_list(text: str) -> list[str]:
     policies = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [policy for policy in policies if policy not in POLICIES]
     if unknown or not policies:
-        raise argparse.ArgumentTypeError(f"unknown routing policy {(unknown or [text])[0]!r}; choose from: {', '.join(POLICIES)}")
+        raise argparse.ArgumentTypeError(f"unknown routing policy {(unknown or [text])[0]!r}; choose from: {', '.join(POLICIES)}"
+                                         + (did_you_mean(unknown[0], POLICIES) if unknown else ""))
     if len(set(policies)) != len(policies):
         raise argparse.ArgumentTypeError(f"routing policies repeat in {text!r}")
     return policies

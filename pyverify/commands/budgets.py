@@ -7,7 +7,7 @@ import argparse
 from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
 from pyverify.commands.engine_options import big_trace_file, kernels_available
-from pyverify.commands.argtypes import target_hit_rate
+from pyverify.commands.argtypes import did_you_mean, target_hit_rate
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
 from pyverify.commands.input_options import add_input_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.errors import UserError
@@ -33,7 +33,8 @@ def eviction_list(text: str) -> list[str]:
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in names if name not in EVICTIONS]
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown eviction policy {(unknown or [text])[0]!r}; choose from: {', '.join(EVICTIONS)}")
+        raise argparse.ArgumentTypeError(f"unknown eviction policy {(unknown or [text])[0]!r}; choose from: {', '.join(EVICTIONS)}"
+                                         + (did_you_mean(unknown[0], EVICTIONS) if unknown else ""))
     return list(dict.fromkeys(names))
 
 
