@@ -53,7 +53,7 @@ def register(subparsers) -> None:
         ),
     )
     parser.add_argument("instance", help=INPUT_HELP)
-    add_kv_size_options(parser)
+    add_kv_size_options(parser, required=True)  # GiB budgets become blocks only with bytes per token
     parser.add_argument("--budgets-gib", type=budget_list, default=list(DEFAULT_BUDGETS_GIB), metavar="G1,G2,...",
                         help="GiB budgets (default: kvcache-simulator's 1,2,4,...,16384)")
     parser.add_argument("--eviction", type=eviction_list, default=[LEAF_LRU], metavar="POLICY[,POLICY...]",
@@ -73,9 +73,7 @@ def register(subparsers) -> None:
 def run_budgets(args) -> int:
     from pyverify.sim.budgets import ONE_PASS
 
-    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
-    if kv is None:
-        raise UserError("budgets: needs --kv-model NAME or --kv-bytes-per-token BYTES to convert GiB to blocks")
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)  # one of the two is required by the parser
     window = Window(args.warmup_fraction)
     # A big trace file is read as arrays and replayed by the compiled kernels, as simulate does.
     on_arrays = big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available()
