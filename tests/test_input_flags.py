@@ -112,3 +112,11 @@ def test_block_size_reblocks_in_any_command(capsys, tmp_path):
     status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--block-size", "4", "--json")
     assert status == 0, err
     assert json.loads(out)["references"] == 2  # 10 tokens: two full blocks of 4
+
+
+@pytest.mark.parametrize("command", sorted(set(input_commands()) - NOT_YET))
+def test_input_help_says_every_format_is_read(command):
+    """Every command reads every format (pyverify.inputs.load), so no input's help says 'instance JSON file'."""
+    [action] = [a for a in input_commands()[command]._actions if not a.option_strings and a.dest in ("instance", "input", "trace")]
+    assert "instance JSON file" not in action.help
+    assert "Mooncake" in action.help and "-" in action.help

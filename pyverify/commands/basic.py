@@ -94,7 +94,7 @@ def register(subparsers) -> None:
     add_input_options(validate)
     validate.set_defaults(func=run_validate)
 
-    sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an instance")
+    sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an input (an instance or a trace)")
     sim.add_argument("instance", help=INPUT_HELP)
     sim.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
     sim.add_argument("--routing", choices=sorted(POLICIES),
