@@ -240,3 +240,11 @@ def test_block_tokens_given_by_the_input_is_not_called_an_assumption(capsys, con
     source = cost_json(capsys, conversation)["params"]["block_tokens"]["source"]
     assert "given by the input" in source and "assumption" not in source
     assert "assumption" in cost_json(capsys, small)["params"]["block_tokens"]["source"]  # the lab-style instance gives none
+
+
+def test_token_id_input_is_not_said_to_have_a_partial_last_block(capsys, tmp_path):
+    path = tmp_path / "tokens.jsonl"
+    path.write_text("".join(json.dumps({"prompt_token_ids": list(range(40))}) + "\n" for _ in range(3)))
+    result = cost_json(capsys, str(path), "--block-size", "16")
+    assert "last block partial" not in result["prompt_tokens_from"]
+    assert "tokens past the last block are always recomputed" in result["prompt_tokens_from"]

@@ -231,7 +231,8 @@ def _result(args, instance, params, block_source, has_tokens, policy, fleet, poo
         "requests": instance.n_requests,
         "block_tokens": params.block_tokens,
         "block_tokens_source": block_source,
-        "prompt_tokens_from": ("each request's input_tokens (Mooncake's input_length; the last block partial)"
+        "prompt_tokens_from": ("each request's input_tokens (its prompt length: a partial last block counts only its tokens, "
+                               "tokens past the last block are always recomputed)"
                                if has_tokens else "blocks x block_tokens"),
         "params": {
             name: {"value": getattr(params, name), "unit": p.unit, "meaning": p.meaning, "source": sources.get(name, p.source)}
