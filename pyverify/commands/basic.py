@@ -14,7 +14,7 @@ from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
 from pyverify.commands.simulation import Simulation
-from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, route
+from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, describe_hosts, hosts_source, route
 from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
 from pyverify.sim.simulate import MODELS, PER_HOST, simulate
 
@@ -148,6 +148,7 @@ def run_validate(args) -> int:
         "name": instance.name,
         "sha256": instance_sha256(instance),
         "hosts": instance.hosts,
+        "hosts_source": hosts_source(instance),
         "requests": instance.n_requests,
         "block_references": instance.n_references,
         "distinct_blocks": len({b for chain in instance.chains for b in chain}),
@@ -164,7 +165,9 @@ def run_validate(args) -> int:
         for note in loaded.notes:
             print(f"  note: {note}")
         for key, value in summary.items():
-            if key not in ("file", "format", "compression"):
+            if key == "hosts":
+                value = describe_hosts(instance)
+            if key not in ("file", "format", "compression", "hosts_source"):
                 print(f"  {key:17} {value}")
     return 0
 

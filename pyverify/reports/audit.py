@@ -32,7 +32,7 @@ from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
 from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table
-from pyverify.sim.routing import default_policy
+from pyverify.sim.routing import default_policy, describe_hosts
 from pyverify.project import DEFAULT_REGISTRY
 
 STEPS = ("validate", "sweep", "memory limit", "certify", "verify", "lean check", "bridge", "report")
@@ -90,7 +90,7 @@ def run_audit(
     with StagedDirectory(output, "audit") as stage:
         staging = stage.path
         instance = audit.timed("validate", lambda: load_input(instance_path),
-                               lambda i: f"{i.n_requests} requests, {i.n_references} block references, {i.hosts} hosts, prefix-closed")
+                               lambda i: f"{i.n_requests} requests, {i.n_references} block references, {describe_hosts(i)}, prefix-closed")
         digest = instance_sha256(instance)
 
         policy = default_policy(instance)
