@@ -70,6 +70,7 @@ def test_cli_labels_the_estimate(tmp_path, capsys):
     (["--chart", "CHART", "--policy", "lru,opt"], "--policy opt, --chart"),
     (["--verify"], "--verify"),
     (["--target-hit-rate", "0.5"], "--target-hit-rate"),
+    (["--kv-model", "llama-3.1-8b"], "--kv-model/--kv-bytes-per-token (GiB)"),
 ])
 def test_the_estimate_refuses_what_it_cannot_do(tmp_path, capsys, flags, named):
     path = tmp_path / "t.jsonl"
