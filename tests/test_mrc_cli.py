@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -175,3 +176,20 @@ def test_hits_needed_is_exact():
 
     assert hits_needed(Fraction("0.3"), 10) == 3  # 0.3 * 10 in floating point is 3.0000000000000004
     assert hits_needed(Fraction("0.7"), 10) == 7  # and 0.7 * 10 is 7.000000000000001
+
+
+def test_mrc_table_columns_are_aligned_and_apart(capsys, tmp_path):
+    path = trace(tmp_path)
+    status, out, err = run_cli(capsys, "mrc", path, "--policy", "lru,opt", "--verify", "--capacities", "1,2,100000",
+                               "--kv-bytes-per-token", "131072")
+    assert status == 0, err
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("C blocks"))
+    table = lines[start:start + 4]
+    header = table[0]
+    assert "C GiB  misses  hit rate  token hit rate  simulated  opt misses  opt hit rate  MIN run  LRU needs C" in header
+    assert len({len(line) for line in table}) == 1  # right-aligned: every row as wide as the header
+    # every cell ends where its header ends
+    ends = [m.end() for m in re.finditer(r"\S+(?: \S+)*", header)]  # names are one space inside, two apart
+    for row in table[1:]:
+        assert all(row[end - 1] != " " and (end == len(row) or row[end] == " ") for end in ends), row

@@ -75,5 +75,5 @@ def run_mrc_estimate(args, print_json) -> int:
     columns = [("C blocks", "capacity_blocks", "d"), ("est. miss ratio", "estimated_miss_ratio", ".4f"),
                ("est. hit rate", "estimated_hit_rate", ".4f")]
     for line in aligned_table(columns, points):
-        print(line)
+        print(f"  {line}")
     return 0

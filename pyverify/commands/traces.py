@@ -294,7 +294,7 @@ def run_mrc(args) -> int:
         columns += [("MIN run", "min_run_misses", "d")] if args.verify else []
         columns += [("LRU needs C", "lru_capacity_to_match_opt", "d")] if "lru" in curves else []
     for line in aligned_table(columns, points):
-        print(line)
+        print(f"  {line}")
     if args.verify:
         checked = " and ".join(name for name, key in (("pyverify.sim.simulate's LRU run", "lru"), ("a MIN run (pyverify.sim.belady_min)", "opt")) if key in curves)
         print(f"verify: every curve point equals {checked}" if not mismatches
