@@ -235,7 +235,7 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
         f"# pyverify audit: {instance.name}",
         "",
         f"Instance `{audit.instance_path}`, SHA-256 `{digest}`: {instance.n_requests} requests, "
-        f"{instance.n_references} block references, {instance.hosts} hosts.",
+        f"{instance.n_references} block references, {describe_hosts(instance)}.",
         "",
     ]
     if instance.description:
