@@ -134,8 +134,14 @@ def test_validate_pluralises_hosts_and_says_where_the_count_comes_from(capsys, t
     assert "16 hosts (given by its routing)" in out
 
 
-def test_audit_step_says_hosts_the_same_way():
-    from pyverify.inputs.load import load_input
-    from pyverify.sim.routing import describe_hosts
+def test_audit_says_hosts_the_same_way(capsys, tmp_path):
+    from .conftest import REPO
 
-    assert describe_hosts(load_input(LAB_INSTANCE)) == "16 hosts (given by its routing)"
+    trace = write(tmp_path, "t.jsonl", "".join(json.dumps({"timestamp": i, "input_length": 1024, "output_length": 1,
+                                                           "hash_ids": [1, 2 + i]}) + "\n" for i in range(2)))
+    status, out, err = run_cli(capsys, "audit", trace, "-o", str(tmp_path / "report"), "--registry", str(REPO / "lean" / "theorems.json"))
+    assert status == 0, err
+    said = "1 host (none named: commands route it to 16 hosts unless --fleet)"
+    assert said in out and "1 hosts" not in out
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert f"4 block references, {said}." in report and "1 hosts" not in report
