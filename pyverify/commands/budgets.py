@@ -8,7 +8,7 @@ from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
 from pyverify.commands.engine_options import big_trace_file, kernels_available
 from pyverify.commands.argtypes import did_you_mean, target_hit_rate
-from pyverify.commands.cache_options import add_kv_size_options, positive_number
+from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks, positive_number
 from pyverify.commands.input_options import add_input_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
@@ -119,10 +119,6 @@ def run_budgets(args) -> int:
     return 0
 
 
-def _gib(blocks: int, block_tokens: int, kv) -> float:
-    """KV memory of ``blocks`` blocks, in GiB (2**30 bytes)."""
-    return blocks * block_tokens * kv.bytes_per_token / 2**30
-
 
 def _target_json(targets, rate, block_tokens: int, kv) -> dict:
     from pyverify.sim.budgets import BISECTION, BISECTION_NOTE
@@ -131,7 +127,7 @@ def _target_json(targets, rate, block_tokens: int, kv) -> dict:
     for found in targets:
         blocks = found.capacity_blocks
         by_policy[found.policy] = {**found.to_json(), "capacity_tokens": None if blocks is None else blocks * block_tokens,
-                                   "capacity_gib": None if blocks is None else _gib(blocks, block_tokens, kv)}
+                                   "capacity_gib": None if blocks is None else gib_of_blocks(blocks, block_tokens, kv)}
     return {"hit_rate": float(rate), "measure": "block hit rate over the measured requests, one pooled cache",
             "by_policy": by_policy, **({"bisection": BISECTION_NOTE} if any(f.method == BISECTION for f in targets) else {})}
 
@@ -145,7 +141,7 @@ def _print_targets(targets, rate, block_tokens: int, kv) -> None:
     for found in targets:
         blocks = found.capacity_blocks
         if blocks is not None:
-            text = f"{blocks} blocks = {blocks * block_tokens} tokens = {_gib(blocks, block_tokens, kv):.4g} GiB"
+            text = f"{blocks} blocks = {blocks * block_tokens} tokens = {gib_of_blocks(blocks, block_tokens, kv):.4g} GiB"
         elif found.method.startswith("not computed"):
             print(f"  {names[found.policy]:<{width}}  {found.method}")
             continue

@@ -110,8 +110,14 @@ def resolve_cache_size(args, instance, path: str) -> CacheSize:
     return CacheSize(None, "uncapacitated", kv)
 
 
+def gib_of_blocks(blocks: int, block_tokens: int, kv: KVSize) -> float:
+    """KV memory of ``blocks`` blocks of ``block_tokens`` tokens, in GiB (2**30 bytes): the inverse of --capacity-gib."""
+    return blocks * block_tokens * kv.bytes_per_token / 2**30
+
+
 def window_of(args) -> Window:
     return Window(getattr(args, "warmup_fraction", 0.0))
 
 
-__all__ = ["CacheSize", "add_cache_options", "add_kv_size_options", "positive_number", "resolve_cache_size", "window_of"]
+__all__ = ["CacheSize", "add_cache_options", "add_kv_size_options", "gib_of_blocks", "positive_number", "resolve_cache_size",
+           "window_of"]

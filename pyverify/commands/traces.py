@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only
 
 from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import chart_path, fleet_size, output_file, target_hit_rate
-from pyverify.commands.cache_options import add_kv_size_options
+from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.input_options import add_input_options, import_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
@@ -220,7 +220,7 @@ def run_mrc(args) -> int:
         if block:
             point["capacity_tokens"] = point["capacity_blocks"] * block
         if kv is not None:
-            point["capacity_gib"] = _gib(point["capacity_blocks"], block, kv)
+            point["capacity_gib"] = gib_of_blocks(point["capacity_blocks"], block, kv)
     if args.verify:
         from pyverify.sim.belady_min import min_run_flat
 
@@ -306,10 +306,6 @@ def run_mrc(args) -> int:
     return 1 if mismatches else 0
 
 
-def _gib(blocks: int, block_tokens: int, kv) -> float:
-    """KV memory of ``blocks`` blocks, in GiB (2**30 bytes)."""
-    return blocks * block_tokens * kv.bytes_per_token / 2**30
-
 
 def _target_capacities(rate, curves, block, kv) -> dict | None:
     """For ``--target-hit-rate``: each curve's smallest capacity reaching ``rate`` (pyverify.sim.target)."""
@@ -324,7 +320,7 @@ def _target_capacities(rate, curves, block, kv) -> dict | None:
             "reached": blocks is not None,
             "capacity_blocks": blocks,
             "capacity_tokens": blocks * block if blocks is not None and block else None,
-            "capacity_gib": _gib(blocks, block, kv) if blocks is not None and kv is not None else None,
+            "capacity_gib": gib_of_blocks(blocks, block, kv) if blocks is not None and kv is not None else None,
             "ceiling_hit_rate": curve.ceiling_hit_rate,
         }
     references = next(iter(curves.values())).references
