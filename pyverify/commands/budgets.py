@@ -119,7 +119,6 @@ def run_budgets(args) -> int:
     return 0
 
 
-
 def _target_json(targets, rate, block_tokens: int, kv) -> dict:
     from pyverify.sim.budgets import BISECTION, BISECTION_NOTE
 
@@ -133,7 +132,7 @@ def _target_json(targets, rate, block_tokens: int, kv) -> dict:
 
 
 def _print_targets(targets, rate, block_tokens: int, kv) -> None:
-    from pyverify.sim.budgets import BISECTION, BISECTION_NOTE
+    from pyverify.sim.budgets import BISECTION, BISECTION_NOTE, OPTIMUM_NOT_COMPUTED
 
     print(f"smallest pooled capacity with block hit rate >= {float(rate):g} over the measured requests:")
     names = {found.policy: "optimum (Belady MIN)" if found.policy == "opt" else found.policy for found in targets}
@@ -142,7 +141,7 @@ def _print_targets(targets, rate, block_tokens: int, kv) -> None:
         blocks = found.capacity_blocks
         if blocks is not None:
             text = f"{blocks} blocks = {blocks * block_tokens} tokens = {gib_of_blocks(blocks, block_tokens, kv):.4g} GiB"
-        elif found.method.startswith("not computed"):
+        elif found.method == OPTIMUM_NOT_COMPUTED:
             print(f"  {names[found.policy]:<{width}}  {found.method}")
             continue
         else:

@@ -126,6 +126,9 @@ class TargetPoint:
 
 #: How a capacity is found for a policy with no one-pass curve (pyverify.sim.target), and what that means.
 BISECTION = "bisection of simulations"
+#: Why there is no optimum with a warm-up (see :func:`target_capacity`).
+OPTIMUM_NOT_COMPUTED = ("not computed with a warm-up: MIN is the optimum of the whole trace, "
+                        "not of the measured requests")
 BISECTION_NOTE = ("bisection of simulations: fifo and leaf-lru are not stack algorithms, so the capacity found reaches "
                   "the target and one block less does not, but a smaller capacity may also reach it")
 
@@ -153,8 +156,7 @@ def target_capacity(
     ceiling = float(uncapacitated.block_hist.sum() / uncapacitated.blocks) if uncapacitated.blocks else 0.0
     if policy == "opt":
         if window.warmup_fraction:
-            return TargetPoint(policy, None, "not computed with a warm-up: MIN is the optimum of the whole trace, "
-                                             "not of the measured requests", ceiling)
+            return TargetPoint(policy, None, OPTIMUM_NOT_COMPUTED, ceiling)
         return TargetPoint(policy, smallest_on_curve(optimal_curve_flat(ids, lengths), rate), "exact curve, one pass", ceiling)
     if policy in ONE_PASS:
         curve = weighted_curve_flat(ONE_PASS[policy](ids, lengths), lengths, None, window)
@@ -185,5 +187,5 @@ def _point(eviction, gib, capacity, empty, block_hits, token_hits, method) -> Bu
     )
 
 
-__all__ = ["BISECTION", "BISECTION_NOTE", "DEFAULT_BUDGETS_GIB", "BudgetPoint", "ONE_PASS", "TargetPoint", "budget_sweep", "budget_sweep_flat",
+__all__ = ["BISECTION", "BISECTION_NOTE", "OPTIMUM_NOT_COMPUTED", "DEFAULT_BUDGETS_GIB", "BudgetPoint", "ONE_PASS", "TargetPoint", "budget_sweep", "budget_sweep_flat",
            "target_capacity"]
