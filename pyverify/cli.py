@@ -18,12 +18,14 @@ import argparse
 import importlib
 import os
 import pkgutil
+import re
 import signal
 import sys
 from contextlib import contextmanager
 from typing import Iterator
 
 from pyverify import __version__
+from pyverify.commands.argtypes import did_you_mean
 from pyverify.errors import CheckFailed, UserError
 
 
@@ -117,9 +119,27 @@ def command_modules() -> list:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but bad flags exit 2 with one line (no usage dump)."""
+    """argparse, but bad flags exit 2 with one line (no usage dump), suggesting the closest name for a typo.
+
+    Suggestions are made here, for every Python version, rather than by
+    argparse's own ``suggest_on_error`` (new in Python 3.14), so that every
+    version says the same thing.
+    """
+
+    def parse_known_args(self, args=None, namespace=None):
+        # Refuse unknown arguments in the (sub)command that met them, which knows its own flags:
+        # 'pyverify simulate ... --capcity 3' is the simulate parser's to answer, with its --capacity.
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            flags = [option for action in self._actions for option in action.option_strings]
+            typo = next((extra.split("=")[0] for extra in extras if extra.startswith("--")), None)
+            self.error(f"unrecognized arguments: {' '.join(extras)}" + (did_you_mean(typo, flags) if typo else ""))
+        return namespace, extras
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            message += did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 

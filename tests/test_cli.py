@@ -121,3 +121,27 @@ def test_help_imports_no_heavy_package():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_validate_pluralises_hosts_and_says_where_the_count_comes_from(capsys, tmp_path):
+    trace = write(tmp_path, "t.jsonl", json.dumps({"timestamp": 0, "input_length": 512, "output_length": 1, "hash_ids": [1]}) + "\n")
+    status, out, err = run_cli(capsys, "validate", trace)
+    assert status == 0, err
+    assert "1 host (none named: commands route it to 16 hosts unless --fleet)" in out and "1 hosts" not in out
+    status, out, _ = run_cli(capsys, "validate", trace, "--json")
+    assert json.loads(out)["hosts"] == 1 and json.loads(out)["hosts_source"].startswith("none named")
+    status, out, _ = run_cli(capsys, "validate", str(LAB_INSTANCE))
+    assert "16 hosts (given by its routing)" in out
+
+
+def test_audit_says_hosts_the_same_way(capsys, tmp_path):
+    from .conftest import REPO
+
+    trace = write(tmp_path, "t.jsonl", "".join(json.dumps({"timestamp": i, "input_length": 1024, "output_length": 1,
+                                                           "hash_ids": [1, 2 + i]}) + "\n" for i in range(2)))
+    status, out, err = run_cli(capsys, "audit", trace, "-o", str(tmp_path / "report"), "--registry", str(REPO / "lean" / "theorems.json"))
+    assert status == 0, err
+    said = "1 host (none named: commands route it to 16 hosts unless --fleet)"
+    assert said in out and "1 hosts" not in out
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert f"4 block references, {said}." in report and "1 hosts" not in report

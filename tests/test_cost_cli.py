@@ -194,3 +194,57 @@ def test_mooncake_trace_with_prefix_affinity_routing_leaves_the_pool_nothing(cap
     result = cost_json(capsys, str(MOONCAKE), "--routing", "prefix-affinity")
     assert result["hit_rate"]["per_host"] == result["hit_rate"]["pooled"]
     assert result["break_even"]["status"] == "no fetches" and result["net_total_s"] == 0
+
+
+@pytest.fixture
+def conversation(tmp_path):
+    """Growing conversations over one shared first block, 512-token blocks (a Mooncake trace)."""
+    from .test_mrc_cli import conversations
+
+    path = tmp_path / "conv.jsonl"
+    path.write_text("".join(json.dumps({"timestamp": i, "input_length": 512 * len(c), "output_length": 1, "hash_ids": list(c)}) + "\n"
+                            for i, c in enumerate(conversations(seed=5, requests=200))))
+    return str(path)
+
+
+def test_pooling_bound_uses_the_capacity_and_every_hit_rate_says_what_it_assumes(capsys, conversation):
+    result = cost_json(capsys, conversation, "--capacity", "2")
+    reuse, bound = result["reuse"], result["pooling_can_add_at_most"]
+    # a pool cannot pass the ceiling; per-host caches of 2 blocks hit less than uncapacitated ones
+    assert bound["value"] == pytest.approx(reuse["repeat_share"] - result["hit_rate"]["per_host"])
+    assert bound["value"] > reuse["pooling_can_add"]  # the uncapacitated difference understates it here
+    assert "capacity 2 blocks per host" in bound["assumes"] and "uncapacitated" in reuse["assumes"]
+    assert result["hit_rate"]["pooled"] - result["hit_rate"]["per_host"] <= bound["value"] + 1e-12
+    status, out, err = run_cli(capsys, "cost", conversation, "--capacity", "2")
+    assert "per-host caches on this routing, uncapacitated" in out
+    assert f"per-host caches, 2 blocks per host (lru)" in out and f"{result['hit_rate']['per_host']:.4f}" in out
+    assert f"pooling can add at most" in out and f"{bound['value']:.4f}  (capacity 2 blocks per host" in out
+    assert "block hit rate (2 blocks per host, pool 32 blocks, lru): per-host" in out
+
+    uncapacitated = cost_json(capsys, conversation)
+    assert uncapacitated["pooling_can_add_at_most"]["value"] == uncapacitated["reuse"]["pooling_can_add"]
+    assert uncapacitated["pooling_can_add_at_most"]["assumes"].startswith("uncapacitated")
+
+
+def test_prefill_rate_says_when_it_is_not_the_kv_model(capsys, conversation):
+    status, out, err = run_cli(capsys, "cost", conversation, "--capacity-gib", "1", "--kv-model", "llama-3.1-8b")
+    assert status == 0, err
+    assert "NOTE: the prefill rate is not tied to --kv-model llama-3.1-8b: it was measured on llama-3.3-70b" in out
+    assert "not tied" in cost_json(capsys, conversation, "--kv-bytes-per-token", "1000")["prefill_rate_model"]["note"]
+    for same_or_set in (["--kv-model", "llama-3.3-70b"], ["--kv-model", "llama-3.1-8b", "--param", "prefill_tokens_per_s_per_gpu=20000"], []):
+        result = cost_json(capsys, conversation, *same_or_set)
+        assert result["prefill_rate_model"]["note"] is None, same_or_set
+
+
+def test_block_tokens_given_by_the_input_is_not_called_an_assumption(capsys, conversation, small):
+    source = cost_json(capsys, conversation)["params"]["block_tokens"]["source"]
+    assert "given by the input" in source and "assumption" not in source
+    assert "assumption" in cost_json(capsys, small)["params"]["block_tokens"]["source"]  # the lab-style instance gives none
+
+
+def test_token_id_input_is_not_said_to_have_a_partial_last_block(capsys, tmp_path):
+    path = tmp_path / "tokens.jsonl"
+    path.write_text("".join(json.dumps({"prompt_token_ids": list(range(40))}) + "\n" for _ in range(3)))
+    result = cost_json(capsys, str(path), "--block-size", "16")
+    assert "last block partial" not in result["prompt_tokens_from"]
+    assert "tokens past the last block are always recomputed" in result["prompt_tokens_from"]

@@ -117,3 +117,14 @@ def test_the_issues_command_prints_block_and_token_hit_rates(capsys):
     status, out, err = run_cli(capsys, "sweep", str(trace), "--capacity-gib", "64", "--model-kv", "llama-3.3-70b", "--fleets", "2")
     assert status == 0, err
     assert "409 blocks" in out and "(blocks)" in out and "(tokens)" in out
+
+
+def test_budgets_help_and_behaviour_agree_that_kv_size_is_required(capsys, tmp_path):
+    path = write_instance(tmp_path)
+    status, out, err = run_cli(capsys, "budgets", str(path))
+    assert (status, out) == (2, "") and len(err.strip().splitlines()) == 1
+    assert "one of the arguments --kv-model/--model-kv --kv-bytes-per-token is required" in err
+    status, out, _ = run_cli(capsys, "budgets", "--help")
+    assert status == 0 and "(--kv-model NAME | --kv-bytes-per-token BYTES)" in " ".join(out.split())
+    status, out, _ = run_cli(capsys, "sweep", "--help")  # optional where a command runs without it
+    assert "[--kv-model NAME | --kv-bytes-per-token BYTES]" in " ".join(out.split())

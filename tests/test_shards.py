@@ -61,3 +61,24 @@ def test_cli_labels_the_estimate(tmp_path, capsys):
     assert "ESTIMATED" in out
     status, out, err = run_cli(capsys, "mrc", str(path), "--sample-rate", "0")
     assert status == 2
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--policy", "lru,opt"], "--policy opt"),
+    (["--policy", "opt"], "--policy opt"),
+    (["--chart", "CHART"], "--chart"),
+    (["--chart", "CHART", "--policy", "lru,opt"], "--policy opt, --chart"),
+    (["--verify"], "--verify"),
+    (["--target-hit-rate", "0.5"], "--target-hit-rate"),
+    (["--kv-model", "llama-3.1-8b"], "--kv-model/--kv-bytes-per-token (GiB)"),
+])
+def test_the_estimate_refuses_what_it_cannot_do(tmp_path, capsys, flags, named):
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"hash_ids": [1, 2 + i % 3]}) + "\n" for i in range(30)))
+    chart = tmp_path / "s.png"
+    flags = [str(chart) if flag == "CHART" else flag for flag in flags]
+    status, out, err = run_cli(capsys, "mrc", str(path), "--sample-rate", "0.5", *flags)
+    assert (status, out) == (2, "")
+    assert err.startswith("pyverify: error: --sample-rate: ") and len(err.strip().splitlines()) == 1
+    assert f"cannot do {named} (" in err
+    assert not chart.exists()

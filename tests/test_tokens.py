@@ -25,6 +25,7 @@ def test_last_block_is_partial():
     assert weights.block_tokens.tolist() == [512, 512, 76, 512, 512, 512, 88]
     assert weights.uncached_tail.tolist() == [0, 0, 0]
     assert weights.total == 1100 + 1024 + 600
+    assert weights.source == "input_tokens (blocks of 512, last block partial)"
 
 
 def test_given_block_tokens_win_and_missing_lengths_use_the_block_size():
@@ -38,6 +39,9 @@ def test_tokens_beyond_the_chain_are_an_uncached_tail():
     weights = token_weights([(1, 2)], 16, [{"input_tokens": 40}])
     assert weights.block_tokens.tolist() == [16, 16]
     assert weights.uncached_tail.tolist() == [8]
+    # and says so: its blocks are full, not "last block partial"
+    assert weights.source == "input_tokens (blocks of 16, full blocks, tokens past the last block never cached)"
+    assert token_weights([(1, 2)], 16, [{"input_tokens": 32}]).source == "input_tokens (blocks of 16, full blocks)"
 
 
 def test_no_block_size_means_no_token_weights():

@@ -20,12 +20,17 @@ def test_summary_and_drawing(tmp_path, capsys):
     assert "<svg" in (tmp_path / "t.svg").read_text()
 
 
-def test_too_big_to_draw_is_refused_without_output(tmp_path, capsys):
+def test_too_big_to_draw_prints_the_statistics_and_skips_only_the_drawing(tmp_path, capsys):
     path = tmp_path / "big.json"
     path.write_text(json.dumps({**SMALL, "requests": [{"blocks": [i]} for i in range(300)]}))
-    assert main(["tree", str(path), "--draw", str(tmp_path / "t.png")]) == 2
-    assert "the tree has 300 blocks" in capsys.readouterr().err
+    assert main(["tree", str(path), "--draw", str(tmp_path / "t.png")]) == 0
+    out = capsys.readouterr().out
+    assert "blocks             300" in out
+    assert "drawing skipped: the tree has 300 blocks; --draw draws at most 200" in out
     assert not (tmp_path / "t.png").exists()
+    assert main(["tree", str(path), "--draw", str(tmp_path / "t.png"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["blocks"] == 300 and summary["drawings"] == [] and "300 blocks" in summary["drawing_skipped"]
 
 
 def test_the_roots_branching_counts(tmp_path, capsys):

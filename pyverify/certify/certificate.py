@@ -172,7 +172,7 @@ def _problem(instance: Instance, model: str, capacity: int | None, instance_path
     if routing == "given":
         return problem_from_instance(instance, model, capacity, instance_path or "<instance>", admission)
     if routing != "round-robin" or model != "per-host" or not hosts or hosts < 1:
-        raise UserError("--routing: certificates take the instance's given routing, or round-robin with --hosts N (per-host only)")
+        raise UserError("--routing: certificates take the instance's given routing, or round-robin with --fleet N (per-host only)")
     pooled = problem_from_instance(instance, "pooled", capacity, instance_path or "<instance>")
     return Problem(model, pooled.chains, tuple(t % hosts for t in range(instance.n_requests)), capacity, admission)
 

@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from fractions import Fraction
+
+
+def did_you_mean(word: str, candidates) -> str:
+    """`` (did you mean 'X'?)`` for the candidate closest to a mistyped ``word``, or ``''`` (difflib).
+
+    The one place names are suggested: the parser (subcommands, flags, choices) and the list types use it.
+    """
+    import difflib
+
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def positive_int(text: str) -> int:
@@ -61,3 +73,14 @@ def chart_path(text: str) -> str:
     except UserError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return text
+
+
+def target_hit_rate(text: str) -> Fraction:
+    """``--target-hit-rate``: a number in (0, 1], kept exact (0.3 of 10 references is 3 hits)."""
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a hit rate in (0, 1], such as 0.5, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a hit rate in (0, 1], got {text!r}")
+    return value

@@ -43,11 +43,11 @@ def route_trace(trace: "ColumnarTrace", args) -> tuple["np.ndarray", int, str]:
 def simulate_on_arrays(args) -> Simulation:
     import numpy as np
 
-    from pyverify.inputs.columnar import read_columnar
+    from pyverify.commands.input_options import read_trace_with
     from pyverify.sim.accounting import tally_offsets
     from pyverify.sim.array_run import array_hits, trace_token_weights
 
-    trace = read_columnar(args.instance)
+    trace = read_trace_with(args, args.instance)
     size = resolve_cache_size(args, trace, args.instance)
     window = window_of(args)
     weights = trace_token_weights(trace, args.instance)

@@ -6,15 +6,15 @@ import argparse
 import json
 from contextlib import contextmanager
 
-from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
-from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
+from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
+from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
 from pyverify.errors import UserError
-from pyverify.inputs.load import load_described, load_input
+from pyverify.commands.input_options import add_input_options, load_described_with, load_with
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
-from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, route
+from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, describe_hosts, hosts_source, route
 from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
 from pyverify.sim.simulate import MODELS, PER_HOST, simulate
 
@@ -68,7 +68,8 @@ def policy_list(text: str) -> list[str]:
     policies = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [policy for policy in policies if policy not in POLICIES]
     if unknown or not policies:
-        raise argparse.ArgumentTypeError(f"unknown routing policy {(unknown or [text])[0]!r}; choose from: {', '.join(POLICIES)}")
+        raise argparse.ArgumentTypeError(f"unknown routing policy {(unknown or [text])[0]!r}; choose from: {', '.join(POLICIES)}"
+                                         + (did_you_mean(unknown[0], POLICIES) if unknown else ""))
     if len(set(policies)) != len(policies):
         raise argparse.ArgumentTypeError(f"routing policies repeat in {text!r}")
     return policies
@@ -90,9 +91,10 @@ def register(subparsers) -> None:
     validate = subparsers.add_parser("validate", help="say what an input is and check it: schema, routing, prefix closure")
     validate.add_argument("instance", help=INPUT_HELP)
     validate.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(validate)
     validate.set_defaults(func=run_validate)
 
-    sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an instance")
+    sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an input (an instance or a trace)")
     sim.add_argument("instance", help=INPUT_HELP)
     sim.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
     sim.add_argument("--routing", choices=sorted(POLICIES),
@@ -110,6 +112,7 @@ def register(subparsers) -> None:
     sim.add_argument("--witness", action="store_true", help="include the per-request witness in --json output")
     sim.add_argument("--json", action="store_true", help="machine-readable output")
     add_engine_options(sim)
+    add_input_options(sim)
     sim.set_defaults(func=run_simulate)
 
     sw = subparsers.add_parser(
@@ -136,11 +139,12 @@ def register(subparsers) -> None:
     add_routing_options(sw)
     sw.add_argument("--chart", type=chart_path, metavar="PATH", help="write the hit-rate chart (.png, .svg, or a stem for both)")
     sw.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(sw)
     sw.set_defaults(func=run_sweep)
 
 
 def run_validate(args) -> int:
-    loaded = load_described(args.instance)
+    loaded = load_described_with(args, args.instance)
     instance = loaded.instance
     summary = {
         "file": args.instance,
@@ -149,6 +153,7 @@ def run_validate(args) -> int:
         "name": instance.name,
         "sha256": instance_sha256(instance),
         "hosts": instance.hosts,
+        "hosts_source": hosts_source(instance),
         "requests": instance.n_requests,
         "block_references": instance.n_references,
         "distinct_blocks": len({b for chain in instance.chains for b in chain}),
@@ -165,7 +170,9 @@ def run_validate(args) -> int:
         for note in loaded.notes:
             print(f"  note: {note}")
         for key, value in summary.items():
-            if key not in ("file", "format", "compression"):
+            if key == "hosts":
+                value = describe_hosts(instance)
+            if key not in ("file", "format", "compression", "hosts_source"):
                 print(f"  {key:17} {value}")
     return 0
 
@@ -185,7 +192,7 @@ def simulate_in_python(args) -> Simulation:
     from pyverify.sim.accounting import tally
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     size = resolve_cache_size(args, instance, args.instance)
     window = window_of(args)
     weights = instance_token_weights(instance, args.instance)
@@ -276,7 +283,7 @@ def run_sweep(args) -> int:
     from pyverify.sim.sweep import default_fleets_for, sweep_policies
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     sizes = args.fleets or default_fleets_for(instance)
     policies = args.routing or [default_policy(instance)]
     size = resolve_cache_size(args, instance, args.instance)
@@ -299,6 +306,8 @@ def run_sweep(args) -> int:
         title = f"{instance.name}: hit rate as the fleet grows ({cache_text})"
         if len(policies) == 1:
             charts = fleet_sweep_chart(rows, args.chart, title=f"{instance.name}: hit rate as the fleet grows ({cache_text}, {policies[0]} routing)")
+        elif len(sizes) == 1:  # one fleet: a bar per routing, its load beside its hit rate
+            charts = routing_load_chart(by_policy, args.chart, title=f"{instance.name}: {sizes[0]} hosts, routing policies compared ({cache_text})")
         else:
             charts = policy_fleet_chart(by_policy, args.chart, title=title)
     if args.json:

@@ -7,10 +7,11 @@ import argparse
 from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
 from pyverify.commands.engine_options import big_trace_file, kernels_available
-from pyverify.commands.cache_options import add_kv_size_options, positive_number
+from pyverify.commands.argtypes import did_you_mean, target_hit_rate
+from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks, positive_number
+from pyverify.commands.input_options import add_input_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
-from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.sim.simulate import EVICTION_HELP, EVICTIONS, LEAF_LRU
 from pyverify.sim.window import Window, warmup_fraction
@@ -32,7 +33,8 @@ def eviction_list(text: str) -> list[str]:
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in names if name not in EVICTIONS]
     if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown eviction policy {(unknown or [text])[0]!r}; choose from: {', '.join(EVICTIONS)}")
+        raise argparse.ArgumentTypeError(f"unknown eviction policy {(unknown or [text])[0]!r}; choose from: {', '.join(EVICTIONS)}"
+                                         + (did_you_mean(unknown[0], EVICTIONS) if unknown else ""))
     return list(dict.fromkeys(names))
 
 
@@ -51,7 +53,7 @@ def register(subparsers) -> None:
         ),
     )
     parser.add_argument("instance", help=INPUT_HELP)
-    add_kv_size_options(parser)
+    add_kv_size_options(parser, required=True)  # GiB budgets become blocks only with bytes per token
     parser.add_argument("--budgets-gib", type=budget_list, default=list(DEFAULT_BUDGETS_GIB), metavar="G1,G2,...",
                         help="GiB budgets (default: kvcache-simulator's 1,2,4,...,16384)")
     parser.add_argument("--eviction", type=eviction_list, default=[LEAF_LRU], metavar="POLICY[,POLICY...]",
@@ -63,31 +65,36 @@ def register(subparsers) -> None:
                              "keeps the running request's blocks could do (forced admission, as vLLM and SGLang), and opt: "
                              "the best any cache could do (bypass: it may discard a fetched block); one run each per budget. "
                              "With --warmup-fraction: the whole run's optimum, counted in the measured requests")
+    parser.add_argument("--target-hit-rate", type=target_hit_rate, metavar="X",
+                        help="also print, per policy and for the optimum (Belady MIN), the smallest capacity (blocks and "
+                             "GiB) whose block hit rate reaches X (0 < X <= 1): read off the exact curve for lru, vllm and "
+                             "the optimum; fifo and leaf-lru have none, so a bisection of simulations finds a capacity that "
+                             "reaches X where one block less does not (labelled, not proven smallest)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(parser)
     parser.set_defaults(func=run_budgets)
 
 
 def run_budgets(args) -> int:
     from pyverify.sim.budgets import ONE_PASS
 
-    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
-    if kv is None:
-        raise UserError("budgets: needs --kv-model NAME or --kv-bytes-per-token BYTES to convert GiB to blocks")
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)  # one of the two is required by the parser
     window = Window(args.warmup_fraction)
     # A big trace file is read as arrays and replayed by the compiled kernels, as simulate does.
-    on_arrays = big_trace_file(args.instance) and kernels_available()
-    if on_arrays:
-        from pyverify.inputs.columnar import read_columnar
-
-        trace = read_columnar(args.instance)
-    else:
-        trace = load_input(args.instance)
+    on_arrays = big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available()
+    trace = read_trace_with(args, args.instance) if on_arrays else load_with(args, args.instance)
     if trace.block_size_tokens is None:
         raise UserError(f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks")
     sweep = _sweep_arrays if on_arrays else _sweep_instance
-    weights, by_policy = sweep(trace, args, kv, window)
+    weights, by_policy, (ids, lengths, replayer) = sweep(trace, args, kv, window)
     if args.optimum:
         by_policy.update(_optima(trace, args, kv, window, weights, on_arrays))
+    targets = None
+    if args.target_hit_rate is not None:
+        from pyverify.sim.budgets import target_capacity
+
+        targets = [target_capacity(ids, lengths, replayer(policy), policy, args.target_hit_rate, window)
+                   for policy in [*args.eviction, "opt"]]
     if args.json:
         print_json({
             "instance": trace.name,
@@ -99,6 +106,7 @@ def run_budgets(args) -> int:
             "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(trace.n_requests)},
             "token_weights": weights.source if weights else None,
             "points": {policy: [p.to_json() for p in points] for policy, points in by_policy.items()},
+            **({"target": _target_json(targets, args.target_hit_rate, trace.block_size_tokens, kv)} if targets else {}),
         })
         return 0
     engine = f"; engine {ARRAYS_ENGINE}" if on_arrays else ""
@@ -119,6 +127,8 @@ def run_budgets(args) -> int:
 
         print(f"  opt-forced: {OPTIMUM_WORDS['forced']}")
         print(f"  opt: {OPTIMUM_WORDS['bypass']}")
+    if targets:
+        _print_targets(targets, args.target_hit_rate, trace.block_size_tokens, kv)
     return 0
 
 
@@ -148,14 +158,55 @@ def _optima(trace, args, kv, window, weights, on_arrays):
     return rows
 
 
+def _target_json(targets, rate, block_tokens: int, kv) -> dict:
+    from pyverify.sim.budgets import BISECTION, BISECTION_NOTE
+
+    by_policy = {}
+    for found in targets:
+        blocks = found.capacity_blocks
+        by_policy[found.policy] = {**found.to_json(), "capacity_tokens": None if blocks is None else blocks * block_tokens,
+                                   "capacity_gib": None if blocks is None else gib_of_blocks(blocks, block_tokens, kv)}
+    return {"hit_rate": float(rate), "measure": "block hit rate over the measured requests, one pooled cache",
+            "by_policy": by_policy, **({"bisection": BISECTION_NOTE} if any(f.method == BISECTION for f in targets) else {})}
+
+
+def _print_targets(targets, rate, block_tokens: int, kv) -> None:
+    from pyverify.sim.budgets import BISECTION, BISECTION_NOTE, OPTIMUM_NOT_COMPUTED
+
+    print(f"smallest pooled capacity with block hit rate >= {float(rate):g} over the measured requests:")
+    names = {found.policy: "optimum (Belady MIN)" if found.policy == "opt" else found.policy for found in targets}
+    width = max(len(name) for name in names.values())
+    for found in targets:
+        blocks = found.capacity_blocks
+        if blocks is not None:
+            text = f"{blocks} blocks = {blocks * block_tokens} tokens = {gib_of_blocks(blocks, block_tokens, kv):.4g} GiB"
+        elif found.method == OPTIMUM_NOT_COMPUTED:
+            print(f"  {names[found.policy]:<{width}}  {found.method}")
+            continue
+        else:
+            text = f"not reached (even uncapacitated: {found.ceiling_hit_rate:.4f})"
+        print(f"  {names[found.policy]:<{width}}  {text}  ({found.method})")
+    if any(found.method == BISECTION for found in targets):
+        print(f"  ({BISECTION_NOTE})")
+
+
 def _sweep_instance(instance, args, kv, window):
     """Every policy's budgets on the input loaded as an instance (Python chains)."""
     from pyverify.sim.budgets import budget_sweep
+    from pyverify.sim.counting import flatten
+    from pyverify.sim.simulate import POOLED, simulate
     from pyverify.sim.tokens import instance_token_weights
 
     weights = instance_token_weights(instance, args.instance)
-    return weights, {policy: budget_sweep(instance.chains, args.budgets_gib, kv.bytes_per_token, instance.block_size_tokens,
-                                          policy, weights, window) for policy in args.eviction}
+    by_policy = {policy: budget_sweep(instance.chains, args.budgets_gib, kv.bytes_per_token, instance.block_size_tokens,
+                                      policy, weights, window) for policy in args.eviction}
+
+    def replayer(policy):
+        def replay(capacity):
+            return simulate(instance.chains, None, POOLED, capacity=capacity, eviction=policy, runs=20).hit_blocks
+        return replay
+
+    return weights, by_policy, (*flatten(instance.chains), replayer)
 
 
 def _sweep_arrays(trace, args, kv, window):
@@ -175,4 +226,8 @@ def _sweep_arrays(trace, args, kv, window):
 
         by_policy[policy] = budget_sweep_flat(trace.ids, lengths, replay, args.budgets_gib, kv.bytes_per_token,
                                               trace.block_size_tokens, policy, weights, window)
-    return weights, by_policy
+
+    def replayer(policy):
+        return lambda capacity: prepared.hits(capacity, policy)
+
+    return weights, by_policy, (trace.ids, lengths, replayer)

@@ -31,12 +31,18 @@ def positive_number(text: str) -> float:
     return value
 
 
-def add_kv_size_options(parser) -> None:
-    """``--kv-model``, ``--kv-dtype``, ``--kv-bytes-per-token``: KV bytes per token."""
-    parser.add_argument("--kv-model", "--model-kv", dest="kv_model", metavar="NAME",
-                        help=f"model whose KV shape sets bytes per token: {', '.join(CATALOG)}")
+def add_kv_size_options(parser, required: bool = False) -> None:
+    """``--kv-model``, ``--kv-dtype``, ``--kv-bytes-per-token``: KV bytes per token.
+
+    ``required``: the command cannot run without bytes per token, so one of
+    ``--kv-model`` and ``--kv-bytes-per-token`` must be given (usage and --help say so).
+    """
+    either = parser.add_mutually_exclusive_group(required=required)
+    needed = " (this or --kv-bytes-per-token is required)" if required else ""
+    either.add_argument("--kv-model", "--model-kv", dest="kv_model", metavar="NAME",
+                        help=f"model whose KV shape sets bytes per token{needed}: {', '.join(CATALOG)}")
+    either.add_argument("--kv-bytes-per-token", type=positive_number, metavar="BYTES", help="KV bytes per token, instead of --kv-model")
     parser.add_argument("--kv-dtype", choices=sorted(DTYPE_BYTES), default="bf16", help="KV element type with --kv-model (default: bf16, 2 bytes)")
-    parser.add_argument("--kv-bytes-per-token", type=positive_number, metavar="BYTES", help="KV bytes per token, instead of --kv-model")
 
 
 def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = True) -> None:
@@ -104,8 +110,14 @@ def resolve_cache_size(args, instance, path: str) -> CacheSize:
     return CacheSize(None, "uncapacitated", kv)
 
 
+def gib_of_blocks(blocks: int, block_tokens: int, kv: KVSize) -> float:
+    """KV memory of ``blocks`` blocks of ``block_tokens`` tokens, in GiB (2**30 bytes): the inverse of --capacity-gib."""
+    return blocks * block_tokens * kv.bytes_per_token / 2**30
+
+
 def window_of(args) -> Window:
     return Window(getattr(args, "warmup_fraction", 0.0))
 
 
-__all__ = ["CacheSize", "add_cache_options", "add_kv_size_options", "positive_number", "resolve_cache_size", "window_of"]
+__all__ = ["CacheSize", "add_cache_options", "add_kv_size_options", "gib_of_blocks", "positive_number", "resolve_cache_size",
+           "window_of"]

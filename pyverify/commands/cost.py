@@ -6,9 +6,9 @@ from typing import Any
 
 from pyverify.reports.charts import chart_targets
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
-from pyverify.commands.basic import about_file, add_routing_options, print_json
+from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, print_json
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
-from pyverify.inputs.kv_models import blocks_for_gib, kv_size
+from pyverify.inputs.kv_models import blocks_for_gib, kv_size, lookup
 from pyverify.cost.estimate import (
     LEAVES_OUT,
     PARAMETERS,
@@ -21,8 +21,9 @@ from pyverify.cost.estimate import (
     zero_latency_break_even_gb_s,
 )
 from pyverify.cost.summary import distributions, sweep_conclusion, sweep_rows, verdict
+from pyverify.commands.input_options import add_input_options, load_with
+from pyverify.cost.params import PREFILL_RATE_MODEL
 from pyverify.errors import UserError
-from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
 from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
@@ -48,7 +49,7 @@ def register(subparsers) -> None:
             f"Parameters: {names}."
         ),
     )
-    parser.add_argument("input", metavar="INSTANCE|TRACE", help="instance JSON file or Mooncake .jsonl trace")
+    parser.add_argument("input", metavar="INPUT", help=INPUT_HELP)
     parser.add_argument("--model", choices=MODEL_CHOICES, default="both",
                         help="which architecture to estimate: per-host caches, pooled (local caches plus a pool), or both compared (default)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -70,6 +71,7 @@ def register(subparsers) -> None:
     parser.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="write the chart (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(parser)
     parser.set_defaults(func=run_cost)
 
 
@@ -106,8 +108,9 @@ def run_cost(args) -> int:
         params = params.with_value("kv_bytes_per_token", kv.bytes_per_token)
         explicit = [*explicit, "kv_bytes_per_token"]
     sources = {"kv_bytes_per_token": kv.source} if kv is not None else {}
+    rate_note = _prefill_rate_note(args, kv, explicit, spec)
 
-    instance = load_input(args.input)
+    instance = load_with(args, args.input)
     if args.capacity_gib is not None:
         if instance.block_size_tokens is None:
             raise UserError(f"{args.input}: block_size_tokens: not given, so --capacity-gib cannot be converted to blocks; use --capacity")
@@ -123,6 +126,7 @@ def run_cost(args) -> int:
                                 "block_tokens applies only to inputs that do not give one")
         params = params.with_value("block_tokens", instance.block_size_tokens)
         block_source = "the input's block_size_tokens"
+        sources["block_tokens"] = f"given by the input ({args.input}: block_size_tokens)"
     else:
         block_source = "--param block_tokens" if "block_tokens" in explicit else "an assumption: Mooncake's 512-token blocks, the default"
     input_tokens = _input_tokens(instance)
@@ -159,11 +163,40 @@ def run_cost(args) -> int:
 
     result = _result(args, instance, params, block_source, input_tokens is not None, policy, fleet, pool_capacity,
                      local_run, pooled_run, split, est, be, reuse, rows, charts, sources)
+    result["prefill_rate_model"] = {"measured_on": PREFILL_RATE_MODEL if "prefill_tokens_per_s_per_gpu" not in explicit
+                                    and not (spec is not None and spec.name == "prefill_tokens_per_s_per_gpu") else "set by the user",
+                                    "note": rate_note}
     if args.json:
         print_json(result)
     else:
         _print_text(args, result, est, be, reuse, rows, params)
     return 0
+
+
+def _pooling_bound(reuse, capacity: int | None, eviction: str, local_run) -> dict[str, Any]:
+    """What pooling can add to the block hit rate at most: the ceiling less what the per-host caches already hit.
+
+    A pool cannot pass the ceiling (the repeat share). Uncapacitated, the
+    per-host caches hit their repeat share; with a capacity they hit less (this
+    run's hit rate), so the bound is the ceiling less that, not the smaller
+    uncapacitated difference.
+    """
+    if capacity is None:
+        return {"value": reuse.pooling_can_add, "assumes": "uncapacitated: ceiling - per-host uncapacitated"}
+    return {"value": reuse.repeat_share - local_run.hit_rate,
+            "assumes": f"capacity {capacity} blocks per host ({eviction}): ceiling - this run's per-host hit rate"}
+
+
+def _prefill_rate_note(args, kv, explicit, spec) -> str | None:
+    """Say plainly when the KV bytes come from another model than the prefill rate (None when they agree)."""
+    rate_given = "prefill_tokens_per_s_per_gpu" in explicit or (spec is not None and spec.name == "prefill_tokens_per_s_per_gpu")
+    if kv is None or rate_given:
+        return None
+    if args.kv_model is not None and lookup(args.kv_model).name == PREFILL_RATE_MODEL:
+        return None
+    kv_from = f"--kv-model {args.kv_model}" if args.kv_model is not None else "--kv-bytes-per-token"
+    return (f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} (NVIDIA NIM), while the KV "
+            f"bytes per token come from {kv_from}; give --param prefill_tokens_per_s_per_gpu=RATE for the model you mean")
 
 
 def _capacity_words(capacity: int | None, pool_capacity: int | None, eviction: str) -> str:
@@ -198,14 +231,16 @@ def _result(args, instance, params, block_source, has_tokens, policy, fleet, poo
         "requests": instance.n_requests,
         "block_tokens": params.block_tokens,
         "block_tokens_source": block_source,
-        "prompt_tokens_from": ("each request's input_tokens (Mooncake's input_length; the last block partial)"
+        "prompt_tokens_from": ("each request's input_tokens (its prompt length: a partial last block counts only its tokens, "
+                               "tokens past the last block are always recomputed)"
                                if has_tokens else "blocks x block_tokens"),
         "params": {
             name: {"value": getattr(params, name), "unit": p.unit, "meaning": p.meaning, "source": sources.get(name, p.source)}
             for name, p in PARAMETERS.items()
         },
         "prefill_rate_tokens_per_s_per_host": params.prefill_rate,
-        "reuse": reuse.to_json(),
+        "reuse": {**reuse.to_json(), "assumes": "uncapacitated caches on this routing (per_host_repeat_share, pooling_can_add)"},
+        "pooling_can_add_at_most": _pooling_bound(reuse, args.capacity, args.eviction, local_run),
         "hit_rate": {
             "per_host": local_run.hit_rate,
             "pooled": pooled_run.hit_rate if pooled_run is not None else None,
@@ -245,16 +280,26 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
 
     print("\nReuse (share of block references that repeat an earlier one)")
     shares = r["reuse"]["per_host_summary"]
-    print(f"  repeat share, the ceiling of any demand cache   {reuse.repeat_share:.4f}  ({reuse.distinct} distinct blocks)")
-    print(f"  per-host caches on this routing reach            {reuse.per_host_repeat_share:.4f}  "
+    bound = r["pooling_can_add_at_most"]
+    print(f"  {'repeat share, the ceiling of any demand cache':52} {reuse.repeat_share:.4f}  ({reuse.distinct} distinct blocks)")
+    print(f"  {'per-host caches on this routing, uncapacitated':52} {reuse.per_host_repeat_share:.4f}  "
           f"(hosts: min {shares['min']:.4f}, median {shares['median']:.4f}, max {shares['max']:.4f})")
-    print(f"  pooling can add at most                          {reuse.pooling_can_add:.4f}  (it approaches the ceiling, it cannot lift it)")
+    if r["capacity"] is not None:
+        print(f"  {'per-host caches, ' + str(r['capacity']) + ' blocks per host (' + args.eviction + ')':52} "
+              f"{r['hit_rate']['per_host']:.4f}  (this run's block hit rate)")
+    print(f"  {'pooling can add at most':52} {bound['value']:.4f}  ({bound['assumes']}; it approaches the ceiling, it cannot lift it)")
+    if r["hit_rate"]["pooled"] is not None:
+        pool = "uncapacitated" if r["pool_capacity"] is None else f"pool of {r['pool_capacity']} blocks"
+        print(f"  {'pooling adds on this run (' + pool + ')':52} {r['hit_rate']['pooled'] - r['hit_rate']['per_host']:.4f}  "
+              f"(pooled {r['hit_rate']['pooled']:.4f} - per-host {r['hit_rate']['per_host']:.4f}, block hit rates)")
     print(f"  {reuse.rule_sentence()}")
 
     print("\nParameters (change with --param NAME=VALUE; sources in pyverify/cost/params.py)")
     for name, p in r["params"].items():
         print(f"  {name:29} {p['value']:<12.6g} {p['unit']:16} {p['source']}")
     print(f"  host prefill rate R = {params.prefill_rate:,.0f} tokens/s")
+    if r["prefill_rate_model"]["note"]:
+        print(f"  NOTE: {r['prefill_rate_model']['note']}")
 
     hr = r["hit_rate"]
     print("\nTokens")
@@ -263,12 +308,12 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
     print(line)
     if "fetched_tokens" in t:
         print(f"  with the pool: fetched {t['fetched_tokens']:,} (by {t['requests_that_fetch']} requests); recomputed {t['recomputed_tokens_pooled']:,}")
-        print(f"  block hit rate: per-host {hr['per_host']:.4f}, pooled {hr['pooled']:.4f}")
+        print(f"  block hit rate ({capacity}): per-host {hr['per_host']:.4f}, pooled {hr['pooled']:.4f}")
         th = r["token_hit_rate"]
-        print(f"  token hit rate: per-host {th['per_host']:.4f}, pooled (local or fetched) {th['pooled']:.4f}")
+        print(f"  token hit rate ({capacity}): per-host {th['per_host']:.4f}, pooled (local or fetched) {th['pooled']:.4f}")
     else:
-        print(f"  block hit rate: per-host {hr['per_host']:.4f}")
-        print(f"  token hit rate: per-host {r['token_hit_rate']['per_host']:.4f}")
+        print(f"  block hit rate ({capacity}): per-host {hr['per_host']:.4f}")
+        print(f"  token hit rate ({capacity}): per-host {r['token_hit_rate']['per_host']:.4f}")
 
     labels = {
         "prefill_time_saved": "prefill time saved by the pool",

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from pyverify.engines import AUTO_ENGINE_BYTES, ENGINES
+from pyverify.commands.input_options import needs_instance_reader
 from pyverify.errors import UserError
 from pyverify.sim.routing import default_fleet, default_fleet_for, default_policy_for
 from pyverify.sim.simulate import PER_HOST
@@ -73,6 +74,8 @@ def arrays_apply(args) -> bool:
     """
     if args.engine not in ("auto", "numpy") or args.routing == "prefix-affinity":
         return False
+    if needs_instance_reader(args):  # re-blocking and tokenizing are done by the instance readers
+        return False
     big = big_trace_file(args.instance) if args.engine == "auto" else is_trace_file(args.instance)
     return big and kernels_available()
 
@@ -99,19 +102,19 @@ def big_trace_file(path: str) -> bool:
 
 def run_simulate_counts(args, print_json) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
+    from pyverify.commands.input_options import load_with
     from pyverify.inputs.columnar import ColumnarTrace
-    from pyverify.inputs.load import load_input
 
     from pyverify.engines.select import choose, count
     from pyverify.inputs.columnar import MissingExtra
 
     engine = choose(args.engine, args.instance)
     trace = None
-    if is_trace_file(args.instance):  # read by the engine itself
+    if is_trace_file(args.instance) and not needs_instance_reader(args):  # read by the engine itself
         gives_hosts = _has_hosts(args.instance)
         own_fleet = _own_fleet(args.instance) if gives_hosts else None
     else:
-        instance = load_input(args.instance)
+        instance = load_with(args, args.instance)
         trace = ColumnarTrace.from_instance(instance)
         gives_hosts, own_fleet = instance.routing is not None, default_fleet(instance)
     policy = None
@@ -122,7 +125,7 @@ def run_simulate_counts(args, print_json) -> int:
         policy = args.routing or default_policy_for(gives_hosts)
         fleet = fleet or default_fleet_for(own_fleet)
     try:
-        counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace)
+        counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace, args.allow_unsorted)
     except MissingExtra:
         raise
     except UserError as error:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from pyverify.commands.engine_options import is_trace_file
+from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError
-from pyverify.inputs.load import load_input
+from pyverify.commands.input_options import load_with, needs_instance_reader, read_trace_with
 
 ESTIMATE_NOTE = ("ESTIMATE (SHARDS spatial sampling, Waldspurger et al., FAST 2015); measured error against the exact "
                  "curve: see the README, 'Approximate curves'")
@@ -24,34 +25,55 @@ def sample_rate(text: str) -> float:
 
 def add_sample_rate(parser) -> None:
     parser.add_argument("--sample-rate", type=sample_rate, metavar="R",
-                        help="estimate the pooled curve from a spatial sample of about R of the blocks (SHARDS); "
+                        help="estimate the pooled chain-order LRU curve from a spatial sample of about R of the blocks (SHARDS); "
                              "output is labelled as an estimate (default: exact)")
 
 
+def refuse_what_an_estimate_cannot_do(args) -> None:
+    """One line naming every flag the estimate would otherwise ignore (it draws no chart, has no optimum, ...)."""
+    asked = {
+        "--model per-host": args.model != "pooled",
+        "--routing": args.routing is not None,
+        "--fleet": args.fleet is not None,
+        "--verify": args.verify,
+        "--policy opt": "opt" in args.policy,
+        "--chart": args.chart is not None,
+        "--target-hit-rate": getattr(args, "target_hit_rate", None) is not None,
+        "--kv-model/--kv-bytes-per-token (GiB)": getattr(args, "kv_model", None) is not None
+                                                 or getattr(args, "kv_bytes_per_token", None) is not None,
+    }
+    cannot = [flag for flag, given in asked.items() if given]
+    if cannot:
+        raise UserError(f"--sample-rate: the estimate is a table of the pooled chain-order LRU curve only; it cannot do "
+                        f"{', '.join(cannot)} (drop --sample-rate: the exact curves can)")
+
+
 def run_mrc_estimate(args, print_json) -> int:
-    from pyverify.inputs.columnar import ColumnarTrace, read_columnar
+    from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.sim.mrc import log_capacities
+    from pyverify.sim.simulate import LRU_NAME, LRU_NOTE
     from pyverify.sim.shards import shards_curve
 
-    if args.model != "pooled" or args.routing or args.fleet or args.verify:
-        raise UserError("--sample-rate: estimates the pooled curve only (no --model per-host, --routing, --fleet or --verify)")
-    if is_trace_file(args.instance):
-        trace = read_columnar(args.instance)
+    refuse_what_an_estimate_cannot_do(args)
+    if is_trace_file(args.instance) and not needs_instance_reader(args):
+        trace = read_trace_with(args, args.instance)
     else:
-        trace = ColumnarTrace.from_instance(load_input(args.instance))
+        trace = ColumnarTrace.from_instance(load_with(args, args.instance))
     curve = shards_curve(trace.ids, args.sample_rate)
     capacities = args.capacities or log_capacities(max(1, int(curve.histogram.size / args.sample_rate)))
     points = curve.points(capacities)
-    result = {"instance": trace.name, "model": "pooled", "eviction": "lru", "estimate": True, "method": "SHARDS_adj",
+    result = {"instance": trace.name, "model": "pooled", "eviction": "lru", "lru": LRU_NOTE, "estimate": True, "method": "SHARDS_adj",
               "sample_rate": args.sample_rate, "references": curve.references,
               "sampled_references": curve.sampled_references, "note": ESTIMATE_NOTE, "points": points}
     if args.json:
         print_json(result)
         return 0
-    print(f"{trace.name}: ESTIMATED LRU miss-ratio curve, one pooled cache of C blocks; {curve.references} block references, "
+    print(f"{trace.name}: ESTIMATED {LRU_NAME} miss-ratio curve, one pooled cache of C blocks; {curve.references} block references, "
           f"{curve.sampled_references} sampled (rate {args.sample_rate})")
     print(f"  {ESTIMATE_NOTE}")
-    print(f"{'C blocks':>10} {'est. miss ratio':>16} {'est. hit rate':>14}")
-    for point in points:
-        print(f"{point['capacity_blocks']:>10} {point['estimated_miss_ratio']:>16.4f} {point['estimated_hit_rate']:>14.4f}")
+    print(f"  {LRU_NOTE}")
+    columns = [("C blocks", "capacity_blocks", "d"), ("est. miss ratio", "estimated_miss_ratio", ".4f"),
+               ("est. hit rate", "estimated_hit_rate", ".4f")]
+    for line in aligned_table(columns, points):
+        print(f"  {line}")
     return 0

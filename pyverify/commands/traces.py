@@ -14,16 +14,20 @@ if TYPE_CHECKING:  # annotations only
 
 
 from pyverify.reports.charts import mrc_chart
-from pyverify.commands.argtypes import chart_path, fleet_size, output_file, positive_int
+from pyverify.commands.argtypes import chart_path, fleet_size, output_file, target_hit_rate
+from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
+from pyverify.commands.input_options import add_input_options, import_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
+from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError
 from pyverify.fileio import write_error, write_text_atomic
+from pyverify.inputs.kv_models import kv_size
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
-from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
+from pyverify.sim.simulate import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POOLED, simulate
 
 ORDER = 20
 
@@ -50,23 +54,19 @@ def register(subparsers) -> None:
     imp.add_argument("--hosts", type=fleet_size,
                      help="fleet size recorded in the instance (default: 1 for a trace, which carries no routing; an instance keeps its own)")
     imp.add_argument("--name", help="instance name (default: the file's stem, without .gz; 'stdin' for -)")
-    imp.add_argument("--allow-unsorted", action="store_true", help="accept decreasing timestamps with a warning")
-    imp.add_argument("--block-size", type=positive_int, metavar="TOKENS",
-                     help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, "
-                          "vLLM's); for chains of ids (Mooncake, an instance), a whole multiple of their block size to "
-                          "re-block to (every Kth id; see README 'Input formats')")
-    imp.add_argument("--tokenizer", metavar="PATH|bytes",
-                     help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
-                          "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
+    add_input_options(imp)
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
 
     mrc = subparsers.add_parser(
         "mrc",
-        help="exact LRU and optimal (Belady MIN) miss-ratio curves: hit rate at every cache capacity, in one pass",
+        help=f"exact {LRU_NAME} and optimal (Belady MIN) miss-ratio curves: hit rate at every cache capacity, in one pass",
         description=(
-            "Exact LRU hit rate at every capacity from one pass of stack distances (Mattson et al. 1970). It is "
+            f"Exact {LRU_NAME} hit rate at every capacity from one pass of stack distances (Mattson et al. 1970). It is "
             "exact for pyverify's longest-prefix caches on prefix-closed traces (proof in pyverify/sim/mrc.py). "
+            "Chain-order LRU touches a request's blocks root first, so it can evict a parent before its child; "
+            "engines evict leaf-first (a block with no cached child), which can hit more or less at the same capacity "
+            "(compare with 'budgets --eviction lru,leaf-lru'). "
             "pooled: one cache of C blocks. per-host: every host caches C blocks, requests routed by a static "
             "policy (default round-robin for a trace, fold for an instance with routing; prefix-affinity depends "
             "on C and has no one-pass curve: use 'sweep --capacity'). --policy lru,opt adds the optimal curve: the "
@@ -83,27 +83,30 @@ def register(subparsers) -> None:
     mrc.add_argument("--routing", choices=sorted(POLICIES), help="static routing policy for per-host")
     add_routing_options(mrc)
     mrc.add_argument("--policy", type=curve_policies, default=("lru",), metavar="lru[,opt][,opt-forced]",
-                     help="curves to compute, comma-separated: lru (default); opt, the best any cache of C blocks could do "
-                          "(Belady's MIN, bypass: a fetched block may be discarded); opt-forced, the best a cache of C blocks "
-                          "that admits every block it fetches and keeps the running request's blocks could do (forced admission, as "
-                          "serving engines)")
+                     help="curves to compute, comma-separated: lru (default; chain-order LRU, not an engine's leaf-first "
+                          "LRU); opt, the best any cache of C blocks could do (Belady's MIN, bypass: a fetched block may be "
+                          "discarded); opt-forced, the best a cache of C blocks that admits every block it fetches and keeps "
+                          "the running request's blocks could do (forced admission, as serving engines)")
     mrc.add_argument("--capacities", type=capacity_list, metavar="C1,C2,...",
                      help="capacities (blocks per cache) to print (default: about 10 per decade from 1 block to the capacity that reaches the ceiling)")
     mrc.add_argument("--verify", action="store_true",
                      help="also replay pyverify.sim.simulate's LRU (and MIN, for opt; the checker's own forced recount, for opt-forced) "
                           "at each printed capacity and report agreement (exit 1 on any difference)")
     mrc.add_argument("--chart", type=chart_path, metavar="PATH", help="write the curve (log capacity axis; .png, .svg, or a stem for both)")
+    mrc.add_argument("--target-hit-rate", type=target_hit_rate, metavar="X",
+                     help="also print the smallest capacity per cache whose block hit rate is at least X (0 < X <= 1), "
+                          "for each curve, read off the exact curve; 'not reached' when even an uncapacitated cache "
+                          "falls short. In GiB too with --kv-model or --kv-bytes-per-token")
+    add_kv_size_options(mrc)
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
     add_sample_rate(mrc)
+    add_input_options(mrc)
     mrc.set_defaults(func=run_mrc)
 
 
-def import_options(args, advance) -> ImportOptions:
-    """The ``trace import`` flags as :class:`ImportOptions`."""
-    from pyverify.inputs.records import ImportOptions
-
-    return ImportOptions(hosts=args.hosts, name=args.name, allow_unsorted=args.allow_unsorted,
-                         block_size=args.block_size, tokenizer=args.tokenizer, progress=advance)
+def trace_import_options(args, advance) -> ImportOptions:
+    """The ``trace import`` flags as :class:`ImportOptions`: the reading flags, and the instance's hosts and name."""
+    return import_options(args, advance, hosts=args.hosts, name=args.name)
 
 
 CURVE_POLICIES = ("lru", "opt", "opt-forced")
@@ -123,7 +126,7 @@ def run_import(args) -> int:
     if str(args.output).lower().endswith(".parquet"):
         return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
-        loaded = load_described(args.trace, import_options(args, advance))
+        loaded = load_described(args.trace, trace_import_options(args, advance))
     instance = loaded.instance
     text = json.dumps(instance.to_json(), separators=(",", ":")) + "\n"
     write_text_atomic(args.output, text)
@@ -155,10 +158,10 @@ def run_import(args) -> int:
 
 def run_import_parquet(args) -> int:
     """``trace import ... -o x.parquet``: validate (same rules) and write the columnar form, atomically."""
-    from pyverify.inputs.columnar import read_columnar, write_parquet
+    from pyverify.inputs.columnar import write_parquet
     from pyverify.sim.counting import pooled_misses
 
-    trace = read_columnar(args.trace, allow_unsorted=args.allow_unsorted)
+    trace = read_trace_with(args, args.trace)
     try:
         write_parquet(trace, args.output)
     except OSError as error:  # pyarrow's own errors name no file ("Error writing bytes to file"): name it
@@ -231,11 +234,17 @@ def run_mrc(args) -> int:
             if "lru" in curves:
                 point["lru_capacity_to_match_opt"] = capacity_to_match(curves["lru"], int(misses))
     block = source.block_size_tokens
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    if kv is not None and block is None:
+        raise UserError(f"{args.instance}: block_size_tokens: not given, so capacities cannot be converted to GiB; drop --kv-model/--kv-bytes-per-token")
+    target = _target_capacities(args.target_hit_rate, curves, block, kv)
     if "lru" in curves and source.weights is not None:
         _add_token_hit_rates(source, points)
     for point in points:
         if block:
             point["capacity_tokens"] = point["capacity_blocks"] * block
+        if kv is not None:
+            point["capacity_gib"] = gib_of_blocks(point["capacity_blocks"], block, kv)
     if args.verify:
         from pyverify.sim.belady_min import min_run_flat
 
@@ -254,7 +263,7 @@ def run_mrc(args) -> int:
     if args.chart:
         grid = log_capacities(full, per_decade=60)
         unit = block or 1
-        labels = {"lru": "LRU", "opt": "optimum (Belady MIN)", "opt-forced": "optimum admitting every block"}
+        labels = {"lru": LRU_NAME, "opt": "optimum (Belady MIN)", "opt-forced": "optimum admitting every block"}
         series = [(f"{labels[name]}, {where}", [c * unit for c in grid], curves[name].hit_rate(grid).tolist())
                   for name in policies if name in curves]
         if forced:  # known only at the printed capacities
@@ -263,7 +272,7 @@ def run_mrc(args) -> int:
         charts = mrc_chart(
             series,
             first.ceiling_hit_rate, args.chart,
-            title=f"{source.name}: exact {' and '.join(labels[name] for name in policies)} hit rate against cache capacity",
+            title=f"{source.name}: exact {' and '.join(labels[name] for name in policies)}\nhit rate against cache capacity",
             xlabel=f"capacity per cache ({'tokens, ' + str(block) + ' per block' if block else 'blocks'}; log scale)",
         )
     mismatches = [p for p in points if ("simulated_misses" in p and p["simulated_misses"] != p["misses"])
@@ -277,6 +286,7 @@ def run_mrc(args) -> int:
         "fleet_size": fleet,
         "routing": routing_policy,
         "eviction": LRU if policies == ("lru",) else list(policies),
+        **({"lru": LRU_NOTE} if "lru" in curves else {}),
         "references": first.references,
         "cold_misses": first.cold,
         "ceiling_hit_rate": first.ceiling_hit_rate,
@@ -284,6 +294,8 @@ def run_mrc(args) -> int:
         "block_size_tokens": block,
         "points": points,
         "verified": (not mismatches) if args.verify else None,
+        **({"kv_bytes_per_token": kv.bytes_per_token, "kv_bytes_source": kv.source} if kv is not None else {}),
+        **({"target": target} if target is not None else {}),
         "charts": [str(path) for path in charts],
     }
     if "opt" in curves:
@@ -292,37 +304,33 @@ def run_mrc(args) -> int:
         print_json(result)
         return 1 if mismatches else 0
     where = "one pooled cache" if args.model == POOLED else f"{fleet} per-host caches ({routing_policy} routing), each"
-    names = " and ".join({"lru": "LRU", "opt": "optimal (Belady MIN)", "opt-forced": "forced-admission optimal"}[name]
+    names = " and ".join({"lru": LRU_NAME, "opt": "optimal (Belady MIN)", "opt-forced": "forced-admission optimal"}[name]
                          for name in policies)
     engine = f"; engine {source.engine}" if source.engine else ""
     print(f"{source.name}: exact {names} miss-ratio curve{'s' if len(policies) > 1 else ''}, {where} of C blocks; "
           f"{first.references} block references{engine}")
+    if "lru" in curves:
+        print(f"  {LRU_NOTE}")
     print(f"  ceiling (uncapacitated) hit rate {first.ceiling_hit_rate:.4f} = 1 - {first.cold}/{first.references}, "
           f"reached at C = {full} blocks" + (" by LRU (not printed)" if not curves else "") + (f" (the optimum reaches it at C = {result['opt_capacity_reaching_ceiling']})" if "opt" in curves and "lru" in curves else ""))
-    header = f"{'C blocks':>10}" + (f" {'C tokens':>12}" if block else "")
+    if kv is not None:
+        print(f"  GiB: blocks x {block} tokens x {kv.bytes_per_token:g} bytes/token ({kv.source})")
+    columns = [("C blocks", "capacity_blocks", "d")]
+    columns += [("C tokens", "capacity_tokens", "d")] if block else []
+    columns += [("C GiB", "capacity_gib", ".4g")] if kv is not None else []
     if "lru" in curves:
-        header += f" {'misses':>10} {'hit rate':>9}" + (f" {'token hr':>9}" if "token_hit_rate" in points[0] else "")
-        header += f" {'simulated':>10}" if args.verify else ""
+        columns += [("misses", "misses", "d"), ("hit rate", "hit_rate", ".4f")]
+        columns += [("token hit rate", "token_hit_rate", ".4f")] if "token_hit_rate" in points[0] else []
+        columns += [("simulated", "simulated_misses", "d")] if args.verify else []
     if "opt" in curves:
-        header += f" {'opt misses':>10} {'opt hit':>8}" + (f" {'MIN run':>10}" if args.verify else "")
-        if "lru" in curves:
-            header += f" {'LRU needs C':>12}"
+        columns += [("opt misses", "opt_misses", "d"), ("opt hit rate", "opt_hit_rate", ".4f")]
+        columns += [("MIN run", "min_run_misses", "d")] if args.verify else []
+        columns += [("LRU needs C", "lru_capacity_to_match_opt", "d")] if "lru" in curves else []
     if forced:
-        header += f" {'forced misses':>13} {'forced hit':>10}" + (f" {'recount':>10}" if args.verify else "")
-    print(header)
-    for point in points:
-        line = f"{point['capacity_blocks']:>10}" + (f" {point['capacity_tokens']:>12}" if block else "")
-        if "lru" in curves:
-            line += f" {point['misses']:>10} {point['hit_rate']:>9.4f}" + (f" {point['token_hit_rate']:>9.4f}" if "token_hit_rate" in point else "")
-            line += f" {point['simulated_misses']:>10}" if args.verify else ""
-        if "opt" in curves:
-            line += f" {point['opt_misses']:>10} {point['opt_hit_rate']:>8.4f}" + (f" {point['min_run_misses']:>10}" if args.verify else "")
-            if "lru" in curves:
-                line += f" {point['lru_capacity_to_match_opt'] if point['lru_capacity_to_match_opt'] is not None else '-':>12}"
-        if forced:
-            line += f" {point['opt_forced_misses']:>13} {point['opt_forced_hit_rate']:>10.4f}"
-            line += f" {point['forced_recount_misses']:>10}" if args.verify else ""
-        print(line)
+        columns += [("forced misses", "opt_forced_misses", "d"), ("forced hit rate", "opt_forced_hit_rate", ".4f")]
+        columns += [("recount", "forced_recount_misses", "d")] if args.verify else []
+    for line in aligned_table(columns, points):
+        print(f"  {line}")
     if "opt" in curves:
         print("  opt: the best any cache of C blocks could do (it may discard a block it fetched: bypass)")
     if forced:
@@ -334,6 +342,8 @@ def run_mrc(args) -> int:
                                if key in curves or (key == "opt-forced" and forced))
         print(f"verify: every curve point equals {checked}" if not mismatches
               else f"verify: {len(mismatches)} capacities DIFFER from the per-capacity runs")
+    if target is not None:
+        _print_target(target, {"lru": LRU_NAME, "opt": "optimum (Belady MIN)"})
     for path in charts:
         print(f"chart: {path}")
     return 1 if mismatches else 0
@@ -348,6 +358,44 @@ def _forced_recount(source: "CurveInput", capacity: int) -> int:
     chains = [ids[end - length:end] for end, length in zip(ends, source.lengths.tolist())]
     caches = [0] * len(chains) if source.routing is None else [int(h) for h in source.routing]
     return forced_misses(chains, caches, capacity)
+
+
+def _target_capacities(rate, curves, block, kv) -> dict | None:
+    """For ``--target-hit-rate``: each curve's smallest capacity reaching ``rate`` (pyverify.sim.target)."""
+    from pyverify.sim.target import hits_needed, smallest_on_curve
+
+    if rate is None:
+        return None
+    by_policy = {}
+    for name, curve in curves.items():
+        blocks = smallest_on_curve(curve, rate)
+        by_policy[name] = {
+            "reached": blocks is not None,
+            "capacity_blocks": blocks,
+            "capacity_tokens": blocks * block if blocks is not None and block else None,
+            "capacity_gib": gib_of_blocks(blocks, block, kv) if blocks is not None and kv is not None else None,
+            "ceiling_hit_rate": curve.ceiling_hit_rate,
+        }
+    references = next(iter(curves.values())).references
+    return {"hit_rate": str(rate) if rate.denominator != 1 else "1", "hit_rate_value": float(rate),
+            "measure": "block hit rate over all block references", "hits_needed": hits_needed(rate, references),
+            "by_policy": by_policy}
+
+
+def _print_target(target: dict, names: dict[str, str]) -> None:
+    print(f"smallest capacity per cache with block hit rate >= {target['hit_rate_value']:g} "
+          f"({target['hits_needed']} hits), read off the exact curve:")
+    width = max(len(names[name]) for name in target["by_policy"])
+    for name, found in target["by_policy"].items():
+        if not found["reached"]:
+            text = f"not reached (even uncapacitated: {found['ceiling_hit_rate']:.4f})"
+        else:
+            text = f"{found['capacity_blocks']} blocks"
+            if found["capacity_tokens"] is not None:
+                text += f" = {found['capacity_tokens']} tokens"
+            if found["capacity_gib"] is not None:
+                text += f" = {found['capacity_gib']:.4g} GiB"
+        print(f"  {names[name]:<{width}}  {text}")
 
 
 def _add_token_hit_rates(source: "CurveInput", points) -> None:
@@ -390,12 +438,11 @@ def _curve_input(args) -> CurveInput:
     if per_host and args.routing in ONLINE_POLICIES:
         raise UserError(f"--routing: {args.routing} depends on the cache capacity, so it has no one-pass curve; "
                         "use 'pyverify sweep --routing prefix-affinity --capacity C' at each capacity")
-    if big_trace_file(args.instance) and kernels_available():
+    if big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available():
         from pyverify.commands.array_simulate import ENGINE, route_trace
-        from pyverify.inputs.columnar import read_columnar
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
-        trace = read_columnar(args.instance)
+        trace = read_trace_with(args, args.instance)
         routing, fleet, policy = route_trace(trace, args) if per_host else (None, 1, None)
         replay = ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64))
 
@@ -406,7 +453,7 @@ def _curve_input(args) -> CurveInput:
                           routing, fleet, policy, trace_token_weights(trace, args.instance), lru_misses)
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     policy, fleet, routing = None, 1, None
     if per_host:
         policy = args.routing or default_policy(instance)

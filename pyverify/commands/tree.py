@@ -10,9 +10,9 @@ if TYPE_CHECKING:  # annotations only; networkx is imported where the tree is bu
 
 
 from pyverify.commands.argtypes import chart_path
+from pyverify.commands.basic import INPUT_HELP
 from pyverify.reports.charts import save_figure
-from pyverify.errors import UserError
-from pyverify.inputs.load import load_input
+from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.inputs.model import ROOT, prefix_tree
 
 ORDER = 15
@@ -22,10 +22,12 @@ MAX_DRAWN_NODES = 200
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("tree", help="the prefix tree of an instance: size, depth, branching; draw small ones")
-    parser.add_argument("instance", help="instance JSON file")
-    parser.add_argument("--draw", type=chart_path, metavar="PATH", help=f"draw the tree (.png, .svg, or a stem for both; at most {MAX_DRAWN_NODES} blocks)")
+    parser = subparsers.add_parser("tree", help="the prefix tree of an input (an instance or a trace): size, depth, branching; draw small ones")
+    parser.add_argument("instance", help=INPUT_HELP)
+    parser.add_argument("--draw", type=chart_path, metavar="PATH", help=f"draw the tree (.png, .svg, or a stem for both); a tree of more than {MAX_DRAWN_NODES} blocks is not "
+                             "drawn (the statistics are printed, and a line says the drawing was skipped)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_input_options(parser)
     parser.set_defaults(func=run_tree)
 
 
@@ -76,8 +78,6 @@ def draw_tree(tree: nx.DiGraph, path: str, title: str) -> list:
     """Layered drawing: depth downwards, node size by how many requests pass through."""
     import networkx as nx  # here, not at the top: --help stays fast
 
-    if tree.number_of_nodes() - 1 > MAX_DRAWN_NODES:
-        raise UserError(f"{path}: --draw: the tree has {tree.number_of_nodes() - 1} blocks; drawing is for at most {MAX_DRAWN_NODES}")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -116,16 +116,23 @@ def draw_tree(tree: nx.DiGraph, path: str, title: str) -> list:
 
 
 def run_tree(args) -> int:
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     tree = prefix_tree(instance)
     summary = tree_summary(tree)
-    drawn = draw_tree(tree, args.draw, f"{instance.name}: prefix tree") if args.draw else []
+    # A big tree draws as an unreadable blot: skip the drawing, keep the statistics.
+    skipped = None
+    if args.draw and summary["blocks"] > MAX_DRAWN_NODES:
+        skipped = f"the tree has {summary['blocks']} blocks; --draw draws at most {MAX_DRAWN_NODES}, so {args.draw} was not written"
+    drawn = draw_tree(tree, args.draw, f"{instance.name}: prefix tree") if args.draw and skipped is None else []
     if args.json:
-        print(json.dumps({"instance": instance.name, **summary, "drawings": [str(p) for p in drawn]}, indent=2))
+        print(json.dumps({"instance": instance.name, **summary, "drawings": [str(p) for p in drawn],
+                          **({"drawing_skipped": skipped} if skipped else {})}, indent=2))
     else:
         print(f"{instance.name}: prefix tree")
         for key, value in summary.items():
             print(f"  {key:13} {value:>8}  {SUMMARY_MEANING[key]}")
         for drawing in drawn:
             print(f"drawing: {drawing}")
+        if skipped:
+            print(f"drawing skipped: {skipped}")
     return 0

@@ -57,6 +57,10 @@ DEFAULT_KV_BYTES_PER_TOKEN = CATALOG[DEFAULT_KV_MODEL].bytes_per_token("bf16")
 #: the KV figure above is for 16-bit KV. Both are labelled, neither is tuned.
 DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU = 5000 / 0.40677 / 2
 
+#: The model the default prefill rate was measured on (a KV catalog name): a
+#: ``--kv-model`` of another model changes the KV bytes, not this rate.
+PREFILL_RATE_MODEL = "llama-3.3-70b"
+
 #: GPUs serving one host (one model instance). Source: the configuration of the
 #: NIM measurement above (TP2), so that the default host prefill rate
 #: R = 2 x 6,146 = 12,292 tokens/s is the measured one. Assumption: the rate

@@ -41,24 +41,27 @@ def choose(engine: str, path: str | Path) -> str:
 
 
 def count(path: str | Path, engine: str, fleet_size: int | None, policy: str | None, seed: int = 0,
-          scheduler: str | None = None, trace: ColumnarTrace | None = None) -> FleetCounts:
-    """Pooled counts (``policy=None``) or pooled and per-host counts, by ``engine`` (already chosen)."""
+          scheduler: str | None = None, trace: ColumnarTrace | None = None, allow_unsorted: bool = False) -> FleetCounts:
+    """Pooled counts (``policy=None``) or pooled and per-host counts, by ``engine`` (already chosen).
+
+    ``trace``: the input already read, else ``path`` is read here (a Mooncake JSONL
+    trace with decreasing timestamps only with ``allow_unsorted``)."""
     if policy == "prefix-affinity":
         raise UserError(ONE_MACHINE)
     fleet = fleet_size or 1
     if engine == "duckdb":
         from pyverify.engines import duckdb as engine_module
 
-        source = path if trace is None and is_parquet(path) else (trace or read_columnar(path))
+        source = path if trace is None and is_parquet(path) else (trace or read_columnar(path, allow_unsorted=allow_unsorted))
         return engine_module.count(source, fleet, policy, seed)
     if engine == "dask":
         from pyverify.engines import dask as engine_module
 
-        source = path if trace is None and is_parquet(path) else (trace or read_columnar(path))
+        source = path if trace is None and is_parquet(path) else (trace or read_columnar(path, allow_unsorted=allow_unsorted))
         return engine_module.count(source, fleet, policy, seed, scheduler=scheduler)
     from pyverify.engines import numpy_engine
 
-    trace = trace or read_columnar(path)
+    trace = trace or read_columnar(path, allow_unsorted=allow_unsorted)
     hosts = None if policy is None else static_hosts(trace, fleet, policy, seed)
     return numpy_engine.count(trace, hosts, fleet)
 

@@ -33,7 +33,7 @@ from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
 from pyverify.stdin_once import stdin_read_once
 from pyverify.reports.markdown import bridge_markdown, guarded, limits_markdown, markdown_to_html, table, trust_markdown
-from pyverify.sim.routing import default_policy
+from pyverify.sim.routing import default_policy, describe_hosts
 from pyverify.project import DEFAULT_REGISTRY
 from pyverify.trusted.check import NOT_RECHECKED
 
@@ -94,7 +94,7 @@ def run_audit(
     with StagedDirectory(output, "audit", inputs=[instance_path, registry_path]) as stage, stdin_read_once([instance_path]):
         staging = stage.path
         instance = audit.timed("validate", lambda: load_input(instance_path),
-                               lambda i: f"{i.n_requests} requests, {i.n_references} block references, {i.hosts} hosts, prefix-closed")
+                               lambda i: f"{i.n_requests} requests, {i.n_references} block references, {describe_hosts(i)}, prefix-closed")
         digest = instance_sha256(instance)
 
         policy = default_policy(instance)
@@ -242,7 +242,7 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
         f"# pyverify audit: {instance.name}",
         "",
         f"Instance `{audit.instance_path}`, SHA-256 `{digest}`: {instance.n_requests} requests, "
-        f"{instance.n_references} block references, {instance.hosts} hosts.",
+        f"{instance.n_references} block references, {describe_hosts(instance)}.",
         "",
     ]
     if instance.description:

@@ -55,10 +55,63 @@ def fleet_sweep_chart(rows: Sequence, path: str | Path, title: str) -> list[Path
     axes.set_xticks(list(positions), labels)
     axes.set_xlabel("hosts in the fleet")
     axes.set_ylabel("hit rate (hits / block references)")
-    axes.set_ylim(0, 1.22)
+    highest = max([row.pooled_hit_rate for row in rows] + [row.per_host_hit_rate for row in rows])
+    axes.set_ylim(0, hit_rate_top(highest))
     axes.set_title(title, fontsize=10)
-    axes.legend(loc="upper center", ncol=2, fontsize=8, frameon=False)
+    # Below the plot: a hit rate axis stops at 1.0, so there is no empty band above the bars to hold it.
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8, frameon=False)
     axes.spines[["top", "right"]].set_visible(False)
+    try:
+        return save_figure(figure, path)
+    finally:
+        plt.close(figure)
+
+
+def hit_rate_top(highest: float) -> float:
+    """The top of a hit-rate axis: room above the highest value for its label, never past 1.0."""
+    return min(1.0, highest * 1.15) if highest > 0 else 1.0
+
+
+def routing_load_chart(rows_by_policy: dict, path: str | Path, title: str) -> list[Path]:
+    """One fleet size, several routing policies: per-host hit rate and load side by side, one bar per policy.
+
+    Left: each policy's per-host hit rate, with the pooled cache (the same for
+    every routing) as a reference line across. Right: each policy's max load
+    ratio (the busiest host's requests over the even share), with 1.0, even
+    load, as the reference: a routing that keeps prefixes together may do so
+    by sending one host many times its share.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    policies = list(rows_by_policy)
+    rows = [rows_by_policy[policy][0] for policy in policies]
+    positions = list(range(len(policies)))
+    figure, (hits, load) = plt.subplots(1, 2, figsize=(10, 4.6), gridspec_kw={"wspace": 0.3})
+    bars = hits.bar(positions, [row.per_host_hit_rate for row in rows], 0.6, color="#7fa7cf", edgecolor="#1f4e79",
+                    label="per-host caches (this routing)")
+    hits.bar_label(bars, fmt="%.4f", fontsize=8, padding=2)
+    pooled = rows[0].pooled_hit_rate
+    hits.axhline(pooled, color="#1f4e79", linestyle="--", linewidth=1.6, label=f"one pooled cache, any routing ({pooled:.4f})")
+    hits.set_ylim(0, hit_rate_top(max([pooled] + [row.per_host_hit_rate for row in rows])))
+    hits.set_ylabel("hit rate (hits / block references)")
+    hits.set_title("hit rate", fontsize=9)
+    bars = load.bar(positions, [row.max_load_ratio for row in rows], 0.6, color="#e8a87c", edgecolor="#a0522d",
+                    label="busiest host's requests / even share")
+    load.bar_label(bars, fmt="%.2fx", fontsize=8, padding=2)
+    load.axhline(1.0, color="black", linestyle=":", linewidth=1.2, label="1.0 = perfectly even load")
+    load.set_ylim(0, max(row.max_load_ratio for row in rows) * 1.15)
+    load.set_ylabel("max load ratio")
+    load.set_title("load on the busiest host", fontsize=9)
+    for axes in (hits, load):
+        axes.set_xticks(positions, policies, rotation=15)
+        axes.set_xlabel("routing policy")
+        axes.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=1)
+        axes.spines[["top", "right"]].set_visible(False)
+        axes.grid(alpha=0.3, axis="y")
+    figure.suptitle(title, fontsize=10)
     try:
         return save_figure(figure, path)
     finally:
@@ -99,7 +152,7 @@ def policy_fleet_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
     axes.minorticks_off()
     axes.set_xlabel("hosts in the fleet")
     axes.set_ylabel("hit rate (hits / block references)")
-    axes.set_ylim(0, min(1.0, highest * 1.15) if highest > 0 else 1.0)
+    axes.set_ylim(0, hit_rate_top(highest))
     axes.set_title(title, fontsize=10)
     axes.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     axes.grid(alpha=0.3)

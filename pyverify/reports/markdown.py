@@ -164,7 +164,8 @@ def markdown_to_html(markdown_text: str, title: str) -> str:
         f"<title>{html.escape(title)}</title>\n"
         "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}"
         "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25rem .5rem}"
-        "code,pre{background:#f4f4f4}pre{padding:.5rem;overflow-x:auto}img{max-width:100%}</style>\n"
+        # Long Lean statements wrap inside their block instead of scrolling sideways.
+        "code,pre{background:#f4f4f4}pre{padding:.5rem;white-space:pre-wrap;overflow-wrap:anywhere}img{max-width:100%}</style>\n"
         f"</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 

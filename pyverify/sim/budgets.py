@@ -111,6 +111,66 @@ def budget_sweep_flat(
     return points
 
 
+@dataclass(frozen=True)
+class TargetPoint:
+    """The smallest pooled capacity (blocks) whose measured block hit rate reaches a target, and how it was found."""
+
+    policy: str  # an eviction policy, or "opt" (Belady's MIN)
+    capacity_blocks: int | None  # None: not reached, even uncapacitated (or not computed: see method)
+    method: str
+    ceiling_hit_rate: float  # the uncapacitated block hit rate over the measured requests
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "reached": self.capacity_blocks is not None}
+
+
+#: How a capacity is found for a policy with no one-pass curve (pyverify.sim.target), and what that means.
+BISECTION = "bisection of simulations"
+#: Why there is no optimum with a warm-up (see :func:`target_capacity`).
+OPTIMUM_NOT_COMPUTED = ("not computed with a warm-up: MIN is the optimum of the whole trace, "
+                        "not of the measured requests")
+BISECTION_NOTE = ("bisection of simulations: fifo and leaf-lru are not stack algorithms, so the capacity found reaches "
+                  "the target and one block less does not, but a smaller capacity may also reach it")
+
+
+def target_capacity(
+    ids: np.ndarray,
+    lengths: np.ndarray,
+    replay: Callable[[int], Sequence[int]],
+    policy: str,
+    rate,
+    window: Window = WHOLE_TRACE,
+) -> TargetPoint:
+    """The smallest capacity of one pooled cache whose block hit rate over ``window`` is at least ``rate``.
+
+    ``lru`` and ``vllm``: read off the exact one-pass curve. ``opt``: Belady's
+    MIN curve, over the whole trace only (MIN minimises misses over the whole
+    trace, not over a window: with a warm-up it is not the optimum of the
+    measured requests, so it is not computed). ``fifo`` and ``leaf-lru``:
+    :func:`~pyverify.sim.target.crossing_by_bisection` over ``replay``.
+    """
+    from pyverify.sim.opt_curve import optimal_curve_flat
+    from pyverify.sim.target import crossing_by_bisection, smallest_on_curve, smallest_on_weighted
+
+    uncapacitated = weighted_curve_flat(chain_order_distances_flat(ids, lengths), lengths, None, window)
+    ceiling = float(uncapacitated.block_hist.sum() / uncapacitated.blocks) if uncapacitated.blocks else 0.0
+    if policy == "opt":
+        if window.warmup_fraction:
+            return TargetPoint(policy, None, OPTIMUM_NOT_COMPUTED, ceiling)
+        return TargetPoint(policy, smallest_on_curve(optimal_curve_flat(ids, lengths), rate), "exact curve, one pass", ceiling)
+    if policy in ONE_PASS:
+        curve = weighted_curve_flat(ONE_PASS[policy](ids, lengths), lengths, None, window)
+        return TargetPoint(policy, smallest_on_weighted(curve, rate), "exact curve, one pass", ceiling)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+
+    def hits_at(capacity: int) -> int:
+        return tally_offsets(offsets, replay(capacity), None, window).block_hits
+
+    distinct = max(1, int(np.unique(ids).size))  # a cache this large never evicts
+    return TargetPoint(policy, crossing_by_bisection(hits_at, uncapacitated.blocks, rate, distinct), BISECTION, ceiling)
+
+
 def _point(eviction, gib, capacity, empty, block_hits, token_hits, method) -> BudgetPoint:
     refs, tokens = empty.block_references, empty.tokens
     return BudgetPoint(
@@ -127,4 +187,5 @@ def _point(eviction, gib, capacity, empty, block_hits, token_hits, method) -> Bu
     )
 
 
-__all__ = ["DEFAULT_BUDGETS_GIB", "BudgetPoint", "ONE_PASS", "budget_sweep", "budget_sweep_flat"]
+__all__ = ["BISECTION", "BISECTION_NOTE", "OPTIMUM_NOT_COMPUTED", "DEFAULT_BUDGETS_GIB", "BudgetPoint", "ONE_PASS", "TargetPoint", "budget_sweep", "budget_sweep_flat",
+           "target_capacity"]

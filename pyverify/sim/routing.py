@@ -240,6 +240,20 @@ def default_fleet(instance: Instance) -> int:
     return default_fleet_for(instance.hosts if (instance.routing is not None or instance.hosts > 1) else None)
 
 
+def hosts_source(instance: Instance) -> str:
+    """Where an input's host count comes from, and what the commands do with it (:func:`default_fleet`)."""
+    if instance.routing is not None:
+        return "given by its routing"
+    if instance.hosts > 1:
+        return "named by the input, which gives no routing"
+    return f"none named: commands route it to {DEFAULT_TRACE_FLEET} hosts unless --fleet"
+
+
+def describe_hosts(instance: Instance) -> str:
+    """``16 hosts (given by its routing)``: the input's host count, pluralised, and where it comes from."""
+    return f"{instance.hosts} host{'' if instance.hosts == 1 else 's'} ({hosts_source(instance)})"
+
+
 def default_fleet_for(own_hosts: int | None) -> int:
     """:func:`default_fleet` of an input whose own fleet is ``own_hosts`` (``None``: it names none)."""
     return own_hosts or DEFAULT_TRACE_FLEET

@@ -108,6 +108,12 @@ EVICTION_HELP = {
 }
 
 
+#: What "LRU" is wherever ``pyverify mrc`` prints or draws it: its one-pass curves (pyverify.sim.mrc)
+#: are of chain-order LRU, which engines do not use; ``budgets --eviction leaf-lru`` simulates theirs.
+LRU_NAME = "chain-order LRU (not an engine's leaf-first LRU)"
+LRU_NOTE = ("LRU here is chain-order LRU, one pass of stack distances; engines (SGLang, vLLM) evict leaf-first, "
+            "which can differ at the same capacity: 'pyverify budgets --eviction lru,leaf-lru' compares them")
+
 @dataclass(frozen=True)
 class Run:
     """The outcome of one demand-cache run, with its witness.

@@ -128,8 +128,14 @@ def weights_of_lengths(
         sources.add("input_tokens")
     if n - len(given) - int(np.count_nonzero(by_length)) > 0:
         sources.add("block size")
+    # Say what the prompt lengths made of the blocks: a Mooncake trace's last block holds the rest of the
+    # prompt (often partial); a token-id log hashes full blocks only and leaves the tail uncached.
+    partial = bool(np.any(weights[last] < block_size))
+    uncached = bool(np.any(tails[rows] > 0))
+    shape = ", ".join(["last block partial" if partial else "full blocks",
+                       *(["tokens past the last block never cached"] if uncached else [])])
     source = {
-        frozenset({"input_tokens"}): f"input_tokens (blocks of {block_size}, last block partial)",
+        frozenset({"input_tokens"}): f"input_tokens (blocks of {block_size}, {shape})",
         frozenset({"block_tokens"}): "block_tokens given per block",
         frozenset({"block size"}): f"{block_size} tokens per block (no prompt lengths given)",
     }.get(frozenset(sources), f"mixed: {', '.join(sorted(sources))} (blocks of {block_size})")

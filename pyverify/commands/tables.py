@@ -1,0 +1,17 @@
+"""Text tables the commands print: columns aligned, so no two headers run together."""
+
+from __future__ import annotations
+
+
+def aligned_table(columns: list[tuple[str, str, str]], rows: list[dict]) -> list[str]:
+    """Lines of a right-aligned table, two spaces between columns, each as wide as its widest cell.
+
+    ``columns`` holds ``(header, key, format)``; a missing or None value prints as '-'.
+    """
+    cells = [[header for header, _, _ in columns]]
+    cells += [["-" if row.get(key) is None else format(row[key], spec) for _, key, spec in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return ["  ".join(cell.rjust(width) for cell, width in zip(line, widths)) for line in cells]
+
+
+__all__ = ["aligned_table"]
