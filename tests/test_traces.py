@@ -12,6 +12,7 @@ from pyverify.inputs.load import load_input
 from pyverify.inputs.model import load_instance
 from pyverify.inputs.mooncake import import_mooncake
 
+from .conftest import REPO
 from .helpers import assert_one_line_error, run_cli
 
 
@@ -122,3 +123,22 @@ def test_output_directory_error_leaves_nothing(capsys, tmp_path):
     path.write_text(GOOD)
     status, _, err = run_cli(capsys, "trace", "import", str(path))
     assert status == 2 and "-o/--output" in err
+
+
+@pytest.mark.parametrize("kind", ["instance", "token-ids"])
+def test_every_accepted_input_converts_to_parquet(tmp_path, kind):
+    """`trace import tokens.jsonl -o t.parquet` failed with "missing field 'hash_ids'",
+    and an instance JSON with "malformed JSON": Parquet output read only Mooncake JSONL."""
+    pytest.importorskip("pyarrow")
+    from pyverify.cli import main
+    from pyverify.inputs.load import load_input
+    if kind == "instance":
+        source = REPO / "instances" / "lab-512x32x16.json"
+    else:
+        source = tmp_path / "tokens.jsonl"
+        source.write_text("\n".join(json.dumps({"prompt_token_ids": list(range(n))}) for n in (40, 48, 33)) + "\n")
+    target = tmp_path / "t.parquet"
+    assert main(["trace", "import", str(source), "-o", str(target)]) == 0
+    original, converted = load_input(str(source)), load_input(str(target))
+    assert [list(c) for c in converted.chains] == [list(c) for c in original.chains]
+    assert converted.routing == original.routing and converted.block_size_tokens == original.block_size_tokens

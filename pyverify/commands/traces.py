@@ -156,12 +156,25 @@ def run_import(args) -> int:
     return 0
 
 
+def _any_input_as_columns(args) -> "ColumnarTrace":
+    """The input as arrays, whatever its format: the column readers for the trace files they
+    read (Mooncake JSONL, CSV, Parquet), else the instance readers (instance JSON, token-id
+    and chat JSONL, and re-blocking or tokenizing flags), converted once."""
+    from pyverify.inputs.columnar import ColumnarTrace
+    from pyverify.inputs.columnar.formats import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
+
+    path = args.trace
+    if not needs_instance_reader(args) and (is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)):
+        return read_trace_with(args, path)
+    return ColumnarTrace.from_instance(load_with(args, path))
+
+
 def run_import_parquet(args) -> int:
     """``trace import ... -o x.parquet``: validate (same rules) and write the columnar form, atomically."""
     from pyverify.inputs.columnar import write_parquet
     from pyverify.sim.counting import pooled_misses
 
-    trace = read_trace_with(args, args.trace)
+    trace = _any_input_as_columns(args)
     try:
         write_parquet(trace, args.output)
     except OSError as error:  # pyarrow's own errors name no file ("Error writing bytes to file"): name it

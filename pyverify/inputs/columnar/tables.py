@@ -56,6 +56,8 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
 def _parquet_block_size(schema) -> int | None:
     metadata = schema.metadata or {}
     raw = metadata.get(b"pyverify.block_size_tokens")
+    if raw == b"none":  # written by pyverify for an input with no block size
+        return None
     return int(raw) if raw and raw.isdigit() else DEFAULT_BLOCK_TOKENS
 
 

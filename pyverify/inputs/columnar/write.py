@@ -46,8 +46,8 @@ class ParquetTraceWriter:
                  "host": pa.int64(), "route_key": pa.string()}
         fields += [pa.field(name, types[name]) for name in self.columns]
         metadata = {b"pyverify.format": PARQUET_FORMAT.encode()}
-        if self.block_size_tokens:
-            metadata[b"pyverify.block_size_tokens"] = str(self.block_size_tokens).encode()
+        # "none" when the input gives no block size, so reading it back does not assume Mooncake's 512.
+        metadata[b"pyverify.block_size_tokens"] = str(self.block_size_tokens or "none").encode()
         self.schema = pa.schema(fields, metadata=metadata)
         self._writer = pq.ParquetWriter(str(tmp), self.schema, compression="zstd")
         return self
