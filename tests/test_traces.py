@@ -142,3 +142,31 @@ def test_every_accepted_input_converts_to_parquet(tmp_path, kind):
     original, converted = load_input(str(source)), load_input(str(target))
     assert [list(c) for c in converted.chains] == [list(c) for c in original.chains]
     assert converted.routing == original.routing and converted.block_size_tokens == original.block_size_tokens
+
+
+def test_route_once_then_curves_and_a_certificate_for_any_policy(tmp_path):
+    """mrc and certify refused prefix-affinity (it depends on the cache state as
+    requests arrive): `trace import --routing` records the hosts it chose, and the
+    routed instance is then certified and drawn per host with its given routing."""
+    from pyverify.cli import main
+    from pyverify.sim.routing import RoutingOptions, route
+    from pyverify.trusted.check import verify_quiet
+
+    source = REPO / "instances" / "lab-512x32x16.json"
+    routed = tmp_path / "routed.json"
+    assert main(["trace", "import", str(source), "-o", str(routed), "--routing", "prefix-affinity", "--fleet", "4"]) == 0
+    instance = load_input(str(routed))
+    original = load_input(str(source))
+    assert instance.hosts == 4 and instance.chains == original.chains
+    assert list(instance.routing) == list(route(original, 4, "prefix-affinity", RoutingOptions()))
+    assert main(["mrc", str(routed), "--model", "per-host", "--routing", "given", "--capacities", "1,2", "--json"]) == 0
+    cert = tmp_path / "c.json"
+    assert main(["certify", str(routed), "--model", "per-host", "--capacity", "2", "--no-z3", "-o", str(cert)]) == 0
+    status, lines = verify_quiet(str(cert), str(routed))
+    assert status == 0 and any(line.startswith("VERIFIED OPTIMAL") for line in lines), lines
+
+
+def test_fleet_without_routing_is_refused(capsys, tmp_path):
+    status, out, err = run_cli(capsys, "trace", "import", str(REPO / "instances" / "lab-512x32x16.json"),
+                               "-o", str(tmp_path / "x.json"), "--fleet", "4")
+    assert status == 2 and "--fleet: only with --routing" in err and not (tmp_path / "x.json").exists()

@@ -39,7 +39,9 @@ def register(subparsers) -> None:
                            "optimum of a cache that admits every block it fetches and keeps the running request's blocks, "
                            "as serving engines do (needs --capacity; rests on Belady's theorem, not on a Lean proof)")
     cert.add_argument("--routing", choices=("given", "round-robin"), default="given",
-                      help="per-host: the instance's own routing (default), or request i to host i mod --fleet")
+                      help="per-host: the instance's own routing (default), or request i to host i mod --fleet; for any "
+                           "other policy (prefix-affinity, prefix-hash, random, ...) route once with 'pyverify trace import "
+                           "T -o routed.json --routing POLICY --fleet N' and certify routed.json")
     cert.add_argument("--fleet", "--hosts", dest="fleet", type=positive_int, metavar="N",
                       help="fleet size for --routing round-robin (default: 16 for a trace, else the instance's hosts)")
     cert.add_argument("--time-limit", type=positive_seconds, default=60.0, metavar="S",

@@ -54,6 +54,12 @@ def register(subparsers) -> None:
     imp.add_argument("--hosts", type=fleet_size,
                      help="fleet size recorded in the instance (default: 1 for a trace, which carries no routing; an instance keeps its own)")
     imp.add_argument("--name", help="instance name (default: the file's stem, without .gz; 'stdin' for -)")
+    imp.add_argument("--routing", choices=tuple(POLICIES), metavar="POLICY",
+                     help="route once and record the hosts in the instance (" + ", ".join(POLICIES) + "): an online "
+                          "policy such as prefix-affinity then becomes a static routing that certify, mrc and sweep "
+                          "read with --routing given (prefix-affinity routes with uncapacitated caches)")
+    imp.add_argument("--fleet", type=fleet_size, metavar="N", help="fleet size for --routing (default: 16 for a trace)")
+    add_routing_options(imp)
     add_input_options(imp)
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
@@ -127,7 +133,7 @@ def run_import(args) -> int:
         return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
         loaded = load_described(args.trace, trace_import_options(args, advance))
-    instance = loaded.instance
+    instance = _routed_once(args, loaded.instance)
     text = json.dumps(instance.to_json(), separators=(",", ":")) + "\n"
     write_text_atomic(args.output, text)
     summary = {
@@ -154,6 +160,20 @@ def run_import(args) -> int:
             if key not in ("trace", "output", "format", "compression", "notes"):
                 print(f"  {key:17} {value}")
     return 0
+
+
+def _routed_once(args, instance):
+    """``--routing POLICY``: the instance with the hosts the policy chose recorded as its routing."""
+    import dataclasses
+
+    if args.routing is None:
+        if args.fleet is not None:
+            raise UserError("--fleet: only with --routing (the fleet the requests are routed over)")
+        return instance
+    fleet = args.fleet or args.hosts or default_fleet(instance)
+    with about_file(args.trace, "routing"):
+        routing = route(instance, fleet, args.routing, RoutingOptions(seed=args.seed, slack=args.affinity_slack))
+    return dataclasses.replace(instance, hosts=fleet, routing=tuple(routing))
 
 
 def _any_input_as_columns(args) -> "ColumnarTrace":
@@ -449,8 +469,9 @@ def _curve_input(args) -> CurveInput:
 
     per_host = args.model == PER_HOST
     if per_host and args.routing in ONLINE_POLICIES:
-        raise UserError(f"--routing: {args.routing} depends on the cache capacity, so it has no one-pass curve; "
-                        "use 'pyverify sweep --routing prefix-affinity --capacity C' at each capacity")
+        raise UserError(f"--routing: {args.routing} depends on the cache state as requests arrive, so it has no one-pass "
+                        f"curve; route once ('pyverify trace import {args.instance} -o routed.json --routing {args.routing} "
+                        "--fleet N' records the hosts it chose), then 'mrc routed.json --model per-host --routing given'")
     if big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available():
         from pyverify.commands.array_simulate import ENGINE, route_trace
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
