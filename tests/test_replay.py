@@ -146,6 +146,7 @@ def test_three_requests_one_at_a_time(tmp_path, capsys):
     assert run["queueing_s"] == pytest.approx({"p50": 0.0, "p90": 1.2, "p99": 1.47, "mean": 0.5})
     assert run["hit_blocks_by_tier"] == {"gpu": 2, "pool": 0}
     assert run["recomputed_blocks"] == 4
+    assert run["load"]["max_queue"] == 1  # r1 waited; nobody else did
 
 
 def test_three_requests_two_at_a_time(tmp_path, capsys):
@@ -153,6 +154,7 @@ def test_three_requests_two_at_a_time(tmp_path, capsys):
     run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "2")
     assert run["ttft_s"] == pytest.approx({"p50": 0.5, "p90": 0.9, "p99": 0.99, "mean": 2.0 / 3})
     assert run["queueing_s"]["mean"] == 0.0
+    assert run["load"]["max_queue"] == 0
 
 
 def test_arrival_scale_compresses_time(tmp_path, capsys):
@@ -235,3 +237,39 @@ def test_a_timed_replay_needs_timestamps(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1 and "needs a timestamp" in err
     status, out, err = run_cli(capsys, "replay", str(path), "--no-timing")
     assert status == 0, err
+
+
+# --- timed runs: invariants ---------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(trace=timed_traces(), fleet=st.integers(1, 3), capacity=st.one_of(st.none(), st.integers(1, 5)),
+       eviction=st.sampled_from(EVICTIONS), router=st.sampled_from(("round-robin", "least-loaded", "kv-aware")),
+       pool=st.one_of(st.just(False), st.none(), st.integers(1, 6)), max_running=st.integers(1, 3))
+def test_timed_runs_keep_fifo_order_and_the_concurrency_limit(trace, fleet, capacity, eviction, router, pool, max_running):
+    chains, arrivals, outputs = trace
+    service = ServiceModel(prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_running=max_running)
+    run = replay(chains, Router(router, fleet), capacity, eviction, pool, service, arrivals, None, outputs)
+    end = [first + service.decode_seconds(out) for first, out in zip(run.first_token, outputs)]
+    assert run.gpu_hit_blocks + run.pool_hit_blocks + run.recomputed_blocks == sum(map(len, chains))
+    for index in range(len(chains)):
+        assert run.start[index] >= run.arrival[index]
+        assert run.first_token[index] >= run.start[index]
+    for host in range(fleet):
+        mine = [index for index in range(len(chains)) if run.host_of[index] == host]
+        assert [run.start[index] for index in mine] == sorted(run.start[index] for index in mine)  # FIFO
+        for index in mine:
+            overlapping = [other for other in mine if run.start[other] <= run.start[index] < end[other]]
+            assert len(overlapping) <= max_running
+
+
+@settings(max_examples=100, deadline=None)
+@given(chains=prefix_closed_chains(), fleet=st.integers(1, 3), capacity=st.one_of(st.none(), st.integers(1, 6)),
+       eviction=st.sampled_from(EVICTIONS), router=st.sampled_from(STATIC_AND_AFFINITY), pool=st.one_of(st.just(False), st.integers(1, 6)))
+def test_requests_that_never_overlap_in_time_give_the_untimed_hits(chains, fleet, capacity, eviction, router, pool):
+    # A request's prefill and decode take at most a few seconds here; arrivals 1000 s apart never overlap.
+    arrivals = [index * 1_000_000 for index in range(len(chains))]
+    timed = replay(chains, Router(router, fleet), capacity, eviction, pool, SERVICE, arrivals, None, [5] * len(chains))
+    untimed = replay(chains, Router(router, fleet), capacity, eviction, pool, timed=False)
+    assert (timed.host_of, timed.gpu_hits, timed.pool_hits) == (untimed.host_of, untimed.gpu_hits, untimed.pool_hits)
+    assert timed.start == timed.arrival

@@ -182,6 +182,12 @@ def run_replay(args) -> int:
             line += (f" {ttft['p50']:>8.3f}s {ttft['p90']:>7.3f}s {ttft['p99']:>7.3f}s {ttft['mean']:>7.3f}s "
                      f"{queue['mean']:>9.3f}s {queue['p99']:>8.3f}s")
         print(line + f" {summary['load']['max_load_ratio']:>8.3f} {summary['load']['max_queue']:>9}")
+    for summary in summaries:
+        hosts = summary["hosts"]
+        busiest = max(hosts, key=lambda host: (host["prefill_busy_s"], -host["host"]))
+        busy = "" if args.no_timing else f"; most prefill time: host {busiest['host']}, {busiest['prefill_busy_s']:.1f} s"
+        print(f"  {summary['router']}: requests per host {summary['load']['min_requests']}..{summary['load']['max_requests']}, "
+              f"longest queue {summary['load']['max_queue']}{busy}")
     if args.pool_capacity is not False:
         for summary in summaries:
             moved = summary["moved"]

@@ -34,7 +34,7 @@ class HostStats:
     gpu_hit_blocks: int = 0
     pool_hit_blocks: int = 0
     recomputed_blocks: int = 0
-    max_queue: int = 0
+    max_queue: int = 0  # most requests waiting (not running) just after an arrival
     busy_prefill_s: float = 0.0
 
 
@@ -165,8 +165,8 @@ def replay(
         host_of[index] = host
         stats[host].requests += 1
         queues[host].append(index)
-        stats[host].max_queue = max(stats[host].max_queue, len(queues[host]))
         start_what_fits(host, now)
+        stats[host].max_queue = max(stats[host].max_queue, len(queues[host]))  # requests left waiting
         progress()
     finish_until(float("inf"))
     return ReplayRun(router.name, host_of, gpu_hits, pool_hits, sum(map(len, chains)), arrival, start, first_token, stats, pool is not None)
