@@ -202,6 +202,7 @@ def test_bounds_and_json_fields(tmp_path, capsys):
     data = json.loads(out)
     assert data["bounds"]["floor_hits"] == 6 - 4
     assert data["bounds"]["min_pool_blocks"] == 2
+    assert (data["pool"], data["pool_capacity"]) == (True, 2)
     assert [run["router"] for run in data["runs"]] == ["round-robin", "kv-aware"]
     for run in data["runs"]:
         assert run["hit_blocks_by_tier"]["gpu"] + run["hit_blocks_by_tier"]["pool"] + run["recomputed_blocks"] == 6

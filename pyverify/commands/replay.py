@@ -156,8 +156,8 @@ def run_replay(args) -> int:
     if args.json:
         print_json({
             "instance": instance.name, "fleet_size": fleet, "capacity": args.capacity, "eviction": args.eviction,
-            "pool_capacity": None if args.pool_capacity is None else (args.pool_capacity or 0),
-            "pool": args.pool_capacity is not False, "timed": not args.no_timing, "arrival_scale": args.arrival_scale,
+            "pool": args.pool_capacity is not False,  # pool_capacity: blocks, "inf", or null without a pool
+            "pool_capacity": None if args.pool_capacity is False else ("inf" if args.pool_capacity is None else args.pool_capacity), "timed": not args.no_timing, "arrival_scale": args.arrival_scale,
             "service": service.to_json(),
             "router_options": {"seed": args.seed, "affinity_slack": args.affinity_slack,
                                "overlap_weight": args.overlap_weight, "load_weight": args.load_weight},
