@@ -178,16 +178,17 @@ def test_a_pool_hit_pays_latency_and_transfer(tmp_path, capsys):
                             "gpu_to_pool_blocks": 3, "gpu_to_pool_bytes": 3 * 512 * 1000}
 
 
-def test_pinned_blocks_are_not_evicted_and_admission_waits_for_room(tmp_path):
+@pytest.mark.parametrize("eviction", EVICTIONS)
+def test_pinned_blocks_are_not_evicted_and_admission_waits_for_room(eviction):
     service = ServiceModel(prefill_tokens_per_s=512, decode_tokens_per_s=1, max_running=2)
     # r0 [1] runs 1 + 100 s; r1 [2] runs 1 + 1 s; r2 [3] at 5 s: the cache {1, 2} is full, 1 is older but pinned,
-    # so 2 is evicted; r3 [1] at 6 s hits. Plain LRU (no pinning) would have evicted 1.
+    # so 2 is evicted; r3 [1] at 6 s hits. The same policy without pinning (simulate) evicts 1.
     chains = [(1,), (2,), (3,), (1,)]
-    run = replay(chains, Router("round-robin", 1), 2, "lru", False, service, [0, 0, 5000, 6000], None, [100, 1, 1, 1])
+    run = replay(chains, Router("round-robin", 1), 2, eviction, False, service, [0, 0, 5000, 6000], None, [100, 1, 1, 1])
     assert run.gpu_hits == [0, 0, 0, 1]
-    assert simulate(chains, None, POOLED, capacity=2).hit_blocks == (0, 0, 0, 0)
+    assert simulate(chains, None, POOLED, capacity=2, eviction=eviction).hit_blocks == (0, 0, 0, 0)
     # r1 [2, 3] cannot start beside r0's pinned [1] in 2 blocks: it waits until r0 ends (101 s).
-    run = replay([(1,), (2, 3)], Router("round-robin", 1), 2, "lru", False, service, [0, 0], None, [100, 1])
+    run = replay([(1,), (2, 3)], Router("round-robin", 1), 2, eviction, False, service, [0, 0], None, [100, 1])
     assert run.start == [0.0, 101.0]
 
 

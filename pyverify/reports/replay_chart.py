@@ -25,7 +25,7 @@ def replay_chart(summaries: Sequence[dict], bounds: dict, path: str | Path, titl
     pool = [summary["hit_rate_by_tier"]["pool"] for summary in summaries]
     hits.bar(positions, gpu, 0.6, color="#1f4e79", label="GPU hits")
     stacked = hits.bar(positions, pool, 0.6, bottom=gpu, color="#8fb3d9", label="pool hits")
-    hits.bar_label(stacked, labels=[f"{g + p:.3f}" for g, p in zip(gpu, pool)], fontsize=8, padding=2)
+    hits.bar_label(stacked, labels=[f"{g + p:.3f}" for g, p in zip(gpu, pool)], label_type="center", fontsize=8, color="black")
     hits.axhline(bounds["floor_hit_rate"], color="black", linestyle="--", linewidth=1, label="floor: references - distinct")
     if bounds["min_pool_blocks"] is not None:
         hits.axhline(bounds["min_pooled_hit_rate"], color="#b03a2e", linestyle=":", linewidth=1.5,
