@@ -1,0 +1,10 @@
+"""A fleet in time: requests arrive at their timestamps, queue on hosts, and read a GPU and a pool tier.
+
+``pyverify replay`` (:mod:`pyverify.commands.replay`) drives it:
+
+* :mod:`pyverify.fleet.service` -- the service model (prefill and decode rates, concurrency) and its defaults;
+* :mod:`pyverify.fleet.tiers` -- a host's GPU cache (simulate's policies, with blocks pinned while they run) and the pool;
+* :mod:`pyverify.fleet.routers` -- the routers, which see cache state and load at arrival;
+* :mod:`pyverify.fleet.replay` -- the event loop;
+* :mod:`pyverify.fleet.report` -- percentiles and the bounds printed beside every answer.
+"""

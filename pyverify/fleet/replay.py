@@ -1,0 +1,172 @@
+"""The event loop of ``pyverify replay``: arrivals, FIFO queues per host, two cache tiers.
+
+Each request arrives at ``timestamp_ms / 1000 * arrival_scale`` seconds
+(``arrival_scale`` < 1 compresses the trace: more load), is routed at once
+(:mod:`pyverify.fleet.routers`) and joins its host's queue. A host starts the
+request at the head of its queue when fewer than ``max_running`` run there
+*and* the blocks pinned by its running requests plus this chain's blocks fit
+in the GPU capacity (a host with nothing running always starts its head, as
+simulate serves a chain longer than the cache). Starting serves the chain
+through the tiers (:mod:`pyverify.fleet.tiers`) and pins its cached blocks;
+the first token comes after prefill, and the request ends after decode
+(:mod:`pyverify.fleet.service`). At equal times, requests end before others
+arrive, and arrivals keep file order.
+
+Without timing (``timed=False``) every request starts on arrival and ends at
+once, in file order: the one-at-a-time model of ``simulate --model per-host``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from pyverify.fleet.routers import Router
+from pyverify.fleet.service import ServiceModel
+from pyverify.fleet.tiers import Pool, gpu_cache
+
+
+@dataclass
+class HostStats:
+    requests: int = 0
+    gpu_hit_blocks: int = 0
+    pool_hit_blocks: int = 0
+    recomputed_blocks: int = 0
+    max_queue: int = 0  # most requests waiting (not running) just after an arrival
+    busy_prefill_s: float = 0.0
+
+
+@dataclass
+class ReplayRun:
+    """What one replay did: per request its host, tier hits and times (seconds; None without timing)."""
+
+    router: str
+    host_of: list[int]
+    gpu_hits: list[int]
+    pool_hits: list[int]
+    references: int
+    arrival: list[float] | None
+    start: list[float] | None
+    first_token: list[float] | None
+    hosts: list[HostStats] = field(default_factory=list)
+    with_pool: bool = False  # whether a pool tier took the recomputed blocks
+
+    @property
+    def gpu_hit_blocks(self) -> int:
+        return sum(self.gpu_hits)
+
+    @property
+    def pool_hit_blocks(self) -> int:
+        return sum(self.pool_hits)
+
+    @property
+    def recomputed_blocks(self) -> int:
+        return self.references - self.gpu_hit_blocks - self.pool_hit_blocks
+
+
+def replay(
+    chains: Sequence[Sequence[int]],
+    router: Router,
+    capacity: int | None,
+    eviction: str,
+    pool_capacity: int | None | bool = False,
+    service: ServiceModel = ServiceModel(),
+    arrival_ms: Sequence[float] | None = None,
+    input_tokens: Sequence[int | None] | None = None,
+    output_tokens: Sequence[int | None] | None = None,
+    arrival_scale: float = 1.0,
+    timed: bool = True,
+    progress: Callable[..., None] = lambda n=1: None,
+) -> ReplayRun:
+    """Replay ``chains`` on ``router.fleet`` hosts.
+
+    ``pool_capacity``: ``False`` for no pool tier, ``None`` for an unlimited
+    pool, else its size in blocks. ``arrival_ms`` is needed when ``timed``.
+    """
+    fleet = router.fleet
+    n = len(chains)
+    caches = [gpu_cache(capacity, eviction) for _ in range(fleet)]
+    pool = None if pool_capacity is False else Pool(pool_capacity)
+    stats = [HostStats() for _ in range(fleet)]
+    load = [0] * fleet
+    routed = [0] * fleet
+    host_of = [0] * n
+    gpu_hits = [0] * n
+    pool_hits = [0] * n
+    block_tokens = service.block_tokens
+
+    def serve(index: int, host: int) -> list[int]:
+        """Serve request ``index`` through the tiers; return the GPU blocks it pins."""
+        chain, cache = chains[index], caches[host]
+        g = cache.prefix_hits(chain)
+        p = pool.read_and_write(chain[g:]) if pool is not None else 0
+        cache.serve(chain, g)
+        gpu_hits[index], pool_hits[index] = g, p
+        host_stats = stats[host]
+        host_stats.gpu_hit_blocks += g
+        host_stats.pool_hit_blocks += p
+        host_stats.recomputed_blocks += len(chain) - g - p
+        return cache.pin(chain) if timed else []
+
+    if not timed:
+        for index, chain in enumerate(chains):
+            host = router.pick(index, chain, caches, load, routed)
+            routed[host] += 1
+            host_of[index] = host
+            stats[host].requests += 1
+            serve(index, host)
+            progress()
+        return ReplayRun(router.name, host_of, gpu_hits, pool_hits, sum(map(len, chains)), None, None, None, stats, pool is not None)
+
+    if arrival_ms is None:
+        raise ValueError("a timed replay needs arrival times")
+    arrival = [ms / 1000.0 * arrival_scale for ms in arrival_ms]
+    start = [0.0] * n
+    first_token = [0.0] * n
+    queues = [deque() for _ in range(fleet)]
+    running = [0] * fleet
+    finishing: list[tuple[float, int, int, list[int]]] = []  # (end time, request, host, pinned blocks)
+
+    def tokens_in(index: int) -> int:
+        given = input_tokens[index] if input_tokens is not None else None
+        return given if given is not None else len(chains[index]) * block_tokens
+
+    def start_what_fits(host: int, now: float) -> None:
+        queue, cache = queues[host], caches[host]
+        while queue and running[host] < service.max_running and (running[host] == 0 or cache.fits(chains[queue[0]])):
+            index = queue.popleft()
+            held = serve(index, host)
+            hit = gpu_hits[index] + pool_hits[index]
+            prefill = service.prefill_seconds(tokens_in(index), hit, pool_hits[index])
+            output = output_tokens[index] if output_tokens is not None else None
+            decode = service.decode_seconds(output or 0)
+            start[index] = now
+            first_token[index] = now + prefill
+            stats[host].busy_prefill_s += prefill
+            running[host] += 1
+            heapq.heappush(finishing, (now + prefill + decode, index, host, held))
+
+    def finish_until(time: float) -> None:
+        while finishing and finishing[0][0] <= time:
+            end, index, host, held = heapq.heappop(finishing)
+            caches[host].unpin(held)
+            running[host] -= 1
+            load[host] -= 1
+            start_what_fits(host, end)
+
+    for index, chain in enumerate(chains):
+        now = arrival[index]
+        finish_until(now)
+        host = router.pick(index, chain, caches, load, routed)
+        routed[host] += 1
+        load[host] += 1
+        host_of[index] = host
+        stats[host].requests += 1
+        queues[host].append(index)
+        start_what_fits(host, now)
+        stats[host].max_queue = max(stats[host].max_queue, len(queues[host]))  # requests left waiting
+        progress()
+    finish_until(float("inf"))
+    return ReplayRun(router.name, host_of, gpu_hits, pool_hits, sum(map(len, chains)), arrival, start, first_token, stats, pool is not None)

@@ -1,0 +1,184 @@
+"""The two cache tiers of ``pyverify replay``: one GPU cache per host, and an optional shared pool.
+
+GPU tier: simulate's own cache classes (:mod:`pyverify.sim.simulate`; ``lru``,
+``fifo`` and ``leaf-lru``), so a replay with one request at a time is
+exactly ``simulate --model per-host``. What is added is *pinning*: the blocks
+a running request holds (hit or computed) are counted in ``pins`` until it
+ends, and eviction skips them. With nothing pinned the caches are unchanged.
+
+* ``lru`` and ``fifo`` evict with ``order.popitem(last=False)``; here
+  ``order`` is an :class:`_PinAwareOrder`, whose ``popitem`` from the front
+  returns the oldest *unpinned* block.
+* ``leaf-lru`` already skips the running request's own hit prefix
+  (``_evict_leaf(pinned)``); here it also skips every other running
+  request's blocks (and so their ancestors, which have cached children).
+
+``vllm`` is not offered: its free queue assumes requests run one at a time.
+
+Pool tier (:class:`Pool`): chain-order LRU over blocks (simulate's ``lru``
+class) or, uncapacitated, a set. Movement rules, applied when a request starts:
+
+1. the GPU hits on the longest cached prefix of the chain (``g`` blocks);
+2. the pool is asked for the longest run of the chain's next blocks it holds
+   (``p`` blocks): pool hits, loaded into the GPU (their bytes move pool -> GPU);
+3. the rest are recomputed on the host and written to the pool (their bytes
+   move GPU -> pool, even when the pool held a copy it could not serve
+   because an earlier block was missing);
+4. the GPU then inserts every block after its own prefix (loaded or
+   computed), exactly as simulate inserts a miss, so inserting may evict.
+
+A block is in both tiers from the moment the request that brings it starts:
+a later request is served as if that KV were ready (prefill is not waited on).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Sequence
+
+from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, ChainOrderLRU, FifoCache, LeafFirstLRU
+
+#: Eviction policies a timed replay offers (vllm's free queue assumes one request at a time).
+REPLAY_EVICTIONS = (LRU, FIFO, LEAF_LRU)
+
+
+class AllPinned(RuntimeError):
+    """Every cached block is pinned; admission control (:meth:`GpuTier.fits`) should have prevented this."""
+
+
+class _PinAwareOrder(OrderedDict):
+    """An ``OrderedDict`` whose ``popitem(last=False)`` skips keys pinned in ``pins``."""
+
+    def __init__(self, pins: dict[int, int]) -> None:
+        super().__init__()
+        self.pins = pins
+
+    def popitem(self, last: bool = True):
+        if last or not self.pins:
+            return super().popitem(last)
+        for key in self:
+            if key not in self.pins:
+                del self[key]
+                return key, None
+        raise AllPinned("every cached block is pinned by a running request")
+
+
+class _Either:
+    """Membership in either of two containers (the request's own pins and every running request's)."""
+
+    def __init__(self, first, second) -> None:
+        self.first, self.second = first, second
+
+    def __contains__(self, item) -> bool:
+        return item in self.first or item in self.second
+
+
+class _Pinning:
+    """Pin counts shared by the GPU cache classes below."""
+
+    pins: dict[int, int]
+
+    def pin(self, chain: Sequence[int]) -> list[int]:
+        """Pin the chain's blocks that are cached now; return them (to :meth:`unpin` later)."""
+        held = [block for block in chain if block in self]
+        pins = self.pins
+        for block in held:
+            pins[block] = pins.get(block, 0) + 1
+        return held
+
+    def unpin(self, held: Sequence[int]) -> None:
+        pins = self.pins
+        for block in held:
+            count = pins[block] - 1
+            if count:
+                pins[block] = count
+            else:
+                del pins[block]
+
+    def fits(self, chain: Sequence[int]) -> bool:
+        """Whether the pinned blocks and this chain together fit in the capacity."""
+        pins = self.pins
+        extra = len({block for block in chain if block not in pins})
+        return len(pins) + extra <= self.capacity
+
+
+class PinnedLRU(_Pinning, ChainOrderLRU):
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.pins = {}
+        self.order = _PinAwareOrder(self.pins)
+
+
+class PinnedFifo(_Pinning, FifoCache):
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.pins = {}
+        self.order = _PinAwareOrder(self.pins)
+
+
+class PinnedLeafLRU(_Pinning, LeafFirstLRU):
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.pins = {}
+
+    def _evict_leaf(self, pinned: set[int]) -> bool:
+        return super()._evict_leaf(_Either(pinned, self.pins) if self.pins else pinned)
+
+
+class Unbounded:
+    """An uncapacitated cache: a set; nothing is ever evicted, so pinning is moot."""
+
+    def __init__(self) -> None:
+        self.held: set[int] = set()
+
+    def __contains__(self, block: int) -> bool:
+        return block in self.held
+
+    def prefix_hits(self, chain: Sequence[int]) -> int:
+        held, hits = self.held, 0
+        for block in chain:
+            if block not in held:
+                break
+            hits += 1
+        return hits
+
+    def serve(self, chain: Sequence[int], hits: int) -> None:
+        self.held.update(chain[hits:])
+
+    def pin(self, chain: Sequence[int]) -> list[int]:
+        return []
+
+    def unpin(self, held: Sequence[int]) -> None:
+        pass
+
+    def fits(self, chain: Sequence[int]) -> bool:
+        return True
+
+
+_GPU_CACHES = {LRU: PinnedLRU, FIFO: PinnedFifo, LEAF_LRU: PinnedLeafLRU}
+
+
+def gpu_cache(capacity: int | None, eviction: str):
+    """One host's GPU cache: ``capacity`` blocks (None: unlimited) under ``eviction``."""
+    if capacity is None:
+        return Unbounded()
+    if eviction not in _GPU_CACHES:
+        raise ValueError(f"replay offers eviction {', '.join(REPLAY_EVICTIONS)}, not {eviction!r}")
+    return _GPU_CACHES[eviction](capacity)
+
+
+class Pool:
+    """The shared pool tier: LRU of ``capacity`` blocks, or unlimited (``None``)."""
+
+    def __init__(self, capacity: int | None) -> None:
+        self.capacity = capacity
+        self.cache = Unbounded() if capacity is None else ChainOrderLRU(capacity)
+
+    def read_and_write(self, rest: Sequence[int]) -> int:
+        """The chain's blocks after the GPU's prefix: how many leading ones the pool serves.
+
+        Those are touched (most recently used); the others, recomputed, are written.
+        """
+        hits = self.cache.prefix_hits(rest)
+        self.cache.serve(rest, hits)
+        return hits
