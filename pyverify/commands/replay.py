@@ -65,7 +65,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("replay", help="replay a trace on a fleet in time: queues, GPU and pool tiers, routers, TTFT",
                                    description=DESCRIPTION)
     parser.add_argument("trace", help=INPUT_HELP + "; timed replays need a timestamp on every request")
-    parser.add_argument("--router", type=router_list, default=["round-robin"], metavar="ROUTER[,ROUTER...]",
+    parser.add_argument("--router", "--routing", dest="router", type=router_list, default=["round-robin"], metavar="ROUTER[,ROUTER...]",
                         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)")
     parser.add_argument("--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)")
     parser.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
