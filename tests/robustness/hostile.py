@@ -65,6 +65,7 @@ def instance_cases() -> Iterator[Case]:
         "UTF-16": good.encode("utf-16"),
         "deep list nesting": b"[" * 100_000 + b"]" * 100_000,
         "deep object nesting": b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+        "deep nesting in a whole document": good[:-1].encode() + b', "x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}",
         "NaN host arrival": good.replace('"host": 0}', '"host": 0, "arrival_ms": NaN}', 1).encode(),
         "Infinity arrival": good.replace('"host": 0}', '"host": 0, "arrival_ms": Infinity}', 1).encode(),
         "-Infinity arrival": good.replace('"host": 0}', '"host": 0, "arrival_ms": -Infinity}', 1).encode(),
@@ -140,6 +141,10 @@ def trace_cases() -> Iterator[Case]:
         "input_length 1.5": _lines([a, dict(b, input_length=1.5)]),
         "duplicate hash_ids key": _lines([a, json.dumps(b).replace('"hash_ids"', '"hash_ids": [9], "hash_ids"')]),
         "deep nesting in a line": _lines([a]) + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        # A whole, well-formed line: pyarrow's JSON reader (the fast path) crashed the process on it.
+        "deep nesting in a whole line": _lines([a]) + b'{"hash_ids": [1], "x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}\n",
+        "deep nesting in the first line": b'{"hash_ids":[0],"x":' + b"[" * 20_000 + b"]" * 20_000 + b"}\n" + _lines([a]),
+        "deep objects in a whole line": _lines([a]) + b'{"hash_ids": [1], "x": ' + b'{"y":' * 20_000 + b"1" + b"}" * 20_001 + b"\n",
         "invalid UTF-8 line": _lines([a]) + b'{"hash_ids": [1], "x": "\xff"}\n',
         "decreasing timestamps": _lines([b, a]),
         "not prefix-closed": _lines([a, dict(b, hash_ids=[7, 2])]),

@@ -37,7 +37,16 @@ COMMANDS = {
     "verify-certificate": ["verify", "INPUT", str(LAB_INSTANCE)],
     "trace-import": ["trace", "import", "INPUT", "-o", "OUT/imported.json"],
     "audit": ["audit", "INPUT", "-o", "OUT/report", "--registry", str(REPO / "lean" / "theorems.json")],
+    # The array paths: trace files read by the columnar readers (pyarrow's JSON, CSV and Parquet readers).
+    "simulate-numpy": ["simulate", "INPUT", "--model", "pooled", "--engine", "numpy"],
+    "trace-import-parquet": ["trace", "import", "INPUT", "-o", "OUT/imported.parquet"],
+    "big-simulate-capacity": ["simulate", "INPUT", "--model", "pooled", "--capacity", "2"],
+    "big-mrc": ["mrc", "INPUT"],
+    "big-budgets": ["budgets", "INPUT", "--kv-model", "llama-3.1-8b"],
 }
+
+#: Commands run as if every trace file were big (the automatic array path of files of 256 MiB or more).
+BIG_FILE_COMMANDS = {name for name in COMMANDS if name.startswith("big-")}
 
 
 def run_in_process(capsys, argv):
@@ -74,7 +83,11 @@ def judge(status, err: str, path: Path, outputs_before, outputs_after, may_succe
     return None
 
 
-def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: bool = False) -> list[str]:
+def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: bool = False, monkeypatch=None) -> list[str]:
+    if command in BIG_FILE_COMMANDS:
+        from pyverify.commands import engine_options
+
+        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)
     defects = []
     for index, case in enumerate(cases):
         folder = tmp_path / f"case{index}"
@@ -93,11 +106,8 @@ def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: boo
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, command):
-    cases = all_invalid_cases()
-    if command in ("certify", "audit"):  # slow commands: every case still runs, they stop at loading
-        pass
-    assert campaign(capsys, tmp_path, command, cases) == []
+def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, command):
+    assert campaign(capsys, tmp_path, command, all_invalid_cases(), monkeypatch=monkeypatch) == []
 
 
 @pytest.mark.parametrize("command", ["validate", "simulate", "sweep", "verify-certificate"])
