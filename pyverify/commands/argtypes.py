@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pyverify.inputs.model import MAX_HOSTS
+
 
 def positive_int(text: str) -> int:
     """An integer >= 1."""
@@ -27,8 +29,8 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-#: The largest fleet a command accepts (the instance schema's bound on ``hosts``).
-MAX_FLEET = 65536
+#: The largest fleet a command accepts: the bound every input format has on hosts.
+MAX_FLEET = MAX_HOSTS
 
 
 def fleet_size(text: str) -> int:

@@ -172,9 +172,9 @@ def _has_hosts(path: str) -> bool:
     from pyverify.inputs.columnar import is_hash_ids_csv, is_parquet
 
     if is_parquet(path):
-        from pyverify.inputs.columnar import require
+        from pyverify.inputs.columnar import open_parquet
 
-        return "host" in require("pyarrow.parquet").read_schema(str(path)).names
+        return "host" in open_parquet(path).schema_arrow.names
     if is_hash_ids_csv(path):
         with open(path, "rb") as handle:
             header = handle.readline().decode("utf-8", "replace")

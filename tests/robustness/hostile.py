@@ -1,8 +1,11 @@
 """Hostile inputs, as a user (or an attacker) might hand them to pyverify.
 
 Each case is a :class:`Case`: a name, the bytes of a file, and the file's
-suffix (``.json`` for instance files, ``.jsonl`` for Mooncake traces). Every
-case here is invalid: the contract is that each command refuses it with one
+suffix (``.json`` for instance files, ``.jsonl`` for the JSON-lines formats,
+``.csv`` and ``.parquet`` for the columnar ones). The same kinds of damage
+(duplicate keys or columns, out-of-range values, truncated records, deep
+nesting, ...) are tried on every format where they apply. Every case here is
+invalid: the contract is that each command refuses it with one
 line naming the file, exit status 2, no traceback and no output written.
 
 ``cases(scale)`` grows with ``scale`` (the CI run uses 1; a local run with
@@ -155,6 +158,93 @@ def trace_cases() -> Iterator[Case]:
         yield Case(name, data, ".jsonl")
 
 
+GOOD_CSV = 'hash_ids,timestamp,input_length,host\n"0 1",0,1024,0\n"0 2",5,1500,1\n'
+
+
+def csv_cases() -> Iterator[Case]:
+    header, first, second = GOOD_CSV.splitlines()
+    raw = {
+        "host 10**12": "hash_ids,host\n\"0 1\",1000000000000\n\"0 2\",0\n",
+        "host -1": GOOD_CSV.replace(",1024,0", ",1024,-1"),
+        "host 65536": GOOD_CSV.replace(",1500,1", ",1500,65536"),
+        "duplicate hash_ids column": "hash_ids,hash_ids\n\"0 1\",\"0 1\"\n",
+        "duplicate host column": "hash_ids,host,host\n\"0 1\",0,1\n",
+        "unterminated quote in the last row": f"{header}\n{first}\n\"0 2,5,1500,1\n",
+        "unterminated quote at the end of the file": f"{header}\n{first}\n\"0 2",
+        "unterminated quote in a middle row": f"{header}\n\"0 1,0,1024,0\n{second}\n{second}\n",
+        "truncated last row": f"{header}\n{first}\n\"0 2\",5",
+        "timestamp NaN": GOOD_CSV.replace(",5,", ",NaN,"),
+        "timestamp inf": GOOD_CSV.replace(",5,", ",inf,"),
+        "timestamp 1e400": GOOD_CSV.replace(",5,", ",1e400,"),
+        "input_length 1.5": GOOD_CSV.replace(",1500,", ",1.5,"),
+        "input_length -1": GOOD_CSV.replace(",1500,", ",-1,"),
+        "block id -1": GOOD_CSV.replace('"0 2"', '"0 -1"'),
+        "block id 2**63": GOOD_CSV.replace('"0 2"', f'"0 {2**63}"'),
+        "empty hash_ids cell": GOOD_CSV.replace('"0 2"', '""'),
+        "not prefix-closed": GOOD_CSV.replace('"0 2"', '"3 1"'),
+        "decreasing timestamps": GOOD_CSV.replace(",5,", ",-0,").replace(",0,1024", ",9,1024"),
+        "header only": f"{header}\n",
+        "invalid UTF-8": GOOD_CSV.replace("hash_ids,", "hash_ids,\udcff", 1),
+    }
+    for name, text in raw.items():
+        yield Case(f"CSV {name}", text.encode("utf-8", "surrogateescape"), ".csv")
+
+
+def _parquet_bytes(columns: dict, metadata: dict | None = None, names: list[str] | None = None) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrays = [value if isinstance(value, pa.Array) else pa.array(value) for value in columns.values()]
+    table = pa.Table.from_arrays(arrays, names=names or list(columns))
+    if metadata is not None:
+        table = table.replace_schema_metadata(metadata)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def parquet_cases() -> Iterator[Case]:
+    """Damaged Parquet traces (needs pyarrow: without it, none)."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return
+    ids = pa.array([[0, 1], [0, 2]], pa.list_(pa.int64()))
+    good = _parquet_bytes({"hash_ids": ids})
+    footer_length = int.from_bytes(good[-8:-4], "little")
+    raw = {
+        "footer cut": good[:-10],
+        "magic replaced": good[:-4] + b"XXXX",
+        "footer length past the file": good[:-8] + (10**6).to_bytes(4, "little") + b"PAR1",
+        "footer length zero": good[:-8] + (0).to_bytes(4, "little") + b"PAR1",
+        "footer scrambled": good[:-8 - footer_length] + bytes(footer_length) + good[-8:],
+        "only the magic": b"PAR1",
+        "block size 99999999999999999999": _parquet_bytes({"hash_ids": ids}, {b"pyverify.block_size_tokens": b"99999999999999999999"}),
+        "block size 0": _parquet_bytes({"hash_ids": ids}, {b"pyverify.block_size_tokens": b"0"}),
+        "block size -5": _parquet_bytes({"hash_ids": ids}, {b"pyverify.block_size_tokens": b"-5"}),
+        "block size 2.5": _parquet_bytes({"hash_ids": ids}, {b"pyverify.block_size_tokens": b"2.5"}),
+        "timestamp NaN": _parquet_bytes({"hash_ids": ids, "timestamp": [0.0, float("nan")]}),
+        "timestamp inf": _parquet_bytes({"hash_ids": ids, "timestamp": [0.0, float("inf")]}),
+        "input_length 1.5": _parquet_bytes({"hash_ids": ids, "input_length": [1024.0, 1.5]}),
+        "host 10**12": _parquet_bytes({"hash_ids": ids, "host": [0, 10**12]}),
+        "host 2**64-1 unsigned": _parquet_bytes({"hash_ids": ids, "host": pa.array([0, 2**64 - 1], pa.uint64())}),
+        "host -1": _parquet_bytes({"hash_ids": ids, "host": [0, -1]}),
+        "duplicate hash_ids column": _parquet_bytes({"a": ids, "b": ids}, names=["hash_ids", "hash_ids"]),
+        "duplicate host column": _parquet_bytes({"hash_ids": ids, "a": [0, 1], "b": [1, 0]}, names=["hash_ids", "host", "host"]),
+        "block id null": _parquet_bytes({"hash_ids": pa.array([[0, 1], [0, None]], pa.list_(pa.int64()))}),
+        "block id -1": _parquet_bytes({"hash_ids": pa.array([[0, 1], [0, -1]], pa.list_(pa.int64()))}),
+        "block id 2**64-1 unsigned": _parquet_bytes({"hash_ids": pa.array([[0, 1], [0, 2**64 - 1]], pa.list_(pa.uint64()))}),
+        "empty hash_ids": _parquet_bytes({"hash_ids": pa.array([[0, 1], []], pa.list_(pa.int64()))}),
+        "hash_ids strings": _parquet_bytes({"hash_ids": pa.array([["0"], ["1"]])}),
+        "not prefix-closed": _parquet_bytes({"hash_ids": pa.array([[0, 1], [2, 1]], pa.list_(pa.int64()))}),
+        "no rows": _parquet_bytes({"hash_ids": pa.array([], pa.list_(pa.int64()))}),
+    }
+    for name, data in raw.items():
+        yield Case(f"Parquet {name}", data, ".parquet")
+
+
 def mutated_cases(count: int, seed: int = 2026) -> Iterator[Case]:
     """Random byte-level damage to a good instance: each mutant must still be refused or accepted cleanly.
 
@@ -181,4 +271,4 @@ def mutated_cases(count: int, seed: int = 2026) -> Iterator[Case]:
 
 
 def all_invalid_cases() -> list[Case]:
-    return list(instance_cases()) + list(trace_cases())
+    return list(instance_cases()) + list(trace_cases()) + list(csv_cases()) + list(parquet_cases())

@@ -107,7 +107,8 @@ def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: boo
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, command):
-    assert campaign(capsys, tmp_path, command, all_invalid_cases(), monkeypatch=monkeypatch) == []
+    defects = campaign(capsys, tmp_path, command, all_invalid_cases(), monkeypatch=monkeypatch)
+    assert not defects, "\n".join(defects)
 
 
 @pytest.mark.parametrize("command", ["validate", "simulate", "sweep", "verify-certificate"])
