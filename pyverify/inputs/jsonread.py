@@ -28,6 +28,7 @@ for streams, the line): the CLI prints it as one line and exits with status 2.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -52,6 +53,9 @@ MAX_INPUT_ENV = "PYVERIFY_MAX_INPUT_BYTES"
 MAX_JSON_DEPTH = 100
 
 NEWLINE = b"\n"
+
+#: Bytes per read of :func:`read_bounded`.
+READ_STEP = 1 << 24
 
 #: Bytes per step of :func:`too_deep_at` (its temporaries are a few times this).
 DEPTH_SCAN_CHUNK = 1 << 24
@@ -241,13 +245,22 @@ def open_input(path: str | Path) -> BinaryIO:
 def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> bytes:
     """All of ``handle``, or one line of error if it holds more than ``limit`` bytes."""
     limit = max_input_bytes() if limit is None else limit
+    # Read in steps, so memory follows what the input holds: one read of limit + 1 bytes reserved
+    # the whole bound (4 GiB) up front, a MemoryError under a memory limit even for a small file.
+    collected = io.BytesIO()
+    size = 0
     try:
-        data = handle.read(limit + 1)
+        while size <= limit:
+            piece = handle.read(min(READ_STEP, limit + 1 - size))
+            if not piece:
+                break
+            collected.write(piece)
+            size += len(piece)
     except OSError as error:
         raise located(path, None, f"cannot read: {error.strerror or error}") from None
-    if len(data) > limit:
+    if size > limit:
         raise located(path, None, f"larger than the input limit of {limit} bytes (set {MAX_INPUT_ENV} to raise it)")
-    return data
+    return collected.getvalue()
 
 
 def read_json(path: str | Path) -> Any:

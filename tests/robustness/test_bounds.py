@@ -40,3 +40,49 @@ def run_limited(argv: list[str], limit_kib: int, timeout: float = 120) -> subpro
 def one_line_exit_2(result: subprocess.CompletedProcess, *words: str) -> bool:
     lines = result.stderr.strip().splitlines()
     return result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr and all(w in lines[0] for w in words)
+
+
+#: An address-space cap (KiB) well above what these commands need and below what the defects took.
+CAP_KIB = 1_000_000
+
+
+def test_a_small_json_file_does_not_reserve_the_input_bound(tmp_path):
+    """read_bounded read limit + 1 bytes in one call, reserving 4 GiB: a MemoryError traceback on a 10 KB file."""
+    result = run_limited(["validate", str(REPO / "instances" / "lab-512x32x16.json")], CAP_KIB)
+    record("memory bound", result.returncode == 0)
+    assert result.returncode == 0, result.stderr[-500:]
+
+
+def test_blank_lines_cost_no_memory_per_line(tmp_path):
+    """20 MiB of blank lines before the first record took 1.85 GB (about 90 bytes a line)."""
+    trace = tmp_path / "blank.jsonl"
+    trace.write_bytes(b"\n" * (20 << 20) + b'{"hash_ids": [1, 2]}\n')
+    result = run_limited(["validate", str(trace)], CAP_KIB)
+    record("memory bound", result.returncode == 0)
+    assert result.returncode == 0, result.stderr[-500:]
+
+
+def test_a_gzip_of_blank_lines_is_one_line_naming_the_bound(tmp_path):
+    """200 KB of gzip holding 200 MiB of newlines passed 4.2 GB: now refused once the head bound is passed."""
+    import gzip
+
+    trace = tmp_path / "blank.jsonl.gz"
+    with gzip.open(trace, "wb") as packed:
+        for _ in range(200):
+            packed.write(b"\n" * (1 << 20))
+    result = run_limited(["validate", str(trace)], CAP_KIB)
+    ok = one_line_exit_2(result, str(trace), "blank lines")
+    record("memory bound", ok)
+    assert ok, result.stderr[-500:]
+
+
+def test_cost_sweep_points_are_bounded(capsys):
+    """cost --sweep pool_bandwidth_gb_s=1:100:100000 reached 21.4 GB and was killed."""
+    from pyverify.cli import main
+    from pyverify.cost.params import MAX_SWEEP_STEPS
+
+    status = main(["cost", str(REPO / "instances" / "lab-512x32x16.json"), "--sweep", "pool_bandwidth_gb_s=1:100:100000"])
+    err = capsys.readouterr().err.strip().splitlines()
+    ok = status == 2 and len(err) == 1 and f"at most {MAX_SWEEP_STEPS}" in err[0]
+    record("flag bound", ok)
+    assert ok, err
