@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart
-from pyverify.errors import UserError
+from pyverify.errors import UserError, shown
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
@@ -154,7 +154,7 @@ def run_validate(args) -> int:
     if args.json:
         print_json({"valid": True, **summary, "notes": list(loaded.notes)})
     else:
-        print(f"{args.instance}: {loaded.kind}, {instance.n_requests} requests, valid and prefix-closed")
+        print(f"{shown(args.instance)}: {loaded.kind}, {instance.n_requests} requests, valid and prefix-closed")
         if loaded.format.key != "pyverify-instance":
             print(f"  imported as a {INSTANCE_FORMAT} instance named {instance.name!r} (what 'trace import' would write)")
         for note in loaded.notes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # annotations only
@@ -16,7 +17,7 @@ from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import chart_path, fleet_size, output_file, positive_int
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
-from pyverify.errors import UserError
+from pyverify.errors import UserError, shown
 from pyverify.fileio import write_text_atomic
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import instance_sha256
@@ -112,8 +113,16 @@ def curve_policies(text: str) -> tuple[str, ...]:
     return names
 
 
+#: What ``trace import -o`` writes, by the output's suffix.
+OUTPUT_SUFFIXES = (".json", ".parquet")
+
+
 def run_import(args) -> int:
-    if str(args.output).lower().endswith(".parquet"):
+    suffix = Path(str(args.output)).suffix.lower()
+    if suffix not in OUTPUT_SUFFIXES:
+        raise UserError(f"{shown(args.output)}: trace import writes an instance (.json) or the columnar trace (.parquet); "
+                        f"{'a name ending in ' + shown(suffix, 20) if suffix else 'a name without a suffix'} says neither")
+    if suffix == ".parquet":
         return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
         loaded = load_described(args.trace, import_options(args, advance))
@@ -137,7 +146,7 @@ def run_import(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"{args.trace}: valid {loaded.kind}, prefix-closed; wrote {args.output}")
+        print(f"{shown(args.trace)}: valid {loaded.kind}, prefix-closed; wrote {shown(args.output)}")
         for note in loaded.notes:
             print(f"  note: {note}")
         for key, value in summary.items():
@@ -148,10 +157,15 @@ def run_import(args) -> int:
 
 def run_import_parquet(args) -> int:
     """``trace import ... -o x.parquet``: validate (same rules) and write the columnar form, atomically."""
-    from pyverify.inputs.columnar import read_columnar, write_parquet
+    from pyverify.commands.engine_options import is_trace_file
+    from pyverify.inputs.columnar import ColumnarTrace, read_columnar, write_parquet
     from pyverify.sim.counting import pooled_misses
 
-    trace = read_columnar(args.trace, allow_unsorted=args.allow_unsorted)
+    if is_trace_file(args.trace) and args.block_size is None and args.tokenizer is None:
+        trace = read_columnar(args.trace, allow_unsorted=args.allow_unsorted)  # as arrays: no Python object per block
+    else:  # any other input (an instance, token ids, chat, standard input) as every command reads it
+        with progress_bar(None, "import", unit="req") as advance:
+            trace = ColumnarTrace.from_instance(load_described(args.trace, import_options(args, advance)).instance)
     write_parquet(trace, args.output)
     summary = {
         "trace": args.trace,
@@ -165,7 +179,7 @@ def run_import_parquet(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"{args.trace}: valid trace, prefix-closed; wrote {args.output} (Parquet, one row per request)")
+        print(f"{shown(args.trace)}: valid trace, prefix-closed; wrote {shown(args.output)} (Parquet, one row per request)")
         for key, value in summary.items():
             if key not in ("trace", "output"):
                 print(f"  {key:17} {value}")

@@ -13,7 +13,8 @@ reports the same line numbers). The formats' detectors, in
   ``prompt_token_ids``, ``messages``); a pyverify instance written on one line
   by ``trace import`` carries ``"format"``;
 * ``first_line``: the raw line otherwise (a pretty-printed instance starts
-  with a line ``{`` that is not a whole JSON value).
+  with a line ``{`` that is not a whole JSON value). A UTF-8 byte order mark
+  at the start of the input is not part of it.
 
 Reading the head is bounded like every other read: at most
 :data:`~pyverify.inputs.jsonread.MAX_LINE_BYTES` of blank lines (more is one
@@ -30,6 +31,9 @@ from typing import Any
 from pyverify.errors import UserError, located
 from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json
 from pyverify.inputs.stream import Input
+
+#: The UTF-8 byte order mark some editors write at the start of a text file (RFC 8259 lets a parser ignore it).
+UTF8_BOM = b"\xef\xbb\xbf"
 
 #: How many leading bytes detectors may see as ``first_bytes``.
 MAGIC_BYTES = 8
@@ -79,7 +83,8 @@ def read_head(source: Input) -> Head:
         if not piece:
             break
         if start is None:
-            blank = len(piece) - len(piece.lstrip())
+            skip = len(UTF8_BOM) if not head and piece.startswith(UTF8_BOM) else 0  # a BOM opens the text, not a record
+            blank = len(piece) - len(piece[skip:].lstrip())
             if blank < len(piece):
                 start = len(head) + blank
         head += piece
@@ -87,7 +92,7 @@ def read_head(source: Input) -> Head:
     source.replay(data)
     if start is None:
         return Head(data[:MAGIC_BYTES], None, 0, None, blank=True)
-    line_start = data.rfind(b"\n", 0, start) + 1
+    line_start = max(data.rfind(b"\n", 0, start) + 1, len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0)
     end = data.find(b"\n", start)
     first_line = data[line_start:end + 1 if end >= 0 else len(data)][:MAX_LINE_BYTES + 1]
     return Head(data[:MAGIC_BYTES], first_line, data.count(b"\n", 0, line_start) + 1, _as_object(first_line), blank=False)

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from pyverify.errors import UserError, located
+from pyverify.errors import UserError, located, shown
 from pyverify.inputs.jsonread import read_json
 
 INSTANCE_FORMAT = "pyverify.instance/1"
@@ -54,6 +54,16 @@ def check_block_size_tokens(value: object, path: object, field: str) -> int:
         shown = value if not isinstance(value, str) else repr(value[:40] + ("..." if len(value) > 40 else ""))
         raise located(path, field, f"expected a whole number of tokens from 1 to {MAX_BLOCK_SIZE_TOKENS}, got {shown}")
     return value
+
+
+def check_instance_name(name: str, field: str) -> str:
+    """``name`` if the instance schema allows it as a name, else one line of error naming ``field`` (e.g. ``--name``)."""
+    import re
+
+    rule = instance_schema()["properties"]["name"]
+    if not (rule["minLength"] <= len(name) <= rule["maxLength"] and re.search(rule["pattern"], name)):
+        raise located(field, None, f"{shown(repr(name), 60)} is not an instance name: {rule['description']}")
+    return name
 
 
 def check_host_id(host: int, path: object, field: str) -> None:
@@ -330,6 +340,7 @@ __all__ = [
     "ROOT",
     "check_block_size_tokens",
     "check_host_id",
+    "check_instance_name",
     "UserError",
     "canonical_json",
     "distinct_blocks",

@@ -158,6 +158,65 @@ def trace_cases() -> Iterator[Case]:
         yield Case(name, data, ".jsonl")
 
 
+GOOD_TOKENS = [
+    {"prompt_token_ids": list(range(40)), "timestamp": 0, "route_key": "u1"},
+    {"prompt_token_ids": list(range(40)) + [7] * 20, "timestamp": 5},
+]
+GOOD_CHAT = [
+    {"messages": [{"role": "user", "content": "Summarise the attached report, please."}], "timestamp": 0},
+    {"messages": [{"role": "user", "content": "Summarise the attached report, please."},
+                  {"role": "assistant", "content": "It says the pool helps."}, {"role": "user", "content": "Why?"}],
+     "timestamp": 5},
+]
+
+
+def _deep_line(key: str, value) -> bytes:
+    """A whole, well-formed record nested 20,000 deep in a field no reader knows."""
+    return json.dumps({key: value})[:-1].encode() + b', "x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}\n"
+
+
+def token_cases() -> Iterator[Case]:
+    """Token-id JSONL logs (hashed into blocks): the same kinds of damage as the Mooncake traces."""
+    a, b = GOOD_TOKENS
+    raw = {
+        "duplicate prompt_token_ids key": _lines([a, json.dumps(b).replace('"prompt_token_ids"', '"prompt_token_ids": [1], "prompt_token_ids"')]),
+        "token id -1": _lines([a, dict(b, prompt_token_ids=[-1] * 40)]),
+        "token id 2**64": _lines([a, dict(b, prompt_token_ids=[2**64] * 40)]),
+        "token id 1.0": _lines([a, dict(b, prompt_token_ids=[1.0] * 40)]),
+        "prompt_token_ids a string": _lines([a, dict(b, prompt_token_ids="1 2 3")]),
+        "timestamp NaN": _lines([a, json.dumps(b).replace('"timestamp": 5', '"timestamp": NaN')]),
+        "timestamp a string": _lines([a, dict(b, timestamp="5")]),
+        "route_key a number": _lines([dict(a, route_key=5), b]),
+        "deep nesting in a whole line": _lines([a]) + _deep_line("prompt_token_ids", list(range(40))),
+        "truncated last line": _lines([a]) + json.dumps(b)[:30].encode(),
+        "lone surrogate in route_key": _lines([json.dumps(a).replace('"u1"', '"\\ud800"'), b]),
+        "invalid UTF-8 line": _lines([a]) + b'{"prompt_token_ids": [1], "route_key": "\xff"}\n',
+        "decreasing timestamps": _lines([b, a]),
+    }
+    for name, data in raw.items():
+        yield Case(f"token log {name}", data, ".jsonl")
+
+
+def chat_cases() -> Iterator[Case]:
+    """Chat JSONL (OpenAI messages), tokenized then hashed."""
+    a, b = GOOD_CHAT
+    raw = {
+        "duplicate messages key": _lines([a, json.dumps(b).replace('"messages"', '"messages": [], "messages"', 1)]),
+        "messages empty": _lines([a, dict(b, messages=[])]),
+        "messages a string": _lines([a, dict(b, messages="hello")]),
+        "content a number": _lines([a, dict(b, messages=[{"role": "user", "content": 5}])]),
+        "image part": _lines([a, dict(b, messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}])]),
+        "timestamp NaN": _lines([a, json.dumps(b).replace('"timestamp": 5', '"timestamp": NaN')]),
+        "deep nesting in a whole line": _lines([a]) + _deep_line("messages", a["messages"]),
+        "deep nesting in the content": _lines([a]) + b'{"messages": [{"role": "user", "content": ' + b"[" * 20_000 + b"]" * 20_000 + b"}]}\n",
+        "truncated last line": _lines([a]) + json.dumps(b)[:40].encode(),
+        "lone surrogate in content": _lines([a, json.dumps(b).replace("Why?", "\\udfff")]),
+        "decreasing timestamps": _lines([b, a]),
+    }
+    for name, data in raw.items():
+        yield Case(f"chat {name}", data, ".jsonl")
+
+
 GOOD_CSV = 'hash_ids,timestamp,input_length,host\n"0 1",0,1024,0\n"0 2",5,1500,1\n'
 
 
@@ -184,6 +243,7 @@ def csv_cases() -> Iterator[Case]:
         "not prefix-closed": GOOD_CSV.replace('"0 2"', '"3 1"'),
         "decreasing timestamps": GOOD_CSV.replace(",5,", ",-0,").replace(",0,1024", ",9,1024"),
         "header only": f"{header}\n",
+        "blank lines before the header": f"\n \n\n{GOOD_CSV}",
         "invalid UTF-8": GOOD_CSV.replace("hash_ids,", "hash_ids,\udcff", 1),
     }
     for name, text in raw.items():
@@ -271,4 +331,29 @@ def mutated_cases(count: int, seed: int = 2026) -> Iterator[Case]:
 
 
 def all_invalid_cases() -> list[Case]:
-    return list(instance_cases()) + list(trace_cases()) + list(csv_cases()) + list(parquet_cases())
+    return (list(instance_cases()) + list(trace_cases()) + list(token_cases()) + list(chat_cases())
+            + list(csv_cases()) + list(parquet_cases()))
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def valid_variants() -> Iterator[Case]:
+    """Inputs every command must *accept*: a UTF-8 byte order mark, blank lines, CRLF line ends, in each text format."""
+    instance = json.dumps(GOOD_INSTANCE).encode()
+    pretty = json.dumps(GOOD_INSTANCE, indent=2).encode()
+    texts = {
+        "instance": (instance, ".json"),
+        "pretty-printed instance": (pretty, ".json"),
+        "Mooncake JSONL": (_lines(GOOD_LINES), ".jsonl"),
+        "token-id JSONL": (_lines(GOOD_TOKENS), ".jsonl"),
+        "chat JSONL": (_lines(GOOD_CHAT), ".jsonl"),
+        "CSV": (GOOD_CSV.encode(), ".csv"),
+    }
+    for label, (data, suffix) in texts.items():
+        yield Case(f"{label} with a UTF-8 BOM", BOM + data, suffix)
+        yield Case(f"{label} with CRLF line ends", data.replace(b"\n", b"\r\n"), suffix)
+        if suffix != ".csv":  # a CSV header is the first line (csv_cases: "blank lines before the header")
+            yield Case(f"{label} after blank lines", b"\n \n\n" + data, suffix)
+        if suffix == ".jsonl":
+            yield Case(f"{label} with blank lines between records", data.replace(b"\n", b"\n\n  \n"), suffix)

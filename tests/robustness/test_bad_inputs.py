@@ -19,7 +19,7 @@ from pyverify.cli import main
 
 from ..conftest import LAB_INSTANCE, REPO
 from .conftest import SCALE, record
-from .hostile import Case, all_invalid_cases, mutated_cases
+from .hostile import Case, all_invalid_cases, mutated_cases, valid_variants
 
 GOOD_CERT = REPO / "proofs" / "lab-512x32x16.pooled.json"
 
@@ -109,6 +109,32 @@ def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: boo
 def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, command):
     defects = campaign(capsys, tmp_path, command, all_invalid_cases(), monkeypatch=monkeypatch)
     assert not defects, "\n".join(defects)
+
+
+#: Commands that read an input and write nothing a valid variant could upset (no certify/audit: slow).
+READERS = ["validate", "simulate", "simulate-lru", "sweep", "mrc", "tree", "trace-import", "simulate-numpy",
+           "trace-import-parquet", "big-simulate-capacity", "big-mrc"]
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_every_valid_variant_is_accepted(capsys, tmp_path, monkeypatch, command):
+    """A byte order mark, blank lines or CRLF line ends change nothing: every command reads the input (exit 0)."""
+    if command in BIG_FILE_COMMANDS:
+        from pyverify.commands import engine_options
+
+        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)
+    refused = []
+    for index, case in enumerate(valid_variants()):
+        folder = tmp_path / f"case{index}"
+        (folder / "out").mkdir(parents=True)
+        path = folder / f"input{case.suffix}"
+        path.write_bytes(case.data)
+        argv = [str(path) if a == "INPUT" else a.replace("OUT", str(folder / "out")) for a in COMMANDS[command]]
+        status, _, err = run_in_process(capsys, argv)
+        record("valid variant", status == 0)
+        if status != 0:
+            refused.append(f"{command} / {case.name}: {status}: {err.strip()[:300]}")
+    assert not refused, "\n".join(refused)
 
 
 @pytest.mark.parametrize("command", ["validate", "simulate", "sweep", "verify-certificate"])

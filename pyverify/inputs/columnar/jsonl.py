@@ -26,6 +26,7 @@ from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.trace import ColumnarTrace
 from pyverify.inputs.jsonread import MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded, too_deep_at
+from pyverify.inputs.stream import stem_of
 
 
 def read_jsonl(path: str | Path, allow_unsorted: bool = False) -> ColumnarTrace:
@@ -95,7 +96,7 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     if not is_prefix_closed(ids, offsets):
         return None
     return ColumnarTrace(
-        name=Path(path).stem, ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
+        name=stem_of(path), ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
         timestamps=timestamps, input_tokens=lengths[0], output_tokens=lengths[1],
     )
 

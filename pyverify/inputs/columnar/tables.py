@@ -21,6 +21,7 @@ from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.formats import is_parquet
 from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
 from pyverify.inputs.model import MAX_HOSTS, check_block_size_tokens, check_host_id
+from pyverify.inputs.stream import stem_of
 
 #: The largest block id (ids are signed 64-bit integers; -1 is the root).
 MAX_BLOCK_ID = 2**63 - 1
@@ -231,7 +232,7 @@ def _trace(ids: np.ndarray, offsets: np.ndarray, path, block_size: int | None, e
     if not is_prefix_closed(ids, offsets):
         request, position, reason = first_violation(ids, offsets)
         raise located(path, f"row {request + 1}.hash_ids[{position}]", reason)
-    return ColumnarTrace(name=Path(path).stem, ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
+    return ColumnarTrace(name=stem_of(path), ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
                          block_size_tokens=block_size, **extra)
 
 
