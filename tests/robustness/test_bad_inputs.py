@@ -39,6 +39,7 @@ COMMANDS = {
     "audit": ["audit", "INPUT", "-o", "OUT/report", "--registry", str(REPO / "lean" / "theorems.json")],
     # The array paths: trace files read by the columnar readers (pyarrow's JSON, CSV and Parquet readers).
     "simulate-numpy": ["simulate", "INPUT", "--model", "pooled", "--engine", "numpy"],
+    "simulate-duckdb": ["simulate", "INPUT", "--model", "pooled", "--engine", "duckdb"],  # reads Parquet itself
     "trace-import-parquet": ["trace", "import", "INPUT", "-o", "OUT/imported.parquet"],
     "big-simulate-capacity": ["simulate", "INPUT", "--model", "pooled", "--capacity", "2"],
     "big-mrc": ["mrc", "INPUT"],
@@ -107,6 +108,8 @@ def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: boo
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, command):
+    if command == "simulate-duckdb":
+        pytest.importorskip("duckdb")
     defects = campaign(capsys, tmp_path, command, all_invalid_cases(), monkeypatch=monkeypatch)
     assert not defects, "\n".join(defects)
 

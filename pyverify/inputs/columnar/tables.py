@@ -36,6 +36,25 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
     metadata says how many values there are), so the trace is held once,
     not once by pyarrow and again by numpy.
     """
+    with parquet_errors(path):
+        handle, block_size, extra = check_parquet_file(path)
+        metadata = handle.metadata
+        leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
+        capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
+        chunks = (handle.read_row_group(g, columns=["hash_ids"]).column("hash_ids") for g in range(metadata.num_row_groups))
+        ids, offsets = _flat_ids((chunk for column in chunks for chunk in column.chunks), metadata.num_rows, capacity, path)
+    return _trace(ids, offsets, path, block_size, extra)
+
+
+def check_parquet_file(path: str | Path):
+    """Everything about a Parquet trace but its block ids, checked: ``(file, block size, optional columns)``.
+
+    The file opens, its columns have distinct names, ``hash_ids`` is a list
+    of integers, the metadata's block size is valid, it has rows, and the
+    optional columns (one value per request) follow the rules. The
+    out-of-core engines, which read the block ids themselves, call this
+    first, so a file they count is one every reader accepts.
+    """
     pq = require("pyarrow.parquet")
     with parquet_errors(path):
         handle = open_parquet(path)
@@ -45,14 +64,11 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
             raise located(path, "hash_ids", f"no such column; found {', '.join(schema.names) or 'none'}")
         _check_list_type(schema.field("hash_ids").type, path)
         block_size = parquet_block_size(schema, path)
-        metadata = handle.metadata
-        leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
-        capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
-        chunks = (handle.read_row_group(g, columns=["hash_ids"]).column("hash_ids") for g in range(metadata.num_row_groups))
-        ids, offsets = _flat_ids((chunk for column in chunks for chunk in column.chunks), metadata.num_rows, capacity, path)
+        if handle.metadata.num_rows == 0:
+            raise located(path, None, "empty trace: no requests")
         others = [name for name in OPTIONAL_COLUMNS if name in schema.names]
         extra = _optional_columns(pq.read_table(str(path), columns=others), path) if others else {}
-    return _trace(ids, offsets, path, block_size, extra)
+    return handle, block_size, extra
 
 
 @contextmanager
