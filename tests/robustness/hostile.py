@@ -244,6 +244,10 @@ def csv_cases() -> Iterator[Case]:
         "decreasing timestamps": GOOD_CSV.replace(",5,", ",-0,").replace(",0,1024", ",9,1024"),
         "header only": f"{header}\n",
         "blank lines before the header": f"\n \n\n{GOOD_CSV}",
+        "header HASH_IDS": GOOD_CSV.replace("hash_ids", "HASH_IDS", 1),
+        "header with a space before hash_ids": GOOD_CSV.replace("hash_ids", " hash_ids", 1),
+        "nested brackets in a cell": GOOD_CSV.replace('"0 2"', '"[[0, 2]]"'),
+        "deep nesting in a cell": GOOD_CSV.replace('"0 2"', '"' + "[" * 20_000 + "0" + "]" * 20_000 + '"'),
         "invalid UTF-8": GOOD_CSV.replace("hash_ids,", "hash_ids,\udcff", 1),
     }
     for name, text in raw.items():
@@ -263,6 +267,16 @@ def _parquet_bytes(columns: dict, metadata: dict | None = None, names: list[str]
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     return buffer.getvalue()
+
+
+def _nested(depth: int):
+    """Two rows of a list column nested ``depth`` deep."""
+    import pyarrow as pa
+
+    kind, value = pa.list_(pa.int64()), [1]
+    for _ in range(depth):
+        kind, value = pa.list_(kind), [value]
+    return pa.array([value, value], type=kind)
 
 
 def parquet_cases() -> Iterator[Case]:
@@ -300,6 +314,7 @@ def parquet_cases() -> Iterator[Case]:
         "hash_ids strings": _parquet_bytes({"hash_ids": pa.array([["0"], ["1"]])}),
         "not prefix-closed": _parquet_bytes({"hash_ids": pa.array([[0, 1], [2, 1]], pa.list_(pa.int64()))}),
         "no rows": _parquet_bytes({"hash_ids": pa.array([], pa.list_(pa.int64()))}),
+        "deep nesting in a column": _parquet_bytes({"hash_ids": ids, "x": _nested(200)}),
     }
     for name, data in raw.items():
         yield Case(f"Parquet {name}", data, ".parquet")

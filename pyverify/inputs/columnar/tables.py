@@ -118,10 +118,17 @@ def read_csv(path: str | Path) -> ColumnarTrace:
     except (OSError, pa.ArrowException) as error:
         raise located(path, None, f"cannot read as CSV: {error}") from None
     check_column_names(table.schema, path, "line 1", "in the header")
+    if "hash_ids" not in table.column_names:  # the header named it with other case or spaces
+        raise located(path, "line 1", f"no column named exactly 'hash_ids'; the header names {', '.join(map(repr, table.column_names))[:200]}")
     text = table.column("hash_ids").combine_chunks()
     if text.null_count:
         row = int(np.flatnonzero(text.is_null().to_numpy(zero_copy_only=False))[0])
         raise located(path, f"row {row + 1}.hash_ids", "empty: a request has at least one block")
+    # One list per cell: "[0, 1, 2]" or "0 1 2", never brackets inside (a nested list is no block id).
+    shaped = pc.match_substring_regex(text, r"^\s*(\[[^\[\]]*\]|[^\[\]]*)\s*$").to_numpy(zero_copy_only=False)
+    if not shaped.all():
+        row = int(np.flatnonzero(~shaped)[0])
+        raise located(path, f"row {row + 1}.hash_ids", f"expected block ids as [0, 1, 2] or 0 1 2, got {str(text[row])[:40]!r}")
     inner = pc.utf8_trim(pc.utf8_trim_whitespace(text), "[]")
     parts = pc.split_pattern_regex(pc.utf8_trim_whitespace(inner), r"[,\s]+")
     values = pc.list_flatten(parts)
