@@ -318,5 +318,5 @@ def run_sweep(args) -> int:
                 line += f" {row.pooled_token_hit_rate:>16.4f} {row.per_host_token_hit_rate:>18.4f}"
             print(line + f" {row.max_load_ratio:>9.3f}")
         for path in charts:
-            print(f"chart: {path}")
+            print(f"chart: {shown(path)}")
     return 0

@@ -21,7 +21,7 @@ from pyverify.cost.estimate import (
     zero_latency_break_even_gb_s,
 )
 from pyverify.cost.summary import distributions, sweep_conclusion, sweep_rows, verdict
-from pyverify.errors import UserError
+from pyverify.errors import UserError, shown
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
@@ -306,4 +306,4 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
 
     print(f"\n{LEAVES_OUT}")
     for path in r["charts"]:
-        print(f"chart: {path}")
+        print(f"chart: {shown(path)}")

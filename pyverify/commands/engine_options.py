@@ -13,7 +13,6 @@ decides: the commands call :func:`counts_apply`, :func:`arrays_apply` and
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from pyverify.engines import AUTO_ENGINE_BYTES, ENGINES
 from pyverify.errors import UserError
@@ -101,6 +100,7 @@ def run_simulate_counts(args, print_json) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.load import load_input
+    from pyverify.inputs.stream import stem_of
 
     from pyverify.engines.select import choose, count
     from pyverify.inputs.columnar import MissingExtra
@@ -132,7 +132,7 @@ def run_simulate_counts(args, print_json) -> int:
     misses = counts.per_host_misses if args.model == PER_HOST else counts.pooled_misses
     hits = counts.references - misses
     result = {
-        "instance": Path(args.instance).stem if trace is None else trace.name,
+        "instance": stem_of(args.instance) if trace is None else trace.name,  # a name as every reader makes it
         "sha256": None,
         "engine": engine,
         "model": args.model,

@@ -303,7 +303,7 @@ def run_mrc(args) -> int:
         print(f"verify: every curve point equals {checked}" if not mismatches
               else f"verify: {len(mismatches)} capacities DIFFER from the per-capacity runs")
     for path in charts:
-        print(f"chart: {path}")
+        print(f"chart: {shown(path)}")
     return 1 if mismatches else 0
 
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # annotations only; networkx is imported where the tree is bu
 
 from pyverify.commands.argtypes import chart_path
 from pyverify.reports.charts import save_figure
-from pyverify.errors import UserError
+from pyverify.errors import UserError, shown
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import ROOT, prefix_tree
 
@@ -127,5 +127,5 @@ def run_tree(args) -> int:
         for key, value in summary.items():
             print(f"  {key:13} {value:>8}  {SUMMARY_MEANING[key]}")
         for drawing in drawn:
-            print(f"drawing: {drawing}")
+            print(f"drawing: {shown(drawing)}")
     return 0
