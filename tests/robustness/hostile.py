@@ -207,6 +207,7 @@ def chat_cases() -> Iterator[Case]:
         "content a number": _lines([a, dict(b, messages=[{"role": "user", "content": 5}])]),
         "image part": _lines([a, dict(b, messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}])]),
         "timestamp NaN": _lines([a, json.dumps(b).replace('"timestamp": 5', '"timestamp": NaN')]),
+        "timestamp negative": _lines([a, dict(b, timestamp=-1)]),
         "deep nesting in a whole line": _lines([a]) + _deep_line("messages", a["messages"]),
         "deep nesting in the content": _lines([a]) + b'{"messages": [{"role": "user", "content": ' + b"[" * 20_000 + b"]" * 20_000 + b"}]}\n",
         "truncated last line": _lines([a]) + json.dumps(b)[:40].encode(),
@@ -345,9 +346,23 @@ def mutated_cases(count: int, seed: int = 2026) -> Iterator[Case]:
         yield Case(f"random mutant {index}", bytes(data), ".json")
 
 
+#: Cases also tried gzip-compressed (every text format may arrive so; the bounds count decompressed bytes).
+GZIP_KINDS = ("deep nesting in a whole document", "deep nesting in a whole line", "token log deep nesting in a whole line",
+              "chat deep nesting in a whole line", "duplicate hash_ids key", "truncated last line", "invalid UTF-8 line",
+              "timestamp NaN")
+
+
+def gzip_cases(cases: list[Case]) -> Iterator[Case]:
+    import gzip
+
+    for case in cases:
+        if case.name in GZIP_KINDS:
+            yield Case(f"gzip-compressed {case.name}", gzip.compress(case.data, mtime=0), case.suffix + ".gz")
+
+
 def all_invalid_cases() -> list[Case]:
-    return (list(instance_cases()) + list(trace_cases()) + list(token_cases()) + list(chat_cases())
-            + list(csv_cases()) + list(parquet_cases()))
+    text = list(instance_cases()) + list(trace_cases()) + list(token_cases()) + list(chat_cases())
+    return text + list(gzip_cases(text)) + list(csv_cases()) + list(parquet_cases())
 
 
 BOM = b"\xef\xbb\xbf"
@@ -372,3 +387,5 @@ def valid_variants() -> Iterator[Case]:
             yield Case(f"{label} after blank lines", b"\n \n\n" + data, suffix)
         if suffix == ".jsonl":
             yield Case(f"{label} with blank lines between records", data.replace(b"\n", b"\n\n  \n"), suffix)
+        if suffix == ".csv":
+            yield Case(f"{label} with empty lines between rows", data.replace(b"\n", b"\n\n"), suffix)
