@@ -200,3 +200,22 @@ def test_sample_through_a_real_process(tmp_path):
         ok = result.returncode == 2 and "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
         record("bad input (subprocess)", ok)
         assert ok, (name, result.returncode, result.stderr)
+
+
+@pytest.mark.parametrize("argv", [["simulate", "INPUT", "--engine", "numpy", "--model", "pooled"],
+                                  ["trace", "import", "INPUT", "-o", "OUT.parquet"]])
+def test_deep_nesting_does_not_crash_the_process(tmp_path, argv):
+    """pyarrow's JSON reader (the fast path of these commands) died of a segmentation fault (status -11)
+    on a well-formed line nested 20,000 deep; a crash in-process would take pytest with it, so here it
+    runs as a real process."""
+    pytest.importorskip("pyarrow")
+    chosen = {case.name: case for case in all_invalid_cases()}
+    for name in ("deep nesting in a whole line", "deep nesting in the first line", "deep objects in a whole line"):
+        path = tmp_path / "input.jsonl"
+        path.write_bytes(chosen[name].data)
+        command = [str(path) if a == "INPUT" else a.replace("OUT", str(tmp_path / "out")) for a in argv]
+        result = subprocess.run([sys.executable, "-m", "pyverify", *command], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        lines = result.stderr.strip().splitlines()
+        ok = result.returncode == 2 and len(lines) == 1 and "nested deeper than" in lines[0] and "line " in lines[0]
+        record("bad input (subprocess)", ok)
+        assert ok, (name, result.returncode, result.stderr[-300:])
