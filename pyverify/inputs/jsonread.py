@@ -275,7 +275,8 @@ def iter_lines(handle: BinaryIO, path: object) -> Iterator[tuple[int, bytes]]:
 
     A line longer than :data:`MAX_LINE_BYTES` (``/dev/zero`` through a pipe is
     one endless line) or a stream longer than :func:`max_input_bytes` stops
-    with one line of error naming where.
+    with one line of error naming where. The blank lines after a blank line
+    are passed over in one step (counted, not yielded): they hold no record.
     """
     total_limit = max_input_bytes()
     total = 0
@@ -291,9 +292,37 @@ def iter_lines(handle: BinaryIO, path: object) -> Iterator[tuple[int, bytes]]:
         if len(raw) > MAX_LINE_BYTES:
             raise located(path, f"line {number}", f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace")
         total += len(raw)
+        if not raw.strip():  # a run of blank lines holds no record: pass it at the speed of a byte scan
+            skipped, lines = _skip_blank_lines(handle)
+            total += skipped
+            number += lines
         if total > total_limit:
             raise located(path, f"line {number}", f"input is larger than the limit of {total_limit} bytes (set {MAX_INPUT_ENV} to raise it)")
         yield number, raw
+
+
+def _skip_blank_lines(handle: BinaryIO) -> tuple[int, int]:
+    """Consume the whole blank lines at the front of ``handle``'s buffer: ``(bytes, lines)`` consumed.
+
+    A readline per blank line took 28 s for 20 MiB of newlines; this looks at
+    the buffered bytes (``peek``) and reads past every blank line there at
+    once. Only whole lines are consumed (up to the last newline of the white
+    space), so the next line is read exactly as it stands.
+    """
+    peek = getattr(handle, "peek", None)
+    skipped = lines = 0
+    while peek is not None:
+        buffered = peek(1 << 16)
+        white = len(buffered) - len(buffered.lstrip())
+        cut = buffered.rfind(b"\n", 0, white) + 1
+        if cut == 0:
+            break
+        handle.read(cut)
+        skipped += cut
+        lines += buffered.count(b"\n", 0, cut)
+        if cut < len(buffered):
+            break  # something other than blank lines follows
+    return skipped, lines
 
 
 def iter_objects(handle: BinaryIO, path: object) -> Iterator[tuple[int, str, dict[str, Any]]]:
