@@ -20,6 +20,7 @@ from pyverify.inputs.columnar.closure import first_violation, is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.formats import is_parquet
 from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
+from pyverify.inputs.columnar.write import NO_BLOCK_SIZE
 from pyverify.inputs.model import MAX_HOSTS, check_block_size_tokens, check_host_id
 from pyverify.inputs.stream import stem_of
 
@@ -93,12 +94,15 @@ def open_parquet(path: str | Path):
 BLOCK_SIZE_KEY = b"pyverify.block_size_tokens"
 
 
-def parquet_block_size(schema, path: str | Path) -> int:
-    """The block size the file's metadata gives (the default when it gives none), checked as every format's."""
+def parquet_block_size(schema, path: str | Path) -> int | None:
+    """The block size the file's metadata gives, checked as every format's: Mooncake's 512 when the
+    key is absent, ``None`` when it says ``none`` (written for a trace that gives no block size)."""
     raw = (schema.metadata or {}).get(BLOCK_SIZE_KEY)
     if raw is None:
         return DEFAULT_BLOCK_TOKENS
     text = raw.decode("utf-8", "replace").strip()
+    if text == NO_BLOCK_SIZE:
+        return None
     value = int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else text
     return check_block_size_tokens(value, path, f"metadata {BLOCK_SIZE_KEY.decode()}")
 
