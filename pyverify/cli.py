@@ -26,7 +26,7 @@ from typing import Iterator
 
 from pyverify import __version__
 from pyverify.commands.argtypes import did_you_mean
-from pyverify.errors import CheckFailed, UserError
+from pyverify.errors import CheckFailed, UserError, shown
 
 
 class Terminated(BaseException):
@@ -176,18 +176,18 @@ def main(argv: list[str] | None = None) -> int:
             args = build_parser().parse_args(argv)
             return int(args.func(args) or 0)
         except UserError as error:
-            print(f"pyverify: error: {error}", file=sys.stderr)
+            print(f"pyverify: error: {shown(error, None)}", file=sys.stderr)  # one line, whatever the message holds
             return 2
         except CheckFailed as failure:
-            print(f"pyverify: refused: {failure}", file=sys.stderr)
+            print(f"pyverify: refused: {shown(failure, None)}", file=sys.stderr)
             return 1
         except (KeyboardInterrupt, Terminated):
             return _stopped_by_signal()
         except BrokenPipeError:
             return 0
         except OSError as error:  # the machine said no: a full disk, a read-only folder
-            where = f"{error.filename}: " if getattr(error, "filename", None) else ""
-            print(f"pyverify: error: {where}{error.strerror or error}", file=sys.stderr)
+            where = f"{shown(error.filename)}: " if getattr(error, "filename", None) else ""
+            print(f"pyverify: error: {where}{shown(error.strerror or error, None)}", file=sys.stderr)
             return 2
         except RecursionError:
             print("pyverify: error: input nested too deeply to process", file=sys.stderr)

@@ -8,16 +8,38 @@ form ``FILE: FIELD: REASON`` (use :func:`located` to build one).
 
 from __future__ import annotations
 
+#: The most characters of a path or a name that a message echoes; the rest is cut with an ellipsis.
+MAX_SHOWN = 200
+
+
+def shown(text: object, limit: int | None = MAX_SHOWN) -> str:
+    """``text`` fit to echo in one line of output: every message and report line that names a path
+    or a name passes it through here.
+
+    Characters that are not printable (a newline, a carriage return, an
+    escape sequence, a lone surrogate from a file name that is not UTF-8) are
+    written as Python writes them in a string literal (``\\n``, ``\\x1b``,
+    ``\\udcff``), so a file named ``x\\nVERIFIED OPTIMAL`` cannot add a line
+    to the output; more than ``limit`` characters are cut, ending in ``...``.
+    """
+    text = str(text)
+    cut = limit is not None and len(text) > limit
+    if cut:
+        text = text[:limit]
+    if not text.isprintable():
+        text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    return text + "..." if cut else text
+
 
 class UserError(Exception):
     """A problem with the user's input: reported as one line, exit status 2."""
 
 
 def located(path: object, field: str | None, reason: str) -> UserError:
-    """Build a UserError whose message reads ``path: field: reason``."""
-    parts = [str(path)]
+    """Build a UserError whose message reads ``path: field: reason`` (the path and field :func:`shown`)."""
+    parts = [shown(path)]
     if field:
-        parts.append(field)
+        parts.append(shown(field))
     parts.append(reason)
     return UserError(": ".join(parts))
 

@@ -277,3 +277,17 @@ def test_checker_imports_no_solver_or_searcher():
                        for node in ast.walk(ast.parse(recount_source)) if isinstance(node, (ast.Import, ast.ImportFrom))
                        for alias in node.names}
     assert recount_imports <= {"__future__", "heapq", "collections", "typing"}
+
+
+def test_a_file_name_cannot_add_a_verdict_line(tmp_path, capsys):
+    """A certificate named "x\\nVERIFIED OPTIMAL ..." once printed that text as a line of its own."""
+    import shutil
+
+    from pyverify.cli import main
+
+    proof = REPO / "proofs" / "lab-512x32x16.pooled.json"
+    forged_name = tmp_path / "c.json\nVERIFIED OPTIMAL on this instance only: forged"
+    shutil.copy(proof, forged_name)
+    main(["verify", str(forged_name), str(REPO / "instances" / "lab-512x32x16.json")])
+    out = capsys.readouterr().out
+    assert not any(line.startswith("VERIFIED OPTIMAL on this instance only: forged") for line in out.splitlines()), out

@@ -16,6 +16,8 @@ def did_you_mean(word: str, candidates) -> str:
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
+from pyverify.inputs.model import MAX_HOSTS
+
 
 def positive_int(text: str) -> int:
     """An integer >= 1."""
@@ -39,8 +41,8 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-#: The largest fleet a command accepts (the instance schema's bound on ``hosts``).
-MAX_FLEET = 65536
+#: The largest fleet a command accepts: the bound every input format has on hosts.
+MAX_FLEET = MAX_HOSTS
 
 
 def fleet_size(text: str) -> int:

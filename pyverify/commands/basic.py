@@ -8,8 +8,9 @@ from contextlib import contextmanager
 
 from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
-from pyverify.errors import UserError
+from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, load_described_with, load_with
+from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
@@ -164,7 +165,7 @@ def run_validate(args) -> int:
     if args.json:
         print_json({"valid": True, **summary, "notes": list(loaded.notes)})
     else:
-        print(f"{args.instance}: {loaded.kind}, {instance.n_requests} requests, valid and prefix-closed")
+        print(f"{shown(args.instance)}: {loaded.kind}, {instance.n_requests} requests, valid and prefix-closed")
         if loaded.format.key != "pyverify-instance":
             print(f"  imported as a {INSTANCE_FORMAT} instance named {instance.name!r} (what 'trace import' would write)")
         for note in loaded.notes:
@@ -351,5 +352,5 @@ def run_sweep(args) -> int:
                 line += f" {row.pooled_token_hit_rate:>16.4f} {row.per_host_token_hit_rate:>18.4f}"
             print(line + f" {row.max_load_ratio:>9.3f}")
         for path in charts:
-            print(f"chart: {path}")
+            print(f"chart: {shown(path)}")
     return 0

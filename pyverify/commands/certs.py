@@ -8,7 +8,7 @@ import sys
 
 from pyverify.commands.argtypes import output_file, positive_int, positive_seconds
 from pyverify.commands.basic import INPUT_HELP
-from pyverify.errors import UserError
+from pyverify.errors import UserError, shown
 from pyverify.inputs.load import load_input
 from pyverify.certify import SOLVER_LIMIT
 
@@ -187,7 +187,8 @@ def run_verify(args) -> int:
     failures: list[str] = []
 
     def say(line: str) -> None:
-        print(line, flush=True)
+        # Each verdict line names the files; a file name with a newline must not add a line.
+        print(shown(line, None), flush=True)
         if line.startswith("FAILED"):
             failures.append(line)
 

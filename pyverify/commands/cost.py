@@ -23,7 +23,8 @@ from pyverify.cost.estimate import (
 from pyverify.cost.summary import distributions, sweep_conclusion, sweep_rows, verdict
 from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.cost.params import PREFILL_RATE_MODEL
-from pyverify.errors import UserError
+from pyverify.errors import UserError, shown
+from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
 from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
@@ -351,4 +352,4 @@ def _print_text(args, result, est, be, reuse, rows, params) -> None:
 
     print(f"\n{LEAVES_OUT}")
     for path in r["charts"]:
-        print(f"chart: {path}")
+        print(f"chart: {shown(path)}")

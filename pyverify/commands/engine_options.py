@@ -13,7 +13,6 @@ decides: the commands call :func:`counts_apply`, :func:`arrays_apply` and
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from pyverify.engines import AUTO_ENGINE_BYTES, ENGINES
 from pyverify.commands.input_options import needs_instance_reader
@@ -104,6 +103,8 @@ def run_simulate_counts(args, print_json) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
     from pyverify.commands.input_options import load_with
     from pyverify.inputs.columnar import ColumnarTrace
+    from pyverify.inputs.load import load_input
+    from pyverify.inputs.stream import stem_of
 
     from pyverify.engines.select import choose, count
     from pyverify.inputs.columnar import MissingExtra
@@ -135,7 +136,7 @@ def run_simulate_counts(args, print_json) -> int:
     misses = counts.per_host_misses if args.model == PER_HOST else counts.pooled_misses
     hits = counts.references - misses
     result = {
-        "instance": Path(args.instance).stem if trace is None else trace.name,
+        "instance": stem_of(args.instance) if trace is None else trace.name,  # a name as every reader makes it
         "sha256": None,
         "engine": engine,
         "model": args.model,
@@ -175,9 +176,9 @@ def _has_hosts(path: str) -> bool:
     from pyverify.inputs.columnar import is_hash_ids_csv, is_parquet
 
     if is_parquet(path):
-        from pyverify.inputs.columnar import require
+        from pyverify.inputs.columnar import open_parquet
 
-        return "host" in require("pyarrow.parquet").read_schema(str(path)).names
+        return "host" in open_parquet(path).schema_arrow.names
     if is_hash_ids_csv(path):
         with open(path, "rb") as handle:
             header = handle.readline().decode("utf-8", "replace")

@@ -20,7 +20,7 @@ from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options,
 from pyverify.commands.input_options import add_input_options, import_options, load_with, needs_instance_reader, read_trace_with
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.commands.tables import aligned_table
-from pyverify.errors import UserError
+from pyverify.errors import UserError, shown
 from pyverify.fileio import write_error, write_text_atomic
 from pyverify.inputs.kv_models import kv_size
 from pyverify.inputs.load import load_described, load_input
@@ -128,8 +128,16 @@ def curve_policies(text: str) -> tuple[str, ...]:
     return names
 
 
+#: What ``trace import -o`` writes, by the output's suffix.
+OUTPUT_SUFFIXES = (".json", ".parquet")
+
+
 def run_import(args) -> int:
-    if str(args.output).lower().endswith(".parquet"):
+    suffix = Path(str(args.output)).suffix.lower()
+    if suffix not in OUTPUT_SUFFIXES:
+        raise UserError(f"{shown(args.output)}: trace import writes an instance (.json) or the columnar trace (.parquet); "
+                        f"{'a name ending in ' + shown(suffix, 20) if suffix else 'a name without a suffix'} says neither")
+    if suffix == ".parquet":
         return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
         loaded = load_described(args.trace, trace_import_options(args, advance))
@@ -153,7 +161,7 @@ def run_import(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"{args.trace}: valid {loaded.kind}, prefix-closed; wrote {args.output}")
+        print(f"{shown(args.trace)}: valid {loaded.kind}, prefix-closed; wrote {shown(args.output)}")
         for note in loaded.notes:
             print(f"  note: {note}")
         for key, value in summary.items():
@@ -211,7 +219,7 @@ def run_import_parquet(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"{args.trace}: valid trace, prefix-closed; wrote {args.output} (Parquet, one row per request)")
+        print(f"{shown(args.trace)}: valid trace, prefix-closed; wrote {shown(args.output)} (Parquet, one row per request)")
         for key, value in summary.items():
             if key not in ("trace", "output"):
                 print(f"  {key:17} {value}")
@@ -378,7 +386,7 @@ def run_mrc(args) -> int:
     if target is not None:
         _print_target(target, {"lru": LRU_NAME, "opt": "optimum (Belady MIN)"})
     for path in charts:
-        print(f"chart: {path}")
+        print(f"chart: {shown(path)}")
     return 1 if mismatches else 0
 
 

@@ -13,6 +13,8 @@ from pyverify.commands.argtypes import chart_path
 from pyverify.commands.basic import INPUT_HELP
 from pyverify.reports.charts import save_figure
 from pyverify.commands.input_options import add_input_options, load_with
+from pyverify.errors import UserError, shown
+from pyverify.inputs.load import load_input
 from pyverify.inputs.model import ROOT, prefix_tree
 
 ORDER = 15
@@ -132,7 +134,7 @@ def run_tree(args) -> int:
         for key, value in summary.items():
             print(f"  {key:13} {value:>8}  {SUMMARY_MEANING[key]}")
         for drawing in drawn:
-            print(f"drawing: {drawing}")
+            print(f"drawing: {shown(drawing)}")
         if skipped:
             print(f"drawing skipped: {skipped}")
     return 0

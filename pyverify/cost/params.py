@@ -213,6 +213,10 @@ class SweepSpec:
         return [check_value(self.name, float(v)) for v in raw]
 
 
+#: The most points ``cost --sweep`` evaluates (each is one estimate, held for the table and the chart).
+MAX_SWEEP_STEPS = 1000
+
+
 def parse_sweep(text: str) -> SweepSpec:
     """Parse and validate ``NAME=LO:HI:STEPS``; every value must be a valid parameter value."""
     prefix = f"--sweep {text!r}"
@@ -234,6 +238,9 @@ def parse_sweep(text: str) -> SweepSpec:
         raise UserError(f"{prefix}: STEPS must be a whole number, got {parts[2]!r}") from None
     if steps < 2:
         raise UserError(f"{prefix}: STEPS must be at least 2, got {steps}")
+    if steps > MAX_SWEEP_STEPS:
+        # Each point is a whole estimate held in memory: 100,000 points passed 21 GB.
+        raise UserError(f"{prefix}: STEPS must be at most {MAX_SWEEP_STEPS}, got {steps}")
     if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
         raise UserError(f"{prefix}: LO must be less than HI, got {parts[0]} and {parts[1]}")
     sweep = SweepSpec(name, lo, hi, steps)

@@ -43,7 +43,7 @@ import numpy as np
 from pyverify.engines.counts import FleetCounts
 from pyverify.engines.routing import ONE_MACHINE, STATIC_POLICIES, hash_hosts, random_hosts
 from pyverify.errors import UserError, located
-from pyverify.inputs.columnar import ColumnarTrace, parents_of, read_parquet, require
+from pyverify.inputs.columnar import ColumnarTrace, open_parquet, parents_of, parquet_errors, read_parquet, require
 from pyverify.sim.mrc import COLD, MissRatioCurve, stack_distances
 
 #: Requests per piece when an in-memory trace is split for the workers.
@@ -87,8 +87,7 @@ def _pieces(client, source) -> list[tuple[Any, int, int]]:
                     "route_keys": None if source.route_keys is None else source.route_keys[start:end]}
             pieces.append((client.scatter([data], hash=False)[0], start, end - start))  # a list: a dict would name futures by its keys
         return pieces
-    pq = require("pyarrow.parquet")
-    metadata = pq.ParquetFile(str(source)).metadata
+    metadata = open_parquet(source).metadata
     pieces, row = [], 0
     for group in range(metadata.num_row_groups):
         rows = metadata.row_group(group).num_rows
@@ -245,8 +244,9 @@ def _check_static(source, fleet: int, policy: str | None) -> None:
         hosts = source.hosts
     else:
         pq = require("pyarrow.parquet")
-        names = pq.read_schema(str(source)).names
-        hosts = pq.read_table(str(source), columns=["host"]).column("host").to_numpy() if "host" in names else None
+        names = open_parquet(source).schema_arrow.names
+        with parquet_errors(source):
+            hosts = pq.read_table(str(source), columns=["host"]).column("host").to_numpy() if "host" in names else None
     if hosts is None:
         raise UserError(f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none")
     own = int(np.max(hosts)) + 1

@@ -17,7 +17,7 @@ from pyverify.engines.counts import FleetCounts
 from pyverify.engines.routing import ONE_MACHINE, static_hosts
 from pyverify.engines import AUTO_DUCKDB_BYTES, ENGINES
 from pyverify.errors import UserError
-from pyverify.inputs.columnar import ColumnarTrace, is_parquet, read_columnar
+from pyverify.inputs.columnar import ColumnarTrace, check_parquet_file, is_parquet, read_columnar
 
 
 
@@ -49,6 +49,8 @@ def count(path: str | Path, engine: str, fleet_size: int | None, policy: str | N
     if policy == "prefix-affinity":
         raise UserError(ONE_MACHINE)
     fleet = fleet_size or 1
+    if engine in ("duckdb", "dask") and trace is None and is_parquet(path):
+        check_parquet_file(path)  # the engine reads the block ids itself; everything else is checked as every reader does
     if engine == "duckdb":
         from pyverify.engines import duckdb as engine_module
 

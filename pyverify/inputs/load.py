@@ -32,8 +32,8 @@ from typing import Callable
 from pyverify.errors import UserError, located
 from pyverify.inputs.chat_import import is_chat_record, read_chat
 from pyverify.inputs.detect import Head, read_head
-from pyverify.inputs.jsonread import parse_json, read_bounded
-from pyverify.inputs.model import INSTANCE_FORMAT, Instance, instance_from_json
+from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
+from pyverify.inputs.model import INSTANCE_FORMAT, Instance, check_instance_name, instance_from_json
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
 from pyverify.inputs.reblock import reblock_to_size
 from pyverify.inputs.records import ImportOptions
@@ -99,7 +99,14 @@ def _instance_like(head: Head) -> bool:
     # whose first line is not a whole JSON value (a pretty-printed object).
     if head.first_object is not None:
         return "format" in head.first_object
+    if _cut_off(head):  # an instance on one line can be that long; trace import writes "format" first
+        return head.first_line.lstrip().startswith(b'{"format"')
     return head.first_line is not None and head.first_line.lstrip().startswith(b"{")
+
+
+def _cut_off(head: Head) -> bool:
+    """Whether the first line is longer than a line of a trace may be (the head holds only its start)."""
+    return head.first_line is not None and len(head.first_line) > MAX_LINE_BYTES
 
 
 MOONCAKE = InputFormat(
@@ -154,10 +161,9 @@ def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, lis
 
 
 def _csv_header(head: Head) -> bool:
-    line = (head.first_line or b"").strip()
-    if not line or line[:1] in (b"{", b"["):
-        return False
-    return b"hash_ids" in [part.strip().strip(b'"').lower() for part in line.split(b",")]
+    from pyverify.inputs.columnar.formats import is_csv_header  # no pyarrow: a look at bytes
+
+    return head.line_number == 1 and is_csv_header(head.first_line or b"")
 
 
 PARQUET = InputFormat(
@@ -200,6 +206,8 @@ def detect_format(head: Head, display: str) -> InputFormat:
         fields = ", ".join(repr(key) for key in list(head.first_object)[:6]) or "none"
         raise located(display, f"line {head.line_number}", f"no field tells the format (fields: {fields}); {accepted_formats()}")
     where = f"line {head.line_number}" if head.line_number else None
+    if _cut_off(head):
+        raise located(display, where, f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace (and not an instance)")
     raise located(display, where, f"not a format pyverify reads; {accepted_formats()}")
 
 
@@ -208,6 +216,8 @@ def detect_format(head: Head, display: str) -> InputFormat:
 
 def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -> Loaded:
     """Read ``path`` (``-`` for standard input) in whatever format it is, validated."""
+    if options.name is not None:
+        check_instance_name(options.name, "--name")  # before reading: never an instance that pyverify then refuses
     with open_source(path) as source:
         fmt = detect_format(read_head(source), source.display)
         if options.tokenizer is not None and not fmt.uses_tokenizer:

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from pyverify.errors import UserError, located
+from pyverify.errors import UserError, located, shown
 from pyverify.inputs.jsonread import read_json
 
 INSTANCE_FORMAT = "pyverify.instance/1"
@@ -36,6 +36,42 @@ Chain = tuple[int, ...]
 
 #: The id of the root of the prefix tree: the parent of every first block.
 ROOT = -1
+
+#: The largest fleet any input may describe, whatever its format (the instance
+#: schema's bound on ``hosts``; ``pyverify/schemas/instance.schema.json``).
+#: Host ids are 0 .. MAX_HOSTS - 1. Per-host work allocates per host, so an
+#: unbounded host id (a CSV row naming host 10**12) would ask for terabytes.
+MAX_HOSTS = 65536
+
+
+#: The largest block size, in tokens (the instance schema's bound on ``block_size_tokens``).
+MAX_BLOCK_SIZE_TOKENS = 1_048_576
+
+
+def check_block_size_tokens(value: object, path: object, field: str) -> int:
+    """``value`` as a block size of 1 .. MAX_BLOCK_SIZE_TOKENS tokens, or one line of error (every format's rule)."""
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_BLOCK_SIZE_TOKENS):
+        shown = value if not isinstance(value, str) else repr(value[:40] + ("..." if len(value) > 40 else ""))
+        raise located(path, field, f"expected a whole number of tokens from 1 to {MAX_BLOCK_SIZE_TOKENS}, got {shown}")
+    return value
+
+
+def check_instance_name(name: str, field: str) -> str:
+    """``name`` if the instance schema allows it as a name, else one line of error naming ``field`` (e.g. ``--name``)."""
+    import re
+
+    rule = instance_schema()["properties"]["name"]
+    if not (rule["minLength"] <= len(name) <= rule["maxLength"] and re.search(rule["pattern"], name)):
+        raise located(field, None, f"{shown(repr(name), 60)} is not an instance name: {rule['description']}")
+    return name
+
+
+def check_host_id(host: int, path: object, field: str) -> None:
+    """One line of error when ``host`` is not a host id 0 .. MAX_HOSTS - 1 (every format's rule)."""
+    if host < 0:
+        raise located(path, field, f"host {host} is negative")
+    if host >= MAX_HOSTS:
+        raise located(path, field, f"host {host} out of range: a fleet has at most {MAX_HOSTS} hosts (ids 0..{MAX_HOSTS - 1})")
 
 
 @dataclass(frozen=True)
@@ -299,7 +335,12 @@ __all__ = [
     "Instance",
     "PrefixClosure",
     "PrefixViolation",
+    "MAX_BLOCK_SIZE_TOKENS",
+    "MAX_HOSTS",
     "ROOT",
+    "check_block_size_tokens",
+    "check_host_id",
+    "check_instance_name",
     "UserError",
     "canonical_json",
     "distinct_blocks",

@@ -59,13 +59,25 @@ def display_name(path: object) -> str:
 
 
 def stem_of(path: object) -> str:
-    """The default instance name for ``path``: ``t`` for ``t.jsonl`` and ``t.jsonl.gz``; ``stdin`` for ``-``."""
+    """The default instance name for ``path``: ``t`` for ``t.jsonl`` and ``t.jsonl.gz``; ``stdin`` for ``-``.
+
+    Made to obey the instance schema's rule for names (:data:`NAME_LENGTH`
+    characters at most, no ``/``, ``\\`` or control character, not ``.`` or
+    ``..``): each character it forbids becomes ``_``, so a trace named
+    ``a\\b.jsonl`` imports as an instance pyverify reads back.
+    """
     if is_stdin(path):
         return STDIN_NAME
     name = Path(str(path)).name
     if name.lower().endswith(".gz"):
         name = name[:-3]
-    return Path(name).stem or name or "input"
+    stem = Path(name).stem or name
+    stem = "".join("_" if char in "/\\" or ord(char) < 0x20 or not char.isprintable() else char for char in stem)[:NAME_LENGTH]
+    return stem if stem and stem not in (".", "..") else "input"
+
+
+#: The longest instance name (the instance schema's ``maxLength`` of ``name``).
+NAME_LENGTH = 200
 
 
 class _Joined(io.RawIOBase):

@@ -54,7 +54,7 @@ from typing import Any, Sequence
 
 from pyverify.errors import located
 from pyverify.inputs.jsonread import iter_objects
-from pyverify.inputs.model import ROOT, Instance
+from pyverify.inputs.model import MAX_BLOCK_SIZE_TOKENS, ROOT, Instance, check_block_size_tokens
 from pyverify.inputs.records import (
     ImportOptions,
     TraceBuilder,
@@ -70,7 +70,7 @@ from pyverify.inputs.stream import Input
 DEFAULT_BLOCK_SIZE = 16
 
 #: The largest block size (the instance schema's bound on ``block_size_tokens``).
-MAX_BLOCK_SIZE = 1_048_576
+MAX_BLOCK_SIZE = MAX_BLOCK_SIZE_TOKENS
 
 #: The fields that hold a request's prompt token ids (the first is vLLM's name).
 TOKEN_FIELDS = ("prompt_token_ids", "token_ids")
@@ -103,9 +103,7 @@ def chain_of_tokens(tokens: Sequence[int], block_size: int, salt: str | None = N
 
 
 def check_block_size(block_size: int) -> int:
-    if not (is_int(block_size) and 1 <= block_size <= MAX_BLOCK_SIZE):
-        raise located("--block-size", None, f"expected a whole number of tokens from 1 to {MAX_BLOCK_SIZE}, got {block_size!r}")
-    return block_size
+    return check_block_size_tokens(block_size, "--block-size", None)
 
 
 class HashedTrace:

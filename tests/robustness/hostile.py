@@ -1,8 +1,11 @@
 """Hostile inputs, as a user (or an attacker) might hand them to pyverify.
 
 Each case is a :class:`Case`: a name, the bytes of a file, and the file's
-suffix (``.json`` for instance files, ``.jsonl`` for Mooncake traces). Every
-case here is invalid: the contract is that each command refuses it with one
+suffix (``.json`` for instance files, ``.jsonl`` for the JSON-lines formats,
+``.csv`` and ``.parquet`` for the columnar ones). The same kinds of damage
+(duplicate keys or columns, out-of-range values, truncated records, deep
+nesting, ...) are tried on every format where they apply. Every case here is
+invalid: the contract is that each command refuses it with one
 line naming the file, exit status 2, no traceback and no output written.
 
 ``cases(scale)`` grows with ``scale`` (the CI run uses 1; a local run with
@@ -65,6 +68,7 @@ def instance_cases() -> Iterator[Case]:
         "UTF-16": good.encode("utf-16"),
         "deep list nesting": b"[" * 100_000 + b"]" * 100_000,
         "deep object nesting": b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+        "deep nesting in a whole document": good[:-1].encode() + b', "x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}",
         "NaN host arrival": good.replace('"host": 0}', '"host": 0, "arrival_ms": NaN}', 1).encode(),
         "Infinity arrival": good.replace('"host": 0}', '"host": 0, "arrival_ms": Infinity}', 1).encode(),
         "-Infinity arrival": good.replace('"host": 0}', '"host": 0, "arrival_ms": -Infinity}', 1).encode(),
@@ -140,6 +144,10 @@ def trace_cases() -> Iterator[Case]:
         "input_length 1.5": _lines([a, dict(b, input_length=1.5)]),
         "duplicate hash_ids key": _lines([a, json.dumps(b).replace('"hash_ids"', '"hash_ids": [9], "hash_ids"')]),
         "deep nesting in a line": _lines([a]) + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        # A whole, well-formed line: pyarrow's JSON reader (the fast path) crashed the process on it.
+        "deep nesting in a whole line": _lines([a]) + b'{"hash_ids": [1], "x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}\n",
+        "deep nesting in the first line": b'{"hash_ids":[0],"x":' + b"[" * 20_000 + b"]" * 20_000 + b"}\n" + _lines([a]),
+        "deep objects in a whole line": _lines([a]) + b'{"hash_ids": [1], "x": ' + b'{"y":' * 20_000 + b"1" + b"}" * 20_001 + b"\n",
         "invalid UTF-8 line": _lines([a]) + b'{"hash_ids": [1], "x": "\xff"}\n',
         "decreasing timestamps": _lines([b, a]),
         "not prefix-closed": _lines([a, dict(b, hash_ids=[7, 2])]),
@@ -148,6 +156,169 @@ def trace_cases() -> Iterator[Case]:
     }
     for name, data in raw.items():
         yield Case(name, data, ".jsonl")
+
+
+GOOD_TOKENS = [
+    {"prompt_token_ids": list(range(40)), "timestamp": 0, "route_key": "u1"},
+    {"prompt_token_ids": list(range(40)) + [7] * 20, "timestamp": 5},
+]
+GOOD_CHAT = [
+    {"messages": [{"role": "user", "content": "Summarise the attached report, please."}], "timestamp": 0},
+    {"messages": [{"role": "user", "content": "Summarise the attached report, please."},
+                  {"role": "assistant", "content": "It says the pool helps."}, {"role": "user", "content": "Why?"}],
+     "timestamp": 5},
+]
+
+
+def _deep_line(key: str, value) -> bytes:
+    """A whole, well-formed record nested 20,000 deep in a field no reader knows."""
+    return json.dumps({key: value})[:-1].encode() + b', "x": ' + b"[" * 20_000 + b"]" * 20_000 + b"}\n"
+
+
+def token_cases() -> Iterator[Case]:
+    """Token-id JSONL logs (hashed into blocks): the same kinds of damage as the Mooncake traces."""
+    a, b = GOOD_TOKENS
+    raw = {
+        "duplicate prompt_token_ids key": _lines([a, json.dumps(b).replace('"prompt_token_ids"', '"prompt_token_ids": [1], "prompt_token_ids"')]),
+        "token id -1": _lines([a, dict(b, prompt_token_ids=[-1] * 40)]),
+        "token id 2**64": _lines([a, dict(b, prompt_token_ids=[2**64] * 40)]),
+        "token id 1.0": _lines([a, dict(b, prompt_token_ids=[1.0] * 40)]),
+        "prompt_token_ids a string": _lines([a, dict(b, prompt_token_ids="1 2 3")]),
+        "timestamp NaN": _lines([a, json.dumps(b).replace('"timestamp": 5', '"timestamp": NaN')]),
+        "timestamp a string": _lines([a, dict(b, timestamp="5")]),
+        "route_key a number": _lines([dict(a, route_key=5), b]),
+        "deep nesting in a whole line": _lines([a]) + _deep_line("prompt_token_ids", list(range(40))),
+        "truncated last line": _lines([a]) + json.dumps(b)[:30].encode(),
+        "lone surrogate in route_key": _lines([json.dumps(a).replace('"u1"', '"\\ud800"'), b]),
+        "invalid UTF-8 line": _lines([a]) + b'{"prompt_token_ids": [1], "route_key": "\xff"}\n',
+        "decreasing timestamps": _lines([b, a]),
+    }
+    for name, data in raw.items():
+        yield Case(f"token log {name}", data, ".jsonl")
+
+
+def chat_cases() -> Iterator[Case]:
+    """Chat JSONL (OpenAI messages), tokenized then hashed."""
+    a, b = GOOD_CHAT
+    raw = {
+        "duplicate messages key": _lines([a, json.dumps(b).replace('"messages"', '"messages": [], "messages"', 1)]),
+        "messages empty": _lines([a, dict(b, messages=[])]),
+        "messages a string": _lines([a, dict(b, messages="hello")]),
+        "content a number": _lines([a, dict(b, messages=[{"role": "user", "content": 5}])]),
+        "image part": _lines([a, dict(b, messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}])]),
+        "timestamp NaN": _lines([a, json.dumps(b).replace('"timestamp": 5', '"timestamp": NaN')]),
+        "timestamp negative": _lines([a, dict(b, timestamp=-1)]),
+        "deep nesting in a whole line": _lines([a]) + _deep_line("messages", a["messages"]),
+        "deep nesting in the content": _lines([a]) + b'{"messages": [{"role": "user", "content": ' + b"[" * 20_000 + b"]" * 20_000 + b"}]}\n",
+        "truncated last line": _lines([a]) + json.dumps(b)[:40].encode(),
+        "lone surrogate in content": _lines([a, json.dumps(b).replace("Why?", "\\udfff")]),
+        "decreasing timestamps": _lines([b, a]),
+    }
+    for name, data in raw.items():
+        yield Case(f"chat {name}", data, ".jsonl")
+
+
+GOOD_CSV = 'hash_ids,timestamp,input_length,host\n"0 1",0,1024,0\n"0 2",5,1500,1\n'
+
+
+def csv_cases() -> Iterator[Case]:
+    header, first, second = GOOD_CSV.splitlines()
+    raw = {
+        "host 10**12": "hash_ids,host\n\"0 1\",1000000000000\n\"0 2\",0\n",
+        "host -1": GOOD_CSV.replace(",1024,0", ",1024,-1"),
+        "host 65536": GOOD_CSV.replace(",1500,1", ",1500,65536"),
+        "duplicate hash_ids column": "hash_ids,hash_ids\n\"0 1\",\"0 1\"\n",
+        "duplicate host column": "hash_ids,host,host\n\"0 1\",0,1\n",
+        "unterminated quote in the last row": f"{header}\n{first}\n\"0 2,5,1500,1\n",
+        "unterminated quote at the end of the file": f"{header}\n{first}\n\"0 2",
+        "unterminated quote in a middle row": f"{header}\n\"0 1,0,1024,0\n{second}\n{second}\n",
+        "truncated last row": f"{header}\n{first}\n\"0 2\",5",
+        "timestamp NaN": GOOD_CSV.replace(",5,", ",NaN,"),
+        "timestamp inf": GOOD_CSV.replace(",5,", ",inf,"),
+        "timestamp 1e400": GOOD_CSV.replace(",5,", ",1e400,"),
+        "input_length 1.5": GOOD_CSV.replace(",1500,", ",1.5,"),
+        "input_length -1": GOOD_CSV.replace(",1500,", ",-1,"),
+        "block id -1": GOOD_CSV.replace('"0 2"', '"0 -1"'),
+        "block id 2**63": GOOD_CSV.replace('"0 2"', f'"0 {2**63}"'),
+        "empty hash_ids cell": GOOD_CSV.replace('"0 2"', '""'),
+        "not prefix-closed": GOOD_CSV.replace('"0 2"', '"3 1"'),
+        "decreasing timestamps": GOOD_CSV.replace(",5,", ",-0,").replace(",0,1024", ",9,1024"),
+        "header only": f"{header}\n",
+        "blank lines before the header": f"\n \n\n{GOOD_CSV}",
+        "header HASH_IDS": GOOD_CSV.replace("hash_ids", "HASH_IDS", 1),
+        "header with a space before hash_ids": GOOD_CSV.replace("hash_ids", " hash_ids", 1),
+        "nested brackets in a cell": GOOD_CSV.replace('"0 2"', '"[[0, 2]]"'),
+        "deep nesting in a cell": GOOD_CSV.replace('"0 2"', '"' + "[" * 20_000 + "0" + "]" * 20_000 + '"'),
+        "invalid UTF-8": GOOD_CSV.replace("hash_ids,", "hash_ids,\udcff", 1),
+    }
+    for name, text in raw.items():
+        yield Case(f"CSV {name}", text.encode("utf-8", "surrogateescape"), ".csv")
+
+
+def _parquet_bytes(columns: dict, metadata: dict | None = None, names: list[str] | None = None) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrays = [value if isinstance(value, pa.Array) else pa.array(value) for value in columns.values()]
+    table = pa.Table.from_arrays(arrays, names=names or list(columns))
+    if metadata is not None:
+        table = table.replace_schema_metadata(metadata)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def _nested(depth: int):
+    """Two rows of a list column nested ``depth`` deep."""
+    import pyarrow as pa
+
+    kind, value = pa.list_(pa.int64()), [1]
+    for _ in range(depth):
+        kind, value = pa.list_(kind), [value]
+    return pa.array([value, value], type=kind)
+
+
+def parquet_cases() -> Iterator[Case]:
+    """Damaged Parquet traces (needs pyarrow: without it, none)."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return
+    ids = pa.array([[0, 1], [0, 2]], pa.list_(pa.int64()))
+    good = _parquet_bytes({"hash_ids": ids})
+    footer_length = int.from_bytes(good[-8:-4], "little")
+    raw = {
+        "footer cut": good[:-10],
+        "magic replaced": good[:-4] + b"XXXX",
+        "footer length past the file": good[:-8] + (10**6).to_bytes(4, "little") + b"PAR1",
+        "footer length zero": good[:-8] + (0).to_bytes(4, "little") + b"PAR1",
+        "footer scrambled": good[:-8 - footer_length] + bytes(footer_length) + good[-8:],
+        "only the magic": b"PAR1",
+        "block size 99999999999999999999": _parquet_bytes({"hash_ids": ids}, {b"pyverify.block_size_tokens": b"99999999999999999999"}),
+        "block size 0": _parquet_bytes({"hash_ids": ids}, {b"pyverify.block_size_tokens": b"0"}),
+        "block size -5": _parquet_bytes({"hash_ids": ids}, {b"pyverify.block_size_tokens": b"-5"}),
+        "block size 2.5": _parquet_bytes({"hash_ids": ids}, {b"pyverify.block_size_tokens": b"2.5"}),
+        "timestamp NaN": _parquet_bytes({"hash_ids": ids, "timestamp": [0.0, float("nan")]}),
+        "timestamp inf": _parquet_bytes({"hash_ids": ids, "timestamp": [0.0, float("inf")]}),
+        "input_length 1.5": _parquet_bytes({"hash_ids": ids, "input_length": [1024.0, 1.5]}),
+        "host 10**12": _parquet_bytes({"hash_ids": ids, "host": [0, 10**12]}),
+        "host 2**64-1 unsigned": _parquet_bytes({"hash_ids": ids, "host": pa.array([0, 2**64 - 1], pa.uint64())}),
+        "host -1": _parquet_bytes({"hash_ids": ids, "host": [0, -1]}),
+        "duplicate hash_ids column": _parquet_bytes({"a": ids, "b": ids}, names=["hash_ids", "hash_ids"]),
+        "duplicate host column": _parquet_bytes({"hash_ids": ids, "a": [0, 1], "b": [1, 0]}, names=["hash_ids", "host", "host"]),
+        "block id null": _parquet_bytes({"hash_ids": pa.array([[0, 1], [0, None]], pa.list_(pa.int64()))}),
+        "block id -1": _parquet_bytes({"hash_ids": pa.array([[0, 1], [0, -1]], pa.list_(pa.int64()))}),
+        "block id 2**64-1 unsigned": _parquet_bytes({"hash_ids": pa.array([[0, 1], [0, 2**64 - 1]], pa.list_(pa.uint64()))}),
+        "empty hash_ids": _parquet_bytes({"hash_ids": pa.array([[0, 1], []], pa.list_(pa.int64()))}),
+        "hash_ids strings": _parquet_bytes({"hash_ids": pa.array([["0"], ["1"]])}),
+        "not prefix-closed": _parquet_bytes({"hash_ids": pa.array([[0, 1], [2, 1]], pa.list_(pa.int64()))}),
+        "no rows": _parquet_bytes({"hash_ids": pa.array([], pa.list_(pa.int64()))}),
+        "deep nesting in a column": _parquet_bytes({"hash_ids": ids, "x": _nested(200)}),
+    }
+    for name, data in raw.items():
+        yield Case(f"Parquet {name}", data, ".parquet")
 
 
 def mutated_cases(count: int, seed: int = 2026) -> Iterator[Case]:
@@ -175,5 +346,46 @@ def mutated_cases(count: int, seed: int = 2026) -> Iterator[Case]:
         yield Case(f"random mutant {index}", bytes(data), ".json")
 
 
+#: Cases also tried gzip-compressed (every text format may arrive so; the bounds count decompressed bytes).
+GZIP_KINDS = ("deep nesting in a whole document", "deep nesting in a whole line", "token log deep nesting in a whole line",
+              "chat deep nesting in a whole line", "duplicate hash_ids key", "truncated last line", "invalid UTF-8 line",
+              "timestamp NaN")
+
+
+def gzip_cases(cases: list[Case]) -> Iterator[Case]:
+    import gzip
+
+    for case in cases:
+        if case.name in GZIP_KINDS:
+            yield Case(f"gzip-compressed {case.name}", gzip.compress(case.data, mtime=0), case.suffix + ".gz")
+
+
 def all_invalid_cases() -> list[Case]:
-    return list(instance_cases()) + list(trace_cases())
+    text = list(instance_cases()) + list(trace_cases()) + list(token_cases()) + list(chat_cases())
+    return text + list(gzip_cases(text)) + list(csv_cases()) + list(parquet_cases())
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def valid_variants() -> Iterator[Case]:
+    """Inputs every command must *accept*: a UTF-8 byte order mark, blank lines, CRLF line ends, in each text format."""
+    instance = json.dumps(GOOD_INSTANCE).encode()
+    pretty = json.dumps(GOOD_INSTANCE, indent=2).encode()
+    texts = {
+        "instance": (instance, ".json"),
+        "pretty-printed instance": (pretty, ".json"),
+        "Mooncake JSONL": (_lines(GOOD_LINES), ".jsonl"),
+        "token-id JSONL": (_lines(GOOD_TOKENS), ".jsonl"),
+        "chat JSONL": (_lines(GOOD_CHAT), ".jsonl"),
+        "CSV": (GOOD_CSV.encode(), ".csv"),
+    }
+    for label, (data, suffix) in texts.items():
+        yield Case(f"{label} with a UTF-8 BOM", BOM + data, suffix)
+        yield Case(f"{label} with CRLF line ends", data.replace(b"\n", b"\r\n"), suffix)
+        if suffix != ".csv":  # a CSV header is the first line (csv_cases: "blank lines before the header")
+            yield Case(f"{label} after blank lines", b"\n \n\n" + data, suffix)
+        if suffix == ".jsonl":
+            yield Case(f"{label} with blank lines between records", data.replace(b"\n", b"\n\n  \n"), suffix)
+        if suffix == ".csv":
+            yield Case(f"{label} with empty lines between rows", data.replace(b"\n", b"\n\n"), suffix)

@@ -19,7 +19,7 @@ from pyverify.cli import main
 
 from ..conftest import LAB_INSTANCE, REPO
 from .conftest import SCALE, record
-from .hostile import Case, all_invalid_cases, mutated_cases
+from .hostile import Case, all_invalid_cases, mutated_cases, valid_variants
 
 GOOD_CERT = REPO / "proofs" / "lab-512x32x16.pooled.json"
 
@@ -37,7 +37,17 @@ COMMANDS = {
     "verify-certificate": ["verify", "INPUT", str(LAB_INSTANCE)],
     "trace-import": ["trace", "import", "INPUT", "-o", "OUT/imported.json"],
     "audit": ["audit", "INPUT", "-o", "OUT/report", "--registry", str(REPO / "lean" / "theorems.json")],
+    # The array paths: trace files read by the columnar readers (pyarrow's JSON, CSV and Parquet readers).
+    "simulate-numpy": ["simulate", "INPUT", "--model", "pooled", "--engine", "numpy"],
+    "simulate-duckdb": ["simulate", "INPUT", "--model", "pooled", "--engine", "duckdb"],  # reads Parquet itself
+    "trace-import-parquet": ["trace", "import", "INPUT", "-o", "OUT/imported.parquet"],
+    "big-simulate-capacity": ["simulate", "INPUT", "--model", "pooled", "--capacity", "2"],
+    "big-mrc": ["mrc", "INPUT"],
+    "big-budgets": ["budgets", "INPUT", "--kv-model", "llama-3.1-8b"],
 }
+
+#: Commands run as if every trace file were big (the automatic array path of files of 256 MiB or more).
+BIG_FILE_COMMANDS = {name for name in COMMANDS if name.startswith("big-")}
 
 
 def run_in_process(capsys, argv):
@@ -74,7 +84,11 @@ def judge(status, err: str, path: Path, outputs_before, outputs_after, may_succe
     return None
 
 
-def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: bool = False) -> list[str]:
+def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: bool = False, monkeypatch=None) -> list[str]:
+    if command in BIG_FILE_COMMANDS:
+        from pyverify.commands import engine_options
+
+        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)
     defects = []
     for index, case in enumerate(cases):
         folder = tmp_path / f"case{index}"
@@ -93,11 +107,37 @@ def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: boo
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, command):
-    cases = all_invalid_cases()
-    if command in ("certify", "audit"):  # slow commands: every case still runs, they stop at loading
-        pass
-    assert campaign(capsys, tmp_path, command, cases) == []
+def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, command):
+    if command == "simulate-duckdb":
+        pytest.importorskip("duckdb")
+    defects = campaign(capsys, tmp_path, command, all_invalid_cases(), monkeypatch=monkeypatch)
+    assert not defects, "\n".join(defects)
+
+
+#: Commands that read an input and write nothing a valid variant could upset (no certify/audit: slow).
+READERS = ["validate", "simulate", "simulate-lru", "sweep", "mrc", "tree", "trace-import", "simulate-numpy",
+           "trace-import-parquet", "big-simulate-capacity", "big-mrc"]
+
+
+@pytest.mark.parametrize("command", READERS)
+def test_every_valid_variant_is_accepted(capsys, tmp_path, monkeypatch, command):
+    """A byte order mark, blank lines or CRLF line ends change nothing: every command reads the input (exit 0)."""
+    if command in BIG_FILE_COMMANDS:
+        from pyverify.commands import engine_options
+
+        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)
+    refused = []
+    for index, case in enumerate(valid_variants()):
+        folder = tmp_path / f"case{index}"
+        (folder / "out").mkdir(parents=True)
+        path = folder / f"input{case.suffix}"
+        path.write_bytes(case.data)
+        argv = [str(path) if a == "INPUT" else a.replace("OUT", str(folder / "out")) for a in COMMANDS[command]]
+        status, _, err = run_in_process(capsys, argv)
+        record("valid variant", status == 0)
+        if status != 0:
+            refused.append(f"{command} / {case.name}: {status}: {err.strip()[:300]}")
+    assert not refused, "\n".join(refused)
 
 
 @pytest.mark.parametrize("command", ["validate", "simulate", "sweep", "verify-certificate"])
@@ -160,3 +200,22 @@ def test_sample_through_a_real_process(tmp_path):
         ok = result.returncode == 2 and "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
         record("bad input (subprocess)", ok)
         assert ok, (name, result.returncode, result.stderr)
+
+
+@pytest.mark.parametrize("argv", [["simulate", "INPUT", "--engine", "numpy", "--model", "pooled"],
+                                  ["trace", "import", "INPUT", "-o", "OUT.parquet"]])
+def test_deep_nesting_does_not_crash_the_process(tmp_path, argv):
+    """pyarrow's JSON reader (the fast path of these commands) died of a segmentation fault (status -11)
+    on a well-formed line nested 20,000 deep; a crash in-process would take pytest with it, so here it
+    runs as a real process."""
+    pytest.importorskip("pyarrow")
+    chosen = {case.name: case for case in all_invalid_cases()}
+    for name in ("deep nesting in a whole line", "deep nesting in the first line", "deep objects in a whole line"):
+        path = tmp_path / "input.jsonl"
+        path.write_bytes(chosen[name].data)
+        command = [str(path) if a == "INPUT" else a.replace("OUT", str(tmp_path / "out")) for a in argv]
+        result = subprocess.run([sys.executable, "-m", "pyverify", *command], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        lines = result.stderr.strip().splitlines()
+        ok = result.returncode == 2 and len(lines) == 1 and "nested deeper than" in lines[0] and "line " in lines[0]
+        record("bad input (subprocess)", ok)
+        assert ok, (name, result.returncode, result.stderr[-300:])

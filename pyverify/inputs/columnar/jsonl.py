@@ -8,7 +8,8 @@ then vectorised. The fast path *accepts* a file only when it can prove that
 the strict reader (:mod:`pyverify.inputs.mooncake`,
 :mod:`pyverify.inputs.jsonread`) would accept it with the same values; on
 anything it cannot prove (a duplicate key, ``NaN``, a blank line, a backslash
-anywhere, a negative id, a prefix-closure violation, decreasing timestamps,
+anywhere, nesting deeper than :data:`~pyverify.inputs.jsonread.MAX_JSON_DEPTH`
+(which crashes pyarrow's reader), a negative id, a prefix-closure violation, decreasing timestamps,
 ...) it hands the file to the strict reader, which either names the first bad
 line or, when the fast path was only being cautious, reads it. So errors and
 results are exactly the strict reader's.
@@ -24,7 +25,8 @@ import numpy as np
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.trace import ColumnarTrace
-from pyverify.inputs.jsonread import MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded
+from pyverify.inputs.jsonread import MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded, too_deep_at
+from pyverify.inputs.stream import stem_of
 
 
 def read_jsonl(path: str | Path, allow_unsorted: bool = False) -> ColumnarTrace:
@@ -65,6 +67,8 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     n_lines, longest, quotes = counts
     if longest > MAX_LINE_BYTES:
         return None
+    if too_deep_at(data) is not None:
+        return None  # pyarrow's reader would crash on it; the strict reader names the line
     table = _parse_jsonl(data, longest)
     if table is None or table.num_rows != n_lines:
         return None
@@ -92,7 +96,7 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     if not is_prefix_closed(ids, offsets):
         return None
     return ColumnarTrace(
-        name=Path(path).stem, ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
+        name=stem_of(path), ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
         timestamps=timestamps, input_tokens=lengths[0], output_tokens=lengths[1],
     )
 

@@ -9,8 +9,9 @@ field, with the rules of the strict readers.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from pyverify.inputs.columnar.closure import first_violation, is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.formats import is_parquet
 from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
+from pyverify.inputs.columnar.write import NO_BLOCK_SIZE
+from pyverify.inputs.model import MAX_HOSTS, check_block_size_tokens, check_host_id
+from pyverify.inputs.stream import stem_of
 
 #: The largest block id (ids are signed 64-bit integers; -1 is the root).
 MAX_BLOCK_ID = 2**63 - 1
@@ -33,32 +37,74 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
     metadata says how many values there are), so the trace is held once,
     not once by pyarrow and again by numpy.
     """
-    pa = require("pyarrow")
-    pq = require("pyarrow.parquet")
-    try:
-        handle = pq.ParquetFile(str(path))
-        schema = handle.schema_arrow
-        if "hash_ids" not in schema.names:
-            raise located(path, "hash_ids", f"no such column; found {', '.join(schema.names) or 'none'}")
-        _check_list_type(schema.field("hash_ids").type, path)
+    with parquet_errors(path):
+        handle, block_size, extra = check_parquet_file(path)
         metadata = handle.metadata
         leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
         capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
         chunks = (handle.read_row_group(g, columns=["hash_ids"]).column("hash_ids") for g in range(metadata.num_row_groups))
         ids, offsets = _flat_ids((chunk for column in chunks for chunk in column.chunks), metadata.num_rows, capacity, path)
+    return _trace(ids, offsets, path, block_size, extra)
+
+
+def check_parquet_file(path: str | Path):
+    """Everything about a Parquet trace but its block ids, checked: ``(file, block size, optional columns)``.
+
+    The file opens, its columns have distinct names, ``hash_ids`` is a list
+    of integers, the metadata's block size is valid, it has rows, and the
+    optional columns (one value per request) follow the rules. The
+    out-of-core engines, which read the block ids themselves, call this
+    first, so a file they count is one every reader accepts.
+    """
+    pq = require("pyarrow.parquet")
+    with parquet_errors(path):
+        handle = open_parquet(path)
+        schema = handle.schema_arrow
+        check_column_names(schema, path, "schema", "in the file's schema")
+        if "hash_ids" not in schema.names:
+            raise located(path, "hash_ids", f"no such column; found {', '.join(schema.names) or 'none'}")
+        _check_list_type(schema.field("hash_ids").type, path)
+        block_size = parquet_block_size(schema, path)
+        if handle.metadata.num_rows == 0:
+            raise located(path, None, "empty trace: no requests")
         others = [name for name in OPTIONAL_COLUMNS if name in schema.names]
         extra = _optional_columns(pq.read_table(str(path), columns=others), path) if others else {}
+    return handle, block_size, extra
+
+
+@contextmanager
+def parquet_errors(path: str | Path) -> Iterator[None]:
+    """Inside, pyarrow's errors on a file that is not sound Parquet (a cut footer, wrong magic bytes,
+    a footer length past the file) become one line naming the file."""
+    pa = require("pyarrow")
+    try:
+        yield
     except (OSError, pa.ArrowException) as error:
-        raise located(path, None, f"cannot read as Parquet: {error}") from None
-    return _trace(ids, offsets, path, _parquet_block_size(schema), extra)
+        raise located(path, None, f"cannot read as Parquet: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
 
 
-def _parquet_block_size(schema) -> int | None:
-    metadata = schema.metadata or {}
-    raw = metadata.get(b"pyverify.block_size_tokens")
-    if raw == b"none":  # written by pyverify for an input with no block size
+def open_parquet(path: str | Path):
+    """``pyarrow.parquet.ParquetFile`` of ``path``, or one line of error: every Parquet reader opens it here."""
+    pq = require("pyarrow.parquet")
+    with parquet_errors(path):
+        return pq.ParquetFile(str(path))
+
+
+#: The Parquet metadata key that holds the block size (written by :class:`~pyverify.inputs.columnar.write.ParquetTraceWriter`).
+BLOCK_SIZE_KEY = b"pyverify.block_size_tokens"
+
+
+def parquet_block_size(schema, path: str | Path) -> int | None:
+    """The block size the file's metadata gives, checked as every format's: Mooncake's 512 when the
+    key is absent, ``None`` when it says ``none`` (written for a trace that gives no block size)."""
+    raw = (schema.metadata or {}).get(BLOCK_SIZE_KEY)
+    if raw is None:
+        return DEFAULT_BLOCK_TOKENS
+    text = raw.decode("utf-8", "replace").strip()
+    if text == NO_BLOCK_SIZE:
         return None
-    return int(raw) if raw and raw.isdigit() else DEFAULT_BLOCK_TOKENS
+    value = int(text) if text.isascii() and text.isdigit() and len(text) <= 20 else text
+    return check_block_size_tokens(value, path, f"metadata {BLOCK_SIZE_KEY.decode()}")
 
 
 def read_csv(path: str | Path) -> ColumnarTrace:
@@ -66,14 +112,27 @@ def read_csv(path: str | Path) -> ColumnarTrace:
     pa = require("pyarrow")
     pc = require("pyarrow.compute")
     csv = require("pyarrow.csv")
+    unclosed = unclosed_quote_line(path)
+    if unclosed is not None:
+        raise located(path, f"line {unclosed}", 'a quoted field opened here is never closed (a missing \'"\')')
     try:
-        table = csv.read_csv(str(path), convert_options=csv.ConvertOptions(column_types={"hash_ids": pa.string(), "route_key": pa.string()}))
+        # Only an empty cell is missing: "NaN", "null" or "N/A" are values, and refused where a number is due.
+        options = csv.ConvertOptions(column_types={"hash_ids": pa.string(), "route_key": pa.string()}, null_values=[""])
+        table = csv.read_csv(str(path), convert_options=options)
     except (OSError, pa.ArrowException) as error:
         raise located(path, None, f"cannot read as CSV: {error}") from None
+    check_column_names(table.schema, path, "line 1", "in the header")
+    if "hash_ids" not in table.column_names:  # the header named it with other case or spaces
+        raise located(path, "line 1", f"no column named exactly 'hash_ids'; the header names {', '.join(map(repr, table.column_names))[:200]}")
     text = table.column("hash_ids").combine_chunks()
     if text.null_count:
         row = int(np.flatnonzero(text.is_null().to_numpy(zero_copy_only=False))[0])
         raise located(path, f"row {row + 1}.hash_ids", "empty: a request has at least one block")
+    # One list per cell: "[0, 1, 2]" or "0 1 2", never brackets inside (a nested list is no block id).
+    shaped = pc.match_substring_regex(text, r"^\s*(\[[^\[\]]*\]|[^\[\]]*)\s*$").to_numpy(zero_copy_only=False)
+    if not shaped.all():
+        row = int(np.flatnonzero(~shaped)[0])
+        raise located(path, f"row {row + 1}.hash_ids", f"expected block ids as [0, 1, 2] or 0 1 2, got {str(text[row])[:40]!r}")
     inner = pc.utf8_trim(pc.utf8_trim_whitespace(text), "[]")
     parts = pc.split_pattern_regex(pc.utf8_trim_whitespace(inner), r"[,\s]+")
     values = pc.list_flatten(parts)
@@ -92,6 +151,41 @@ def read_csv(path: str | Path) -> ColumnarTrace:
     lists = pa.ListArray.from_arrays(parts.offsets, numbers)
     table = table.set_column(table.column_names.index("hash_ids"), "hash_ids", lists)
     return _from_table(table, path, DEFAULT_BLOCK_TOKENS)
+
+
+def check_column_names(schema, path, where: str, place: str) -> None:
+    """One line of error when a column's name is not UTF-8 text, or two columns share a name
+    (which of them would be the trace's is anyone's guess)."""
+    try:
+        names = schema.names
+    except UnicodeDecodeError as error:
+        raise located(path, where, f"a column name is not UTF-8 text: {error.reason} at byte {error.start}") from None
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise located(path, where, f"column {name!r} is named twice {place}")
+        seen.add(name)
+
+
+def unclosed_quote_line(path: str | Path, chunk: int = 1 << 24) -> int | None:
+    """The line of a quote mark that opens a field and is never closed, or ``None``.
+
+    In CSV (RFC 4180) a quoted field may span lines and a quote inside it is
+    doubled, so the quote marks pair up exactly when their number is even;
+    when it is odd, the last one opened a field that the file never closes.
+    pyarrow's reader then takes the rest of the file as that one field, or
+    drops it, without an error. The file is read in chunks: memory stays flat.
+    """
+    quotes = newlines = 0
+    last_line = None
+    with open(path, "rb") as handle:
+        while data := handle.read(chunk):
+            count = data.count(b'"')
+            if count:
+                quotes += count
+                last_line = newlines + data.count(b"\n", 0, data.rindex(b'"')) + 1
+            newlines += data.count(b"\n")
+    return last_line if quotes % 2 else None
 
 
 def _is_int_text(text: str) -> bool:
@@ -165,7 +259,7 @@ def _trace(ids: np.ndarray, offsets: np.ndarray, path, block_size: int | None, e
     if not is_prefix_closed(ids, offsets):
         request, position, reason = first_violation(ids, offsets)
         raise located(path, f"row {request + 1}.hash_ids[{position}]", reason)
-    return ColumnarTrace(name=Path(path).stem, ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
+    return ColumnarTrace(name=stem_of(path), ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
                          block_size_tokens=block_size, **extra)
 
 
@@ -188,11 +282,20 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
         column = table.column(column_name)
         if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_null(column.type)):
             raise located(path, column_name, f"expected a numeric column, got {column.type}")
+        missing = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else False
         values = column.to_numpy(zero_copy_only=False).astype(np.float64)
-        bad = ~(np.isnan(values) | ((values >= 0) & np.isfinite(values)))
+        # The strict readers' rules (pyverify.inputs.records): a missing value is null, never NaN; a timestamp
+        # is a number from 0 to 1e18, a length a whole number.
+        high = 1e18 if column_name == "timestamp" else float(2**63 - 1)
+        good = (values >= 0) & (values <= high)  # False for NaN and infinities
+        if column_name != "timestamp":
+            good &= np.floor(values) == values
+        bad = ~(good | missing)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise located(path, f"row {row + 1}.{column_name}", f"expected a non-negative number, got {values[row]!r}")
+            kind = "number up to 1e18" if column_name == "timestamp" else "whole number"
+            raise located(path, f"row {row + 1}.{column_name}", f"expected a non-negative {kind}, got {float(values[row])!r}")
+        values[missing] = np.nan  # how the arrays mark a missing value
         if column_name == "timestamp":
             present = values[~np.isnan(values)]
             if np.any(np.diff(present) < 0):
@@ -204,10 +307,11 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
         if not pa.types.is_integer(column.type) or column.null_count:
             raise located(path, "host", f"expected an integer host for every row, got {column.type}"
                           + (f" with {column.null_count} missing" if column.null_count else ""))
-        hosts = column.to_numpy().astype(np.int64)
-        if hosts.min() < 0:
-            raise located(path, f"row {int(np.flatnonzero(hosts < 0)[0]) + 1}.host", "negative host id")
-        found["hosts"] = hosts
+        raw = column.to_numpy()
+        bad = np.flatnonzero((raw < 0) | (raw >= MAX_HOSTS))  # compared as read: a uint64 host must not wrap
+        if bad.size:
+            check_host_id(int(raw[bad[0]]), path, f"row {int(bad[0]) + 1}.host")
+        found["hosts"] = raw.astype(np.int64)
     if "route_key" in table.column_names:
         found["route_keys"] = [None if v is None else str(v) for v in table.column("route_key").to_pylist()]
     return found

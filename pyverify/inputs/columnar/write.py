@@ -19,6 +19,9 @@ from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
 #: Written into the Parquet file's metadata so readers know what wrote it.
 PARQUET_FORMAT = "pyverify.trace/1"
 
+#: The metadata's block size of a trace that gives none (an instance of block ids only).
+NO_BLOCK_SIZE = "none"
+
 
 class ParquetTraceWriter:
     """Write a trace as Parquet, one row group per :meth:`write`, atomically.
@@ -46,8 +49,8 @@ class ParquetTraceWriter:
                  "host": pa.int64(), "route_key": pa.string()}
         fields += [pa.field(name, types[name]) for name in self.columns]
         metadata = {b"pyverify.format": PARQUET_FORMAT.encode()}
-        # "none" when the input gives no block size, so reading it back does not assume Mooncake's 512.
-        metadata[b"pyverify.block_size_tokens"] = str(self.block_size_tokens or "none").encode()
+        # "none" when the trace gives no block size: a file without the key is read as Mooncake's 512.
+        metadata[b"pyverify.block_size_tokens"] = str(self.block_size_tokens or NO_BLOCK_SIZE).encode()
         self.schema = pa.schema(fields, metadata=metadata)
         self._writer = pq.ParquetWriter(str(tmp), self.schema, compression="zstd")
         return self
