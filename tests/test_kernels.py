@@ -7,7 +7,7 @@
   ``simulate._capacitated_hits`` (OrderedDict) at every capacity, and the
   kernel's misses equal libCacheSim's LRU (flat sequence of a prefix-closed
   trace) and FIFO (chains of one block, where longest-prefix FIFO is flat FIFO);
-* tree replay: hits per request of the leaf-lru/vllm kernel equal the
+* tree replay: hits per request of the leaf-lru/tail-first kernel equal the
   reference caches (``LeafFirstLRU``'s heap of leaves, ``VllmFreeQueue``) at
   every capacity, including chains longer than the cache, pooled and per
   host; traces that are not prefix-closed go to the reference;
@@ -32,7 +32,7 @@ import pyverify.sim.mrc as mrc
 import pyverify.sim.simulate as simulate_module
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
 from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances, stack_distances_fenwick
-from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, VLLM, _capacitated_hits, simulate
+from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, TAIL_FIRST, _capacitated_hits, simulate
 
 from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE, REPO
 from .strategies import prefix_closed_chains, routed_instances
@@ -144,12 +144,12 @@ def test_ids_beyond_64_bits_fall_back_to_python():
     assert capacitated_hits(chains, [0, 0], 1, lru=True) == _capacitated_hits(chains, [0, 0], 1, LRU)
 
 
-# --- leaf-first replay (leaf-lru, vllm) ---------------------------------------
+# --- leaf-first replay (leaf-lru, tail-first) ---------------------------------------
 
 
 def assert_tree_replay_equals_oracle(chains, cache_of, capacities):
     for capacity in capacities:
-        for eviction in (LEAF_LRU, VLLM):
+        for eviction in (LEAF_LRU, TAIL_FIRST):
             assert tree_hits(chains, cache_of, capacity, eviction) == _capacitated_hits(
                 chains, cache_of, capacity, eviction
             ), (capacity, eviction)
@@ -165,20 +165,20 @@ def test_tree_replay_equals_oracle_pooled_and_per_host(case):
 
 @given(prefix_closed_chains(max_nodes=40, max_requests=40), st.integers(1, 4))
 def test_tree_replay_equals_oracle_when_chains_do_not_fit(chains, capacity):
-    # Deep chains and small caches: the one place where leaf-lru and vllm differ.
+    # Deep chains and small caches: the one place where leaf-lru and tail-first differ.
     assert_tree_replay_equals_oracle(chains, [0] * len(chains), [capacity])
 
 
 def test_tree_replay_by_hand():
-    # C = 2, chain (1,2,3): vllm keeps its first two blocks; leaf-lru inserts
+    # C = 2, chain (1,2,3): tail-first keeps its first two blocks; leaf-lru inserts
     # 1 and 2, evicts its own newest leaf 2 to make room for 3, and stops.
     chains = [(1, 2, 3), (1, 2, 3)]
-    assert tree_hits(chains, [0, 0], 2, VLLM) == [0, 2]
+    assert tree_hits(chains, [0, 0], 2, TAIL_FIRST) == [0, 2]
     assert tree_hits(chains, [0, 0], 2, LEAF_LRU) == [0, 1]
     # C = 3: (1,4) evicts the oldest leaf, 3 (1 is pinned, 2 has a child);
     # then (1,2,3) hits 1 and 2. Both policies agree: every chain fits.
     chains = [(1, 2, 3), (1, 4), (1, 2, 3)]
-    for eviction in (LEAF_LRU, VLLM):
+    for eviction in (LEAF_LRU, TAIL_FIRST):
         assert tree_hits(chains, [0, 0, 0], 3, eviction) == [0, 1, 2]
 
 
@@ -273,7 +273,7 @@ def test_simulate_and_curve_through_the_kernels_equal_the_oracle(case):
         patch.setattr(tree_replay, "tree_hits", lambda *a, **k: tree_calls.append(1) or real_tree(*a, **k))
         for model, cache_of in ((POOLED, [0] * len(chains)), (PER_HOST, routing)):
             for capacity in (1, 2, 4):
-                for eviction in (LRU, FIFO, LEAF_LRU, VLLM):
+                for eviction in (LRU, FIFO, LEAF_LRU, TAIL_FIRST):
                     run = simulate(chains, routing, model, capacity=capacity, eviction=eviction)
                     assert list(run.hit_blocks) == _capacitated_hits(chains, cache_of, capacity, eviction)
         assert len(calls) == 12, "simulate did not use the kernel"

@@ -43,7 +43,7 @@ def register(subparsers) -> None:
         help="hit rate of one pooled cache at KV memory budgets in GiB (blocks and tokens)",
         description=(
             "Convert each GiB budget to whole blocks with the model's KV bytes per token, then count block and "
-            "token hits of one pooled cache that starts empty. lru (chain-order) and vllm are answered for every "
+            "token hits of one pooled cache that starts empty. lru (chain-order) and tail-first are answered for every "
             "budget in one pass; fifo and leaf-lru are simulated per budget (compiled kernels; a trace file of "
             "256 MiB or more is read as arrays, not Python objects: the same numbers). kvcache-simulator's settings are "
             "--eviction fifo,leaf-lru --warmup-fraction 0.5. Policies: "

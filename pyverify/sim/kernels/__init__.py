@@ -8,7 +8,7 @@
   longest-prefix hits, returning the witness (hits per request).
 * :mod:`pyverify.sim.kernels.tree_replay`: the eviction orders that keep the
   cache a prefix tree, leaf-first LRU (``leaf-lru``) and vLLM's free queue
-  (``vllm``), at one capacity, returning the witness.
+  (``tail-first``), at one capacity, returning the witness.
 
 Each kernel has a pure-Python reference kept as the test oracle:
 :func:`pyverify.sim.mrc.stack_distances_fenwick` (and the vectorised numpy
@@ -65,7 +65,7 @@ MIN_REFERENCES = 20_000
 #: Break-even sizes of one call, start-up included (see above).
 CURVE_BREAK_EVEN = 1_000_000
 REPLAY_BREAK_EVEN = 4_000_000
-#: The Python leaf-lru and vllm caches are slower than the OrderedDict LRU,
+#: The Python leaf-lru and tail-first caches are slower than the OrderedDict LRU,
 #: so their kernel repays its start-up sooner.
 TREE_REPLAY_BREAK_EVEN = 1_000_000
 #: The kernel modules: once one is imported, the start-up is paid.
