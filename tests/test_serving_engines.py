@@ -199,3 +199,27 @@ def test_sglang_through_the_cli(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["measured"]["token_hits"] == 1
     assert simulate([(1, 2, 3), (1, 2, 3)], None, POOLED, 8, SGLANG, block_size=1).hit_blocks == (0, 2)
     assert SglangRadixCache(2, 1).tree_pages() == 0
+
+
+def test_engines_ignore_a_partial_last_block_the_trace_names_and_run_one_cache_per_host(tmp_path, capsys):
+    # Mooncake-style chains name the partial last block; vLLM and SGLang never hash it:
+    # [1,2] with 3 tokens in blocks of 2 is one full block (h1) plus a partial one.
+    path = tmp_path / "t.json"
+    requests = [{"blocks": [1, 2], "input_tokens": 3}] * 4
+    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 2,
+                                "block_size_tokens": 2, "requests": requests}))
+    # vLLM, per host of 2 blocks, round-robin: each host sees [1,2] twice. First: limit
+    # (3 - 1) // 2 = 1 block, nothing cached; h1 and the partial block take both slots.
+    # Second: h1 hits (1 block, 2 tokens); the partial block never does.
+    argv = ["simulate", str(path), "--model", "per-host", "--routing", "round-robin", "--fleet", "2",
+            "--capacity", "2", "--eviction", "vllm", "--json", "--witness"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["witness"] == {"cache_of": [0, 1, 0, 1], "hit_blocks": [0, 0, 1, 1]}
+    assert out["measured"]["token_hits"] == 4
+    # SGLang, one pool of 4 tokens in pages of 2: the first request's one full page is
+    # inserted; every later one matches it (limit 1 page) while it is locked, so the
+    # demand of extension + page (1 + 2 > 2 free) finds nothing to evict: hits 0, 1, 1, 1.
+    assert main(["simulate", str(path), "--model", "pooled", "--capacity", "2", "--eviction", "sglang",
+                 "--page-size", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured"]["block_hits"] == 3
