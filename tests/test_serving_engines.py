@@ -54,6 +54,17 @@ def test_vllm_block_aligned_repeat_recomputes_its_last_block_as_a_second_copy():
     assert pool.copies[2] == [2, 3] and list(pool.free) == [2, 3, 1]
 
 
+def test_vllm_hit_touches_the_first_copy_of_a_hash():
+    chains, tokens = [(1,), (9,), (1,), (1, 5), (7,), (9, 6)], [1, 1, 1, 2, 1, 2]
+    # Blocks of 1 token, pool of 4. A: b1=h1; X: b2=h9; B (limit 0, recomputed): b3 = a second
+    #    copy of h1; free: b4 b1 b2 b3.
+    # Y: h1 hits; get_cached_block (block_pool.py) returns the first copy filed, b1, which
+    #    touch takes out of the queue; b4=h5; free: b2 b3 b4 b1 (b3, the other copy, stays put).
+    # Z: pops b2, evicting h9. W: h9 is gone: 0. (Touching the newer copy b3 would leave b1
+    #    at the front: Z would pop that stale copy, and W would hit h9.)
+    assert vllm(chains, tokens, 4, 1) == ([0, 0, 0, 1, 0, 0], [])
+
+
 def test_vllm_partial_last_block_takes_a_slot_and_returns_to_the_front():
     chains, tokens = [(1, 2), (5,), (1,)], [4, 3, 3]
     # A: b1=h1, b2=h2; free: b2 b1.

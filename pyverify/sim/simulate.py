@@ -262,6 +262,12 @@ def engine_hits(
         full_chains.append(chain if full == len(chain) else chain[:full])
     chains = full_chains
     if eviction == VLLM:
+        if use_kernels(sum(map(len, chains)), TREE_REPLAY_BREAK_EVEN):  # the same moves, compiled
+            from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits
+
+            compiled = vllm_kernel_hits(chains, prompt_tokens, cache_of, capacity, size)
+            if compiled is not None:
+                return compiled
         return vllm_hits(chains, prompt_tokens, cache_of, capacity, size)
     if eviction in (SGLANG, SGLANG_FIFO):
         return sglang_hits(chains, prompt_tokens, cache_of, capacity, size, page_size or size,
@@ -444,7 +450,7 @@ class LeafFirstLRU(BlockCache):
             self._touch(block)
 
 
-class VllmFreeQueue(BlockCache):
+class TailFirstFreeQueue(BlockCache):
     """``tail-first``: evict from the front of the free queue; a request frees its blocks tail first."""
 
     def __init__(self, capacity: int) -> None:
@@ -474,7 +480,7 @@ class VllmFreeQueue(BlockCache):
             self.free[block] = None
 
 
-_CACHES = {LRU: ChainOrderLRU, FIFO: FifoCache, LEAF_LRU: LeafFirstLRU, TAIL_FIRST: VllmFreeQueue}
+_CACHES = {LRU: ChainOrderLRU, FIFO: FifoCache, LEAF_LRU: LeafFirstLRU, TAIL_FIRST: TailFirstFreeQueue}
 
 
 def new_cache(eviction: str, capacity: int) -> BlockCache:

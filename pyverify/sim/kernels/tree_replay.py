@@ -1,7 +1,7 @@
 """Leaf-first LRU and vLLM's free queue at one capacity, longest-prefix hits, compiled (numba).
 
 The same results as the reference caches ``LeafFirstLRU`` and
-``VllmFreeQueue`` in :mod:`pyverify.sim.simulate` (which stay as the test
+``TailFirstFreeQueue`` in :mod:`pyverify.sim.simulate` (which stay as the test
 oracles), cache by cache (each cache's requests in trace order), in O(1) list
 steps per block reference, with a few integers per distinct block.
 
