@@ -234,3 +234,15 @@ def test_engines_ignore_a_partial_last_block_the_trace_names_and_run_one_cache_p
     assert main(["simulate", str(path), "--model", "pooled", "--capacity", "2", "--eviction", "sglang",
                  "--page-size", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["measured"]["block_hits"] == 3
+
+
+def test_budgets_points_an_engine_eviction_to_simulate(tmp_path, capsys):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 1, "block_size_tokens": 2,
+                                "requests": [{"blocks": [1, 2]}]}))
+    try:
+        code = main(["budgets", str(path), "--eviction", "leaf-lru,vllm"])
+    except SystemExit as stop:  # argparse's own exit
+        code = stop.code
+    assert code == 2
+    assert "simulate --eviction vllm" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256
-from pyverify.sim.simulate import EVICTION_HELP, EVICTIONS, LEAF_LRU
+from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LEAF_LRU, TAIL_FIRST
 from pyverify.sim.window import Window, warmup_fraction
 
 ORDER = 12
@@ -30,6 +30,11 @@ def budget_list(text: str) -> list[float]:
 
 def eviction_list(text: str) -> list[str]:
     names = [part.strip() for part in text.split(",") if part.strip()]
+    engines = [name for name in names if name in ENGINE_EVICTIONS]
+    if engines:
+        raise argparse.ArgumentTypeError(f"{engines[0]!r} is a serving engine's exact cache, replayed by 'pyverify simulate "
+                                         f"--eviction {engines[0]}' only; budgets takes {', '.join(EVICTIONS)} "
+                                         f"({TAIL_FIRST} is vLLM's free queue, idealised)")
     unknown = [name for name in names if name not in EVICTIONS]
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown eviction policy {(unknown or [text])[0]!r}; choose from: {', '.join(EVICTIONS)}")
