@@ -8,8 +8,10 @@ A reference implementation of what SGLang's scheduler does to its
 (https://github.com/sgl-project/sglang):
 
 * ``python/sglang/srt/managers/schedule_batch.py``, ``Req.init_next_round_input``
-  / ``adjust_max_prefix_ids``: the prefix is matched on at most
-  ``input_len - 1`` tokens (the last token is always computed for its logits).
+  with ``Req._compute_max_prefix_len`` (``adjust_max_prefix_ids`` in older
+  releases): ``max_prefix_len = input_len - 1`` ("the matched length is at
+  most 1 less than the input length"), lower only for prompt logprobs,
+  which this model does not ask for.
 * ``python/sglang/srt/mem_cache/radix_cache.py``:
   ``match_prefix`` truncates the key to whole pages; ``_match_prefix_helper``
   sets one ``access_time`` on every node of the path *before* splitting the

@@ -130,7 +130,7 @@ class VllmBlockPool:
         unhashed, hashed = [], []  # free: reverse order, unhashed to the front, hashed to the back
         for block in reversed(blocks):
             (hashed if block in self.hash_of else unhashed).append(block)
-        for block in reversed(unhashed):  # prepend_n keeps the list's order at the front
+        for block in reversed(unhashed):  # prepend_n; at most one block here: the partial last one
             self.free[block] = None
             self.free.move_to_end(block, last=False)
         for block in hashed:
