@@ -246,3 +246,66 @@ def test_budgets_points_an_engine_eviction_to_simulate(tmp_path, capsys):
         code = stop.code
     assert code == 2
     assert "simulate --eviction vllm" in capsys.readouterr().err
+
+
+# --- properties on generated token-id traces --------------------------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pyverify.inputs.tokens_import import chain_of_tokens  # noqa: E402
+
+
+@st.composite
+def prompts(draw):
+    """Token-id prompts over a tiny alphabet: shared heads, re-sends, partial and short blocks."""
+    heads = draw(st.lists(st.lists(st.integers(0, 2), max_size=6), min_size=1, max_size=3))
+    picks = draw(st.lists(st.tuples(st.integers(0, len(heads) - 1), st.lists(st.integers(0, 2), max_size=6)),
+                          min_size=1, max_size=20))
+    return [heads[head] + tail or [0] for head, tail in picks]
+
+
+def longest_earlier_prefix(earlier, chain):
+    """Blocks of ``chain`` that some earlier chain starts with (block ids name whole prefixes)."""
+    return max((next((j for j, (a, b) in enumerate(zip(chain, other)) if a != b), min(len(chain), len(other)))
+                for other in earlier), default=0)
+
+
+@given(prompts(), st.integers(1, 3))
+def test_a_pool_that_never_evicts_hits_the_longest_earlier_prefix_up_to_the_limit(tokens, block):
+    chains = [chain_of_tokens(prompt, block) for prompt in tokens]
+    lengths = [len(prompt) for prompt in tokens]
+    expected = [min(longest_earlier_prefix(chains[:i], chain), (n - 1) // block)
+                for i, (chain, n) in enumerate(zip(chains, lengths))]
+    # vLLM: room for every block ever allocated, so no cached block is ever evicted
+    room = sum(-(-n // block) for n in lengths)
+    assert vllm(chains, lengths, room, block) == (expected, [])
+    # SGLang, page = block: room for every token plus a page per request
+    assert sglang_hits(chains, lengths, [0] * len(chains), room + len(chains), block, block) == (expected, [])
+
+
+@given(prompts(), st.integers(1, 3), st.integers(1, 8), st.sampled_from(["lru", "fifo"]))
+def test_pools_keep_their_books(tokens, block, capacity, policy):
+    chains = [chain_of_tokens(prompt, block) for prompt in tokens]
+    pool, cache = VllmBlockPool(capacity, block), SglangRadixCache(capacity, block, policy)
+    for chain, prompt in zip(chains, tokens):
+        n = len(prompt)
+        hit = pool.run(chain, n)
+        assert hit is None or hit <= (n - 1) // block
+        # every block is free between requests; each hash's copies carry that hash
+        assert sorted(pool.free) == list(range(1, capacity + 1))
+        assert all(pool.hash_of[copy] == h for h, copies in pool.copies.items() for copy in copies)
+        assert sum(map(len, pool.copies.values())) == len(pool.hash_of) <= capacity
+        page_hit = cache.run(list(chain), n)
+        assert page_hit is None or page_hit <= (n - 1) // block
+        assert cache.tree_pages() + cache.free_pages == capacity  # nothing leaks, nothing is counted twice
+        assert all(node.lock_ref == 0 for node in nodes_below(cache.root)) and cache.root.lock_ref == 1  # unlocked
+
+
+def nodes_below(root):
+    stack, found = list(root.children.values()), []
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(node.children.values())
+    return found
