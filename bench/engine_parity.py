@@ -149,8 +149,9 @@ class PagePool:
 
 
 def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size: int,
-                       policy: str = "lru") -> tuple[list[int], list[int]]:
-    """Hit tokens per request from SGLang's own RadixCache, and the requests that never fit the pool."""
+                       policy: str = "lru") -> tuple[list[int], list[int]] | None:
+    """Hit tokens per request from SGLang's own RadixCache, and the requests that never fit the pool
+    (``None`` if this SGLang cannot be given ``policy``)."""
     import torch
     from sglang.srt.mem_cache import radix_cache as rc
 
@@ -164,6 +165,8 @@ def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size
     else:
         cache = rc.RadixCache(**_accepted(rc.RadixCache.__init__, req_to_token_pool=None, token_to_kv_pool_allocator=pool,
                                           page_size=page_size, eviction_policy=policy))
+    if getattr(cache, "eviction_policy", "lru") != policy:
+        return None  # this SGLang takes no eviction policy: the comparison is skipped, not run against LRU
     params = {name: getattr(rc, name, None) for name in ("MatchPrefixParams", "InsertParams", "EvictParams")}
 
     def match(tokens):
@@ -209,7 +212,10 @@ def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size
 # --- the comparison -----------------------------------------------------------
 
 
-def compare(name: str, theirs: tuple[list[int], list[int]], ours: tuple[list[int], list[int]]) -> int:
+def compare(name: str, theirs: tuple[list[int], list[int]] | None, ours: tuple[list[int], list[int]]) -> int:
+    if theirs is None:
+        print(f"{name}: skipped (this engine version has no such setting)")
+        return 0
     their_hits, their_unscheduled = theirs
     our_hits, our_unscheduled = ours
     wrong = [i for i, (a, b) in enumerate(zip(their_hits, our_hits, strict=True)) if a != b]
