@@ -127,7 +127,10 @@ def test_engine_flags_fail_in_one_line(tmp_path, capsys):
     for argv, words in ((["--eviction", "vllm"], "needs a capacity"),
                         (["--capacity", "3", "--eviction", "lru", "--page-size", "2"], "only with --eviction sglang"),
                         (["--capacity", "3", "--eviction", "sglang", "--page-size", "3"], "not a multiple"),
-                        (["--capacity", "3", "--eviction", "vllm", "--page-size", "2"], "only with --eviction sglang")):
+                        (["--capacity", "3", "--eviction", "vllm", "--page-size", "2"], "only with --eviction sglang"),
+                        (["--capacity", "3", "--eviction", "vllm", "--optimum"], "the optima are block-level"),
+                        (["--capacity", "3", "--eviction", "sglang", "--routing", "prefix-affinity"], "not with --eviction"),
+                        (["--capacity", "1", "--eviction", "sglang", "--page-size", "4"], "holds no page")):
         assert main(["simulate", str(path), "--model", "pooled", *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert words in err and "\n" not in err
