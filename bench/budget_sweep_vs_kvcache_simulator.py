@@ -14,7 +14,7 @@ pass, the rank of every reference under vLLM's tail-first order
 replaying ``leaf-lru`` (their LRU, exactly) per budget, with the compiled
 kernel (pyverify.sim.kernels.tree_replay) and with the Python reference
 caches, which must agree. Agreement is printed per budget: ``leaf-lru`` must equal
-their LRU everywhere; the one-pass ``vllm`` curve equals it wherever every
+their LRU everywhere; the one-pass ``tail-first`` curve equals it wherever every
 chain fits in the cache (the two policies differ only when a chain has more
 blocks than the cache; see README.md). Goal (issue 13): the one-pass curve is
 faster than their sweep.
@@ -44,7 +44,7 @@ def main() -> int:
     from pyverify.sim.budgets import budget_sweep
     import pyverify.sim.simulate as simulate_module
     from pyverify.sim.kernels.tree_replay import tree_hits
-    from pyverify.sim.simulate import LEAF_LRU, VLLM
+    from pyverify.sim.simulate import LEAF_LRU, TAIL_FIRST
     from pyverify.sim.tokens import instance_token_weights
     from pyverify.sim.window import Window
 
@@ -66,7 +66,7 @@ def main() -> int:
     window = Window(0.5)
     start = time.perf_counter()
     weights = instance_token_weights(instance)
-    one_pass = budget_sweep(instance.chains, DEFAULT_BUDGETS_GIB, bytes_per_token, 512, VLLM, weights, window)
+    one_pass = budget_sweep(instance.chains, DEFAULT_BUDGETS_GIB, bytes_per_token, 512, TAIL_FIRST, weights, window)
     ours_s = time.perf_counter() - start
     start = time.perf_counter()
     tree_hits([(1, 2)], [0], 1, LEAF_LRU)  # compile or load the leaf-first kernel (timed apart, like their compile)
@@ -86,7 +86,7 @@ def main() -> int:
     longest = max(len(chain) for chain in instance.chains)
     print(f"{TRACE.name}: {instance.n_requests} requests, {instance.n_references:,} block references, longest chain {longest} blocks;"
           f" {MODEL}, {bytes_per_token} bytes/token; measured: {window.describe(instance.n_requests)}")
-    print(f"{'GiB':>6} {'blocks':>7} {'theirs LRU':>11} {'leaf-lru':>9} {'vllm 1-pass':>12}  agreement")
+    print(f"{'GiB':>6} {'blocks':>7} {'theirs LRU':>11} {'leaf-lru':>9} {'tail-first 1-pass':>12}  agreement")
     leaf_agree = 0
     for ours_point, leaf_point in zip(one_pass, leaf):
         theirs = their_points.get(ours_point.gib)
@@ -97,7 +97,7 @@ def main() -> int:
         hits = theirs["results"]["lru"]["hitTokens"]
         leaf_agree += leaf_point.token_hits == hits
         same = "leaf-lru equal" if leaf_point.token_hits == hits else "leaf-lru DIFFERS"
-        same += ", vllm equal" if ours_point.token_hits == hits else f", vllm differs ({'a chain exceeds the cache' if ours_point.capacity_blocks < longest else 'UNEXPLAINED'})"
+        same += ", tail-first equal" if ours_point.token_hits == hits else f", tail-first differs ({'a chain exceeds the cache' if ours_point.capacity_blocks < longest else 'UNEXPLAINED'})"
         print(f"{ours_point.gib:>6g} {ours_point.capacity_blocks:>7} {theirs['results']['lru']['hitRate']:>11.4f} "
               f"{leaf_point.token_hit_rate:>9.4f} {ours_point.token_hit_rate:>12.4f}  {same}")
     print(f"leaf-lru equals their LRU at {leaf_agree} of {len(their_points)} reported budgets")
@@ -105,7 +105,7 @@ def main() -> int:
     print(f"apart: parse kvcache-simulator {their_parse * 1e3:.0f} ms, pyverify {our_parse * 1e3:.0f} ms; "
           f"their C++ compile {compile_s * 1e3:.0f} ms; our kernel compile/load {kernel_load_s * 1e3:.0f} ms")
     print(f"kvcache-simulator C++ backend, LRU, {len(DEFAULT_BUDGETS_GIB)} budgets: {theirs_s * 1e3:9.1f} ms")
-    print(f"pyverify one-pass vllm curve, all budgets:          {ours_s * 1e3:9.1f} ms")
+    print(f"pyverify one-pass tail-first curve, all budgets:       {ours_s * 1e3:9.1f} ms")
     print(f"pyverify leaf-lru per budget, compiled kernel:      {leaf_s * 1e3:9.1f} ms")
     print(f"pyverify leaf-lru per budget, Python reference:     {leaf_python_s * 1e3:9.1f} ms")
     print(f"ratio kvcache-simulator / pyverify one-pass: {theirs_s / ours_s:.2f}x ({'faster' if ours_s < theirs_s else 'SLOWER'}; goal: faster)")

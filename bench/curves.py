@@ -16,7 +16,7 @@
    and against the Python OrderedDict replay (the oracle). Goal: faster than
    libCacheSim. FIFO has no libCacheSim twin here: longest-prefix FIFO is not
    flat FIFO on prefix-closed traces (pyverify/sim/mrc.py), so it is checked
-   against the oracle only. The leaf-first policies (``leaf-lru``, ``vllm``):
+   against the oracle only. The leaf-first policies (``leaf-lru``, ``tail-first``):
    the tree replay kernel (``pyverify.sim.kernels.tree_replay``) and
    ``simulate()`` against the Python reference caches; libCacheSim has no
    leaf-first LRU, so its flat LRU time is printed for scale only
@@ -55,7 +55,7 @@ from synthetic import chains_of, synthetic_trace  # noqa: E402
 
 from pyverify.sim.counting import dense_ids, reference_hosts  # noqa: E402
 from pyverify.sim.mrc import curve_from_distances, lru_curve_of_references, stack_distances  # noqa: E402
-from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, POOLED, VLLM, _capacitated_hits, simulate  # noqa: E402
+from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, POOLED, TAIL_FIRST, _capacitated_hits, simulate  # noqa: E402
 
 TRACE = HERE.parents[1] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
 ORACLE = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
@@ -235,7 +235,7 @@ def one_capacity(label: str, ids: np.ndarray, lengths: np.ndarray, capacity: int
         print(line)
         if eviction == LRU:
             lcs_lru_seconds = t_lcs
-    for eviction in (LEAF_LRU, VLLM):
+    for eviction in (LEAF_LRU, TAIL_FIRST):
         t_kernel, (hits, closed) = best_of(lambda: tree_replay(dense, starts, order, bounds, universe, capacity, eviction == LEAF_LRU))
         t_simulate, run = best_of(lambda: simulate(chains, None, POOLED, capacity=capacity, eviction=eviction))
         t_python, oracle = once(lambda: _capacitated_hits(chains, [0] * len(chains), capacity, eviction))

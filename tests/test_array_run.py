@@ -141,7 +141,7 @@ def test_without_numba_the_simulator_answers(capsys, monkeypatch):
 @needs_trace
 def test_budgets_on_a_big_file_equal_the_budgets_on_chains(capsys, monkeypatch):
     on_chains, on_arrays = small_then_big(capsys, monkeypatch, "budgets", str(TRACE), "--kv-model", "llama-3.3-70b",
-                                          "--eviction", "lru,fifo,leaf-lru,vllm", "--warmup-fraction", "0.5")
+                                          "--eviction", "lru,fifo,leaf-lru,tail-first", "--warmup-fraction", "0.5")
     assert len(on_arrays["points"]["leaf-lru"]) == 15
     same_report(on_chains, on_arrays)
 

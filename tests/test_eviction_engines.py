@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import pyverify.sim.kernels as kernels
 import pyverify.sim.simulate as simulate_module
 from pyverify.sim.engine_curves import tail_first_ranks, weighted_curve
-from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, VLLM, simulate
+from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, TAIL_FIRST, simulate
 
 from .strategies import prefix_closed_chains, routed_instances
 
@@ -50,7 +50,7 @@ def test_leaf_first_keeps_the_shared_parent_where_chain_order_evicts_it(implemen
         # leaf-first: (1,4) evicts the leaf 3, keeping 1 -> 2; then (1,2,3) hits 1 and 2.
         assert simulate(chains, None, POOLED, capacity=3, eviction=LEAF_LRU).hit_blocks == (0, 1, 2)
         # vLLM: (1,2,3) frees 3,2,1 in that order, so 3 is evicted first as well.
-        assert simulate(chains, None, POOLED, capacity=3, eviction=VLLM).hit_blocks == (0, 1, 2)
+        assert simulate(chains, None, POOLED, capacity=3, eviction=TAIL_FIRST).hit_blocks == (0, 1, 2)
 
 
 @each_implementation
@@ -60,7 +60,7 @@ def test_a_chain_longer_than_the_cache(implementation):
         # whose parent is then gone: it keeps C - 1 = 1 block. vLLM keeps the first C = 2.
         chains = [(1, 2, 3), (1, 2)]
         assert simulate(chains, None, POOLED, capacity=2, eviction=LEAF_LRU).hit_blocks == (0, 1)
-        assert simulate(chains, None, POOLED, capacity=2, eviction=VLLM).hit_blocks == (0, 2)
+        assert simulate(chains, None, POOLED, capacity=2, eviction=TAIL_FIRST).hit_blocks == (0, 2)
 
 
 @each_implementation
@@ -134,32 +134,32 @@ def test_leaf_lru_equals_its_definition(implementation, chains, capacity):
 
 @each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 8))
-def test_vllm_free_queue_keeps_the_top_priority_blocks(implementation, chains, capacity):
+def test_tail_first_free_queue_keeps_the_top_priority_blocks(implementation, chains, capacity):
     with replay_by(implementation):
-        assert simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM).hit_blocks == top_priority_reference(chains, capacity)
+        assert simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST).hit_blocks == top_priority_reference(chains, capacity)
 
 
 @each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 8))
-def test_vllm_and_leaf_lru_agree_when_every_chain_fits(implementation, chains, capacity):
+def test_tail_first_and_leaf_lru_agree_when_every_chain_fits(implementation, chains, capacity):
     with replay_by(implementation):
         capacity = max(capacity, max(len(chain) for chain in chains))
         leaf = simulate(chains, None, POOLED, capacity=capacity, eviction=LEAF_LRU)
-        vllm = simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM)
-        assert leaf.hit_blocks == vllm.hit_blocks
+        tail = simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST)
+        assert leaf.hit_blocks == tail.hit_blocks
 
 
 # --- the one-pass curve ----------------------------------------------------------
 
 @each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30))
-def test_tail_first_curve_equals_per_capacity_vllm_runs(implementation, chains):
+def test_tail_first_curve_equals_per_capacity_tail_first_runs(implementation, chains):
     with replay_by(implementation):
         curve = weighted_curve(tail_first_ranks(chains), chains)
         distinct = len({b for chain in chains for b in chain})
         capacities = list(range(1, distinct + 2))
         for capacity, hits in zip(capacities, curve.block_hits(capacities)):
-            assert hits == simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM).hits
+            assert hits == simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST).hits
 
 
 @each_implementation
@@ -169,7 +169,7 @@ def test_tail_first_curve_per_host(implementation, instance):
         chains, hosts, routing = instance
         curve = weighted_curve(tail_first_ranks(chains, routing, hosts), chains)
         for capacity in range(1, 8):
-            run = simulate(chains, routing, PER_HOST, capacity=capacity, eviction=VLLM)
+            run = simulate(chains, routing, PER_HOST, capacity=capacity, eviction=TAIL_FIRST)
             assert curve.block_hits([capacity])[0] == run.hits
 
 
@@ -188,10 +188,10 @@ def test_tail_first_curve_on_a_random_larger_trace():
         chains.append(tuple(reversed(path)))
     curve = weighted_curve(tail_first_ranks(chains), chains)
     for capacity in (1, 3, 10, 30, 100, 250, 400):
-        assert curve.block_hits([capacity])[0] == simulate(chains, None, POOLED, capacity=capacity, eviction=VLLM).hits
+        assert curve.block_hits([capacity])[0] == simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST).hits
 
 
-@given(routed_instances(), st.integers(1, 6), st.sampled_from([LEAF_LRU, VLLM, FIFO]))
+@given(routed_instances(), st.integers(1, 6), st.sampled_from([LEAF_LRU, TAIL_FIRST, FIFO]))
 def test_prefix_affinity_routes_with_the_caches_simulate_replays(instance, capacity, eviction):
     from pyverify.sim.routing import prefix_affinity_routing
 

@@ -61,17 +61,17 @@ def test_mrc_opt_forced_per_host(capsys):
 
 def test_simulate_optimum_prints_both_in_plain_words(capsys, trace):
     path, rows = trace
-    code, out = run(capsys, ["simulate", path, "--model", "pooled", "--capacity", "3", "--eviction", "vllm", "--optimum"])
+    code, out = run(capsys, ["simulate", path, "--model", "pooled", "--capacity", "3", "--eviction", "tail-first", "--optimum"])
     assert code == 0
     assert "admitting every block" in out and "any cache" in out
     assert "keeps the running request's blocks" in out and "bypass" in out
-    code, out = run(capsys, ["simulate", path, "--model", "pooled", "--capacity", "3", "--eviction", "vllm", "--optimum", "--json"])
+    code, out = run(capsys, ["simulate", path, "--model", "pooled", "--capacity", "3", "--eviction", "tail-first", "--optimum", "--json"])
     result = json.loads(out)
     references = sum(map(len, rows))
     forced, bypass = result["optimum"]["forced"], result["optimum"]["bypass"]
     assert forced["block_hits"] == references - forced_misses(rows, None, 3)
     assert bypass["block_hits"] == references - min_misses(rows, None, 3)
-    assert result["hits"] <= forced["block_hits"] <= bypass["block_hits"]  # vllm admits every block and pins
+    assert result["hits"] <= forced["block_hits"] <= bypass["block_hits"]  # tail-first admits every block and pins
 
 
 def test_simulate_optimum_needs_a_capacity(capsys, trace):

@@ -132,7 +132,7 @@ def test_forced_run_is_a_prefix_cache_run_and_bounds(chains, capacity):
     assert misses == forced_misses(chains, None, capacity)
     assert min_misses(chains, None, capacity) <= misses
     # Engine policies that admit every block and keep the running request's blocks cannot do better.
-    for eviction in ("leaf-lru", "vllm"):
+    for eviction in ("leaf-lru", "tail-first"):
         assert misses <= misses_of(chains, capacity, eviction)
     # Replay the witness: hits held, forced admission, capacity.
     held: set = set()

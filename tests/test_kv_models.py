@@ -91,7 +91,7 @@ def test_budgets_command_equals_per_capacity_simulate(capsys, tmp_path):
     path = write_instance(tmp_path)
     # 2**27 bytes/token x 4 tokens = 0.5 GiB per block: budgets 0.5, 1, 2 GiB are 1, 2, 4 blocks
     status, out, err = run_cli(capsys, "budgets", str(path), "--kv-bytes-per-token", str(2**27), "--budgets-gib", "0.5,1,2",
-                               "--eviction", "lru,vllm,fifo,leaf-lru", "--json")
+                               "--eviction", "lru,tail-first,fifo,leaf-lru", "--json")
     assert status == 0, err
     points = json.loads(out)["points"]
     for policy, rows in points.items():

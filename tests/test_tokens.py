@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pyverify.errors import UserError
 from pyverify.sim.accounting import tally
 from pyverify.sim.engine_curves import chain_order_distances, tail_first_ranks, weighted_curve
-from pyverify.sim.simulate import LRU, POOLED, VLLM, simulate
+from pyverify.sim.simulate import LRU, POOLED, TAIL_FIRST, simulate
 from pyverify.sim.tokens import token_weights
 from pyverify.sim.window import Window
 
@@ -85,7 +85,7 @@ def test_weighted_curves_equal_per_capacity_tallies(chains, capacity, fraction, 
     extra = [{"input_tokens": 8 * (len(chain) - 1) + data.draw(st.integers(1, 12))} for chain in chains]
     weights = token_weights(chains, 8, extra)
     window = Window(fraction)
-    for eviction, distances in ((LRU, chain_order_distances(chains)), (VLLM, tail_first_ranks(chains))):
+    for eviction, distances in ((LRU, chain_order_distances(chains)), (TAIL_FIRST, tail_first_ranks(chains))):
         curve = weighted_curve(distances, chains, weights, window)
         run = simulate(chains, None, POOLED, capacity=capacity, eviction=eviction)
         expected = tally(chains, run.hit_blocks, weights, window)

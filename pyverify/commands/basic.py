@@ -17,7 +17,7 @@ from pyverify.commands.engine_options import add_engine_options, arrays_apply, c
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
 from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, describe_hosts, hosts_source, route
 from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
-from pyverify.sim.simulate import MODELS, PER_HOST, simulate
+from pyverify.sim.simulate import ENGINE_EVICTIONS, MODELS, PER_HOST, SGLANG, SGLANG_FIFO, caches_read, simulate
 
 ORDER = 10
 
@@ -103,7 +103,10 @@ def register(subparsers) -> None:
                           "for an input without one, as in every command)")
     sim.add_argument("--fleet", type=fleet_size,
                      help="fleet size for the routing policy (default: the instance's hosts, or 16 for an input that names no fleet)")
-    add_cache_options(sim, per="cache")
+    add_cache_options(sim, per="cache", engines=True)
+    sim.add_argument("--page-size", type=positive_int, metavar="TOKENS",
+                     help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the input's "
+                          "block size (default: the block size; page size 1 needs a trace imported with --block-size 1)")
     add_routing_options(sim)
     sim.add_argument("--optimum", action="store_true",
                      help="with a capacity, also print the two optima at that capacity over the same requests: the best a "
@@ -179,6 +182,8 @@ def run_validate(args) -> int:
 
 
 def run_simulate(args) -> int:
+    if args.eviction in ENGINE_EVICTIONS or args.page_size is not None:
+        return report_simulation(args, simulate_engine(args))  # the engines' caches run on Python chains only
     if counts_apply(args):
         return run_simulate_counts(args, print_json)
     if arrays_apply(args):
@@ -223,6 +228,66 @@ def simulate_in_python(args) -> Simulation:
     )
 
 
+def simulate_engine(args) -> Simulation:
+    """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.sim.vllm_pool`,
+    :mod:`pyverify.sim.sglang_radix`), fed each prompt's length in tokens."""
+    from pyverify.sim.accounting import tally
+    from pyverify.sim.simulate import engine_hits
+    from pyverify.sim.tokens import instance_token_weights
+
+    if args.eviction not in ENGINE_EVICTIONS:
+        raise UserError(f"--page-size: only with --eviction {SGLANG}")
+    if args.page_size is not None and args.eviction not in (SGLANG, SGLANG_FIFO):
+        raise UserError(f"--page-size: only with --eviction {SGLANG}")
+    if args.routing == "prefix-affinity":
+        raise UserError(f"--routing prefix-affinity: not with --eviction {args.eviction} (it routes by the block-level caches)")
+    if getattr(args, "optimum", False):
+        raise UserError(f"--optimum: not with --eviction {args.eviction} (the optima are block-level)")
+    instance = load_input(args.instance)
+    size = resolve_cache_size(args, instance, args.instance)
+    if size.blocks is None:
+        raise UserError(f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
+                        "the engine's pool size")
+    block = instance.block_size_tokens
+    page = args.page_size
+    if page is not None and block is None:
+        raise UserError(f"--page-size: {args.instance} gives no block size (block_size_tokens), so pages cannot be matched to blocks")
+    if page is not None and page % block:
+        raise UserError(f"--page-size: {page} is not a multiple of the input's block size {block} "
+                        "(a page is named by the id of its last block)")
+    if page is not None and size.blocks * block < page:
+        raise UserError(f"--page-size: a pool of {size.blocks} blocks of {block} tokens holds no page of {page} tokens")
+    window = window_of(args)
+    weights = instance_token_weights(instance, args.instance)
+    prompt_tokens = None
+    if block is not None:
+        prompt_tokens = [item.get("input_tokens") or len(chain) * block
+                         for chain, item in zip(instance.chains, list(instance.extra) or [{}] * instance.n_requests)]
+    fleet = args.fleet or default_fleet(instance)
+    args.routing = args.routing or default_policy(instance)
+    with about_file(args.instance, "routing"):
+        options = RoutingOptions(seed=args.seed, capacity=size.blocks, slack=args.affinity_slack)
+        routing = route(instance, fleet, args.routing, options) if (args.model == PER_HOST or instance.routing is not None) else None
+    cache_of = caches_read(args.model, routing, instance.n_requests)
+    with about_file(args.instance, "requests"):
+        try:
+            hit_blocks, unscheduled = engine_hits(instance.chains, cache_of, size.blocks, args.eviction,
+                                                  prompt_tokens, block, page)
+        except ValueError as error:
+            raise UserError(str(error)) from None
+    references = instance.n_references
+    hits = sum(hit_blocks)
+    return Simulation(
+        name=instance.name, sha256=instance_sha256(instance), engine=None, model=args.model,
+        fleet=fleet if routing is not None else None, routing=args.routing if routing is not None else None,
+        size=size, eviction=args.eviction, references=references, hits=hits, n_requests=instance.n_requests,
+        window=window, weights_source=weights.source if weights else None,
+        measured=tally(instance.chains, hit_blocks, weights, window),
+        witness=(lambda: {"cache_of": list(cache_of), "hit_blocks": list(hit_blocks)}) if args.witness else None,
+        unscheduled=tuple(unscheduled),
+    )
+
+
 def report_simulation(args, simulation: Simulation) -> int:
     """Print what ``simulate`` found, in words or as JSON (the same fields however it was computed)."""
     sim, measured = simulation, simulation.measured
@@ -246,6 +311,8 @@ def report_simulation(args, simulation: Simulation) -> int:
         "token_weights": sim.weights_source,
         "measured": measured.to_json(),
     }
+    if sim.unscheduled is not None:
+        result["unscheduled_requests"] = list(sim.unscheduled)
     if sim.optima is not None:
         result["optimum"] = {name: {**tally.to_json(), "meaning": OPTIMUM_WORDS[name]} for name, tally in sim.optima.items()}
     if args.json:
@@ -270,6 +337,9 @@ def report_simulation(args, simulation: Simulation) -> int:
         print(f"  token hit rate    {measured.token_hit_rate:.4f}")
     else:
         print("  token hit rate    n/a (the input gives no block size)")
+    if sim.unscheduled:
+        shown = ", ".join(map(str, sim.unscheduled[:10])) + (", ..." if len(sim.unscheduled) > 10 else "")
+        print(f"  never scheduled   {len(sim.unscheduled)} request(s) longer than the pool (counted as misses): {shown}")
     if sim.optima is not None:
         whole = sim.window.warmup_fraction == 0
         print("  optimum at this capacity, over the same requests" + ("" if whole else " (the whole run's optimum, counted in the measured requests)"))

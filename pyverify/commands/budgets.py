@@ -13,7 +13,7 @@ from pyverify.commands.input_options import add_input_options, load_with, needs_
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
 from pyverify.inputs.model import instance_sha256
-from pyverify.sim.simulate import EVICTION_HELP, EVICTIONS, LEAF_LRU
+from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LEAF_LRU, TAIL_FIRST
 from pyverify.sim.window import Window, warmup_fraction
 
 ORDER = 12
@@ -31,6 +31,11 @@ def budget_list(text: str) -> list[float]:
 
 def eviction_list(text: str) -> list[str]:
     names = [part.strip() for part in text.split(",") if part.strip()]
+    engines = [name for name in names if name in ENGINE_EVICTIONS]
+    if engines:
+        raise argparse.ArgumentTypeError(f"{engines[0]!r} is a serving engine's exact cache, replayed by 'pyverify simulate "
+                                         f"--eviction {engines[0]}' only; budgets takes {', '.join(EVICTIONS)} "
+                                         f"({TAIL_FIRST} is vLLM's free queue, idealised)")
     unknown = [name for name in names if name not in EVICTIONS]
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown eviction policy {(unknown or [text])[0]!r}; choose from: {', '.join(EVICTIONS)}"
@@ -45,7 +50,7 @@ def register(subparsers) -> None:
         help="hit rate of one pooled cache at KV memory budgets in GiB (blocks and tokens)",
         description=(
             "Convert each GiB budget to whole blocks with the model's KV bytes per token, then count block and "
-            "token hits of one pooled cache that starts empty. lru (chain-order) and vllm are answered for every "
+            "token hits of one pooled cache that starts empty. lru (chain-order) and tail-first are answered for every "
             "budget in one pass; fifo and leaf-lru are simulated per budget (compiled kernels; a trace file of "
             "256 MiB or more is read as arrays, not Python objects: the same numbers). kvcache-simulator's settings are "
             "--eviction fifo,leaf-lru --warmup-fraction 0.5. Policies: "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pyverify.commands.argtypes import positive_int
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
-from pyverify.sim.simulate import EVICTION_HELP, EVICTIONS, LRU
+from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LRU
 from pyverify.sim.window import Window, warmup_fraction
 
 
@@ -45,8 +45,11 @@ def add_kv_size_options(parser, required: bool = False) -> None:
     parser.add_argument("--kv-dtype", choices=sorted(DTYPE_BYTES), default="bf16", help="KV element type with --kv-model (default: bf16, 2 bytes)")
 
 
-def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = True) -> None:
-    """Capacity (blocks, tokens or GiB), KV size, eviction and window options."""
+def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = True, engines: bool = False) -> None:
+    """Capacity (blocks, tokens or GiB), KV size, eviction and window options.
+
+    ``engines``: also offer the serving engines' exact caches (``vllm``,
+    ``sglang``; only ``simulate`` replays them)."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help=f"blocks per {per} (default: no limit)")
     if capacity_tokens:
@@ -56,9 +59,10 @@ def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = Tru
                        help=f"KV memory per {per} in GiB (2**30 bytes), rounded down to whole blocks; "
                             "needs --kv-model or --kv-bytes-per-token")
     add_kv_size_options(parser)
-    parser.add_argument("--eviction", choices=EVICTIONS, default=LRU,
+    choices = EVICTIONS + ENGINE_EVICTIONS if engines else EVICTIONS
+    parser.add_argument("--eviction", choices=choices, default=LRU,
                         help="eviction policy when a capacity is set (default: lru): "
-                             + "; ".join(f"{name}: {text}" for name, text in EVICTION_HELP.items()))
+                             + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in choices))
     parser.add_argument("--warmup-fraction", type=warmup_fraction, default=0.0, metavar="W",
                         help="count only requests from floor(n x W) on; the earlier ones warm the caches up "
                              "(kvcache-simulator measures the last 50%%: W = 0.5; default: 0, count all)")

@@ -43,6 +43,7 @@ class Simulation:
     measured: "Tally"
     witness: Callable[[], dict[str, Any]] | None  # asked for with --witness; built only when printed
     optima: dict[str, "Tally"] | None = None  # --optimum: the forced and bypass optima, counted over the same requests
+    unscheduled: tuple[int, ...] | None = None  # --eviction vllm|sglang: requests the engine would never schedule
 
 
 def optima_tallies(args, ids, lengths, offsets, cache_of, capacity, weights, window) -> dict[str, "Tally"] | None:

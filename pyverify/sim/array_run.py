@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pyverify.sim.simulate import EVICTIONS, FIFO, LEAF_LRU, LRU, VLLM
+from pyverify.sim.simulate import EVICTIONS, FIFO, LEAF_LRU, LRU, TAIL_FIRST
 from pyverify.sim.tokens import NO_LENGTH, TokenWeights, weights_of_lengths
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class ArrayReplay:
             return replay(*arrays, link_array(self.universe), capacity, eviction == LRU)
         hits, prefix_closed = tree_replay(*arrays, self.universe, capacity, eviction == LEAF_LRU)
         if not prefix_closed:  # a ColumnarTrace is validated prefix-closed when it is read
-            raise ValueError(f"{self.name}: not prefix-closed, which {LEAF_LRU} and {VLLM} replay on arrays requires")
+            raise ValueError(f"{self.name}: not prefix-closed, which {LEAF_LRU} and {TAIL_FIRST} replay on arrays requires")
         return hits
 
 

@@ -3,7 +3,7 @@
 Each budget becomes whole blocks (:func:`pyverify.inputs.kv_models.blocks_for_gib`);
 then, per eviction policy:
 
-* ``lru`` (chain-order) and ``vllm`` are stack algorithms: one pass of
+* ``lru`` (chain-order) and ``tail-first`` are stack algorithms: one pass of
   distances (:mod:`pyverify.sim.mrc`, :mod:`pyverify.sim.engine_curves`)
   answers every budget at once;
 * ``fifo`` and ``leaf-lru`` are not: each budget is one run of
@@ -25,7 +25,7 @@ from pyverify.inputs.kv_models import blocks_for_gib
 from pyverify.sim.accounting import tally_offsets
 from pyverify.sim.counting import flatten
 from pyverify.sim.engine_curves import chain_order_distances_flat, tail_first_ranks_flat, weighted_curve_flat
-from pyverify.sim.simulate import LRU, POOLED, VLLM, simulate
+from pyverify.sim.simulate import LRU, POOLED, TAIL_FIRST, simulate
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
 
@@ -33,7 +33,7 @@ from pyverify.sim.window import WHOLE_TRACE, Window
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB  # noqa: E402,F401 (re-exported)
 
 #: Policies answered for every budget by one pass.
-ONE_PASS = {LRU: chain_order_distances_flat, VLLM: tail_first_ranks_flat}
+ONE_PASS = {LRU: chain_order_distances_flat, TAIL_FIRST: tail_first_ranks_flat}
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 vLLM's order is a stack algorithm
 ---------------------------------
 
-Under ``vllm`` eviction (:mod:`pyverify.sim.simulate`), requests run one at a
+Under ``tail-first`` eviction (:mod:`pyverify.sim.simulate`), requests run one at a
 time; a finished request's blocks rejoin the free queue tail first and the
 front is evicted. So the queue is always ordered by the priority
 
@@ -42,7 +42,7 @@ r), hence
 
     rank(b, r) = stack_distance_U(b in r) - (k - 1 - j).
 
-The tests check the curve against per-capacity runs of ``vllm`` at every
+The tests check the curve against per-capacity runs of ``tail-first`` at every
 capacity, and against ``leaf-lru`` where every chain fits.
 
 Leaf-first LRU as kvcache-simulator runs it (``leaf-lru``) is the same policy
@@ -100,7 +100,7 @@ def chain_order_distances_flat(ids: np.ndarray, lengths: np.ndarray, routing=Non
 
 
 def tail_first_ranks(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
-    """Per reference (flat chain order): its rank under ``vllm`` eviction (module docstring), or ``COLD``.
+    """Per reference (flat chain order): its rank under ``tail-first`` eviction (module docstring), or ``COLD``.
 
     The reference hits in a cache of C blocks exactly when ``0 <= rank < C``.
     """

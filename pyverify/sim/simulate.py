@@ -23,7 +23,10 @@ Eviction policies (only with a capacity; ``capacity`` counts blocks per cache):
     Blocks leave in the order they entered. A block already held does not
     enter again: a held block after the first miss of a chain (its parent was
     evicted) keeps its entry time. This is kvcache-simulator's FIFO.
-``leaf-lru`` -- leaf-first LRU (SGLang's radix cache, kvcache-simulator's LRU)
+``leaf-lru`` -- leaf-first LRU (kvcache-simulator's LRU: its idealisation of SGLang's radix cache)
+    SGLang without the differences :mod:`pyverify.sim.sglang_radix` lists
+    (points 1-4: the ``input_len - 1`` limit, whole-node eviction, the split
+    remainder's refresh, the extra page); ``--eviction sglang`` is the exact cache.
     Evict the least recently used block *that has no cached child*, so the
     cached set stays a prefix tree. The request's hit prefix is pinned while
     its missing blocks are inserted one by one in chain order; a block is
@@ -33,8 +36,10 @@ Eviction policies (only with a capacity; ``capacity`` counts blocks per cache):
     hold beside its pinned prefix, the newest block is evicted to make room
     for the next, that one then has no parent, and insertion stops: the cache
     keeps the chain's first C-1 blocks.
-``vllm`` -- vLLM's free-queue order (a finished request frees its blocks tail first)
-    Evictable blocks wait in a queue; the front is evicted first. A hit takes
+``tail-first`` -- vLLM's free-queue order, idealised (a finished request frees its blocks tail first)
+    The block-level idealisation of vLLM's pool that the one-pass curve
+    needs; ``simulate --eviction vllm`` runs the engine's pool exactly
+    (:mod:`pyverify.sim.vllm_pool`, which lists the differences). Evictable blocks wait in a queue; the front is evicted first. A hit takes
     a block out of the queue while the request runs; new blocks are in use
     too; when the request finishes, its blocks rejoin the queue's end in
     reverse chain order, so the tail is evicted first. Requests run one at a
@@ -46,7 +51,7 @@ Eviction policies (only with a capacity; ``capacity`` counts blocks per cache):
     evict the least recently used leaf; they differ only in what happens
     when a chain does not fit), which the tests check.
 
-Every policy hits on the longest cached prefix; with ``leaf-lru`` and ``vllm``
+Every policy hits on the longest cached prefix; with ``leaf-lru`` and ``tail-first``
 the cached set is always prefix-closed, so "cached" and "hit" coincide.
 
 Each run returns its witness (:class:`Run`): per request, which cache it read
@@ -96,15 +101,32 @@ LRU = "lru"
 CHAIN_LRU = LRU
 FIFO = "fifo"
 LEAF_LRU = "leaf-lru"
+TAIL_FIRST = "tail-first"
+EVICTIONS = (LRU, FIFO, LEAF_LRU, TAIL_FIRST)
+
+#: Serving engines' own caches, replayed exactly (they need each prompt's
+#: length in tokens): vLLM 0.33's block pool (:mod:`pyverify.sim.vllm_pool`)
+#: and SGLang 0.5.23's radix cache (:mod:`pyverify.sim.sglang_radix`).
 VLLM = "vllm"
-EVICTIONS = (LRU, FIFO, LEAF_LRU, VLLM)
+SGLANG = "sglang"
+SGLANG_FIFO = "sglang-fifo"
+ENGINE_EVICTIONS = (VLLM, SGLANG, SGLANG_FIFO)
 
 #: One line per policy, for --help texts and reports.
 EVICTION_HELP = {
     LRU: "chain-order LRU (pyverify's original: touches a chain root first, can evict a parent before its child)",
     FIFO: "first in, first out (a held block keeps its entry time)",
-    LEAF_LRU: "leaf-first LRU: evict the least recently used block with no cached child (SGLang radix cache, kvcache-simulator)",
-    VLLM: "vLLM's order: a finished request's blocks are freed tail first, the oldest freed block is evicted",
+    LEAF_LRU: ("leaf-first LRU: evict the least recently used block with no cached child (kvcache-simulator's "
+               "idealisation of SGLang's radix cache; --eviction sglang is the exact cache)"),
+    VLLM: ("vLLM 0.33's block pool exactly (a fully cached prompt recomputes its last token, hence a block-aligned "
+           "repeat its last block, cached again as a second copy; a partial last block and a prompt shorter than a block "
+           "take a slot; a prompt longer than the pool is never scheduled; --capacity C is num_gpu_blocks = C + 1, "
+           "one null block)"),
+    SGLANG: ("SGLang 0.5.23's radix cache exactly (hits at most input_len - 1 tokens, whole pages; evicts whole leaf "
+             "nodes, least recently used first, until the shortfall is covered; locked prefixes stay; --page-size)"),
+    SGLANG_FIFO: "SGLang's radix cache with --radix-eviction-policy fifo: leaves leave by creation time",
+    TAIL_FIRST: ("vLLM's free-queue order, idealised: a finished request's blocks are freed tail first, the oldest "
+                 "freed block is evicted (no partial blocks, no duplicate copies; --eviction vllm is the exact pool)"),
 }
 
 
@@ -165,29 +187,42 @@ def simulate(
     capacity: int | None = None,
     eviction: str = LRU,
     runs: int = 1,
+    prompt_tokens: Sequence[int] | None = None,
+    block_size: int | None = None,
+    page_size: int | None = None,
 ) -> Run:
     """Run demand caches that start empty over ``chains``.
 
     ``capacity`` is the per-cache limit in blocks (``None``: uncapacitated).
-    ``eviction`` is one of :data:`EVICTIONS` and matters only with a capacity.
+    ``eviction`` is one of :data:`EVICTIONS` and matters only with a capacity,
+    or one of :data:`ENGINE_EVICTIONS`, which needs one.
     ``runs``: how many runs over these chains the caller is making (one per
     budget, say). It only decides whether a compiled kernel repays its
     start-up (:mod:`pyverify.sim.kernels`); the result is the same.
+
+    The engines (:data:`ENGINE_EVICTIONS`) also read ``prompt_tokens`` (each
+    prompt's length; ``None``: every block full) and ``block_size`` (tokens
+    per block; ``None``: unknown, every block full, so one unit per block),
+    and SGLang ``page_size`` (tokens; ``None``: the block size).
     """
     if capacity is not None and capacity < 1:
         raise ValueError("capacity must be at least 1 block")
-    if eviction not in EVICTIONS:
-        raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
+    if eviction not in EVICTIONS + ENGINE_EVICTIONS:
+        raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS + ENGINE_EVICTIONS}")
     cache_of = caches_read(model, routing, len(chains))
     references = sum(len(chain) for chain in chains)
     work = references * runs
-    if capacity is None:
+    if eviction in ENGINE_EVICTIONS:
+        if capacity is None:
+            raise ValueError(f"the {eviction} engine needs a capacity (its pool size)")
+        hit_blocks = engine_hits(chains, cache_of, capacity, eviction, prompt_tokens, block_size, page_size)[0]
+    elif capacity is None:
         hit_blocks = _uncapacitated_hits(chains, cache_of)
     elif eviction in (LRU, FIFO) and use_kernels(work, REPLAY_BREAK_EVEN):  # same moves, compiled (pyverify.sim.kernels.replay)
         from pyverify.sim.kernels.replay import capacitated_hits
 
         hit_blocks = capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU)
-    elif eviction in (LEAF_LRU, VLLM) and use_kernels(work, TREE_REPLAY_BREAK_EVEN):  # pyverify.sim.kernels.tree_replay
+    elif eviction in (LEAF_LRU, TAIL_FIRST) and use_kernels(work, TREE_REPLAY_BREAK_EVEN):  # pyverify.sim.kernels.tree_replay
         from pyverify.sim.kernels.tree_replay import tree_hits
 
         hit_blocks = tree_hits(chains, cache_of, capacity, eviction)
@@ -201,6 +236,49 @@ def simulate(
         hit_blocks=tuple(hit_blocks),
         references=references,
     )
+
+
+def engine_hits(
+    chains: Sequence[Sequence[int]],
+    cache_of: Sequence[int],
+    capacity: int,
+    eviction: str,
+    prompt_tokens: Sequence[int] | None = None,
+    block_size: int | None = None,
+    page_size: int | None = None,
+) -> tuple[list[int], list[int]]:
+    """Hit blocks per request under a serving engine's own cache, and the requests it would never schedule.
+
+    Without a block size the chains' blocks are taken as full blocks of one
+    unit each (the engines' rules then depend only on block counts).
+    """
+    from pyverify.sim.sglang_radix import sglang_hits
+    from pyverify.sim.vllm_pool import vllm_hits
+
+    size = block_size or 1
+    if prompt_tokens is None or block_size is None:
+        prompt_tokens = [len(chain) * size for chain in chains]
+    full_chains = []
+    for index, (chain, tokens) in enumerate(zip(chains, prompt_tokens, strict=True)):
+        full = tokens // size
+        if full > len(chain):
+            raise ValueError(f"requests[{index}]: {tokens} tokens make {full} full blocks of {size}, but the chain "
+                             f"names {len(chain)}: the engine would cache blocks the trace does not name")
+        # A trace that names a partial last block (Mooncake's hash_ids do): the engine never hashes it.
+        full_chains.append(chain if full == len(chain) else chain[:full])
+    chains = full_chains
+    if eviction == VLLM:
+        if use_kernels(sum(map(len, chains)), TREE_REPLAY_BREAK_EVEN):  # the same moves, compiled
+            from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits
+
+            compiled = vllm_kernel_hits(chains, prompt_tokens, cache_of, capacity, size)
+            if compiled is not None:
+                return compiled
+        return vllm_hits(chains, prompt_tokens, cache_of, capacity, size)
+    if eviction in (SGLANG, SGLANG_FIFO):
+        return sglang_hits(chains, prompt_tokens, cache_of, capacity, size, page_size or size,
+                           "fifo" if eviction == SGLANG_FIFO else "lru")
+    raise ValueError(f"unknown engine {eviction!r}; expected one of {ENGINE_EVICTIONS}")
 
 
 def _uncapacitated_hits(chains: Sequence[Sequence[int]], cache_of: Sequence[int]) -> list[int]:
@@ -223,7 +301,7 @@ def _capacitated_hits(
 ) -> list[int]:
     # The reference implementation: pyverify.sim.kernels.replay compiles the
     # same moves for lru and fifo, pyverify.sim.kernels.tree_replay for
-    # leaf-lru and vllm; both are tested against this function.
+    # leaf-lru and tail-first; both are tested against this function.
     held: dict[int, BlockCache] = {}
     hit_blocks = []
     for chain, cache_id in zip(chains, cache_of):
@@ -378,8 +456,8 @@ class LeafFirstLRU(BlockCache):
             self._touch(block)
 
 
-class VllmFreeQueue(BlockCache):
-    """``vllm``: evict from the front of the free queue; a request frees its blocks tail first."""
+class TailFirstFreeQueue(BlockCache):
+    """``tail-first``: evict from the front of the free queue; a request frees its blocks tail first."""
 
     def __init__(self, capacity: int) -> None:
         super().__init__(capacity)
@@ -408,7 +486,7 @@ class VllmFreeQueue(BlockCache):
             self.free[block] = None
 
 
-_CACHES = {LRU: ChainOrderLRU, FIFO: FifoCache, LEAF_LRU: LeafFirstLRU, VLLM: VllmFreeQueue}
+_CACHES = {LRU: ChainOrderLRU, FIFO: FifoCache, LEAF_LRU: LeafFirstLRU, TAIL_FIRST: TailFirstFreeQueue}
 
 
 def new_cache(eviction: str, capacity: int) -> BlockCache:

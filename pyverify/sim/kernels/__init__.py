@@ -8,12 +8,15 @@
   longest-prefix hits, returning the witness (hits per request).
 * :mod:`pyverify.sim.kernels.tree_replay`: the eviction orders that keep the
   cache a prefix tree, leaf-first LRU (``leaf-lru``) and vLLM's free queue
-  (``vllm``), at one capacity, returning the witness.
+  (``tail-first``), at one capacity, returning the witness.
+* :mod:`pyverify.sim.kernels.vllm_pool`: vLLM 0.33's block pool
+  (``--eviction vllm``), move for move, returning hits per request.
 
 Each kernel has a pure-Python reference kept as the test oracle:
 :func:`pyverify.sim.mrc.stack_distances_fenwick` (and the vectorised numpy
 :func:`pyverify.sim.mrc.stack_distances`) for the curve,
-``pyverify.sim.simulate._capacitated_hits`` (with its cache classes) for replay. ``tests/test_kernels.py``
+``pyverify.sim.simulate._capacitated_hits`` (with its cache classes) for replay,
+:mod:`pyverify.sim.vllm_pool` for vLLM's pool. ``tests/test_kernels.py``
 checks every kernel against them on Hypothesis-generated traces, and against
 libCacheSim.
 
@@ -65,11 +68,12 @@ MIN_REFERENCES = 20_000
 #: Break-even sizes of one call, start-up included (see above).
 CURVE_BREAK_EVEN = 1_000_000
 REPLAY_BREAK_EVEN = 4_000_000
-#: The Python leaf-lru and vllm caches are slower than the OrderedDict LRU,
+#: The Python leaf-lru and tail-first caches are slower than the OrderedDict LRU,
 #: so their kernel repays its start-up sooner.
 TREE_REPLAY_BREAK_EVEN = 1_000_000
 #: The kernel modules: once one is imported, the start-up is paid.
-_KERNEL_MODULES = ("pyverify.sim.kernels.replay", "pyverify.sim.kernels.stack_distance", "pyverify.sim.kernels.tree_replay")
+_KERNEL_MODULES = ("pyverify.sim.kernels.replay", "pyverify.sim.kernels.stack_distance", "pyverify.sim.kernels.tree_replay",
+                   "pyverify.sim.kernels.vllm_pool")
 
 
 @lru_cache(maxsize=1)

@@ -1,11 +1,11 @@
 """Leaf-first LRU and vLLM's free queue at one capacity, longest-prefix hits, compiled (numba).
 
 The same results as the reference caches ``LeafFirstLRU`` and
-``VllmFreeQueue`` in :mod:`pyverify.sim.simulate` (which stay as the test
+``TailFirstFreeQueue`` in :mod:`pyverify.sim.simulate` (which stay as the test
 oracles), cache by cache (each cache's requests in trace order), in O(1) list
 steps per block reference, with a few integers per distinct block.
 
-vLLM's order (``vllm``) is replayed move for move: evictable blocks form a
+vLLM's order (``tail-first``) is replayed move for move: evictable blocks form a
 doubly linked queue (:mod:`pyverify.sim.kernels.queue`, next victim first); a hit takes its block out of the queue; a new block is
 inserted after evicting the queue's front, and the chain stops when the queue
 is empty (every cached block is in use); when the request finishes, its
@@ -67,7 +67,7 @@ UNSEEN = -2
 
 @njit(cache=CACHE, nogil=True)
 def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
-    """``(hits per request, prefix_closed)`` for leaf-lru (``leaf_first``) or vllm caches.
+    """``(hits per request, prefix_closed)`` for leaf-lru (``leaf_first``) or tail-first caches.
 
     Request r's chain is ``ids[starts[r]:starts[r + 1]]`` (ids dense in
     ``[0, universe)``); cache c's requests are ``order[bounds[c]:bounds[c + 1]]``
@@ -130,9 +130,9 @@ def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
 
 
 def tree_hits(chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, eviction: str) -> list[int]:
-    """Hits per request under ``leaf-lru`` or ``vllm``, as ``simulate._capacitated_hits`` returns them."""
-    if eviction not in ("leaf-lru", "vllm"):
-        raise ValueError(f"tree_hits replays leaf-lru or vllm, not {eviction!r}")
+    """Hits per request under ``leaf-lru`` or ``tail-first``, as ``simulate._capacitated_hits`` returns them."""
+    if eviction not in ("leaf-lru", "tail-first"):
+        raise ValueError(f"tree_hits replays leaf-lru or tail-first, not {eviction!r}")
     flat = flat_requests(chains, cache_of)
     if flat is not None:
         ids, universe, starts, order, bounds = flat

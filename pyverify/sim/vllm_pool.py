@@ -1,0 +1,166 @@
+"""``--eviction vllm``: vLLM 0.33's KV block pool, move for move, one request at a time.
+
+This is a reference implementation of what vLLM's v1 scheduler does to its
+block pool for a request that runs alone: look up the cached prefix
+(``KVCacheManager.get_computed_blocks``), allocate the request's blocks
+(``KVCacheManager.allocate_slots``), cache its full blocks, and free them
+when it finishes (``KVCacheManager.free``). Public sources, vLLM repository
+(https://github.com/vllm-project/vllm):
+
+* ``vllm/v1/core/kv_cache_manager.py``, ``get_computed_blocks``:
+  ``max_cache_hit_length = request.num_tokens - 1`` ("When all tokens hit the
+  cache, we must recompute the last token to obtain logits"); the hit is a
+  whole number of blocks, so at most ``(num_tokens - 1) // block_size``.
+* ``vllm/v1/core/single_type_kv_cache_manager.py``, ``find_longest_cache_hit``
+  (full attention): walk the request's block hashes in order, stop at the
+  first one ``BlockPool.get_cached_block`` does not know.
+* ``allocate_slots`` / ``get_num_blocks_to_allocate``: the request needs
+  ``cdiv(num_tokens, block_size)`` blocks, its partial last block included;
+  the hit blocks that sit in the free queue count as blocks to take from it,
+  so with nothing else running it is refused (returns ``None``, the request
+  is never scheduled) exactly when ``cdiv(num_tokens, block_size)`` exceeds
+  the free blocks.
+* ``vllm/v1/core/block_pool.py``: ``touch`` takes hit blocks out of the free
+  queue; ``get_new_blocks`` pops new ones from the **front** of the free
+  queue, evicting the cached block there (``_maybe_evict_cached_block``);
+  ``cache_full_blocks`` gives each new full block its hash and files it under
+  that hash *beside* any block already there ("We currently don't
+  de-duplicate the blocks in the cache"), and ``get_cached_block`` returns
+  the first block filed under a hash; ``free_blocks`` (called with the
+  request's blocks in reverse order, so the tail goes first) puts blocks
+  without a hash at the **front** of the free queue (``prepend_n``) and
+  hashed ones at the back (``append_n``).
+* ``BlockPool.__init__``: block 0 is the null block, taken out of the free
+  queue for good. A pool of ``--capacity C`` blocks is therefore vLLM's
+  ``num_gpu_blocks = C + 1``: C blocks can hold KV.
+
+What that means, against pyverify's idealised ``tail-first`` policy
+(:mod:`pyverify.sim.simulate`):
+
+1. A prompt whose every full block is cached, and whose length is a whole
+   number of blocks, hits one block fewer: its last block is recomputed and
+   cached again as a second physical copy under the same hash. The old copy
+   is not refreshed; both copies take slots until evicted.
+2. A prompt's partial last block takes a slot while the request runs: it is
+   popped from the front of the free queue (evicting what was there) and
+   returned, uncached, to the front.
+3. A prompt shorter than one block still takes that one slot and can evict.
+   (Instances leave such prompts out today, :mod:`pyverify.inputs.tokens_import`;
+   this module takes them as chains of no blocks.)
+4. A prompt needing more blocks than the pool has is never scheduled: no
+   hits and no change to the pool (pyverify's ``tail-first`` keeps its first
+   C blocks). It counts as a request whose tokens all missed.
+
+Modelled scope: prompts only (no output tokens are decoded, so no decode
+block is cached), one request at a time, no chunked prefill, no sliding
+window, one KV-cache group. Hits are whole blocks, so hit tokens are
+``hit_blocks x block_size``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Sequence
+
+
+class VllmBlockPool:
+    """vLLM's block pool with ``capacity`` usable blocks (``num_gpu_blocks = capacity + 1``).
+
+    ``free`` is the free block queue, next block to hand out first; it holds
+    physical block numbers 1..capacity (0 is the null block, never free).
+    ``hash_of[block]`` is the hash a cached block carries;
+    ``copies[hash]`` lists the physical blocks filed under a hash, in filing
+    order (``get_cached_block`` returns the first).
+    """
+
+    def __init__(self, capacity: int, block_size: int) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1 block")
+        if block_size < 1:
+            raise ValueError("block_size must be at least 1 token")
+        self.capacity = capacity
+        self.block_size = block_size
+        self.free: OrderedDict[int, None] = OrderedDict((block, None) for block in range(1, capacity + 1))
+        self.hash_of: dict[int, int] = {}
+        self.copies: dict[int, list[int]] = {}
+
+    def cached_blocks(self) -> int:
+        """How many physical blocks hold a hash (copies of one hash counted each)."""
+        return len(self.hash_of)
+
+    def lookup(self, chain: Sequence[int], num_tokens: int) -> list[int]:
+        """``get_computed_blocks``: the physical blocks of the longest cached prefix, at most ``num_tokens - 1`` tokens."""
+        limit = (num_tokens - 1) // self.block_size
+        found = []
+        for block_hash in chain[:limit]:
+            copies = self.copies.get(block_hash)
+            if not copies:
+                break
+            found.append(copies[0])
+        return found
+
+    def run(self, chain: Sequence[int], num_tokens: int) -> int | None:
+        """Serve one request alone; return its hit blocks, or ``None`` when vLLM would never schedule it.
+
+        ``chain`` holds the hashes of the prompt's full blocks (``num_tokens // block_size`` of them).
+        """
+        size = self.block_size
+        if num_tokens < 1 or len(chain) != num_tokens // size:
+            raise ValueError(f"a prompt of {num_tokens} tokens has {num_tokens // size} full blocks of {size}, "
+                             f"not {len(chain)}")
+        hit = self.lookup(chain, num_tokens)
+        needed = -(-num_tokens // size)  # cdiv: the partial last block takes a slot too
+        if needed > len(self.free):  # allocate_slots returns None (nothing else runs, so every block is free)
+            return None
+        for block in hit:  # touch: in use while the request runs
+            del self.free[block]
+        blocks = list(hit)
+        for _ in range(needed - len(hit)):  # get_new_blocks: pop the front, evicting a cached block
+            block, _ = self.free.popitem(last=False)
+            evicted = self.hash_of.pop(block, None)
+            if evicted is not None:
+                self.copies[evicted].remove(block)
+                if not self.copies[evicted]:
+                    del self.copies[evicted]
+            blocks.append(block)
+        for position in range(len(hit), len(chain)):  # cache_full_blocks: no de-duplication
+            block, block_hash = blocks[position], chain[position]
+            self.hash_of[block] = block_hash
+            self.copies.setdefault(block_hash, []).append(block)
+        unhashed, hashed = [], []  # free: reverse order, unhashed to the front, hashed to the back
+        for block in reversed(blocks):
+            (hashed if block in self.hash_of else unhashed).append(block)
+        for block in reversed(unhashed):  # prepend_n; at most one block here: the partial last one
+            self.free[block] = None
+            self.free.move_to_end(block, last=False)
+        for block in hashed:
+            self.free[block] = None
+        return len(hit)
+
+
+def vllm_hits(
+    chains: Sequence[Sequence[int]],
+    prompt_tokens: Sequence[int],
+    cache_of: Sequence[int],
+    capacity: int,
+    block_size: int,
+) -> tuple[list[int], list[int]]:
+    """Per request: hit blocks under vLLM's pool, and the indices of requests vLLM would never schedule (0 hits).
+
+    One pool of ``capacity`` blocks per cache id in ``cache_of``.
+    """
+    pools: dict[int, VllmBlockPool] = {}
+    hits, unscheduled = [], []
+    for index, (chain, tokens, cache_id) in enumerate(zip(chains, prompt_tokens, cache_of, strict=True)):
+        pool = pools.get(cache_id)
+        if pool is None:
+            pool = pools[cache_id] = VllmBlockPool(capacity, block_size)
+        hit = pool.run(chain, tokens)
+        if hit is None:
+            unscheduled.append(index)
+            hit = 0
+        hits.append(hit)
+    return hits, unscheduled
+
+
+__all__ = ["VllmBlockPool", "vllm_hits"]
