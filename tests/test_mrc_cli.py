@@ -132,11 +132,11 @@ def test_budgets_target_hit_rate_per_policy_and_the_optimum(capsys, tmp_path, ra
     chains = conversations()
     path = write_chains(tmp_path, chains)
     status, out, err = run_cli(capsys, "budgets", path, "--kv-bytes-per-token", "1024", "--budgets-gib", "1",
-                               "--eviction", "lru,vllm,fifo,leaf-lru", "--target-hit-rate", rate, "--json")
+                               "--eviction", "lru,tail-first,fifo,leaf-lru", "--target-hit-rate", rate, "--json")
     assert status == 0, err
     found = json.loads(out)["target"]["by_policy"]
-    assert set(found) == {"lru", "vllm", "fifo", "leaf-lru", "opt"}
-    for policy in ("lru", "vllm", "opt"):  # stack algorithms: read off the exact curve, the smallest
+    assert set(found) == {"lru", "tail-first", "fifo", "leaf-lru", "opt"}
+    for policy in ("lru", "tail-first", "opt"):  # stack algorithms: read off the exact curve, the smallest
         assert found[policy]["capacity_blocks"] == smallest_by_brute_force(chains, policy, Fraction(rate)), policy
         assert found[policy]["method"].startswith("exact curve")
     references = sum(map(len, chains))
@@ -196,7 +196,7 @@ def test_mrc_table_columns_are_aligned_and_apart(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("command", [["mrc", "--policy", "lru,opt"],
-                                     ["budgets", "--kv-bytes-per-token", "1024", "--eviction", "lru,fifo,leaf-lru,vllm"]])
+                                     ["budgets", "--kv-bytes-per-token", "1024", "--eviction", "lru,fifo,leaf-lru,tail-first"]])
 def test_target_on_arrays_equals_target_on_chains(capsys, tmp_path, monkeypatch, command):
     """A big trace file is read as arrays (commands.engine_options.AUTO_ENGINE_BYTES): the same capacities."""
     from pyverify.commands import engine_options

@@ -72,7 +72,7 @@ def register(subparsers) -> None:
                              "With --warmup-fraction: the whole run's optimum, counted in the measured requests")
     parser.add_argument("--target-hit-rate", type=target_hit_rate, metavar="X",
                         help="also print, per policy and for the optimum (Belady MIN), the smallest capacity (blocks and "
-                             "GiB) whose block hit rate reaches X (0 < X <= 1): read off the exact curve for lru, vllm and "
+                             "GiB) whose block hit rate reaches X (0 < X <= 1): read off the exact curve for lru, tail-first and "
                              "the optimum; fifo and leaf-lru have none, so a bisection of simulations finds a capacity that "
                              "reaches X where one block less does not (labelled, not proven smallest)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")

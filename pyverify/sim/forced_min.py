@@ -17,7 +17,7 @@ Rules 1-4 of :mod:`pyverify.certify.placement`, plus
    the cache cannot be admitted whole: its first ``C`` blocks fill the cache
    and the blocks beyond are computed but not cached (vLLM keeps a prompt's
    first blocks when the pool is full of the running request's blocks;
-   pyverify's ``vllm`` eviction does exactly this, ``leaf-lru`` keeps ``C - 1``).
+   pyverify's ``tail-first`` eviction does exactly this, ``leaf-lru`` keeps ``C - 1``).
 
 Other blocks may be evicted at any of the cache's steps (an engine evicts
 only to make room; evicting earlier never helps, and a run that does is still
