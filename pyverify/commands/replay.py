@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import math
 
+from pyverify.commands.cache_options import add_kv_size_options
+from pyverify.inputs.kv_models import kv_size
+from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
 from pyverify.commands.cache_options import positive_number
@@ -65,6 +68,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("replay", help="replay a trace on a fleet in time: queues, GPU and pool tiers, routers, TTFT",
                                    description=DESCRIPTION)
     parser.add_argument("trace", help=INPUT_HELP + "; timed replays need a timestamp on every request")
+    add_input_options(parser)
     parser.add_argument("--router", "--routing", dest="router", type=router_list, default=["round-robin"], metavar="ROUTER[,ROUTER...]",
                         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)")
     parser.add_argument("--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)")
@@ -83,8 +87,8 @@ def register(subparsers) -> None:
                         help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:g}, {SOURCES['decode_tokens_per_s']})")
     parser.add_argument("--max-running", type=positive_int, default=DEFAULT_MAX_RUNNING, metavar="N",
                         help=f"requests one host runs at once; more wait in a FIFO queue (default: {DEFAULT_MAX_RUNNING}, {SOURCES['max_running']})")
-    parser.add_argument("--kv-bytes-per-token", type=positive_number, metavar="BYTES",
-                        help=f"KV bytes per token, for bytes moved and pool transfer time (default: {SOURCES['kv_bytes_per_token']})")
+    # KV bytes per token, for bytes moved and pool transfer time (default: the cost model's, see SOURCES)
+    add_kv_size_options(parser)
     parser.add_argument("--pool-bandwidth-gb-s", type=positive_number, metavar="GB_S",
                         help=f"pool -> GPU bandwidth (default: {SOURCES['pool_bandwidth_gb_s']})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random router (default: 0)")
@@ -106,8 +110,9 @@ def service_of(args, instance):
 
     service = ServiceModel(prefill_tokens_per_s=args.prefill_tokens_per_s, decode_tokens_per_s=args.decode_tokens_per_s,
                            max_running=args.max_running, block_tokens=instance.block_size_tokens or DEFAULT_TOKENS_PER_BLOCK)
-    if args.kv_bytes_per_token is not None:
-        service = replace(service, kv_bytes_per_token=args.kv_bytes_per_token)
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    if kv is not None:
+        service = replace(service, kv_bytes_per_token=kv.bytes_per_token)
     if args.pool_bandwidth_gb_s is not None:
         service = replace(service, pool_bandwidth_gb_s=args.pool_bandwidth_gb_s)
     return service
@@ -121,11 +126,10 @@ def run_replay(args) -> int:
     from pyverify.fleet.replay import replay
     from pyverify.fleet.report import bounds, run_summary
     from pyverify.fleet.routers import Router, RouterOptions
-    from pyverify.inputs.load import load_input
     from pyverify.progress import progress_bar
     from pyverify.sim.routing import default_fleet
 
-    instance = load_input(args.trace)
+    instance = load_with(args, args.trace)
     fleet = args.fleet or default_fleet(instance)
     service = service_of(args, instance)
     arrivals = per_request(instance, "arrival_ms")
