@@ -1,5 +1,5 @@
 """`python -m pyverify`: the same as the `pyverify` command."""
 
-from pyverify.cli import entry
+from pyverify.launch import entry
 
 entry()

@@ -203,6 +203,17 @@ MAIN_THEOREMS = {
     "prefix_misses_ge_min": "BeladyPrefix",
     "fleet_misses_ge_per_host_min": "PerHostMin",
     "per_host_min_is_fleet_run": "PerHostMin",
+    "min_misses_mono": "MinMonotone",
+    "lru_misses_eq_far": "LruPrefix",
+    "prefix_lru_eq_flat": "LruPrefix",
+    "per_host_prefix_lru_eq_flat": "LruPerHost",
+    "pooled_min_le_per_host_min": "PooledMemory",
+    "forced_min_misses_le": "BeladyForced",
+    "forced_min_run_valid": "BeladyForced",
+    "per_host_blocks_eq_pooled": "RoutedByRoot",
+    "per_host_min_lt_pooled_min": "Counterexamples",
+    "per_host_lru_lt_pooled_lru": "Counterexamples",
+    "fifo_anomaly": "Counterexamples",
 }
 
 

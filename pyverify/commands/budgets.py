@@ -118,7 +118,7 @@ def run_budgets(args) -> int:
     print(f"{trace.name}: one pooled cache; KV {kv.bytes_per_token:g} bytes/token ({kv.source}); "
           f"blocks of {trace.block_size_tokens} tokens{engine}")
     print(f"  measured: {window.describe(trace.n_requests)}; tokens from {weights.source if weights else 'n/a'}")
-    wide = 10 if args.optimum else 9  # 'opt-forced'
+    wide = max([9] + [len(policy) for policy in by_policy])  # the longest name: tail-first, opt-forced
     print(f"{'eviction':>{wide}} {'GiB':>8} {'blocks':>8} {'block hit rate':>15} {'token hit rate':>15}  method")
     for policy, points in by_policy.items():
         for p in points:
