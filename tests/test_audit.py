@@ -181,3 +181,16 @@ def test_the_report_says_what_to_trust_and_where_the_node_size_comes_from(tmp_pa
     assert "## What you must trust" in report and "pyverify/trusted/check.py" in report
     assert "covers caches with no size limit and no eviction" not in report
     assert "Belady's MIN in bypass form" in report
+
+
+def test_the_node_size_is_an_option(tmp_path, capsys):
+    from pyverify.cli import main
+
+    assert main(["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "rep"), "--node-blocks", "4"]) == 0
+    report = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "Each node in the local-against-global line holds 4 blocks, as `audit --node-blocks` asked." in report
+    capsys.readouterr()
+    assert main(["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "other"), "--node-tokens", "1000"]) == 2
+    err = capsys.readouterr().err
+    assert f"{LAB_INSTANCE}: block_size_tokens: not given, so --node-tokens cannot be converted" in err
+    assert not (tmp_path / "other").exists()

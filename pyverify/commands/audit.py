@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pyverify.commands.argtypes import positive_seconds
+from pyverify.commands.argtypes import positive_int, positive_seconds
 from pyverify.project import DEFAULT_INSTANCE, DEFAULT_OUTPUT, DEFAULT_REGISTRY, ROOT, project_file
 
 ORDER = 1
@@ -26,6 +26,12 @@ def register(subparsers) -> None:
     parser.add_argument("--registry", type=Path, default=project_file(DEFAULT_REGISTRY),
                         help=f"theorem registry (default: {DEFAULT_REGISTRY} in the pyverify checkout)")
     parser.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds per solver call (default: 60)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--node-tokens", type=positive_int, metavar="TOKENS",
+                      help="KV cache per node in the memory-limit step's local-against-global line (default: 3,000,000, the "
+                           "Mooncake paper's per-node capacity, FAST'25 section 5.3.2; needs the instance's block size)")
+    size.add_argument("--node-blocks", type=positive_int, metavar="BLOCKS",
+                      help="the same in blocks (default for an instance with no block size: an equal share of its distinct blocks)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
 
@@ -45,7 +51,8 @@ def run(args) -> int:
 
     with step_reporter(len(STEPS), quiet=args.json) as steps:
         summary = run_audit(args.instance, args.output, args.registry, args.time_limit, start,
-                            lambda record: steps.done(f"  {record.name:12} {record.seconds:7.2f} s  {record.result}"))
+                            lambda record: steps.done(f"  {record.name:12} {record.seconds:7.2f} s  {record.result}"),
+                            node_tokens=args.node_tokens, node_blocks=args.node_blocks)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0

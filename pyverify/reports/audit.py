@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from pyverify import __version__
 from pyverify.lean.bridge import check_registry_against_lean, link_certificate, load_registry
-from pyverify.errors import CheckFailed
+from pyverify.errors import CheckFailed, UserError
 from pyverify.inputs.load import load_input
 from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
@@ -73,6 +73,8 @@ def run_audit(
     time_limit: float = 60.0,
     on_start: Callable[[str], None] = lambda name: None,
     on_done: Callable[[StepRecord], None] = lambda record: None,
+    node_tokens: int | None = None,
+    node_blocks: int | None = None,
 ) -> dict[str, Any]:
     """Run every step and write the report directory; return the summary.
 
@@ -105,7 +107,7 @@ def run_audit(
 
         fleet_sweep_chart(rows, staging / "sweep", title=f"{instance.name}: hit rate as the fleet grows (uncapacitated, {policy} routing)")
 
-        memory = audit.timed("memory limit", lambda: memory_limit(instance),
+        memory = audit.timed("memory limit", lambda: memory_limit(instance, node_tokens, node_blocks, instance_path),
                              lambda m: (f"{m['fleet_size']} hosts x {m['node_capacity_blocks']:,} blocks, hit rate on this instance: "
                                         f"global pool {m['local_vs_global']['global_lru']:.4f} LRU, {m['local_vs_global']['global_opt']:.4f} MIN; "
                                         f"local caches {m['local_vs_global']['local_lru']:.4f} LRU, {m['local_vs_global']['local_opt']:.4f} MIN"))
@@ -204,7 +206,8 @@ NODE_TOKENS = 3_000_000
 MEMORY_FLEET = 16
 
 
-def memory_limit(instance) -> dict[str, Any]:
+def memory_limit(instance, node_tokens: int | None = None, node_blocks: int | None = None,
+                 path: str | None = None) -> dict[str, Any]:
     """The memory-limit answers (LRU against the optimum; pooled against per-host; local against global).
 
     The fleet is the instance's own routing when it gives one, else 16 hosts
@@ -221,9 +224,19 @@ def memory_limit(instance) -> dict[str, Any]:
         routing = route(instance, fleet, "round-robin")
     block = instance.block_size_tokens
     distinct = len({b for chain in instance.chains for b in chain})
-    node = NODE_TOKENS // block if block else max(1, distinct // fleet)
+    if node_blocks is not None:
+        node = node_blocks
+    elif node_tokens is not None:
+        if not block:
+            raise UserError(f"{path or instance.name}: block_size_tokens: not given, so --node-tokens cannot be converted "
+                            "to blocks; use --node-blocks")
+        node = max(1, node_tokens // block)
+    else:
+        node = NODE_TOKENS // block if block else max(1, distinct // fleet)
     summary = memory_limit_summary(instance.chains, routing, fleet, node_capacity_blocks=node, block_size_tokens=block)
     summary["node_capacity_blocks"] = node
+    summary["node_size_source"] = ("--node-blocks" if node_blocks is not None else "--node-tokens" if node_tokens is not None
+                                   else "default")
     summary["routing"] = "given" if instance.routing is not None else "round-robin"
     return summary
 
@@ -288,11 +301,13 @@ def node_size_sentence(memory: dict[str, Any], instance) -> str:
     """Where the local-against-global node size comes from, in one sentence."""
     node = memory["node_capacity_blocks"]
     block = instance.block_size_tokens
+    if memory.get("node_size_source", "default") != "default":
+        return f"Each node in the local-against-global line holds {node:,} blocks, as `audit {memory['node_size_source']}` asked."
     if block:
         return (f"Each node in the local-against-global line holds {node:,} blocks: {NODE_TOKENS:,} tokens of KV cache "
                 f"divided by {block} tokens per block, the per-node capacity of the Mooncake paper's local-against-global "
-                "comparison (Qin et al., FAST 2025, section 5.3.2). `pyverify sweep --capacity-tokens` and `budgets` "
-                "try other sizes.")
+                "comparison (Qin et al., FAST 2025, section 5.3.2). `audit --node-tokens` or `--node-blocks` "
+                "sets another size, and `pyverify sweep --capacity-tokens` and `budgets` try many.")
     return (f"Each node in the local-against-global line holds {node:,} blocks, an equal share of the instance's distinct "
             f"blocks over {memory['fleet_size']} hosts (the instance gives no block size in tokens, so the Mooncake "
-            "paper's 3M tokens per node cannot be converted). `pyverify sweep --capacity` tries other sizes.")
+            "paper's 3M tokens per node cannot be converted). `audit --node-blocks` sets another size.")
