@@ -235,14 +235,20 @@ def min_step(held: Sequence[int], r: int, rest: Sequence[int], capacity: int) ->
     return [b for b in [r] + list(held) if b != best]
 
 
-def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
-    """MIN's run in bypass form, as Lean's ``min_run`` builds it (held most recent first)."""
+def run_of(step, blocks: Sequence[int], capacity: int) -> list[Step]:
+    """The run a cache that starts empty and moves by ``step(held, r, rest, capacity)`` makes:
+    each request with what is held before it (the shape of Lean's ``min_run`` and ``forced_min_run``)."""
     held: list[int] = []
     run: list[Step] = []
     for i, r in enumerate(blocks):
         run.append((r, list(held)))
-        held = min_step(held, r, blocks[i + 1:], capacity)
+        held = step(held, r, blocks[i + 1:], capacity)
     return run
+
+
+def min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
+    """MIN's run in bypass form, as Lean's ``min_run`` builds it (held most recent first)."""
+    return run_of(min_step, blocks, capacity)
 
 
 # --- the counterexamples (lean/PrefixPool/Counterexamples.lean) -------------------------
@@ -369,12 +375,7 @@ def forced_min_step(held: Sequence[int], r: int, rest: Sequence[int], capacity: 
 
 def forced_min_run(blocks: Sequence[int], capacity: int) -> list[Step]:
     """Forced MIN's run from empty, as Lean's ``forced_min_run`` builds it."""
-    held: list[int] = []
-    run: list[Step] = []
-    for i, r in enumerate(blocks):
-        run.append((r, list(held)))
-        held = forced_min_step(held, r, blocks[i + 1:], capacity)
-    return run
+    return run_of(forced_min_step, blocks, capacity)
 
 
 def forced_min_misses(blocks: Sequence[int], capacity: int) -> int:

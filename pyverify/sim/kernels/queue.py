@@ -34,6 +34,18 @@ def push_back(before, after, head, tail, block):
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
+def push_front(before, after, head, tail, block):
+    """Put ``block`` (not in the queue) at the head; returns ``(head, tail)`` (vLLM's ``prepend_n`` of one block)."""
+    after[block] = head
+    before[block] = NONE
+    if head == NONE:
+        tail = block
+    else:
+        before[head] = block
+    return block, tail
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
 def pop_front(before, after, head, tail):
     """Remove the head (the queue must not be empty); returns ``(removed, head, tail)``."""
     removed = head

@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from pyverify.sim.kernels.queue import NONE, pop_front, push_back, unlink
+from pyverify.sim.kernels.queue import NONE, pop_front, push_back, push_front, unlink
 from pyverify.sim.counting import dense_ids
 from pyverify.sim.numba_cache import caching
 
@@ -30,18 +30,6 @@ CACHE = caching()  # numba's cache in a per-user folder, never the checkout; Fal
 
 #: ``hits[r]`` of a request vLLM would never schedule (it needs more blocks than the pool).
 UNSCHEDULED = -1
-
-
-@njit(cache=CACHE, nogil=True, inline="always")
-def push_front(before, after, head, tail, block):
-    """Put ``block`` (not in the queue) at the head; returns ``(head, tail)``. ``prepend_n`` of one block."""
-    after[block] = head
-    before[block] = NONE
-    if head == NONE:
-        tail = block
-    else:
-        before[head] = block
-    return block, tail
 
 
 @njit(cache=CACHE, nogil=True)
