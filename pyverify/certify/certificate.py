@@ -78,6 +78,7 @@ def certify(
     hosts: int | None = None,
     solver_limit: int = SOLVER_LIMIT,
     admission: str = BYPASS,
+    read_with: dict[str, Any] | None = None,
 ) -> Certified:
     """Certify the fewest misses; ``routing="round-robin"`` with ``hosts`` routes request t to host t mod hosts.
 
@@ -86,6 +87,10 @@ def certify(
     here may bypass); the witness is the forced rule's run
     (:mod:`pyverify.sim.forced_min`) or, on small instances, CP-SAT's with the
     forced constraint, confirmed by Z3 on its literal forced encoding.
+
+    ``read_with``: the reading flags the instance was read with
+    (:func:`pyverify.inputs.records.reading_record`), recorded so that the
+    checker reads the input the same way.
     """
     started = time.perf_counter()
     if admission not in ADMISSIONS:
@@ -147,7 +152,8 @@ def certify(
         cache_model["hosts"] = hosts
     cert: dict[str, Any] = {
         "format": CERTIFICATE_FORMAT,
-        "instance": {"name": instance.name, "sha256": digest, **({"path": instance_path} if instance_path else {})},
+        "instance": {"name": instance.name, "sha256": digest, **({"path": instance_path} if instance_path else {}),
+                     **({"read_with": read_with} if read_with else {})},
         "cache_model": cache_model,
         "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts, admission), "scope": "this instance"},
         "basis": basis_of(capacity, status, admission),

@@ -9,7 +9,7 @@ import sys
 from pyverify.commands.argtypes import output_file, positive_int, positive_seconds
 from pyverify.commands.basic import INPUT_HELP
 from pyverify.errors import UserError, shown
-from pyverify.inputs.load import load_input
+from pyverify.commands.input_options import add_input_options, import_options, load_with
 from pyverify.certify import SOLVER_LIMIT
 
 ORDER = 20
@@ -52,6 +52,7 @@ def register(subparsers) -> None:
     cert.add_argument("--no-z3", action="store_true", help="skip the Z3 confirmation (the certificate then cannot be OPTIMAL)")
     cert.add_argument("-o", "--output", type=output_file, metavar="PATH", help="write the certificate here (checked by `pyverify verify` first)")
     cert.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_input_options(cert)
     cert.set_defaults(func=run_certify)
 
     ver = subparsers.add_parser(
@@ -64,7 +65,8 @@ def register(subparsers) -> None:
         ),
     )
     ver.add_argument("certificate", help="certificate JSON file, or - for standard input")
-    ver.add_argument("instance", help="the instance (or trace) it names, or - for standard input (not both)")
+    ver.add_argument("instance", help=f"the instance or trace it names (not both from standard input); {INPUT_HELP}")
+    add_input_options(ver, recorded=True)
     ver.set_defaults(func=run_verify)
 
     bc = subparsers.add_parser(
@@ -96,6 +98,7 @@ def run_certify(args) -> int:
 
 def _certify(args) -> int:
     from pyverify.certify.certificate import Stopped, certify, write_certificate
+    from pyverify.inputs.records import reading_record
 
     if args.routing == "given" and args.fleet:
         raise UserError("--fleet: only with --routing round-robin (given routing uses the instance's own hosts)")
@@ -105,14 +108,15 @@ def _certify(args) -> int:
         raise UserError(f"{args.output}: is a directory; -o names the certificate file to write")
     from pyverify.sim.routing import default_fleet
 
-    instance = load_input(args.instance)
+    instance = load_with(args, args.instance)
     hosts = None
     if args.routing == "round-robin":
         hosts = args.fleet or default_fleet(instance)
     policies = [p.strip() for p in args.greedy.split(",") if p.strip()] if args.greedy is not None else None
     try:
         done = certify(instance, args.model, args.capacity, args.time_limit, policies, use_z3=not args.no_z3,
-                       instance_path=args.instance, routing=args.routing, hosts=hosts, admission=args.admission)
+                       instance_path=args.instance, routing=args.routing, hosts=hosts, admission=args.admission,
+                       read_with=reading_record(import_options(args)))
     except Stopped as stopped:
         print(f"pyverify: {stopped}", file=sys.stderr)
         return 1
@@ -192,7 +196,8 @@ def run_verify(args) -> int:
         if line.startswith("FAILED"):
             failures.append(line)
 
-    status = verify(args.certificate, args.instance, say)
+    status = verify(args.certificate, args.instance, say, allow_unsorted=args.allow_unsorted, block_size=args.block_size,
+                    tokenizer=args.tokenizer)
     if status != 0 and failures:  # the verdict also on stderr, where scripts look for it
         print(f"pyverify: refused: {args.certificate}: {failures[-1]}", file=sys.stderr)
     return status
