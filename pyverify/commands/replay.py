@@ -14,7 +14,7 @@ from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
-from pyverify.commands.cache_options import positive_number
+from pyverify.commands.cache_options import positive_number, resolve_cache_size
 from pyverify.errors import UserError
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
 from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
@@ -76,7 +76,12 @@ def register(subparsers) -> None:
     parser.add_argument("--router", "--routing", dest="router", type=router_list, default=["round-robin"], metavar="ROUTER[,ROUTER...]",
                         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)")
     parser.add_argument("--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)")
-    parser.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
+    size.add_argument("--capacity-tokens", type=positive_int, metavar="TOKENS",
+                      help="GPU cache tokens per host, rounded down to whole blocks of the input's block size")
+    size.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+                      help="GPU KV memory per host in GiB (2**30 bytes), rounded down to whole blocks; needs --kv-model or --kv-bytes-per-token")
     parser.add_argument("--eviction", choices=REPLAY_EVICTIONS, default=LRU,
                         help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS))
     parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar="N|inf",
@@ -167,6 +172,7 @@ def run_replay(args) -> int:
     if args.compare and args.no_timing:
         raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
     instance = load_with(args, args.trace)
+    args.capacity = resolve_cache_size(args, instance, args.trace).blocks
     fleet = args.fleet or default_fleet(instance)
     service = service_of(args, instance)
     arrivals = per_request(instance, "arrival_ms")

@@ -68,9 +68,14 @@ class Bounds:
         }
 
 
+#: References from which MIN runs compiled (README: compiled kernels, ~1M references).
+COMPILED_FROM_REFERENCES = 1_000_000
+
+
 def bounds(chains: Sequence[Sequence[int]], fleet: int, capacity: int | None) -> Bounds:
-    from pyverify.sim.belady_min import min_misses
-    from pyverify.sim.forced_min import forced_misses
+    from pyverify.sim.belady_min import min_run_flat
+    from pyverify.sim.counting import flatten
+    from pyverify.sim.forced_min import forced_run_flat
     from pyverify.sim.simulate import distinct_count
 
     references = sum(len(chain) for chain in chains)
@@ -78,8 +83,12 @@ def bounds(chains: Sequence[Sequence[int]], fleet: int, capacity: int | None) ->
     if capacity is None:
         return Bounds(references, floor, floor, None, floor)
     blocks = fleet * capacity
-    return Bounds(references, floor, references - min_misses(chains, None, blocks), blocks,
-                  references - forced_misses(chains, None, blocks))
+    ids, lengths = flatten(chains)
+    # MIN without a witness runs compiled (pyverify.sim.kernels); loading the kernel costs seconds, so smaller
+    # traces take the Python loop (asking for the witness), as the project's other commands do below ~1M references.
+    python_loop = references < COMPILED_FROM_REFERENCES
+    return Bounds(references, floor, references - min_run_flat(ids, lengths, None, blocks, witness=python_loop)[2], blocks,
+                  references - forced_run_flat(ids, lengths, None, blocks)[2])
 
 
 TIME_PERCENTILES = (50, 90, 99)
