@@ -236,3 +236,27 @@ def test_the_readme_local_against_global_figures_from_the_raw_trace():
         assert run.gpu_hit_blocks + run.host_hit_blocks == sum(alone.hit_blocks)
         pooled = replay(*args[:4], None, *args[5:], timed=timed)
         assert pooled.hit_blocks == references - distinct(chains)
+
+
+@settings(max_examples=100, deadline=None)
+@given(trace=timed_traces(), fleet=st.integers(1, 3), capacity=st.one_of(st.none(), st.integers(1, 5)),
+       router=st.sampled_from(ROUTERS), host=st.one_of(st.just(False), tier), max_running=st.integers(1, 3))
+def test_load_over_time_counts_requests_arrived_and_not_ended(trace, fleet, capacity, router, host, max_running):
+    import pyverify.fleet.replay as event_loop
+
+    chains, arrivals, outputs = trace
+    service = ServiceModel(prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_running=max_running)
+    args = (chains, Router(router, fleet), capacity, "lru", False, service, arrivals, None, outputs)
+    run = replay(*args, host_capacity=host)
+    saved, event_loop.LOAD_SAMPLES = event_loop.LOAD_SAMPLES, 0
+    try:
+        unsampled = replay(chains, Router(router, fleet), *args[2:], host_capacity=host)
+    finally:
+        event_loop.LOAD_SAMPLES = saved
+    assert unsampled.load_samples == []
+    assert (run.start, run.host_of, run.gpu_hits, run.host_hits) == (unsampled.start, unsampled.host_of, unsampled.gpu_hits,
+                                                                     unsampled.host_hits)
+    end = [first + service.decode_seconds(out) for first, out in zip(run.first_token, outputs)]
+    for at, row in zip(run.sample_s, run.load_samples):
+        assert row == [sum(1 for i in range(len(chains)) if run.host_of[i] == h and run.arrival[i] < at < end[i])
+                       for h in range(fleet)]

@@ -27,6 +27,9 @@ from pyverify.fleet.routers import Router
 from pyverify.fleet.service import ServiceModel
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
 
+#: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
+LOAD_SAMPLES = 50
+
 
 @dataclass
 class HostStats:
@@ -55,6 +58,9 @@ class ReplayRun:
     hosts: list[HostStats] = field(default_factory=list)
     with_host: bool = False  # whether a host-DRAM tier was below each GPU
     with_pool: bool = False  # whether a pool tier took the recomputed blocks
+    #: Load over time (timed runs): at each of ``sample_s``, per host, requests arrived before it and not yet ended.
+    sample_s: list[float] = field(default_factory=list)
+    load_samples: list[list[int]] = field(default_factory=list)
 
     @property
     def gpu_hit_blocks(self) -> int:
@@ -175,8 +181,14 @@ def replay(
             load[host] -= 1
             start_what_fits(host, end)
 
+    span = max(arrival, default=0.0)
+    sample_s = [span * k / LOAD_SAMPLES for k in range(LOAD_SAMPLES)]
+    load_samples: list[list[int]] = []
     for index, chain in enumerate(chains):
         now = arrival[index]
+        while len(load_samples) < LOAD_SAMPLES and sample_s[len(load_samples)] <= now:
+            finish_until(sample_s[len(load_samples)])  # events in time order either way: the run is unchanged
+            load_samples.append(list(load))
         finish_until(now)
         host = router.pick(index, chain, local, load, routed)
         routed[host] += 1
@@ -189,4 +201,4 @@ def replay(
         progress()
     finish_until(float("inf"))
     return ReplayRun(router.name, host_of, gpu_hits, host_hits, pool_hits, sum(map(len, chains)), arrival, start, first_token, stats,
-                     drams is not None, pool is not None)
+                     drams is not None, pool is not None, sample_s[:len(load_samples)], load_samples)
