@@ -59,6 +59,16 @@ from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, ChainOrderLRU, FifoCache,
 REPLAY_EVICTIONS = (LRU, FIFO, LEAF_LRU)
 
 
+def run_in(held, chain: Sequence[int], start: int) -> int:
+    """``start`` plus the length of the run of ``chain[start:]`` whose blocks are all keys of ``held``."""
+    end = start
+    for block in chain[start:] if start else chain:
+        if block not in held:
+            break
+        end += 1
+    return end
+
+
 class AllPinned(RuntimeError):
     """Every cached block is pinned; admission control (:meth:`GpuTier.fits`) should have prevented this."""
 
@@ -95,9 +105,18 @@ class _Pinning:
 
     pins: dict[int, int]
 
+    def _held(self):
+        """The container whose keys are the cached blocks (membership without a Python-level ``__contains__``)."""
+        return self.order
+
+    def prefix_hits(self, chain: Sequence[int]) -> int:
+        """simulate's ``prefix_hits``, read straight from the container: the replay's hottest loop."""
+        return run_in(self._held(), chain, 0)
+
     def pin(self, chain: Sequence[int]) -> list[int]:
         """Pin the chain's blocks that are cached now; return them (to :meth:`unpin` later)."""
-        held = [block for block in chain if block in self]
+        cached = self._held()
+        held = [block for block in chain if block in cached]
         pins = self.pins
         for block in held:
             pins[block] = pins.get(block, 0) + 1
@@ -137,6 +156,9 @@ class PinnedLeafLRU(_Pinning, LeafFirstLRU):
     def __init__(self, capacity: int) -> None:
         super().__init__(capacity)
         self.pins = {}
+
+    def _held(self):
+        return self.last_use
 
     def _evict_leaf(self, pinned: set[int]) -> bool:
         return super()._evict_leaf(_Either(pinned, self.pins) if self.pins else pinned)
@@ -196,8 +218,9 @@ class LowerTier:
 
         Those are touched (most recently used); the others are written (rules 1-5 above).
         """
-        hits = self.cache.prefix_hits(rest)
-        self.cache.serve(rest, hits)
+        cache = self.cache
+        hits = run_in(cache.held if isinstance(cache, Unbounded) else cache.order, rest, 0)
+        cache.serve(rest, hits)
         return hits
 
 
@@ -208,5 +231,5 @@ class LocalTiers:
         self.gpu, self.dram = gpu, dram
 
     def prefix_hits(self, chain: Sequence[int]) -> int:
-        g = self.gpu.prefix_hits(chain)
-        return g + self.dram.cache.prefix_hits(chain[g:])
+        cache = self.dram.cache
+        return run_in(cache.held if isinstance(cache, Unbounded) else cache.order, chain, self.gpu.prefix_hits(chain))
