@@ -73,7 +73,7 @@ def test_no_timing_on_the_cli_prints_simulates_hits(tmp_path, capsys):
         status, out, _ = run_cli(capsys, "simulate", str(trace), "--model", "per-host", "--fleet", "2", "--capacity", "3",
                                  "--routing", routing, "--json")
         assert status == 0
-        assert replayed["hit_blocks_by_tier"] == {"gpu": json.loads(out)["hits"], "pool": 0}
+        assert replayed["hit_blocks_by_tier"] == {"gpu": json.loads(out)["hits"], "host": 0, "pool": 0}
 
 
 # --- the pool tier --------------------------------------------------------------
@@ -144,7 +144,7 @@ def test_three_requests_one_at_a_time(tmp_path, capsys):
     run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "1")
     assert run["ttft_s"] == pytest.approx({"p50": 1.0, "p90": 1.8, "p99": 1.98, "mean": 3.5 / 3})
     assert run["queueing_s"] == pytest.approx({"p50": 0.0, "p90": 1.2, "p99": 1.47, "mean": 0.5})
-    assert run["hit_blocks_by_tier"] == {"gpu": 2, "pool": 0}
+    assert run["hit_blocks_by_tier"] == {"gpu": 2, "host": 0, "pool": 0}
     assert run["recomputed_blocks"] == 4
     assert run["load"]["max_queue"] == 1  # r1 waited; nobody else did
 
@@ -172,10 +172,12 @@ def test_a_pool_hit_pays_latency_and_transfer(tmp_path, capsys):
                                "--kv-bytes-per-token", "1000", "--pool-bandwidth-gb-s", "1", "--json")
     assert status == 0, err
     run = json.loads(out)["runs"][0]
-    assert run["hit_blocks_by_tier"] == {"gpu": 0, "pool": 2}
+    assert run["hit_blocks_by_tier"] == {"gpu": 0, "host": 0, "pool": 2}
     assert run["ttft_s"]["mean"] == pytest.approx((1.0 + 0.502024) / 2)  # r0 computes 1024 tokens: TTFT 1 s
-    assert run["moved"] == {"pool_to_gpu_blocks": 2, "pool_to_gpu_bytes": 2 * 512 * 1000,
-                            "gpu_to_pool_blocks": 3, "gpu_to_pool_bytes": 3 * 512 * 1000}
+    moved = run["moved"]
+    assert (moved["pool_to_gpu_blocks"], moved["pool_to_gpu_tokens"], moved["pool_to_gpu_bytes"]) == (2, 2 * 512, 2 * 512 * 1000)
+    assert (moved["gpu_to_pool_blocks"], moved["gpu_to_pool_bytes"]) == (3, 3 * 512 * 1000)
+    assert moved["host_to_gpu_blocks"] == moved["gpu_to_host_blocks"] == 0
 
 
 @pytest.mark.parametrize("eviction", EVICTIONS)
@@ -206,7 +208,7 @@ def test_bounds_and_json_fields(tmp_path, capsys):
     assert (data["pool"], data["pool_capacity"]) == (True, 2)
     assert [run["router"] for run in data["runs"]] == ["round-robin", "kv-aware"]
     for run in data["runs"]:
-        assert run["hit_blocks_by_tier"]["gpu"] + run["hit_blocks_by_tier"]["pool"] + run["recomputed_blocks"] == 6
+        assert sum(run["hit_blocks_by_tier"].values()) + run["recomputed_blocks"] == 6
         assert run["below_floor_blocks"] == 2 - run["hit_blocks"]
 
 

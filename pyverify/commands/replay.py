@@ -14,11 +14,11 @@ from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
-from pyverify.commands.cache_options import positive_number
+from pyverify.commands.cache_options import positive_number, resolve_cache_size
 from pyverify.errors import UserError
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
-from pyverify.fleet.service import (DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_MAX_RUNNING, DEFAULT_PREFILL_TOKENS_PER_S,
-                                    DEFAULT_TOKENS_PER_BLOCK, SOURCES)
+from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
+from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
 from pyverify.sim.simulate import EVICTION_HELP, LRU
 
@@ -27,18 +27,22 @@ ORDER = 25
 DESCRIPTION = (
     "Replay a trace on a fleet in time. Requests arrive at their timestamps (times --arrival-scale), are routed "
     "on arrival, wait in a FIFO queue per host and run at most --max-running at a time. Prefill time = tokens "
-    "the host must compute / --prefill-tokens-per-s (plus the pool transfer for pool hits); decode time = "
+    "the host must compute / --prefill-tokens-per-s (plus the transfer of host-DRAM and pool hits); decode time = "
     "output_length / --decode-tokens-per-s. A running request's blocks (hit or computed) are pinned in its "
     "host's GPU cache until it ends; a request starts only when they fit beside the blocks already pinned. "
     "Decode KV is not cached and not counted against any capacity. Tiers: each host's GPU cache "
-    "(--capacity blocks, --eviction); with --pool-capacity, a shared pool (LRU): a GPU miss that the pool "
-    "holds is a pool hit, loaded into the GPU (inserting it may evict there); every recomputed block is "
-    "also written to the pool. --no-timing serves requests one at a time in file order, exactly as "
-    "'simulate --model per-host'."
+    "(--capacity blocks, --eviction); with --host-capacity, a host-DRAM tier (LRU) below each GPU; with "
+    "--pool-capacity, one shared pool (LRU). A request reads its GPU prefix, then the longest run of its next "
+    "blocks in host DRAM, then in the pool, and recomputes the rest; every tier asked keeps what it lacked "
+    "(write-through), and the GPU inserts every block after its prefix (inserting may evict there). "
+    "--no-timing serves requests one at a time in file order, exactly as 'simulate --model per-host'. "
+    "--compare runs every tier configuration the capacities allow (GPU only, + host DRAM, + pool), timed and "
+    "not, for every router. Beside every run: the floor, MIN and the forced-admission optimum for one pool of "
+    "the fleet's GPU memory, and the forced-admission optimum of the run's own routing."
 )
 
 
-def pool_capacity(text: str):
+def tier_capacity(text: str):
     if text.strip().lower() in ("inf", "infinite", "unlimited"):
         return None
     return positive_int(text)
@@ -72,11 +76,21 @@ def register(subparsers) -> None:
     parser.add_argument("--router", "--routing", dest="router", type=router_list, default=["round-robin"], metavar="ROUTER[,ROUTER...]",
                         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)")
     parser.add_argument("--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)")
-    parser.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
+    size.add_argument("--capacity-tokens", type=positive_int, metavar="TOKENS",
+                      help="GPU cache tokens per host, rounded down to whole blocks of the input's block size")
+    size.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+                      help="GPU KV memory per host in GiB (2**30 bytes), rounded down to whole blocks; needs --kv-model or --kv-bytes-per-token")
     parser.add_argument("--eviction", choices=REPLAY_EVICTIONS, default=LRU,
                         help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS))
-    parser.add_argument("--pool-capacity", type=pool_capacity, default=False, metavar="N|inf",
+    parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar="N|inf",
+                        help="add a host-DRAM tier of N blocks per host (LRU) or unlimited (inf); default: none")
+    parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar="N|inf",
                         help="add a shared pool tier of N blocks (LRU) or unlimited (inf); default: no pool")
+    parser.add_argument("--compare", action="store_true",
+                        help="run GPU only, GPU + host DRAM (with --host-capacity), GPU + pool (with --pool-capacity) "
+                             "and all three (with both), each timed and with --no-timing, for every router")
     parser.add_argument("--no-timing", action="store_true",
                         help="one request at a time in file order, no clock: the model of 'simulate --model per-host'")
     parser.add_argument("--arrival-scale", type=positive_number, default=1.0, metavar="S",
@@ -84,13 +98,17 @@ def register(subparsers) -> None:
     parser.add_argument("--prefill-tokens-per-s", type=positive_number, default=DEFAULT_PREFILL_TOKENS_PER_S, metavar="R",
                         help=f"prefill rate of one host (default: {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, {SOURCES['prefill_tokens_per_s']})")
     parser.add_argument("--decode-tokens-per-s", type=positive_number, default=DEFAULT_DECODE_TOKENS_PER_S, metavar="R",
-                        help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:g}, {SOURCES['decode_tokens_per_s']})")
+                        help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:.1f}, {SOURCES['decode_tokens_per_s']})")
     parser.add_argument("--max-running", type=positive_int, default=DEFAULT_MAX_RUNNING, metavar="N",
                         help=f"requests one host runs at once; more wait in a FIFO queue (default: {DEFAULT_MAX_RUNNING}, {SOURCES['max_running']})")
     # KV bytes per token, for bytes moved and pool transfer time (default: the cost model's, see SOURCES)
     add_kv_size_options(parser)
     parser.add_argument("--pool-bandwidth-gb-s", type=positive_number, metavar="GB_S",
-                        help=f"pool -> GPU bandwidth (default: {SOURCES['pool_bandwidth_gb_s']})")
+                        help=f"pool -> GPU bandwidth (default: {SOURCES['pool_bandwidth_gb_s']}; "
+                             f"plus {SOURCES['fetch_latency_ms']})")
+    parser.add_argument("--host-bandwidth-gb-s", type=positive_number, metavar="GB_S",
+                        help=f"host DRAM -> GPU bandwidth (default: {SOURCES['host_bandwidth_gb_s']}; "
+                             f"plus {SOURCES['host_fetch_latency_ms']})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random router (default: 0)")
     parser.add_argument("--affinity-slack", type=slack_value, default=1.25, metavar="S",
                         help="prefix-affinity load cap, as in simulate: at most ceil(S * (i+1) / F) of the first i+1 requests per host (default: 1.25)")
@@ -109,12 +127,14 @@ def service_of(args, instance):
     from pyverify.fleet.service import ServiceModel
 
     service = ServiceModel(prefill_tokens_per_s=args.prefill_tokens_per_s, decode_tokens_per_s=args.decode_tokens_per_s,
-                           max_running=args.max_running, block_tokens=instance.block_size_tokens or DEFAULT_TOKENS_PER_BLOCK)
+                           max_running=args.max_running, block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS)
     kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
     if kv is not None:
         service = replace(service, kv_bytes_per_token=kv.bytes_per_token)
     if args.pool_bandwidth_gb_s is not None:
         service = replace(service, pool_bandwidth_gb_s=args.pool_bandwidth_gb_s)
+    if args.host_bandwidth_gb_s is not None:
+        service = replace(service, host_bandwidth_gb_s=args.host_bandwidth_gb_s)
     return service
 
 
@@ -122,14 +142,37 @@ def per_request(instance, key: str):
     return [extra.get(key) for extra in instance.extra] if instance.extra else [None] * instance.n_requests
 
 
+def tier_configurations(args) -> list[tuple[str, object, object]]:
+    """(label, host capacity, pool capacity) of each tier configuration to run; ``False``: no such tier."""
+    host, pool = args.host_capacity, args.pool_capacity
+    if not args.compare:
+        return [(tiers_label(host, pool), host, pool)]
+    chosen = [(False, False)] + [(host, False)] * (host is not False) + [(False, pool)] * (pool is not False)
+    if host is not False and pool is not False:
+        chosen.append((host, pool))
+    return [(tiers_label(h, p), h, p) for h, p in chosen]
+
+
+def tiers_label(host, pool) -> str:
+    return "+".join(["gpu"] + ["host"] * (host is not False) + ["pool"] * (pool is not False))
+
+
+def capacity_text(capacity) -> str:
+    return "unlimited" if capacity is None else f"{capacity} blocks"
+
+
 def run_replay(args) -> int:
+    from pyverify.commands.replay_text import print_runs
     from pyverify.fleet.replay import replay
-    from pyverify.fleet.report import bounds, run_summary
+    from pyverify.fleet.report import bounds, forced_routed_hits, run_summary
     from pyverify.fleet.routers import Router, RouterOptions
     from pyverify.progress import progress_bar
     from pyverify.sim.routing import default_fleet
 
+    if args.compare and args.no_timing:
+        raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
     instance = load_with(args, args.trace)
+    args.capacity = resolve_cache_size(args, instance, args.trace).blocks
     fleet = args.fleet or default_fleet(instance)
     service = service_of(args, instance)
     arrivals = per_request(instance, "arrival_ms")
@@ -138,66 +181,59 @@ def run_replay(args) -> int:
         if missing is not None:
             raise UserError(f"{args.trace}: requests[{missing}].timestamp: a timed replay needs a timestamp on every request (or use --no-timing)")
     options = RouterOptions(seed=args.seed, slack=args.affinity_slack, overlap_weight=args.overlap_weight, load_weight=args.load_weight)
-    runs = []
-    with progress_bar(instance.n_requests * len(args.router), "replay", unit="request") as advance:
-        for name in args.router:
-            runs.append(replay(instance.chains, Router(name, fleet, options), args.capacity, args.eviction, args.pool_capacity,
-                               service, arrival_ms=None if args.no_timing else arrivals,
-                               input_tokens=per_request(instance, "input_tokens"), output_tokens=per_request(instance, "output_tokens"),
-                               arrival_scale=args.arrival_scale, timed=not args.no_timing, progress=advance))
+    timings = [True, False] if args.compare else [not args.no_timing]
+    configurations = tier_configurations(args)
+    inputs, outputs = per_request(instance, "input_tokens"), per_request(instance, "output_tokens")
     bound = bounds(instance.chains, fleet, args.capacity)
-    summaries = [run_summary(run, service, bound) for run in runs]
-    pool_text = "no pool" if args.pool_capacity is False else ("pool unlimited" if args.pool_capacity is None else f"pool {args.pool_capacity} blocks (LRU)")
+    forced_by_routing: dict[tuple, int] = {}
+    summaries = []
+    total = instance.n_requests * len(args.router) * len(timings) * len(configurations)
+    with progress_bar(total, "replay", unit="request") as advance:
+        for timed in timings:
+            for label, host, pool in configurations:
+                for name in args.router:
+                    run = replay(instance.chains, Router(name, fleet, options), args.capacity, args.eviction, pool, service,
+                                 arrival_ms=arrivals if timed else None, input_tokens=inputs, output_tokens=outputs,
+                                 arrival_scale=args.arrival_scale, timed=timed, progress=advance, host_capacity=host)
+                    routing = tuple(run.host_of)
+                    if routing not in forced_by_routing:
+                        forced_by_routing[routing] = forced_routed_hits(instance.chains, routing, args.capacity)
+                    summary = run_summary(run, service, bound, forced_by_routing[routing])
+                    summaries.append({"timed": timed, "tiers": label,
+                                      "host_capacity": json_capacity(host), "pool_capacity": json_capacity(pool), **summary})
     gpu_text = "GPU uncapacitated" if args.capacity is None else f"GPU {args.capacity} blocks/host ({args.eviction})"
-    timing_text = "no timing (one request at a time)" if args.no_timing else (
-        f"arrivals x {args.arrival_scale:g}, prefill {service.prefill_tokens_per_s:.0f} tok/s, decode {service.decode_tokens_per_s:g} tok/s, "
-        f"max {service.max_running} running/host")
+    host_text = "" if args.host_capacity is False else f", host DRAM {capacity_text(args.host_capacity)}/host (LRU)"
+    pool_text = ", no pool" if args.pool_capacity is False else f", pool {capacity_text(args.pool_capacity)} (LRU)"
+    timing_text = (f"arrivals x {args.arrival_scale:g}, prefill {service.prefill_tokens_per_s:.0f} tok/s, "
+                   f"decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host")
+    if args.no_timing:
+        timing_text = "no timing (one request at a time)"
+    elif args.compare:
+        timing_text = f"timed ({timing_text}) and untimed"
     charts = []
     if args.chart:
         from pyverify.reports.replay_chart import replay_chart
 
-        charts = replay_chart(summaries, bound.to_json(), args.chart, f"{instance.name}: {fleet} hosts, {gpu_text}, {pool_text}")
+        charts = replay_chart(summaries, bound.to_json(), args.chart, f"{instance.name}: {fleet} hosts, {gpu_text}{host_text}{pool_text}")
     if args.json:
         print_json({
             "instance": instance.name, "fleet_size": fleet, "capacity": args.capacity, "eviction": args.eviction,
-            "pool": args.pool_capacity is not False,  # pool_capacity: blocks, "inf", or null without a pool
-            "pool_capacity": None if args.pool_capacity is False else ("inf" if args.pool_capacity is None else args.pool_capacity), "timed": not args.no_timing, "arrival_scale": args.arrival_scale,
+            "host_tier": args.host_capacity is not False, "host_capacity": json_capacity(args.host_capacity),
+            "pool": args.pool_capacity is not False, "pool_capacity": json_capacity(args.pool_capacity),
+            "timed": not args.no_timing, "compare": args.compare, "arrival_scale": args.arrival_scale,
             "service": service.to_json(),
             "router_options": {"seed": args.seed, "affinity_slack": args.affinity_slack,
                                "overlap_weight": args.overlap_weight, "load_weight": args.load_weight},
             "bounds": bound.to_json(), "runs": summaries, "charts": [str(path) for path in charts],
         })
         return 0
-    print(f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}, {pool_text}; {timing_text}")
-    print(f"  block references {bound.references}; floor (references - distinct) {bound.floor_hits} hits = {bound.floor_hits / bound.references:.4f}"
-          + ("" if bound.min_pool_blocks is None else
-             f"; MIN with one pool of {bound.min_pool_blocks} blocks (the fleet's GPU memory) {bound.min_pooled_hits} hits = "
-             f"{bound.min_pooled_hits / bound.references:.4f}"))
-    header = f"{'router':>16} {'gpu hr':>7} {'pool hr':>7} {'hit rate':>8} {'recomputed':>10} {'to floor':>9} {'to MIN':>8}"
-    if not args.no_timing:
-        header += f" {'TTFT p50':>9} {'p90':>8} {'p99':>8} {'mean':>8} {'queue mean':>10} {'queue p99':>9}"
-    print(header + f" {'max load':>8} {'max queue':>9}")
-    for summary in summaries:
-        rates = summary["hit_rate_by_tier"]
-        line = (f"{summary['router']:>16} {rates['gpu']:>7.4f} {rates['pool']:>7.4f} {summary['hit_rate']:>8.4f} "
-                f"{summary['recomputed_blocks']:>10} {summary['below_floor_blocks']:>9} {summary['below_min_pooled_blocks']:>8}")
-        if not args.no_timing:
-            ttft, queue = summary["ttft_s"], summary["queueing_s"]
-            line += (f" {ttft['p50']:>8.3f}s {ttft['p90']:>7.3f}s {ttft['p99']:>7.3f}s {ttft['mean']:>7.3f}s "
-                     f"{queue['mean']:>9.3f}s {queue['p99']:>8.3f}s")
-        print(line + f" {summary['load']['max_load_ratio']:>8.3f} {summary['load']['max_queue']:>9}")
-    for summary in summaries:
-        hosts = summary["hosts"]
-        busiest = max(hosts, key=lambda host: (host["prefill_busy_s"], -host["host"]))
-        busy = "" if args.no_timing else f"; most prefill time: host {busiest['host']}, {busiest['prefill_busy_s']:.1f} s"
-        print(f"  {summary['router']}: requests per host {summary['load']['min_requests']}..{summary['load']['max_requests']}, "
-              f"longest queue {summary['load']['max_queue']}{busy}")
-    if args.pool_capacity is not False:
-        for summary in summaries:
-            moved = summary["moved"]
-            print(f"  {summary['router']}: moved pool->GPU {moved['pool_to_gpu_blocks']} blocks ({moved['pool_to_gpu_bytes'] / 2**30:.1f} GiB), "
-                  f"GPU->pool {moved['gpu_to_pool_blocks']} blocks ({moved['gpu_to_pool_bytes'] / 2**30:.1f} GiB)")
-    print("  'to floor' / 'to MIN': hit blocks short of each bound (negative: above it; the pool tier is memory beyond the fleet's GPUs)")
+    print(f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}")
+    print_runs(summaries, bound, compare=args.compare)
     for path in charts:
         print(f"chart: {path}")
     return 0
+
+
+def json_capacity(capacity):
+    """A tier's capacity in JSON: blocks, "inf", or None without the tier."""
+    return None if capacity is False else ("inf" if capacity is None else capacity)

@@ -78,6 +78,32 @@ DEFAULT_POOL_BANDWIDTH_GB_S = 87.0
 #: setting up the transfer. Per-block or per-NIC latencies are not modelled.
 DEFAULT_FETCH_LATENCY_MS = 1.0
 
+# Defaults of the fleet replay (pyverify.fleet.service) that the cost model
+# does not use; they live here so that every rate has one home and one source.
+
+#: Decode: time per output token of one running request, ms (inter-token latency).
+#: Source: the same NVIDIA NIM measurement as the prefill rate above
+#: (Llama-3.3-70b-instruct, NIM 1.8.0, 2 x H100 80GB, fp8, TP2, 5000 input /
+#: 500 output tokens): ITL 18.58 ms at concurrency 1, i.e. 1000 / 18.58 = 53.8
+#: tokens/s per request. The same table gives 21.83 ms at concurrency 5 and
+#: 38.75 ms at 25: a replay that runs several requests per host at the
+#: concurrency-1 rate understates decode time (no batching slowdown is modelled).
+DEFAULT_DECODE_ITL_MS = 18.58
+
+#: Requests one host runs at once. ASSUMPTION, no published source: 8, a small
+#: batch (engines admit as many as their KV memory allows).
+DEFAULT_MAX_RUNNING = 8
+
+#: Host DRAM -> GPU bandwidth of one host, GB/s (1e9 bytes/s), for a per-host CPU tier.
+#: Source: NVIDIA's H100 product page gives "PCIe Gen5: 128GB/s" (both directions,
+#: https://www.nvidia.com/en-us/data-center/h100/); one direction is 64 GB/s.
+#: ASSUMPTION: one such link per host carries the copy at its full rate.
+DEFAULT_HOST_BANDWIDTH_GB_S = 64.0
+
+#: Fixed latency per request that loads from host DRAM, ms. ASSUMPTION, no
+#: published source: 0 (a local copy; only its bytes / bandwidth are counted).
+DEFAULT_HOST_FETCH_LATENCY_MS = 0.0
+
 #: Tokens per block when the input does not say (the lab instance does not).
 #: ASSUMPTION: 512, the block size of Mooncake's traces (their README: "one per
 #: 512-token block"), so lab and trace estimates are on one scale. Inputs that

@@ -1,4 +1,4 @@
-"""The event loop of ``pyverify replay``: arrivals, FIFO queues per host, two cache tiers.
+"""The event loop of ``pyverify replay``: arrivals, FIFO queues per host, up to three cache tiers.
 
 Each request arrives at ``timestamp_ms / 1000 * arrival_scale`` seconds
 (``arrival_scale`` < 1 compresses the trace: more load), is routed at once
@@ -25,13 +25,17 @@ from typing import Callable, Sequence
 
 from pyverify.fleet.routers import Router
 from pyverify.fleet.service import ServiceModel
-from pyverify.fleet.tiers import Pool, gpu_cache
+from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
+
+#: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
+LOAD_SAMPLES = 50
 
 
 @dataclass
 class HostStats:
     requests: int = 0
     gpu_hit_blocks: int = 0
+    host_hit_blocks: int = 0
     pool_hit_blocks: int = 0
     recomputed_blocks: int = 0
     max_queue: int = 0  # most requests waiting (not running) just after an arrival
@@ -45,25 +49,38 @@ class ReplayRun:
     router: str
     host_of: list[int]
     gpu_hits: list[int]
+    host_hits: list[int]
     pool_hits: list[int]
     references: int
     arrival: list[float] | None
     start: list[float] | None
     first_token: list[float] | None
     hosts: list[HostStats] = field(default_factory=list)
+    with_host: bool = False  # whether a host-DRAM tier was below each GPU
     with_pool: bool = False  # whether a pool tier took the recomputed blocks
+    #: Load over time (timed runs): at each of ``sample_s``, per host, requests arrived before it and not yet ended.
+    sample_s: list[float] = field(default_factory=list)
+    load_samples: list[list[int]] = field(default_factory=list)
 
     @property
     def gpu_hit_blocks(self) -> int:
         return sum(self.gpu_hits)
 
     @property
+    def host_hit_blocks(self) -> int:
+        return sum(self.host_hits)
+
+    @property
     def pool_hit_blocks(self) -> int:
         return sum(self.pool_hits)
 
     @property
+    def hit_blocks(self) -> int:
+        return self.gpu_hit_blocks + self.host_hit_blocks + self.pool_hit_blocks
+
+    @property
     def recomputed_blocks(self) -> int:
-        return self.references - self.gpu_hit_blocks - self.pool_hit_blocks
+        return self.references - self.hit_blocks
 
 
 def replay(
@@ -79,21 +96,26 @@ def replay(
     arrival_scale: float = 1.0,
     timed: bool = True,
     progress: Callable[..., None] = lambda n=1: None,
+    host_capacity: int | None | bool = False,
 ) -> ReplayRun:
     """Replay ``chains`` on ``router.fleet`` hosts.
 
     ``pool_capacity``: ``False`` for no pool tier, ``None`` for an unlimited
-    pool, else its size in blocks. ``arrival_ms`` is needed when ``timed``.
+    pool, else its size in blocks; ``host_capacity`` likewise for a host-DRAM
+    tier below each GPU. ``arrival_ms`` is needed when ``timed``.
     """
     fleet = router.fleet
     n = len(chains)
     caches = [gpu_cache(capacity, eviction) for _ in range(fleet)]
-    pool = None if pool_capacity is False else Pool(pool_capacity)
+    pool = None if pool_capacity is False else LowerTier(pool_capacity)
+    drams = None if host_capacity is False else [LowerTier(host_capacity) for _ in range(fleet)]
+    local = caches if drams is None else [LocalTiers(cache, dram) for cache, dram in zip(caches, drams)]
     stats = [HostStats() for _ in range(fleet)]
     load = [0] * fleet
     routed = [0] * fleet
     host_of = [0] * n
     gpu_hits = [0] * n
+    host_hits = [0] * n
     pool_hits = [0] * n
     block_tokens = service.block_tokens
 
@@ -101,24 +123,27 @@ def replay(
         """Serve request ``index`` through the tiers; return the GPU blocks it pins."""
         chain, cache = chains[index], caches[host]
         g = cache.prefix_hits(chain)
-        p = pool.read_and_write(chain[g:]) if pool is not None else 0
+        h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
+        p = pool.read_and_write(chain[g + h:]) if pool is not None else 0
         cache.serve(chain, g)
-        gpu_hits[index], pool_hits[index] = g, p
+        gpu_hits[index], host_hits[index], pool_hits[index] = g, h, p
         host_stats = stats[host]
         host_stats.gpu_hit_blocks += g
+        host_stats.host_hit_blocks += h
         host_stats.pool_hit_blocks += p
-        host_stats.recomputed_blocks += len(chain) - g - p
+        host_stats.recomputed_blocks += len(chain) - g - h - p
         return cache.pin(chain) if timed else []
 
     if not timed:
         for index, chain in enumerate(chains):
-            host = router.pick(index, chain, caches, load, routed)
+            host = router.pick(index, chain, local, load, routed)
             routed[host] += 1
             host_of[index] = host
             stats[host].requests += 1
             serve(index, host)
             progress()
-        return ReplayRun(router.name, host_of, gpu_hits, pool_hits, sum(map(len, chains)), None, None, None, stats, pool is not None)
+        return ReplayRun(router.name, host_of, gpu_hits, host_hits, pool_hits, sum(map(len, chains)), None, None, None, stats,
+                         drams is not None, pool is not None)
 
     if arrival_ms is None:
         raise ValueError("a timed replay needs arrival times")
@@ -138,8 +163,8 @@ def replay(
         while queue and running[host] < service.max_running and (running[host] == 0 or cache.fits(chains[queue[0]])):
             index = queue.popleft()
             held = serve(index, host)
-            hit = gpu_hits[index] + pool_hits[index]
-            prefill = service.prefill_seconds(tokens_in(index), hit, pool_hits[index])
+            hit = gpu_hits[index] + host_hits[index] + pool_hits[index]
+            prefill = service.prefill_seconds(tokens_in(index), hit, pool_hits[index], host_hits[index])
             output = output_tokens[index] if output_tokens is not None else None
             decode = service.decode_seconds(output or 0)
             start[index] = now
@@ -156,10 +181,16 @@ def replay(
             load[host] -= 1
             start_what_fits(host, end)
 
+    span = max(arrival, default=0.0)
+    sample_s = [span * k / LOAD_SAMPLES for k in range(LOAD_SAMPLES)]
+    load_samples: list[list[int]] = []
     for index, chain in enumerate(chains):
         now = arrival[index]
+        while len(load_samples) < LOAD_SAMPLES and sample_s[len(load_samples)] <= now:
+            finish_until(sample_s[len(load_samples)])  # events in time order either way: the run is unchanged
+            load_samples.append(list(load))
         finish_until(now)
-        host = router.pick(index, chain, caches, load, routed)
+        host = router.pick(index, chain, local, load, routed)
         routed[host] += 1
         load[host] += 1
         host_of[index] = host
@@ -169,4 +200,5 @@ def replay(
         stats[host].max_queue = max(stats[host].max_queue, len(queues[host]))  # requests left waiting
         progress()
     finish_until(float("inf"))
-    return ReplayRun(router.name, host_of, gpu_hits, pool_hits, sum(map(len, chains)), arrival, start, first_token, stats, pool is not None)
+    return ReplayRun(router.name, host_of, gpu_hits, host_hits, pool_hits, sum(map(len, chains)), arrival, start, first_token, stats,
+                     drams is not None, pool is not None, sample_s[:len(load_samples)], load_samples)

@@ -11,6 +11,26 @@ Bounds (the same for every router, so computed once per trace and capacity):
   (``pooled_min_le_per_host_min`` in ``lean/``), hits more. Without a GPU
   capacity it equals the floor. The pool tier is *extra* memory, so a run
   with a pool can pass this bound; never the floor.
+* ``forced``: the forced-admission optimum (:mod:`pyverify.sim.forced_min`)
+  for the same one pool of F x C blocks: the fewest misses of a cache that
+  admits every block it computes and keeps the running request's, as serving
+  engines do (no bypass). It is the best an engine-like cache with all of the
+  fleet's GPU memory can do; it does *not* bound F separate caches (``[0],
+  [1, 6], [0]`` on 2 hosts of 1 block: host 0 keeps ``0``, which one forced
+  cache of 2 blocks must drop for ``[1, 6]``), so it is printed as a distance.
+
+Per run, beside those (it depends on the run's routing):
+
+* ``forced_routed``: the forced-admission optimum of the run's own F caches
+  of C blocks, each serving its requests in file order (a host's FIFO queue
+  keeps file order): the most GPU hits any admit-every-block policy gets with
+  this routing. ``lru`` and ``leaf-lru`` never pass it, timed or not (pins
+  only forbid evictions; tested); ``fifo`` can, by evicting a block of the
+  request that is running (:mod:`pyverify.sim.forced_min`).
+
+Every gap is "hit blocks short of the bound"; a negative gap means the run
+is above it. Only memory beyond the fleet's GPUs (a host or pool tier) puts
+total hits above MIN; nothing puts them above the floor.
 """
 
 from __future__ import annotations
@@ -29,6 +49,7 @@ class Bounds:
     floor_hits: int
     min_pooled_hits: int
     min_pool_blocks: int | None
+    forced_hits: int
 
     def to_json(self) -> dict:
         return {
@@ -40,21 +61,51 @@ class Bounds:
             "min_pooled_hit_rate": self.min_pooled_hits / self.references if self.references else 0.0,
             "min_pool_blocks": self.min_pool_blocks,
             "min_meaning": "Belady's MIN for one pool of the fleet's total GPU memory (F x capacity blocks)",
+            "forced_hits": self.forced_hits,
+            "forced_hit_rate": self.forced_hits / self.references if self.references else 0.0,
+            "forced_meaning": "the forced-admission optimum (every block admitted, the running request's kept) "
+                              "for the same one pool of F x capacity blocks",
         }
 
 
+#: References from which MIN runs compiled (README: compiled kernels, ~1M references).
+COMPILED_FROM_REFERENCES = 1_000_000
+
+
 def bounds(chains: Sequence[Sequence[int]], fleet: int, capacity: int | None) -> Bounds:
-    from pyverify.sim.belady_min import min_misses
+    from pyverify.sim.belady_min import min_run_flat
+    from pyverify.sim.counting import flatten
+    from pyverify.sim.forced_min import forced_run_flat
     from pyverify.sim.simulate import distinct_count
 
     references = sum(len(chain) for chain in chains)
     floor = references - distinct_count(chains)
     if capacity is None:
-        return Bounds(references, floor, floor, None)
-    return Bounds(references, floor, references - min_misses(chains, None, fleet * capacity), fleet * capacity)
+        return Bounds(references, floor, floor, None, floor)
+    blocks = fleet * capacity
+    ids, lengths = flatten(chains)
+    # MIN without a witness runs compiled (pyverify.sim.kernels); loading the kernel costs seconds, so smaller
+    # traces take the Python loop (asking for the witness), as the project's other commands do below ~1M references.
+    python_loop = references < COMPILED_FROM_REFERENCES
+    return Bounds(references, floor, references - min_run_flat(ids, lengths, None, blocks, witness=python_loop)[2], blocks,
+                  references - forced_run_flat(ids, lengths, None, blocks)[2])
 
 
 TIME_PERCENTILES = (50, 90, 99)
+
+
+def forced_routed_hits(chains: Sequence[Sequence[int]], host_of: Sequence[int], capacity: int | None) -> int:
+    """The forced-admission optimum's hits for F caches of ``capacity`` blocks under the routing ``host_of``."""
+    from pyverify.sim.forced_min import forced_misses
+    from pyverify.sim.simulate import distinct_count
+
+    references = sum(len(chain) for chain in chains)
+    if capacity is None:  # uncapacitated: every host misses each block it sees once
+        hosts: dict[int, list] = {}
+        for chain, host in zip(chains, host_of):
+            hosts.setdefault(host, []).append(chain)
+        return references - sum(distinct_count(mine) for mine in hosts.values())
+    return references - forced_misses(chains, host_of, capacity)
 
 
 def time_summary(seconds: Sequence[float]) -> dict:
@@ -65,36 +116,43 @@ def time_summary(seconds: Sequence[float]) -> dict:
     return summary
 
 
-def run_summary(run: ReplayRun, service, bound: Bounds) -> dict:
+def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int) -> dict:
     """One run as JSON: tier hits, moves, times, per-host load, distance to the bounds."""
     references = run.references
-    hits = run.gpu_hit_blocks + run.pool_hit_blocks
-    written = run.recomputed_blocks if run.with_pool else 0  # every recomputed block is written to the pool
+    hits = run.hit_blocks
+    tiers = {"gpu": run.gpu_hit_blocks, "host": run.host_hit_blocks, "pool": run.pool_hit_blocks}
+    # Write-through (pyverify.fleet.tiers): the host tier gets what it lacked (pool hits and recomputed blocks),
+    # the pool gets every recomputed block.
+    to_host = run.pool_hit_blocks + run.recomputed_blocks if run.with_host else 0
+    to_pool = run.recomputed_blocks if run.with_pool else 0
+    moved = {"host_to_gpu_blocks": run.host_hit_blocks, "pool_to_gpu_blocks": run.pool_hit_blocks,
+             "gpu_to_host_blocks": to_host, "gpu_to_pool_blocks": to_pool}
     data = {
         "router": run.router,
         "references": references,
-        "hit_blocks_by_tier": {"gpu": run.gpu_hit_blocks, "pool": run.pool_hit_blocks},
-        "hit_rate_by_tier": {"gpu": run.gpu_hit_blocks / references, "pool": run.pool_hit_blocks / references},
+        "hit_blocks_by_tier": tiers,
+        "hit_rate_by_tier": {tier: count / references for tier, count in tiers.items()},
         "hit_blocks": hits,
         "hit_rate": hits / references,
         "recomputed_blocks": run.recomputed_blocks,
-        "moved": {
-            "pool_to_gpu_blocks": run.pool_hit_blocks,
-            "pool_to_gpu_bytes": run.pool_hit_blocks * service.block_bytes,
-            "gpu_to_pool_blocks": written,
-            "gpu_to_pool_bytes": written * service.block_bytes,
-        },
+        "moved": {**moved, **{key.replace("_blocks", "_tokens"): count * service.block_tokens for key, count in moved.items()},
+                  **{key.replace("_blocks", "_bytes"): count * service.block_bytes for key, count in moved.items()}},
         "below_floor_blocks": bound.floor_hits - hits,
         "below_min_pooled_blocks": bound.min_pooled_hits - hits,
+        "below_forced_blocks": bound.forced_hits - hits,
+        "forced_routed_hits": forced_routed,
+        "gpu_below_forced_routed_blocks": forced_routed - run.gpu_hit_blocks,
     }
     if run.start is not None:
         ttft = [first - arrive for first, arrive in zip(run.first_token, run.arrival)]
         queueing = [begin - arrive for begin, arrive in zip(run.start, run.arrival)]
         data["ttft_s"] = time_summary(ttft)
         data["queueing_s"] = time_summary(queueing)
+        data["load_over_time"] = {"seconds": run.sample_s, "requests_per_host": run.load_samples,
+                                  "meaning": "per host, requests arrived before each instant and not yet ended (running + queued)"}
     requests = [host.requests for host in run.hosts]
     data["hosts"] = [{"host": index, "requests": host.requests, "gpu_hit_blocks": host.gpu_hit_blocks,
-                      "pool_hit_blocks": host.pool_hit_blocks, "recomputed_blocks": host.recomputed_blocks,
+                      "host_hit_blocks": host.host_hit_blocks, "pool_hit_blocks": host.pool_hit_blocks, "recomputed_blocks": host.recomputed_blocks,
                       "max_queue": host.max_queue, "prefill_busy_s": host.busy_prefill_s}
                      for index, host in enumerate(run.hosts)]
     data["load"] = {"min_requests": min(requests), "max_requests": max(requests),

@@ -1,6 +1,9 @@
 """Routers of ``pyverify replay``: each picks a host for a request when it arrives.
 
-A router sees, at the arrival instant, every host's GPU cache and its
+A router sees, at the arrival instant, every host's cache (its GPU; with a
+host-DRAM tier, the prefix its GPU and DRAM serve together: a modelling
+choice, a router told of both local tiers; the pool is shared, so it does not
+tell hosts apart) and its
 ``load`` (requests running plus queued there) and ``routed`` (requests sent
 there so far). Rules, ties included (every rule ends with the lowest host id):
 
@@ -13,11 +16,11 @@ there so far). Rules, ties included (every rule ends with the lowest host id):
     Without timing nothing is ever running at an arrival, so this is round-robin.
 ``prefix-affinity``
     simulate's prefix-affinity rule (:mod:`pyverify.sim.routing`), applied to the
-    GPU caches at arrival: the longest cached prefix among hosts that have been
+    host caches at arrival: the longest cached prefix among hosts that have been
     routed fewer than ``ceil(slack * (i + 1) / F)`` requests; ties: fewest routed.
 ``kv-aware``
     The highest score ``overlap_weight * overlap_blocks - load_weight * load``,
-    where ``overlap_blocks`` is the host's GPU prefix hit for this chain and
+    where ``overlap_blocks`` is the host's cached prefix (GPU, then DRAM) for this chain and
     ``load`` is running plus queued requests; ties: smaller load, then fewest
     routed. This is the shape of NVIDIA Dynamo's KV router (a per-worker cost
     that weighs the prefill blocks a worker would save through cache overlap,

@@ -5,51 +5,48 @@ first-in, first-out queue. A running request progresses at the full rates
 below whatever else runs beside it (no batching slowdown is modelled):
 
 * prefill time = tokens the host must compute / ``prefill_tokens_per_s``,
-  plus, when some blocks come from the pool, ``fetch_latency_s`` + their
-  bytes / ``pool_bytes_per_s``; the first token appears when prefill ends;
+  plus, when some blocks come from the host tier, ``host_fetch_latency_ms`` +
+  their bytes / ``host_bandwidth_gb_s``, and when some come from the pool,
+  ``fetch_latency_ms`` + their bytes / ``pool_bandwidth_gb_s``; the first
+  token appears when prefill ends (writes to lower tiers are not waited on);
 * decode time = ``output_length`` / ``decode_tokens_per_s``; the request
   ends (and frees its slot and its pinned blocks) when decode ends.
 
 Tokens to compute: the request's ``input_length`` less the tokens of its hit
-blocks (GPU or pool), at least 0; a request without ``input_length`` counts
+blocks (any tier), at least 0; a request without ``input_length`` counts
 ``block_tokens`` per block. Decode KV (the generated tokens' keys and values)
 is neither cached nor counted against any capacity.
+
+Every default is the cost model's (:mod:`pyverify.cost.params`, where each
+number's source or its ASSUMPTION label is written out); none is repeated here.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_FETCH_LATENCY_MS, DEFAULT_KV_BYTES_PER_TOKEN,
-                                  DEFAULT_POOL_BANDWIDTH_GB_S, DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU, DEFAULT_GPUS_PER_HOST)
+from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_DECODE_ITL_MS, DEFAULT_FETCH_LATENCY_MS, DEFAULT_GPUS_PER_HOST,
+                                  DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST_FETCH_LATENCY_MS, DEFAULT_KV_BYTES_PER_TOKEN,
+                                  DEFAULT_MAX_RUNNING, DEFAULT_POOL_BANDWIDTH_GB_S, DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU)
 
-#: Prefill tokens per second of one host: the cost model's R (pyverify.cost.params: NVIDIA NIM's
-#: Llama-3.3-70B TTFT measurement, 5000 tokens in 406.77 ms on 2 x H100, TP2), about 12,292.
+#: Prefill tokens per second of one host: the cost model's R, about 12,292.
 DEFAULT_PREFILL_TOKENS_PER_S = DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU * DEFAULT_GPUS_PER_HOST
 
-#: Decode tokens per second of one running request: 40.
-#: ASSUMPTION, no published source pinned: an inter-token latency of 25 ms, the order of magnitude
-#: of a 70B model on two H100s at low concurrency. Sweep it before trusting a TTFT that depends on
-#: it (decode time decides how long a request holds its slot, hence queueing).
-DEFAULT_DECODE_TOKENS_PER_S = 40.0
-
-#: Requests one host runs at once: 8. ASSUMPTION (a small batch; engines admit more when memory allows).
-DEFAULT_MAX_RUNNING = 8
-
-#: The cost model's defaults, reused for moving blocks between the pool and a GPU.
-DEFAULT_BLOCK_BYTES_PER_TOKEN = DEFAULT_KV_BYTES_PER_TOKEN
-DEFAULT_BANDWIDTH_GB_S = DEFAULT_POOL_BANDWIDTH_GB_S
-DEFAULT_LATENCY_MS = DEFAULT_FETCH_LATENCY_MS
-DEFAULT_TOKENS_PER_BLOCK = DEFAULT_BLOCK_TOKENS
+#: Decode tokens per second of one running request: 1000 / the cost model's inter-token latency, about 53.8.
+DEFAULT_DECODE_TOKENS_PER_S = 1000.0 / DEFAULT_DECODE_ITL_MS
 
 #: Where each default comes from, for --help and the JSON output.
 SOURCES = {
-    "prefill_tokens_per_s": "the cost model's host prefill rate R (NVIDIA NIM Llama-3.3-70B, 2 x H100; pyverify.cost.params)",
-    "decode_tokens_per_s": "ASSUMPTION: 25 ms per output token, no published source pinned",
-    "max_running": "ASSUMPTION: a small batch",
-    "kv_bytes_per_token": "the cost model's default (LLaMA3-70B, 16-bit KV, 320 KiB; Mooncake paper)",
-    "pool_bandwidth_gb_s": "the cost model's default (Mooncake Transfer Engine, 87 GB/s)",
-    "fetch_latency_ms": "the cost model's ASSUMPTION (1 ms per fetch)",
+    "prefill_tokens_per_s": "NVIDIA NIM benchmark, Llama-3.3-70B on 2 x H100 TP2: 5000 tokens, TTFT 406.77 ms "
+                            "(docs.nvidia.com/nim/benchmarking/llm; pyverify.cost.params)",
+    "decode_tokens_per_s": "the same NIM benchmark: inter-token latency 18.58 ms at concurrency 1 "
+                           "(21.83 ms at 5, 38.75 ms at 25; no batching slowdown is modelled)",
+    "max_running": "ASSUMPTION: a small batch, no published source",
+    "kv_bytes_per_token": "LLaMA3-70B, 16-bit KV, 320 KiB per token (Mooncake paper; pyverify.cost.params)",
+    "pool_bandwidth_gb_s": "Mooncake Transfer Engine README, 87 GB/s on 4 x 200 Gbps RoCE",
+    "fetch_latency_ms": "ASSUMPTION: 1 ms per pool fetch, no published source",
+    "host_bandwidth_gb_s": "PCIe Gen5 x16 one way, 64 GB/s (NVIDIA H100 product page: 128 GB/s both ways)",
+    "host_fetch_latency_ms": "ASSUMPTION: 0 ms per host-DRAM load (only bytes / bandwidth), no published source",
 }
 
 
@@ -60,19 +57,24 @@ class ServiceModel:
     prefill_tokens_per_s: float = DEFAULT_PREFILL_TOKENS_PER_S
     decode_tokens_per_s: float = DEFAULT_DECODE_TOKENS_PER_S
     max_running: int = DEFAULT_MAX_RUNNING
-    block_tokens: int = DEFAULT_TOKENS_PER_BLOCK
-    kv_bytes_per_token: float = DEFAULT_BLOCK_BYTES_PER_TOKEN
-    pool_bandwidth_gb_s: float = DEFAULT_BANDWIDTH_GB_S
-    fetch_latency_ms: float = DEFAULT_LATENCY_MS
+    block_tokens: int = DEFAULT_BLOCK_TOKENS
+    kv_bytes_per_token: float = DEFAULT_KV_BYTES_PER_TOKEN
+    pool_bandwidth_gb_s: float = DEFAULT_POOL_BANDWIDTH_GB_S
+    fetch_latency_ms: float = DEFAULT_FETCH_LATENCY_MS
+    host_bandwidth_gb_s: float = DEFAULT_HOST_BANDWIDTH_GB_S
+    host_fetch_latency_ms: float = DEFAULT_HOST_FETCH_LATENCY_MS
 
     @property
     def block_bytes(self) -> float:
         return self.block_tokens * self.kv_bytes_per_token
 
-    def prefill_seconds(self, input_tokens: int, hit_blocks: int, pool_blocks: int) -> float:
-        """Prefill of a request with ``input_tokens``, ``hit_blocks`` of them cached (``pool_blocks`` from the pool)."""
+    def prefill_seconds(self, input_tokens: int, hit_blocks: int, pool_blocks: int, host_blocks: int = 0) -> float:
+        """Prefill of a request with ``input_tokens``, ``hit_blocks`` of them cached in any tier
+        (``host_blocks`` of those loaded from host DRAM, ``pool_blocks`` from the pool)."""
         compute = max(0, input_tokens - hit_blocks * self.block_tokens)
         seconds = compute / self.prefill_tokens_per_s
+        if host_blocks:
+            seconds += self.host_fetch_latency_ms / 1000.0 + host_blocks * self.block_bytes / (self.host_bandwidth_gb_s * 1e9)
         if pool_blocks:
             seconds += self.fetch_latency_ms / 1000.0 + pool_blocks * self.block_bytes / (self.pool_bandwidth_gb_s * 1e9)
         return seconds

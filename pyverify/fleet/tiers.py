@@ -15,19 +15,36 @@ ends, and eviction skips them. With nothing pinned the caches are unchanged.
 
 ``vllm`` is not offered: its free queue assumes requests run one at a time.
 
-Pool tier (:class:`Pool`): chain-order LRU over blocks (simulate's ``lru``
-class) or, uncapacitated, a set. Movement rules, applied when a request starts:
+Lower tiers (:class:`LowerTier`): optionally a host-DRAM tier per host
+(``--host-capacity``: LMCache's CPU backend, vLLM's CPU offloading, SGLang
+HiCache's L2) and optionally one pool shared by every host (``--pool-capacity``:
+Mooncake Store, LMCache's remote backend, HiCache's L3). Each is chain-order
+LRU over blocks (simulate's ``lru`` class) or, uncapacitated, a set.
+Movement rules, applied when a request starts, tier by tier downwards:
 
 1. the GPU hits on the longest cached prefix of the chain (``g`` blocks);
-2. the pool is asked for the longest run of the chain's next blocks it holds
-   (``p`` blocks): pool hits, loaded into the GPU (their bytes move pool -> GPU);
-3. the rest are recomputed on the host and written to the pool (their bytes
-   move GPU -> pool, even when the pool held a copy it could not serve
-   because an earlier block was missing);
-4. the GPU then inserts every block after its own prefix (loaded or
+2. the host tier is asked for the longest run of the chain's next blocks it
+   holds (``h`` blocks): host hits, loaded host -> GPU;
+3. the pool is asked for the longest run of the blocks after those (``p``):
+   pool hits, loaded pool -> GPU;
+4. the rest are recomputed on the host;
+5. every tier that was asked keeps what it was asked for (write-through,
+   inclusive): its hits are touched (most recently used), the blocks it
+   lacked are written to it (pool hits and recomputed blocks go GPU -> host
+   tier, recomputed blocks GPU -> pool, even when a tier held a copy it could
+   not serve because an earlier block was missing); a tier is never asked
+   for the blocks a tier above it served;
+6. the GPU then inserts every block after its own prefix (loaded or
    computed), exactly as simulate inserts a miss, so inserting may evict.
+   A GPU eviction writes nothing (its block was written through already).
 
-A block is in both tiers from the moment the request that brings it starts:
+Because the GPU's own choices never depend on the tiers below it, adding a
+lower tier leaves the GPU hits of a one-at-a-time replay unchanged, and a
+host tier's hits do not depend on whether a pool is below it. With timing
+they can change: faster prefills move start times, pins and, under a
+load-aware router, routing (``tests/test_replay_tiers.py``).
+
+A block is in every tier from the moment the request that brings it starts:
 a later request is served as if that KV were ready (prefill is not waited on).
 """
 
@@ -40,6 +57,16 @@ from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, ChainOrderLRU, FifoCache,
 
 #: Eviction policies a timed replay offers (vllm's free queue assumes one request at a time).
 REPLAY_EVICTIONS = (LRU, FIFO, LEAF_LRU)
+
+
+def run_in(held, chain: Sequence[int], start: int) -> int:
+    """``start`` plus the length of the run of ``chain[start:]`` whose blocks are all keys of ``held``."""
+    end = start
+    for block in chain[start:] if start else chain:
+        if block not in held:
+            break
+        end += 1
+    return end
 
 
 class AllPinned(RuntimeError):
@@ -78,9 +105,18 @@ class _Pinning:
 
     pins: dict[int, int]
 
+    def _held(self):
+        """The container whose keys are the cached blocks (membership without a Python-level ``__contains__``)."""
+        return self.order
+
+    def prefix_hits(self, chain: Sequence[int]) -> int:
+        """simulate's ``prefix_hits``, read straight from the container: the replay's hottest loop."""
+        return run_in(self._held(), chain, 0)
+
     def pin(self, chain: Sequence[int]) -> list[int]:
         """Pin the chain's blocks that are cached now; return them (to :meth:`unpin` later)."""
-        held = [block for block in chain if block in self]
+        cached = self._held()
+        held = [block for block in chain if block in cached]
         pins = self.pins
         for block in held:
             pins[block] = pins.get(block, 0) + 1
@@ -120,6 +156,9 @@ class PinnedLeafLRU(_Pinning, LeafFirstLRU):
     def __init__(self, capacity: int) -> None:
         super().__init__(capacity)
         self.pins = {}
+
+    def _held(self):
+        return self.last_use
 
     def _evict_leaf(self, pinned: set[int]) -> bool:
         return super()._evict_leaf(_Either(pinned, self.pins) if self.pins else pinned)
@@ -167,18 +206,30 @@ def gpu_cache(capacity: int | None, eviction: str):
     return _GPU_CACHES[eviction](capacity)
 
 
-class Pool:
-    """The shared pool tier: LRU of ``capacity`` blocks, or unlimited (``None``)."""
+class LowerTier:
+    """A host-DRAM or pool tier: LRU of ``capacity`` blocks, or unlimited (``None``)."""
 
     def __init__(self, capacity: int | None) -> None:
         self.capacity = capacity
         self.cache = Unbounded() if capacity is None else ChainOrderLRU(capacity)
 
     def read_and_write(self, rest: Sequence[int]) -> int:
-        """The chain's blocks after the GPU's prefix: how many leading ones the pool serves.
+        """The blocks the tiers above did not serve: how many leading ones this tier serves.
 
-        Those are touched (most recently used); the others, recomputed, are written.
+        Those are touched (most recently used); the others are written (rules 1-5 above).
         """
-        hits = self.cache.prefix_hits(rest)
-        self.cache.serve(rest, hits)
+        cache = self.cache
+        hits = run_in(cache.held if isinstance(cache, Unbounded) else cache.order, rest, 0)
+        cache.serve(rest, hits)
         return hits
+
+
+class LocalTiers:
+    """What a router sees of one host with a host-DRAM tier: the prefix its GPU and DRAM serve together."""
+
+    def __init__(self, gpu, dram: LowerTier) -> None:
+        self.gpu, self.dram = gpu, dram
+
+    def prefix_hits(self, chain: Sequence[int]) -> int:
+        cache = self.dram.cache
+        return run_in(cache.held if isinstance(cache, Unbounded) else cache.order, chain, self.gpu.prefix_hits(chain))
