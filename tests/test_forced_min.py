@@ -155,3 +155,18 @@ def test_per_host_is_the_sum_over_hosts(chains, capacity, hosts, data):
     routing = data.draw(st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains)))
     assert forced_misses(chains, routing, capacity) == exhaustive_forced_fleet(chains, routing, capacity)
     assert forced_misses(chains, routing, capacity) >= min_misses(chains, routing, capacity)
+
+
+@settings(max_examples=300, deadline=None)
+@given(prefix_closed_chains(), st.integers(1, 6), st.integers(1, 3), st.data())
+def test_compiled_rule_makes_the_loops_choices(chains, capacity, hosts, data):
+    """The compiled forced rule (pyverify.sim.forced_min._forced_one_cache) = the Python loop: hits, misses, the witness."""
+    from pyverify.sim import forced_min
+
+    routing = data.draw(st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains)))
+    ids, lengths = flatten(chains)
+    ids = ids * 7 + 3  # ids that are not dense: the witness names the original ids
+    expected = forced_run_flat(ids, lengths, routing, capacity, witness=True, closure=True)  # closure=True: the loop
+    got = forced_min._run_compiled(ids, lengths, forced_min.np.asarray(routing, dtype=forced_min.np.int64), capacity, None,
+                                   witness=True)
+    assert got == (list(expected[0]), list(expected[1]), expected[2])

@@ -74,7 +74,9 @@ from typing import Sequence
 import numpy as np
 
 from pyverify.sim.belady_min import CHUNK, MinRun, next_uses
+from pyverify.sim.compiled import kernel
 from pyverify.sim.counting import dense_ids, flatten
+from pyverify.sim.kernels import CURVE_BREAK_EVEN, use_kernels
 
 #: The admission rules pyverify certifies: ``bypass`` (a fetched block may be discarded) and ``forced``.
 BYPASS = "bypass"
@@ -117,6 +119,8 @@ def forced_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int
     lengths = np.asarray(lengths, dtype=np.int64)
     n_requests = lengths.size
     caches = np.zeros(n_requests, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
+    if not closure and use_kernels(int(ids.size), CURVE_BREAK_EVEN) and kernel(_forced_one_cache) is not None:
+        return _run_compiled(ids, lengths, caches, capacity, deadline, witness)
     fleet = int(caches.max()) + 1 if caches.size else 1
     if fleet == 1:
         following = next_uses(ids)
@@ -200,6 +204,153 @@ def forced_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int
                 dropped.append(tuple(sorted(gone)))
         first = last
     return hit_blocks, dropped, misses
+
+
+def _forced_one_cache(keys, following, lengths, capacity, universe):
+    """The forced rule on one cache's flat sequence, with arrays (compiled by numba; same choices as the loop above).
+
+    ``keys``: dense block ids of the cache's references; ``following[p]``: the
+    position of the next use of ``keys[p]`` in this sequence (``keys.size``:
+    never); ``lengths``: the cache's requests in order. The heap orders held
+    blocks by (next use, depth), largest first, so a block never used again
+    goes first and the deeper among those; entries are (priority, block) in
+    two arrays, stale ones skipped. Returns ``(hits per request, gone,
+    gone_counts, violation)``: the blocks each request evicted or could not
+    cache, in request order, and the first request whose hits were not a
+    prefix (-1 if none).
+    """
+    n = keys.size
+    span = 1
+    for r in range(lengths.size):
+        if lengths[r] + 1 > span:
+            span = lengths[r] + 1
+    held_next = np.full(universe, -1, dtype=np.int64)  # next use of each held block, -1 if not held
+    pinned_by = np.full(universe, -1, dtype=np.int64)  # the request that pins each block
+    heap_priority = np.empty(n + 1, dtype=np.int64)
+    heap_block = np.empty(n + 1, dtype=np.int64)
+    skipped_priority = np.empty(max(capacity, 1) + 1, dtype=np.int64)
+    skipped_block = np.empty(max(capacity, 1) + 1, dtype=np.int64)
+    hits_of = np.zeros(lengths.size, dtype=np.int64)
+    gone = np.empty(n, dtype=np.int64)
+    gone_counts = np.zeros(lengths.size, dtype=np.int64)
+    n_gone = 0
+    size = 0
+    count = 0
+    violation = -1
+    start = 0
+    for r in range(lengths.size):
+        k = lengths[r]
+        hits = 0
+        while hits < k and held_next[keys[start + hits]] >= 0:
+            hits += 1
+        for j in range(hits, k):
+            if held_next[keys[start + j]] >= 0 and violation < 0:
+                violation = r
+        hits_of[r] = hits
+        keep = k if k < capacity else capacity
+        before = n_gone
+        for j in range(keep):  # pinned: hit or admitted, held when the request ends
+            block = keys[start + j]
+            w = following[start + j]
+            if held_next[block] < 0:
+                count += 1
+            held_next[block] = w
+            pinned_by[block] = r
+            priority = w * span + j
+            i = size  # push (max-heap on priority)
+            heap_priority[i] = priority
+            heap_block[i] = block
+            size += 1
+            while i > 0:
+                parent = (i - 1) // 2
+                if heap_priority[parent] > heap_priority[i] or (heap_priority[parent] == heap_priority[i]
+                                                                 and heap_block[parent] <= heap_block[i]):
+                    break  # ties: the smaller block first, as the loop above
+                heap_priority[parent], heap_priority[i] = heap_priority[i], heap_priority[parent]
+                heap_block[parent], heap_block[i] = heap_block[i], heap_block[parent]
+                i = parent
+        for j in range(keep, k):  # computed but not cached: the chain is longer than the cache
+            gone[n_gone] = keys[start + j]
+            n_gone += 1
+        n_skipped = 0
+        while count > capacity:
+            priority = heap_priority[0]
+            victim = heap_block[0]
+            size -= 1
+            heap_priority[0] = heap_priority[size]
+            heap_block[0] = heap_block[size]
+            i = 0
+            while True:
+                left = 2 * i + 1
+                if left >= size:
+                    break
+                child = left
+                right = left + 1
+                if right < size and (heap_priority[right] > heap_priority[left] or (
+                        heap_priority[right] == heap_priority[left] and heap_block[right] < heap_block[left])):
+                    child = right
+                if heap_priority[i] > heap_priority[child] or (heap_priority[i] == heap_priority[child]
+                                                               and heap_block[i] <= heap_block[child]):
+                    break
+                heap_priority[i], heap_priority[child] = heap_priority[child], heap_priority[i]
+                heap_block[i], heap_block[child] = heap_block[child], heap_block[i]
+                i = child
+            if held_next[victim] != priority // span:
+                continue  # stale
+            if pinned_by[victim] == r:
+                skipped_priority[n_skipped] = priority
+                skipped_block[n_skipped] = victim
+                n_skipped += 1
+                continue
+            held_next[victim] = -1  # the held block used farthest in the future (never again: deeper first)
+            count -= 1
+            gone[n_gone] = victim
+            n_gone += 1
+        for e in range(n_skipped):  # the running request's entries go back
+            i = size
+            heap_priority[i] = skipped_priority[e]
+            heap_block[i] = skipped_block[e]
+            size += 1
+            while i > 0:
+                parent = (i - 1) // 2
+                if heap_priority[parent] > heap_priority[i] or (heap_priority[parent] == heap_priority[i]
+                                                                 and heap_block[parent] <= heap_block[i]):
+                    break  # ties: the smaller block first, as the loop above
+                heap_priority[parent], heap_priority[i] = heap_priority[i], heap_priority[parent]
+                heap_block[parent], heap_block[i] = heap_block[i], heap_block[parent]
+                i = parent
+        gone_counts[r] = n_gone - before
+        start += k
+    return hits_of, gone[:n_gone], gone_counts, violation
+
+
+def _run_compiled(ids: np.ndarray, lengths: np.ndarray, caches: np.ndarray, capacity: int, deadline, witness: bool):
+    """:func:`forced_run_flat` by :func:`_forced_one_cache`, one cache at a time (``deadline`` checked between caches)."""
+    run = kernel(_forced_one_cache)
+    per_reference = np.repeat(caches, lengths)
+    hit_blocks = np.zeros(lengths.size, dtype=np.int64)
+    gone_of: dict[int, np.ndarray] = {}
+    for q in np.unique(caches):
+        if deadline is not None:
+            deadline()
+        requests = np.flatnonzero(caches == q)
+        references = ids[per_reference == q]
+        keys, universe = dense_ids(references)
+        renumbered = keys is not references  # dense_ids returns ids already dense as they are
+        keys = keys.astype(np.int64)
+        hits, gone, gone_counts, violation = run(keys, next_uses(keys), lengths[requests], capacity, max(universe, 1))
+        if violation >= 0:
+            raise PrefixClosureViolated(f"request {int(requests[violation])}: a block after the first miss is held "
+                                        "(a block held without its parent)")
+        hit_blocks[requests] = hits
+        if witness:
+            names = (np.unique(references)[gone] if renumbered else gone).tolist()
+            bounds = np.concatenate(([0], np.cumsum(gone_counts))).tolist()
+            for index, request in enumerate(requests.tolist()):
+                gone_of[request] = tuple(sorted(names[bounds[index]:bounds[index + 1]]))
+    misses = int(lengths.sum() - hit_blocks.sum())
+    dropped = [gone_of[t] for t in range(lengths.size)] if witness else None
+    return hit_blocks.tolist(), dropped, misses
 
 
 def forced_curve_points(ids: np.ndarray, lengths: np.ndarray, capacities: Sequence[int], routing=None) -> list[int]:
