@@ -34,11 +34,14 @@ this script has not been run here.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
+import os
 import inspect
 import random
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -119,92 +122,74 @@ def vllm_engine_hits(prompts: list[list[int]], capacity: int, block_size: int) -
 # --- SGLang -------------------------------------------------------------------
 
 
-class PagePool:
-    """A page free-list with the interface SGLang's RadixCache calls (``available_size``, ``free``).
-
-    Page 0 is reserved, as in SGLang's allocators (slot 0 is the padding slot).
-    """
-
-    def __init__(self, pages: int, page_size: int) -> None:
-        import torch
-
-        self.page_size = page_size
-        self.device = torch.device("cpu")
-        self.free_pages = list(range(1, pages + 1))
-
-    def available_size(self) -> int:
-        return len(self.free_pages) * self.page_size
-
-    def alloc_pages(self, count: int) -> list[int]:
-        if count > len(self.free_pages):
-            raise RuntimeError("out of pages")
-        taken, self.free_pages = self.free_pages[:count], self.free_pages[count:]
-        return taken
-
-    def free(self, indices) -> None:
-        if len(indices) == 0:
-            return
-        pages = sorted({int(index) // self.page_size for index in indices})
-        self.free_pages.extend(pages)
-
-
 def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size: int,
-                       policy: str = "lru") -> tuple[list[int], list[int]] | None:
-    """Hit tokens per request from SGLang's own RadixCache, and the requests that never fit the pool
-    (``None`` if this SGLang cannot be given ``policy``)."""
+                       policy: str = "lru") -> tuple[list[int], list[int]]:
+    """Hit tokens per request from SGLang's own RadixCache and token allocator, and the requests that never fit.
+
+    One request at a time, as the scheduler runs it (SGLang 0.5.23):
+    ``match_kv_cache`` (``mem_cache/common.py``: ``match_prefix`` on a key
+    limited to ``Req._compute_max_prefix_len``, ``input_len - 1``), ``lock``,
+    ``alloc_for_extend`` (``mem_cache/allocation.py``: ``alloc_token_slots``
+    evicts ``extend_num_tokens`` with page size 1, ``alloc_paged_token_slots_extend``
+    ``extend_num_tokens + page_size`` above 1, both through the allocator's
+    ``evict_to_free_tokens``), then ``release_kv_cache`` with a checkpoint
+    (``RadixCache._insert_cache``: insert the page-aligned prompt, free the
+    duplicates; ``checkpoint``: re-match, move the lock; then free the
+    unaligned tail and unlock). The allocators are SGLang's own
+    (``TokenToKVPoolAllocator``, ``PagedTokenToKVPoolAllocator``) with no KV
+    buffer behind them (``kvcache=None``: the cache code never reads it).
+    """
     import torch
+    from array import array
     from sglang.srt.mem_cache import radix_cache as rc
+    from sglang.srt.mem_cache.allocator.paged import PagedTokenToKVPoolAllocator
+    from sglang.srt.mem_cache.allocator.token import TokenToKVPoolAllocator
+    from sglang.srt.mem_cache.base_prefix_cache import InsertParams, MatchPrefixParams
+    from sglang.srt.managers.utils import validate_input_length
+    from sglang.srt.mem_cache.cache_init_params import CacheInitParams
 
-    pages = capacity_tokens // page_size
-    pool = PagePool(pages, page_size)
-    params_type = getattr(rc, "CacheInitParams", None)
-    if params_type is not None:
-        cache = rc.RadixCache(params_type(**_accepted(params_type, disable=False, req_to_token_pool=None,
-                                                      token_to_kv_pool_allocator=pool, page_size=page_size,
-                                                      eviction_policy=policy)))
+    size = capacity_tokens // page_size * page_size
+    if page_size == 1:
+        allocator = TokenToKVPoolAllocator(size, torch.float16, "cpu", None, False)
     else:
-        cache = rc.RadixCache(**_accepted(rc.RadixCache.__init__, req_to_token_pool=None, token_to_kv_pool_allocator=pool,
+        allocator = PagedTokenToKVPoolAllocator(size, page_size, torch.float16, "cpu", None, False)
+    cache = rc.RadixCache(CacheInitParams(disable=False, req_to_token_pool=None, token_to_kv_pool_allocator=allocator,
                                           page_size=page_size, eviction_policy=policy))
-    if getattr(cache, "eviction_policy", "lru") != policy:
-        return None  # this SGLang takes no eviction policy: the comparison is skipped, not run against LRU
-    params = {name: getattr(rc, name, None) for name in ("MatchPrefixParams", "InsertParams", "EvictParams")}
-
-    def match(tokens):
-        key = rc.RadixKey(tokens)
-        result = cache.match_prefix(params["MatchPrefixParams"](key=key)) if params["MatchPrefixParams"] else cache.match_prefix(key=key)
-        return result.device_indices, result.last_device_node
-
-    def insert(tokens, value):
-        key = rc.RadixKey(tokens)
-        result = cache.insert(params["InsertParams"](key=key, value=value)) if params["InsertParams"] else cache.insert(key, value)
-        return result.prefix_len if hasattr(result, "prefix_len") else int(result)
-
-    def evict(tokens):
-        cache.evict(params["EvictParams"](num_tokens=tokens)) if params["EvictParams"] else cache.evict(tokens)
-
+    # tp_worker.py get_worker_info, with no --context-length below the pool
+    max_req_input_len = min(1 << 40, allocator.size) - 1 - 5
     hits, unscheduled = [], []
     for index, tokens in enumerate(prompts):
         n = len(tokens)
-        needed_pages = -(-n // page_size)
-        if needed_pages > pages:  # never fits the pool: the driver skips it
-            unscheduled.append(index)
+        ids = array("q", tokens)
+        if validate_input_length(SimpleNamespace(origin_input_ids=tokens), max_req_input_len, False) is not None:
+            unscheduled.append(index)  # refused before it reaches the cache
             hits.append(0)
             continue
-        prefix, last = match(tokens[: n - 1]) if n > 1 else (torch.empty((0,), dtype=torch.int64), cache.root_node)
-        hit = len(prefix)
-        cache.inc_lock_ref(last)
-        demand = (n - hit) + (page_size if page_size > 1 else 0)  # common.py: alloc_paged_token_slots_extend
-        available = pool.available_size()
-        if available < demand:  # common.py evict_from_tree_cache: the shortfall
-            evict(demand - available)
-        new_pages = pool.alloc_pages(needed_pages - hit // page_size)
-        new = [page * page_size + offset for page in new_pages for offset in range(page_size)][: n - hit]
-        kv = torch.cat([prefix.to(torch.int64), torch.tensor(new, dtype=torch.int64)])
+        match = cache.match_prefix(MatchPrefixParams(key=rc.RadixKey(ids, limit=max(n - 1, 0))))
+        hit, last = match.device_prefix_len, match.last_device_node
+        lock = cache.lock(last)
+        prefix = cache.path_device_indices(last)
+        extension = n - hit
+        demand = extension + (page_size if page_size > 1 else 0)
+        allocator.evict_to_free_tokens(cache, demand)
+        new = allocator.alloc(-(-extension // page_size) * page_size)
+        if new is None:
+            raise RuntimeError(f"request {index}: SGLang could not allocate {extension} tokens")
+        kv = torch.cat([prefix.to(torch.int64), new[:extension].to(torch.int64)])
+        # release_kv_cache(checkpoint=True): RadixCache._insert_cache, then checkpoint
         aligned = n // page_size * page_size
-        known = insert(tokens[:aligned], kv[:aligned].clone())  # cache_finished_req
-        pool.free(kv[hit:known])  # the duplicates of what the tree already held
-        pool.free(kv[aligned:])  # the unaligned tail
-        cache.dec_lock_ref(last)
+        key = rc.RadixKey(ids).page_aligned(page_size)
+        result = cache.insert(InsertParams(key=key, value=kv[:aligned].clone(), inserted_len=0, priority=0))
+        if result.prefix_len > hit:  # the duplicates of what the tree already held
+            allocator.free_segment(kv[hit:result.prefix_len], start_pos=hit)
+        again = cache.match_prefix(MatchPrefixParams(key=key))
+        cache.unlock(lock)
+        lock = cache.lock(again.last_device_node)
+        if aligned < n:  # free_kv_row: the unaligned tail (its page)
+            allocator.free(new[aligned - hit:])
+        elif len(new) > extension:
+            allocator.free(new[extension:])
+        cache.unlock(lock)
         hits.append(hit)
     return hits, unscheduled
 
@@ -212,48 +197,113 @@ def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size
 # --- the comparison -----------------------------------------------------------
 
 
-def compare(name: str, theirs: tuple[list[int], list[int]] | None, ours: tuple[list[int], list[int]]) -> int:
-    if theirs is None:
-        print(f"{name}: skipped (this engine version has no such setting)")
-        return 0
+def mooncake_prompts(path: Path, limit: int | None) -> list[list[int]]:
+    """Mooncake JSONL (``hash_ids``: one id per 512-token block, equal ids = equal prefixes) as token ids.
+
+    Block id h becomes the 512 tokens ``h * 512 + 1 .. h * 512 + 512``, so equal
+    ids give equal tokens and different ids different ones; the last block
+    holds only the tokens ``input_length`` leaves it (``input_length - 512 * (k - 1)``).
+    """
+    import json
+
+    prompts = []
+    with path.open() as handle:
+        for line in handle:
+            if limit is not None and len(prompts) >= limit:
+                break
+            record = json.loads(line)
+            ids, length = record["hash_ids"], record["input_length"]
+            tokens = [h * MOONCAKE_BLOCK + t + 1 for h in ids for t in range(MOONCAKE_BLOCK)]
+            prompts.append(tokens[:length])
+    return prompts
+
+
+MOONCAKE_BLOCK = 512
+
+
+def ours(prompts: list[list[int]], engine: str, capacity_tokens: int, block: int, policy: str = "lru",
+         chains: list[tuple[int, ...]] | None = None) -> tuple[list[int], list[int]]:
+    """pyverify's hit tokens per request (prompts shorter than a block included, as chains of no blocks)."""
+    chains = chains if chains is not None else [chain_of_tokens(tokens, block) for tokens in prompts]
+    lengths = [len(tokens) for tokens in prompts]
+    zeros = [0] * len(prompts)
+    if engine == "vllm":
+        hits, unscheduled = vllm_hits(chains, lengths, zeros, capacity_tokens // block, block)
+    else:
+        hits, unscheduled = sglang_hits(chains, lengths, zeros, capacity_tokens // block, block, block, policy)
+    return [h * block for h in hits], unscheduled
+
+
+def compare(name: str, theirs: tuple[list[int], list[int]], mine: tuple[list[int], list[int]]) -> tuple[int, int]:
+    """Print one line (and the first disagreements); return (requests compared, requests equal)."""
     their_hits, their_unscheduled = theirs
-    our_hits, our_unscheduled = ours
+    our_hits, our_unscheduled = mine
     wrong = [i for i, (a, b) in enumerate(zip(their_hits, our_hits, strict=True)) if a != b]
-    print(f"{name}: {len(their_hits)} requests, engine hit tokens {sum(their_hits)}, pyverify {sum(our_hits)}, "
-          f"{len(wrong)} request(s) differ; never scheduled: engine {len(their_unscheduled)}, pyverify {len(our_unscheduled)}")
-    for i in wrong[:10]:
+    wrong += [i for i in sorted(set(their_unscheduled) ^ set(our_unscheduled)) if i not in wrong]
+    print(f"{name}: {len(their_hits)} requests, {len(their_hits) - len(wrong)} equal; hit tokens engine "
+          f"{sum(their_hits)}, pyverify {sum(our_hits)}; never scheduled: engine {len(their_unscheduled)}, "
+          f"pyverify {len(our_unscheduled)}", flush=True)
+    for i in wrong[:5]:
         print(f"  request {i}: engine {their_hits[i]} hit tokens, pyverify {our_hits[i]}")
-    return len(wrong) + (their_unscheduled != our_unscheduled)
+    return len(their_hits), len(their_hits) - len(wrong)
+
+
+def capacities(prompts: list[list[int]], block: int, count: int = 6) -> list[int]:
+    """``count`` pool sizes in tokens, geometric from 4 blocks of 16 to the trace's working set (whole pages of 16)."""
+    distinct = {block_id for tokens in prompts for block_id in chain_of_tokens(tokens, 16)}
+    working = max(len(distinct) * 16 + max(map(len, prompts)) + 16, 128)
+    low = 64
+    sizes = sorted({int(low * (working / low) ** (i / (count - 1))) // 16 * 16 for i in range(count)})
+    return sizes
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--requests", type=int, default=400, help="generated requests (default 400)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--engine", choices=("vllm", "sglang", "both"), default="both",
+                        help="which engine to drive (each may live in its own venv); default both")
+    parser.add_argument("--mooncake-requests", type=int, default=300,
+                        help="first N requests of $PYVERIFY_MOONCAKE_TRACES/synthetic_trace.jsonl, expanded to "
+                             "tokens (0: skip; default 300)")
     args = parser.parse_args(argv)
-    missing = [name for name in ("vllm", "sglang") if importlib.util.find_spec(name) is None]
+    engines = ["vllm", "sglang"] if args.engine == "both" else [args.engine]
+    missing = [name for name in engines if importlib.util.find_spec(name) is None]
     if missing:
         print(f"engine_parity: {' and '.join(missing)} not importable here; nothing compared")
         return 0
-    failures = 0
-    for block in (16, 1):
-        prompts = generated_trace(args.requests, args.seed, block=16)
-        ids = [chain_of_tokens(tokens, block) for tokens in prompts]
-        lengths = [len(tokens) for tokens in prompts]
-        zeros = [0] * len(prompts)
-        for capacity_tokens in (64, 256, 1024, 4096):
-            capacity = capacity_tokens // block
-            if block == 16:
-                ours = vllm_hits(ids, lengths, zeros, capacity, block)
-                failures += compare(f"vllm, blocks of {block}, C={capacity}", vllm_engine_hits(prompts, capacity, block),
-                                    ([h * block for h in ours[0]], ours[1]))
-            for policy in ("lru", "fifo"):
-                ours = sglang_hits(ids, lengths, zeros, capacity, block, block, policy)
-                failures += compare(f"sglang {policy}, page size {block}, {capacity_tokens} tokens",
-                                    sglang_engine_hits(prompts, capacity_tokens, block, policy),
-                                    ([h * block for h in ours[0]], ours[1]))
-    print("all requests agree" if not failures else f"{failures} disagreement(s)")
-    return 1 if failures else 0
+    for name in engines:
+        print(f"{name} {importlib.import_module(name).__version__}", flush=True)
+    traces = [("generated", generated_trace(args.requests, args.seed, block=16))]
+    mooncake = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or Path(__file__).resolve().parent.parent.parent
+                    / "shared" / "data" / "mooncake") / "synthetic_trace.jsonl"
+    if args.mooncake_requests and mooncake.exists():
+        traces.append((f"mooncake[:{args.mooncake_requests}]", mooncake_prompts(mooncake, args.mooncake_requests)))
+    elif args.mooncake_requests:
+        print(f"{mooncake}: absent (set PYVERIFY_MOONCAKE_TRACES); the Mooncake trace is skipped")
+    compared = equal = 0
+    for trace, prompts in traces:
+        short = sum(len(tokens) < 16 for tokens in prompts)
+        sizes = capacities(prompts, 16)
+        print(f"{trace}: {len(prompts)} prompts, {sum(map(len, prompts))} tokens, {short} shorter than 16 tokens; "
+              f"pools of {sizes} tokens", flush=True)
+        for block in (16, 1):
+            chains = [chain_of_tokens(tokens, block) for tokens in prompts]
+            for capacity in sizes:
+                runs = []
+                if "vllm" in engines:
+                    runs.append((f"vllm, blocks of {block}", "vllm", "lru",
+                                 lambda: vllm_engine_hits(prompts, capacity // block, block)))
+                if "sglang" in engines:
+                    for policy in ("lru", "fifo"):
+                        runs.append((f"sglang {policy}, page size {block}", "sglang", policy,
+                                     lambda policy=policy: sglang_engine_hits(prompts, capacity, block, policy)))
+                for label, engine, policy, run in runs:
+                    a, b = compare(f"{trace}, {label}, {capacity} tokens", run(),
+                                   ours(prompts, engine, capacity, block, policy, chains))
+                    compared, equal = compared + a, equal + b
+    print(f"requests compared {compared}, equal {equal}" + ("" if compared == equal else f", {compared - equal} differ"))
+    return 0 if compared == equal else 1
 
 
 if __name__ == "__main__":
