@@ -75,6 +75,28 @@ def generated_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
     return prompts
 
 
+def aligned_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
+    """Block-aligned prompts (shared heads, re-sends) with prompts shorter than a block among them.
+
+    After a block-aligned prompt the front of vLLM's free queue is a cached
+    block (no partial block was prepended), so the short prompt that follows
+    evicts it: the case an imported instance, which leaves short prompts out,
+    cannot show (point 3).
+    """
+    rng = random.Random(seed)
+    heads = [[rng.randrange(1, 50_000) for _ in range(block * rng.randrange(1, 4))] for _ in range(4)]
+    prompts: list[list[int]] = []
+    while len(prompts) < n:
+        kind = rng.random()
+        if kind < 0.3:
+            prompts.append([rng.randrange(1, 50_000) for _ in range(rng.randrange(1, block))])
+        elif kind < 0.5 and prompts:
+            prompts.append(list(rng.choice(prompts)))
+        else:
+            prompts.append(list(rng.choice(heads)) + [rng.randrange(1, 50_000) for _ in range(block * rng.randrange(1, 4))])
+    return prompts
+
+
 # --- vLLM ---------------------------------------------------------------------
 
 
@@ -248,6 +270,51 @@ def compare(name: str, theirs: tuple[list[int], list[int]], mine: tuple[list[int
     return len(their_hits), len(their_hits) - len(wrong)
 
 
+class LazyMooncake:
+    """The whole Mooncake trace as token ids, one request made at a time (61M tokens do not fit as lists)."""
+
+    def __init__(self, path: Path) -> None:
+        import json
+
+        with path.open() as handle:
+            self.records = [json.loads(line) for line in handle]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self):
+        for record in self.records:
+            ids, length = record["hash_ids"], record["input_length"]
+            yield [h * MOONCAKE_BLOCK + t + 1 for h in ids for t in range(MOONCAKE_BLOCK)][:length]
+
+
+def mooncake_at_its_block_size(path: Path, engines: list[str], blocks: list[int]) -> tuple[int, int]:
+    """The whole trace at 512-token blocks (pages): engines on its tokens, pyverify on the trace as
+    ``pyverify simulate`` loads it (``load_input``, ``engine_hits`` with ``input_tokens``)."""
+    from pyverify.inputs.load import load_input
+    from pyverify.sim.simulate import engine_hits
+
+    instance = load_input(path)
+    lengths = [item["input_tokens"] for item in instance.extra]
+    zeros = [0] * instance.n_requests
+    prompts = LazyMooncake(path)
+    compared = equal = 0
+    for capacity in blocks:
+        runs = []
+        if "vllm" in engines:
+            runs.append(("vllm", lambda: vllm_engine_hits(prompts, capacity, MOONCAKE_BLOCK)))
+        if "sglang" in engines:
+            for policy in ("lru", "fifo"):
+                runs.append((f"sglang-{policy}" if policy == "fifo" else "sglang",
+                             lambda policy=policy: sglang_engine_hits(prompts, capacity * MOONCAKE_BLOCK, MOONCAKE_BLOCK, policy)))
+        for eviction, run in runs:
+            hits, unscheduled = engine_hits(instance.chains, zeros, capacity, eviction, lengths, MOONCAKE_BLOCK)
+            a, b = compare(f"mooncake (all, blocks of 512), {eviction}, {capacity} blocks", run(),
+                           ([h * MOONCAKE_BLOCK for h in hits], unscheduled))
+            compared, equal = compared + a, equal + b
+    return compared, equal
+
+
 def capacities(prompts: list[list[int]], block: int, count: int = 6) -> list[int]:
     """``count`` pool sizes in tokens, geometric from 4 blocks of 16 to the trace's working set (whole pages of 16)."""
     distinct = {block_id for tokens in prompts for block_id in chain_of_tokens(tokens, 16)}
@@ -266,6 +333,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mooncake-requests", type=int, default=300,
                         help="first N requests of $PYVERIFY_MOONCAKE_TRACES/synthetic_trace.jsonl, expanded to "
                              "tokens (0: skip; default 300)")
+    parser.add_argument("--mooncake-blocks", type=lambda text: [int(x) for x in text.split(",") if x],
+                        default=[8, 64, 256, 1024, 5859],
+                        help="pool sizes (blocks of 512) for the whole Mooncake trace at its own block size "
+                             "(default 8,64,256,1024,5859; empty: skip)")
     args = parser.parse_args(argv)
     engines = ["vllm", "sglang"] if args.engine == "both" else [args.engine]
     missing = [name for name in engines if importlib.util.find_spec(name) is None]
@@ -274,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for name in engines:
         print(f"{name} {importlib.import_module(name).__version__}", flush=True)
-    traces = [("generated", generated_trace(args.requests, args.seed, block=16))]
+    traces = [("generated", generated_trace(args.requests, args.seed, block=16)),
+              ("aligned+short", aligned_trace(args.requests // 2, args.seed, block=16))]
     mooncake = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or Path(__file__).resolve().parent.parent.parent
                     / "shared" / "data" / "mooncake") / "synthetic_trace.jsonl"
     if args.mooncake_requests and mooncake.exists():
@@ -299,9 +371,20 @@ def main(argv: list[str] | None = None) -> int:
                         runs.append((f"sglang {policy}, page size {block}", "sglang", policy,
                                      lambda policy=policy: sglang_engine_hits(prompts, capacity, block, policy)))
                 for label, engine, policy, run in runs:
-                    a, b = compare(f"{trace}, {label}, {capacity} tokens", run(),
+                    theirs = run()
+                    a, b = compare(f"{trace}, {label}, {capacity} tokens", theirs,
                                    ours(prompts, engine, capacity, block, policy, chains))
                     compared, equal = compared + a, equal + b
+                    kept = [i for i, chain in enumerate(chains) if chain]
+                    if len(kept) < len(chains):  # point 3: an imported instance leaves these prompts out
+                        imported = ours([prompts[i] for i in kept], engine, capacity, block, policy,
+                                        [chains[i] for i in kept])
+                        differ = sum(theirs[0][i] != h for i, h in zip(kept, imported[0]))
+                        print(f"  as an imported instance ({len(chains) - len(kept)} prompts shorter than a block "
+                              f"left out): {differ} of the other {len(kept)} requests differ from the engine")
+    if args.mooncake_blocks and mooncake.exists():
+        a, b = mooncake_at_its_block_size(mooncake, engines, args.mooncake_blocks)
+        compared, equal = compared + a, equal + b
     print(f"requests compared {compared}, equal {equal}" + ("" if compared == equal else f", {compared - equal} differ"))
     return 0 if compared == equal else 1
 
