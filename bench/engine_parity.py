@@ -1,34 +1,60 @@
-"""Per-request parity of ``--eviction vllm`` / ``sglang`` with the real engines' cache structures.
+"""Per-request parity of ``--eviction vllm`` / ``sglang`` / ``sglang-fifo`` with the real engines' cache code.
 
-    python bench/engine_parity.py [--requests 400] [--seed 0]
+    python bench/engine_parity.py [--engine vllm|sglang|both] [--requests 400] [--seed 0]
+                                  [--mooncake-requests 200] [--mooncake-blocks 8,64,256,1024,5859]
 
-When ``vllm`` and ``sglang`` are importable, this drives their cache
-structures request by request, one request at a time, as their schedulers do,
-on generated token-id traces, and compares every request's hit tokens with
-pyverify's reference implementations (:mod:`pyverify.sim.vllm_pool`,
-:mod:`pyverify.sim.sglang_radix`):
+Drives the engines' own cache structures request by request, one request at a
+time, as their schedulers do, and compares every request's hit tokens (and
+which requests never run) with pyverify's references
+(:mod:`pyverify.sim.vllm_pool`, :mod:`pyverify.sim.sglang_radix`):
 
-* vLLM (``vllm/v1/core/kv_cache_manager.py``): ``get_computed_blocks``, then
-  ``allocate_slots(request, num_tokens - hit, hit, computed_blocks)`` (``None``:
-  never scheduled), then ``free``; ``num_gpu_blocks = C + 1`` (the null block).
-* SGLang (``python/sglang/srt/mem_cache/radix_cache.py``,
-  ``python/sglang/srt/mem_cache/common.py``): ``match_prefix`` on
-  ``input_ids[:input_len - 1]``, ``inc_lock_ref``, ``evict_from_tree_cache``
-  with the extension (plus one page when the page size is above 1),
-  allocate, then as ``cache_finished_req``: ``insert`` the page-aligned
-  prompt, free the duplicates and the unaligned tail, ``dec_lock_ref``. The
-  radix cache is SGLang's own; its token pool is a page free-list written
-  here (``PagePool``: ``available_size``, ``free``, ``page_size``, ``device``),
-  because SGLang's allocators need a KV buffer on a device.
+* vLLM 0.33.0 (``vllm/v1/core/kv_cache_manager.py``): ``get_computed_blocks``,
+  then ``allocate_slots(request, num_tokens - hit, hit, computed_blocks)``
+  (``None``: never scheduled), then ``free``; ``KVCacheConfig(num_blocks=C + 1)``
+  (the null block), one full-attention group, ``sha256`` block hashes.
+* SGLang 0.5.23: ``validate_input_length`` (``managers/utils.py``, with
+  ``max_req_input_len`` as ``managers/tp_worker.py`` sets it), ``match_prefix``
+  limited to ``input_len - 1`` tokens, ``lock``, the allocator's
+  ``evict_to_free_tokens`` with the extension (plus one page above page size
+  1, ``mem_cache/allocation.py``), ``alloc``, then as ``release_kv_cache``
+  with a checkpoint: ``insert`` the page-aligned prompt, free the duplicates,
+  re-match and move the lock, free the unaligned tail, unlock. The radix
+  cache (``mem_cache/radix_cache.py``, ``RadixCache``) and the allocators
+  (``TokenToKVPoolAllocator``, ``PagedTokenToKVPoolAllocator``) are SGLang's
+  own; the allocators get ``kvcache=None``, as nothing on this path reads
+  the KV buffer.
 
-Traces (token ids): multi-turn conversations (each turn re-sends the
-history), shared system prompts, exact re-sends, prompts of every length
-modulo the block size, and prompts shorter than one block; at several
-capacities, page sizes 1 and 16 (block sizes 1 and 16 on pyverify's side:
-a page is named by its last block). Prints one line per configuration and
-every disagreement; exits 1 on any. Without both engines installed it says
-so in one line and exits 0; this project's machine does not have them, so
-this script has not been run here.
+Traces (token ids): ``generated`` (multi-turn conversations, shared system
+prompts, exact re-sends, prompts of every length modulo 16, prompts shorter
+than 16 tokens), ``aligned+short`` (block-aligned prompts with short ones
+among them: the case where an imported instance, which has no request
+without a block, differs from vLLM; the script prints how many requests
+differ on such an instance), the first ``--mooncake-requests`` of the Mooncake
+synthetic trace expanded to tokens (block id h -> tokens h*512+1..h*512+512,
+cut to ``input_length``), each at six pools from 64 tokens to the trace's
+working set, with blocks/pages of 16 and 1; and the whole Mooncake trace at
+its own 512-token blocks at ``--mooncake-blocks``, compared with the hits
+pyverify gives the trace as ``pyverify simulate`` loads it. The Mooncake
+trace is read from ``$PYVERIFY_MOONCAKE_TRACES/synthetic_trace.jsonl``
+(default ``../shared/data/mooncake`` beside the checkout; skipped, with a
+line saying so, when absent).
+
+Installing the engines (not in CI, not in the ``dev`` extra): each pins its
+own torch, so one venv each, outside the repository::
+
+    python -m venv /work/venv-vllm && /work/venv-vllm/bin/pip install vllm==0.33.0 && \
+        /work/venv-vllm/bin/pip install -e . --no-deps
+    python -m venv /work/venv-sglang && /work/venv-sglang/bin/pip install sglang==0.5.23 && \
+        /work/venv-sglang/bin/pip install -e . --no-deps
+    /work/venv-vllm/bin/python bench/engine_parity.py --engine vllm
+    /work/venv-sglang/bin/python bench/engine_parity.py --engine sglang
+
+(``pip install -e '.[engine-vllm]'`` / ``'.[engine-sglang]'`` name the same
+pins.) On a CPU-only machine both import and run as they are: no
+environment variable, stub or patch is needed (vLLM and torch print
+warnings about CUDA on stderr). Prints one line per configuration and the
+first disagreements; exits 1 on any. Without the engine installed it says
+so in one line and exits 0.
 """
 
 from __future__ import annotations
