@@ -356,9 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--engine", choices=("vllm", "sglang", "both"), default="both",
                         help="which engine to drive (each may live in its own venv); default both")
-    parser.add_argument("--mooncake-requests", type=int, default=300,
+    parser.add_argument("--mooncake-requests", type=int, default=200,
                         help="first N requests of $PYVERIFY_MOONCAKE_TRACES/synthetic_trace.jsonl, expanded to "
-                             "tokens (0: skip; default 300)")
+                             "tokens (0: skip; default 200)")
     parser.add_argument("--mooncake-blocks", type=lambda text: [int(x) for x in text.split(",") if x],
                         default=[8, 64, 256, 1024, 5859],
                         help="pool sizes (blocks of 512) for the whole Mooncake trace at its own block size "
