@@ -210,6 +210,19 @@ def test_sglang_unaligned_tail_holds_a_page_and_a_prompt_longer_than_the_pool_ne
     assert sglang([(1, 2, 3), (1, 2, 3, 4, 5)], 4, page_size=2) == ([0, 0], [1])
 
 
+def test_sglang_prompt_shorter_than_a_page_takes_a_page_and_can_evict():
+    # Blocks and pages of 2 tokens, pool of 14 tokens = 7 pages (prompts of up to 7 tokens accepted).
+    # A, B, E (4 tokens each): one node of 2 pages each; 1 page (2 tokens) free.
+    # C (1 token, no full page): limit 0, nothing matched; demand = extension 1 + one page 2 = 3 > 2
+    #   (alloc_paged_token_slots_extend): evict(1) frees the least recently used leaf, A's node.
+    # F re-sends A: limit 3 tokens = 1 page, A's node is gone: 0.
+    chains, tokens = [(1, 2), (5, 6), (7, 8), (), (1, 2)], [4, 4, 4, 1, 4]
+    assert sglang_hits(chains, tokens, [0] * 5, 7, 2, 2) == ([0, 0, 0, 0, 0], [])
+    # Without C (an imported instance leaves it out): F's demand 2 + 2 evicts B's node instead,
+    # and F hits A's first page (1 block).
+    assert sglang_hits([c for c in chains if c], [4, 4, 4, 4], [0] * 4, 7, 2, 2) == ([0, 0, 0, 1], [])
+
+
 def test_sglang_locked_prefix_is_never_evicted_and_fifo_goes_by_creation_time():
     chains = [(1, 2), (7,), (1, 2, 5, 6), (1, 2)]
     # FIFO, pool of 4. A: X=[1,2] (oldest); B: [7] (1 free). C: match [1,2,5] -> X whole, hit 2,
