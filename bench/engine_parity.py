@@ -1,44 +1,73 @@
-"""Per-request parity of ``--eviction vllm`` / ``sglang`` with the real engines' cache structures.
+"""Per-request parity of ``--eviction vllm`` / ``sglang`` / ``sglang-fifo`` with the real engines' cache code.
 
-    python bench/engine_parity.py [--requests 400] [--seed 0]
+    python bench/engine_parity.py [--engine vllm|sglang|both] [--requests 400] [--seed 0]
+                                  [--mooncake-requests 200] [--mooncake-blocks 8,64,256,1024,5859]
 
-When ``vllm`` and ``sglang`` are importable, this drives their cache
-structures request by request, one request at a time, as their schedulers do,
-on generated token-id traces, and compares every request's hit tokens with
-pyverify's reference implementations (:mod:`pyverify.sim.vllm_pool`,
-:mod:`pyverify.sim.sglang_radix`):
+Drives the engines' own cache structures request by request, one request at a
+time, as their schedulers do, and compares every request's hit tokens (and
+which requests never run) with pyverify's references
+(:mod:`pyverify.sim.vllm_pool`, :mod:`pyverify.sim.sglang_radix`):
 
-* vLLM (``vllm/v1/core/kv_cache_manager.py``): ``get_computed_blocks``, then
-  ``allocate_slots(request, num_tokens - hit, hit, computed_blocks)`` (``None``:
-  never scheduled), then ``free``; ``num_gpu_blocks = C + 1`` (the null block).
-* SGLang (``python/sglang/srt/mem_cache/radix_cache.py``,
-  ``python/sglang/srt/mem_cache/common.py``): ``match_prefix`` on
-  ``input_ids[:input_len - 1]``, ``inc_lock_ref``, ``evict_from_tree_cache``
-  with the extension (plus one page when the page size is above 1),
-  allocate, then as ``cache_finished_req``: ``insert`` the page-aligned
-  prompt, free the duplicates and the unaligned tail, ``dec_lock_ref``. The
-  radix cache is SGLang's own; its token pool is a page free-list written
-  here (``PagePool``: ``available_size``, ``free``, ``page_size``, ``device``),
-  because SGLang's allocators need a KV buffer on a device.
+* vLLM 0.33.0 (``vllm/v1/core/kv_cache_manager.py``): ``get_computed_blocks``,
+  then ``allocate_slots(request, num_tokens - hit, hit, computed_blocks)``
+  (``None``: never scheduled), then ``free``; ``KVCacheConfig(num_blocks=C + 1)``
+  (the null block), one full-attention group, ``sha256`` block hashes.
+* SGLang 0.5.23: ``validate_input_length`` (``managers/utils.py``, with
+  ``max_req_input_len`` as ``managers/tp_worker.py`` sets it), ``match_prefix``
+  limited to ``input_len - 1`` tokens, ``lock``, the allocator's
+  ``evict_to_free_tokens`` with the extension (plus one page above page size
+  1, ``mem_cache/allocation.py``), ``alloc``, then as ``release_kv_cache``
+  with a checkpoint: ``insert`` the page-aligned prompt, free the duplicates,
+  re-match and move the lock, free the unaligned tail, unlock. The radix
+  cache (``mem_cache/radix_cache.py``, ``RadixCache``) and the allocators
+  (``TokenToKVPoolAllocator``, ``PagedTokenToKVPoolAllocator``) are SGLang's
+  own; the allocators get ``kvcache=None``, as nothing on this path reads
+  the KV buffer.
 
-Traces (token ids): multi-turn conversations (each turn re-sends the
-history), shared system prompts, exact re-sends, prompts of every length
-modulo the block size, and prompts shorter than one block; at several
-capacities, page sizes 1 and 16 (block sizes 1 and 16 on pyverify's side:
-a page is named by its last block). Prints one line per configuration and
-every disagreement; exits 1 on any. Without both engines installed it says
-so in one line and exits 0; this project's machine does not have them, so
-this script has not been run here.
+Traces (token ids): ``generated`` (multi-turn conversations, shared system
+prompts, exact re-sends, prompts of every length modulo 16, prompts shorter
+than 16 tokens), ``aligned+short`` (block-aligned prompts with short ones
+among them: the case where an imported instance, which has no request
+without a block, differs from vLLM; the script prints how many requests
+differ on such an instance), the first ``--mooncake-requests`` of the Mooncake
+synthetic trace expanded to tokens (block id h -> tokens h*512+1..h*512+512,
+cut to ``input_length``), each at six pools from 64 tokens to the trace's
+working set, with blocks/pages of 16 and 1; and the whole Mooncake trace at
+its own 512-token blocks at ``--mooncake-blocks``, compared with the hits
+pyverify gives the trace as ``pyverify simulate`` loads it. The Mooncake
+trace is read from ``$PYVERIFY_MOONCAKE_TRACES/synthetic_trace.jsonl``
+(default ``../shared/data/mooncake`` beside the checkout; skipped, with a
+line saying so, when absent).
+
+Installing the engines (not in CI, not in the ``dev`` extra): each pins its
+own torch, so one venv each, outside the repository::
+
+    python -m venv /work/venv-vllm && /work/venv-vllm/bin/pip install vllm==0.33.0 && \
+        /work/venv-vllm/bin/pip install -e . --no-deps
+    python -m venv /work/venv-sglang && /work/venv-sglang/bin/pip install sglang==0.5.23 && \
+        /work/venv-sglang/bin/pip install -e . --no-deps
+    /work/venv-vllm/bin/python bench/engine_parity.py --engine vllm
+    /work/venv-sglang/bin/python bench/engine_parity.py --engine sglang
+
+(``pip install -e '.[engine-vllm]'`` / ``'.[engine-sglang]'`` name the same
+pins.) On a CPU-only machine both import and run as they are: no
+environment variable, stub or patch is needed (vLLM and torch print
+warnings about CUDA on stderr). Prints one line per configuration and the
+first disagreements; exits 1 on any. Without the engine installed it says
+so in one line and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
+import os
 import inspect
 import random
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -69,6 +98,28 @@ def generated_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
             prompt = head + [rng.randrange(1, 50_000) for _ in range(rng.randrange(1, 4 * block))]
             conversations.append(prompt)
             prompts.append(list(prompt))
+    return prompts
+
+
+def aligned_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
+    """Block-aligned prompts (shared heads, re-sends) with prompts shorter than a block among them.
+
+    After a block-aligned prompt the front of vLLM's free queue is a cached
+    block (no partial block was prepended), so the short prompt that follows
+    evicts it: the case an imported instance, which leaves short prompts out,
+    cannot show (point 3).
+    """
+    rng = random.Random(seed)
+    heads = [[rng.randrange(1, 50_000) for _ in range(block * rng.randrange(1, 4))] for _ in range(4)]
+    prompts: list[list[int]] = []
+    while len(prompts) < n:
+        kind = rng.random()
+        if kind < 0.3:
+            prompts.append([rng.randrange(1, 50_000) for _ in range(rng.randrange(1, block))])
+        elif kind < 0.5 and prompts:
+            prompts.append(list(rng.choice(prompts)))
+        else:
+            prompts.append(list(rng.choice(heads)) + [rng.randrange(1, 50_000) for _ in range(block * rng.randrange(1, 4))])
     return prompts
 
 
@@ -119,92 +170,74 @@ def vllm_engine_hits(prompts: list[list[int]], capacity: int, block_size: int) -
 # --- SGLang -------------------------------------------------------------------
 
 
-class PagePool:
-    """A page free-list with the interface SGLang's RadixCache calls (``available_size``, ``free``).
-
-    Page 0 is reserved, as in SGLang's allocators (slot 0 is the padding slot).
-    """
-
-    def __init__(self, pages: int, page_size: int) -> None:
-        import torch
-
-        self.page_size = page_size
-        self.device = torch.device("cpu")
-        self.free_pages = list(range(1, pages + 1))
-
-    def available_size(self) -> int:
-        return len(self.free_pages) * self.page_size
-
-    def alloc_pages(self, count: int) -> list[int]:
-        if count > len(self.free_pages):
-            raise RuntimeError("out of pages")
-        taken, self.free_pages = self.free_pages[:count], self.free_pages[count:]
-        return taken
-
-    def free(self, indices) -> None:
-        if len(indices) == 0:
-            return
-        pages = sorted({int(index) // self.page_size for index in indices})
-        self.free_pages.extend(pages)
-
-
 def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size: int,
-                       policy: str = "lru") -> tuple[list[int], list[int]] | None:
-    """Hit tokens per request from SGLang's own RadixCache, and the requests that never fit the pool
-    (``None`` if this SGLang cannot be given ``policy``)."""
+                       policy: str = "lru") -> tuple[list[int], list[int]]:
+    """Hit tokens per request from SGLang's own RadixCache and token allocator, and the requests that never fit.
+
+    One request at a time, as the scheduler runs it (SGLang 0.5.23):
+    ``match_kv_cache`` (``mem_cache/common.py``: ``match_prefix`` on a key
+    limited to ``Req._compute_max_prefix_len``, ``input_len - 1``), ``lock``,
+    ``alloc_for_extend`` (``mem_cache/allocation.py``: ``alloc_token_slots``
+    evicts ``extend_num_tokens`` with page size 1, ``alloc_paged_token_slots_extend``
+    ``extend_num_tokens + page_size`` above 1, both through the allocator's
+    ``evict_to_free_tokens``), then ``release_kv_cache`` with a checkpoint
+    (``RadixCache._insert_cache``: insert the page-aligned prompt, free the
+    duplicates; ``checkpoint``: re-match, move the lock; then free the
+    unaligned tail and unlock). The allocators are SGLang's own
+    (``TokenToKVPoolAllocator``, ``PagedTokenToKVPoolAllocator``) with no KV
+    buffer behind them (``kvcache=None``: the cache code never reads it).
+    """
     import torch
+    from array import array
     from sglang.srt.mem_cache import radix_cache as rc
+    from sglang.srt.mem_cache.allocator.paged import PagedTokenToKVPoolAllocator
+    from sglang.srt.mem_cache.allocator.token import TokenToKVPoolAllocator
+    from sglang.srt.mem_cache.base_prefix_cache import InsertParams, MatchPrefixParams
+    from sglang.srt.managers.utils import validate_input_length
+    from sglang.srt.mem_cache.cache_init_params import CacheInitParams
 
-    pages = capacity_tokens // page_size
-    pool = PagePool(pages, page_size)
-    params_type = getattr(rc, "CacheInitParams", None)
-    if params_type is not None:
-        cache = rc.RadixCache(params_type(**_accepted(params_type, disable=False, req_to_token_pool=None,
-                                                      token_to_kv_pool_allocator=pool, page_size=page_size,
-                                                      eviction_policy=policy)))
+    size = capacity_tokens // page_size * page_size
+    if page_size == 1:
+        allocator = TokenToKVPoolAllocator(size, torch.float16, "cpu", None, False)
     else:
-        cache = rc.RadixCache(**_accepted(rc.RadixCache.__init__, req_to_token_pool=None, token_to_kv_pool_allocator=pool,
+        allocator = PagedTokenToKVPoolAllocator(size, page_size, torch.float16, "cpu", None, False)
+    cache = rc.RadixCache(CacheInitParams(disable=False, req_to_token_pool=None, token_to_kv_pool_allocator=allocator,
                                           page_size=page_size, eviction_policy=policy))
-    if getattr(cache, "eviction_policy", "lru") != policy:
-        return None  # this SGLang takes no eviction policy: the comparison is skipped, not run against LRU
-    params = {name: getattr(rc, name, None) for name in ("MatchPrefixParams", "InsertParams", "EvictParams")}
-
-    def match(tokens):
-        key = rc.RadixKey(tokens)
-        result = cache.match_prefix(params["MatchPrefixParams"](key=key)) if params["MatchPrefixParams"] else cache.match_prefix(key=key)
-        return result.device_indices, result.last_device_node
-
-    def insert(tokens, value):
-        key = rc.RadixKey(tokens)
-        result = cache.insert(params["InsertParams"](key=key, value=value)) if params["InsertParams"] else cache.insert(key, value)
-        return result.prefix_len if hasattr(result, "prefix_len") else int(result)
-
-    def evict(tokens):
-        cache.evict(params["EvictParams"](num_tokens=tokens)) if params["EvictParams"] else cache.evict(tokens)
-
+    # tp_worker.py get_worker_info, with no --context-length below the pool
+    max_req_input_len = min(1 << 40, allocator.size) - 1 - 5
     hits, unscheduled = [], []
     for index, tokens in enumerate(prompts):
         n = len(tokens)
-        needed_pages = -(-n // page_size)
-        if needed_pages > pages:  # never fits the pool: the driver skips it
-            unscheduled.append(index)
+        ids = array("q", tokens)
+        if validate_input_length(SimpleNamespace(origin_input_ids=tokens), max_req_input_len, False) is not None:
+            unscheduled.append(index)  # refused before it reaches the cache
             hits.append(0)
             continue
-        prefix, last = match(tokens[: n - 1]) if n > 1 else (torch.empty((0,), dtype=torch.int64), cache.root_node)
-        hit = len(prefix)
-        cache.inc_lock_ref(last)
-        demand = (n - hit) + (page_size if page_size > 1 else 0)  # common.py: alloc_paged_token_slots_extend
-        available = pool.available_size()
-        if available < demand:  # common.py evict_from_tree_cache: the shortfall
-            evict(demand - available)
-        new_pages = pool.alloc_pages(needed_pages - hit // page_size)
-        new = [page * page_size + offset for page in new_pages for offset in range(page_size)][: n - hit]
-        kv = torch.cat([prefix.to(torch.int64), torch.tensor(new, dtype=torch.int64)])
+        match = cache.match_prefix(MatchPrefixParams(key=rc.RadixKey(ids, limit=max(n - 1, 0))))
+        hit, last = match.device_prefix_len, match.last_device_node
+        lock = cache.lock(last)
+        prefix = cache.path_device_indices(last)
+        extension = n - hit
+        demand = extension + (page_size if page_size > 1 else 0)
+        allocator.evict_to_free_tokens(cache, demand)
+        new = allocator.alloc(-(-extension // page_size) * page_size)
+        if new is None:
+            raise RuntimeError(f"request {index}: SGLang could not allocate {extension} tokens")
+        kv = torch.cat([prefix.to(torch.int64), new[:extension].to(torch.int64)])
+        # release_kv_cache(checkpoint=True): RadixCache._insert_cache, then checkpoint
         aligned = n // page_size * page_size
-        known = insert(tokens[:aligned], kv[:aligned].clone())  # cache_finished_req
-        pool.free(kv[hit:known])  # the duplicates of what the tree already held
-        pool.free(kv[aligned:])  # the unaligned tail
-        cache.dec_lock_ref(last)
+        key = rc.RadixKey(ids).page_aligned(page_size)
+        result = cache.insert(InsertParams(key=key, value=kv[:aligned].clone(), inserted_len=0, priority=0))
+        if result.prefix_len > hit:  # the duplicates of what the tree already held
+            allocator.free_segment(kv[hit:result.prefix_len], start_pos=hit)
+        again = cache.match_prefix(MatchPrefixParams(key=key))
+        cache.unlock(lock)
+        lock = cache.lock(again.last_device_node)
+        if aligned < n:  # free_kv_row: the unaligned tail (its page)
+            allocator.free(new[aligned - hit:])
+        elif len(new) > extension:
+            allocator.free(new[extension:])
+        cache.unlock(lock)
         hits.append(hit)
     return hits, unscheduled
 
@@ -212,48 +245,174 @@ def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size
 # --- the comparison -----------------------------------------------------------
 
 
-def compare(name: str, theirs: tuple[list[int], list[int]] | None, ours: tuple[list[int], list[int]]) -> int:
-    if theirs is None:
-        print(f"{name}: skipped (this engine version has no such setting)")
-        return 0
+def mooncake_prompts(path: Path, limit: int | None) -> list[list[int]]:
+    """Mooncake JSONL (``hash_ids``: one id per 512-token block, equal ids = equal prefixes) as token ids.
+
+    Block id h becomes the 512 tokens ``h * 512 + 1 .. h * 512 + 512``, so equal
+    ids give equal tokens and different ids different ones; the last block
+    holds only the tokens ``input_length`` leaves it (``input_length - 512 * (k - 1)``).
+    """
+    import json
+
+    prompts = []
+    with path.open() as handle:
+        for line in handle:
+            if limit is not None and len(prompts) >= limit:
+                break
+            record = json.loads(line)
+            ids, length = record["hash_ids"], record["input_length"]
+            tokens = [h * MOONCAKE_BLOCK + t + 1 for h in ids for t in range(MOONCAKE_BLOCK)]
+            prompts.append(tokens[:length])
+    return prompts
+
+
+MOONCAKE_BLOCK = 512
+
+
+def ours(prompts: list[list[int]], engine: str, capacity_tokens: int, block: int, policy: str = "lru",
+         chains: list[tuple[int, ...]] | None = None) -> tuple[list[int], list[int]]:
+    """pyverify's hit tokens per request (prompts shorter than a block included, as chains of no blocks)."""
+    chains = chains if chains is not None else [chain_of_tokens(tokens, block) for tokens in prompts]
+    lengths = [len(tokens) for tokens in prompts]
+    zeros = [0] * len(prompts)
+    if engine == "vllm":
+        hits, unscheduled = vllm_hits(chains, lengths, zeros, capacity_tokens // block, block)
+    else:
+        hits, unscheduled = sglang_hits(chains, lengths, zeros, capacity_tokens // block, block, block, policy)
+    return [h * block for h in hits], unscheduled
+
+
+def compare(name: str, theirs: tuple[list[int], list[int]], mine: tuple[list[int], list[int]]) -> tuple[int, int]:
+    """Print one line (and the first disagreements); return (requests compared, requests equal)."""
     their_hits, their_unscheduled = theirs
-    our_hits, our_unscheduled = ours
+    our_hits, our_unscheduled = mine
     wrong = [i for i, (a, b) in enumerate(zip(their_hits, our_hits, strict=True)) if a != b]
-    print(f"{name}: {len(their_hits)} requests, engine hit tokens {sum(their_hits)}, pyverify {sum(our_hits)}, "
-          f"{len(wrong)} request(s) differ; never scheduled: engine {len(their_unscheduled)}, pyverify {len(our_unscheduled)}")
-    for i in wrong[:10]:
+    wrong += [i for i in sorted(set(their_unscheduled) ^ set(our_unscheduled)) if i not in wrong]
+    print(f"{name}: {len(their_hits)} requests, {len(their_hits) - len(wrong)} equal; hit tokens engine "
+          f"{sum(their_hits)}, pyverify {sum(our_hits)}; never scheduled: engine {len(their_unscheduled)}, "
+          f"pyverify {len(our_unscheduled)}", flush=True)
+    for i in wrong[:5]:
         print(f"  request {i}: engine {their_hits[i]} hit tokens, pyverify {our_hits[i]}")
-    return len(wrong) + (their_unscheduled != our_unscheduled)
+    return len(their_hits), len(their_hits) - len(wrong)
+
+
+class LazyMooncake:
+    """The whole Mooncake trace as token ids, one request made at a time (61M tokens do not fit as lists)."""
+
+    def __init__(self, path: Path) -> None:
+        import json
+
+        with path.open() as handle:
+            self.records = [json.loads(line) for line in handle]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self):
+        for record in self.records:
+            ids, length = record["hash_ids"], record["input_length"]
+            yield [h * MOONCAKE_BLOCK + t + 1 for h in ids for t in range(MOONCAKE_BLOCK)][:length]
+
+
+def mooncake_at_its_block_size(path: Path, engines: list[str], blocks: list[int]) -> tuple[int, int]:
+    """The whole trace at 512-token blocks (pages): engines on its tokens, pyverify on the trace as
+    ``pyverify simulate`` loads it (``load_input``, ``engine_hits`` with ``input_tokens``)."""
+    from pyverify.inputs.load import load_input
+    from pyverify.sim.simulate import engine_hits
+
+    instance = load_input(path)
+    lengths = [item["input_tokens"] for item in instance.extra]
+    zeros = [0] * instance.n_requests
+    prompts = LazyMooncake(path)
+    compared = equal = 0
+    for capacity in blocks:
+        runs = []
+        if "vllm" in engines:
+            runs.append(("vllm", lambda: vllm_engine_hits(prompts, capacity, MOONCAKE_BLOCK)))
+        if "sglang" in engines:
+            for policy in ("lru", "fifo"):
+                runs.append((f"sglang-{policy}" if policy == "fifo" else "sglang",
+                             lambda policy=policy: sglang_engine_hits(prompts, capacity * MOONCAKE_BLOCK, MOONCAKE_BLOCK, policy)))
+        for eviction, run in runs:
+            hits, unscheduled = engine_hits(instance.chains, zeros, capacity, eviction, lengths, MOONCAKE_BLOCK)
+            a, b = compare(f"mooncake (all, blocks of 512), {eviction}, {capacity} blocks", run(),
+                           ([h * MOONCAKE_BLOCK for h in hits], unscheduled))
+            compared, equal = compared + a, equal + b
+    return compared, equal
+
+
+def capacities(prompts: list[list[int]], block: int, count: int = 6) -> list[int]:
+    """``count`` pool sizes in tokens, geometric from 4 blocks of 16 to the trace's working set (whole pages of 16)."""
+    distinct = {block_id for tokens in prompts for block_id in chain_of_tokens(tokens, 16)}
+    working = max(len(distinct) * 16 + max(map(len, prompts)) + 16, 128)
+    low = 64
+    sizes = sorted({int(low * (working / low) ** (i / (count - 1))) // 16 * 16 for i in range(count)})
+    return sizes
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--requests", type=int, default=400, help="generated requests (default 400)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--engine", choices=("vllm", "sglang", "both"), default="both",
+                        help="which engine to drive (each may live in its own venv); default both")
+    parser.add_argument("--mooncake-requests", type=int, default=200,
+                        help="first N requests of $PYVERIFY_MOONCAKE_TRACES/synthetic_trace.jsonl, expanded to "
+                             "tokens (0: skip; default 200)")
+    parser.add_argument("--mooncake-blocks", type=lambda text: [int(x) for x in text.split(",") if x],
+                        default=[8, 64, 256, 1024, 5859],
+                        help="pool sizes (blocks of 512) for the whole Mooncake trace at its own block size "
+                             "(default 8,64,256,1024,5859; empty: skip)")
     args = parser.parse_args(argv)
-    missing = [name for name in ("vllm", "sglang") if importlib.util.find_spec(name) is None]
+    engines = ["vllm", "sglang"] if args.engine == "both" else [args.engine]
+    missing = [name for name in engines if importlib.util.find_spec(name) is None]
     if missing:
         print(f"engine_parity: {' and '.join(missing)} not importable here; nothing compared")
         return 0
-    failures = 0
-    for block in (16, 1):
-        prompts = generated_trace(args.requests, args.seed, block=16)
-        ids = [chain_of_tokens(tokens, block) for tokens in prompts]
-        lengths = [len(tokens) for tokens in prompts]
-        zeros = [0] * len(prompts)
-        for capacity_tokens in (64, 256, 1024, 4096):
-            capacity = capacity_tokens // block
-            if block == 16:
-                ours = vllm_hits(ids, lengths, zeros, capacity, block)
-                failures += compare(f"vllm, blocks of {block}, C={capacity}", vllm_engine_hits(prompts, capacity, block),
-                                    ([h * block for h in ours[0]], ours[1]))
-            for policy in ("lru", "fifo"):
-                ours = sglang_hits(ids, lengths, zeros, capacity, block, block, policy)
-                failures += compare(f"sglang {policy}, page size {block}, {capacity_tokens} tokens",
-                                    sglang_engine_hits(prompts, capacity_tokens, block, policy),
-                                    ([h * block for h in ours[0]], ours[1]))
-    print("all requests agree" if not failures else f"{failures} disagreement(s)")
-    return 1 if failures else 0
+    for name in engines:
+        print(f"{name} {importlib.import_module(name).__version__}", flush=True)
+    traces = [("generated", generated_trace(args.requests, args.seed, block=16)),
+              ("aligned+short", aligned_trace(args.requests // 2, args.seed, block=16))]
+    mooncake = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or Path(__file__).resolve().parent.parent.parent
+                    / "shared" / "data" / "mooncake") / "synthetic_trace.jsonl"
+    if args.mooncake_requests and mooncake.exists():
+        traces.append((f"mooncake[:{args.mooncake_requests}]", mooncake_prompts(mooncake, args.mooncake_requests)))
+    elif args.mooncake_requests:
+        print(f"{mooncake}: absent (set PYVERIFY_MOONCAKE_TRACES); the Mooncake trace is skipped")
+    compared = equal = 0
+    for trace, prompts in traces:
+        short = sum(len(tokens) < 16 for tokens in prompts)
+        sizes = capacities(prompts, 16)
+        print(f"{trace}: {len(prompts)} prompts, {sum(map(len, prompts))} tokens, {short} shorter than 16 tokens; "
+              f"pools of {sizes} tokens", flush=True)
+        for block in (16, 1):
+            chains = [chain_of_tokens(tokens, block) for tokens in prompts]
+            for capacity in sizes:
+                runs = []
+                if "vllm" in engines:
+                    runs.append((f"vllm, blocks of {block}", "vllm", "lru",
+                                 lambda: vllm_engine_hits(prompts, capacity // block, block)))
+                if "sglang" in engines:
+                    for policy in ("lru", "fifo"):
+                        runs.append((f"sglang {policy}, page size {block}", "sglang", policy,
+                                     lambda policy=policy: sglang_engine_hits(prompts, capacity, block, policy)))
+                for label, engine, policy, run in runs:
+                    theirs = run()
+                    a, b = compare(f"{trace}, {label}, {capacity} tokens", theirs,
+                                   ours(prompts, engine, capacity, block, policy, chains))
+                    compared, equal = compared + a, equal + b
+                    kept = [i for i, chain in enumerate(chains) if chain]
+                    if len(kept) < len(chains):  # point 3: an imported instance leaves these prompts out
+                        imported = ours([prompts[i] for i in kept], engine, capacity, block, policy,
+                                        [chains[i] for i in kept])
+                        differ = sum(theirs[0][i] != h for i, h in zip(kept, imported[0]))
+                        print(f"  as an imported instance ({len(chains) - len(kept)} prompts shorter than a block "
+                              f"left out): {differ} of the other {len(kept)} requests differ from the engine")
+    if args.mooncake_blocks and mooncake.exists():
+        a, b = mooncake_at_its_block_size(mooncake, engines, args.mooncake_blocks)
+        compared, equal = compared + a, equal + b
+    print(f"requests compared {compared}, equal {equal}" + ("" if compared == equal else f", {compared - equal} differ"))
+    return 0 if compared == equal else 1
 
 
 if __name__ == "__main__":

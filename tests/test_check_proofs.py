@@ -22,6 +22,9 @@ from pyverify.cli import main
 from .conftest import LAB_INSTANCE, REPO
 
 PROOFS = sorted((REPO / "proofs").glob("*.json"))
+#: The mutation test re-verifies each certificate ~80 times; a whole-trace certificate (the
+#: Mooncake one, 0.8 MB, seconds per verify) is verified once, by test_every_proof_verifies.
+MUTATED = [path for path in PROOFS if path.stat().st_size < 200_000]
 
 
 def load(path: Path) -> dict:
@@ -140,7 +143,7 @@ def mutated_certificates(cert_path: Path, witness_samples: int = 25):
             yield path, value, new, edited
 
 
-@pytest.mark.parametrize("cert_path", PROOFS, ids=lambda p: p.name)
+@pytest.mark.parametrize("cert_path", MUTATED, ids=lambda p: p.name)
 def test_every_single_field_mutation_is_refused(cert_path, tmp_path):
     instance = str(instance_of(cert_path))
     target = tmp_path / cert_path.name

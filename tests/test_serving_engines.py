@@ -140,9 +140,29 @@ def test_engine_flags_fail_in_one_line(tmp_path, capsys):
 # Block size 1 (a block id per token), so page size 1 is the token-level radix tree.
 
 
-def sglang(chains, capacity, page_size=1, policy="lru", tokens=None):
+def sglang(chains, capacity, page_size=1, policy="lru", tokens=None, max_input="pool"):
+    """SGLang's cache over a pool of ``capacity`` tokens.
+
+    SGLang refuses prompts of ``pool - 6`` tokens or more (tp_worker.py,
+    ``max_req_input_len``), which in a pool of a few tokens is every prompt;
+    the traces below isolate one eviction rule each in such pools, so by
+    default they lift that bound to the pool (``max_input="pool"``).
+    ``test_sglang_refuses_prompts_within_six_tokens_of_the_pool`` checks the
+    bound itself, and the CLI tests run with it.
+    """
     tokens = tokens or [len(chain) for chain in chains]
-    return sglang_hits(chains, tokens, [0] * len(chains), capacity, 1, page_size, policy)
+    lifted = capacity if max_input == "pool" else max_input
+    return sglang_hits(chains, tokens, [0] * len(chains), capacity, 1, page_size, policy, lifted)
+
+
+def test_sglang_refuses_prompts_within_six_tokens_of_the_pool():
+    # Pool of 16 tokens: max_req_input_len = min(context_len - 1, 16 - 1) - 5 = 10 (tp_worker.py),
+    # and validate_input_length refuses len >= 10. A (9 tokens) runs; B (10 tokens) is refused
+    # before the cache sees it; C re-sends A: limit 8 tokens, 8 hit.
+    chains = [tuple(range(1, 10)), tuple(range(1, 11)), tuple(range(1, 10))]
+    assert sglang(chains, 16, max_input=None) == ([0, 0, 8], [1])
+    # Accepted, B would hit A's 9 tokens (its limit is 9).
+    assert sglang(chains, 16) == ([0, 9, 8], [])
 
 
 def test_sglang_hits_at_most_input_len_minus_one():
@@ -190,6 +210,19 @@ def test_sglang_unaligned_tail_holds_a_page_and_a_prompt_longer_than_the_pool_ne
     assert sglang([(1, 2, 3), (1, 2, 3, 4, 5)], 4, page_size=2) == ([0, 0], [1])
 
 
+def test_sglang_prompt_shorter_than_a_page_takes_a_page_and_can_evict():
+    # Blocks and pages of 2 tokens, pool of 14 tokens = 7 pages (prompts of up to 7 tokens accepted).
+    # A, B, E (4 tokens each): one node of 2 pages each; 1 page (2 tokens) free.
+    # C (1 token, no full page): limit 0, nothing matched; demand = extension 1 + one page 2 = 3 > 2
+    #   (alloc_paged_token_slots_extend): evict(1) frees the least recently used leaf, A's node.
+    # F re-sends A: limit 3 tokens = 1 page, A's node is gone: 0.
+    chains, tokens = [(1, 2), (5, 6), (7, 8), (), (1, 2)], [4, 4, 4, 1, 4]
+    assert sglang_hits(chains, tokens, [0] * 5, 7, 2, 2) == ([0, 0, 0, 0, 0], [])
+    # Without C (an imported instance leaves it out): F's demand 2 + 2 evicts B's node instead,
+    # and F hits A's first page (1 block).
+    assert sglang_hits([c for c in chains if c], [4, 4, 4, 4], [0] * 4, 7, 2, 2) == ([0, 0, 0, 1], [])
+
+
 def test_sglang_locked_prefix_is_never_evicted_and_fifo_goes_by_creation_time():
     chains = [(1, 2), (7,), (1, 2, 5, 6), (1, 2)]
     # FIFO, pool of 4. A: X=[1,2] (oldest); B: [7] (1 free). C: match [1,2,5] -> X whole, hit 2,
@@ -209,9 +242,15 @@ def test_sglang_through_the_cli(tmp_path, capsys):
     requests = [{"blocks": list(chain)} for chain in [(1, 2, 3), (7,), (8, 9), (1, 2), (7, 5)]]
     path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 1,
                                 "block_size_tokens": 1, "requests": requests}))
+    # A pool of 5 tokens refuses every prompt (len >= 5 - 6): no hits, all listed.
     assert main(["simulate", str(path), "--model", "pooled", "--capacity", "5", "--eviction", "sglang", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["measured"]["token_hits"] == 1
-    assert simulate([(1, 2, 3), (1, 2, 3)], None, POOLED, 8, SGLANG, block_size=1).hit_blocks == (0, 2)
+    out = json.loads(capsys.readouterr().out)
+    assert out["measured"]["token_hits"] == 0 and out["unscheduled_requests"] == [0, 1, 2, 3, 4]
+    # 12 tokens (prompts of up to 5 accepted) evict nothing: D hits [1] (limit 1), E hits [7].
+    assert main(["simulate", str(path), "--model", "pooled", "--capacity", "12", "--eviction", "sglang", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["measured"]["token_hits"] == 2 and out["unscheduled_requests"] == []
+    assert simulate([(1, 2, 3), (1, 2, 3)], None, POOLED, 10, SGLANG, block_size=1).hit_blocks == (0, 2)
     assert SglangRadixCache(2, 1).tree_pages() == 0
 
 
@@ -231,10 +270,10 @@ def test_engines_ignore_a_partial_last_block_the_trace_names_and_run_one_cache_p
     out = json.loads(capsys.readouterr().out)
     assert out["witness"] == {"cache_of": [0, 1, 0, 1], "hit_blocks": [0, 0, 1, 1]}
     assert out["measured"]["token_hits"] == 4
-    # SGLang, one pool of 4 tokens in pages of 2: the first request's one full page is
-    # inserted; every later one matches it (limit 1 page) while it is locked, so the
-    # demand of extension + page (1 + 2 > 2 free) finds nothing to evict: hits 0, 1, 1, 1.
-    assert main(["simulate", str(path), "--model", "pooled", "--capacity", "2", "--eviction", "sglang",
+    # SGLang, one pool of 12 tokens in pages of 2 (prompts of up to 5 tokens accepted): the
+    # first request's one full page is inserted; every later one matches it (limit 1 page):
+    # hits 0, 1, 1, 1.
+    assert main(["simulate", str(path), "--model", "pooled", "--capacity", "6", "--eviction", "sglang",
                  "--page-size", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["measured"]["block_hits"] == 3
 
@@ -284,13 +323,14 @@ def test_a_pool_that_never_evicts_hits_the_longest_earlier_prefix_up_to_the_limi
     room = sum(-(-n // block) for n in lengths)
     assert vllm(chains, lengths, room, block) == (expected, [])
     # SGLang, page = block: room for every token plus a page per request
-    assert sglang_hits(chains, lengths, [0] * len(chains), room + len(chains), block, block) == (expected, [])
+    assert sglang_hits(chains, lengths, [0] * len(chains), room + len(chains), block, block,
+                       max_input=(room + len(chains)) * block) == (expected, [])
 
 
 @given(prompts(), st.integers(1, 3), st.integers(1, 8), st.sampled_from(["lru", "fifo"]))
 def test_pools_keep_their_books(tokens, block, capacity, policy):
     chains = [chain_of_tokens(prompt, block) for prompt in tokens]
-    pool, cache = VllmBlockPool(capacity, block), SglangRadixCache(capacity, block, policy)
+    pool, cache = VllmBlockPool(capacity, block), SglangRadixCache(capacity, block, policy, capacity * block)
     for chain, prompt in zip(chains, tokens):
         n = len(prompt)
         hit = pool.run(chain, n)

@@ -68,7 +68,8 @@ def test_a_token_log_imports_into_the_hand_computed_chains(tmp_path):
     assert instance.extra[0]["output_tokens"] == 5 and instance.extra[5]["output_tokens"] == 2
     assert instance.extra[1]["route_key"] == "alice" and instance.extra[4]["arrival_ms"] == 40
     assert loaded.notes == ("left out 1 request(s) shorter than one block of 4 tokens (3 tokens in all): "
-                            "vLLM caches no block of them, so they neither hit nor are hit",)
+                            "vLLM caches no block of them, so they neither hit nor are hit, but each takes a "
+                            "block while it runs and can evict one (not in --eviction vllm|sglang replays)",)
 
 
 def test_the_imported_log_simulates_as_counted_by_hand(capsys, tmp_path):

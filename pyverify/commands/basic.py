@@ -17,7 +17,7 @@ from pyverify.commands.engine_options import add_engine_options, arrays_apply, c
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
 from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, describe_hosts, hosts_source, route
 from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
-from pyverify.sim.simulate import ENGINE_EVICTIONS, MODELS, PER_HOST, SGLANG, SGLANG_FIFO, caches_read, simulate
+from pyverify.sim.simulate import ENGINE_EVICTIONS, MODELS, PER_HOST, SGLANG, SGLANG_FIFO, VLLM, caches_read, simulate
 
 ORDER = 10
 
@@ -339,7 +339,8 @@ def report_simulation(args, simulation: Simulation) -> int:
         print("  token hit rate    n/a (the input gives no block size)")
     if sim.unscheduled:
         shown = ", ".join(map(str, sim.unscheduled[:10])) + (", ..." if len(sim.unscheduled) > 10 else "")
-        print(f"  never scheduled   {len(sim.unscheduled)} request(s) longer than the pool (counted as misses): {shown}")
+        why = "longer than the pool" if sim.eviction == VLLM else "with prompts of pool tokens - 6 or more (SGLang refuses them)"
+        print(f"  never scheduled   {len(sim.unscheduled)} request(s) {why} (counted as misses): {shown}")
     if sim.optima is not None:
         whole = sim.window.warmup_fraction == 0
         print("  optimum at this capacity, over the same requests" + ("" if whole else " (the whole run's optimum, counted in the measured requests)"))

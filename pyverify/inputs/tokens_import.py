@@ -151,7 +151,8 @@ class HashedTrace:
         if not self.short_requests:
             return []
         return [f"left out {self.short_requests} request(s) shorter than one block of {self.block_size} tokens "
-                f"({self.short_tokens} tokens in all): vLLM caches no block of them, so they neither hit nor are hit"]
+                f"({self.short_tokens} tokens in all): vLLM caches no block of them, so they neither hit nor are hit, "
+                "but each takes a block while it runs and can evict one (not in --eviction vllm|sglang replays)"]
 
     def instance(self, what: str, key: str) -> Instance:
         shown = self.source.label

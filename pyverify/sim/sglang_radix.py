@@ -58,10 +58,18 @@ of its last block and ``page_size`` must be a multiple of ``block_size``
 ``capacity x block_size`` tokens (``--capacity`` counts the trace's blocks),
 ``capacity x block_size // page_size`` pages.
 
+Refused prompts: SGLang sets ``max_req_input_len = min(context_len - 1,
+kv_capacity - 1) - 5`` (``python/sglang/srt/managers/tp_worker.py``,
+``get_worker_info``) and refuses a prompt of that many tokens or more
+(``managers/utils.py``, ``validate_input_length``) before it reaches the
+cache. With no context length below the pool, a pool of ``P`` tokens refuses
+every prompt of ``P - 6`` tokens or more: no match, no hits, no change
+(listed as never scheduled). ``max_input`` (the longest prompt accepted)
+lowers or lifts that bound; the hand-checked tests lift it to isolate an
+eviction rule in a pool of a few tokens.
+
 Modelled scope: prompts only (no decode tokens), one request at a time, no
-chunked prefill, no hierarchical cache, priority 0 for every request. A
-prompt needing more pages than the pool has is never scheduled (no hits, no
-change). Timestamps are a counter: one tick per ``match_prefix`` or
+chunked prefill, no hierarchical cache, priority 0 for every request. Timestamps are a counter: one tick per ``match_prefix`` or
 ``insert`` call (SGLang's one ``time.monotonic()`` per call) and one per new
 node (``TreeNode.__init__``).
 """
@@ -73,6 +81,14 @@ from typing import Sequence
 
 SGLANG_LRU = "lru"
 SGLANG_FIFO = "fifo"
+
+#: ``kv_capacity - max_req_input_len`` with no context length below the pool: 1 + 5 (tp_worker.py).
+REFUSED_WITHIN = 6
+
+
+def default_max_input(pool_tokens: int) -> int:
+    """The longest prompt SGLang accepts with a pool of ``pool_tokens`` tokens (``max_req_input_len - 1``)."""
+    return pool_tokens - REFUSED_WITHIN - 1
 
 
 class Node:
@@ -92,7 +108,7 @@ class Node:
 class SglangRadixCache:
     """SGLang's radix cache over a pool of ``pages`` pages of ``page_size`` tokens."""
 
-    def __init__(self, pages: int, page_size: int, policy: str = SGLANG_LRU) -> None:
+    def __init__(self, pages: int, page_size: int, policy: str = SGLANG_LRU, max_input: int | None = None) -> None:
         if pages < 1:
             raise ValueError("the pool must hold at least one page")
         if policy not in (SGLANG_LRU, SGLANG_FIFO):
@@ -101,6 +117,7 @@ class SglangRadixCache:
         self.pages = pages
         self.free_pages = pages
         self.policy = policy
+        self.max_input = default_max_input(pages * page_size) if max_input is None else max_input
         self.clock = 0
         self.root = Node([], None, self._tick())
         self.root.lock_ref = 1  # RadixCache.reset: the root is never evicted
@@ -220,7 +237,7 @@ class SglangRadixCache:
         if num_tokens < 1 or len(pages) != num_tokens // size:
             raise ValueError(f"a prompt of {num_tokens} tokens has {num_tokens // size} full pages of {size}, not {len(pages)}")
         needed = -(-num_tokens // size)
-        if needed > self.pages:
+        if num_tokens > self.max_input or needed > self.pages:  # validate_input_length refuses it
             return None
         limit = (num_tokens - 1) // size  # input_len - 1 tokens, whole pages
         hit, last = self.match_prefix(list(pages[:limit])) if limit else (0, self.root)
@@ -252,11 +269,13 @@ def sglang_hits(
     block_size: int,
     page_size: int,
     policy: str = SGLANG_LRU,
+    max_input: int | None = None,
 ) -> tuple[list[int], list[int]]:
     """Per request: hit *blocks* under SGLang's radix cache, and the requests never scheduled (0 hits).
 
     ``capacity`` counts blocks of ``block_size`` tokens; ``page_size`` is a
     multiple of ``block_size``. One cache per cache id in ``cache_of``.
+    ``max_input``: the longest prompt accepted (default SGLang's, ``pool tokens - 7``).
     """
     if page_size % block_size:
         raise ValueError(f"page size {page_size} is not a multiple of the block size {block_size}")
@@ -271,7 +290,7 @@ def sglang_hits(
         if cache is None:
             if pages_in_pool < 1:
                 raise ValueError(f"a pool of {capacity} blocks of {block_size} tokens holds no page of {page_size}")
-            cache = caches[cache_id] = SglangRadixCache(pages_in_pool, page_size, policy)
+            cache = caches[cache_id] = SglangRadixCache(pages_in_pool, page_size, policy, max_input)
         pages = [chain[(j + 1) * per_page - 1] for j in range(tokens // page_size)]
         hit = cache.run(pages, tokens)
         if hit is None:
@@ -281,4 +300,4 @@ def sglang_hits(
     return hits, unscheduled
 
 
-__all__ = ["SGLANG_FIFO", "SGLANG_LRU", "SglangRadixCache", "sglang_hits"]
+__all__ = ["REFUSED_WITHIN", "SGLANG_FIFO", "SGLANG_LRU", "SglangRadixCache", "default_max_input", "sglang_hits"]

@@ -119,11 +119,13 @@ EVICTION_HELP = {
     LEAF_LRU: ("leaf-first LRU: evict the least recently used block with no cached child (kvcache-simulator's "
                "idealisation of SGLang's radix cache; --eviction sglang is the exact cache)"),
     VLLM: ("vLLM 0.33's block pool exactly (a fully cached prompt recomputes its last token, hence a block-aligned "
-           "repeat its last block, cached again as a second copy; a partial last block and a prompt shorter than a block "
-           "take a slot; a prompt longer than the pool is never scheduled; --capacity C is num_gpu_blocks = C + 1, "
-           "one null block)"),
+           "repeat its last block, cached again as a second copy; a partial last block takes a slot; a prompt longer "
+           "than the pool is never scheduled; --capacity C is num_gpu_blocks = C + 1, one null block; what an instance "
+           "cannot hold: prompts shorter than one block, which vLLM runs in one slot that can evict, since an instance "
+           "has no request without a block (trace import leaves them out and says how many))"),
     SGLANG: ("SGLang 0.5.23's radix cache exactly (hits at most input_len - 1 tokens, whole pages; evicts whole leaf "
-             "nodes, least recently used first, until the shortfall is covered; locked prefixes stay; --page-size)"),
+             "nodes, least recently used first, until the shortfall is covered; locked prefixes stay; a prompt of "
+             "pool tokens - 6 or more is refused; --page-size)"),
     SGLANG_FIFO: "SGLang's radix cache with --radix-eviction-policy fifo: leaves leave by creation time",
     TAIL_FIRST: ("vLLM's free-queue order, idealised: a finished request's blocks are freed tail first, the oldest "
                  "freed block is evicted (no partial blocks, no duplicate copies; --eviction vllm is the exact pool)"),
