@@ -33,6 +33,12 @@ def add_input_options(parser) -> None:
                        help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, "
                             "vLLM's); for chains of ids (Mooncake, an instance), a whole multiple of their block size to "
                             "re-block to (every Kth id; see README 'Input formats')")
+    group.add_argument("--source-block-size", type=positive_int, metavar="TOKENS",
+                       help="tokens per block of a hash-id trace that does not say (default: the format's: 512 for Mooncake, "
+                            "16 for Qwen-Bailian); a file whose records give block_size must agree")
+    group.add_argument("--rag-order", metavar="A,B,...",
+                       help="RAGPulse only: the order of a request's components in its prompt (default: "
+                            "sys_prompt,passages_ids,history,web_search,user_input)")
     group.add_argument("--tokenizer", metavar="PATH|bytes",
                        help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
                             "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
@@ -43,7 +49,13 @@ def import_options(args, progress: Callable[[int], None] | None = None, **more) 
     from pyverify.inputs.records import ImportOptions
 
     return ImportOptions(allow_unsorted=getattr(args, "allow_unsorted", False), block_size=getattr(args, "block_size", None),
-                         tokenizer=getattr(args, "tokenizer", None), progress=progress, **more)
+                         tokenizer=getattr(args, "tokenizer", None), progress=progress,
+                         source_block_size=getattr(args, "source_block_size", None), rag_order=_rag_order(args), **more)
+
+
+def _rag_order(args) -> tuple[str, ...] | None:
+    text = getattr(args, "rag_order", None)
+    return None if text is None else tuple(part.strip() for part in text.split(","))
 
 
 def load_described_with(args, path: str) -> "Loaded":
@@ -67,7 +79,7 @@ def read_trace_with(args, path: str) -> "ColumnarTrace":
 
 def needs_instance_reader(args) -> bool:
     """Whether the flags ask for what only the instance readers do (re-blocking, tokenizing)."""
-    return getattr(args, "block_size", None) is not None or getattr(args, "tokenizer", None) is not None
+    return any(getattr(args, flag, None) is not None for flag in ("block_size", "tokenizer", "source_block_size", "rag_order"))
 
 
 __all__ = ["add_input_options", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]

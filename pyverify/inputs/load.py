@@ -55,6 +55,8 @@ class InputFormat:
     weak: Callable[[Head], bool] | None = None
     hashes_tokens: bool = False  # --block-size is its hashing size (else: a coarser size to re-block to)
     uses_tokenizer: bool = False  # --tokenizer applies
+    source_sized: bool = False  # --source-block-size applies (a hash-id trace whose blocks may be of any size)
+    uses_rag_order: bool = False  # --rag-order applies
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,16 @@ MOONCAKE = InputFormat(
     detect=lambda head: head.has_any("hash_ids"),
     weak=lambda head: head.has_any(*MOONCAKE_FIELDS, "timestamp"),
     read=_read_mooncake,
+    source_sized=True,
+)
+
+KVCACHE_SIMULATOR = InputFormat(
+    key="kvcache-simulator-jsonl",
+    title="kvcache-simulator JSONL trace",
+    signature="kvcache-simulator JSONL (Mooncake's fields plus a per-record 'block_size')",
+    detect=lambda head: head.has_any("hash_ids") and head.has_any("block_size") and isinstance(head.first_object["hash_ids"], list),
+    read=_read_mooncake,
+    source_sized=True,
 )
 
 INSTANCE = InputFormat(
@@ -183,7 +195,7 @@ CSV = InputFormat(
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
-FORMATS: list[InputFormat] = [PARQUET, INSTANCE, MOONCAKE, TOKEN_LOG, CHAT, CSV]
+FORMATS: list[InputFormat] = [PARQUET, INSTANCE, KVCACHE_SIMULATOR, MOONCAKE, TOKEN_LOG, CHAT, CSV]
 
 
 def accepted_formats() -> str:
@@ -222,6 +234,11 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
         fmt = detect_format(read_head(source), source.display)
         if options.tokenizer is not None and not fmt.uses_tokenizer:
             raise UserError(f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}")
+        if options.source_block_size is not None and not fmt.source_sized:
+            raise UserError(f"--source-block-size: only for hash-id traces whose blocks may be of any size; "
+                            f"{source.display} is a {fmt.title}")
+        if options.rag_order is not None and not fmt.uses_rag_order:
+            raise UserError(f"--rag-order: only for RAGPulse traces; {source.display} is a {fmt.title}")
         instance, notes = fmt.read(source, options)
         if options.block_size is not None and not fmt.hashes_tokens:
             # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).

@@ -360,8 +360,47 @@ def gzip_cases(cases: list[Case]) -> Iterator[Case]:
             yield Case(f"gzip-compressed {case.name}", gzip.compress(case.data, mtime=0), case.suffix + ".gz")
 
 
+GOOD_KVSIM = [
+    {"block_size": 64, "hash_ids": [2001, 2002], "input_length": 128},
+    {"block_size": 64, "hash_ids": [2001, 2003], "input_length": 100},
+]
+
+
+def kvsim_cases() -> Iterator[Case]:
+    """kvcache-simulator JSONL (a per-record block_size): damage every reader refuses."""
+    a, b = GOOD_KVSIM
+    raw = {
+        "block_size a string": _lines([dict(a, block_size="64"), b]),
+        "hash_ids not a list": _lines([a, dict(b, hash_ids={"a": 1})]),
+        "truncated last line": _lines([a]) + json.dumps(b)[:30].encode(),
+        "invalid UTF-8 line": _lines([a]) + b'{"block_size": 64, "hash_ids": [1], "x": "\xff"}\n',
+    }
+    for name, data in raw.items():
+        yield Case(f"kvcache-simulator {name}", data, ".jsonl")
+
+
+def instance_reader_cases() -> Iterator[Case]:
+    """Damage only the instance readers see: the array path of trace files (pyverify.inputs.columnar, used by
+    --engine numpy/duckdb and by 'trace import -o x.parquet') reads hash_ids, timestamps and lengths, not a
+    record's block_size, so it accepts these at 512-token blocks. Run on the commands that read instances."""
+    a, b = GOOD_KVSIM
+    raw = {
+        "block_size 0": _lines([a, dict(b, block_size=0)]),
+        "block_size 2**64": _lines([a, dict(b, block_size=2**64)]),
+        "mixed block sizes": _lines([a, dict(b, block_size=32)]),
+    }
+    for name, data in raw.items():
+        yield Case(f"kvcache-simulator {name}", data, ".jsonl")
+
+
+def new_format_cases() -> Iterator[Case]:
+    """The formats of issue 23 (the traces people have)."""
+    yield from kvsim_cases()
+
+
 def all_invalid_cases() -> list[Case]:
-    text = list(instance_cases()) + list(trace_cases()) + list(token_cases()) + list(chat_cases())
+    text = (list(instance_cases()) + list(trace_cases()) + list(token_cases()) + list(chat_cases())
+            + list(new_format_cases()))
     return text + list(gzip_cases(text)) + list(csv_cases()) + list(parquet_cases())
 
 
