@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from pyverify.errors import UserError, located
+from pyverify.inputs.bailian import BAILIAN_FIELDS, read_bailian
 from pyverify.inputs.chat_import import is_chat_record, read_chat
 from pyverify.inputs.detect import Head, read_head
 from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
@@ -121,6 +122,16 @@ MOONCAKE = InputFormat(
     source_sized=True,
 )
 
+BAILIAN = InputFormat(
+    key="qwen-bailian-jsonl",
+    title="Qwen-Bailian JSONL trace",
+    signature="Qwen-Bailian JSONL (Alibaba's usage traces: 'hash_ids' of 16-token blocks with 'chat_id', 'parent_chat_id', 'turn')",
+    detect=lambda head: head.has_any("hash_ids") and head.has_any(*BAILIAN_FIELDS),
+    weak=lambda head: head.has_any(*BAILIAN_FIELDS),
+    read=read_bailian,
+    source_sized=True,
+)
+
 KVCACHE_SIMULATOR = InputFormat(
     key="kvcache-simulator-jsonl",
     title="kvcache-simulator JSONL trace",
@@ -195,7 +206,7 @@ CSV = InputFormat(
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
-FORMATS: list[InputFormat] = [PARQUET, INSTANCE, KVCACHE_SIMULATOR, MOONCAKE, TOKEN_LOG, CHAT, CSV]
+FORMATS: list[InputFormat] = [PARQUET, INSTANCE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, TOKEN_LOG, CHAT, CSV]
 
 
 def accepted_formats() -> str:

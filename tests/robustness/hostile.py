@@ -379,6 +379,31 @@ def kvsim_cases() -> Iterator[Case]:
         yield Case(f"kvcache-simulator {name}", data, ".jsonl")
 
 
+GOOD_BAILIAN = [
+    {"chat_id": 159, "parent_chat_id": -1, "timestamp": 61.114, "input_length": 40, "output_length": 132, "type": "text", "turn": 1, "hash_ids": [1, 2, 3]},
+    {"chat_id": 160, "parent_chat_id": 159, "timestamp": 62.5, "input_length": 70, "output_length": 80, "type": "text", "turn": 2, "hash_ids": [1, 2, 3, 4, 5]},
+]
+
+
+def bailian_cases() -> Iterator[Case]:
+    """Qwen-Bailian JSONL: damage every reader refuses."""
+    a, b = GOOD_BAILIAN
+    raw = {
+        "hash_ids missing": _lines([a, {k: v for k, v in b.items() if k != "hash_ids"}]),
+        "hash_ids a string": _lines([a, dict(b, hash_ids="1 2 3")]),
+        "hash_id 2**64": _lines([a, dict(b, hash_ids=[2**64])]),
+        "timestamp a string": _lines([a, dict(b, timestamp="62.5")]),
+        "timestamp NaN": _lines([a, json.dumps(b).replace('"timestamp": 62.5', '"timestamp": NaN')]),
+        "decreasing timestamps": _lines([b, a]),
+        "not prefix-closed": _lines([a, dict(b, hash_ids=[7, 2])]),
+        "truncated last line": _lines([a]) + json.dumps(b)[:50].encode(),
+        "invalid UTF-8 line": _lines([a]) + json.dumps(b)[:-1].encode() + b', "x": "\xff"}\n',
+        "deep nesting in a whole line": _lines([a]) + _deep_line("hash_ids", [1, 2]),
+    }
+    for name, data in raw.items():
+        yield Case(f"Qwen-Bailian {name}", data, ".jsonl")
+
+
 def instance_reader_cases() -> Iterator[Case]:
     """Damage only the instance readers see: the array path of trace files (pyverify.inputs.columnar, used by
     --engine numpy/duckdb and by 'trace import -o x.parquet') reads hash_ids, timestamps and lengths, not a
@@ -391,11 +416,24 @@ def instance_reader_cases() -> Iterator[Case]:
     }
     for name, data in raw.items():
         yield Case(f"kvcache-simulator {name}", data, ".jsonl")
+    a, b = GOOD_BAILIAN
+    raw = {
+        "turn a string": _lines([a, dict(b, turn="2")]),
+        "turn 0": _lines([a, dict(b, turn=0)]),
+        "chat_id 1.5": _lines([a, dict(b, chat_id=1.5)]),
+        "chat_id 2**64": _lines([a, dict(b, chat_id=2**64)]),
+        "parent_chat_id -2": _lines([a, dict(b, parent_chat_id=-2)]),
+        "type a number": _lines([a, dict(b, type=5)]),
+        "type of a million characters": _lines([a, dict(b, type="x" * 1_000_000)]),
+    }
+    for name, data in raw.items():
+        yield Case(f"Qwen-Bailian {name}", data, ".jsonl")
 
 
 def new_format_cases() -> Iterator[Case]:
     """The formats of issue 23 (the traces people have)."""
     yield from kvsim_cases()
+    yield from bailian_cases()
 
 
 def all_invalid_cases() -> list[Case]:
