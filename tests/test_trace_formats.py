@@ -169,3 +169,112 @@ def test_a_bailian_line_without_hash_ids_says_so(capsys, tmp_path):
     path = write(tmp_path, lines({"chat_id": 159, "parent_chat_id": -1, "timestamp": 61.114, "input_length": 521, "turn": 1}))
     status, out, err = run_cli(capsys, "validate", str(path))
     assert_one_line_error(status, out, err, path, "line 1: missing field 'hash_ids'")
+
+
+# --- 3. RAGPulse (flashserve/RAGPulse) ------------------------------------------------
+
+#: The README's example record (one passage dropped for brevity) and a second request sharing its system prompt and first passage.
+RAGPULSE = lines(
+    {"timestamp": "27", "input_length": 3861, "output_length": 127,
+     "hash_ids": {"sys_prompt": [8325, 8326, 11575], "passages_ids": [6123, 7239, 6124], "history": [15215],
+                  "web_search": [20319, 20320], "user_input": [23648]}, "session_id": "1758081660427-xa8rbsd2uco1"},
+    {"timestamp": "31", "input_length": 2000, "output_length": 50,
+     "hash_ids": {"sys_prompt": [8325, 8326, 11575], "passages_ids": [6123, 1167], "history": [], "web_search": [],
+                  "user_input": [23649]}, "session_id": "s2"},
+)
+#: Side files as the repository's data/ holds them: one chunk id and its token_length per line.
+SYS_PROMPT = lines({"sys_prompt_id": 8325, "token_length": 512}, {"sys_prompt_id": 8326, "token_length": 512},
+                   {"sys_prompt_id": 11575, "token_length": 437})
+OTHERS = lines({"passages_id": 6123, "token_length": 300}, {"passages_id": 7239, "token_length": 200},
+               {"passages_id": 6124, "token_length": 100}, {"passages_id": 1167, "token_length": 50},
+               {"history_id": 15215, "token_length": 40}, {"web_search_id": 20319, "token_length": 500},
+               {"web_search_id": 20320, "token_length": 5}, {"user_input_id": 23648, "token_length": 12},
+               {"user_input_id": 23649, "token_length": 9})
+
+
+def test_ragpulse_makes_one_prefix_chain_per_request(capsys, tmp_path):
+    path = write(tmp_path, RAGPULSE)
+    loaded = load_described(path)
+    assert loaded.format.key == "ragpulse-jsonl"
+    first, second = loaded.instance.chains
+    assert len(first) == 10 and len(second) == 6
+    assert first[:4] == second[:4] and first[4] != second[4]  # shared: 3 system-prompt chunks and passage 6123
+    assert [item["arrival_ms"] for item in loaded.instance.extra] == [27000, 31000]
+    assert loaded.instance.extra[1]["route_key"] == "s2"
+    assert loaded.instance.block_size_tokens is None
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert status == 0 and out.startswith(f"{path}: RAGPulse trace, 2 requests"), err
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
+    assert status == 0 and (json.loads(out)["hits"], json.loads(out)["misses"]) == (4, 12), err
+
+
+def test_ragpulse_side_files_weigh_each_block(capsys, tmp_path):
+    path = write(tmp_path, RAGPULSE)
+    sides = [write(tmp_path, SYS_PROMPT, "1_sys_prompt.jsonl"), write(tmp_path, OTHERS, "2_others.jsonl")]
+    flags = [arg for side in sides for arg in ("--rag-lengths", str(side))]
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json", *flags)
+    assert status == 0, err
+    measured = json.loads(out)["measured"]
+    assert measured["token_hits"] == 512 + 512 + 437 + 300
+    assert measured["tokens"] == (1461 + 600 + 40 + 505 + 12) + (1461 + 350 + 9)
+    copy = import_round_trip(capsys, tmp_path, path, *flags)
+    assert copy.block_size_tokens == 512 and copy.extra[1]["block_tokens"] == [512, 512, 437, 300, 50, 9]
+
+
+def test_ragpulse_component_order_is_overridable(tmp_path):
+    path = write(tmp_path, RAGPULSE)
+    order = ("user_input", "web_search", "history", "passages_ids", "sys_prompt")
+    first, second = load_described(path, ImportOptions(rag_order=order)).instance.chains
+    assert first[0] != second[0]  # user inputs first: nothing shared
+
+
+RAGPULSE_BAD = [
+    ({"hash_ids": {"sys_prompt": [1], "extra": [2]}}, "line 2.hash_ids.extra: a component the order does not name"),
+    ({"hash_ids": {"sys_prompt": "1"}}, "line 2.hash_ids.sys_prompt: expected a list of chunk ids, got str"),
+    ({"hash_ids": {"sys_prompt": [1, -1]}}, "line 2.hash_ids.sys_prompt[1]: expected a chunk id"),
+    ({"hash_ids": {"sys_prompt": []}}, "line 2.hash_ids: no chunk in any component"),
+    ({"timestamp": "soon"}, "line 2.timestamp: expected seconds as a number or a string of digits"),
+    ({"timestamp": "NaN"}, "line 2.timestamp: expected seconds"),
+    ({"timestamp": "20"}, "line 2.timestamp: timestamp 20000 is earlier than 27000"),
+    ({"session_id": 5}, "line 2.session_id: expected a string, got int"),
+]
+
+
+@pytest.mark.parametrize("change, expected", RAGPULSE_BAD)
+def test_ragpulse_errors_are_one_line(capsys, tmp_path, change, expected):
+    first, second = (json.loads(text) for text in RAGPULSE.splitlines())
+    path = write(tmp_path, lines(first, dict(second, **change)))
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled")
+    assert_one_line_error(status, out, err, path, expected)
+
+
+@pytest.mark.parametrize("side, expected", [
+    (lines({"passages_id": 6123}), "line 1: missing field 'token_length'"),
+    (lines({"passages_id": 6123, "token_length": 0}), "line 1.token_length: expected a whole number of tokens"),
+    (lines({"passages_id": "6123", "token_length": 5}), "line 1.passages_id: expected a chunk id"),
+    (lines({"a": 1, "b": 2, "token_length": 5}), "line 1: expected one chunk id field beside 'token_length', got 2"),
+    (lines({"passages_id": 1, "token_length": 5}, {"passages_id": 1, "token_length": 6}), "line 2.token_length: chunk 1 has 6 tokens here but 5"),
+])
+def test_ragpulse_side_file_errors_name_the_side_file(capsys, tmp_path, side, expected):
+    path = write(tmp_path, RAGPULSE)
+    lengths = write(tmp_path, side, "side.jsonl")
+    status, out, err = run_cli(capsys, "validate", str(path), "--rag-lengths", str(lengths))
+    assert_one_line_error(status, out, err, lengths, expected)
+
+
+def test_a_chunk_missing_from_the_side_files_is_named(capsys, tmp_path):
+    path = write(tmp_path, RAGPULSE)
+    lengths = write(tmp_path, SYS_PROMPT, "side.jsonl")
+    status, out, err = run_cli(capsys, "validate", str(path), "--rag-lengths", str(lengths))
+    assert_one_line_error(status, out, err, path, "line 1.hash_ids.passages_ids[0]: chunk 6123 has no token_length")
+
+
+def test_ragpulse_flags_are_refused_elsewhere_and_block_size_here(capsys, tmp_path):
+    mooncake = write(tmp_path, lines({"hash_ids": [1]}), "m.jsonl")
+    status, out, err = run_cli(capsys, "validate", str(mooncake), "--rag-order", "sys_prompt")
+    assert status == 2 and err.startswith("pyverify: error: --rag-order: only for RAGPulse traces")
+    path = write(tmp_path, RAGPULSE)
+    status, out, err = run_cli(capsys, "validate", str(path), "--block-size", "1024")
+    assert status == 2 and "cannot be re-blocked" in err
+    status, out, err = run_cli(capsys, "validate", str(path), "--rag-order", "sys_prompt,sys_prompt")
+    assert status == 2 and err.startswith("pyverify: error: --rag-order: 'sys_prompt' is named twice")

@@ -39,6 +39,9 @@ def add_input_options(parser) -> None:
     group.add_argument("--rag-order", metavar="A,B,...",
                        help="RAGPulse only: the order of a request's components in its prompt (default: "
                             "sys_prompt,passages_ids,history,web_search,user_input)")
+    group.add_argument("--rag-lengths", action="append", metavar="FILE",
+                       help="RAGPulse only: a side file of chunk token lengths (1_sys_prompt.jsonl ... 5_web_search.jsonl; "
+                            "repeat the flag for each), so blocks weigh their chunks' tokens")
     group.add_argument("--tokenizer", metavar="PATH|bytes",
                        help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
                             "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
@@ -50,7 +53,8 @@ def import_options(args, progress: Callable[[int], None] | None = None, **more) 
 
     return ImportOptions(allow_unsorted=getattr(args, "allow_unsorted", False), block_size=getattr(args, "block_size", None),
                          tokenizer=getattr(args, "tokenizer", None), progress=progress,
-                         source_block_size=getattr(args, "source_block_size", None), rag_order=_rag_order(args), **more)
+                         source_block_size=getattr(args, "source_block_size", None), rag_order=_rag_order(args),
+                         rag_lengths=tuple(getattr(args, "rag_lengths", None) or ()), **more)
 
 
 def _rag_order(args) -> tuple[str, ...] | None:
@@ -79,7 +83,7 @@ def read_trace_with(args, path: str) -> "ColumnarTrace":
 
 def needs_instance_reader(args) -> bool:
     """Whether the flags ask for what only the instance readers do (re-blocking, tokenizing)."""
-    return any(getattr(args, flag, None) is not None for flag in ("block_size", "tokenizer", "source_block_size", "rag_order"))
+    return any(getattr(args, flag, None) is not None for flag in ("block_size", "tokenizer", "source_block_size", "rag_order", "rag_lengths"))
 
 
 __all__ = ["add_input_options", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]

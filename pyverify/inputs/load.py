@@ -36,6 +36,7 @@ from pyverify.inputs.detect import Head, read_head
 from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, check_instance_name, instance_from_json
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
+from pyverify.inputs.ragpulse import read_ragpulse
 from pyverify.inputs.reblock import reblock_to_size
 from pyverify.inputs.records import ImportOptions
 from pyverify.inputs.stream import Input, is_stdin, open_source
@@ -57,7 +58,8 @@ class InputFormat:
     hashes_tokens: bool = False  # --block-size is its hashing size (else: a coarser size to re-block to)
     uses_tokenizer: bool = False  # --tokenizer applies
     source_sized: bool = False  # --source-block-size applies (a hash-id trace whose blocks may be of any size)
-    uses_rag_order: bool = False  # --rag-order applies
+    uses_rag_order: bool = False  # --rag-order and --rag-lengths apply
+    reblocks: bool = True  # --block-size may ask for coarser blocks (not for blocks of varying size)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,16 @@ MOONCAKE = InputFormat(
     weak=lambda head: head.has_any(*MOONCAKE_FIELDS, "timestamp"),
     read=_read_mooncake,
     source_sized=True,
+)
+
+RAGPULSE = InputFormat(
+    key="ragpulse-jsonl",
+    title="RAGPulse trace",
+    signature="RAGPulse JSONL ('hash_ids' an object of components: sys_prompt, passages_ids, history, web_search, user_input)",
+    detect=lambda head: head.has_any("hash_ids") and isinstance(head.first_object["hash_ids"], dict),
+    read=read_ragpulse,
+    uses_rag_order=True,
+    reblocks=False,
 )
 
 BAILIAN = InputFormat(
@@ -206,7 +218,7 @@ CSV = InputFormat(
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
-FORMATS: list[InputFormat] = [PARQUET, INSTANCE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, TOKEN_LOG, CHAT, CSV]
+FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, TOKEN_LOG, CHAT, CSV]
 
 
 def accepted_formats() -> str:
@@ -248,8 +260,12 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
         if options.source_block_size is not None and not fmt.source_sized:
             raise UserError(f"--source-block-size: only for hash-id traces whose blocks may be of any size; "
                             f"{source.display} is a {fmt.title}")
-        if options.rag_order is not None and not fmt.uses_rag_order:
-            raise UserError(f"--rag-order: only for RAGPulse traces; {source.display} is a {fmt.title}")
+        if (options.rag_order is not None or options.rag_lengths) and not fmt.uses_rag_order:
+            flag = "--rag-order" if options.rag_order is not None else "--rag-lengths"
+            raise UserError(f"{flag}: only for RAGPulse traces; {source.display} is a {fmt.title}")
+        if options.block_size is not None and not fmt.reblocks:
+            raise UserError(f"--block-size: {source.display} is a {fmt.title}, whose blocks are content chunks of varying "
+                            "length: they cannot be re-blocked")
         instance, notes = fmt.read(source, options)
         if options.block_size is not None and not fmt.hashes_tokens:
             # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).

@@ -43,6 +43,7 @@ class ImportOptions:
     tokenizer: str | None = None  # chat JSONL: a tokenizer.json path, or "bytes" (the default)
     source_block_size: int | None = None  # tokens per block of a hash-id trace that does not say (default: the format's)
     rag_order: tuple[str, ...] | None = None  # RAGPulse: the order of a request's components
+    rag_lengths: tuple[str, ...] = ()  # RAGPulse: side files giving each chunk's token_length
     warn: Callable[[str], None] | None = None
     progress: Callable[[int], None] | None = None
 

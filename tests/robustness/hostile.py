@@ -404,6 +404,39 @@ def bailian_cases() -> Iterator[Case]:
         yield Case(f"Qwen-Bailian {name}", data, ".jsonl")
 
 
+GOOD_RAGPULSE = [
+    {"timestamp": "27", "input_length": 3861, "output_length": 127, "session_id": "s1",
+     "hash_ids": {"sys_prompt": [8325, 8326], "passages_ids": [6123], "history": [], "web_search": [20319], "user_input": [23648]}},
+    {"timestamp": "31", "input_length": 2000, "output_length": 50, "session_id": "s2",
+     "hash_ids": {"sys_prompt": [8325, 8326], "passages_ids": [1167], "user_input": [23649]}},
+]
+
+
+def ragpulse_cases() -> Iterator[Case]:
+    """RAGPulse JSONL (hash_ids an object of components)."""
+    a, b = GOOD_RAGPULSE
+    raw = {
+        "unknown component": _lines([a, dict(b, hash_ids={"sys_prompt": [1], "video": [2]})]),
+        "component a string": _lines([a, dict(b, hash_ids={"sys_prompt": "1 2"})]),
+        "chunk id 1.0": _lines([a, dict(b, hash_ids={"sys_prompt": [1.0]})]),
+        "chunk id 2**64": _lines([a, dict(b, hash_ids={"sys_prompt": [2**64]})]),
+        "chunk id true": _lines([a, dict(b, hash_ids={"sys_prompt": [True]})]),
+        "no chunks": _lines([a, dict(b, hash_ids={"sys_prompt": [], "user_input": []})]),
+        "timestamp not digits": _lines([a, dict(b, timestamp="12:00:31")]),
+        "timestamp 1e400 string": _lines([a, dict(b, timestamp="1e400")]),
+        "timestamp a list": _lines([a, dict(b, timestamp=[31])]),
+        "decreasing timestamps": _lines([b, a]),
+        "session_id a number": _lines([a, dict(b, session_id=2)]),
+        "session_id of a million characters": _lines([a, dict(b, session_id="s" * 1_000_000)]),
+        "deep nesting in a component": _lines([a]) + b'{"hash_ids": {"sys_prompt": ' + b"[" * 20_000 + b"]" * 20_000 + b"}}\n",
+        "truncated last line": _lines([a]) + json.dumps(b)[:60].encode(),
+        "invalid UTF-8 line": _lines([a]) + json.dumps(b)[:-1].encode() + b', "x": "\xff"}\n',
+        "lone surrogate in session_id": _lines([a, json.dumps(b).replace('"s2"', '"\\ud800"')]),
+    }
+    for name, data in raw.items():
+        yield Case(f"RAGPulse {name}", data, ".jsonl")
+
+
 def instance_reader_cases() -> Iterator[Case]:
     """Damage only the instance readers see: the array path of trace files (pyverify.inputs.columnar, used by
     --engine numpy/duckdb and by 'trace import -o x.parquet') reads hash_ids, timestamps and lengths, not a
@@ -434,6 +467,7 @@ def new_format_cases() -> Iterator[Case]:
     """The formats of issue 23 (the traces people have)."""
     yield from kvsim_cases()
     yield from bailian_cases()
+    yield from ragpulse_cases()
 
 
 def all_invalid_cases() -> list[Case]:
