@@ -278,3 +278,56 @@ def test_ragpulse_flags_are_refused_elsewhere_and_block_size_here(capsys, tmp_pa
     assert status == 2 and "cannot be re-blocked" in err
     status, out, err = run_cli(capsys, "validate", str(path), "--rag-order", "sys_prompt,sys_prompt")
     assert status == 2 and err.startswith("pyverify: error: --rag-order: 'sys_prompt' is named twice")
+
+
+# --- 4. LMCache lookup-hash logs ---------------------------------------------------
+
+LMCACHE = lines(
+    {"chunk_hashes": [-4120913748016316416, 881902136524219392], "chunk_size": 256, "seq_len": 300},
+    {"chunk_hashes": [-4120913748016316416, 77, "a3f9"], "chunk_size": 256, "seq_len": 700},
+)
+
+
+def test_lmcache_chunks_are_blocks(capsys, tmp_path):
+    path = write(tmp_path, LMCACHE)
+    loaded = load_described(path)
+    assert loaded.format.key == "lmcache-jsonl"
+    assert loaded.instance.chains == ((0, 1), (0, 2, 3)) and loaded.instance.block_size_tokens == 256
+    assert [item["input_tokens"] for item in loaded.instance.extra] == [300, 700]
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert status == 0 and out.startswith(f"{path}: LMCache lookup-hash log, 2 requests"), err
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
+    assert status == 0, err
+    result = json.loads(out)
+    assert (result["hits"], result["misses"]) == (1, 4) and result["measured"]["token_hits"] == 256
+    assert import_round_trip(capsys, tmp_path, path).chains == loaded.instance.chains
+
+
+LMCACHE_BAD = [
+    ({"chunk_size": 128}, "line 2.chunk_size: 128 tokens, but line 1 says 256: a log has one chunk size"),
+    ({"chunk_size": 0}, "line 2.chunk_size: expected a whole number of tokens"),
+    ({"seq_len": 512}, "line 2.seq_len: expected more than 512 tokens for 3 chunks of 256, got 512"),
+    ({"seq_len": "700"}, "line 2.seq_len: expected more than 512 tokens"),
+    ({"chunk_hashes": [1.5]}, "line 2.chunk_hashes[0]: expected an integer or a string hash, got float"),
+    ({"chunk_hashes": [2**64]}, "line 2.chunk_hashes[0]: hash 18446744073709551616 is outside 64 bits"),
+    ({"chunk_hashes": [""]}, "line 2.chunk_hashes[0]: expected a hash of 1 to 128 characters, got 0"),
+    ({"chunk_hashes": [881902136524219392, 5]}, "line 2.chunk_hashes[0]: not prefix-closed"),
+    ({"chunk_hashes": []}, "line 2.chunk_hashes: empty"),
+]
+
+
+@pytest.mark.parametrize("change, expected", LMCACHE_BAD)
+def test_lmcache_errors_are_one_line(capsys, tmp_path, change, expected):
+    first, second = (json.loads(text) for text in LMCACHE.splitlines())
+    path = write(tmp_path, lines(first, dict(second, **change)))
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled")
+    assert_one_line_error(status, out, err, path, expected)
+
+
+@pytest.mark.parametrize("missing", ["chunk_size", "seq_len"])
+def test_lmcache_missing_fields_are_named(capsys, tmp_path, missing):
+    record = {"chunk_hashes": [1], "chunk_size": 256, "seq_len": 10}
+    del record[missing]
+    path = write(tmp_path, lines(record))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, f"line 1: missing field '{missing}'")

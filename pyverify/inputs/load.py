@@ -35,6 +35,7 @@ from pyverify.inputs.chat_import import is_chat_record, read_chat
 from pyverify.inputs.detect import Head, read_head
 from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, check_instance_name, instance_from_json
+from pyverify.inputs.lmcache import LMCACHE_FIELDS, read_lmcache
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
 from pyverify.inputs.ragpulse import read_ragpulse
 from pyverify.inputs.reblock import reblock_to_size
@@ -181,6 +182,15 @@ CHAT = InputFormat(
     uses_tokenizer=True,
 )
 
+LMCACHE = InputFormat(
+    key="lmcache-jsonl",
+    title="LMCache lookup-hash log",
+    signature="LMCache lookup-hash JSONL ('chunk_hashes', 'chunk_size', 'seq_len'; chunk size as block size)",
+    detect=lambda head: head.has_any("chunk_hashes"),
+    weak=lambda head: head.has_any(*LMCACHE_FIELDS),
+    read=read_lmcache,
+)
+
 def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
     if is_stdin(source.path) or source.compression:
         raise located(source.display, None, "Parquet and CSV traces are read from an uncompressed file (they need random access), "
@@ -218,7 +228,7 @@ CSV = InputFormat(
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
-FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, TOKEN_LOG, CHAT, CSV]
+FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, TOKEN_LOG, CHAT, LMCACHE, CSV]
 
 
 def accepted_formats() -> str:

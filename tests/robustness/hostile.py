@@ -437,6 +437,37 @@ def ragpulse_cases() -> Iterator[Case]:
         yield Case(f"RAGPulse {name}", data, ".jsonl")
 
 
+GOOD_LMCACHE = [
+    {"chunk_hashes": [-4120913748016316416, 881902136524219392], "chunk_size": 256, "seq_len": 300},
+    {"chunk_hashes": [-4120913748016316416, 77, "a3f9"], "chunk_size": 256, "seq_len": 700},
+]
+
+
+def lmcache_cases() -> Iterator[Case]:
+    """LMCache lookup-hash logs."""
+    a, b = GOOD_LMCACHE
+    raw = {
+        "chunk_hashes missing": _lines([a, {"chunk_size": 256, "seq_len": 700}]),
+        "chunk_hashes an object": _lines([a, dict(b, chunk_hashes={"0": 1})]),
+        "chunk hash 2**64": _lines([a, dict(b, chunk_hashes=[2**64])]),
+        "chunk hash 5000 digits": _lines([a]) + b'{"chunk_hashes": [' + b"9" * 5000 + b'], "chunk_size": 256, "seq_len": 9}\n',
+        "chunk hash a float": _lines([a, dict(b, chunk_hashes=[1.0])]),
+        "chunk hash of a million characters": _lines([a, dict(b, chunk_hashes=["f" * 1_000_000])]),
+        "chunk_size missing": _lines([a, {"chunk_hashes": [1], "seq_len": 9}]),
+        "chunk_size 2**64": _lines([a, dict(b, chunk_size=2**64)]),
+        "mixed chunk sizes": _lines([a, dict(b, chunk_size=128)]),
+        "seq_len too short": _lines([a, dict(b, seq_len=3)]),
+        "seq_len negative": _lines([dict(a, seq_len=-1), b]),
+        "seq_len missing": _lines([a, {"chunk_hashes": [1], "chunk_size": 256}]),
+        "not prefix-closed": _lines([a, dict(b, chunk_hashes=[881902136524219392])]),
+        "truncated last line": _lines([a]) + json.dumps(b)[:40].encode(),
+        "invalid UTF-8 line": _lines([a]) + b'{"chunk_hashes": ["\xff"], "chunk_size": 256, "seq_len": 9}\n',
+        "deep nesting in a whole line": _lines([a]) + _deep_line("chunk_hashes", [1]),
+    }
+    for name, data in raw.items():
+        yield Case(f"LMCache {name}", data, ".jsonl")
+
+
 def instance_reader_cases() -> Iterator[Case]:
     """Damage only the instance readers see: the array path of trace files (pyverify.inputs.columnar, used by
     --engine numpy/duckdb and by 'trace import -o x.parquet') reads hash_ids, timestamps and lengths, not a
@@ -468,6 +499,7 @@ def new_format_cases() -> Iterator[Case]:
     yield from kvsim_cases()
     yield from bailian_cases()
     yield from ragpulse_cases()
+    yield from lmcache_cases()
 
 
 def all_invalid_cases() -> list[Case]:
