@@ -331,3 +331,84 @@ def test_lmcache_missing_fields_are_named(capsys, tmp_path, missing):
     path = write(tmp_path, lines(record))
     status, out, err = run_cli(capsys, "validate", str(path))
     assert_one_line_error(status, out, err, path, f"line 1: missing field '{missing}'")
+
+
+# --- 5. vLLM KV events (vllm/distributed/kv_events.py), recorded to JSONL --------------
+
+def stored(hashes, parent, block_size=4, medium="GPU"):
+    return {"type": "BlockStored", "block_hashes": hashes, "parent_block_hash": parent,
+            "token_ids": list(range(block_size * len(hashes))), "block_size": block_size, "lora_id": None, "medium": medium}
+
+
+KV_EVENTS = lines(
+    {"ts": 1718000000.5, "events": [stored([101, 102], None)], "data_parallel_rank": 0},
+    {"ts": 1718000001.0, "events": [stored([103], 102), {"type": "BlockRemoved", "block_hashes": [101], "medium": "GPU"}],
+     "data_parallel_rank": 0},
+    {"ts": 1718000002.0, "events": [stored([104, 105], 102), stored([9], None, medium="CPU")], "data_parallel_rank": 1},
+)
+
+
+def test_kv_events_are_read_as_an_engine_log(capsys, tmp_path):
+    path = write(tmp_path, KV_EVENTS)
+    loaded = load_described(path)
+    assert loaded.format.key == "vllm-kv-events"
+    instance = loaded.instance
+    assert instance.chains == ((0, 1), (0, 1, 2), (0, 1, 3, 4))  # each stored run after its prefix
+    assert instance.routing == (0, 0, 1) and instance.hosts == 2 and instance.block_size_tokens == 4
+    assert [item["arrival_ms"] for item in instance.extra] == [1718000000500, 1718000001000, 1718000002000]
+    assert any("held at most 4 blocks" in note for note in loaded.notes)  # 101,102 ; +103 -101 ; +104,105 -> 4
+    assert any("1 BlockStored events of another medium" in note for note in loaded.notes)
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert status == 0 and out.startswith(f"{path}: vLLM KV-event log, 3 requests"), err
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
+    assert status == 0, err
+    assert (json.loads(out)["hits"], json.loads(out)["misses"]) == (4, 5)  # the prefixes hit; the stored blocks miss
+    assert import_round_trip(capsys, tmp_path, path).routing == (0, 0, 1)
+
+
+def test_bare_events_one_per_line(tmp_path):
+    path = write(tmp_path, lines(stored([1, 2], None), stored([3], 2), {"type": "AllBlocksCleared"}, stored([1], None)))
+    loaded = load_described(path)
+    assert loaded.format.key == "vllm-kv-events" and loaded.instance.chains == ((0, 1), (0, 1, 2), (0,))
+    assert loaded.instance.routing is None
+
+
+def test_a_parent_before_the_log_began_starts_the_chain(tmp_path):
+    path = write(tmp_path, lines(stored([5, 6], 999), stored([7], 6)))
+    loaded = load_described(path)
+    assert loaded.instance.chains == ((1, 2), (1, 2, 3))
+    assert any("1 events store blocks under a parent not stored earlier" in note for note in loaded.notes)
+
+
+KV_EVENTS_BAD = [
+    (stored([103], 101, block_size=8), "line 2.block_size: 8 tokens, but line 1 says 4: a log has one block size"),
+    (dict(stored([103], 102), token_ids=[1, 2]), "line 2.token_ids: 2 token ids for 1 blocks of 4 tokens"),
+    (stored([102], None), "line 2.block_hashes[0]: this block was stored under another parent earlier"),
+    (stored([], 102), "line 2.block_hashes: empty"),
+    (stored([1.5], 102), "line 2.block_hashes[0]: expected an integer or a string hash, got float"),
+    ({"type": "BlockEvicted", "block_hashes": [1]}, "line 2.type: expected one of BlockStored, BlockRemoved, AllBlocksCleared"),
+    ({"type": "BlockRemoved"}, "line 2: missing field 'block_hashes'"),
+    ({k: v for k, v in stored([103], 102).items() if k != "block_size"}, "line 2: missing field 'block_size'"),
+]
+
+
+@pytest.mark.parametrize("event, expected", KV_EVENTS_BAD)
+def test_kv_event_errors_are_one_line(capsys, tmp_path, event, expected):
+    path = write(tmp_path, lines(stored([101, 102], None), event))
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled")
+    assert_one_line_error(status, out, err, path, expected)
+
+
+@pytest.mark.parametrize("batch, expected", [
+    ({"ts": "soon", "events": []}, "line 2.ts: expected a non-negative number of seconds"),
+    ({"events": []}, "line 2: missing field 'ts'"),
+    ({"ts": 1718000003, "events": {}}, "line 2.events: expected a list of events, got dict"),
+    ({"ts": 1718000003, "events": [[1, 2]], "data_parallel_rank": 0}, "line 2.events[0]: expected an event object, got list (the array form is not read)"),
+    ({"ts": 1718000003, "events": [], "data_parallel_rank": 70000}, "line 2.data_parallel_rank: host 70000 out of range"),
+    ({"ts": 1718000003, "events": []}, "line 2: gives no data_parallel_rank but line 1 does"),
+    ({"ts": 1, "events": [], "data_parallel_rank": 0}, "line 2.ts: 1 is earlier than 1718000000.5 on line 1: the file is not in time order"),
+])
+def test_kv_event_batch_errors_are_one_line(capsys, tmp_path, batch, expected):
+    path = write(tmp_path, lines({"ts": 1718000000.5, "events": [stored([101, 102], None)], "data_parallel_rank": 0}, batch))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, expected)

@@ -35,6 +35,7 @@ from pyverify.inputs.chat_import import is_chat_record, read_chat
 from pyverify.inputs.detect import Head, read_head
 from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, check_instance_name, instance_from_json
+from pyverify.inputs.kv_events import is_kv_event_record, read_kv_events
 from pyverify.inputs.lmcache import LMCACHE_FIELDS, read_lmcache
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
 from pyverify.inputs.ragpulse import read_ragpulse
@@ -182,6 +183,15 @@ CHAT = InputFormat(
     uses_tokenizer=True,
 )
 
+KV_EVENTS = InputFormat(
+    key="vllm-kv-events",
+    title="vLLM KV-event log",
+    signature="vLLM KV events JSONL (event batches {'ts', 'events'} or bare BlockStored/BlockRemoved/AllBlocksCleared events), read as an engine log",
+    detect=lambda head: is_kv_event_record(head.first_object),
+    weak=lambda head: head.has_any("events") and head.has_any("ts"),
+    read=read_kv_events,
+)
+
 LMCACHE = InputFormat(
     key="lmcache-jsonl",
     title="LMCache lookup-hash log",
@@ -228,7 +238,7 @@ CSV = InputFormat(
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
-FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, TOKEN_LOG, CHAT, LMCACHE, CSV]
+FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, KV_EVENTS, TOKEN_LOG, CHAT, LMCACHE, CSV]
 
 
 def accepted_formats() -> str:

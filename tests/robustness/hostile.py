@@ -468,6 +468,55 @@ def lmcache_cases() -> Iterator[Case]:
         yield Case(f"LMCache {name}", data, ".jsonl")
 
 
+def _stored(hashes, parent, **changes) -> dict:
+    event = {"type": "BlockStored", "block_hashes": hashes, "parent_block_hash": parent,
+             "token_ids": list(range(4 * len(hashes))), "block_size": 4, "lora_id": None, "medium": "GPU"}
+    event.update(changes)
+    return event
+
+
+GOOD_KV_EVENTS = [
+    {"ts": 1718000000.5, "events": [_stored([101, 102], None)], "data_parallel_rank": 0},
+    {"ts": 1718000001.0, "events": [_stored([103], 102), {"type": "BlockRemoved", "block_hashes": [101], "medium": "GPU"}],
+     "data_parallel_rank": 1},
+]
+
+
+def kv_event_cases() -> Iterator[Case]:
+    """vLLM KV events recorded to JSONL (batches and bare events)."""
+    a, b = GOOD_KV_EVENTS
+    raw = {
+        "events not a list": _lines([a, dict(b, events="BlockStored")]),
+        "event not an object": _lines([a, dict(b, events=[["BlockStored", [1], None]])]),
+        "unknown event type": _lines([a, dict(b, events=[{"type": "BlockMoved", "block_hashes": [1]}])]),
+        "type a number": _lines([a, dict(b, events=[{"type": 5}])]),
+        "block_hashes missing": _lines([a, dict(b, events=[{"type": "BlockStored", "block_size": 4}])]),
+        "block_hashes a string": _lines([a, dict(b, events=[_stored("101", 102)])]),
+        "block hash 2**64": _lines([a, dict(b, events=[_stored([2**64], 102)])]),
+        "block hash a float": _lines([a, dict(b, events=[_stored([1.5], 102)])]),
+        "block hash 5000 digits": _lines([a]) + json.dumps(b).replace("103", "9" * 5000).encode() + b"\n",
+        "parent hash an object": _lines([a, dict(b, events=[_stored([103], {"h": 1})])]),
+        "block_size 0": _lines([a, dict(b, events=[_stored([103], 102, block_size=0)])]),
+        "mixed block sizes": _lines([a, dict(b, events=[_stored([103], 102, block_size=8, token_ids=list(range(8)))])]),
+        "token_ids of the wrong length": _lines([a, dict(b, events=[_stored([103], 102, token_ids=[1])])]),
+        "block stored under two parents": _lines([a, dict(b, events=[_stored([102], None)])]),
+        "ts missing": _lines([a, {"events": [], "data_parallel_rank": 0}]),
+        "ts NaN": _lines([a, json.dumps(b).replace('"ts": 1718000001.0', '"ts": NaN')]),
+        "ts a string": _lines([a, dict(b, ts="1718000001")]),
+        "decreasing ts": _lines([b, a]),
+        "rank 1.0": _lines([a, dict(b, data_parallel_rank=1.0)]),
+        "rank out of range": _lines([a, dict(b, data_parallel_rank=2**40)]),
+        "rank on some batches only": _lines([a, {k: v for k, v in b.items() if k != "data_parallel_rank"}]),
+        "no stored events": _lines([{"ts": 1.0, "events": [{"type": "AllBlocksCleared"}]}]),
+        "only another medium": _lines([{"ts": 1.0, "events": [_stored([1], None, medium="CPU")]}]),
+        "truncated last line": _lines([a]) + json.dumps(b)[:70].encode(),
+        "invalid UTF-8 line": _lines([a]) + json.dumps(b)[:-1].encode() + b', "x": "\xff"}\n',
+        "deep nesting in an event": _lines([a]) + b'{"ts": 2, "events": [{"type": "BlockStored", "block_hashes": ' + b"[" * 20_000 + b"]" * 20_000 + b"}]}\n",
+    }
+    for name, data in raw.items():
+        yield Case(f"vLLM KV events {name}", data, ".jsonl")
+
+
 def instance_reader_cases() -> Iterator[Case]:
     """Damage only the instance readers see: the array path of trace files (pyverify.inputs.columnar, used by
     --engine numpy/duckdb and by 'trace import -o x.parquet') reads hash_ids, timestamps and lengths, not a
@@ -500,6 +549,7 @@ def new_format_cases() -> Iterator[Case]:
     yield from bailian_cases()
     yield from ragpulse_cases()
     yield from lmcache_cases()
+    yield from kv_event_cases()
 
 
 def all_invalid_cases() -> list[Case]:
