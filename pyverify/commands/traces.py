@@ -275,7 +275,7 @@ def run_mrc(args) -> int:
             if "lru" in curves:
                 point["lru_capacity_to_match_opt"] = capacity_to_match(curves["lru"], int(misses))
     block = source.block_size_tokens
-    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))
     if kv is not None and block is None:
         raise UserError(f"{args.instance}: block_size_tokens: not given, so capacities cannot be converted to GiB; drop --kv-model/--kv-bytes-per-token")
     target = _target_capacities(args.target_hit_rate, curves, block, kv)
