@@ -356,7 +356,7 @@ def test_kv_events_are_read_as_an_engine_log(capsys, tmp_path):
     assert instance.chains == ((0, 1), (0, 1, 2), (0, 1, 3, 4))  # each stored run after its prefix
     assert instance.routing == (0, 0, 1) and instance.hosts == 2 and instance.block_size_tokens == 4
     assert [item["arrival_ms"] for item in instance.extra] == [1718000000500, 1718000001000, 1718000002000]
-    assert any("held at most 4 blocks" in note for note in loaded.notes)  # 101,102 ; +103 -101 ; +104,105 -> 4
+    assert any("held at most 3 blocks at once on one rank" in note for note in loaded.notes)  # rank 0: 101,102 +103 (-101)
     assert any("1 BlockStored events of another medium" in note for note in loaded.notes)
     status, out, err = run_cli(capsys, "validate", str(path))
     assert status == 0 and out.startswith(f"{path}: vLLM KV-event log, 3 requests"), err
@@ -412,3 +412,43 @@ def test_kv_event_batch_errors_are_one_line(capsys, tmp_path, batch, expected):
     path = write(tmp_path, lines({"ts": 1718000000.5, "events": [stored([101, 102], None)], "data_parallel_rank": 0}, batch))
     status, out, err = run_cli(capsys, "validate", str(path))
     assert_one_line_error(status, out, err, path, expected)
+
+
+def removed(hashes):
+    return {"type": "BlockRemoved", "block_hashes": hashes, "medium": "GPU"}
+
+
+#: What vLLM's pool of 2 blocks does, request by request (pyverify.sim.vllm_pool's rules): the tail of a freed
+#: request is evicted first, so storing block 3 evicts block 2, and re-storing 2 after a hit on 1 evicts 3.
+ENGINE_RUN = [
+    {"ts": 1.0, "events": [stored([1, 2], None)]},
+    {"ts": 2.0, "events": [removed([2]), stored([3], None)]},
+    {"ts": 3.0, "events": [removed([3]), stored([2], 1)]},
+]
+
+
+def test_check_events_agrees_with_a_run_of_vllms_pool(capsys, tmp_path):
+    path = write(tmp_path, lines(*ENGINE_RUN))
+    status, out, err = run_cli(capsys, "trace", "check-events", str(path), "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["capacity_blocks_per_rank"] == 2
+    assert (report["lines"], report["lines_where_held_blocks_agree"], report["first_difference"]) == (3, 3, None)
+    assert report["engine_hit_blocks"] == report["model_hit_blocks"] == 1
+    status, out, err = run_cli(capsys, "trace", "check-events", str(path))
+    assert status == 0 and "held blocks agree      after 3 of 3 lines" in out
+
+
+def test_check_events_names_the_first_difference(capsys, tmp_path):
+    run = [ENGINE_RUN[0], {"ts": 2.0, "events": [removed([1]), stored([3], None)]}, ENGINE_RUN[2]]
+    path = write(tmp_path, lines(*run))
+    status, out, err = run_cli(capsys, "trace", "check-events", str(path), "--json")
+    assert status == 0, err
+    difference = json.loads(out)["first_difference"]
+    assert difference == {"line": 2, "rank": None, "engine_held": 2, "model_held": 2, "only_engine": 1, "only_model": 1}
+
+
+def test_check_events_reads_only_event_logs(capsys, tmp_path):
+    path = write(tmp_path, BAILIAN)
+    status, out, err = run_cli(capsys, "trace", "check-events", str(path))
+    assert_one_line_error(status, out, err, path, "trace check-events reads a vLLM KV-event log; this is a Qwen-Bailian JSONL trace")

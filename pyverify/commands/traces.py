@@ -63,6 +63,9 @@ def register(subparsers) -> None:
     add_input_options(imp)
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
+    from pyverify.commands import engine_check
+
+    engine_check.register(trace_commands)
 
     mrc = subparsers.add_parser(
         "mrc",

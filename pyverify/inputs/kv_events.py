@@ -43,7 +43,7 @@ the engine.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 from pyverify.errors import located
 from pyverify.inputs.jsonread import iter_objects
@@ -90,11 +90,14 @@ class _Log:
         self.chain_parent: dict[int, int] = {}  # block -> its parent in the chains pyverify builds
         self.block_size: int | None = None
         self.size_line = 0
-        self.held: set[int] = set()
+        self.held_by: dict[int | None, set[int]] = {}  # per data-parallel rank (None: the log gives none)
         self.peak = 0
         self.orphans = self.removed = self.clears = self.other_media = 0
 
-    def store(self, line: int, where: str, event: dict[str, Any]) -> tuple[int, ...] | None:
+    def held(self, rank: int | None) -> set[int]:
+        return self.held_by.setdefault(rank, set())
+
+    def store(self, line: int, where: str, event: dict[str, Any], rank: int | None = None) -> tuple[int, ...] | None:
         shown = self.shown
         medium = event.get("medium")
         if medium is not None and not isinstance(medium, str):
@@ -138,28 +141,39 @@ class _Log:
                               "this block was stored under another parent earlier: the log's hashes do not name prefixes")
             self.chain_parent.setdefault(block, chain[-1] if chain else ROOT)
             chain.append(block)
-            self.held.add(block)
+            self.held(rank).add(block)
             before = block
-        self.peak = max(self.peak, len(self.held))
+        self.peak = max(self.peak, len(self.held(rank)))
         return tuple(chain)
 
-    def remove(self, where: str, event: dict[str, Any]) -> None:
+    def remove(self, where: str, event: dict[str, Any], rank: int | None = None) -> None:
         medium = event.get("medium")
         if medium not in GPU_MEDIA:
             return
         for value in _hashes(event, self.shown, where, allow_empty=True):
             block = self.ids.get(value)
-            if block is not None and block in self.held:
-                self.held.discard(block)
+            if block is not None and block in self.held(rank):
+                self.held(rank).discard(block)
                 self.removed += 1
 
-    def clear(self) -> None:
-        self.held.clear()
+    def clear(self, rank: int | None = None) -> None:
+        self.held(rank).clear()
         self.clears += 1
+
+
+#: Called after each line of a log with the line number, the requests it added ``(chain, blocks stored, rank)``
+#: and the log's state (what the engine holds now, per rank: ``log.held(rank)``).
+LineHook = Callable[[int, list[tuple[tuple[int, ...], int, "int | None"]], "_Log"], None]
 
 
 def read_kv_events(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
     """Read an opened vLLM KV-event log (module docstring); one line of error at the first bad line."""
+    instance, notes, _ = read_engine_log(source, options)
+    return instance, notes
+
+
+def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | None = None) -> tuple[Instance, list[str], "_Log"]:
+    """:func:`read_kv_events`, and the log's state at the end (peak held, block size); ``on_line`` after each line."""
     from pyverify.inputs.bailian import seconds_to_ms
 
     shown = source.display
@@ -200,24 +214,28 @@ def read_kv_events(source: Input, options: ImportOptions) -> tuple[Instance, lis
             unranked_line = unranked_line or line
         else:
             ranked_line = ranked_line or line
+        added: list[tuple[tuple[int, ...], int, int | None]] = []
         for index, event in enumerate(events):
             at = f"{prefix}[{index}]" if prefix.endswith(".events") else prefix
             if not isinstance(event, dict):
                 raise located(shown, at, f"expected an event object, got {type(event).__name__} (the array form is not read)")
             kind = event.get("type")
             if kind == "BlockStored":
-                chain = log.store(line, at, event)
+                chain = log.store(line, at, event, rank)
                 if chain is not None:
                     builder.add(line, chain, arrival)
+                    added.append((chain, len(event["block_hashes"]), rank))
                     if rank is not None:
                         ranks.append(rank)
             elif kind == "BlockRemoved":
-                log.remove(at, event)
+                log.remove(at, event, rank)
             elif kind == "AllBlocksCleared":
-                log.clear()
+                log.clear(rank)
             else:
                 shown_kind = repr(kind)[:60]
                 raise located(shown, f"{at}.type", f"expected one of {', '.join(EVENT_TYPES)}, got {shown_kind}")
+        if on_line is not None:
+            on_line(line, added, log)
     if not builder.chains:
         raise located(shown, None, "no BlockStored event of the GPU cache: no requests")
     hosts = max(ranks) + 1 if ranks else 1
@@ -234,14 +252,14 @@ def read_kv_events(source: Input, options: ImportOptions) -> tuple[Instance, lis
     if ranks:
         instance = dataclasses.replace(instance, routing=tuple(ranks))
     notes = [f"each BlockStored event is a request: the stored blocks after their prefix; the engine held at most "
-             f"{log.peak} blocks at once ({log.removed} removed, {log.clears} clears; --capacity {log.peak} replays a cache that size)"]
+             f"{log.peak} blocks at once{' on one rank' if ranks else ''} ({log.removed} removed, {log.clears} clears; --capacity {log.peak} replays a cache that size)"]
     if ranks:
         notes.append(f"data_parallel_rank is each request's host ({hosts} hosts)")
     if log.orphans:
         notes.append(f"{log.orphans} events store blocks under a parent not stored earlier in the log: their chains start at the stored blocks")
     if log.other_media:
         notes.append(f"{log.other_media} BlockStored events of another medium (not GPU) left out")
-    return instance, notes
+    return instance, notes, log
 
 
-__all__ = ["EVENT_TYPES", "is_kv_event_record", "read_kv_events"]
+__all__ = ["EVENT_TYPES", "LineHook", "is_kv_event_record", "read_engine_log", "read_kv_events"]
