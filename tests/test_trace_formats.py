@@ -452,3 +452,31 @@ def test_check_events_reads_only_event_logs(capsys, tmp_path):
     path = write(tmp_path, BAILIAN)
     status, out, err = run_cli(capsys, "trace", "check-events", str(path))
     assert_one_line_error(status, out, err, path, "trace check-events reads a vLLM KV-event log; this is a Qwen-Bailian JSONL trace")
+
+
+# --- the array paths read these formats through their own readers ---------------------
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_the_array_engines_leave_richer_hash_id_formats_to_their_readers(capsys, tmp_path, engine):
+    """The array readers know Mooncake's fields only; a file that says more (block_size, conversations,
+    components) is read by its own reader, so its rules hold on every path."""
+    if engine == "duckdb":
+        pytest.importorskip("duckdb")
+    path = write(tmp_path, lines({"block_size": 64, "hash_ids": [1], "input_length": 10}, {"block_size": 32, "hash_ids": [1, 2], "input_length": 40}))
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--engine", engine)
+    assert_one_line_error(status, out, err, path, "line 2.block_size: 32 tokens, but line 1 says 64")
+    for text in (BAILIAN, RAGPULSE):
+        path = write(tmp_path, text)
+        status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--engine", engine, "--json")
+        assert status == 0, err
+        assert json.loads(out)["references"] == load_described(path).instance.n_references
+
+
+def test_parquet_cannot_hold_blocks_of_varying_size(capsys, tmp_path):
+    path = write(tmp_path, RAGPULSE)
+    sides = [write(tmp_path, SYS_PROMPT, "1_sys_prompt.jsonl"), write(tmp_path, OTHERS, "2_others.jsonl")]
+    out_file = tmp_path / "r.parquet"
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(out_file),
+                               *[arg for side in sides for arg in ("--rag-lengths", str(side))])
+    assert_one_line_error(status, out, err, path, "its blocks differ in size (block_tokens), which a Parquet trace cannot hold")
+    assert not out_file.exists()

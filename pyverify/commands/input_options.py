@@ -82,8 +82,36 @@ def read_trace_with(args, path: str) -> "ColumnarTrace":
 
 
 def needs_instance_reader(args) -> bool:
-    """Whether the flags ask for what only the instance readers do (re-blocking, tokenizing)."""
-    return any(getattr(args, flag, None) is not None for flag in ("block_size", "tokenizer", "source_block_size", "rag_order", "rag_lengths"))
+    """Whether the flags ask for what only the instance readers do (re-blocking, tokenizing, a source block size),
+    or the input is a hash-id JSONL that says more than Mooncake's fields (:data:`RICHER_THAN_MOONCAKE`), which
+    the array readers would read as Mooncake's 512-token blocks."""
+    if any(getattr(args, flag, None) is not None for flag in ("block_size", "tokenizer", "source_block_size", "rag_order", "rag_lengths")):
+        return True
+    path = next((getattr(args, name) for name in ("instance", "input", "trace") if isinstance(getattr(args, name, None), str)), None)
+    return path is not None and _richer_than_mooncake(path)
+
+
+#: Hash-id JSONL formats whose records say what Mooncake's do not: a block size, conversations, components.
+RICHER_THAN_MOONCAKE = ("kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpulse-jsonl")
+
+
+def _richer_than_mooncake(path: str) -> bool:
+    """Whether the file at ``path`` is one of :data:`RICHER_THAN_MOONCAKE`, by its first record (never standard input:
+    it can be read only once). Unreadable or unknown inputs say no: the reader reports them."""
+    import os
+
+    if path == "-" or not os.path.isfile(path):
+        return False
+    from pyverify.errors import UserError
+    from pyverify.inputs.detect import read_head
+    from pyverify.inputs.load import detect_format
+    from pyverify.inputs.stream import open_source
+
+    try:
+        with open_source(path) as source:
+            return detect_format(read_head(source), source.display).key in RICHER_THAN_MOONCAKE
+    except (UserError, OSError):
+        return False
 
 
 __all__ = ["add_input_options", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]

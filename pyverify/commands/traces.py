@@ -197,7 +197,12 @@ def _any_input_as_columns(args) -> "ColumnarTrace":
     path = args.trace
     if not needs_instance_reader(args) and (is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)):
         return read_trace_with(args, path)
-    return ColumnarTrace.from_instance(load_with(args, path))
+    instance = load_with(args, path)
+    if any("block_tokens" in item for item in instance.extra):
+        # The columnar trace has one block size; blocks of varying size (RAGPulse's chunks) would lose their weights.
+        raise UserError(f"{shown(path)}: its blocks differ in size (block_tokens), which a Parquet trace cannot hold; "
+                        "write an instance (.json) instead")
+    return ColumnarTrace.from_instance(instance)
 
 
 def run_import_parquet(args) -> int:

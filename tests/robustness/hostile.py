@@ -518,9 +518,9 @@ def kv_event_cases() -> Iterator[Case]:
 
 
 def instance_reader_cases() -> Iterator[Case]:
-    """Damage only the instance readers see: the array path of trace files (pyverify.inputs.columnar, used by
-    --engine numpy/duckdb and by 'trace import -o x.parquet') reads hash_ids, timestamps and lengths, not a
-    record's block_size, so it accepts these at 512-token blocks. Run on the commands that read instances."""
+    """Damage only the instance readers see (the array readers of trace files, pyverify.inputs.columnar, read hash_ids,
+    timestamps and lengths, not these fields): every command must still refuse it, since a hash-id file that says more
+    than Mooncake's fields is read by the instance readers (pyverify.commands.input_options.needs_instance_reader)."""
     a, b = GOOD_KVSIM
     raw = {
         "block_size 0": _lines([a, dict(b, block_size=0)]),
@@ -550,6 +550,7 @@ def new_format_cases() -> Iterator[Case]:
     yield from ragpulse_cases()
     yield from lmcache_cases()
     yield from kv_event_cases()
+    yield from instance_reader_cases()
 
 
 def all_invalid_cases() -> list[Case]:
@@ -572,6 +573,11 @@ def valid_variants() -> Iterator[Case]:
         "token-id JSONL": (_lines(GOOD_TOKENS), ".jsonl"),
         "chat JSONL": (_lines(GOOD_CHAT), ".jsonl"),
         "CSV": (GOOD_CSV.encode(), ".csv"),
+        "kvcache-simulator JSONL": (_lines(GOOD_KVSIM), ".jsonl"),
+        "Qwen-Bailian JSONL": (_lines(GOOD_BAILIAN), ".jsonl"),
+        "RAGPulse JSONL": (_lines(GOOD_RAGPULSE), ".jsonl"),
+        "LMCache JSONL": (_lines(GOOD_LMCACHE), ".jsonl"),
+        "vLLM KV events JSONL": (_lines(GOOD_KV_EVENTS), ".jsonl"),
     }
     for label, (data, suffix) in texts.items():
         yield Case(f"{label} with a UTF-8 BOM", BOM + data, suffix)

@@ -19,7 +19,7 @@ from pyverify.cli import main
 
 from ..conftest import LAB_INSTANCE, REPO
 from .conftest import SCALE, record
-from .hostile import Case, all_invalid_cases, gzip_cases, instance_reader_cases, mutated_cases, valid_variants
+from .hostile import Case, all_invalid_cases, mutated_cases, valid_variants
 
 GOOD_CERT = REPO / "proofs" / "lab-512x32x16.pooled.json"
 
@@ -111,19 +111,6 @@ def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, c
     if command == "simulate-duckdb":
         pytest.importorskip("duckdb")
     defects = campaign(capsys, tmp_path, command, all_invalid_cases(), monkeypatch=monkeypatch)
-    assert not defects, "\n".join(defects)
-
-
-#: Commands that read a hash-id trace as arrays (pyverify.inputs.columnar), not through the instance readers.
-ARRAY_READERS = {"simulate-numpy", "simulate-duckdb", "trace-import-parquet"}
-
-
-@pytest.mark.parametrize("command", sorted(set(COMMANDS) - ARRAY_READERS - {"audit", "certify"}))
-def test_instance_reader_damage_is_one_line_exit_2(capsys, tmp_path, monkeypatch, command):
-    """What only the instance readers check (hostile.instance_reader_cases), on every command that reads through them
-    (audit and certify read the same way and are slow: validate and simulate stand for them)."""
-    cases = list(instance_reader_cases())
-    defects = campaign(capsys, tmp_path, command, cases + list(gzip_cases(cases)), monkeypatch=monkeypatch)
     assert not defects, "\n".join(defects)
 
 
