@@ -54,6 +54,12 @@ def hash_key(value: Any, shown: str, field: str) -> Any:
     raise located(shown, field, f"expected an integer or a string hash, got {type(value).__name__}")
 
 
+def shown_hash(value: Any) -> str:
+    """A hash as the log wrote it, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def read_lmcache(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
     """Read an opened LMCache lookup-hash log (module docstring); one line of error at the first bad line."""
     shown = source.display
@@ -80,7 +86,11 @@ def read_lmcache(source: Input, options: ImportOptions) -> tuple[Instance, list[
                                                      f"of {size}, got {seq_len!r}")
         violation = builder.prefix_violation(chain)
         if violation is not None:
-            raise located(shown, f"{where}.chunk_hashes[{violation[0]}]", violation[1].replace("block", "chunk"))
+            position = violation[0]
+            before = "the start" if position == 0 else f"chunk hash {shown_hash(hashes[position - 1])}"
+            raise located(shown, f"{where}.chunk_hashes[{position}]",
+                          f"not prefix-closed: chunk hash {shown_hash(hashes[position])} follows {before} here but followed "
+                          "another chunk earlier (a prefix hash names one prefix)")
         builder.add(line, chain, None, seq_len, None)
     instance = builder.instance(
         name=options.name or source.stem,
