@@ -480,3 +480,26 @@ def test_parquet_cannot_hold_blocks_of_varying_size(capsys, tmp_path):
                                *[arg for side in sides for arg in ("--rag-lengths", str(side))])
     assert_one_line_error(status, out, err, path, "its blocks differ in size (block_tokens), which a Parquet trace cannot hold")
     assert not out_file.exists()
+
+
+def test_kvcache_simulator_block_tokens_weigh_the_blocks(capsys, tmp_path):
+    """kvcache-simulator's optional per-record block_tokens: one count per block, used as the weights."""
+    path = write(tmp_path, lines({"block_size": 64, "hash_ids": [1, 2], "input_length": 100, "block_tokens": [64, 36]},
+                                 {"block_size": 64, "hash_ids": [1, 3], "input_length": 70, "block_tokens": [50, 20]}))
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
+    assert status == 0, err
+    measured = json.loads(out)["measured"]
+    assert (measured["tokens"], measured["token_hits"]) == (170, 50)
+    status, out, err = run_cli(capsys, "validate", str(path), "--block-size", "128")
+    assert status == 2 and "cannot be re-blocked" in err
+
+
+@pytest.mark.parametrize("value, expected", [
+    ([64], "line 1.block_tokens: expected a list of 2 token counts, one per block"),
+    ("64,36", "line 1.block_tokens: expected a list of 2 token counts"),
+    ([64, 0], "line 1.block_tokens[1]: expected a whole number of tokens"),
+])
+def test_bad_block_tokens_are_one_line(capsys, tmp_path, value, expected):
+    path = write(tmp_path, lines({"block_size": 64, "hash_ids": [1, 2], "input_length": 100, "block_tokens": value}))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, expected)

@@ -149,8 +149,9 @@ BAILIAN = InputFormat(
 KVCACHE_SIMULATOR = InputFormat(
     key="kvcache-simulator-jsonl",
     title="kvcache-simulator JSONL trace",
-    signature="kvcache-simulator JSONL (Mooncake's fields plus a per-record 'block_size')",
-    detect=lambda head: head.has_any("hash_ids") and head.has_any("block_size") and isinstance(head.first_object["hash_ids"], list),
+    signature="kvcache-simulator JSONL (Mooncake's fields plus a per-record 'block_size' or 'block_tokens')",
+    detect=lambda head: (head.has_any("hash_ids") and head.has_any("block_size", "block_tokens")
+                         and isinstance(head.first_object["hash_ids"], list)),
     read=_read_mooncake,
     source_sized=True,
 )
@@ -287,6 +288,8 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
             raise UserError(f"--block-size: {source.display} is a {fmt.title}, whose blocks are content chunks of varying "
                             "length: they cannot be re-blocked")
         instance, notes = fmt.read(source, options)
+        if options.block_size is not None and not fmt.hashes_tokens and any("block_tokens" in item for item in instance.extra):
+            raise UserError(f"--block-size: {source.display} gives block_tokens (blocks of their own sizes): they cannot be re-blocked")
         if options.block_size is not None and not fmt.hashes_tokens:
             # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).
             instance, more = reblock_to_size(instance, options.block_size, source.display)

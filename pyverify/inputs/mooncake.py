@@ -41,6 +41,8 @@ blocks that do not weigh the same, so pyverify refuses rather than guess; the
 error names the line), and records that give none share the trace's. A file
 that gives none is read at ``--source-block-size`` (default 512, Mooncake's);
 a file whose ``block_size`` differs from ``--source-block-size`` is refused.
+kvcache-simulator's optional per-record ``block_tokens`` (one positive token
+count per block) is kept and weighs the blocks, as it does there.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class TraceRecord:
     input_length: int | None
     output_length: int | None
     block_size: int | None = None  # kvcache-simulator's per-record block size, when given
+    block_tokens: tuple[int, ...] | None = None  # kvcache-simulator's per-block token counts, when given
 
 
 def check_hash_ids(data: dict, shown: str, where: str, key: str = "hash_ids") -> list[int]:
@@ -137,7 +140,14 @@ def iter_records(source: Input) -> Iterator[TraceRecord]:
         block_size = data.get("block_size")
         if block_size is not None:
             check_block_size_tokens(block_size, shown, f"{where}.block_size")
-        yield TraceRecord(line_number, tuple(hash_ids), timestamp, input_length, output_length, block_size)
+        counts = data.get("block_tokens")
+        if counts is not None:
+            if not isinstance(counts, list) or len(counts) != len(hash_ids):
+                raise located(shown, f"{where}.block_tokens", f"expected a list of {len(hash_ids)} token counts, one per block")
+            for position, value in enumerate(counts):
+                check_block_size_tokens(value, shown, f"{where}.block_tokens[{position}]")
+            counts = tuple(counts)
+        yield TraceRecord(line_number, tuple(hash_ids), timestamp, input_length, output_length, block_size, counts)
 
 
 def iter_mooncake(path: str | Path) -> Iterator[TraceRecord]:
@@ -160,6 +170,8 @@ def read_mooncake(source: Input, options: ImportOptions = ImportOptions()) -> In
             position, reason = violation
             raise located(source.display, f"line {record.line}.hash_ids[{position}]", reason)
         builder.add(record.line, record.hash_ids, record.timestamp, record.input_length, record.output_length)
+        if record.block_tokens is not None:
+            builder.extra[-1]["block_tokens"] = list(record.block_tokens)
     shown = source.label
     return builder.instance(
         name=options.name or source.stem,

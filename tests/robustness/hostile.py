@@ -526,6 +526,9 @@ def instance_reader_cases() -> Iterator[Case]:
         "block_size 0": _lines([a, dict(b, block_size=0)]),
         "block_size 2**64": _lines([a, dict(b, block_size=2**64)]),
         "mixed block sizes": _lines([a, dict(b, block_size=32)]),
+        "block_tokens too short": _lines([a, dict(b, block_tokens=[64])]),
+        "block_tokens 0": _lines([a, dict(b, block_tokens=[64, 0])]),
+        "block_tokens a string": _lines([dict(a, block_tokens="64,64"), b]),
     }
     for name, data in raw.items():
         yield Case(f"kvcache-simulator {name}", data, ".jsonl")
