@@ -123,8 +123,8 @@ def test_budgets_help_and_behaviour_agree_that_kv_size_is_required(capsys, tmp_p
     path = write_instance(tmp_path)
     status, out, err = run_cli(capsys, "budgets", str(path))
     assert (status, out) == (2, "") and len(err.strip().splitlines()) == 1
-    assert "one of the arguments --kv-model/--model-kv --kv-bytes-per-token is required" in err
+    assert "one of the arguments --kv-model/--model-kv --kv-model-config --kv-bytes-per-token is required" in err
     status, out, _ = run_cli(capsys, "budgets", "--help")
-    assert status == 0 and "(--kv-model NAME | --kv-bytes-per-token BYTES)" in " ".join(out.split())
+    assert status == 0 and "(--kv-model NAME | --kv-model-config PATH | --kv-bytes-per-token BYTES)" in " ".join(out.split())
     status, out, _ = run_cli(capsys, "sweep", "--help")  # optional where a command runs without it
-    assert "[--kv-model NAME | --kv-bytes-per-token BYTES]" in " ".join(out.split())
+    assert "[--kv-model NAME | --kv-model-config PATH | --kv-bytes-per-token BYTES]" in " ".join(out.split())

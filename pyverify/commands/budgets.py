@@ -83,7 +83,7 @@ def register(subparsers) -> None:
 def run_budgets(args) -> int:
     from pyverify.sim.budgets import ONE_PASS
 
-    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)  # one of the two is required by the parser
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))  # one of them is required by the parser
     window = Window(args.warmup_fraction)
     # A big trace file is read as arrays and replayed by the compiled kernels, as simulate does.
     on_arrays = big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available()

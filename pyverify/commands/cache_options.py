@@ -38,11 +38,22 @@ def add_kv_size_options(parser, required: bool = False) -> None:
     ``--kv-model`` and ``--kv-bytes-per-token`` must be given (usage and --help say so).
     """
     either = parser.add_mutually_exclusive_group(required=required)
-    needed = " (this or --kv-bytes-per-token is required)" if required else ""
+    needed = " (this, --kv-model-config or --kv-bytes-per-token is required)" if required else ""
     either.add_argument("--kv-model", "--model-kv", dest="kv_model", metavar="NAME",
                         help=f"model whose KV shape sets bytes per token{needed}: {', '.join(CATALOG)}")
+    either.add_argument("--kv-model-config", metavar="PATH",
+                        help="a Hugging Face config.json whose shape sets bytes per token, instead of --kv-model (layers, KV heads, "
+                             "head dim, torch_dtype, MLA; only layers that keep a full KV cache count)")
     either.add_argument("--kv-bytes-per-token", type=positive_number, metavar="BYTES", help="KV bytes per token, instead of --kv-model")
-    parser.add_argument("--kv-dtype", choices=sorted(DTYPE_BYTES), default="bf16", help="KV element type with --kv-model (default: bf16, 2 bytes)")
+    parser.add_argument("--kv-dtype", choices=sorted(DTYPE_BYTES), default=None,
+                        help="KV element type with --kv-model or --kv-model-config (default: bf16, 2 bytes; "
+                             "with --kv-model-config the config's torch_dtype)")
+
+
+def kv_of(args) -> KVSize | None:
+    """The command's KV bytes per token (``--kv-model``, ``--kv-model-config`` or ``--kv-bytes-per-token``), or None."""
+    return kv_size(getattr(args, "kv_model", None), getattr(args, "kv_dtype", None), getattr(args, "kv_bytes_per_token", None),
+                   getattr(args, "kv_model_config", None))
 
 
 def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = True, engines: bool = False) -> None:
@@ -57,7 +68,7 @@ def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = Tru
                            help=f"tokens per {per}, rounded down to whole blocks of the input's block size")
     group.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
                        help=f"KV memory per {per} in GiB (2**30 bytes), rounded down to whole blocks; "
-                            "needs --kv-model or --kv-bytes-per-token")
+                            "needs --kv-model, --kv-model-config or --kv-bytes-per-token")
     add_kv_size_options(parser)
     choices = EVICTIONS + ENGINE_EVICTIONS if engines else EVICTIONS
     parser.add_argument("--eviction", choices=choices, default=LRU,
@@ -89,7 +100,7 @@ class CacheSize:
 
 def resolve_cache_size(args, instance, path: str) -> CacheSize:
     """The per-cache capacity in blocks from ``--capacity``, ``--capacity-tokens`` or ``--capacity-gib``."""
-    kv = kv_size(getattr(args, "kv_model", None), getattr(args, "kv_dtype", "bf16"), getattr(args, "kv_bytes_per_token", None))
+    kv = kv_of(args)
     block = instance.block_size_tokens
     tokens = getattr(args, "capacity_tokens", None)
     gib = getattr(args, "capacity_gib", None)

@@ -102,7 +102,7 @@ def run_cost(args) -> int:
     if args.pool_capacity is not None and args.model == "per-host":
         raise UserError("--pool-capacity: the per-host model has no pool; use --model pooled or both")
 
-    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))
     if kv is not None:
         if "kv_bytes_per_token" in explicit or (spec is not None and spec.name == "kv_bytes_per_token"):
             raise UserError("--kv-model/--kv-bytes-per-token: kv_bytes_per_token is also set by --param or --sweep; set it one way")
@@ -195,7 +195,9 @@ def _prefill_rate_note(args, kv, explicit, spec) -> str | None:
         return None
     if args.kv_model is not None and lookup(args.kv_model).name == PREFILL_RATE_MODEL:
         return None
-    kv_from = f"--kv-model {args.kv_model}" if args.kv_model is not None else "--kv-bytes-per-token"
+    config = getattr(args, "kv_model_config", None)
+    kv_from = (f"--kv-model {args.kv_model}" if args.kv_model is not None
+               else f"--kv-model-config {config}" if config is not None else "--kv-bytes-per-token")
     return (f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} (NVIDIA NIM), while the KV "
             f"bytes per token come from {kv_from}; give --param prefill_tokens_per_s_per_gpu=RATE for the model you mean")
 

@@ -38,6 +38,15 @@ def add_input_options(parser, recorded: bool = False) -> None:
                        help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, "
                             "vLLM's); for chains of ids (Mooncake, an instance), a whole multiple of their block size to "
                             "re-block to (every Kth id; see README 'Input formats')")
+    group.add_argument("--source-block-size", type=positive_int, metavar="TOKENS",
+                       help="tokens per block of a hash-id trace that does not say (default: the format's: 512 for Mooncake, "
+                            "16 for Qwen-Bailian); a file whose records give block_size must agree")
+    group.add_argument("--rag-order", metavar="A,B,...",
+                       help="RAGPulse only: the order of a request's components in its prompt (default: "
+                            "sys_prompt,passages_ids,history,web_search,user_input)")
+    group.add_argument("--rag-lengths", action="append", metavar="FILE",
+                       help="RAGPulse only: a side file of chunk token lengths (1_sys_prompt.jsonl ... 5_web_search.jsonl; "
+                            "repeat the flag for each), so blocks weigh their chunks' tokens")
     group.add_argument("--tokenizer", metavar="PATH|bytes",
                        help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
                             "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
@@ -48,7 +57,14 @@ def import_options(args, progress: Callable[[int], None] | None = None, **more) 
     from pyverify.inputs.records import ImportOptions
 
     return ImportOptions(allow_unsorted=getattr(args, "allow_unsorted", False), block_size=getattr(args, "block_size", None),
-                         tokenizer=getattr(args, "tokenizer", None), progress=progress, **more)
+                         tokenizer=getattr(args, "tokenizer", None), progress=progress,
+                         source_block_size=getattr(args, "source_block_size", None), rag_order=_rag_order(args),
+                         rag_lengths=tuple(getattr(args, "rag_lengths", None) or ()), **more)
+
+
+def _rag_order(args) -> tuple[str, ...] | None:
+    text = getattr(args, "rag_order", None)
+    return None if text is None else tuple(part.strip() for part in text.split(","))
 
 
 def load_described_with(args, path: str) -> "Loaded":
@@ -71,8 +87,36 @@ def read_trace_with(args, path: str) -> "ColumnarTrace":
 
 
 def needs_instance_reader(args) -> bool:
-    """Whether the flags ask for what only the instance readers do (re-blocking, tokenizing)."""
-    return getattr(args, "block_size", None) is not None or getattr(args, "tokenizer", None) is not None
+    """Whether the flags ask for what only the instance readers do (re-blocking, tokenizing, a source block size),
+    or the input is a hash-id JSONL that says more than Mooncake's fields (:data:`RICHER_THAN_MOONCAKE`), which
+    the array readers would read as Mooncake's 512-token blocks."""
+    if any(getattr(args, flag, None) is not None for flag in ("block_size", "tokenizer", "source_block_size", "rag_order", "rag_lengths")):
+        return True
+    path = next((getattr(args, name) for name in ("instance", "input", "trace") if isinstance(getattr(args, name, None), str)), None)
+    return path is not None and _richer_than_mooncake(path)
+
+
+#: Hash-id JSONL formats whose records say what Mooncake's do not: a block size, conversations, components.
+RICHER_THAN_MOONCAKE = ("kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpulse-jsonl")
+
+
+def _richer_than_mooncake(path: str) -> bool:
+    """Whether the file at ``path`` is one of :data:`RICHER_THAN_MOONCAKE`, by its first record (never standard input:
+    it can be read only once). Unreadable or unknown inputs say no: the reader reports them."""
+    import os
+
+    if path == "-" or not os.path.isfile(path):
+        return False
+    from pyverify.errors import UserError
+    from pyverify.inputs.detect import read_head
+    from pyverify.inputs.load import detect_format
+    from pyverify.inputs.stream import open_source
+
+    try:
+        with open_source(path) as source:
+            return detect_format(read_head(source), source.display).key in RICHER_THAN_MOONCAKE
+    except (UserError, OSError):
+        return False
 
 
 __all__ = ["add_input_options", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]

@@ -40,7 +40,8 @@ def refuse_what_an_estimate_cannot_do(args) -> None:
         "--chart": args.chart is not None,
         "--target-hit-rate": getattr(args, "target_hit_rate", None) is not None,
         "--kv-model/--kv-bytes-per-token (GiB)": getattr(args, "kv_model", None) is not None
-                                                 or getattr(args, "kv_bytes_per_token", None) is not None,
+                                                 or getattr(args, "kv_bytes_per_token", None) is not None
+                                                 or getattr(args, "kv_model_config", None) is not None,
     }
     cannot = [flag for flag, given in asked.items() if given]
     if cannot:

@@ -128,7 +128,7 @@ def service_of(args, instance):
 
     service = ServiceModel(prefill_tokens_per_s=args.prefill_tokens_per_s, decode_tokens_per_s=args.decode_tokens_per_s,
                            max_running=args.max_running, block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS)
-    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))
     if kv is not None:
         service = replace(service, kv_bytes_per_token=kv.bytes_per_token)
     if args.pool_bandwidth_gb_s is not None:

@@ -63,6 +63,9 @@ def register(subparsers) -> None:
     add_input_options(imp)
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
+    from pyverify.commands import engine_check
+
+    engine_check.register(trace_commands)
 
     mrc = subparsers.add_parser(
         "mrc",
@@ -194,7 +197,12 @@ def _any_input_as_columns(args) -> "ColumnarTrace":
     path = args.trace
     if not needs_instance_reader(args) and (is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)):
         return read_trace_with(args, path)
-    return ColumnarTrace.from_instance(load_with(args, path))
+    instance = load_with(args, path)
+    if any("block_tokens" in item for item in instance.extra):
+        # The columnar trace has one block size; blocks of varying size (RAGPulse's chunks) would lose their weights.
+        raise UserError(f"{shown(path)}: its blocks differ in size (block_tokens), which a Parquet trace cannot hold; "
+                        "write an instance (.json) instead")
+    return ColumnarTrace.from_instance(instance)
 
 
 def run_import_parquet(args) -> int:
@@ -275,7 +283,7 @@ def run_mrc(args) -> int:
             if "lru" in curves:
                 point["lru_capacity_to_match_opt"] = capacity_to_match(curves["lru"], int(misses))
     block = source.block_size_tokens
-    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token)
+    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))
     if kv is not None and block is None:
         raise UserError(f"{args.instance}: block_size_tokens: not given, so capacities cannot be converted to GiB; drop --kv-model/--kv-bytes-per-token")
     target = _target_capacities(args.target_hit_rate, curves, block, kv)

@@ -44,19 +44,26 @@ class KVModel:
     kv_heads: int | None = None
     head_dim: int | None = None
     mla_latent: int | None = None  # kv_lora_rank + qk_rope_head_dim, for MLA models
+    full_layers: int | None = None  # hybrid models: the layers that keep a full KV cache (None: all)
+    partial: str = ""  # what the other layers do, for the shape
+
+    def counted_layers(self) -> int:
+        return self.layers if self.full_layers is None else self.full_layers
 
     def elements_per_token(self) -> int:
         if self.mla_latent is not None:
-            return self.layers * self.mla_latent
-        return 2 * self.layers * self.kv_heads * self.head_dim
+            return self.counted_layers() * self.mla_latent
+        return 2 * self.counted_layers() * self.kv_heads * self.head_dim
 
     def bytes_per_token(self, dtype: str = "bf16") -> int:
         return self.elements_per_token() * DTYPE_BYTES[dtype]
 
     def shape(self) -> str:
+        layers = (f"{self.layers} layers" if self.full_layers is None
+                  else f"{self.full_layers} of {self.layers} layers (only those keep a full KV cache; {self.partial})")
         if self.mla_latent is not None:
-            return f"MLA: {self.layers} layers x {self.mla_latent} latent (kv_lora_rank + qk_rope_head_dim)"
-        return f"2 x {self.layers} layers x {self.kv_heads} KV heads x {self.head_dim} head dim"
+            return f"MLA: {layers} x {self.mla_latent} latent (kv_lora_rank + qk_rope_head_dim)"
+        return f"2 x {layers} x {self.kv_heads} KV heads x {self.head_dim} head dim"
 
 
 def _hf(repo: str) -> str:
@@ -78,6 +85,13 @@ CATALOG: dict[str, KVModel] = {
         KVModel("mistral-7b-v0.3", 32, _hf("mistralai/Mistral-7B-Instruct-v0.3"), kv_heads=8, head_dim=128),
         KVModel("deepseek-v3", 61, _hf("deepseek-ai/DeepSeek-V3"), mla_latent=512 + 64),
         KVModel("deepseek-r1", 61, _hf("deepseek-ai/DeepSeek-R1"), mla_latent=512 + 64),
+        KVModel("llama-3.2-1b", 16, _hf("meta-llama/Llama-3.2-1B-Instruct"), kv_heads=8, head_dim=64),
+        KVModel("llama-3.2-3b", 28, _hf("meta-llama/Llama-3.2-3B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel("qwen2.5-32b", 64, _hf("Qwen/Qwen2.5-32B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel("deepseek-v2-lite", 27, _hf("deepseek-ai/DeepSeek-V2-Lite"), mla_latent=512 + 64),
+        # Gemma 3: 5 local (1024-token sliding window) layers to 1 global; layer_types in the config says which.
+        KVModel("gemma-3-27b", 62, _hf("google/gemma-3-27b-it"), kv_heads=16, head_dim=128, full_layers=10,
+                partial="the other 52 slide over 1024 tokens"),
     )
 }
 
@@ -103,14 +117,28 @@ class KVSize:
     source: str
 
 
-def kv_size(model_name: str | None, dtype: str, bytes_per_token: float | None) -> KVSize | None:
-    """``--kv-bytes-per-token`` if given, else the catalog model's, else ``None``."""
+def kv_size(model_name: str | None, dtype: str | None, bytes_per_token: float | None, config: str | None = None) -> KVSize | None:
+    """``--kv-bytes-per-token`` if given, else the catalog model's, else the ``config.json``'s (``--kv-model-config``), else ``None``.
+
+    ``dtype`` None: bf16 for a catalog model, the config's ``torch_dtype`` for a config."""
+    if sum(given is not None for given in (model_name, bytes_per_token, config)) > 1:
+        raise UserError("--kv-model, --kv-model-config, --kv-bytes-per-token: give one of them")
     if bytes_per_token is not None:
-        if model_name is not None:
-            raise UserError("--kv-bytes-per-token: give it or --kv-model, not both")
         return KVSize(bytes_per_token, "--kv-bytes-per-token")
+    if config is not None:
+        from pyverify.inputs.hf_config import TORCH_DTYPE_BYTES, read_config
+
+        shape = read_config(config)
+        if dtype is not None:
+            size, named = DTYPE_BYTES[dtype], f"{dtype} (--kv-dtype)"
+        elif shape.dtype is not None:
+            size, named = TORCH_DTYPE_BYTES[shape.dtype], f"torch_dtype {shape.dtype}"
+        else:
+            size, named = DTYPE_BYTES["bf16"], "bf16 (the config gives no torch_dtype)"
+        return KVSize(shape.elements_per_token() * size, f"{config}, {named}: {shape.shape()} x {size} bytes")
     if model_name is None:
         return None
+    dtype = dtype or "bf16"
     model = lookup(model_name)
     return KVSize(model.bytes_per_token(dtype), f"{model.name}, {dtype}: {model.shape()} x {DTYPE_BYTES[dtype]} bytes ({model.source})")
 

@@ -30,11 +30,15 @@ from pathlib import Path
 from typing import Callable
 
 from pyverify.errors import UserError, located
+from pyverify.inputs.bailian import BAILIAN_FIELDS, read_bailian
 from pyverify.inputs.chat_import import is_chat_record, read_chat
 from pyverify.inputs.detect import Head, read_head
 from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, check_instance_name, instance_from_json
+from pyverify.inputs.kv_events import is_kv_event_record, read_kv_events
+from pyverify.inputs.lmcache import LMCACHE_FIELDS, read_lmcache
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
+from pyverify.inputs.ragpulse import read_ragpulse
 from pyverify.inputs.reblock import reblock_to_size
 from pyverify.inputs.records import ImportOptions
 from pyverify.inputs.stream import Input, is_stdin, open_source
@@ -55,6 +59,9 @@ class InputFormat:
     weak: Callable[[Head], bool] | None = None
     hashes_tokens: bool = False  # --block-size is its hashing size (else: a coarser size to re-block to)
     uses_tokenizer: bool = False  # --tokenizer applies
+    source_sized: bool = False  # --source-block-size applies (a hash-id trace whose blocks may be of any size)
+    uses_rag_order: bool = False  # --rag-order and --rag-lengths apply
+    reblocks: bool = True  # --block-size may ask for coarser blocks (not for blocks of varying size)
 
 
 @dataclass(frozen=True)
@@ -116,6 +123,37 @@ MOONCAKE = InputFormat(
     detect=lambda head: head.has_any("hash_ids"),
     weak=lambda head: head.has_any(*MOONCAKE_FIELDS, "timestamp"),
     read=_read_mooncake,
+    source_sized=True,
+)
+
+RAGPULSE = InputFormat(
+    key="ragpulse-jsonl",
+    title="RAGPulse trace",
+    signature="RAGPulse JSONL ('hash_ids' an object of components: sys_prompt, passages_ids, history, web_search, user_input)",
+    detect=lambda head: head.has_any("hash_ids") and isinstance(head.first_object["hash_ids"], dict),
+    read=read_ragpulse,
+    uses_rag_order=True,
+    reblocks=False,
+)
+
+BAILIAN = InputFormat(
+    key="qwen-bailian-jsonl",
+    title="Qwen-Bailian JSONL trace",
+    signature="Qwen-Bailian JSONL (Alibaba's usage traces: 'hash_ids' of 16-token blocks with 'chat_id', 'parent_chat_id', 'turn')",
+    detect=lambda head: head.has_any("hash_ids") and head.has_any(*BAILIAN_FIELDS),
+    weak=lambda head: head.has_any(*BAILIAN_FIELDS),
+    read=read_bailian,
+    source_sized=True,
+)
+
+KVCACHE_SIMULATOR = InputFormat(
+    key="kvcache-simulator-jsonl",
+    title="kvcache-simulator JSONL trace",
+    signature="kvcache-simulator JSONL (Mooncake's fields plus a per-record 'block_size' or 'block_tokens')",
+    detect=lambda head: (head.has_any("hash_ids") and head.has_any("block_size", "block_tokens")
+                         and isinstance(head.first_object["hash_ids"], list)),
+    read=_read_mooncake,
+    source_sized=True,
 )
 
 INSTANCE = InputFormat(
@@ -144,6 +182,24 @@ CHAT = InputFormat(
     read=read_chat,
     hashes_tokens=True,
     uses_tokenizer=True,
+)
+
+KV_EVENTS = InputFormat(
+    key="vllm-kv-events",
+    title="vLLM KV-event log",
+    signature="vLLM KV events JSONL (event batches {'ts', 'events'} or bare BlockStored/BlockRemoved/AllBlocksCleared events), read as an engine log",
+    detect=lambda head: is_kv_event_record(head.first_object),
+    weak=lambda head: head.has_any("events") and head.has_any("ts"),
+    read=read_kv_events,
+)
+
+LMCACHE = InputFormat(
+    key="lmcache-jsonl",
+    title="LMCache lookup-hash log",
+    signature="LMCache lookup-hash JSONL ('chunk_hashes', 'chunk_size', 'seq_len'; chunk size as block size)",
+    detect=lambda head: head.has_any("chunk_hashes"),
+    weak=lambda head: head.has_any(*LMCACHE_FIELDS),
+    read=read_lmcache,
 )
 
 def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
@@ -183,7 +239,7 @@ CSV = InputFormat(
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
-FORMATS: list[InputFormat] = [PARQUET, INSTANCE, MOONCAKE, TOKEN_LOG, CHAT, CSV]
+FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, KV_EVENTS, TOKEN_LOG, CHAT, LMCACHE, CSV]
 
 
 def accepted_formats() -> str:
@@ -222,7 +278,18 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
         fmt = detect_format(read_head(source), source.display)
         if options.tokenizer is not None and not fmt.uses_tokenizer:
             raise UserError(f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}")
+        if options.source_block_size is not None and not fmt.source_sized:
+            raise UserError(f"--source-block-size: only for hash-id traces whose blocks may be of any size; "
+                            f"{source.display} is a {fmt.title}")
+        if (options.rag_order is not None or options.rag_lengths) and not fmt.uses_rag_order:
+            flag = "--rag-order" if options.rag_order is not None else "--rag-lengths"
+            raise UserError(f"{flag}: only for RAGPulse traces; {source.display} is a {fmt.title}")
+        if options.block_size is not None and not fmt.reblocks:
+            raise UserError(f"--block-size: {source.display} is a {fmt.title}, whose blocks are content chunks of varying "
+                            "length: they cannot be re-blocked")
         instance, notes = fmt.read(source, options)
+        if options.block_size is not None and not fmt.hashes_tokens and any("block_tokens" in item for item in instance.extra):
+            raise UserError(f"--block-size: {source.display} gives block_tokens (blocks of their own sizes): they cannot be re-blocked")
         if options.block_size is not None and not fmt.hashes_tokens:
             # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).
             instance, more = reblock_to_size(instance, options.block_size, source.display)

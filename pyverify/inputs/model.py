@@ -202,7 +202,7 @@ def instance_from_json(data: Any, path: str | Path = "<instance>") -> Instance:
     violation = first_prefix_violation(chains)
     if violation is not None:
         raise located(path, violation.field, violation.reason)
-    extra_keys = ("route_key", "arrival_ms", "input_tokens", "output_tokens")
+    extra_keys = ("route_key", "arrival_ms", "input_tokens", "output_tokens", "block_tokens", "labels")
     extra = tuple({key: request[key] for key in extra_keys if key in request} for request in requests)
     return Instance(
         name=data["name"],

@@ -41,6 +41,9 @@ class ImportOptions:
     allow_unsorted: bool = False  # replay decreasing timestamps in file order, with a warning
     block_size: int | None = None  # tokens per block: hashing size of token/chat inputs, or a coarser size to re-block to
     tokenizer: str | None = None  # chat JSONL: a tokenizer.json path, or "bytes" (the default)
+    source_block_size: int | None = None  # tokens per block of a hash-id trace that does not say (default: the format's)
+    rag_order: tuple[str, ...] | None = None  # RAGPulse: the order of a request's components
+    rag_lengths: tuple[str, ...] = ()  # RAGPulse: side files giving each chunk's token_length
     warn: Callable[[str], None] | None = None
     progress: Callable[[int], None] | None = None
 
@@ -165,7 +168,8 @@ class TraceBuilder:
         self._last_time, self._last_time_line = timestamp, line
 
     def add(self, line: int, chain: tuple[int, ...], timestamp: float | int | None = None,
-            input_tokens: int | None = None, output_tokens: int | None = None, route_key: str | None = None) -> None:
+            input_tokens: int | None = None, output_tokens: int | None = None, route_key: str | None = None,
+            labels: dict[str, Any] | None = None) -> None:
         """Append one request (its chain already passed :meth:`prefix_violation`), checking time order."""
         self.check_time(line, timestamp)
         self.chains.append(chain)
@@ -178,6 +182,8 @@ class TraceBuilder:
             item["input_tokens"] = input_tokens
         if output_tokens is not None:
             item["output_tokens"] = output_tokens
+        if labels:
+            item["labels"] = labels
         self.extra.append(item)
         if self.progress is not None:
             self.progress(1)

@@ -360,8 +360,205 @@ def gzip_cases(cases: list[Case]) -> Iterator[Case]:
             yield Case(f"gzip-compressed {case.name}", gzip.compress(case.data, mtime=0), case.suffix + ".gz")
 
 
+GOOD_KVSIM = [
+    {"block_size": 64, "hash_ids": [2001, 2002], "input_length": 128},
+    {"block_size": 64, "hash_ids": [2001, 2003], "input_length": 100},
+]
+
+
+def kvsim_cases() -> Iterator[Case]:
+    """kvcache-simulator JSONL (a per-record block_size): damage every reader refuses."""
+    a, b = GOOD_KVSIM
+    raw = {
+        "block_size a string": _lines([dict(a, block_size="64"), b]),
+        "hash_ids not a list": _lines([a, dict(b, hash_ids={"a": 1})]),
+        "truncated last line": _lines([a]) + json.dumps(b)[:30].encode(),
+        "invalid UTF-8 line": _lines([a]) + b'{"block_size": 64, "hash_ids": [1], "x": "\xff"}\n',
+    }
+    for name, data in raw.items():
+        yield Case(f"kvcache-simulator {name}", data, ".jsonl")
+
+
+GOOD_BAILIAN = [
+    {"chat_id": 159, "parent_chat_id": -1, "timestamp": 61.114, "input_length": 40, "output_length": 132, "type": "text", "turn": 1, "hash_ids": [1, 2, 3]},
+    {"chat_id": 160, "parent_chat_id": 159, "timestamp": 62.5, "input_length": 70, "output_length": 80, "type": "text", "turn": 2, "hash_ids": [1, 2, 3, 4, 5]},
+]
+
+
+def bailian_cases() -> Iterator[Case]:
+    """Qwen-Bailian JSONL: damage every reader refuses."""
+    a, b = GOOD_BAILIAN
+    raw = {
+        "hash_ids missing": _lines([a, {k: v for k, v in b.items() if k != "hash_ids"}]),
+        "hash_ids a string": _lines([a, dict(b, hash_ids="1 2 3")]),
+        "hash_id 2**64": _lines([a, dict(b, hash_ids=[2**64])]),
+        "timestamp a string": _lines([a, dict(b, timestamp="62.5")]),
+        "timestamp NaN": _lines([a, json.dumps(b).replace('"timestamp": 62.5', '"timestamp": NaN')]),
+        "decreasing timestamps": _lines([b, a]),
+        "not prefix-closed": _lines([a, dict(b, hash_ids=[7, 2])]),
+        "truncated last line": _lines([a]) + json.dumps(b)[:50].encode(),
+        "invalid UTF-8 line": _lines([a]) + json.dumps(b)[:-1].encode() + b', "x": "\xff"}\n',
+        "deep nesting in a whole line": _lines([a]) + _deep_line("hash_ids", [1, 2]),
+    }
+    for name, data in raw.items():
+        yield Case(f"Qwen-Bailian {name}", data, ".jsonl")
+
+
+GOOD_RAGPULSE = [
+    {"timestamp": "27", "input_length": 3861, "output_length": 127, "session_id": "s1",
+     "hash_ids": {"sys_prompt": [8325, 8326], "passages_ids": [6123], "history": [], "web_search": [20319], "user_input": [23648]}},
+    {"timestamp": "31", "input_length": 2000, "output_length": 50, "session_id": "s2",
+     "hash_ids": {"sys_prompt": [8325, 8326], "passages_ids": [1167], "user_input": [23649]}},
+]
+
+
+def ragpulse_cases() -> Iterator[Case]:
+    """RAGPulse JSONL (hash_ids an object of components)."""
+    a, b = GOOD_RAGPULSE
+    raw = {
+        "unknown component": _lines([a, dict(b, hash_ids={"sys_prompt": [1], "video": [2]})]),
+        "component a string": _lines([a, dict(b, hash_ids={"sys_prompt": "1 2"})]),
+        "chunk id 1.0": _lines([a, dict(b, hash_ids={"sys_prompt": [1.0]})]),
+        "chunk id 2**64": _lines([a, dict(b, hash_ids={"sys_prompt": [2**64]})]),
+        "chunk id true": _lines([a, dict(b, hash_ids={"sys_prompt": [True]})]),
+        "no chunks": _lines([a, dict(b, hash_ids={"sys_prompt": [], "user_input": []})]),
+        "timestamp not digits": _lines([a, dict(b, timestamp="12:00:31")]),
+        "timestamp 1e400 string": _lines([a, dict(b, timestamp="1e400")]),
+        "timestamp a list": _lines([a, dict(b, timestamp=[31])]),
+        "decreasing timestamps": _lines([b, a]),
+        "session_id a number": _lines([a, dict(b, session_id=2)]),
+        "session_id of a million characters": _lines([a, dict(b, session_id="s" * 1_000_000)]),
+        "deep nesting in a component": _lines([a]) + b'{"hash_ids": {"sys_prompt": ' + b"[" * 20_000 + b"]" * 20_000 + b"}}\n",
+        "truncated last line": _lines([a]) + json.dumps(b)[:60].encode(),
+        "invalid UTF-8 line": _lines([a]) + json.dumps(b)[:-1].encode() + b', "x": "\xff"}\n',
+        "lone surrogate in session_id": _lines([a, json.dumps(b).replace('"s2"', '"\\ud800"')]),
+    }
+    for name, data in raw.items():
+        yield Case(f"RAGPulse {name}", data, ".jsonl")
+
+
+GOOD_LMCACHE = [
+    {"chunk_hashes": [-4120913748016316416, 881902136524219392], "chunk_size": 256, "seq_len": 300},
+    {"chunk_hashes": [-4120913748016316416, 77, "a3f9"], "chunk_size": 256, "seq_len": 700},
+]
+
+
+def lmcache_cases() -> Iterator[Case]:
+    """LMCache lookup-hash logs."""
+    a, b = GOOD_LMCACHE
+    raw = {
+        "chunk_hashes missing": _lines([a, {"chunk_size": 256, "seq_len": 700}]),
+        "chunk_hashes an object": _lines([a, dict(b, chunk_hashes={"0": 1})]),
+        "chunk hash 2**64": _lines([a, dict(b, chunk_hashes=[2**64])]),
+        "chunk hash 5000 digits": _lines([a]) + b'{"chunk_hashes": [' + b"9" * 5000 + b'], "chunk_size": 256, "seq_len": 9}\n',
+        "chunk hash a float": _lines([a, dict(b, chunk_hashes=[1.0])]),
+        "chunk hash of a million characters": _lines([a, dict(b, chunk_hashes=["f" * 1_000_000])]),
+        "chunk_size missing": _lines([a, {"chunk_hashes": [1], "seq_len": 9}]),
+        "chunk_size 2**64": _lines([a, dict(b, chunk_size=2**64)]),
+        "mixed chunk sizes": _lines([a, dict(b, chunk_size=128)]),
+        "seq_len too short": _lines([a, dict(b, seq_len=3)]),
+        "seq_len negative": _lines([dict(a, seq_len=-1), b]),
+        "seq_len missing": _lines([a, {"chunk_hashes": [1], "chunk_size": 256}]),
+        "not prefix-closed": _lines([a, dict(b, chunk_hashes=[881902136524219392])]),
+        "truncated last line": _lines([a]) + json.dumps(b)[:40].encode(),
+        "invalid UTF-8 line": _lines([a]) + b'{"chunk_hashes": ["\xff"], "chunk_size": 256, "seq_len": 9}\n',
+        "deep nesting in a whole line": _lines([a]) + _deep_line("chunk_hashes", [1]),
+    }
+    for name, data in raw.items():
+        yield Case(f"LMCache {name}", data, ".jsonl")
+
+
+def _stored(hashes, parent, **changes) -> dict:
+    event = {"type": "BlockStored", "block_hashes": hashes, "parent_block_hash": parent,
+             "token_ids": list(range(4 * len(hashes))), "block_size": 4, "lora_id": None, "medium": "GPU"}
+    event.update(changes)
+    return event
+
+
+GOOD_KV_EVENTS = [
+    {"ts": 1718000000.5, "events": [_stored([101, 102], None)], "data_parallel_rank": 0},
+    {"ts": 1718000001.0, "events": [_stored([103], 102), {"type": "BlockRemoved", "block_hashes": [101], "medium": "GPU"}],
+     "data_parallel_rank": 1},
+]
+
+
+def kv_event_cases() -> Iterator[Case]:
+    """vLLM KV events recorded to JSONL (batches and bare events)."""
+    a, b = GOOD_KV_EVENTS
+    raw = {
+        "events not a list": _lines([a, dict(b, events="BlockStored")]),
+        "event not an object": _lines([a, dict(b, events=[["BlockStored", [1], None]])]),
+        "unknown event type": _lines([a, dict(b, events=[{"type": "BlockMoved", "block_hashes": [1]}])]),
+        "type a number": _lines([a, dict(b, events=[{"type": 5}])]),
+        "block_hashes missing": _lines([a, dict(b, events=[{"type": "BlockStored", "block_size": 4}])]),
+        "block_hashes a string": _lines([a, dict(b, events=[_stored("101", 102)])]),
+        "block hash 2**64": _lines([a, dict(b, events=[_stored([2**64], 102)])]),
+        "block hash a float": _lines([a, dict(b, events=[_stored([1.5], 102)])]),
+        "block hash 5000 digits": _lines([a]) + json.dumps(b).replace("103", "9" * 5000).encode() + b"\n",
+        "parent hash an object": _lines([a, dict(b, events=[_stored([103], {"h": 1})])]),
+        "block_size 0": _lines([a, dict(b, events=[_stored([103], 102, block_size=0)])]),
+        "mixed block sizes": _lines([a, dict(b, events=[_stored([103], 102, block_size=8, token_ids=list(range(8)))])]),
+        "token_ids of the wrong length": _lines([a, dict(b, events=[_stored([103], 102, token_ids=[1])])]),
+        "block stored under two parents": _lines([a, dict(b, events=[_stored([102], None)])]),
+        "ts missing": _lines([a, {"events": [], "data_parallel_rank": 0}]),
+        "ts NaN": _lines([a, json.dumps(b).replace('"ts": 1718000001.0', '"ts": NaN')]),
+        "ts a string": _lines([a, dict(b, ts="1718000001")]),
+        "decreasing ts": _lines([b, a]),
+        "rank 1.0": _lines([a, dict(b, data_parallel_rank=1.0)]),
+        "rank out of range": _lines([a, dict(b, data_parallel_rank=2**40)]),
+        "rank on some batches only": _lines([a, {k: v for k, v in b.items() if k != "data_parallel_rank"}]),
+        "no stored events": _lines([{"ts": 1.0, "events": [{"type": "AllBlocksCleared"}]}]),
+        "only another medium": _lines([{"ts": 1.0, "events": [_stored([1], None, medium="CPU")]}]),
+        "truncated last line": _lines([a]) + json.dumps(b)[:70].encode(),
+        "invalid UTF-8 line": _lines([a]) + json.dumps(b)[:-1].encode() + b', "x": "\xff"}\n',
+        "deep nesting in an event": _lines([a]) + b'{"ts": 2, "events": [{"type": "BlockStored", "block_hashes": ' + b"[" * 20_000 + b"]" * 20_000 + b"}]}\n",
+    }
+    for name, data in raw.items():
+        yield Case(f"vLLM KV events {name}", data, ".jsonl")
+
+
+def instance_reader_cases() -> Iterator[Case]:
+    """Damage only the instance readers see (the array readers of trace files, pyverify.inputs.columnar, read hash_ids,
+    timestamps and lengths, not these fields): every command must still refuse it, since a hash-id file that says more
+    than Mooncake's fields is read by the instance readers (pyverify.commands.input_options.needs_instance_reader)."""
+    a, b = GOOD_KVSIM
+    raw = {
+        "block_size 0": _lines([a, dict(b, block_size=0)]),
+        "block_size 2**64": _lines([a, dict(b, block_size=2**64)]),
+        "mixed block sizes": _lines([a, dict(b, block_size=32)]),
+        "block_tokens too short": _lines([a, dict(b, block_tokens=[64])]),
+        "block_tokens 0": _lines([a, dict(b, block_tokens=[64, 0])]),
+        "block_tokens a string": _lines([dict(a, block_tokens="64,64"), b]),
+    }
+    for name, data in raw.items():
+        yield Case(f"kvcache-simulator {name}", data, ".jsonl")
+    a, b = GOOD_BAILIAN
+    raw = {
+        "turn a string": _lines([a, dict(b, turn="2")]),
+        "turn 0": _lines([a, dict(b, turn=0)]),
+        "chat_id 1.5": _lines([a, dict(b, chat_id=1.5)]),
+        "chat_id 2**64": _lines([a, dict(b, chat_id=2**64)]),
+        "parent_chat_id -2": _lines([a, dict(b, parent_chat_id=-2)]),
+        "type a number": _lines([a, dict(b, type=5)]),
+        "type of a million characters": _lines([a, dict(b, type="x" * 1_000_000)]),
+    }
+    for name, data in raw.items():
+        yield Case(f"Qwen-Bailian {name}", data, ".jsonl")
+
+
+def new_format_cases() -> Iterator[Case]:
+    """The formats of issue 23 (the traces people have)."""
+    yield from kvsim_cases()
+    yield from bailian_cases()
+    yield from ragpulse_cases()
+    yield from lmcache_cases()
+    yield from kv_event_cases()
+    yield from instance_reader_cases()
+
+
 def all_invalid_cases() -> list[Case]:
-    text = list(instance_cases()) + list(trace_cases()) + list(token_cases()) + list(chat_cases())
+    text = (list(instance_cases()) + list(trace_cases()) + list(token_cases()) + list(chat_cases())
+            + list(new_format_cases()))
     return text + list(gzip_cases(text)) + list(csv_cases()) + list(parquet_cases())
 
 
@@ -379,6 +576,11 @@ def valid_variants() -> Iterator[Case]:
         "token-id JSONL": (_lines(GOOD_TOKENS), ".jsonl"),
         "chat JSONL": (_lines(GOOD_CHAT), ".jsonl"),
         "CSV": (GOOD_CSV.encode(), ".csv"),
+        "kvcache-simulator JSONL": (_lines(GOOD_KVSIM), ".jsonl"),
+        "Qwen-Bailian JSONL": (_lines(GOOD_BAILIAN), ".jsonl"),
+        "RAGPulse JSONL": (_lines(GOOD_RAGPULSE), ".jsonl"),
+        "LMCache JSONL": (_lines(GOOD_LMCACHE), ".jsonl"),
+        "vLLM KV events JSONL": (_lines(GOOD_KV_EVENTS), ".jsonl"),
     }
     for label, (data, suffix) in texts.items():
         yield Case(f"{label} with a UTF-8 BOM", BOM + data, suffix)
