@@ -42,12 +42,12 @@ line saying so, when absent).
 Installing the engines (not in CI, not in the ``dev`` extra): each pins its
 own torch, so one venv each, outside the repository::
 
-    python -m venv /work/venv-vllm && /work/venv-vllm/bin/pip install vllm==0.33.0 && \
-        /work/venv-vllm/bin/pip install -e . --no-deps
-    python -m venv /work/venv-sglang && /work/venv-sglang/bin/pip install sglang==0.5.23 && \
-        /work/venv-sglang/bin/pip install -e . --no-deps
-    /work/venv-vllm/bin/python bench/engine_parity.py --engine vllm
-    /work/venv-sglang/bin/python bench/engine_parity.py --engine sglang
+    python -m venv ~/venv-vllm && ~/venv-vllm/bin/pip install vllm==0.33.0 && \
+        ~/venv-vllm/bin/pip install -e . --no-deps
+    python -m venv ~/venv-sglang && ~/venv-sglang/bin/pip install sglang==0.5.23 && \
+        ~/venv-sglang/bin/pip install -e . --no-deps
+    ~/venv-vllm/bin/python bench/engine_parity.py --engine vllm
+    ~/venv-sglang/bin/python bench/engine_parity.py --engine sglang
 
 (``pip install -e '.[engine-vllm]'`` / ``'.[engine-sglang]'`` name the same
 pins.) On a CPU-only machine both import and run as they are: no
