@@ -199,8 +199,10 @@ def test_problem_from_instance_pooled_ignores_routing():
 def test_time_spent_before_the_search_counts_against_the_limit(lab):
     from pyverify.certify.certificate import Stopped
 
-    with pytest.raises(Stopped, match="time-limit 5 s ran out"):
-        certify(lab, "pooled", 64, time_limit=5, started=time.perf_counter() - 6)  # reading took 6 s of the 5 allowed
+    with pytest.raises(Stopped, match="time-limit 5 s ran out"):  # a trace (above the solver limit): no witness in time
+        certify(lab, "pooled", 64, time_limit=5, started=time.perf_counter() - 6, solver_limit=0)  # reading took 6 s of 5
+    small = certify(lab, "pooled", 64, time_limit=5, started=time.perf_counter() - 6, use_z3=False)
+    assert small.certificate["status"] != "OPTIMAL"  # a small instance keeps its greedy fallback witness, never OPTIMAL
 
 
 def test_greedy_runs_that_would_not_fit_are_skipped_on_a_trace(lab, monkeypatch):

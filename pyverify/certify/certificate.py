@@ -127,7 +127,8 @@ def certify(
         raise UserError(f"unknown greedy policy {unknown[0]!r}; choose from: {', '.join(greedy.POLICIES)}")
     small = problem.references <= solver_limit
     problem_record = {"instance_sha256": digest, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
-    deadline()  # reading the input may have used the time already
+    if not small:
+        deadline()  # reading a trace may have used the time already (a small instance always gets its fallback witness)
     min_started = time.perf_counter()
     searcher = forced_run if forced else min_run
     best = searcher(problem.chains, problem.cache_of, capacity, deadline=None if small else deadline)
