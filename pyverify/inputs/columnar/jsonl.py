@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pyverify.inputs.columnar.arrow import numpy_of
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.trace import ColumnarTrace
@@ -78,8 +79,8 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     column = table.column("hash_ids").combine_chunks()
     if column.null_count or column.values.null_count:
         return None
-    offsets = column.offsets.to_numpy().astype(np.int64)
-    ids = column.values.to_numpy()
+    offsets = numpy_of(column.offsets).astype(np.int64)
+    ids = numpy_of(column.values)
     if offsets[0] != 0:
         ids = ids[offsets[0]:offsets[-1]]
         offsets = offsets - offsets[0]
@@ -173,4 +174,4 @@ def _keys_are_distinct(table, quotes: int) -> bool:
 def _numbers(table, name: str) -> np.ndarray | None:
     if name not in table.column_names or table.column(name).null_count == len(table):
         return None
-    return table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
+    return numpy_of(table.column(name), floats=True)
