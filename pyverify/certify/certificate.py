@@ -41,7 +41,7 @@ from pyverify.sim.forced_min import ADMISSIONS, BYPASS, FORCED, forced_run
 from pyverify.trusted.check import CERTIFICATE_FORMAT, basis_of, claim_statement, verify
 from pyverify.errors import UserError
 from pyverify.fileio import atomic_path
-from pyverify.inputs.model import Instance, instance_sha256
+from pyverify.inputs.model import Instance, content_sha256, instance_sha256
 
 #: Above this many block references, certify uses MIN (no solver model). CP-SAT and
 #: Z3 prove the lab instances (512 references) in seconds; Z3's literal model grows
@@ -106,7 +106,8 @@ def certify(
                           "before a witness was found; no certificate written")
 
     problem = _problem(instance, model, capacity, instance_path, routing, hosts, admission)
-    digest = instance_sha256(instance)
+    digest = instance_sha256(instance)  # of the file's canonical JSON, as certified (names its pyverify.instance/1 form)
+    content = content_sha256(instance)  # the identity verify checks: the same content in any format
     if greedy_policies is None:
         greedy_policies = list(greedy.POLICIES) if capacity is not None and not forced else []
     greedy_runs = []
@@ -118,7 +119,7 @@ def certify(
         hits = greedy.POLICIES[policy](problem)
         greedy_runs.append((policy, hits, problem.references - sum(hits)))
     small = problem.references <= solver_limit
-    problem_record = {"instance_sha256": digest, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
+    problem_record = {"content_sha256": content, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
     min_started = time.perf_counter()
     searcher = forced_run if forced else min_run
     best = searcher(problem.chains, problem.cache_of, capacity, deadline=None if small else deadline)
@@ -147,7 +148,7 @@ def certify(
         cache_model["hosts"] = hosts
     cert: dict[str, Any] = {
         "format": CERTIFICATE_FORMAT,
-        "instance": {"name": instance.name, "sha256": digest, **({"path": instance_path} if instance_path else {})},
+        "instance": {"name": instance.name, "sha256": digest, "content_sha256": content, **({"path": instance_path} if instance_path else {})},
         "cache_model": cache_model,
         "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts, admission), "scope": "this instance"},
         "basis": basis_of(capacity, status, admission),
