@@ -115,3 +115,13 @@ def test_the_default_equals_the_per_record_path_on_hypothesis_traces(capsys, mon
     assert status == 0, err
     from_parquet, parquet_oracle = default_and_oracle(capsys, monkeypatch, str(parquet), *variant)
     assert from_parquet == parquet_oracle == default
+
+
+@pytest.mark.parametrize("argv", [["--model", "pooled"], ["--model", "per-host", "--fleet", "2", "--witness"],
+                                  ["--model", "pooled", "--capacity", "2", "--warmup-fraction", "0.5"]], ids=" ".join)
+def test_the_default_equals_the_per_record_path_on_a_csv_trace(capsys, monkeypatch, tmp_path, argv):
+    needs_kernels(argv)
+    path = tmp_path / "t.csv"
+    path.write_text('hash_ids,timestamp,input_length,output_length\n"[0,1]",0,700,3\n"[0,1,2]",1,1100,4\n"[5]",2,100,5\n"[0]",2,300,1\n')
+    default, oracle = default_and_oracle(capsys, monkeypatch, str(path), *argv)
+    assert default == oracle and default["measured"]["tokens"] is not None
