@@ -156,6 +156,7 @@ def run_validate(args) -> int:
         "compression": loaded.compression,
         "name": instance.name,
         "sha256": instance_sha256(instance),
+        "content_sha256": content_sha256(instance),  # the identity simulate reports and certificates check, in any format
         "hosts": instance.hosts,
         "hosts_source": hosts_source(instance),
         "requests": instance.n_requests,
