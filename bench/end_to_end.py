@@ -22,6 +22,9 @@ JSONL, pooled and per host; pyverify / DuckDB on Parquet; and, on the
 288k-reference Mooncake conversation trace (``$PYVERIFY_MOONCAKE_TRACES``, if
 present), pyverify / the plain script. Peak memory is each process's own
 maximum resident set (``os.wait4``'s ``ru_maxrss``), stated per reference.
+Children run without ``PYTHONDONTWRITEBYTECODE`` (as an installed package,
+pyverify loads its modules from bytecode) after one untimed warm-up run of
+every command, which also compiles numba's cached kernels where they are used.
 Not a test: nothing here asserts a time.
 """
 
@@ -86,6 +89,7 @@ else:
 def run(argv: list[str]) -> tuple[float, int, str]:
     """``(wall seconds, peak RSS bytes, stdout)`` of one fresh process."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: pyverify's modules load from bytecode, not compiled each run
     start = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
     out, err = child.communicate()
@@ -134,6 +138,8 @@ def measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict[str, floa
     times: dict[str, list[float]] = {name: [] for name in commands}
     peaks: dict[str, int] = {name: 0 for name in commands}
     answers: dict[str, int] = {}
+    for argv in commands.values():  # warm-up, untimed: bytecode and numba's cache written once
+        run_measured(argv)
     for _ in range(rounds):
         for name, argv in commands.items():  # interleaved: every command once per round
             wall, peak, out = run_measured(argv)
