@@ -125,3 +125,27 @@ def test_the_default_equals_the_per_record_path_on_a_csv_trace(capsys, monkeypat
     path.write_text('hash_ids,timestamp,input_length,output_length\n"[0,1]",0,700,3\n"[0,1,2]",1,1100,4\n"[5]",2,100,5\n"[0]",2,300,1\n')
     default, oracle = default_and_oracle(capsys, monkeypatch, str(path), *argv)
     assert default == oracle and default["measured"]["tokens"] is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(chains=prefix_closed_chains(), hosts=st.lists(st.integers(0, 3), min_size=30, max_size=30), table=st.booleans())
+def test_uncapacitated_hits_are_the_simulators(chains, hosts, table):
+    """The uncapacitated hits the default counts without a replay (a position table, or a sort when the
+    keys are too many for a table) equal simulate()'s, pooled and per host."""
+    import numpy as np
+
+    from pyverify.engines import numpy_engine
+    from pyverify.sim.simulate import PER_HOST, POOLED, simulate
+
+    ids = np.array([b for chain in chains for b in chain], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum([len(c) for c in chains]))).astype(np.int64)
+    cache_of = np.array(hosts[:len(chains)], dtype=np.int64)
+    with pytest.MonkeyPatch.context() as patch:
+        if not table:  # as if the keys were too many for a table: np.unique finds the first references
+            patch.setattr(numpy_engine, "KEY_TABLE_FACTOR", 0)
+            patch.setattr(numpy_engine, "KEY_TABLE_MIN", 0)
+        pooled = numpy_engine.uncapacitated_hits(ids, offsets)
+        per_host = numpy_engine.uncapacitated_hits(ids, offsets, cache_of, 4)
+    chains_again = [tuple(int(b) for b in ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
+    assert pooled.tolist() == list(simulate(chains_again, None, POOLED).hit_blocks)
+    assert per_host.tolist() == list(simulate(chains_again, cache_of.tolist(), PER_HOST).hit_blocks)

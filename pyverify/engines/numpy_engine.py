@@ -33,6 +33,12 @@ def host_distinct(ids: np.ndarray, ref_hosts: np.ndarray, fleet_size: int) -> np
     return np.bincount(keys % fleet_size, minlength=fleet_size).astype(np.int64)
 
 
+#: :func:`first_references` finds first references in a table of positions indexed by (id, cache) while the
+#: table has at most this many entries per reference (or KEY_TABLE_MIN in all), else by sorting the keys.
+KEY_TABLE_FACTOR = 8
+KEY_TABLE_MIN = 1 << 22
+
+
 def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:
     """Whether each reference is the first of its (cache, block) pair in trace order (bool, one per reference).
 
@@ -51,9 +57,10 @@ def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = No
     first = np.zeros(n, dtype=bool)
     if n == 0:
         return first
-    if size <= max(4 * n + 1024, 1 << 20):
-        earliest = np.full(size, n, dtype=np.int64)
-        np.minimum.at(earliest, keys, np.arange(n, dtype=np.int64))
+    if size <= max(KEY_TABLE_FACTOR * n, KEY_TABLE_MIN):  # a table of positions indexed by key: no sort (int32: 4 bytes per key)
+        kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
+        earliest = np.full(size, n, dtype=kind)
+        np.minimum.at(earliest, keys, np.arange(n, dtype=kind))
         first[earliest[earliest < n]] = True
     else:
         _, where = np.unique(keys, return_index=True)  # the index of each key's first occurrence
