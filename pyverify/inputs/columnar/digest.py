@@ -20,8 +20,11 @@ int64, every float a little-endian IEEE-754 float64, in this order:
 Outside it: the instance's name, description and source, the file's format,
 layout, key order and compression, and whether a number was written as
 ``7`` or ``7.0``. So a trace in JSONL, Parquet, CSV or ``pyverify.instance/1``
-form has one content digest. Token counts are encoded from the trace's
-float64 columns, exact up to 2**53.
+form has one content digest, as long as the format holds the content: a
+Parquet or CSV file keeps no fleet size beyond its host column, so an
+instance naming more hosts than it routes to (or, without a routing, more
+than one) has another digest there, as it has other default runs. Token
+counts are encoded from the trace's float64 columns, exact up to 2**53.
 
 :func:`pyverify.trusted.digest.content_sha256` computes the same digest from an
 :class:`~pyverify.inputs.model.Instance` in plain Python, for the trusted
