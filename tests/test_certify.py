@@ -191,3 +191,39 @@ def test_problem_from_instance_pooled_ignores_routing():
     assert problem_from_instance(instance, "pooled", None).cache_of == (0, 0)
     assert problem_from_instance(instance, "per-host", None).cache_of == (0, 1)
     assert problem_from_instance(instance, "per-host", None).floor() == 2
+
+
+# --- --time-limit counts the whole search, from the command's start ------------------------
+
+
+def test_time_spent_before_the_search_counts_against_the_limit(lab):
+    from pyverify.certify.certificate import Stopped
+
+    with pytest.raises(Stopped, match="time-limit 5 s ran out"):
+        certify(lab, "pooled", 64, time_limit=5, started=time.perf_counter() - 6)  # reading took 6 s of the 5 allowed
+
+
+def test_greedy_runs_that_would_not_fit_are_skipped_on_a_trace(lab, monkeypatch):
+    from pyverify.certify import certificate
+
+    real = certificate.min_run
+
+    def slow_min(*args, **kwargs):
+        run = real(*args, **kwargs)
+        time.sleep(1.2)  # MIN "took" at least 1.2 s, so at most 0.8 s of the 2 s limit is left: less than MIN took
+        return run
+
+    monkeypatch.setattr(certificate, "min_run", slow_min)
+    done = certify(lab, "pooled", 64, time_limit=2, solver_limit=0)
+    assert done.skipped == ("lru", "most-frequent") and "greedy" not in done.certificate
+    assert done.certificate["status"] == "OPTIMAL"  # the witness is MIN's, whatever was skipped
+    unhurried = certify(lab, "pooled", 64, time_limit=600, solver_limit=0)
+    assert unhurried.skipped == () and [g["policy"] for g in unhurried.certificate["greedy"]] == ["lru", "most-frequent"]
+    assert unhurried.certificate["objective"] == done.certificate["objective"]
+
+
+def test_certify_prints_where_the_time_went(capsys, tmp_path):
+    status = main(["certify", str(LAB_INSTANCE), "--model", "pooled", "--capacity", "64", "-o", str(tmp_path / "c.json"), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert status == 0 and summary["greedy_skipped"] == []
+    assert 0 < summary["check_time_s"] <= summary["total_time_s"] and summary["wall_time_s"] <= summary["total_time_s"]

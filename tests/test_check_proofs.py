@@ -270,8 +270,10 @@ def test_checker_imports_no_solver_or_searcher():
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
     assert not {name for name in imported if name.split(".")[0] in ("ortools", "z3") or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))}
-    # inputs.load reads a trace the way every command does (JSONL importer); trusted.recount is the checker's own MIN/LRU.
-    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model", "pyverify.inputs.load", "pyverify.trusted"}
+    # inputs.load reads a trace the way every command does (JSONL importer), with the reading flags the certificate
+    # records (inputs.records); trusted.recount is the checker's own MIN/LRU.
+    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model", "pyverify.inputs.load",
+                        "pyverify.inputs.records", "pyverify.trusted"}
     recount_source = (REPO / "pyverify" / "trusted" / "recount.py").read_text()
     recount_imports = {node.module if isinstance(node, ast.ImportFrom) else alias.name
                        for node in ast.walk(ast.parse(recount_source)) if isinstance(node, (ast.Import, ast.ImportFrom))

@@ -25,7 +25,7 @@ FLAG = re.compile(r"--[a-z][a-z-]*[a-z]")
 
 #: Commands whose parsers belong to other helpers' files (certify and verify: commands/certs.py; audit: commands/audit.py):
 #: they read inputs too, but take the reading flags only once those files add them.
-NOT_YET = {"certify", "verify", "audit"}
+NOT_YET: set[str] = set()
 
 
 def suggested_flags() -> list[tuple[str | None, str, str]]:
@@ -120,3 +120,55 @@ def test_input_help_says_every_format_is_read(command):
     [action] = [a for a in input_commands()[command]._actions if not a.option_strings and a.dest in ("instance", "input", "trace")]
     assert "instance JSON file" not in action.help
     assert "Mooncake" in action.help and "-" in action.help
+
+
+def _unsorted_trace(tmp_path):
+    path = tmp_path / "unsorted.jsonl"
+    lines = [{"timestamp": 5, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+             {"timestamp": 3, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 5, 6]},
+             {"timestamp": 7, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2]}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_certify_records_its_reading_and_verify_reads_the_same_way(capsys, tmp_path):
+    trace, cert = _unsorted_trace(tmp_path), tmp_path / "c.json"
+    status, out, err = run_cli(capsys, "certify", str(trace), "--model", "pooled", "--capacity", "1", "-o", str(cert))
+    assert status == 2 and "pass --allow-unsorted" in err and not cert.exists()
+    status, out, err = run_cli(capsys, "certify", str(trace), "--model", "pooled", "--capacity", "1", "--allow-unsorted",
+                               "--block-size", "1024", "-o", str(cert), "--json")
+    assert status == 0, err
+    assert err.count("replaying in file order") == 1  # read three times (certify, the checker, the summary), warned once
+    recorded = json.loads(cert.read_text())["instance"]["read_with"]
+    assert recorded == {"allow_unsorted": True, "block_size": 1024}
+    # Re-blocked to 1024-token blocks: [1,3] [1,5] [1] -> 3 distinct blocks, 5 references.
+    assert json.loads(out)["floor"] == 3
+    status, out, err = run_cli(capsys, "verify", str(cert), str(trace))
+    assert status == 0, err
+    assert "read with --allow-unsorted --block-size 1024" in out and "VERIFIED" in out
+    # A flag given to verify overrides the record: another reading is another instance.
+    status, out, err = run_cli(capsys, "verify", str(cert), str(trace), "--block-size", "2048")
+    assert status == 1 and "the certificate is for another instance" in out
+
+
+@pytest.mark.parametrize("read_with, reason", [({"block_size": 0}, "minimum"), ({"window": 3}, "read_with"),
+                                               ({"allow_unsorted": False}, "read_with"), ([], "read_with")])
+def test_a_malformed_reading_record_is_one_line(capsys, tmp_path, read_with, reason):
+    trace, cert = _unsorted_trace(tmp_path), tmp_path / "c.json"
+    assert run_cli(capsys, "certify", str(trace), "--model", "pooled", "--allow-unsorted", "-o", str(cert))[0] == 0
+    data = json.loads(cert.read_text())
+    data["instance"]["read_with"] = read_with
+    cert.write_text(json.dumps(data))
+    status, out, err = run_cli(capsys, "verify", str(cert), str(trace))
+    assert status == 2 and reason in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_audit_reads_with_the_flags_and_its_certificates_verify(capsys, tmp_path):
+    trace, report = _unsorted_trace(tmp_path), tmp_path / "rep"
+    status, out, err = run_cli(capsys, "audit", str(trace), "-o", str(report), "--allow-unsorted", "--block-size", "1024",
+                               "--time-limit", "10")
+    assert status == 0, err
+    [cert] = sorted((report / "certificates").glob("*.json"))
+    assert json.loads(cert.read_text())["instance"]["read_with"] == {"allow_unsorted": True, "block_size": 1024}
+    status, out, err = run_cli(capsys, "verify", str(cert), str(trace))
+    assert status == 0 and "VERIFIED" in out

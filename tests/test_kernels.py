@@ -31,7 +31,7 @@ import pyverify.sim.kernels as kernels
 import pyverify.sim.mrc as mrc
 import pyverify.sim.simulate as simulate_module
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
-from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances, stack_distances_fenwick
+from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances, stack_distances_fenwick, stack_distances_numpy
 from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, TAIL_FIRST, _capacitated_hits, simulate
 
 from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE, REPO
@@ -95,10 +95,21 @@ def test_per_host_histogram_equals_oracle(case):
     assert kernel_histogram(flat, host_of, hosts) == oracle_histogram(flat, host_of)
 
 
+@given(st.lists(st.integers(0, 12), max_size=80))
+def test_per_reference_distances_equal_the_fenwick_oracle(sequence):
+    from pyverify.sim.kernels.stack_distance import distances_of
+
+    ids = np.array(sequence, dtype=np.int64)
+    assert distances_of(ids, 13, COLD).tolist() == stack_distances_fenwick(sequence)
+
+
 def test_larger_random_trace_equals_vectorised_oracle():
+    from pyverify.sim.kernels.stack_distance import distances_of
+
     rng = np.random.default_rng(7)
     ids = rng.zipf(1.2, 60_000).astype(np.int64) % 5_000
-    distances = stack_distances(ids)
+    distances = stack_distances_numpy(ids)
+    assert np.array_equal(distances_of(ids, 5_000, COLD), distances)
     expected = curve_from_distances(distances)
     histogram, cold = kernel_histogram(ids)
     assert (histogram, cold) == (expected.histogram.tolist(), expected.cold)

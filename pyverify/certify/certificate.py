@@ -62,7 +62,8 @@ class Certified:
     certificate: dict[str, Any]
     cpsat: Any  # cpsat.CpSatResult, or None on the MIN route
     z3: Any  # z3check.Z3Confirmation, or None
-    wall_time_s: float
+    wall_time_s: float  # from ``started`` (the command's start) to the certificate built
+    skipped: tuple[str, ...] = ()  # greedy policies not run: too little of the time limit was left
 
 
 def certify(
@@ -78,6 +79,8 @@ def certify(
     hosts: int | None = None,
     solver_limit: int = SOLVER_LIMIT,
     admission: str = BYPASS,
+    read_with: dict[str, Any] | None = None,
+    started: float | None = None,
 ) -> Certified:
     """Certify the fewest misses; ``routing="round-robin"`` with ``hosts`` routes request t to host t mod hosts.
 
@@ -86,8 +89,18 @@ def certify(
     here may bypass); the witness is the forced rule's run
     (:mod:`pyverify.sim.forced_min`) or, on small instances, CP-SAT's with the
     forced constraint, confirmed by Z3 on its literal forced encoding.
+
+    ``read_with``: the reading flags the instance was read with
+    (:func:`pyverify.inputs.records.reading_record`), recorded so that the
+    checker reads the input the same way.
+
+    ``started``: the ``time.perf_counter()`` the time limit counts from (the
+    command's start, so reading the input counts; default: now). On a trace
+    above the solver limit, MIN (the witness) runs first; a greedy run starts
+    only while more time is left than MIN took, else it is skipped and named
+    in :attr:`Certified.skipped`.
     """
-    started = time.perf_counter()
+    started = time.perf_counter() if started is None else started
     if admission not in ADMISSIONS:
         raise UserError(f"unknown admission {admission!r}; choose from: {', '.join(ADMISSIONS)}")
     forced = admission == FORCED
@@ -107,24 +120,32 @@ def certify(
 
     problem = _problem(instance, model, capacity, instance_path, routing, hosts, admission)
     digest = instance_sha256(instance)  # of the file's canonical JSON, as certified (names its pyverify.instance/1 form)
-    content = content_sha256(instance)  # the identity verify checks: the same content in any format
     if greedy_policies is None:
         greedy_policies = list(greedy.POLICIES) if capacity is not None and not forced else []
-    greedy_runs = []
-    for policy in greedy_policies:
-        if policy not in greedy.POLICIES:
-            raise UserError(f"unknown greedy policy {policy!r}; choose from: {', '.join(greedy.POLICIES)}")
-        if problem.references > solver_limit:
-            deadline()  # small instances: greedy runs are the fallback witness, always computed
-        hits = greedy.POLICIES[policy](problem)
-        greedy_runs.append((policy, hits, problem.references - sum(hits)))
+    unknown = [policy for policy in greedy_policies if policy not in greedy.POLICIES]
+    if unknown:
+        raise UserError(f"unknown greedy policy {unknown[0]!r}; choose from: {', '.join(greedy.POLICIES)}")
     small = problem.references <= solver_limit
-    problem_record = {"content_sha256": content, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
+    deadline()  # reading the input may have used the time already
     min_started = time.perf_counter()
     searcher = forced_run if forced else min_run
     best = searcher(problem.chains, problem.cache_of, capacity, deadline=None if small else deadline)
+    min_seconds = time.perf_counter() - min_started
+    content = content_sha256(instance)  # the identity verify checks: the same content in any format (after MIN: a witness first)
+    problem_record = {"content_sha256": content, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
     min_record = {"name": FORCED_NAME if forced else MIN_NAME, "version": __version__, "problem": problem_record, "status": "OPTIMAL",
-                  "objective": best.misses, "bound": best.misses, "wall_time_s": round(time.perf_counter() - min_started, 3)}
+                  "objective": best.misses, "bound": best.misses, "wall_time_s": round(min_seconds, 3)}
+    greedy_runs, skipped = [], []
+    for policy in greedy_policies:
+        # Small instances: greedy runs are CP-SAT's fallback witness, always computed. On a trace they
+        # are informational and cannot be cut short, so one starts only if it can likely finish in time
+        # (a greedy pass costs about what MIN's did).
+        left = remaining()
+        if not small and left is not None and left < min_seconds:
+            skipped.append(policy)
+            continue
+        hits = greedy.POLICIES[policy](problem)
+        greedy_runs.append((policy, hits, problem.references - sum(hits)))
 
     solved = confirmation = None
     if small:
@@ -148,7 +169,8 @@ def certify(
         cache_model["hosts"] = hosts
     cert: dict[str, Any] = {
         "format": CERTIFICATE_FORMAT,
-        "instance": {"name": instance.name, "sha256": digest, "content_sha256": content, **({"path": instance_path} if instance_path else {})},
+        "instance": {"name": instance.name, "sha256": digest, "content_sha256": content, **({"path": instance_path} if instance_path else {}),
+                     **({"read_with": read_with} if read_with else {})},
         "cache_model": cache_model,
         "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts, admission), "scope": "this instance"},
         "basis": basis_of(capacity, status, admission),
@@ -165,7 +187,7 @@ def certify(
         ]
     cert["witness"] = witness
     cert["created_by"] = {"tool": "pyverify certify", "version": __version__}
-    return Certified(cert, solved, confirmation, time.perf_counter() - started)
+    return Certified(cert, solved, confirmation, time.perf_counter() - started, tuple(skipped))
 
 
 def _problem(instance: Instance, model: str, capacity: int | None, instance_path: str | None, routing: str, hosts: int | None,

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 from pyverify.commands.argtypes import positive_int, positive_seconds
+from pyverify.commands.basic import INPUT_HELP
+from pyverify.commands.input_options import add_input_options, import_options
 from pyverify.project import DEFAULT_INSTANCE, DEFAULT_OUTPUT, DEFAULT_REGISTRY, ROOT, project_file
 
 ORDER = 1
@@ -21,7 +23,7 @@ def register(subparsers) -> None:
         ),
     )
     parser.add_argument("instance", nargs="?", default=str(project_file(DEFAULT_INSTANCE)),
-                        help=f"instance file or trace (default: {DEFAULT_INSTANCE} in the pyverify checkout, {ROOT})")
+                        help=f"{INPUT_HELP}; default: {DEFAULT_INSTANCE} in the pyverify checkout, {ROOT}")
     parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTPUT), help=f"report directory (default: ./{DEFAULT_OUTPUT}/)")
     parser.add_argument("--registry", type=Path, default=project_file(DEFAULT_REGISTRY),
                         help=f"theorem registry (default: {DEFAULT_REGISTRY} in the pyverify checkout)")
@@ -33,6 +35,7 @@ def register(subparsers) -> None:
     size.add_argument("--node-blocks", type=positive_int, metavar="BLOCKS",
                       help="the same in blocks (default for an instance with no block size: an equal share of its distinct blocks)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_input_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -52,7 +55,7 @@ def run(args) -> int:
     with step_reporter(len(STEPS), quiet=args.json) as steps:
         summary = run_audit(args.instance, args.output, args.registry, args.time_limit, start,
                             lambda record: steps.done(f"  {record.name:12} {record.seconds:7.2f} s  {record.result}"),
-                            node_tokens=args.node_tokens, node_blocks=args.node_blocks)
+                            node_tokens=args.node_tokens, node_blocks=args.node_blocks, reading=import_options(args))
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0

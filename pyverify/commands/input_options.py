@@ -24,9 +24,14 @@ if TYPE_CHECKING:  # annotations only: --help imports no numpy
     from pyverify.inputs.records import ImportOptions
 
 
-def add_input_options(parser) -> None:
-    """The reading flags, in their own group of ``--help``."""
-    group = parser.add_argument_group("reading the input (as 'pyverify trace import' reads it)")
+def add_input_options(parser, recorded: bool = False) -> None:
+    """The reading flags, in their own group of ``--help``.
+
+    ``recorded``: for ``verify``, where a certificate records the flags it was
+    made with and these override them."""
+    title = ("reading the input (default: as the certificate records it was read; a flag given here overrides)" if recorded
+             else "reading the input (as 'pyverify trace import' reads it)")
+    group = parser.add_argument_group(title)
     group.add_argument("--allow-unsorted", action="store_true",
                        help="accept decreasing timestamps with a warning, replaying the file order")
     group.add_argument("--block-size", type=positive_int, metavar="TOKENS",

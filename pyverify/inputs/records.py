@@ -45,6 +45,43 @@ class ImportOptions:
     progress: Callable[[int], None] | None = None
 
 
+#: The reading flags a certificate records, so that ``verify`` reads its input the same way.
+READING_FLAGS = {"allow_unsorted": bool, "block_size": int, "tokenizer": str}
+
+
+def reading_record(options: ImportOptions) -> dict[str, Any]:
+    """The reading flags of ``options`` that differ from the defaults, as JSON (empty: read as every command does)."""
+    record: dict[str, Any] = {}
+    if options.allow_unsorted:
+        record["allow_unsorted"] = True
+    if options.block_size is not None:
+        record["block_size"] = options.block_size
+    if options.tokenizer is not None:
+        record["tokenizer"] = options.tokenizer
+    return record
+
+
+def options_from_record(record: Any, path: str, field: str, **overrides: Any) -> ImportOptions:
+    """:class:`ImportOptions` from a recorded :func:`reading_record` (``field`` of the file ``path``), then ``overrides``.
+
+    An override that is ``None`` (or ``False`` for ``allow_unsorted``) keeps the
+    recorded value: a flag the user gave wins, one left out changes nothing."""
+    if not isinstance(record, dict):
+        raise located(path, field, f"is {record!r}, not an object of reading flags")
+    values: dict[str, Any] = {}
+    for key, value in record.items():
+        kind = READING_FLAGS.get(key)
+        if kind is None:
+            raise located(path, f"{field}.{key}", f"is not a reading flag (known: {', '.join(READING_FLAGS)})")
+        if type(value) is not kind or (kind is int and value <= 0):
+            raise located(path, f"{field}.{key}", f"is {value!r}, not a {'positive integer' if kind is int else kind.__name__}")
+        values[key] = value
+    for key, value in overrides.items():
+        if value is not None and value is not False:
+            values[key] = value
+    return ImportOptions(**values)
+
+
 def is_int(value: Any) -> bool:
     """A JSON integer (``true`` is not one, and neither is ``1.0``)."""
     return isinstance(value, int) and not isinstance(value, bool)
@@ -163,8 +200,14 @@ class TraceBuilder:
         )
 
 
+#: Warnings already printed: a command that reads its input more than once (certify -o, verify, audit) warns once.
+_PRINTED: set[str] = set()
+
+
 def _stderr_warning(message: str) -> None:
-    print(message, file=sys.stderr)
+    if message not in _PRINTED:
+        _PRINTED.add(message)
+        print(message, file=sys.stderr)
 
 
-__all__ = ["ImportOptions", "MAX_BLOCK_ID", "TraceBuilder", "is_int", "is_number", "optional_count", "optional_text", "optional_timestamp"]
+__all__ = ["ImportOptions", "MAX_BLOCK_ID", "READING_FLAGS", "TraceBuilder", "is_int", "is_number", "optional_count", "optional_text", "optional_timestamp", "options_from_record", "reading_record"]

@@ -33,13 +33,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from pyverify.errors import CheckFailed, UserError, located
-from pyverify.inputs.load import load_input
 from pyverify.lean import scope
 from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, read_json, validate_schema
 # MIN's count for the lower bound is the trusted checker's own recount (O(n log n) per cache): the bridge is
 # checker-side, and none of this is the searcher's code (pyverify.sim.belady_min) that produced the certificate.
 from pyverify.trusted.recount import flat_min_misses, min_misses  # noqa: F401  (flat_min_misses: re-exported)
-from pyverify.trusted.check import NOT_RECHECKED, certifier_records
+from pyverify.trusted.check import NOT_RECHECKED, certifier_records, read_instance
 
 REGISTRY_FORMAT = "pyverify.theorems/2"
 THIS_INSTANCE = "this instance"
@@ -426,7 +425,7 @@ def link_certificate(
     if status != 0:
         failure = next((line for line in lines if line.startswith("FAILED")), lines[-1] if lines else "failed")
         raise CheckFailed(f"{cert_path}: fails `pyverify verify` against {instance_path}: {failure}")
-    instance = load_input(instance_path)
+    instance = read_instance(raw, str(cert_path), str(instance_path))  # read as verify read it
     model = raw["cache_model"]["model"]
 
     named = raw.get("theorem")
@@ -499,7 +498,7 @@ def find_instance(cert_path: Path, raw: dict[str, Any], search: Iterable[Path]) 
     for candidate in candidates:
         if _is_plain_file(candidate):
             try:
-                if instance_sha256(load_input(candidate)) == wanted:
+                if instance_sha256(read_instance(raw, str(cert_path), str(candidate))) == wanted:
                     return candidate
             except UserError:
                 continue

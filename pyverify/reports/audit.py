@@ -28,7 +28,8 @@ from typing import Any, Callable
 from pyverify import __version__
 from pyverify.lean.bridge import check_registry_against_lean, link_certificate, load_registry
 from pyverify.errors import CheckFailed, UserError
-from pyverify.inputs.load import load_input
+from pyverify.inputs.load import load_described
+from pyverify.inputs.records import ImportOptions, reading_record
 from pyverify.inputs.model import instance_sha256, safe_file_stem
 from pyverify.outdir import MARKER, StagedDirectory
 from pyverify.stdin_once import stdin_read_once
@@ -75,8 +76,12 @@ def run_audit(
     on_done: Callable[[StepRecord], None] = lambda record: None,
     node_tokens: int | None = None,
     node_blocks: int | None = None,
+    reading: ImportOptions = ImportOptions(),
 ) -> dict[str, Any]:
     """Run every step and write the report directory; return the summary.
+
+    ``reading``: how the input is read (``trace import``'s flags); the
+    certificates record it, so the checker reads the input the same way.
 
     ``on_start(name)`` is called as each step (or sub-step, such as one
     model's certificate) begins, ``on_done(record)`` as each step ends."""
@@ -95,7 +100,7 @@ def run_audit(
     # Every step below reads the instance again: standard input ('-') is read once and kept for them.
     with StagedDirectory(output, "audit", inputs=[instance_path, registry_path]) as stage, stdin_read_once([instance_path]):
         staging = stage.path
-        instance = audit.timed("validate", lambda: load_input(instance_path),
+        instance = audit.timed("validate", lambda: load_described(instance_path, reading).instance,
                                lambda i: f"{i.n_requests} requests, {i.n_references} block references, {describe_hosts(i)}, prefix-closed")
         digest = instance_sha256(instance)
 
@@ -120,7 +125,8 @@ def run_audit(
             done = {}
             for model in models:
                 on_start(f"certify {model} (CP-SAT, then Z3)")
-                result = certify(instance, model, None, time_limit, [], use_z3=True, instance_path=instance_path)
+                result = certify(instance, model, None, time_limit, [], use_z3=True, instance_path=instance_path,
+                                 read_with=reading_record(reading))
                 cert_paths[model] = cert_dir / f"{safe_file_stem(instance.name, digest)}.{model}.json"
                 write_certificate(result.certificate, cert_paths[model], instance_path)
                 done[model] = result.certificate

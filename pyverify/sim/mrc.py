@@ -130,12 +130,26 @@ def _smaller_to_left(values: np.ndarray, bits: int) -> np.ndarray:
 
 
 def stack_distances(ids: np.ndarray) -> np.ndarray:
-    """LRU stack distance of every reference (``COLD`` for first references), vectorised.
+    """LRU stack distance of every reference (``COLD`` for first references).
 
     ``ids`` is the flat reference sequence. Distance d means: d distinct other
     blocks were referenced since this block's previous reference, so the
-    reference hits in an LRU cache of C blocks exactly when d < C.
+    reference hits in an LRU cache of C blocks exactly when d < C. Compiled
+    (:func:`pyverify.sim.kernels.stack_distance.distances_of`) where the
+    kernels pay off, else :func:`stack_distances_numpy`; the tests hold the
+    two equal.
     """
+    ids = np.asarray(ids)
+    if use_kernels(ids.size, CURVE_BREAK_EVEN):
+        from pyverify.sim.kernels.stack_distance import distances_of
+
+        dense, universe = dense_ids(ids)
+        return distances_of(dense, universe, COLD)
+    return stack_distances_numpy(ids)
+
+
+def stack_distances_numpy(ids: np.ndarray) -> np.ndarray:
+    """:func:`stack_distances`, vectorised in numpy (no compiler): an offline count of smaller values to the left."""
     ids = np.asarray(ids)
     n = ids.size
     if n == 0:
@@ -298,4 +312,5 @@ __all__ = [
     "previous_reference",
     "stack_distances",
     "stack_distances_fenwick",
+    "stack_distances_numpy",
 ]

@@ -72,7 +72,8 @@ from importlib import resources
 from typing import Any, Callable
 
 from pyverify.errors import UserError, located
-from pyverify.inputs.load import load_input
+from pyverify.inputs.load import load_described
+from pyverify.inputs.records import options_from_record, reading_record
 from pyverify.inputs.model import instance_sha256, read_json, validate_schema
 from pyverify.trusted import digest, recount
 
@@ -249,14 +250,20 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
                     raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a non-negative integer")
 
 
-def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print) -> int:
-    """Check a certificate against an instance; print each check. 0 = verified, 1 = failed."""
+def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, **reading: Any) -> int:
+    """Check a certificate against an instance; print each check. 0 = verified, 1 = failed.
+
+    The instance is read with the reading flags the certificate records
+    (``instance.read_with``), each overridden by a flag in ``reading`` that is set."""
     cert = read_json(cert_path)
     if isinstance(cert, dict) and cert.get("format", CERTIFICATE_FORMAT) != CERTIFICATE_FORMAT:
         raise located(cert_path, "format", f"is {cert['format']!r}; this checker reads {CERTIFICATE_FORMAT} only")
     validate_certificate(cert, cert_path)
     say(f"certificate {cert_path}: {CERTIFICATE_FORMAT}, matches its JSON Schema")
-    instance = load_input(instance_path)
+    instance = read_instance(cert, cert_path, instance_path, **reading)
+    flags = reading_flags(cert, cert_path, **reading)
+    if flags:
+        say(f"instance {instance_path}: read with {flags} (as 'pyverify trace import' reads it)")
     try:
         _verify(cert, instance, instance_path, say)
     except CheckFailed as failure:
@@ -411,6 +418,21 @@ def _caches_read(model: str, routing: str, hosts: int | None, instance, require)
     return list(instance.routing)
 
 
+def read_instance(cert: dict[str, Any], cert_path: str, instance_path: str, **reading: Any):
+    """The instance at ``instance_path``, read as the certificate records (``instance.read_with``), then ``reading``."""
+    return load_described(instance_path, _options(cert, cert_path, reading)).instance
+
+
+def reading_flags(cert: dict[str, Any], cert_path: str, **reading: Any) -> str:
+    """The reading flags :func:`read_instance` applies, as command-line flags (empty: none)."""
+    record = reading_record(_options(cert, cert_path, reading))
+    return " ".join(f"--{key.replace('_', '-')}" + ("" if value is True else f" {value}") for key, value in record.items())
+
+
+def _options(cert: dict[str, Any], cert_path: str, reading: dict[str, Any]):
+    return options_from_record(cert["instance"].get("read_with", {}), cert_path, "instance.read_with", **reading)
+
+
 def verify_quiet(cert_path: str, instance_path: str) -> tuple[int, list[str]]:
     """Run :func:`verify` collecting its lines (for tests and for certify's self-check)."""
     lines: list[str] = []
@@ -419,4 +441,4 @@ def verify_quiet(cert_path: str, instance_path: str) -> tuple[int, list[str]]:
 
 
 __all__ = ["CERTIFICATE_FORMAT", "NOT_RECHECKED", "CheckFailed", "UserError", "basis_of", "certifier_records", "claim_statement",
-           "replay", "verify", "verify_quiet"]
+           "read_instance", "replay", "verify", "verify_quiet"]
