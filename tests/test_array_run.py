@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pyverify.commands.basic as basic
 import pyverify.commands.engine_options as engine_options
 import pyverify.sim.kernels as kernels
 from pyverify.inputs.columnar import ColumnarTrace
@@ -68,12 +69,19 @@ def simulate_json(capsys, *argv):
     return json.loads(out)
 
 
-def same_report(simulator: dict, arrays: dict) -> None:
-    """Equal in every field but the two the array path cannot or need not give."""
+def same_report(simulator: dict, arrays: dict, digest: bool = True) -> None:
+    """Equal in every field but the engine's name, which ``--engine numpy`` adds. ``digest=False``: a
+    command whose array path names no instance digest (``budgets``)."""
     assert arrays.pop("engine") == "numpy (arrays, compiled replay)"
-    assert arrays.pop("sha256") is None
-    simulator.pop("sha256")
+    if not digest:
+        assert arrays.pop("sha256") is None
+        simulator.pop("sha256")
     assert arrays == simulator
+
+
+def python_json(capsys, *argv):
+    """``simulate ARGV --json`` by the per-record simulator (the oracle)."""
+    return simulate_json(capsys, *argv, "--engine", "python")
 
 
 @needs_trace
@@ -82,20 +90,22 @@ def same_report(simulator: dict, arrays: dict) -> None:
 def test_engine_numpy_prints_what_the_simulator_prints(capsys, model, eviction):
     argv = [str(TRACE), "--model", model, "--capacity-gib", "32", "--kv-model", "llama-3.3-70b",
             "--eviction", eviction, "--warmup-fraction", "0.5", "--witness"]
-    same_report(simulate_json(capsys, *argv), simulate_json(capsys, *argv, "--engine", "numpy"))
+    same_report(python_json(capsys, *argv), simulate_json(capsys, *argv, "--engine", "numpy"))
 
 
 @needs_trace
-def test_auto_on_a_big_file_keeps_the_capacity_and_the_window(capsys, monkeypatch):
+def test_auto_keeps_the_capacity_and_the_window(capsys, monkeypatch):
     argv = [str(TRACE), "--model", "pooled", "--capacity-gib", "64", "--kv-model", "llama-3.3-70b", "--warmup-fraction", "0.5"]
-    simulator = simulate_json(capsys, *argv)
-    monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)  # every trace file is big
+    simulator = python_json(capsys, *argv)
+    monkeypatch.setattr(basic, "simulate_in_python", None)  # the default must not need the per-record path
     arrays = simulate_json(capsys, *argv)
     assert arrays["capacity"] == 409 and arrays["window"]["warmup_fraction"] == 0.5
-    same_report(simulator, arrays)
-    # Uncapacitated, whole trace, no witness: a plain count, still by an engine.
+    assert arrays == simulator
+    # Uncapacitated, whole trace, no witness: on arrays too, with tokens and the digest.
     counted = simulate_json(capsys, str(TRACE), "--model", "pooled")
-    assert counted["engine"] == "numpy" and counted["misses"] == 43924
+    assert "engine" not in counted and counted["misses"] == 43924 and counted["measured"]["tokens"] == 61194628
+    # --engine numpy still gives the plain count of blocks, naming the engine.
+    assert simulate_json(capsys, str(TRACE), "--model", "pooled", "--engine", "numpy")["engine"] == "numpy"
 
 
 @needs_trace
@@ -120,7 +130,8 @@ def test_a_parquet_trace_with_hosts_is_folded_as_the_simulator_folds_it(capsys, 
     for argv in (["--model", "per-host", "--fleet", "4", "--capacity", "3", "--eviction", "leaf-lru"],
                  ["--model", "per-host", "--capacity", "5"],
                  ["--model", "pooled", "--capacity", "20", "--eviction", "fifo", "--witness"]):
-        same_report(simulate_json(capsys, str(path), *argv), simulate_json(capsys, str(path), *argv, "--engine", "numpy"))
+        same_report(python_json(capsys, str(path), *argv), simulate_json(capsys, str(path), *argv, "--engine", "numpy"))
+        assert simulate_json(capsys, str(path), *argv) == python_json(capsys, str(path), *argv)
 
 
 @needs_trace
@@ -135,7 +146,11 @@ def test_without_numba_the_simulator_answers(capsys, monkeypatch):
     argv = [str(TRACE), "--model", "pooled", "--capacity", "100", "--engine", "numpy"]
     monkeypatch.setattr(kernels, "available", lambda: False)
     report = simulate_json(capsys, *argv)
-    assert "engine" not in report and report["sha256"] is not None
+    assert "engine" not in report and report == python_json(capsys, *argv)
+    # Uncapacitated, nothing is compiled: the default stays on arrays without numba.
+    oracle = python_json(capsys, str(TRACE), "--model", "per-host")
+    monkeypatch.setattr(basic, "simulate_in_python", None)
+    assert simulate_json(capsys, str(TRACE), "--model", "per-host") == oracle
 
 
 @needs_trace
@@ -143,7 +158,7 @@ def test_budgets_on_a_big_file_equal_the_budgets_on_chains(capsys, monkeypatch):
     on_chains, on_arrays = small_then_big(capsys, monkeypatch, "budgets", str(TRACE), "--kv-model", "llama-3.3-70b",
                                           "--eviction", "lru,fifo,leaf-lru,tail-first", "--warmup-fraction", "0.5")
     assert len(on_arrays["points"]["leaf-lru"]) == 15
-    same_report(on_chains, on_arrays)
+    same_report(on_chains, on_arrays, digest=False)
 
 
 def small_then_big(capsys, monkeypatch, *argv):
@@ -187,4 +202,4 @@ def test_mrc_on_a_big_file_equals_the_mrc_on_chains(capsys, monkeypatch, model):
     on_chains, on_arrays = small_then_big(capsys, monkeypatch, "mrc", str(TRACE), *model, "--policy", "lru,opt",
                                           "--capacities", "64,512,4096,20000", "--verify")
     assert on_arrays["verified"] is True and "token_hit_rate" in on_arrays["points"][0]
-    same_report(on_chains, on_arrays)
+    same_report(on_chains, on_arrays, digest=False)

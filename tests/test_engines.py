@@ -203,17 +203,16 @@ def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
     assert len(set(outputs)) == 2, outputs
 
 
-def test_auto_sends_big_files_to_an_engine_and_bigger_parquet_to_duckdb(tmp_path, capsys, monkeypatch, parquet_files):
+def test_auto_reads_every_trace_file_as_arrays_and_big_parquet_by_duckdb(tmp_path, capsys, monkeypatch, parquet_files):
+    from pyverify.commands import basic
     from pyverify.engines import select
 
-    from pyverify.commands import engine_options
-
     path = parquet_files["r1"]
+    status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json", "--engine", "python")
+    oracle = json.loads(out)
+    monkeypatch.setattr(basic, "simulate_in_python", None)  # whatever the size: the array path, the same report
     status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
-    assert "engine" not in json.loads(out)  # a small file: the simulator, with its token accounting
-    monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)
-    status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
-    assert json.loads(out)["engine"] == "numpy"
+    assert status == 0 and json.loads(out) == oracle and "engine" not in oracle
     monkeypatch.setattr(select, "AUTO_DUCKDB_BYTES", 1)
     status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
     assert status == 0 and json.loads(out)["engine"] == "duckdb"

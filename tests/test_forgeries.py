@@ -279,3 +279,54 @@ def test_forged_solver_records_are_never_printed_as_facts(tmp_path, capsys, what
     fact = entry.instance_fact()
     assert "solvers" not in fact and fact["solver_records"]["checked"] == "reported by the certifier, not re-checked"
     assert_never_stated_as_fact(fact["solver_records"]["lines"])
+
+
+# --- the instance's identity: its content ----------------------------------------------------------
+# Certificates now name their instance by a content digest (pyverify.content/1), so that the same trace in
+# another format verifies. A forger who changes the content and recomputes the old canonical-JSON hash
+# (instance.sha256), as a careful forger of an old certificate would, must still be refused.
+
+
+@pytest.fixture(scope="module")
+def content_certificate(tmp_path_factory):
+    from pyverify.certify.certificate import certify
+    from pyverify.inputs.model import load_instance
+
+    folder = tmp_path_factory.mktemp("content")
+    done = certify(load_instance(INSTANCE), "pooled", 4, time_limit=60, use_z3=False, instance_path=str(INSTANCE))
+    return done.certificate, folder
+
+
+def forged_instance(folder, change):
+    data = json.loads(INSTANCE.read_text())
+    change(data)
+    path = folder / "greedy-gap-30.json"  # the same name: only the content differs
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d["requests"][0].update(output_tokens=1),  # content the replay never reads
+    lambda d: d["requests"][3].update(arrival_ms=12),
+    lambda d: d.update(hosts=d["hosts"] + 1),
+    lambda d: d["requests"].append(dict(d["requests"][0])),
+], ids=["output-tokens", "arrival", "fleet", "one-more-request"])
+def test_changed_content_with_the_old_hash_recomputed_is_refused(tmp_path, content_certificate, change):
+    from pyverify.inputs.model import instance_sha256, load_instance
+
+    genuine, folder = content_certificate
+    assert verify_quiet(write(tmp_path / "genuine.json", genuine), str(INSTANCE))[0] == 0
+    instance = forged_instance(tmp_path, change)
+    forged = copy.deepcopy(genuine)
+    forged["instance"]["sha256"] = instance_sha256(load_instance(instance))  # the old-style hash, recomputed
+    status, lines = verify_quiet(write(tmp_path / "forged.json", forged), str(instance))
+    assert status == 1 and lines[-1].startswith("FAILED: instance.content_sha256") and "another instance" in lines[-1]
+    # Dropping the content digest (posing as an old certificate) leaves the solver records naming the content.
+    del forged["instance"]["content_sha256"]
+    status, lines = verify_quiet(write(tmp_path / "forged.json", forged), str(instance))
+    assert status == 1 and lines[-1].startswith("FAILED: solvers.")
+
+
+def write(path, cert) -> str:
+    path.write_text(json.dumps(cert))
+    return str(path)

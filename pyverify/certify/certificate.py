@@ -41,7 +41,7 @@ from pyverify.sim.forced_min import ADMISSIONS, BYPASS, FORCED, forced_run
 from pyverify.trusted.check import CERTIFICATE_FORMAT, basis_of, claim_statement, verify
 from pyverify.errors import UserError
 from pyverify.fileio import atomic_path
-from pyverify.inputs.model import Instance, instance_sha256
+from pyverify.inputs.model import Instance, content_sha256, instance_sha256
 
 #: Above this many block references, certify uses MIN (no solver model). CP-SAT and
 #: Z3 prove the lab instances (512 references) in seconds; Z3's literal model grows
@@ -119,20 +119,21 @@ def certify(
                           "before a witness was found; no certificate written")
 
     problem = _problem(instance, model, capacity, instance_path, routing, hosts, admission)
-    digest = instance_sha256(instance)
+    digest = instance_sha256(instance)  # of the file's canonical JSON, as certified (names its pyverify.instance/1 form)
     if greedy_policies is None:
         greedy_policies = list(greedy.POLICIES) if capacity is not None and not forced else []
     unknown = [policy for policy in greedy_policies if policy not in greedy.POLICIES]
     if unknown:
         raise UserError(f"unknown greedy policy {unknown[0]!r}; choose from: {', '.join(greedy.POLICIES)}")
     small = problem.references <= solver_limit
-    problem_record = {"instance_sha256": digest, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
     if not small:
         deadline()  # reading a trace may have used the time already (a small instance always gets its fallback witness)
     min_started = time.perf_counter()
     searcher = forced_run if forced else min_run
     best = searcher(problem.chains, problem.cache_of, capacity, deadline=None if small else deadline)
     min_seconds = time.perf_counter() - min_started
+    content = content_sha256(instance)  # the identity verify checks: the same content in any format (after MIN: a witness first)
+    problem_record = {"content_sha256": content, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
     min_record = {"name": FORCED_NAME if forced else MIN_NAME, "version": __version__, "problem": problem_record, "status": "OPTIMAL",
                   "objective": best.misses, "bound": best.misses, "wall_time_s": round(min_seconds, 3)}
     greedy_runs, skipped = [], []
@@ -169,7 +170,7 @@ def certify(
         cache_model["hosts"] = hosts
     cert: dict[str, Any] = {
         "format": CERTIFICATE_FORMAT,
-        "instance": {"name": instance.name, "sha256": digest, **({"path": instance_path} if instance_path else {}),
+        "instance": {"name": instance.name, "sha256": digest, "content_sha256": content, **({"path": instance_path} if instance_path else {}),
                      **({"read_with": read_with} if read_with else {})},
         "cache_model": cache_model,
         "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts, admission), "scope": "this instance"},

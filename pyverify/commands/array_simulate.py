@@ -1,11 +1,16 @@
-"""``simulate`` on a big trace file held as arrays (:mod:`pyverify.sim.array_run`).
+"""``simulate`` on a trace file held as arrays: the default for every Parquet, CSV and Mooncake JSONL file.
 
-Chosen by ``--engine auto`` for trace files of :data:`~pyverify.engines.AUTO_ENGINE_BYTES`
-or more, and by ``--engine numpy``, whenever the question is not a plain
-uncapacitated count (a capacity, a measurement window, a witness): the trace
-is read as columns, routed by the vectorised static policies
+Chosen by ``--engine auto`` (whatever the file's size) and by ``--engine
+numpy`` whenever the question is not a plain count: the trace is read as
+columns, routed by the vectorised static policies
 (:mod:`pyverify.engines.routing`, equal to :mod:`pyverify.sim.routing`'s),
-replayed by the compiled kernels and tallied in blocks and tokens.
+run (uncapacitated: each (cache, block) pair's first reference misses,
+counted by numpy; with a capacity: replayed by the compiled kernels,
+:mod:`pyverify.sim.array_run`) and tallied in blocks and tokens. The instance
+is named by its content digest (:mod:`pyverify.inputs.columnar.digest`), as
+the per-record simulator names it, so the report is the simulator's, field for
+field (``tests/test_default_path.py``); under ``--engine numpy`` it also names
+the engine.
 """
 
 from __future__ import annotations
@@ -44,8 +49,10 @@ def simulate_on_arrays(args) -> Simulation:
     import numpy as np
 
     from pyverify.commands.input_options import read_trace_with
+    from pyverify.engines.numpy_engine import uncapacitated_hits
+    from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.sim.accounting import tally_offsets
-    from pyverify.sim.array_run import array_hits, trace_token_weights
+    from pyverify.sim.array_run import trace_token_weights
 
     trace = read_trace_with(args, args.instance)
     size = resolve_cache_size(args, trace, args.instance)
@@ -54,14 +61,19 @@ def simulate_on_arrays(args) -> Simulation:
     routed = args.model == PER_HOST or trace.hosts is not None  # as the simulator: an input's own routing is reported
     hosts, fleet, policy = route_trace(trace, args) if routed else (None, None, None)
     cache_of = hosts if args.model == PER_HOST else np.zeros(trace.n_requests, dtype=np.int64)
-    hits = array_hits(trace, cache_of, size.blocks, args.eviction)
+    if size.blocks is None:  # nothing is evicted: no replay (and no compiled kernel) needed
+        hits = uncapacitated_hits(trace.ids, trace.offsets, hosts if args.model == PER_HOST else None, fleet or 1)
+    else:
+        from pyverify.sim.array_run import array_hits
+
+        hits = array_hits(trace, cache_of, size.blocks, args.eviction)
 
     def witness() -> dict:
         return {"cache_of": cache_of.tolist(), "hit_blocks": hits.tolist()}
 
     optima = optima_tallies(args, trace.ids, np.diff(trace.offsets), trace.offsets, cache_of, size.blocks, weights, window)
     return Simulation(
-        name=trace.name, sha256=None, engine=ENGINE, model=args.model,
+        name=trace.name, sha256=content_sha256(trace), engine=ENGINE if args.engine == "numpy" else None, model=args.model,
         fleet=fleet, routing=policy,
         size=size, eviction=args.eviction if size.blocks is not None else None,
         references=trace.n_references, hits=int(hits.sum()), n_requests=trace.n_requests,

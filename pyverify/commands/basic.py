@@ -11,7 +11,7 @@ from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routi
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, load_described_with, load_with
 from pyverify.inputs.load import load_described, load_input
-from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
+from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
@@ -156,6 +156,7 @@ def run_validate(args) -> int:
         "compression": loaded.compression,
         "name": instance.name,
         "sha256": instance_sha256(instance),
+        "content_sha256": content_sha256(instance),  # the identity simulate reports and certificates check, in any format
         "hosts": instance.hosts,
         "hosts_source": hosts_source(instance),
         "requests": instance.n_requests,
@@ -218,7 +219,7 @@ def simulate_in_python(args) -> Simulation:
         offsets = np.concatenate(([0], np.cumsum(lengths)))
         optima = optima_tallies(args, ids, lengths, offsets, run.cache_of, size.blocks, weights, window)
     return Simulation(
-        name=instance.name, sha256=instance_sha256(instance), engine=None, model=run.model,
+        name=instance.name, sha256=content_sha256(instance), engine=None, model=run.model,
         fleet=fleet if routing is not None else None, routing=args.routing if routing is not None else None,
         size=size, eviction=run.eviction, references=run.references, hits=run.hits, n_requests=instance.n_requests,
         window=window, weights_source=weights.source if weights else None,
@@ -278,7 +279,7 @@ def simulate_engine(args) -> Simulation:
     references = instance.n_references
     hits = sum(hit_blocks)
     return Simulation(
-        name=instance.name, sha256=instance_sha256(instance), engine=None, model=args.model,
+        name=instance.name, sha256=content_sha256(instance), engine=None, model=args.model,
         fleet=fleet if routing is not None else None, routing=args.routing if routing is not None else None,
         size=size, eviction=args.eviction, references=references, hits=hits, n_requests=instance.n_requests,
         window=window, weights_source=weights.source if weights else None,

@@ -23,11 +23,14 @@ from pyverify.sim.simulate import PER_HOST
 
 def add_engine_options(parser) -> None:
     parser.add_argument("--engine", choices=ENGINES, default="auto",
-                        help="how a trace file is run: numpy (in memory, as arrays: uncapacitated counts, and runs with a "
-                             "capacity, --warmup-fraction or --witness replayed by the compiled kernels), duckdb (out of "
-                             "core, on Parquet) or dask (on a cluster), which count uncapacitated caches only; auto: the "
-                             "simulator below 256 MiB, above it numpy, or duckdb for an uncapacitated count of a Parquet "
-                             "file of 1 GiB or more. Instance files and prefix-affinity routing use the simulator")
+                        help="how a trace file is run. auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
+                             "arrays and run there (compiled replay with a capacity), with the same report as the per-record "
+                             "simulator; an uncapacitated count of a Parquet file of 1 GiB or more goes to duckdb. python: the "
+                             "per-record simulator on Python chains (every input; the reference the array path is tested "
+                             "against). numpy: as auto, in memory, naming the engine in the report (a plain count reports "
+                             "blocks only). duckdb (out of core, on Parquet) or dask (on a cluster) count uncapacitated caches "
+                             "only. Instance files, chat logs, --block-size, --tokenizer and prefix-affinity routing use the "
+                             "simulator")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="with --engine dask: the dask.distributed scheduler to use, e.g. tcp://10.0.0.5:8786 "
                              "(default: start a local cluster of 2 workers)")
@@ -41,7 +44,8 @@ def is_trace_file(path: str) -> bool:
 
 
 def counts_apply(args) -> bool:
-    """Whether ``simulate`` is a plain count on an engine: asked for (and possible), or ``auto`` on a big trace file.
+    """Whether ``simulate`` is a plain count on an engine: asked for (and possible), or ``auto`` on a Parquet file
+    of :data:`~pyverify.engines.AUTO_DUCKDB_BYTES` or more (out of core, by DuckDB).
 
     A count answers only the uncapacitated question over the whole trace, in
     blocks. Anything more (a capacity in any unit, a measurement window, a
@@ -50,10 +54,14 @@ def counts_apply(args) -> bool:
     needs_a_run = _capacitated(args) or args.witness or _windowed(args)
     if args.scheduler and args.engine != "dask":
         raise UserError("--scheduler: only with --engine dask")
+    if args.engine == "python":
+        return False
     if args.engine == "auto":
-        # Small files go through the simulator; an engine takes over where loading
-        # a trace into Python would dominate (pyverify.engines.AUTO_ENGINE_BYTES).
-        return not needs_a_run and args.routing != "prefix-affinity" and big_trace_file(args.instance)
+        if needs_a_run or args.routing == "prefix-affinity" or needs_instance_reader(args) or not is_trace_file(args.instance):
+            return False
+        from pyverify.engines.select import choose
+
+        return choose("auto", args.instance) == "duckdb"
     if args.engine == "numpy":
         return not needs_a_run
     if needs_a_run:
@@ -66,17 +74,18 @@ def counts_apply(args) -> bool:
 def arrays_apply(args) -> bool:
     """Whether ``simulate`` runs on the trace held as arrays (:mod:`pyverify.commands.array_simulate`).
 
-    For trace files (Parquet, CSV, Mooncake JSONL) under ``--engine numpy``, or
-    ``auto`` at :data:`AUTO_ENGINE_BYTES` or more, with a static routing, where
-    numba is available (the replay is compiled). Elsewhere the simulator
-    answers the same question on Python chains.
+    For every trace file (Parquet, CSV, Mooncake JSONL, told by content)
+    under ``--engine auto`` or ``numpy``, with a static routing, read without
+    re-blocking or tokenizing. An uncapacitated run is counted by numpy; a
+    capacitated one is replayed by the compiled kernels, so it needs numba
+    (without it, the simulator answers, with the same report). Elsewhere
+    (``--engine python``, instance files, chat logs) the simulator answers.
     """
     if args.engine not in ("auto", "numpy") or args.routing == "prefix-affinity":
         return False
-    if needs_instance_reader(args):  # re-blocking and tokenizing are done by the instance readers
+    if needs_instance_reader(args) or not is_trace_file(args.instance):
         return False
-    big = big_trace_file(args.instance) if args.engine == "auto" else is_trace_file(args.instance)
-    return big and kernels_available()
+    return not _capacitated(args) or kernels_available()
 
 
 def kernels_available() -> bool:

@@ -28,7 +28,7 @@ OPTIMUM_WORDS = {
 @dataclass(frozen=True)
 class Simulation:
     name: str
-    sha256: str | None  # of the instance; None when the input was never built as one (array path)
+    sha256: str  # the content digest of the instance (pyverify.inputs.columnar.digest), however it was read
     engine: str | None  # None: the simulator
     model: str
     fleet: int | None  # None when no routing was needed

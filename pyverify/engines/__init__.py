@@ -22,10 +22,12 @@ picks an engine.
 """
 
 #: The engines ``--engine`` accepts (kept here, apart from the engines, so the CLI can list them cheaply).
-ENGINES = ("auto", "numpy", "duckdb", "dask")
+#: ``python`` is the per-record simulator on Python chains: every input and option, and the test oracle
+#: the array path (``auto``, ``numpy``) is compared with.
+ENGINES = ("auto", "python", "numpy", "duckdb", "dask")
 
-#: Trace files at least this large are counted by an engine under ``--engine auto``
-#: (smaller ones go through the simulator, which also reports token hit rates).
+#: ``budgets`` and ``mrc`` read trace files at least this large as arrays under ``--engine auto``
+#: (``simulate`` reads every trace file as arrays, whatever its size).
 AUTO_ENGINE_BYTES = 256 << 20
 
 #: Parquet files at least this large go to DuckDB under ``--engine auto``.

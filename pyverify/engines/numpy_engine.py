@@ -33,6 +33,53 @@ def host_distinct(ids: np.ndarray, ref_hosts: np.ndarray, fleet_size: int) -> np
     return np.bincount(keys % fleet_size, minlength=fleet_size).astype(np.int64)
 
 
+#: :func:`first_references` finds first references in a table of positions indexed by (id, cache) while the
+#: table has at most this many entries per reference (or KEY_TABLE_MIN in all), else by sorting the keys.
+KEY_TABLE_FACTOR = 8
+KEY_TABLE_MIN = 1 << 22
+
+
+def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:
+    """Whether each reference is the first of its (cache, block) pair in trace order (bool, one per reference).
+
+    Uncapacitated, exactly those references miss: a cache that never evicts
+    holds every block it has fetched, and on a prefix-closed trace a held
+    block's parents are held too, so the hit prefix is every held block.
+    ``cache_of_reference``: each reference's cache (``None``: one pooled cache).
+    """
+    n = ids.size
+    dense, universe = dense_ids(ids)
+    if cache_of_reference is None:
+        keys, size = dense.astype(np.int64, copy=False), universe
+    else:
+        keys = dense.astype(np.int64) * fleet_size + cache_of_reference
+        size = universe * fleet_size
+    first = np.zeros(n, dtype=bool)
+    if n == 0:
+        return first
+    if size <= max(KEY_TABLE_FACTOR * n, KEY_TABLE_MIN):  # a table of positions indexed by key: no sort (int32: 4 bytes per key)
+        kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
+        earliest = np.full(size, n, dtype=kind)
+        np.minimum.at(earliest, keys, np.arange(n, dtype=kind))
+        first[earliest[earliest < n]] = True
+    else:
+        _, where = np.unique(keys, return_index=True)  # the index of each key's first occurrence
+        first[where] = True
+    return first
+
+
+def uncapacitated_hits(ids: np.ndarray, offsets: np.ndarray, cache_of: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:
+    """Hits per request (int64) of uncapacitated demand caches, ``cache_of[i]`` request i's (``None``: pooled):
+    ``simulate(...).hit_blocks`` without a capacity, computed without a replay."""
+    lengths = np.diff(offsets)
+    per_reference = None if cache_of is None else reference_hosts(cache_of, lengths)
+    first = first_references(ids, per_reference, fleet_size)
+    if lengths.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    misses = np.add.reduceat(first.astype(np.int64), offsets[:-1]) if ids.size else np.zeros(lengths.size, dtype=np.int64)
+    return lengths - misses
+
+
 def count(trace: ColumnarTrace, hosts: np.ndarray | None = None, fleet_size: int = 1) -> FleetCounts:
     """Pooled counts, and per-host counts when ``hosts`` (one per request) is given."""
     distinct = pooled_misses(trace.ids)
@@ -43,4 +90,4 @@ def count(trace: ColumnarTrace, hosts: np.ndarray | None = None, fleet_size: int
     return fleet_counts(hosts, lengths, fleet_size, trace.n_references, distinct, per_host)
 
 
-__all__ = ["count", "host_distinct"]
+__all__ = ["count", "first_references", "host_distinct", "uncapacitated_hits"]

@@ -75,7 +75,7 @@ from pyverify.errors import UserError, located
 from pyverify.inputs.load import load_described
 from pyverify.inputs.records import options_from_record, reading_record
 from pyverify.inputs.model import instance_sha256, read_json, validate_schema
-from pyverify.trusted import recount
+from pyverify.trusted import digest, recount
 
 CERTIFICATE_FORMAT = "pyverify.certificate/1"
 
@@ -277,10 +277,20 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         if not condition:
             raise CheckFailed(reason)
 
-    digest = instance_sha256(instance)
-    require(cert["instance"]["sha256"] == digest, f"instance.sha256 is {cert['instance']['sha256']}, but {instance_path} hashes to {digest}: the certificate is for another instance")
-    require(cert["instance"]["name"] == instance.name, f"instance.name is {cert['instance']['name']!r}, the instance is named {instance.name!r}")
-    say(f"instance {instance_path}: sha256 {digest} matches, name {instance.name!r}")
+    named = cert["instance"]
+    if "content_sha256" in named:
+        # The identity is the content (pyverify.content/1), so the same trace in another format verifies;
+        # instance.sha256 (the certified file's canonical JSON) is informational.
+        identity = digest.content_sha256(instance)
+        require(named["content_sha256"] == identity, f"instance.content_sha256 is {named['content_sha256']}, but the content of {instance_path} "
+                                                     f"hashes to {identity}: the certificate is for another instance")
+        key, words = "content_sha256", f"content sha256 {identity} matches (pyverify.content/1, any format)"
+    else:  # certificates written before content digests: the canonical JSON names the instance
+        identity = instance_sha256(instance)
+        require(named["sha256"] == identity, f"instance.sha256 is {named['sha256']}, but {instance_path} hashes to {identity}: the certificate is for another instance")
+        key, words = "instance_sha256", f"sha256 {identity} matches"
+    require(named["name"] == instance.name, f"instance.name is {named['name']!r}, the instance is named {instance.name!r}")
+    say(f"instance {instance_path}: {words}, name {instance.name!r}")
 
     cm = cert["cache_model"]
     model, capacity, routing, hosts = cm["model"], cm["capacity"], cm["routing"], cm.get("hosts")
@@ -292,7 +302,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     admits = ", forced admission (every block a request hits or fetches is held when it ends)" if forced else ", bypass allowed"
     say(f"cache model: {model}, {size}, offline-optimal eviction{admits}, {caches_phrase(model, routing, hosts)}, starting empty")
 
-    problem = {"instance_sha256": digest, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
+    problem = {key: identity, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
     solvers = cert["solvers"]
     cpsat, z3, recorded_min = solvers["cp-sat"], solvers["z3"], solvers.get("min")
     for name, record in (("cp-sat", cpsat), ("z3", z3), ("min", recorded_min)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyverify.inputs.columnar.compiled import MIN_REFERENCES, compiled_closed, worth_it
 from pyverify.inputs.model import ROOT
 
 
@@ -36,6 +37,10 @@ def is_prefix_closed(ids: np.ndarray, offsets: np.ndarray) -> bool:
     high = int(ids.max())
     if high >= 2 * ids.size + 1024:
         return first_violation(ids, offsets) is None
+    if worth_it(ids.size, MIN_REFERENCES):  # one compiled pass (pyverify.inputs.columnar.compiled)
+        closed = compiled_closed(ids, offsets, high)
+        if closed is not None:
+            return closed
     table = np.empty(high + 1, dtype=np.int64)
     starts = offsets[:-1]
     for write in (True, False):

@@ -22,10 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
+from pyverify.inputs.columnar.arrow import numpy_of
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.trace import ColumnarTrace
-from pyverify.inputs.jsonread import MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded, too_deep_at
+from pyverify.inputs.columnar.compiled import MIN_BYTES, PLAIN, compiled_scan, worth_it
+from pyverify.inputs.jsonread import MAX_JSON_DEPTH, MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded, too_deep_at
 from pyverify.inputs.stream import stem_of
 
 
@@ -61,14 +63,12 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
         return None
     with open_input(path) as handle:
         data = read_bounded(handle, path)
-    counts = _plain_lines(data)
+    counts = _prescan(data)
     if counts is None:
         return None
     n_lines, longest, quotes = counts
     if longest > MAX_LINE_BYTES:
         return None
-    if too_deep_at(data) is not None:
-        return None  # pyarrow's reader would crash on it; the strict reader names the line
     table = _parse_jsonl(data, longest)
     if table is None or table.num_rows != n_lines:
         return None
@@ -78,8 +78,8 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     column = table.column("hash_ids").combine_chunks()
     if column.null_count or column.values.null_count:
         return None
-    offsets = column.offsets.to_numpy().astype(np.int64)
-    ids = column.values.to_numpy()
+    offsets = numpy_of(column.offsets).astype(np.int64)
+    ids = numpy_of(column.values)
     if offsets[0] != 0:
         ids = ids[offsets[0]:offsets[-1]]
         offsets = offsets - offsets[0]
@@ -99,6 +99,21 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
         name=stem_of(path), ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
         timestamps=timestamps, input_tokens=lengths[0], output_tokens=lengths[1],
     )
+
+
+def _prescan(data: bytes) -> tuple[int, int, int] | None:
+    """:func:`_plain_lines`, and ``None`` too when the nesting is deeper than pyarrow's reader survives
+    (:func:`~pyverify.inputs.jsonread.too_deep_at`; the strict reader then names the line): one compiled
+    pass on a big file (:mod:`pyverify.inputs.columnar.compiled`), else the numpy passes."""
+    if worth_it(len(data), MIN_BYTES):
+        scanned = compiled_scan(data, MAX_JSON_DEPTH)
+        if scanned is not None:
+            verdict, lines, longest, quotes = scanned
+            return (lines, longest, quotes) if verdict == PLAIN else None
+    counts = _plain_lines(data)
+    if counts is None or too_deep_at(data) is not None:
+        return None
+    return counts
 
 
 def _plain_lines(data: bytes) -> tuple[int, int, int] | None:
@@ -173,4 +188,4 @@ def _keys_are_distinct(table, quotes: int) -> bool:
 def _numbers(table, name: str) -> np.ndarray | None:
     if name not in table.column_names or table.column(name).null_count == len(table):
         return None
-    return table.column(name).to_numpy(zero_copy_only=False).astype(np.float64)
+    return numpy_of(table.column(name), floats=True)

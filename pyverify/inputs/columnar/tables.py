@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from pyverify.errors import located
+from pyverify.inputs.columnar.arrow import numpy_of, valid_of
 from pyverify.inputs.columnar.closure import first_violation, is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.formats import is_parquet
@@ -129,14 +130,14 @@ def read_csv(path: str | Path) -> ColumnarTrace:
         row = int(np.flatnonzero(text.is_null().to_numpy(zero_copy_only=False))[0])
         raise located(path, f"row {row + 1}.hash_ids", "empty: a request has at least one block")
     # One list per cell: "[0, 1, 2]" or "0 1 2", never brackets inside (a nested list is no block id).
-    shaped = pc.match_substring_regex(text, r"^\s*(\[[^\[\]]*\]|[^\[\]]*)\s*$").to_numpy(zero_copy_only=False)
+    shaped = numpy_of(pc.match_substring_regex(text, r"^\s*(\[[^\[\]]*\]|[^\[\]]*)\s*$"))  # no nulls: refused above
     if not shaped.all():
         row = int(np.flatnonzero(~shaped)[0])
         raise located(path, f"row {row + 1}.hash_ids", f"expected block ids as [0, 1, 2] or 0 1 2, got {str(text[row])[:40]!r}")
     inner = pc.utf8_trim(pc.utf8_trim_whitespace(text), "[]")
     parts = pc.split_pattern_regex(pc.utf8_trim_whitespace(inner), r"[,\s]+")
     values = pc.list_flatten(parts)
-    blank = np.flatnonzero(pc.equal(values, "").to_numpy(zero_copy_only=False))
+    blank = np.flatnonzero(numpy_of(pc.equal(values, "")))
     if blank.size:
         row, position = _locate(parts, int(blank[0]))
         reason = "empty: a request has at least one block" if position == 0 and len(parts[row]) == 1 else "empty block id"
@@ -193,7 +194,7 @@ def _is_int_text(text: str) -> bool:
 
 
 def _locate(parts, flat_index: int) -> tuple[int, int]:
-    offsets = parts.offsets.to_numpy()
+    offsets = numpy_of(parts.offsets)
     row = int(np.searchsorted(offsets, flat_index, side="right") - 1)
     return row, flat_index - int(offsets[row])
 
@@ -230,7 +231,7 @@ def _flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.nd
         if chunk.null_count:
             row = row0 + int(np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False))[0])
             raise located(path, f"row {row + 1}.hash_ids", "missing: a request has at least one block")
-        local = chunk.offsets.to_numpy().astype(np.int64)
+        local = numpy_of(chunk.offsets).astype(np.int64)
         lengths = np.diff(local)
         if np.any(lengths < 1):
             row = row0 + int(np.flatnonzero(lengths < 1)[0])
@@ -240,7 +241,7 @@ def _flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.nd
         if values.null_count:
             row, position = _row_of(local, int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0]))
             raise located(path, f"row {row0 + row + 1}.hash_ids[{position}]", "block id is null")
-        raw = values.to_numpy(zero_copy_only=False)
+        raw = numpy_of(values)
         bad = (raw > MAX_BLOCK_ID) if raw.dtype.kind == "u" else (raw < 0)
         if bad.any():
             row, position = _row_of(local, int(np.flatnonzero(bad)[0]))
@@ -282,8 +283,9 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
         column = table.column(column_name)
         if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_null(column.type)):
             raise located(path, column_name, f"expected a numeric column, got {column.type}")
-        missing = column.is_null().to_numpy(zero_copy_only=False) if column.null_count else False
-        values = column.to_numpy(zero_copy_only=False).astype(np.float64)
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        missing = ~valid_of(column) if column.null_count else False
+        values = numpy_of(column, floats=True)
         # The strict readers' rules (pyverify.inputs.records): a missing value is null, never NaN; a timestamp
         # is a number from 0 to 1e18, a length a whole number.
         high = 1e18 if column_name == "timestamp" else float(2**63 - 1)
@@ -307,7 +309,7 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
         if not pa.types.is_integer(column.type) or column.null_count:
             raise located(path, "host", f"expected an integer host for every row, got {column.type}"
                           + (f" with {column.null_count} missing" if column.null_count else ""))
-        raw = column.to_numpy()
+        raw = numpy_of(column)
         bad = np.flatnonzero((raw < 0) | (raw >= MAX_HOSTS))  # compared as read: a uint64 host must not wrap
         if bad.size:
             check_host_id(int(raw[bad[0]]), path, f"row {int(bad[0]) + 1}.host")

@@ -40,6 +40,8 @@ class ColumnarTrace:
     input_tokens: np.ndarray | None = None
     output_tokens: np.ndarray | None = None
     block_size_tokens: int | None = DEFAULT_BLOCK_TOKENS
+    #: The fleet size the input names (an instance's ``hosts``); ``None``: its largest host id + 1, or 1.
+    fleet_size: int | None = None
 
     @property
     def n_requests(self) -> int:
@@ -63,15 +65,18 @@ class ColumnarTrace:
         """The same trace as an :class:`Instance` (per-block Python objects: small traces)."""
         extra: list[dict[str, Any]] = []
         columns = (("arrival_ms", self.timestamps), ("input_tokens", self.input_tokens), ("output_tokens", self.output_tokens))
-        present = [(key, values.tolist()) for key, values in columns if values is not None]
+        # The columns are float64 (NaN: not given); token counts are integers, and so is a whole-number
+        # arrival time, so an instance written from a Parquet file validates and reads as its JSONL source.
+        present = [(key, [None if v != v else (int(v) if key != "arrival_ms" or v.is_integer() else v) for v in values.tolist()])
+                   for key, values in columns if values is not None]
         keys = self.route_keys
         for index in range(self.n_requests):
-            item = {key: values[index] for key, values in present if values[index] is not None and values[index] == values[index]}
+            item = {key: values[index] for key, values in present if values[index] is not None}
             if keys is not None and keys[index] is not None:
                 item["route_key"] = keys[index]
             extra.append(item)
         hosts = None if self.hosts is None else tuple(self.hosts.tolist())
-        fleet = int(self.hosts.max()) + 1 if hosts else 1
+        fleet = self.fleet_size if self.fleet_size is not None else (int(self.hosts.max()) + 1 if hosts else 1)
         return Instance(
             name=self.name,
             hosts=fleet,
@@ -103,5 +108,5 @@ class ColumnarTrace:
             timestamps=column("arrival_ms", np.float64),
             input_tokens=column("input_tokens", np.float64),
             output_tokens=column("output_tokens", np.float64),
-            block_size_tokens=instance.block_size_tokens,
+            block_size_tokens=instance.block_size_tokens, fleet_size=instance.hosts,
         )

@@ -30,10 +30,12 @@ class ParquetTraceWriter:
     the block exits without an error.
     """
 
-    def __init__(self, path: str | Path, block_size_tokens: int | None = DEFAULT_BLOCK_TOKENS, columns: tuple[str, ...] = ()) -> None:
+    def __init__(self, path: str | Path, block_size_tokens: int | None = DEFAULT_BLOCK_TOKENS, columns: tuple[str, ...] = (),
+                 whole_timestamps: bool = False) -> None:
         self.path = Path(path)
         self.block_size_tokens = block_size_tokens
         self.columns = columns
+        self.whole_timestamps = whole_timestamps  # store timestamps as int64 (every one is a whole number)
         self._context = None
         self._writer = None
 
@@ -45,7 +47,7 @@ class ParquetTraceWriter:
         self._context = atomic_path(self.path)
         tmp = self._context.__enter__()
         fields = [pa.field("hash_ids", pa.list_(pa.int64()), nullable=False)]
-        types = {"timestamp": pa.float64(), "input_length": pa.int64(), "output_length": pa.int64(),
+        types = {"timestamp": pa.int64() if self.whole_timestamps else pa.float64(), "input_length": pa.int64(), "output_length": pa.int64(),
                  "host": pa.int64(), "route_key": pa.string()}
         fields += [pa.field(name, types[name]) for name in self.columns]
         metadata = {b"pyverify.format": PARQUET_FORMAT.encode()}
@@ -68,14 +70,25 @@ class ParquetTraceWriter:
         self._context.__exit__(kind, error, traceback)
 
 
+def _whole(timestamps: np.ndarray | None) -> bool:
+    """Whether every given timestamp is a whole number of milliseconds, exact in float64 (then stored as int64)."""
+    if timestamps is None:
+        return False
+    given = timestamps[~np.isnan(timestamps)]
+    return bool(np.all((given == np.floor(given)) & (np.abs(given) <= 2**53)))
+
+
 def write_parquet(trace: ColumnarTrace, path: str | Path, rows_per_group: int = 1 << 20) -> None:
-    """Write a :class:`ColumnarTrace` as Parquet (row groups of ``rows_per_group`` requests)."""
+    """Write a :class:`ColumnarTrace` as Parquet (row groups of ``rows_per_group`` requests).
+
+    Integers stay integers: token counts are int64 columns, and so are the
+    timestamps when every one is a whole number (else float64)."""
     present = {"timestamp": trace.timestamps, "input_length": trace.input_tokens,
                "output_length": trace.output_tokens, "host": trace.hosts}
     columns = tuple(name for name, values in present.items() if values is not None)
     if trace.route_keys is not None:
         columns += ("route_key",)
-    with ParquetTraceWriter(path, trace.block_size_tokens, columns) as writer:
+    with ParquetTraceWriter(path, trace.block_size_tokens, columns, whole_timestamps=_whole(trace.timestamps)) as writer:
         for start in range(0, trace.n_requests, rows_per_group):
             end = min(start + rows_per_group, trace.n_requests)
             first, last = int(trace.offsets[start]), int(trace.offsets[end])
@@ -86,6 +99,6 @@ def write_parquet(trace: ColumnarTrace, path: str | Path, rows_per_group: int = 
                 if name in ("input_length", "output_length") and not isinstance(chunk, list):
                     chunk = [None if v != v else int(v) for v in chunk.tolist()]
                 elif name == "timestamp":
-                    chunk = [None if v != v else v for v in chunk.tolist()]
+                    chunk = [None if v != v else (int(v) if writer.whole_timestamps else v) for v in chunk.tolist()]
                 values[name] = chunk
             writer.write(trace.ids[first:last], trace.offsets[start:end + 1] - first, **values)

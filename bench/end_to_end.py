@@ -1,0 +1,218 @@
+"""End to end, whole processes: default ``pyverify simulate`` against DuckDB, Polars and a plain script.
+
+    python bench/end_to_end.py [--refs 5000000] [--big] [--rounds 3] [--fleet 16]
+
+Writes bench/synthetic.py's prefix-closed trace (bench/trace_files.py) as
+Mooncake JSONL and as Parquet in a temporary folder, at ``--refs`` block
+references (and, with ``--big``, also at 20M), then runs every command as a
+fresh process, interleaved (each round runs every command once), ``--rounds``
+rounds, and prints the median wall time of each, start-up and parsing
+included:
+
+* ``pyverify simulate F --model pooled --json`` and ``--model per-host``
+  (the default: ``--engine auto``, round-robin over 16 hosts), on both files;
+* DuckDB's own ``count(distinct)`` over ``unnest(hash_ids)`` (pooled) and over
+  (row number mod 16, block) pairs (per host, round-robin), on both files;
+* Polars (``explode`` and ``n_unique``), if it is importable;
+* a plain ``json.loads``-and-a-set script (pooled; per host, a set of pairs).
+
+Every answer is checked equal to pyverify's misses (a mismatch is printed and
+the exit status is 1). Then the ratios issue #23 names: pyverify / DuckDB on
+JSONL, pooled and per host; pyverify / DuckDB on Parquet; and, on the
+288k-reference Mooncake conversation trace (``$PYVERIFY_MOONCAKE_TRACES``, if
+present), pyverify / the plain script. Peak memory is each process's own
+maximum resident set (``os.wait4``'s ``ru_maxrss``), stated per reference.
+Children run without ``PYTHONDONTWRITEBYTECODE`` (as an installed package,
+pyverify loads its modules from bytecode) after one untimed warm-up run of
+every command, which also compiles numba's cached kernels where they are used.
+Not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trace_files import write_jsonl, write_parquet  # noqa: E402
+
+CONVERSATION = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake") / "synthetic_trace.jsonl"
+
+PLAIN = """
+import json, sys
+path, fleet = sys.argv[1], int(sys.argv[2])
+seen = set()
+with open(path) as lines:
+    for row, line in enumerate(lines):
+        ids = json.loads(line)["hash_ids"]
+        if fleet:
+            host = row % fleet
+            seen.update((host, b) for b in ids)
+        else:
+            seen.update(ids)
+print(len(seen))
+"""
+
+DUCKDB = """
+import sys, duckdb
+path, fleet = sys.argv[1], int(sys.argv[2])
+source = (f"read_parquet('{path}', file_row_number = true)" if path.endswith(".parquet")
+          else f"(select row_number() over () - 1 as file_row_number, hash_ids from read_json('{path}', format = 'newline_delimited', columns = {{hash_ids: 'BIGINT[]'}}))")
+if fleet:
+    query = f"select count(*) from (select distinct file_row_number % {fleet}, h from (select file_row_number, unnest(hash_ids) as h from {source}))"
+else:
+    query = f"select count(distinct h) from (select unnest(hash_ids) as h from {source})"
+print(duckdb.sql(query).fetchall()[0][0])
+"""
+
+POLARS = """
+import sys, polars as pl
+path, fleet = sys.argv[1], int(sys.argv[2])
+frame = pl.read_parquet(path, columns=["hash_ids"]) if path.endswith(".parquet") else pl.read_ndjson(path, schema={"hash_ids": pl.List(pl.Int64)})
+if fleet:
+    pairs = frame.with_row_index("row").select((pl.col("row") % fleet).alias("host"), "hash_ids").explode("hash_ids")
+    print(pairs.unique().height)
+else:
+    print(frame.select(pl.col("hash_ids").explode().n_unique()).item())
+"""
+
+
+def run(argv: list[str]) -> tuple[float, int, str]:
+    """``(wall seconds, peak RSS bytes, stdout)`` of one fresh process."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: pyverify's modules load from bytecode, not compiled each run
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
+    out, err = child.communicate()
+    wall = time.perf_counter() - start
+    _, status, usage = os.wait4(child.pid, 0) if child.returncode is None else (0, 0, None)
+    if child.returncode:
+        raise SystemExit(f"{' '.join(argv)}: exit {child.returncode}: {err.decode()[-400:]}")
+    peak = usage.ru_maxrss * 1024 if usage is not None else 0
+    return wall, peak, out.decode()
+
+
+def run_measured(argv: list[str]) -> tuple[float, int, str]:
+    """:func:`run`, with the peak memory of that process alone (a wrapper waits for it with ``wait4``)."""
+    wrapper = ("import os, subprocess, sys, time, json; t = time.perf_counter(); "
+               "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE); out = p.stdout.read(); "
+               "_, status, usage = os.wait4(p.pid, 0); "
+               "print(json.dumps({'wall': time.perf_counter() - t, 'peak': usage.ru_maxrss * 1024, 'status': status, 'out': out.decode()}))")
+    _, _, out = run([sys.executable, "-c", wrapper, *argv])
+    data = json.loads(out)
+    if data["status"]:
+        raise SystemExit(f"{' '.join(argv)}: exit status {data['status']}")
+    return data["wall"], data["peak"], data["out"]
+
+
+def misses_of(command: str, out: str) -> int:
+    return json.loads(out)["misses"] if command.startswith("pyverify") else int(out.strip().splitlines()[-1])
+
+
+def commands_for(jsonl: Path, parquet: Path, fleet: int, polars: bool) -> dict[str, list[str]]:
+    py = sys.executable
+    commands: dict[str, list[str]] = {}
+    for kind, path in (("JSONL", jsonl), ("Parquet", parquet)):
+        for model, hosts in (("pooled", 0), ("per-host", fleet)):
+            extra = ["--fleet", str(fleet)] if hosts else []
+            commands[f"pyverify {model} {kind}"] = [py, "-m", "pyverify", "simulate", str(path), "--model", model, *extra, "--json"]
+            commands[f"duckdb {model} {kind}"] = [py, "-c", DUCKDB, str(path), str(hosts)]
+            if polars:
+                commands[f"polars {model} {kind}"] = [py, "-c", POLARS, str(path), str(hosts)]
+        if kind == "JSONL":
+            commands["plain script pooled JSONL"] = [py, "-c", PLAIN, str(jsonl), "0"]
+            commands[f"plain script per-host JSONL"] = [py, "-c", PLAIN, str(jsonl), str(fleet)]
+    return commands
+
+
+def measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict[str, float], dict[str, int], dict[str, int]]:
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    peaks: dict[str, int] = {name: 0 for name in commands}
+    answers: dict[str, int] = {}
+    for argv in commands.values():  # warm-up, untimed: bytecode and numba's cache written once
+        run_measured(argv)
+    for _ in range(rounds):
+        for name, argv in commands.items():  # interleaved: every command once per round
+            wall, peak, out = run_measured(argv)
+            times[name].append(wall)
+            peaks[name] = max(peaks[name], peak)
+            answers[name] = misses_of(name, out)
+    return {name: statistics.median(values) for name, values in times.items()}, peaks, answers
+
+
+def report(title: str, refs: int, medians: dict[str, float], peaks: dict[str, int], answers: dict[str, int]) -> bool:
+    print(f"\n## {title}: {refs:,} block references, median of the rounds, whole processes")
+    print("| command | median wall | peak RSS | bytes/ref | answer |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, wall in medians.items():
+        print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} | {answers[name]:,} |")
+    same = True
+    for model in ("pooled", "per-host"):
+        wanted = {answers[name] for name in answers if f" {model} " in f" {name} "}
+        if len(wanted) != 1:
+            print(f"MISMATCH ({model}): {sorted((name, answers[name]) for name in answers if f' {model} ' in f' {name} ')}")
+            same = False
+    for model in ("pooled", "per-host"):
+        for kind in ("JSONL", "Parquet"):
+            ours, peer = medians[f"pyverify {model} {kind}"], medians[f"duckdb {model} {kind}"]
+            print(f"ratio pyverify/DuckDB, {model}, {kind}: {ours / peer:.2f}x ({ours:.2f} s / {peer:.2f} s)")
+    return same
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--refs", type=int, default=5_000_000)
+    parser.add_argument("--big", action="store_true", help="also 20M references")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--fleet", type=int, default=16)
+    args = parser.parse_args(argv)
+    try:
+        import polars  # noqa: F401
+        polars_here = True
+    except ImportError:
+        polars_here = False
+    sizes = [args.refs] + ([20_000_000] if args.big and args.refs != 20_000_000 else [])
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load {load:.1f} at the start; "
+          f"{args.rounds} rounds, interleaved; Polars {'included' if polars_here else 'not importable, skipped'}")
+    ok = True
+    with tempfile.TemporaryDirectory() as scratch:
+        for refs in sizes:
+            jsonl, parquet = Path(scratch) / f"t{refs}.jsonl", Path(scratch) / f"t{refs}.parquet"
+            write_jsonl(jsonl, refs)
+            write_parquet(parquet, refs)
+            print(f"\nwrote {jsonl.name} ({jsonl.stat().st_size / 2**20:.0f} MiB) and {parquet.name} ({parquet.stat().st_size / 2**20:.0f} MiB)")
+            medians, peaks, answers = measure(commands_for(jsonl, parquet, args.fleet, polars_here), args.rounds)
+            ok &= report("synthetic trace", refs, medians, peaks, answers)
+            jsonl.unlink()
+            parquet.unlink()
+    if CONVERSATION.is_file():
+        py = sys.executable
+        commands = {"pyverify pooled conversation": [py, "-m", "pyverify", "simulate", str(CONVERSATION), "--model", "pooled", "--json"],
+                    "plain script pooled conversation": [py, "-c", PLAIN, str(CONVERSATION), "0"]}
+        medians, peaks, answers = measure(commands, args.rounds)
+        refs = json.loads(run([py, "-m", "pyverify", "simulate", str(CONVERSATION), "--model", "pooled", "--json"])[2])["references"]
+        print(f"\n## Mooncake conversation trace: {refs:,} block references")
+        for name, wall in medians.items():
+            print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} bytes/ref | {answers[name]:,} |")
+        if len(set(answers.values())) != 1:
+            print(f"MISMATCH: {answers}")
+            ok = False
+        ours, plain = medians["pyverify pooled conversation"], medians["plain script pooled conversation"]
+        print(f"ratio pyverify/plain script, conversation trace, pooled: {ours / plain:.2f}x ({ours:.2f} s / {plain:.2f} s)")
+    else:
+        print(f"\n{CONVERSATION}: absent (set PYVERIFY_MOONCAKE_TRACES); the conversation-trace ratio is skipped")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""The default ``simulate`` (a trace file read as arrays) prints exactly what the per-record path prints.
+
+The per-record simulator (``--engine python``: the trace read into Python
+chains, :func:`pyverify.commands.basic.simulate_in_python`) is the oracle;
+the default never calls it on a trace file (the tests take it away before the
+default run). Compared field by field, ``sha256`` (the content digest),
+token figures and window included:
+
+* on the Mooncake trace, pooled and per host, with and without a capacity,
+  routing, fleet, ``--warmup-fraction`` and ``--witness``;
+* on Hypothesis traces written as Mooncake JSONL and as Parquet (with and
+  without timestamps and prompt lengths), where both formats must also give
+  one report, digest included.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pyverify.commands.basic as basic
+
+from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
+from .helpers import run_cli
+from .strategies import prefix_closed_chains
+
+pytest.importorskip("pyarrow")
+needs_trace = pytest.mark.skipif(not MOONCAKE_SYNTHETIC.exists(), reason=NO_MOONCAKE)
+
+VARIANTS = [
+    ["--model", "pooled"],
+    ["--model", "per-host"],
+    ["--model", "per-host", "--routing", "random", "--fleet", "5", "--seed", "3"],
+    ["--model", "pooled", "--warmup-fraction", "0.4", "--witness"],
+    ["--model", "per-host", "--fleet", "4", "--witness"],
+    ["--model", "pooled", "--capacity", "300"],
+    ["--model", "per-host", "--capacity", "40", "--eviction", "fifo", "--warmup-fraction", "0.5", "--witness"],
+    ["--model", "per-host", "--routing", "prefix-hash", "--fleet", "3", "--capacity-tokens", "51200", "--eviction", "leaf-lru"],
+    ["--model", "pooled", "--capacity", "77", "--eviction", "tail-first", "--warmup-fraction", "0.25"],
+]
+
+
+def report(capsys, *argv) -> dict:
+    status, out, err = run_cli(capsys, "simulate", *argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def default_and_oracle(capsys, monkeypatch, *argv) -> tuple[dict, dict]:
+    """``simulate ARGV --json`` by the per-record path, then by the default with the per-record path taken away."""
+    oracle = report(capsys, *argv, "--engine", "python")
+    with monkeypatch.context() as patch:
+        patch.setattr(basic, "simulate_in_python", None)
+        default = report(capsys, *argv)
+    return default, oracle
+
+
+def needs_kernels(argv) -> None:
+    if any(flag.startswith("--capacity") for flag in argv):
+        pytest.importorskip("numba")
+
+
+@needs_trace
+@pytest.mark.parametrize("argv", VARIANTS, ids=" ".join)
+def test_the_default_equals_the_per_record_path_on_the_mooncake_trace(capsys, monkeypatch, argv):
+    needs_kernels(argv)
+    default, oracle = default_and_oracle(capsys, monkeypatch, str(MOONCAKE_SYNTHETIC), *argv)
+    assert default == oracle
+    assert len(default["sha256"]) == 64 and default["measured"]["tokens"] is not None and "engine" not in default
+
+
+@st.composite
+def mooncake_records(draw):
+    chains = draw(prefix_closed_chains(max_nodes=14, max_requests=30))
+    with_times = draw(st.booleans())
+    with_lengths = draw(st.booleans())
+    records, clock = [], 0
+    for chain in chains:
+        record: dict = {"hash_ids": list(chain)}
+        if with_times:
+            clock += draw(st.integers(0, 50))
+            record["timestamp"] = clock
+        if with_lengths:
+            k = len(chain)
+            record["input_length"] = draw(st.integers(512 * (k - 1) + 1, 512 * k + 600))
+            record["output_length"] = draw(st.integers(0, 900))
+        records.append(record)
+    return records
+
+
+HYPOTHESIS_VARIANTS = [
+    ["--model", "pooled"],
+    ["--model", "per-host", "--fleet", "3"],
+    ["--model", "pooled", "--warmup-fraction", "0.5", "--witness"],
+    ["--model", "per-host", "--fleet", "2", "--capacity", "3", "--eviction", "leaf-lru", "--witness"],
+    ["--model", "pooled", "--capacity", "4", "--eviction", "lru", "--warmup-fraction", "0.3"],
+]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=mooncake_records(), variant=st.sampled_from(HYPOTHESIS_VARIANTS))
+def test_the_default_equals_the_per_record_path_on_hypothesis_traces(capsys, monkeypatch, tmp_path_factory, records, variant):
+    needs_kernels(variant)
+    folder = tmp_path_factory.mktemp("jsonl")
+    jsonl = folder / "trace.jsonl"
+    jsonl.write_text("".join(json.dumps(record) + "\n" for record in records))
+    default, oracle = default_and_oracle(capsys, monkeypatch, str(jsonl), *variant)
+    assert default == oracle
+    # The same trace as Parquet: the same report, digest included (the digest is the content, not the file).
+    parquet = tmp_path_factory.mktemp("parquet") / "trace.parquet"
+    status, _, err = run_cli(capsys, "trace", "import", str(jsonl), "-o", str(parquet))
+    assert status == 0, err
+    from_parquet, parquet_oracle = default_and_oracle(capsys, monkeypatch, str(parquet), *variant)
+    assert from_parquet == parquet_oracle == default
+
+
+@pytest.mark.parametrize("argv", [["--model", "pooled"], ["--model", "per-host", "--fleet", "2", "--witness"],
+                                  ["--model", "pooled", "--capacity", "2", "--warmup-fraction", "0.5"]], ids=" ".join)
+def test_the_default_equals_the_per_record_path_on_a_csv_trace(capsys, monkeypatch, tmp_path, argv):
+    needs_kernels(argv)
+    path = tmp_path / "t.csv"
+    path.write_text('hash_ids,timestamp,input_length,output_length\n"[0,1]",0,700,3\n"[0,1,2]",1,1100,4\n"[5]",2,100,5\n"[0]",2,300,1\n')
+    default, oracle = default_and_oracle(capsys, monkeypatch, str(path), *argv)
+    assert default == oracle and default["measured"]["tokens"] is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(chains=prefix_closed_chains(), hosts=st.lists(st.integers(0, 3), min_size=30, max_size=30), table=st.booleans())
+def test_uncapacitated_hits_are_the_simulators(chains, hosts, table):
+    """The uncapacitated hits the default counts without a replay (a position table, or a sort when the
+    keys are too many for a table) equal simulate()'s, pooled and per host."""
+    import numpy as np
+
+    from pyverify.engines import numpy_engine
+    from pyverify.sim.simulate import PER_HOST, POOLED, simulate
+
+    ids = np.array([b for chain in chains for b in chain], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum([len(c) for c in chains]))).astype(np.int64)
+    cache_of = np.array(hosts[:len(chains)], dtype=np.int64)
+    with pytest.MonkeyPatch.context() as patch:
+        if not table:  # as if the keys were too many for a table: np.unique finds the first references
+            patch.setattr(numpy_engine, "KEY_TABLE_FACTOR", 0)
+            patch.setattr(numpy_engine, "KEY_TABLE_MIN", 0)
+        pooled = numpy_engine.uncapacitated_hits(ids, offsets)
+        per_host = numpy_engine.uncapacitated_hits(ids, offsets, cache_of, 4)
+    chains_again = [tuple(int(b) for b in ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
+    assert pooled.tolist() == list(simulate(chains_again, None, POOLED).hit_blocks)
+    assert per_host.tolist() == list(simulate(chains_again, cache_of.tolist(), PER_HOST).hit_blocks)
