@@ -175,3 +175,15 @@ def test_what_the_engine_evictions_are_not_offered_with_is_one_line(tmp_path, ca
 def test_an_engine_eviction_needs_a_capacity(tmp_path, capsys):
     status, out, err = run_cli(capsys, "replay", str(write_trace(tmp_path, [([1], 512)])), "--no-timing", "--eviction", "vllm")
     assert status == 2 and out == "" and "needs a capacity" in err and len(err.strip().splitlines()) == 1
+
+
+def test_vllm_can_pass_the_block_level_routed_forced_optimum_by_not_caching_partial_blocks():
+    """The bounds are block-level: the forced optimum must admit every block the trace names, partial last blocks
+    included, which vLLM never caches (found by a random search; the README says so)."""
+    from pyverify.fleet.report import forced_routed_hits
+
+    chains = [[0, 1], [0, 1, 2], [20, 21], [20, 21, 22, 23], [0, 1, 2], [0, 1]]
+    tokens = [7, 12, 6, 13, 11, 5]
+    run = replay(chains, Router("round-robin", 2), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4)
+    assert run.gpu_hits == [0, 0, 0, 0, 1, 1]
+    assert forced_routed_hits(chains, run.host_of, 3) == 1 < run.gpu_hit_blocks
