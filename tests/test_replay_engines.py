@@ -187,3 +187,12 @@ def test_vllm_can_pass_the_block_level_routed_forced_optimum_by_not_caching_part
     run = replay(chains, Router("round-robin", 2), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4)
     assert run.gpu_hits == [0, 0, 0, 0, 1, 1]
     assert forced_routed_hits(chains, run.host_of, 3) == 1 < run.gpu_hit_blocks
+
+
+def test_token_hits_are_simulates_for_the_block_level_evictions_too(tmp_path, capsys):
+    trace = write_trace(tmp_path, [([1, 2, 3], 1100), ([1, 2, 4], 1536), ([5], 300), ([1, 2, 3], 1536), ([1, 2], 1024)])
+    for eviction in ("lru", "fifo", "leaf-lru"):
+        replayed, simulated = cli_pair(capsys, trace, 2, 3, eviction, "round-robin")
+        assert (replayed["hit_blocks"], replayed["token_hits"], replayed["tokens"]) == (
+            simulated["hits"], simulated["measured"]["token_hits"], simulated["measured"]["tokens"])
+        assert "unscheduled_requests" not in replayed
