@@ -20,7 +20,7 @@ from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, 
 from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
-from pyverify.sim.simulate import EVICTION_HELP, LRU
+from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO
 
 ORDER = 25
 
@@ -37,7 +37,9 @@ DESCRIPTION = (
     "(write-through), and the GPU inserts every block after its prefix (inserting may evict there). "
     "--no-timing serves requests one at a time in file order, exactly as 'simulate --model per-host'. "
     "--compare runs every tier configuration the capacities allow (GPU only, + host DRAM, + pool), timed and "
-    "not, for every router. Beside every run: the floor, MIN and the forced-admission optimum for one pool of "
+    "not, for every router. --eviction vllm, sglang and sglang-fifo (the engines' own caches, as in simulate) run "
+    "with --no-timing only and the GPU tier only: their reference models serve one request at a time per host, so a "
+    "run equals 'simulate --model per-host --eviction ENGINE'. Beside every run: the floor, MIN and the forced-admission optimum for one pool of "
     "the fleet's GPU memory, and the forced-admission optimum of the run's own routing."
 )
 
@@ -82,8 +84,16 @@ def register(subparsers) -> None:
                       help="GPU cache tokens per host, rounded down to whole blocks of the input's block size")
     size.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
                       help="GPU KV memory per host in GiB (2**30 bytes), rounded down to whole blocks; needs --kv-model or --kv-bytes-per-token")
-    parser.add_argument("--eviction", choices=REPLAY_EVICTIONS, default=LRU,
-                        help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS))
+    parser.add_argument("--eviction", choices=REPLAY_EVICTIONS + ENGINE_EVICTIONS, default=LRU,
+                        help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS)
+                             + "; " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in ENGINE_EVICTIONS)
+                             + ". The engine evictions need --no-timing and no --host-capacity or --pool-capacity: their models "
+                               "(parity-checked against the engines) serve a request alone, while with timing several would run "
+                               "on a host at once, each holding its blocks (vLLM: ref counts, out of the free queue; SGLang: "
+                               "lock_ref on its nodes), which they do not model")
+    parser.add_argument("--page-size", type=positive_int, metavar="TOKENS",
+                        help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the "
+                             "input's block size (default: the block size)")
     parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar="N|inf",
                         help="add a host-DRAM tier of N blocks per host (LRU) or unlimited (inf); default: none")
     parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar="N|inf",
@@ -168,11 +178,14 @@ def run_replay(args) -> int:
     from pyverify.fleet.routers import Router, RouterOptions
     from pyverify.progress import progress_bar
     from pyverify.sim.routing import default_fleet
+    from pyverify.sim.tokens import instance_token_weights
 
     if args.compare and args.no_timing:
         raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
+    engine_refusal(args)
     instance = load_with(args, args.trace)
     args.capacity = resolve_cache_size(args, instance, args.trace).blocks
+    engine = engine_inputs(args, instance)
     fleet = args.fleet or default_fleet(instance)
     service = service_of(args, instance)
     arrivals = per_request(instance, "arrival_ms")
@@ -185,6 +198,7 @@ def run_replay(args) -> int:
     configurations = tier_configurations(args)
     inputs, outputs = per_request(instance, "input_tokens"), per_request(instance, "output_tokens")
     bound = bounds(instance.chains, fleet, args.capacity)
+    weights = instance_token_weights(instance, args.trace)
     forced_by_routing: dict[tuple, int] = {}
     summaries = []
     total = instance.n_requests * len(args.router) * len(timings) * len(configurations)
@@ -194,11 +208,12 @@ def run_replay(args) -> int:
                 for name in args.router:
                     run = replay(instance.chains, Router(name, fleet, options), args.capacity, args.eviction, pool, service,
                                  arrival_ms=arrivals if timed else None, input_tokens=inputs, output_tokens=outputs,
-                                 arrival_scale=args.arrival_scale, timed=timed, progress=advance, host_capacity=host)
+                                 arrival_scale=args.arrival_scale, timed=timed, progress=advance, host_capacity=host, **engine)
                     routing = tuple(run.host_of)
                     if routing not in forced_by_routing:
                         forced_by_routing[routing] = forced_routed_hits(instance.chains, routing, args.capacity)
                     summary = run_summary(run, service, bound, forced_by_routing[routing])
+                    summary.update(token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS))
                     summaries.append({"timed": timed, "tiers": label,
                                       "host_capacity": json_capacity(host), "pool_capacity": json_capacity(pool), **summary})
     gpu_text = "GPU uncapacitated" if args.capacity is None else f"GPU {args.capacity} blocks/host ({args.eviction})"
@@ -229,9 +244,66 @@ def run_replay(args) -> int:
         return 0
     print(f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}")
     print_runs(summaries, bound, compare=args.compare)
+    for summary in summaries:
+        if "unscheduled_requests" in summary:  # an engine eviction: its hits in tokens, and what it refused
+            tokens = "" if summary["token_hits"] is None else f"token hits {summary['token_hits']} of {summary['tokens']}, "
+            print(f"  {summary['router']}: {tokens}{len(summary['unscheduled_requests'])} request(s) the engine never "
+                  "schedules (counted as misses)")
     for path in charts:
         print(f"chart: {path}")
     return 0
+
+
+def engine_refusal(args) -> None:
+    """One line (exit 2) for what the engine evictions are not offered with; before the input is read."""
+    if args.page_size is not None and args.eviction not in (SGLANG, SGLANG_FIFO):
+        raise UserError(f"--page-size: only with --eviction {SGLANG} or {SGLANG_FIFO}")
+    if args.eviction not in ENGINE_EVICTIONS:
+        return
+    if not args.no_timing:
+        raise UserError(f"--eviction {args.eviction}: only with --no-timing: its reference model serves one request at a time "
+                        "per host, and with timing requests would run at once, each holding its blocks, which it does not model")
+    if args.host_capacity is not False or args.pool_capacity is not False:
+        raise UserError(f"--eviction {args.eviction}: GPU tier only, not with --host-capacity or --pool-capacity "
+                        "(what the engine's hit cap and refusals mean for a lower tier is not defined here)")
+
+
+def engine_inputs(args, instance) -> dict:
+    """replay()'s engine arguments: each prompt's tokens, the block and page sizes, checked as simulate checks them."""
+    if args.eviction not in ENGINE_EVICTIONS:
+        return {}
+    if args.capacity is None:
+        raise UserError(f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
+                        "the engine's pool size")
+    block, page = instance.block_size_tokens, args.page_size
+    if page is not None and block is None:
+        raise UserError(f"--page-size: {args.trace} gives no block size (block_size_tokens), so pages cannot be matched to blocks")
+    if page is not None and page % block:
+        raise UserError(f"--page-size: {page} is not a multiple of the input's block size {block} "
+                        "(a page is named by the id of its last block)")
+    if page is not None and args.capacity * block < page:
+        raise UserError(f"--page-size: a pool of {args.capacity} blocks of {block} tokens holds no page of {page} tokens")
+    prompt_tokens = None
+    if block is not None:  # as simulate --eviction vllm|sglang reads them
+        prompt_tokens = [item.get("input_tokens") or len(chain) * block
+                         for chain, item in zip(instance.chains, list(instance.extra) or [{}] * instance.n_requests)]
+        for index, (chain, tokens) in enumerate(zip(instance.chains, prompt_tokens)):
+            if tokens // block > len(chain):
+                raise UserError(f"{args.trace}: requests[{index}]: {tokens} tokens make {tokens // block} full blocks of {block}, "
+                                f"but the chain names {len(chain)}: the engine would cache blocks the trace does not name")
+    return {"prompt_tokens": prompt_tokens, "block_size": block, "page_size": page}
+
+
+def token_summary(instance, run, weights, engine_run: bool) -> dict:
+    """Hit tokens as simulate counts them (``measured.token_hits``): the tokens of each request's hit blocks."""
+    from pyverify.sim.accounting import tally
+
+    hits = [g + h + p for g, h, p in zip(run.gpu_hits, run.host_hits, run.pool_hits)]
+    measured = tally(instance.chains, hits, weights)
+    extra = {"tokens": measured.tokens, "token_hits": measured.token_hits}
+    if engine_run:  # prompts the engine never schedules: no hits, counted as misses (as simulate counts them)
+        extra["unscheduled_requests"] = list(run.unscheduled)
+    return extra
 
 
 def json_capacity(capacity):

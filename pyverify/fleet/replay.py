@@ -14,6 +14,11 @@ arrive, and arrivals keep file order.
 
 Without timing (``timed=False``) every request starts on arrival and ends at
 once, in file order: the one-at-a-time model of ``simulate --model per-host``.
+
+The engine-exact evictions (``vllm``, ``sglang``, ``sglang-fifo``;
+:mod:`pyverify.fleet.engine_caches`) run only that way, GPU tier only: each
+host's cache is the engine's reference model, fed each prompt's length in
+tokens, so a run equals ``simulate --model per-host --eviction vllm|sglang``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from typing import Callable, Sequence
 
 from pyverify.fleet.routers import Router
 from pyverify.fleet.service import ServiceModel
+from pyverify.fleet.engine_caches import engine_gpu
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
+from pyverify.sim.simulate import ENGINE_EVICTIONS
 
 #: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
 LOAD_SAMPLES = 50
@@ -61,6 +68,8 @@ class ReplayRun:
     #: Load over time (timed runs): at each of ``sample_s``, per host, requests arrived before it and not yet ended.
     sample_s: list[float] = field(default_factory=list)
     load_samples: list[list[int]] = field(default_factory=list)
+    #: Engine evictions: the requests the engine would never schedule (no hits, nothing changed).
+    unscheduled: list[int] = field(default_factory=list)
 
     @property
     def gpu_hit_blocks(self) -> int:
@@ -97,16 +106,36 @@ def replay(
     timed: bool = True,
     progress: Callable[..., None] = lambda n=1: None,
     host_capacity: int | None | bool = False,
+    prompt_tokens: Sequence[int] | None = None,
+    block_size: int | None = None,
+    page_size: int | None = None,
 ) -> ReplayRun:
     """Replay ``chains`` on ``router.fleet`` hosts.
 
     ``pool_capacity``: ``False`` for no pool tier, ``None`` for an unlimited
     pool, else its size in blocks; ``host_capacity`` likewise for a host-DRAM
     tier below each GPU. ``arrival_ms`` is needed when ``timed``.
+
+    Engine evictions (:data:`ENGINE_EVICTIONS`) need ``timed=False``, no lower
+    tier and a capacity; they read ``prompt_tokens`` (each prompt's length;
+    ``None``: every block full) in units of ``block_size`` tokens (``None``:
+    one unit per block, as simulate takes it) and SGLang's ``page_size``.
     """
     fleet = router.fleet
     n = len(chains)
-    caches = [gpu_cache(capacity, eviction) for _ in range(fleet)]
+    engine = eviction in ENGINE_EVICTIONS
+    if engine:
+        if timed:
+            raise ValueError(f"eviction {eviction} runs one request at a time per host: it needs timed=False")
+        if pool_capacity is not False or host_capacity is not False:
+            raise ValueError(f"eviction {eviction} is offered for the GPU tier alone")
+        size = block_size or 1
+        if prompt_tokens is None or block_size is None:
+            prompt_tokens = [len(chain) * size for chain in chains]
+        caches = [engine_gpu(capacity, eviction, size, page_size) for _ in range(fleet)]
+    else:
+        caches = [gpu_cache(capacity, eviction) for _ in range(fleet)]
+    unscheduled: list[int] = []
     pool = None if pool_capacity is False else LowerTier(pool_capacity)
     drams = None if host_capacity is False else [LowerTier(host_capacity) for _ in range(fleet)]
     local = caches if drams is None else [LocalTiers(cache, dram) for cache, dram in zip(caches, drams)]
@@ -122,6 +151,15 @@ def replay(
     def serve(index: int, host: int) -> list[int]:
         """Serve request ``index`` through the tiers; return the GPU blocks it pins."""
         chain, cache = chains[index], caches[host]
+        if engine:  # the engine's own request, GPU tier only (no lower tier, no timing)
+            g = cache.run(index, chain, prompt_tokens[index])
+            if g is None:
+                unscheduled.append(index)
+                g = 0
+            gpu_hits[index] = g
+            stats[host].gpu_hit_blocks += g
+            stats[host].recomputed_blocks += len(chain) - g
+            return []
         g = cache.prefix_hits(chain)
         h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
         p = pool.read_and_write(chain[g + h:]) if pool is not None else 0
@@ -143,7 +181,7 @@ def replay(
             serve(index, host)
             progress()
         return ReplayRun(router.name, host_of, gpu_hits, host_hits, pool_hits, sum(map(len, chains)), None, None, None, stats,
-                         drams is not None, pool is not None)
+                         drams is not None, pool is not None, unscheduled=unscheduled)
 
     if arrival_ms is None:
         raise ValueError("a timed replay needs arrival times")

@@ -13,7 +13,9 @@ ends, and eviction skips them. With nothing pinned the caches are unchanged.
   (``_evict_leaf(pinned)``); here it also skips every other running
   request's blocks (and so their ancestors, which have cached children).
 
-``vllm`` is not offered: its free queue assumes requests run one at a time.
+The engine-exact evictions (``vllm``, ``sglang``, ``sglang-fifo``) are not
+here: their reference models serve one request at a time, so the replay runs
+them without timing and without lower tiers (:mod:`pyverify.fleet.engine_caches`).
 
 Lower tiers (:class:`LowerTier`): optionally a host-DRAM tier per host
 (``--host-capacity``: LMCache's CPU backend, vLLM's CPU offloading, SGLang
@@ -55,7 +57,7 @@ from typing import Sequence
 
 from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, ChainOrderLRU, FifoCache, LeafFirstLRU
 
-#: Eviction policies a timed replay offers (vllm's free queue assumes one request at a time).
+#: Eviction policies a timed replay offers (the engines' models serve one request at a time: engine_caches).
 REPLAY_EVICTIONS = (LRU, FIFO, LEAF_LRU)
 
 
