@@ -44,7 +44,11 @@ def instances(draw) -> Instance:
     routed = draw(st.booleans())
     hosts = draw(st.integers(1, 6))
     routing = tuple(draw(st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains)))) if routed else None
-    extra = tuple(draw(st.lists(optional_fields, min_size=len(chains), max_size=len(chains))))
+    extra = draw(st.lists(optional_fields, min_size=len(chains), max_size=len(chains)))
+    if draw(st.booleans()):  # tokens per block (RAGPulse's chunks), on some requests
+        extra = [dict(item, block_tokens=draw(st.lists(st.integers(1, 4096), min_size=len(chain), max_size=len(chain))))
+                 if draw(st.booleans()) else item for item, chain in zip(extra, chains)]
+    extra = tuple(extra)
     return Instance(name="h", hosts=hosts, chains=tuple(chains), routing=routing, block_size_tokens=draw(st.sampled_from([None, 16, 512])),
                     extra=extra if any(extra) else ())
 
@@ -67,7 +71,10 @@ def test_names_are_outside_the_digest_and_content_inside(instance, data):
     index = data.draw(st.integers(0, len(chains) - 1))
     changes = [dataclasses.replace(instance, hosts=instance.hosts + 1),
                dataclasses.replace(instance, block_size_tokens=(instance.block_size_tokens or 8) * 2),
-               dataclasses.replace(instance, chains=tuple(chains[:index] + chains[index + 1:])) if len(chains) > 1 else None,
+               dataclasses.replace(instance, chains=tuple(chains[:index] + chains[index + 1:]),
+                                   routing=None if instance.routing is None else instance.routing[:index] + instance.routing[index + 1:],
+                                   extra=instance.extra[:index] + instance.extra[index + 1:] if instance.extra else ())
+               if len(chains) > 1 else None,
                dataclasses.replace(instance, chains=tuple(chains[:index + 1] + chains[index:]),
                                    routing=None if instance.routing is None else instance.routing[:index + 1] + instance.routing[index:],
                                    extra=instance.extra[:index + 1] + instance.extra[index:] if instance.extra else ())]
@@ -159,3 +166,15 @@ def test_parquet_keeps_hosts_keys_and_fractional_times(tmp_path, capsys):
     assert [{k: v for k, v in r.items() if k not in ("blocks", "host")} for r in requests] == list(extra)
     assert type(requests[1]["arrival_ms"]) is int and type(requests[0]["input_tokens"]) is int
     assert trusted_digest(load_input(str(instance))) == trusted_digest(original)
+
+
+def test_tokens_per_block_are_content():
+    chains = ((1, 2), (1, 3))
+    weighed = Instance(name="w", hosts=1, chains=chains, extra=({"block_tokens": [100, 7]}, {}))
+    heavier = Instance(name="w", hosts=1, chains=chains, extra=({"block_tokens": [100, 8]}, {}))
+    plain = Instance(name="w", hosts=1, chains=chains)
+    digests = {trusted_digest(i) for i in (weighed, heavier, plain)}
+    assert len(digests) == 3
+    for instance in (weighed, heavier, plain):
+        assert arrays_digest(ColumnarTrace.from_instance(instance)) == trusted_digest(instance)
+        assert ColumnarTrace.from_instance(instance).to_instance().extra == instance.extra

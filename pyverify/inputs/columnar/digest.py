@@ -9,15 +9,17 @@ int64, every float a little-endian IEEE-754 float64, in this order:
    instance's ``hosts``; for a trace file that names no fleet, its largest
    host id + 1, or 1 without a host column), block size in tokens (0 when the
    trace gives none) and a flags word saying which optional columns follow
-   (1 routing, 2 arrival times, 4 prompt tokens, 8 output tokens, 16 route keys);
+   (1 routing, 2 arrival times, 4 prompt tokens, 8 output tokens, 16 route keys,
+   32 tokens per block);
 3. the chain offsets (requests + 1 integers, from 0) and every block id in order;
 4. the optional columns, each present when *some* request gives it: the host
    of every request; arrival times in ms as float64 (a missing one is the NaN
    ``0x7ff8000000000000``, -0.0 is written as 0.0); prompt tokens and output
    tokens (a missing one is -1); route keys, each as its UTF-8 length (-1 when
-   missing) and then its bytes.
+   missing) and then its bytes; the tokens of every block reference, when
+   blocks differ in size (-1 for the blocks of a request that gives none).
 
-Outside it: the instance's name, description and source, the file's format,
+Outside it: the instance's name, description and source, the per-request ``labels`` (kept for grouping, used by no simulation), the file's format,
 layout, key order and compression, and whether a number was written as
 ``7`` or ``7.0``. So a trace in JSONL, Parquet, CSV or ``pyverify.instance/1``
 form has one content digest, as long as the format holds the content: a
@@ -41,7 +43,7 @@ from pyverify.inputs.columnar.trace import ColumnarTrace
 
 CONTENT_FORMAT = "pyverify.content/1"
 #: Flag bits of the header's last word: which optional columns follow.
-ROUTING, ARRIVALS, INPUT_TOKENS, OUTPUT_TOKENS, ROUTE_KEYS = 1, 2, 4, 8, 16
+ROUTING, ARRIVALS, INPUT_TOKENS, OUTPUT_TOKENS, ROUTE_KEYS, BLOCK_TOKENS = 1, 2, 4, 8, 16, 32
 #: Bytes hashed per update, so no copy of a whole column is made at once.
 CHUNK = 1 << 22
 
@@ -61,7 +63,7 @@ def content_sha256(trace: ColumnarTrace) -> str:
     keys = trace.route_keys if trace.route_keys is not None and any(k is not None for k in trace.route_keys) else None
     flags = ((ROUTING if trace.hosts is not None else 0) | (ARRIVALS if arrivals is not None else 0)
              | (INPUT_TOKENS if inputs is not None else 0) | (OUTPUT_TOKENS if outputs is not None else 0)
-             | (ROUTE_KEYS if keys is not None else 0))
+             | (ROUTE_KEYS if keys is not None else 0) | (BLOCK_TOKENS if trace.block_tokens is not None else 0))
     header = [trace.n_requests, trace.n_references, fleet_size_of(trace), trace.block_size_tokens or 0, flags]
     digest.update(np.asarray(header, dtype="<i8").tobytes())
     _update(digest, trace.offsets, "<i8")
@@ -82,6 +84,8 @@ def content_sha256(trace: ColumnarTrace) -> str:
             digest.update((-1 if data is None else len(data)).to_bytes(8, "little", signed=True))
             if data is not None:
                 digest.update(data)
+    if trace.block_tokens is not None:
+        _update(digest, trace.block_tokens, "<i8")
     return digest.hexdigest()
 
 
@@ -100,4 +104,4 @@ def _update(digest, values: np.ndarray, dtype: str) -> None:
         digest.update(memoryview(values[start:start + step]).cast("B"))
 
 
-__all__ = ["ARRIVALS", "CONTENT_FORMAT", "INPUT_TOKENS", "OUTPUT_TOKENS", "ROUTE_KEYS", "ROUTING", "content_sha256", "fleet_size_of"]
+__all__ = ["ARRIVALS", "BLOCK_TOKENS", "CONTENT_FORMAT", "INPUT_TOKENS", "OUTPUT_TOKENS", "ROUTE_KEYS", "ROUTING", "content_sha256", "fleet_size_of"]

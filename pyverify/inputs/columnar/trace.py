@@ -40,6 +40,8 @@ class ColumnarTrace:
     input_tokens: np.ndarray | None = None
     output_tokens: np.ndarray | None = None
     block_size_tokens: int | None = DEFAULT_BLOCK_TOKENS
+    #: Tokens of every block reference when blocks differ in size (RAGPulse's chunks), -1 where its request gives none.
+    block_tokens: np.ndarray | None = None
     #: The fleet size the input names (an instance's ``hosts``); ``None``: its largest host id + 1, or 1.
     fleet_size: int | None = None
 
@@ -70,10 +72,14 @@ class ColumnarTrace:
         present = [(key, [None if v != v else (int(v) if key != "arrival_ms" or v.is_integer() else v) for v in values.tolist()])
                    for key, values in columns if values is not None]
         keys = self.route_keys
+        weights = None if self.block_tokens is None else self.block_tokens.tolist()
+        bounds = self.offsets.tolist()
         for index in range(self.n_requests):
             item = {key: values[index] for key, values in present if values[index] is not None}
             if keys is not None and keys[index] is not None:
                 item["route_key"] = keys[index]
+            if weights is not None and bounds[index] < bounds[index + 1] and weights[bounds[index]] >= 0:
+                item["block_tokens"] = weights[bounds[index]:bounds[index + 1]]
             extra.append(item)
         hosts = None if self.hosts is None else tuple(self.hosts.tolist())
         fleet = self.fleet_size if self.fleet_size is not None else (int(self.hosts.max()) + 1 if hosts else 1)
@@ -101,6 +107,10 @@ class ColumnarTrace:
             return np.array([item.get(key, np.nan) for item in instance.extra], dtype=dtype)
 
         keys = [item.get("route_key") for item in instance.extra] if instance.extra else None
+        weights = None
+        if instance.extra and any("block_tokens" in item for item in instance.extra):
+            weights = np.fromiter((w for item, chain in zip(instance.extra, instance.chains)
+                                   for w in item.get("block_tokens", [-1] * len(chain))), dtype=np.int64, count=int(offsets[-1]))
         return cls(
             name=instance.name, ids=ids, offsets=offsets, source=instance.source,
             hosts=None if instance.routing is None else np.asarray(instance.routing, dtype=np.int64),
@@ -108,5 +118,5 @@ class ColumnarTrace:
             timestamps=column("arrival_ms", np.float64),
             input_tokens=column("input_tokens", np.float64),
             output_tokens=column("output_tokens", np.float64),
-            block_size_tokens=instance.block_size_tokens, fleet_size=instance.hosts,
+            block_size_tokens=instance.block_size_tokens, block_tokens=weights, fleet_size=instance.hosts,
         )
