@@ -250,3 +250,19 @@ def test_every_command_names_the_instance_by_its_content_digest(capsys, tmp_path
                 assert found["instance_sha256"] == validated["sha256"] == imported["sha256"], command
             else:
                 assert "instance_sha256" not in found, (command, path)
+
+
+@needs_trace
+def test_mrc_on_arrays_needs_no_numba(capsys, monkeypatch):
+    """The curves compile only where that repays and --verify falls back to the per-record replay, so
+    without numba the default mrc still reads the trace as arrays and prints the per-record path's report."""
+    import pyverify.sim.kernels as kernels
+
+    argv = [str(MOONCAKE_SYNTHETIC), "--model", "per-host", "--fleet", "3", "--policy", "lru", "--capacities", "50,900",
+            "--verify"]
+    oracle = command_json(capsys, "mrc", *argv, "--engine", "python")
+    with monkeypatch.context() as patch:
+        patch.setattr(kernels, "available", lambda: False)
+        patch.setattr(traces, "load_described_with", None)
+        default = command_json(capsys, "mrc", *argv)
+    assert default == oracle and default["verified"] is True

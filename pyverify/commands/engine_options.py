@@ -116,11 +116,18 @@ def add_trace_engine_option(parser) -> None:
 TRACE_ENGINES = ("auto", "numpy", "python")
 
 
-def trace_on_arrays(args) -> bool:
+def trace_on_arrays(args, needs_kernels: bool = True) -> bool:
     """Whether ``mrc`` or ``budgets`` reads its input as arrays: a trace file (by content, at any size) under
-    ``--engine auto`` or ``numpy``, read without re-blocking or tokenizing, with the compiled kernels at hand."""
-    return (args.engine != "python" and is_trace_file(args.instance) and not needs_instance_reader(args)
-            and kernels_available())
+    ``--engine auto`` or ``numpy``, read without re-blocking or tokenizing, and (``needs_kernels``: for a replay)
+    with numba installed. That is asked without importing numba: loading it (and its cached kernels) costs a
+    second or more, which a small trace would pay in its reader too, for nothing."""
+    if args.engine == "python" or not is_trace_file(args.instance) or needs_instance_reader(args):
+        return False
+    if not needs_kernels:
+        return True
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None
 
 
 def run_simulate_counts(args, print_json) -> int:

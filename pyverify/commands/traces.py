@@ -492,17 +492,25 @@ def _curve_input(args) -> CurveInput:
         raise UserError(f"--routing: {args.routing} depends on the cache state as requests arrive, so it has no one-pass "
                         f"curve; route once ('pyverify trace import {args.instance} -o routed.json --routing {args.routing} "
                         "--fleet N' records the hosts it chose), then 'mrc routed.json --model per-host --routing given'")
-    if trace_on_arrays(args):
+    if trace_on_arrays(args, needs_kernels=False):  # the curves compile only when that repays; --verify replays
         from pyverify.commands.array_simulate import ENGINE, route_trace
         from pyverify.inputs.columnar.digest import content_sha256
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
         trace = read_trace_with(args, args.instance)
         routing, fleet, policy = route_trace(trace, args) if per_host else (None, 1, None)
-        replay = ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64))
+        replays: list = []  # built on the first --verify capacity
 
         def lru_misses(capacity: int) -> int:
-            return trace.n_references - int(replay.hits(capacity, LRU).sum())
+            from pyverify.sim.kernels import available
+
+            if not available():  # the per-record simulator, on the chains the arrays hold
+                chains = [tuple(int(b) for b in trace.ids[a:b]) for a, b in zip(trace.offsets[:-1], trace.offsets[1:])]
+                return simulate(chains, None if routing is None else routing.tolist(), args.model,
+                                capacity=capacity, eviction=LRU).misses
+            if not replays:
+                replays.append(ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64)))
+            return trace.n_references - int(replays[0].hits(capacity, LRU).sum())
 
         return CurveInput(trace.name, {"sha256": content_sha256(trace)}, ENGINE if args.engine == "numpy" else None,
                           trace.block_size_tokens, trace.ids, np.diff(trace.offsets),
