@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from pyverify.fleet.report import Bounds
+if TYPE_CHECKING:  # annotations only: the CLI imports every command module to build its parser, and --help imports no numpy
+    from pyverify.fleet.report import Bounds
 
 
 def print_bounds(bound: Bounds) -> None:
