@@ -21,7 +21,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pyverify.commands.basic as basic
-import pyverify.commands.engine_options as engine_options
 import pyverify.sim.kernels as kernels
 from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.inputs.model import Instance
@@ -69,13 +68,10 @@ def simulate_json(capsys, *argv):
     return json.loads(out)
 
 
-def same_report(simulator: dict, arrays: dict, digest: bool = True) -> None:
-    """Equal in every field but the engine's name, which ``--engine numpy`` adds. ``digest=False``: a
-    command whose array path names no instance digest (``budgets``)."""
+def same_report(simulator: dict, arrays: dict) -> None:
+    """Equal in every field (the content digest included) but the engine's name, which ``--engine numpy`` adds."""
     assert arrays.pop("engine") == "numpy (arrays, compiled replay)"
-    if not digest:
-        assert arrays.pop("sha256") is None
-        simulator.pop("sha256")
+    assert len(arrays["sha256"]) == 64
     assert arrays == simulator
 
 
@@ -158,16 +154,15 @@ def test_budgets_on_a_big_file_equal_the_budgets_on_chains(capsys, monkeypatch):
     on_chains, on_arrays = small_then_big(capsys, monkeypatch, "budgets", str(TRACE), "--kv-model", "llama-3.3-70b",
                                           "--eviction", "lru,fifo,leaf-lru,tail-first", "--warmup-fraction", "0.5")
     assert len(on_arrays["points"]["leaf-lru"]) == 15
-    same_report(on_chains, on_arrays, digest=False)
+    same_report(on_chains, on_arrays)
 
 
 def small_then_big(capsys, monkeypatch, *argv):
-    """The JSON of ``pyverify ARGV --json`` as usual (the Mooncake trace is small: Python chains),
-    then with every trace file counted as big (arrays)."""
+    """The JSON of ``pyverify ARGV --json`` per record (``--engine python``: Python chains), then on
+    arrays (``--engine numpy``, which names the engine)."""
     reports = []
-    for threshold in (engine_options.AUTO_ENGINE_BYTES, 1):
-        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", threshold)
-        status, out, err = run_cli(capsys, *argv, "--json")
+    for engine in ("python", "numpy"):
+        status, out, err = run_cli(capsys, *argv, "--engine", engine, "--json")
         assert status == 0, err
         reports.append(json.loads(out))
     return reports
@@ -202,4 +197,4 @@ def test_mrc_on_a_big_file_equals_the_mrc_on_chains(capsys, monkeypatch, model):
     on_chains, on_arrays = small_then_big(capsys, monkeypatch, "mrc", str(TRACE), *model, "--policy", "lru,opt",
                                           "--capacities", "64,512,4096,20000", "--verify")
     assert on_arrays["verified"] is True and "token_hit_rate" in on_arrays["points"][0]
-    same_report(on_chains, on_arrays, digest=False)
+    same_report(on_chains, on_arrays)

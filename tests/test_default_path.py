@@ -149,3 +149,120 @@ def test_uncapacitated_hits_are_the_simulators(chains, hosts, table):
     chains_again = [tuple(int(b) for b in ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
     assert pooled.tolist() == list(simulate(chains_again, None, POOLED).hit_blocks)
     assert per_host.tolist() == list(simulate(chains_again, cache_of.tolist(), PER_HOST).hit_blocks)
+
+
+# --- mrc and budgets: the same rule ------------------------------------------------------------------
+
+import pyverify.commands.budgets as budgets  # noqa: E402
+import pyverify.commands.traces as traces  # noqa: E402
+
+#: The per-record reader each command calls, taken away from the default run.
+PER_RECORD_READER = {"mrc": (traces, "load_described_with"), "budgets": (budgets, "load_described_with")}
+
+COMMAND_VARIANTS = [
+    ["mrc", "--policy", "lru,opt", "--capacities", "64,512,4096", "--verify"],
+    ["mrc", "--model", "per-host", "--fleet", "4", "--policy", "lru", "--target-hit-rate", "0.3", "--kv-model", "llama-3.1-8b"],
+    ["mrc", "--model", "per-host", "--routing", "prefix-hash", "--fleet", "3", "--policy", "lru,opt-forced", "--capacities", "100,1000"],
+    ["budgets", "--kv-model", "llama-3.3-70b", "--budgets-gib", "1,4,32", "--eviction", "lru,fifo,leaf-lru,tail-first",
+     "--warmup-fraction", "0.5"],
+    ["budgets", "--kv-bytes-per-token", "4096", "--budgets-gib", "2,16", "--optimum", "--target-hit-rate", "0.4"],
+]
+
+
+def command_json(capsys, command, *argv) -> dict:
+    status, out, err = run_cli(capsys, command, *argv, "--json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+def command_default_and_oracle(capsys, monkeypatch, command, path, *argv) -> tuple[dict, dict]:
+    """``COMMAND PATH ARGV --json`` per record (``--engine python``), then by the default with the per-record
+    reader taken away: the default reads a trace file as arrays at any size."""
+    pytest.importorskip("numba")  # without it both run per record
+    oracle = command_json(capsys, command, path, *argv, "--engine", "python")
+    module, name = PER_RECORD_READER[command]
+    with monkeypatch.context() as patch:
+        patch.setattr(module, name, None)
+        default = command_json(capsys, command, path, *argv)
+    return default, oracle
+
+
+@needs_trace
+@pytest.mark.parametrize("argv", COMMAND_VARIANTS, ids=" ".join)
+def test_mrc_and_budgets_by_default_equal_the_per_record_path_on_the_mooncake_trace(capsys, monkeypatch, argv):
+    default, oracle = command_default_and_oracle(capsys, monkeypatch, argv[0], str(MOONCAKE_SYNTHETIC), *argv[1:])
+    assert default == oracle
+    assert "engine" not in default and "instance_sha256" not in default
+    simulated = report(capsys, str(MOONCAKE_SYNTHETIC), "--model", "pooled")
+    assert default["sha256"] == simulated["sha256"]  # one name for the instance in every command
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=mooncake_records(), variant=st.sampled_from([
+    ["mrc", "--policy", "lru,opt", "--verify"],
+    ["mrc", "--model", "per-host", "--fleet", "2", "--policy", "lru,opt", "--verify"],
+    ["budgets", "--kv-bytes-per-token", "200000", "--budgets-gib", "0.2,0.5,1", "--eviction", "lru,fifo,leaf-lru,tail-first"],
+]))
+def test_mrc_and_budgets_by_default_equal_the_per_record_path_on_hypothesis_traces(capsys, monkeypatch, tmp_path_factory,
+                                                                                   records, variant):
+    folder = tmp_path_factory.mktemp("jsonl")
+    jsonl = folder / "trace.jsonl"
+    jsonl.write_text("".join(json.dumps(record) + "\n" for record in records))
+    default, oracle = command_default_and_oracle(capsys, monkeypatch, variant[0], str(jsonl), *variant[1:])
+    assert default == oracle
+    parquet = tmp_path_factory.mktemp("parquet") / "trace.parquet"
+    status, _, err = run_cli(capsys, "trace", "import", str(jsonl), "-o", str(parquet))
+    assert status == 0, err
+    from_parquet, parquet_oracle = command_default_and_oracle(capsys, monkeypatch, variant[0], str(parquet), *variant[1:])
+    assert from_parquet == parquet_oracle == default  # the digest is the content, not the file
+
+
+# --- every command names an instance the same way -----------------------------------------------------
+
+IDENTITY_COMMANDS = [
+    ["simulate", "--model", "pooled"],
+    ["mrc"],
+    ["budgets", "--kv-model", "llama-3.1-8b", "--budgets-gib", "1"],
+    ["sweep", "--fleets", "2"],
+    ["cost"],
+]
+
+
+def test_every_command_names_the_instance_by_its_content_digest(capsys, tmp_path):
+    """``sha256`` is the content digest (validate's ``content_sha256``) in every command's report, for a trace and
+    for the same trace as a pyverify.instance/1 file; the instance file's reports also carry ``instance_sha256``,
+    the SHA-256 of its canonical JSON (validate's ``sha256``, as certificates name it)."""
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text("".join(json.dumps({"hash_ids": chain, "timestamp": i, "input_length": 512 * len(chain) - 7,
+                                         "output_length": 3}) + "\n"
+                             for i, chain in enumerate([[0, 1], [0, 1, 2], [5], [0], [5, 6], [0, 1, 2, 3]])))
+    instance = tmp_path / "t.json"
+    status, out, err = run_cli(capsys, "trace", "import", str(jsonl), "-o", str(instance), "--json")
+    assert status == 0, err
+    imported = json.loads(out)
+    for path, is_instance in ((jsonl, False), (instance, True)):
+        validated = command_json(capsys, "validate", str(path))
+        assert validated["content_sha256"] == imported["content_sha256"]
+        for command, *argv in IDENTITY_COMMANDS:
+            found = command_json(capsys, command, str(path), *argv)
+            assert found["sha256"] == validated["content_sha256"], (command, path)
+            if is_instance:
+                assert found["instance_sha256"] == validated["sha256"] == imported["sha256"], command
+            else:
+                assert "instance_sha256" not in found, (command, path)
+
+
+@needs_trace
+def test_mrc_on_arrays_needs_no_numba(capsys, monkeypatch):
+    """The curves compile only where that repays and --verify falls back to the per-record replay, so
+    without numba the default mrc still reads the trace as arrays and prints the per-record path's report."""
+    import pyverify.sim.kernels as kernels
+
+    argv = [str(MOONCAKE_SYNTHETIC), "--model", "per-host", "--fleet", "3", "--policy", "lru", "--capacities", "50,900",
+            "--verify"]
+    oracle = command_json(capsys, "mrc", *argv, "--engine", "python")
+    with monkeypatch.context() as patch:
+        patch.setattr(kernels, "available", lambda: False)
+        patch.setattr(traces, "load_described_with", None)
+        default = command_json(capsys, "mrc", *argv)
+    assert default == oracle and default["verified"] is True

@@ -198,17 +198,15 @@ def test_mrc_table_columns_are_aligned_and_apart(capsys, tmp_path):
 @pytest.mark.parametrize("command", [["mrc", "--policy", "lru,opt"],
                                      ["budgets", "--kv-bytes-per-token", "1024", "--eviction", "lru,fifo,leaf-lru,tail-first"]])
 def test_target_on_arrays_equals_target_on_chains(capsys, tmp_path, monkeypatch, command):
-    """A big trace file is read as arrays (commands.engine_options.AUTO_ENGINE_BYTES): the same capacities."""
-    from pyverify.commands import engine_options
+    """A trace file is read as arrays (--engine numpy names the engine) or per record (--engine python): the same capacities."""
     from pyverify.sim.kernels import available
 
     if not available():
         pytest.skip("the array path needs the compiled kernels (numba)")
     path = write_chains(tmp_path, conversations())
     found = []
-    for threshold in (engine_options.AUTO_ENGINE_BYTES, 1):
-        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", threshold)
-        status, out, err = run_cli(capsys, command[0], path, *command[1:], "--target-hit-rate", "0.35", "--json")
+    for engine in ("python", "numpy"):
+        status, out, err = run_cli(capsys, command[0], path, *command[1:], "--target-hit-rate", "0.35", "--engine", engine, "--json")
         assert status == 0, err
         found.append(json.loads(out))
     on_chains, on_arrays = found

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
 from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
 from pyverify.errors import UserError, shown
-from pyverify.commands.input_options import add_input_options, load_described_with, load_with
+from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, load_with
 from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
 from pyverify.progress import progress_bar
@@ -199,7 +199,8 @@ def simulate_in_python(args) -> Simulation:
     from pyverify.sim.accounting import tally
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_with(args, args.instance)
+    loaded = load_described_with(args, args.instance)
+    instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)
     window = window_of(args)
     weights = instance_token_weights(instance, args.instance)
@@ -226,6 +227,7 @@ def simulate_in_python(args) -> Simulation:
         measured=tally(instance.chains, run.hit_blocks, weights, window),
         witness=run.witness if args.witness else None,
         optima=optima,
+        instance_sha256=identity_of(loaded).get("instance_sha256"),
     )
 
 
@@ -244,7 +246,8 @@ def simulate_engine(args) -> Simulation:
         raise UserError(f"--routing prefix-affinity: not with --eviction {args.eviction} (it routes by the block-level caches)")
     if getattr(args, "optimum", False):
         raise UserError(f"--optimum: not with --eviction {args.eviction} (the optima are block-level)")
-    instance = load_input(args.instance)
+    loaded = load_described(args.instance)
+    instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)
     if size.blocks is None:
         raise UserError(f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
@@ -286,6 +289,7 @@ def simulate_engine(args) -> Simulation:
         measured=tally(instance.chains, hit_blocks, weights, window),
         witness=(lambda: {"cache_of": list(cache_of), "hit_blocks": list(hit_blocks)}) if args.witness else None,
         unscheduled=tuple(unscheduled),
+        instance_sha256=identity_of(loaded).get("instance_sha256"),
     )
 
 
@@ -295,6 +299,7 @@ def report_simulation(args, simulation: Simulation) -> int:
     result = {
         "instance": sim.name,
         "sha256": sim.sha256,
+        **({"instance_sha256": sim.instance_sha256} if sim.instance_sha256 else {}),
         **({"engine": sim.engine} if sim.engine else {}),
         "model": sim.model,
         "fleet_size": sim.fleet,
@@ -356,7 +361,8 @@ def run_sweep(args) -> int:
     from pyverify.sim.sweep import default_fleets_for, sweep_policies
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_with(args, args.instance)
+    loaded = load_described_with(args, args.instance)
+    instance = loaded.instance
     sizes = args.fleets or default_fleets_for(instance)
     policies = args.routing or [default_policy(instance)]
     size = resolve_cache_size(args, instance, args.instance)
@@ -386,7 +392,7 @@ def run_sweep(args) -> int:
     if args.json:
         data = {
             "instance": instance.name,
-            "sha256": instance_sha256(instance),
+            **identity_of(loaded),  # the content digest, as simulate names the instance (and an instance file's own)
             "routing": policies[0] if len(policies) == 1 else policies,
             "capacity": capacity,
             "pool_capacity": None if capacity is None else {str(size): capacity * size for size in sizes},

@@ -6,13 +6,12 @@ import argparse
 
 from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
-from pyverify.commands.engine_options import big_trace_file, kernels_available
+from pyverify.commands.engine_options import add_trace_engine_option, trace_on_arrays
 from pyverify.commands.argtypes import did_you_mean, target_hit_rate
 from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks, positive_number
-from pyverify.commands.input_options import add_input_options, load_with, needs_instance_reader, read_trace_with
+from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, read_trace_with
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
-from pyverify.inputs.model import instance_sha256
 from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LEAF_LRU, TAIL_FIRST
 from pyverify.sim.window import Window, warmup_fraction
 
@@ -51,8 +50,8 @@ def register(subparsers) -> None:
         description=(
             "Convert each GiB budget to whole blocks with the model's KV bytes per token, then count block and "
             "token hits of one pooled cache that starts empty. lru (chain-order) and tail-first are answered for every "
-            "budget in one pass; fifo and leaf-lru are simulated per budget (compiled kernels; a trace file of "
-            "256 MiB or more is read as arrays, not Python objects: the same numbers). kvcache-simulator's settings are "
+            "budget in one pass; fifo and leaf-lru are simulated per budget (compiled kernels; a trace file is "
+            "read as arrays, not Python objects, at any size: the same numbers; --engine python reads it per record). kvcache-simulator's settings are "
             "--eviction fifo,leaf-lru --warmup-fraction 0.5. Policies: "
             + "; ".join(f"{name}: {text}" for name, text in EVICTION_HELP.items())
         ),
@@ -76,6 +75,7 @@ def register(subparsers) -> None:
                              "the optimum; fifo and leaf-lru have none, so a bisection of simulations finds a capacity that "
                              "reaches X where one block less does not (labelled, not proven smallest)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_trace_engine_option(parser)
     add_input_options(parser)
     parser.set_defaults(func=run_budgets)
 
@@ -85,9 +85,18 @@ def run_budgets(args) -> int:
 
     kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))  # one of them is required by the parser
     window = Window(args.warmup_fraction)
-    # A big trace file is read as arrays and replayed by the compiled kernels, as simulate does.
-    on_arrays = big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available()
-    trace = read_trace_with(args, args.instance) if on_arrays else load_with(args, args.instance)
+    # A trace file is read as arrays and replayed by the compiled kernels, as simulate does; both paths name the
+    # instance by its content digest.
+    on_arrays = trace_on_arrays(args)
+    if on_arrays:
+        from pyverify.inputs.columnar.digest import content_sha256
+
+        trace = read_trace_with(args, args.instance)
+        identity = {"sha256": content_sha256(trace)}
+    else:
+        loaded = load_described_with(args, args.instance)
+        trace, identity = loaded.instance, identity_of(loaded)
+    named = on_arrays and args.engine == "numpy"  # as simulate: only --engine numpy names the engine
     if trace.block_size_tokens is None:
         raise UserError(f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks")
     sweep = _sweep_arrays if on_arrays else _sweep_instance
@@ -103,8 +112,8 @@ def run_budgets(args) -> int:
     if args.json:
         print_json({
             "instance": trace.name,
-            "sha256": None if on_arrays else instance_sha256(trace),
-            **({"engine": ARRAYS_ENGINE} if on_arrays else {}),
+            **identity,
+            **({"engine": ARRAYS_ENGINE} if named else {}),
             "kv_bytes_per_token": kv.bytes_per_token,
             "kv_bytes_source": kv.source,
             "block_size_tokens": trace.block_size_tokens,
@@ -114,7 +123,7 @@ def run_budgets(args) -> int:
             **({"target": _target_json(targets, args.target_hit_rate, trace.block_size_tokens, kv)} if targets else {}),
         })
         return 0
-    engine = f"; engine {ARRAYS_ENGINE}" if on_arrays else ""
+    engine = f"; engine {ARRAYS_ENGINE}" if named else ""
     print(f"{trace.name}: one pooled cache; KV {kv.bytes_per_token:g} bytes/token ({kv.source}); "
           f"blocks of {trace.block_size_tokens} tokens{engine}")
     print(f"  measured: {window.describe(trace.n_requests)}; tokens from {weights.source if weights else 'n/a'}")

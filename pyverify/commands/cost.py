@@ -9,23 +9,11 @@ from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, print_json
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
 from pyverify.inputs.kv_models import blocks_for_gib, kv_size, lookup
-from pyverify.cost.estimate import (
-    LEAVES_OUT,
-    PARAMETERS,
-    Params,
-    break_even,
-    estimate,
-    parse_params,
-    parse_sweep,
-    token_split,
-    zero_latency_break_even_gb_s,
-)
-from pyverify.cost.summary import distributions, sweep_conclusion, sweep_rows, verdict
-from pyverify.commands.input_options import add_input_options, load_with
+from pyverify.cost.params import PARAMETERS, Params, parse_params, parse_sweep  # cheap: the parser lists the names
+from pyverify.commands.input_options import add_input_options, identity_of, load_described_with
 from pyverify.cost.params import PREFILL_RATE_MODEL
 from pyverify.errors import UserError, shown
 from pyverify.inputs.load import load_input
-from pyverify.inputs.model import instance_sha256
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
 from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
 
@@ -91,7 +79,10 @@ def _input_tokens(instance) -> list[int | None] | None:
 
 def run_cost(args) -> int:
     # Everything a user can get wrong is checked before any output is written.
+    # The estimate is imported here, not at registration: every command's start-up reads this module.
+    from pyverify.cost.estimate import break_even, estimate, token_split
     from pyverify.cost.reuse import reuse_report
+    from pyverify.cost.summary import sweep_rows
 
     params, explicit = parse_params(args.param)
     spec = parse_sweep(args.sweep) if args.sweep else None
@@ -111,7 +102,8 @@ def run_cost(args) -> int:
     sources = {"kv_bytes_per_token": kv.source} if kv is not None else {}
     rate_note = _prefill_rate_note(args, kv, explicit, spec)
 
-    instance = load_with(args, args.input)
+    loaded = load_described_with(args, args.input)
+    instance = loaded.instance
     if args.capacity_gib is not None:
         if instance.block_size_tokens is None:
             raise UserError(f"{args.input}: block_size_tokens: not given, so --capacity-gib cannot be converted to blocks; use --capacity")
@@ -162,7 +154,7 @@ def run_cost(args) -> int:
         charts = cost_chart(args.chart, f"{instance.name}: {fleet} hosts, {policy} routing, {_capacity_words(args.capacity, pool_capacity, args.eviction)}",
                             split, est, be, show_pooled=pooled_run is not None, show_per_host=args.model != "pooled")
 
-    result = _result(args, instance, params, block_source, input_tokens is not None, policy, fleet, pool_capacity,
+    result = _result(args, loaded, params, block_source, input_tokens is not None, policy, fleet, pool_capacity,
                      local_run, pooled_run, split, est, be, reuse, rows, charts, sources)
     result["prefill_rate_model"] = {"measured_on": PREFILL_RATE_MODEL if "prefill_tokens_per_s_per_gpu" not in explicit
                                     and not (spec is not None and spec.name == "prefill_tokens_per_s_per_gpu") else "set by the user",
@@ -210,9 +202,13 @@ def _capacity_words(capacity: int | None, pool_capacity: int | None, eviction: s
     return f"{local}, {pool}, {eviction}"
 
 
-def _result(args, instance, params, block_source, has_tokens, policy, fleet, pool_capacity,
+def _result(args, loaded, params, block_source, has_tokens, policy, fleet, pool_capacity,
             local_run, pooled_run, split, est, be, reuse, rows, charts, sources=None) -> dict[str, Any]:
+    from pyverify.cost.estimate import LEAVES_OUT, zero_latency_break_even_gb_s
+    from pyverify.cost.summary import distributions, sweep_conclusion, verdict
+
     sources = sources or {}
+    instance = loaded.instance
     dist = distributions(est)
     keep = {
         "per-host": ("ttft_per_host",),
@@ -222,7 +218,7 @@ def _result(args, instance, params, block_source, has_tokens, policy, fleet, poo
     result: dict[str, Any] = {
         "input": args.input,
         "instance": instance.name,
-        "sha256": instance_sha256(instance),
+        **identity_of(loaded),  # the content digest, as simulate names the instance (and an instance file's own)
         "model": args.model,
         "fleet_size": fleet,
         "routing": policy,
@@ -275,6 +271,8 @@ def _result(args, instance, params, block_source, has_tokens, policy, fleet, poo
 
 
 def _print_text(args, result, est, be, reuse, rows, params) -> None:
+    from pyverify.cost.estimate import LEAVES_OUT
+
     r = result
     capacity = _capacity_words(r["capacity"], r["pool_capacity"], args.eviction)
     print(f"{r['instance']}: {r['requests']} requests, {r['reuse']['block_references']} block references, "

@@ -12,9 +12,7 @@ decides: the commands call :func:`counts_apply`, :func:`arrays_apply` and
 
 from __future__ import annotations
 
-import os
-
-from pyverify.engines import AUTO_ENGINE_BYTES, ENGINES
+from pyverify.engines import ENGINES
 from pyverify.commands.input_options import needs_instance_reader
 from pyverify.errors import UserError
 from pyverify.sim.routing import default_fleet, default_fleet_for, default_policy_for
@@ -103,28 +101,55 @@ def _windowed(args) -> bool:
     return bool(getattr(args, "warmup_fraction", 0.0))
 
 
-def big_trace_file(path: str) -> bool:
-    """A trace file the engines read directly, of :data:`AUTO_ENGINE_BYTES` or more."""
-    return is_trace_file(path) and _file_size(path) >= AUTO_ENGINE_BYTES
+def add_trace_engine_option(parser) -> None:
+    """``--engine`` for the commands that replay a trace on arrays as ``simulate`` does (``mrc``, ``budgets``)."""
+    parser.add_argument("--engine", choices=TRACE_ENGINES, default="auto",
+                        help="how a trace file is read. auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
+                             "arrays, at any size, and replayed by the compiled kernels, with the same report as the "
+                             "per-record path. numpy: the same, naming the engine in the report. python: the per-record "
+                             "path on Python chains (every input; the reference the array path is tested against). Instance "
+                             "files, chat logs, --block-size and --tokenizer are read per record; without numba, so is "
+                             "every input")
+
+
+#: The ``--engine`` choices of :func:`add_trace_engine_option`.
+TRACE_ENGINES = ("auto", "numpy", "python")
+
+
+def trace_on_arrays(args, needs_kernels: bool = True) -> bool:
+    """Whether ``mrc`` or ``budgets`` reads its input as arrays: a trace file (by content, at any size) under
+    ``--engine auto`` or ``numpy``, read without re-blocking or tokenizing, and (``needs_kernels``: for a replay)
+    with numba installed. That is asked without importing numba: loading it (and its cached kernels) costs a
+    second or more, which a small trace would pay in its reader too, for nothing."""
+    if args.engine == "python" or not is_trace_file(args.instance) or needs_instance_reader(args):
+        return False
+    if not needs_kernels:
+        return True
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None
 
 
 def run_simulate_counts(args, print_json) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
-    from pyverify.commands.input_options import load_with
+    from pyverify.commands.input_options import identity_of, load_described_with
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.load import load_input
     from pyverify.inputs.stream import stem_of
 
     from pyverify.engines.select import choose, count
     from pyverify.inputs.columnar import MissingExtra
+    from pyverify.inputs.columnar.digest import content_sha256
 
     engine = choose(args.engine, args.instance)
-    trace = None
+    trace, identity = None, {}
     if is_trace_file(args.instance) and not needs_instance_reader(args):  # read by the engine itself
         gives_hosts = _has_hosts(args.instance)
         own_fleet = _own_fleet(args.instance) if gives_hosts else None
     else:
-        instance = load_with(args, args.instance)
+        loaded = load_described_with(args, args.instance)
+        instance = loaded.instance
+        identity = identity_of(loaded)  # an instance file's canonical SHA-256 as well
         trace = ColumnarTrace.from_instance(instance)
         gives_hosts, own_fleet = instance.routing is not None, default_fleet(instance)
     policy = None
@@ -134,6 +159,10 @@ def run_simulate_counts(args, print_json) -> int:
         # over its own fleet, else over 16 hosts.
         policy = args.routing or default_policy_for(gives_hosts)
         fleet = fleet or default_fleet_for(own_fleet)
+    if trace is None and engine == "numpy":  # in memory anyway: read here, so the report can name its content
+        from pyverify.commands.input_options import read_trace_with
+
+        trace = read_trace_with(args, args.instance)
     try:
         counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace, args.allow_unsorted)
     except MissingExtra:
@@ -146,7 +175,10 @@ def run_simulate_counts(args, print_json) -> int:
     hits = counts.references - misses
     result = {
         "instance": stem_of(args.instance) if trace is None else trace.name,  # a name as every reader makes it
-        "sha256": None,
+        # The content digest (pyverify.content/1), as every simulate report names its instance; the out-of-core
+        # engines never hold the whole trace in memory, so they name none.
+        "sha256": content_sha256(trace) if trace is not None else None,
+        **({"instance_sha256": identity["instance_sha256"]} if "instance_sha256" in identity else {}),
         "engine": engine,
         "model": args.model,
         "fleet_size": fleet if policy is not None else None,
@@ -173,13 +205,6 @@ def run_simulate_counts(args, print_json) -> int:
     return 0
 
 
-def _file_size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def _has_hosts(path: str) -> bool:
     """Whether a trace file has a host column (Parquet or CSV); JSONL traces never do."""
     from pyverify.inputs.columnar import is_hash_ids_csv, is_parquet
@@ -202,4 +227,5 @@ def _own_fleet(path: str) -> int | None:
     return None if trace.hosts is None else int(trace.hosts.max()) + 1
 
 
-__all__ = ["add_engine_options", "arrays_apply", "big_trace_file", "counts_apply", "kernels_available", "run_simulate_counts"]
+__all__ = ["add_engine_options", "TRACE_ENGINES", "add_trace_engine_option", "arrays_apply", "counts_apply", "kernels_available",
+           "run_simulate_counts", "trace_on_arrays"]

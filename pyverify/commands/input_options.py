@@ -79,6 +79,23 @@ def load_with(args, path: str) -> "Instance":
     return load_described_with(args, path).instance
 
 
+def identity_of(loaded: "Loaded") -> dict[str, str]:
+    """How a report names the instance it read: ``sha256``, its content digest (``pyverify.content/1``, the
+    same in every format and on either path, as ``simulate`` names it), and for a ``pyverify.instance/1``
+    file also ``instance_sha256``, the SHA-256 of its canonical JSON (what ``validate`` prints as ``sha256``
+    and certificates name it by)."""
+    from pyverify.inputs.model import content_sha256, instance_sha256
+
+    identity = {"sha256": content_sha256(loaded.instance)}
+    if loaded.format.key == INSTANCE_FILE:
+        identity["instance_sha256"] = instance_sha256(loaded.instance)
+    return identity
+
+
+#: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`).
+INSTANCE_FILE = "pyverify-instance"
+
+
 def read_trace_with(args, path: str) -> "ColumnarTrace":
     """A trace file (Parquet, CSV, Mooncake JSONL) as arrays, with ``--allow-unsorted`` if given."""
     from pyverify.inputs.columnar import read_columnar
@@ -119,4 +136,4 @@ def _richer_than_mooncake(path: str) -> bool:
         return False
 
 
-__all__ = ["add_input_options", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]
+__all__ = ["INSTANCE_FILE", "add_input_options", "identity_of", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]

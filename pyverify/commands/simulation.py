@@ -44,6 +44,7 @@ class Simulation:
     witness: Callable[[], dict[str, Any]] | None  # asked for with --witness; built only when printed
     optima: dict[str, "Tally"] | None = None  # --optimum: the forced and bypass optima, counted over the same requests
     unscheduled: tuple[int, ...] | None = None  # --eviction vllm|sglang: requests the engine would never schedule
+    instance_sha256: str | None = None  # a pyverify.instance/1 file's canonical-JSON SHA-256 (input_options.identity_of)
 
 
 def optima_tallies(args, ids, lengths, offsets, cache_of, capacity, weights, window) -> dict[str, "Tally"] | None:

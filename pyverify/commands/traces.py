@@ -17,14 +17,16 @@ from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import chart_path, fleet_size, output_file, target_hit_rate
 from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
-from pyverify.commands.input_options import add_input_options, import_options, load_with, needs_instance_reader, read_trace_with
+from pyverify.commands.engine_options import add_trace_engine_option, trace_on_arrays
+from pyverify.commands.input_options import (add_input_options, identity_of, import_options, load_described_with, load_with,
+                                             needs_instance_reader, read_trace_with)
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError, shown
 from pyverify.fileio import write_error, write_text_atomic
 from pyverify.inputs.kv_models import kv_size
 from pyverify.inputs.load import load_described, load_input
-from pyverify.inputs.model import instance_sha256
+from pyverify.inputs.model import content_sha256, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
 from pyverify.sim.simulate import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POOLED, simulate
@@ -83,7 +85,8 @@ def register(subparsers) -> None:
             "docs/min-flat-relaxation.md), and the capacity LRU needs to match it; that optimum may discard a block it "
             "fetches (bypass). opt-forced adds the optimum of a cache that admits every block it fetches and keeps the "
             "running request's blocks, as vLLM and SGLang do (pyverify/sim/forced_min.py; one run per printed capacity). A trace file (Parquet, CSV, "
-            "Mooncake JSONL) of 256 MiB or more is read as arrays, not Python objects: the same numbers."
+            "Mooncake JSONL) is read as arrays, not Python objects, at any size: the same numbers (--engine python reads it "
+            "per record)."
         ),
     )
     mrc.add_argument("instance", help=INPUT_HELP)
@@ -109,6 +112,7 @@ def register(subparsers) -> None:
     add_kv_size_options(mrc)
     mrc.add_argument("--json", action="store_true", help="machine-readable output")
     add_sample_rate(mrc)
+    add_trace_engine_option(mrc)
     add_input_options(mrc)
     mrc.set_defaults(func=run_mrc)
 
@@ -153,7 +157,8 @@ def run_import(args) -> int:
         "format": loaded.format.key,
         "compression": loaded.compression,
         "name": instance.name,
-        "sha256": instance_sha256(instance),
+        "sha256": instance_sha256(instance),  # the written pyverify.instance/1 file's, as validate prints it
+        "content_sha256": content_sha256(instance),  # the identity simulate, mrc, budgets and sweep report, in any format
         "requests": instance.n_requests,
         "block_references": instance.n_references,
         "distinct_blocks": len({block for chain in instance.chains for block in chain}),
@@ -329,7 +334,7 @@ def run_mrc(args) -> int:
                   or ("forced_recount_misses" in p and p["forced_recount_misses"] != p["opt_forced_misses"])]
     result = {
         "instance": source.name,
-        "sha256": source.sha256,
+        **source.identity,
         **({"engine": source.engine} if source.engine else {}),
         "model": args.model,
         "fleet_size": fleet,
@@ -463,7 +468,7 @@ class CurveInput:
     and a per-capacity LRU run for ``--verify``."""
 
     name: str
-    sha256: str | None
+    identity: dict[str, str]  # sha256, the content digest (and instance_sha256 for an instance file): input_options.identity_of
     engine: str | None
     block_size_tokens: int | None
     ids: "np.ndarray"
@@ -476,11 +481,10 @@ class CurveInput:
 
 
 def _curve_input(args) -> CurveInput:
-    """The input as instance (Python chains: every input) or, for a big trace file, as arrays
-    replayed by the compiled kernels (as ``simulate`` and ``budgets`` do)."""
+    """The input as instance (Python chains: every input, and ``--engine python``) or, for a trace file at any
+    size, as arrays replayed by the compiled kernels (as ``simulate`` and ``budgets`` do)."""
     import numpy as np
 
-    from pyverify.commands.engine_options import big_trace_file, kernels_available
     from pyverify.sim.counting import flatten
 
     per_host = args.model == PER_HOST
@@ -488,22 +492,33 @@ def _curve_input(args) -> CurveInput:
         raise UserError(f"--routing: {args.routing} depends on the cache state as requests arrive, so it has no one-pass "
                         f"curve; route once ('pyverify trace import {args.instance} -o routed.json --routing {args.routing} "
                         "--fleet N' records the hosts it chose), then 'mrc routed.json --model per-host --routing given'")
-    if big_trace_file(args.instance) and not needs_instance_reader(args) and kernels_available():
+    if trace_on_arrays(args, needs_kernels=False):  # the curves compile only when that repays; --verify replays
         from pyverify.commands.array_simulate import ENGINE, route_trace
+        from pyverify.inputs.columnar.digest import content_sha256
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
         trace = read_trace_with(args, args.instance)
         routing, fleet, policy = route_trace(trace, args) if per_host else (None, 1, None)
-        replay = ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64))
+        replays: list = []  # built on the first --verify capacity
 
         def lru_misses(capacity: int) -> int:
-            return trace.n_references - int(replay.hits(capacity, LRU).sum())
+            from pyverify.sim.kernels import available
 
-        return CurveInput(trace.name, None, ENGINE, trace.block_size_tokens, trace.ids, np.diff(trace.offsets),
+            if not available():  # the per-record simulator, on the chains the arrays hold
+                chains = [tuple(int(b) for b in trace.ids[a:b]) for a, b in zip(trace.offsets[:-1], trace.offsets[1:])]
+                return simulate(chains, None if routing is None else routing.tolist(), args.model,
+                                capacity=capacity, eviction=LRU).misses
+            if not replays:
+                replays.append(ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64)))
+            return trace.n_references - int(replays[0].hits(capacity, LRU).sum())
+
+        return CurveInput(trace.name, {"sha256": content_sha256(trace)}, ENGINE if args.engine == "numpy" else None,
+                          trace.block_size_tokens, trace.ids, np.diff(trace.offsets),
                           routing, fleet, policy, trace_token_weights(trace, args.instance), lru_misses)
     from pyverify.sim.tokens import instance_token_weights
 
-    instance = load_with(args, args.instance)
+    loaded = load_described_with(args, args.instance)
+    instance = loaded.instance
     policy, fleet, routing = None, 1, None
     if per_host:
         policy = args.routing or default_policy(instance)
@@ -515,5 +530,5 @@ def _curve_input(args) -> CurveInput:
     def lru_misses(capacity: int) -> int:
         return simulate(instance.chains, routing, args.model, capacity=capacity, eviction=LRU).misses
 
-    return CurveInput(instance.name, instance_sha256(instance), None, instance.block_size_tokens, ids, lengths,
+    return CurveInput(instance.name, identity_of(loaded), None, instance.block_size_tokens, ids, lengths,
                       routing, fleet, policy, instance_token_weights(instance, args.instance), lru_misses)

