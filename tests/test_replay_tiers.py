@@ -142,7 +142,18 @@ def test_without_timing_a_lower_tier_never_changes_the_tiers_above(chains, fleet
     assert with_host.gpu_hits == with_pool.gpu_hits == all_three.gpu_hits == gpu.gpu_hits
     assert all_three.host_hits == with_host.host_hits
     assert gpu.hit_blocks <= with_host.hit_blocks <= all_three.hit_blocks
-    assert with_pool.hit_blocks <= all_three.hit_blocks
+    assert gpu.hit_blocks <= with_pool.hit_blocks  # (with_pool against all_three: no order, see the next test)
+
+
+def test_host_dram_above_a_pool_can_lower_the_total_without_timing():
+    """Host DRAM serves reads the pool used to see, so the pool's LRU order differs and it can hit less:
+    adding DRAM to GPU + pool lowered total hits 12 to 11 here (found by the property above)."""
+    chains = [(0,), (0,), (0,), (0, 1), (0,), (0,), (0,), (0,), (0,), (0, 1, 2, 9), (0, 1)]
+    with_pool = replay(chains, Router("random", 3), 1, "lru", 3, timed=False)
+    all_three = replay(chains, Router("random", 3), 1, "lru", 3, timed=False, host_capacity=None)
+    assert with_pool.gpu_hits == all_three.gpu_hits  # the GPUs are untouched ...
+    assert (with_pool.hit_blocks, all_three.hit_blocks) == (12, 11)  # ... DRAM gains 2 hits, the pool below it loses 3
+    assert (sum(with_pool.pool_hits), sum(all_three.host_hits), sum(all_three.pool_hits)) == (5, 2, 2)
 
 
 @settings(max_examples=150, deadline=None)
