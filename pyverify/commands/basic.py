@@ -16,7 +16,7 @@ from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
 from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, describe_hosts, hosts_source, route
-from pyverify.commands.cache_options import add_cache_options, resolve_cache_size, window_of
+from pyverify.commands.cache_options import add_cache_options, check_page_size, prompt_tokens_of, resolve_cache_size, window_of
 from pyverify.sim.simulate import ENGINE_EVICTIONS, MODELS, PER_HOST, SGLANG, SGLANG_FIFO, VLLM, caches_read, simulate
 
 ORDER = 10
@@ -254,19 +254,10 @@ def simulate_engine(args) -> Simulation:
                         "the engine's pool size")
     block = instance.block_size_tokens
     page = args.page_size
-    if page is not None and block is None:
-        raise UserError(f"--page-size: {args.instance} gives no block size (block_size_tokens), so pages cannot be matched to blocks")
-    if page is not None and page % block:
-        raise UserError(f"--page-size: {page} is not a multiple of the input's block size {block} "
-                        "(a page is named by the id of its last block)")
-    if page is not None and size.blocks * block < page:
-        raise UserError(f"--page-size: a pool of {size.blocks} blocks of {block} tokens holds no page of {page} tokens")
+    check_page_size(args.instance, block, page, size.blocks)
     window = window_of(args)
     weights = instance_token_weights(instance, args.instance)
-    prompt_tokens = None
-    if block is not None:
-        prompt_tokens = [item.get("input_tokens") or len(chain) * block
-                         for chain, item in zip(instance.chains, list(instance.extra) or [{}] * instance.n_requests)]
+    prompt_tokens = prompt_tokens_of(instance)
     fleet = args.fleet or default_fleet(instance)
     args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):

@@ -130,9 +130,31 @@ def gib_of_blocks(blocks: int, block_tokens: int, kv: KVSize) -> float:
     return blocks * block_tokens * kv.bytes_per_token / 2**30
 
 
+def check_page_size(path: str, block: int | None, page: int | None, capacity_blocks: int) -> None:
+    """The engine evictions' --page-size rules, one home for simulate and replay: pages are whole blocks and fit the pool."""
+    if page is None:
+        return
+    if block is None:
+        raise UserError(f"--page-size: {path} gives no block size (block_size_tokens), so pages cannot be matched to blocks")
+    if page % block:
+        raise UserError(f"--page-size: {page} is not a multiple of the input's block size {block} "
+                        "(a page is named by the id of its last block)")
+    if capacity_blocks * block < page:
+        raise UserError(f"--page-size: a pool of {capacity_blocks} blocks of {block} tokens holds no page of {page} tokens")
+
+
+def prompt_tokens_of(instance) -> list[int] | None:
+    """Each prompt's length in tokens, as the engine evictions read it: its ``input_tokens``, else whole blocks."""
+    block = instance.block_size_tokens
+    if block is None:
+        return None
+    extras = list(instance.extra) or [{}] * instance.n_requests
+    return [item.get("input_tokens") or len(chain) * block for chain, item in zip(instance.chains, extras)]
+
+
 def window_of(args) -> Window:
     return Window(getattr(args, "warmup_fraction", 0.0))
 
 
-__all__ = ["CacheSize", "add_cache_options", "add_kv_size_options", "gib_of_blocks", "positive_number", "resolve_cache_size",
-           "window_of"]
+__all__ = ["CacheSize", "add_cache_options", "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
+           "prompt_tokens_of", "resolve_cache_size", "window_of"]

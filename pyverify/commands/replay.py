@@ -14,7 +14,7 @@ from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
-from pyverify.commands.cache_options import positive_number, resolve_cache_size
+from pyverify.commands.cache_options import check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
 from pyverify.errors import UserError
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
 from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
@@ -276,17 +276,9 @@ def engine_inputs(args, instance) -> dict:
         raise UserError(f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
                         "the engine's pool size")
     block, page = instance.block_size_tokens, args.page_size
-    if page is not None and block is None:
-        raise UserError(f"--page-size: {args.trace} gives no block size (block_size_tokens), so pages cannot be matched to blocks")
-    if page is not None and page % block:
-        raise UserError(f"--page-size: {page} is not a multiple of the input's block size {block} "
-                        "(a page is named by the id of its last block)")
-    if page is not None and args.capacity * block < page:
-        raise UserError(f"--page-size: a pool of {args.capacity} blocks of {block} tokens holds no page of {page} tokens")
-    prompt_tokens = None
-    if block is not None:  # as simulate --eviction vllm|sglang reads them
-        prompt_tokens = [item.get("input_tokens") or len(chain) * block
-                         for chain, item in zip(instance.chains, list(instance.extra) or [{}] * instance.n_requests)]
+    check_page_size(args.trace, block, page, args.capacity)
+    prompt_tokens = prompt_tokens_of(instance)
+    if prompt_tokens is not None:  # as simulate --eviction vllm|sglang reads them
         for index, (chain, tokens) in enumerate(zip(instance.chains, prompt_tokens)):
             if tokens // block > len(chain):
                 raise UserError(f"{args.trace}: requests[{index}]: {tokens} tokens make {tokens // block} full blocks of {block}, "
