@@ -128,7 +128,8 @@ def test_tampered_certificate_is_refused(proofs, lean_result):
 
 
 def test_certificate_for_an_unknown_instance_is_refused(proofs, lean_result):
-    edit_json(proofs / "lab.pooled.json", lambda c: c["instance"].update(sha256="0" * 64, path="nowhere.json"))
+    edit_json(proofs / "lab.pooled.json", lambda c: c["instance"].update(sha256="0" * 64, content_sha256="0" * 64,
+                                                                       path="nowhere.json"))
     with pytest.raises(CheckFailed, match="no instance file in .* hashes to 0000"):
         bridge(proofs, lean_result)
 
@@ -252,3 +253,25 @@ def test_per_host_block_certificate_with_a_wrong_count_is_refused(tmp_path, lean
     with pytest.raises(CheckFailed, match="objective 5 differs from the 6 distinct \\(host, block\\) pairs that "
                                           "per_host_block_misses_eq_distinct_pairs predicts"):
         link_certificate(path, instance_path, load_registry(REGISTRY), verify=lambda c, i: (0, ["OK"]), raw=cert)
+
+
+def test_instance_is_found_by_content_in_any_file(tmp_path):
+    """A certificate naming its instance by content digest is found in a file of another name (or format),
+    as ``verify`` accepts it; one naming only the canonical SHA-256 is not, since that hash covers the name."""
+    from pyverify.lean.bridge import find_instance
+
+    cert_path = tmp_path / "gap.json"
+    assert main(["certify", str(REPO / "instances" / "greedy-gap-30.json"), "--model", "pooled", "--capacity", "4",
+                 "-o", str(cert_path)]) == 0
+    raw = json.loads(cert_path.read_text())
+    assert "content_sha256" in raw["instance"]
+    search = tmp_path / "elsewhere"
+    search.mkdir()
+    renamed = json.loads((REPO / "instances" / "greedy-gap-30.json").read_text())
+    renamed["name"] = "the-same-requests"
+    (search / "copy.json").write_text(json.dumps(renamed))
+    raw["instance"]["path"] = "nowhere.json"
+    assert find_instance(cert_path, raw, [search]) == search / "copy.json"
+    del raw["instance"]["content_sha256"]
+    with pytest.raises(CheckFailed, match=r"instance.sha256: no instance file in .* hashes to"):
+        find_instance(cert_path, raw, [search])

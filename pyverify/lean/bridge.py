@@ -38,6 +38,7 @@ from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha
 # MIN's count for the lower bound is the trusted checker's own recount (O(n log n) per cache): the bridge is
 # checker-side, and none of this is the searcher's code (pyverify.sim.belady_min) that produced the certificate.
 from pyverify.trusted.recount import flat_min_misses, min_misses  # noqa: F401  (flat_min_misses: re-exported)
+from pyverify.trusted.digest import content_sha256
 from pyverify.trusted.check import NOT_RECHECKED, certifier_records, read_instance
 
 REGISTRY_FORMAT = "pyverify.theorems/2"
@@ -480,9 +481,18 @@ def link_certificate(
 # --- many certificates -------------------------------------------------------------
 
 
+#: The files a search directory offers as instances: instance JSON and the trace formats a certificate can be made from.
+INSTANCE_PATTERNS = ("*.json", "*.jsonl", "*.parquet", "*.csv")
+
+
 def find_instance(cert_path: Path, raw: dict[str, Any], search: Iterable[Path]) -> Path:
-    """The instance file whose canonical SHA-256 is the one the certificate names."""
-    wanted = raw.get("instance", {}).get("sha256") if isinstance(raw.get("instance"), dict) else None
+    """The instance file the certificate names: by its content digest (``instance.content_sha256``), as ``verify``
+    matches it, so the same trace in another format is found; older certificates by their canonical SHA-256."""
+    named = raw.get("instance") if isinstance(raw.get("instance"), dict) else {}
+    if isinstance(named.get("content_sha256"), str):
+        key, wanted, identity = "instance.content_sha256", named["content_sha256"], content_sha256
+    else:
+        key, wanted, identity = "instance.sha256", named.get("sha256"), instance_sha256
     if not isinstance(wanted, str):
         raise located(cert_path, "instance.sha256", "missing: the certificate must name its instance by SHA-256")
     # The search directories come first; the path the certificate records is
@@ -491,19 +501,19 @@ def find_instance(cert_path: Path, raw: dict[str, Any], search: Iterable[Path]) 
     candidates: list[Path] = []
     for directory in search:
         if directory.is_dir():
-            candidates.extend(sorted(directory.glob("*.json")) + sorted(directory.glob("*.jsonl")))
-    recorded = raw["instance"].get("path")
+            candidates.extend(sorted(path for pattern in INSTANCE_PATTERNS for path in directory.glob(pattern)))
+    recorded = named.get("path")
     if isinstance(recorded, str):
         candidates.append(Path(recorded))
     for candidate in candidates:
         if _is_plain_file(candidate):
             try:
-                if instance_sha256(read_instance(raw, str(cert_path), str(candidate))) == wanted:
+                if identity(read_instance(raw, str(cert_path), str(candidate))) == wanted:
                     return candidate
             except UserError:
                 continue
     where = ", ".join(str(d) for d in search)
-    raise CheckFailed(f"{cert_path}: instance.sha256: no instance file in {where} hashes to {wanted}")
+    raise CheckFailed(f"{cert_path}: {key}: no instance file in {where} hashes to {wanted}")
 
 
 def _is_plain_file(path: Path) -> bool:
