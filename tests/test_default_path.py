@@ -222,6 +222,7 @@ def test_mrc_and_budgets_by_default_equal_the_per_record_path_on_hypothesis_trac
 IDENTITY_COMMANDS = [
     ["simulate", "--model", "pooled"],
     ["mrc"],
+    ["mrc", "--sample-rate", "0.5"],
     ["budgets", "--kv-model", "llama-3.1-8b", "--budgets-gib", "1"],
     ["sweep", "--fleets", "2"],
     ["cost"],
@@ -229,9 +230,9 @@ IDENTITY_COMMANDS = [
 
 
 def test_every_command_names_the_instance_by_its_content_digest(capsys, tmp_path):
-    """``sha256`` is the content digest (validate's ``content_sha256``) in every command's report, for a trace and
-    for the same trace as a pyverify.instance/1 file; the instance file's reports also carry ``instance_sha256``,
-    the SHA-256 of its canonical JSON (validate's ``sha256``, as certificates name it)."""
+    """``sha256`` is the content digest in every command's report, validate and trace import included, for a trace
+    and for the same trace as a pyverify.instance/1 file; the instance file's reports also carry ``instance_sha256``,
+    the SHA-256 of its canonical JSON (as certificates name it), which validate and trace import always report."""
     jsonl = tmp_path / "t.jsonl"
     jsonl.write_text("".join(json.dumps({"hash_ids": chain, "timestamp": i, "input_length": 512 * len(chain) - 7,
                                          "output_length": 3}) + "\n"
@@ -242,12 +243,13 @@ def test_every_command_names_the_instance_by_its_content_digest(capsys, tmp_path
     imported = json.loads(out)
     for path, is_instance in ((jsonl, False), (instance, True)):
         validated = command_json(capsys, "validate", str(path))
-        assert validated["content_sha256"] == imported["content_sha256"]
+        assert validated["sha256"] == imported["sha256"]
+        assert validated["instance_sha256"] == imported["instance_sha256"]
         for command, *argv in IDENTITY_COMMANDS:
             found = command_json(capsys, command, str(path), *argv)
-            assert found["sha256"] == validated["content_sha256"], (command, path)
+            assert found["sha256"] == validated["sha256"], (command, path)
             if is_instance:
-                assert found["instance_sha256"] == validated["sha256"] == imported["sha256"], command
+                assert found["instance_sha256"] == validated["instance_sha256"] == imported["instance_sha256"], command
             else:
                 assert "instance_sha256" not in found, (command, path)
 

@@ -155,8 +155,10 @@ def run_validate(args) -> int:
         "format": loaded.format.key,
         "compression": loaded.compression,
         "name": instance.name,
-        "sha256": instance_sha256(instance),
-        "content_sha256": content_sha256(instance),  # the identity simulate reports and certificates check, in any format
+        # One meaning of "sha256" in every command's report: the content digest (pyverify.content/1), equal in any
+        # format; instance_sha256 is the canonical JSON's, of the pyverify.instance/1 file 'trace import' would write.
+        "sha256": content_sha256(instance),
+        "instance_sha256": instance_sha256(instance),
         "hosts": instance.hosts,
         "hosts_source": hosts_source(instance),
         "requests": instance.n_requests,

@@ -82,8 +82,8 @@ def load_with(args, path: str) -> "Instance":
 def identity_of(loaded: "Loaded") -> dict[str, str]:
     """How a report names the instance it read: ``sha256``, its content digest (``pyverify.content/1``, the
     same in every format and on either path, as ``simulate`` names it), and for a ``pyverify.instance/1``
-    file also ``instance_sha256``, the SHA-256 of its canonical JSON (what ``validate`` prints as ``sha256``
-    and certificates name it by)."""
+    file also ``instance_sha256``, the SHA-256 of its canonical JSON (what ``validate`` prints as
+    ``instance_sha256`` and certificates name it by)."""
     from pyverify.inputs.model import content_sha256, instance_sha256
 
     identity = {"sha256": content_sha256(loaded.instance)}

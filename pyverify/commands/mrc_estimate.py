@@ -7,7 +7,7 @@ import argparse
 from pyverify.commands.engine_options import is_trace_file
 from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError
-from pyverify.commands.input_options import load_with, needs_instance_reader, read_trace_with
+from pyverify.commands.input_options import identity_of, load_described_with, needs_instance_reader, read_trace_with
 
 ESTIMATE_NOTE = ("ESTIMATE (SHARDS spatial sampling, Waldspurger et al., FAST 2015); measured error against the exact "
                  "curve: see the README, 'Approximate curves'")
@@ -51,6 +51,7 @@ def refuse_what_an_estimate_cannot_do(args) -> None:
 
 def run_mrc_estimate(args, print_json) -> int:
     from pyverify.inputs.columnar import ColumnarTrace
+    from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.sim.mrc import log_capacities
     from pyverify.sim.simulate import LRU_NAME, LRU_NOTE
     from pyverify.sim.shards import shards_curve
@@ -58,12 +59,15 @@ def run_mrc_estimate(args, print_json) -> int:
     refuse_what_an_estimate_cannot_do(args)
     if is_trace_file(args.instance) and not needs_instance_reader(args):
         trace = read_trace_with(args, args.instance)
-    else:
-        trace = ColumnarTrace.from_instance(load_with(args, args.instance))
+        identity = {"sha256": content_sha256(trace)}
+    else:  # the same naming as the exact curve's (input_options.identity_of)
+        loaded = load_described_with(args, args.instance)
+        trace = ColumnarTrace.from_instance(loaded.instance)
+        identity = identity_of(loaded)
     curve = shards_curve(trace.ids, args.sample_rate)
     capacities = args.capacities or log_capacities(max(1, int(curve.histogram.size / args.sample_rate)))
     points = curve.points(capacities)
-    result = {"instance": trace.name, "model": "pooled", "eviction": "lru", "lru": LRU_NOTE, "estimate": True, "method": "SHARDS_adj",
+    result = {"instance": trace.name, **identity, "model": "pooled", "eviction": "lru", "lru": LRU_NOTE, "estimate": True, "method": "SHARDS_adj",
               "sample_rate": args.sample_rate, "references": curve.references,
               "sampled_references": curve.sampled_references, "note": ESTIMATE_NOTE, "points": points}
     if args.json:

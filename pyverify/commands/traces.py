@@ -157,8 +157,8 @@ def run_import(args) -> int:
         "format": loaded.format.key,
         "compression": loaded.compression,
         "name": instance.name,
-        "sha256": instance_sha256(instance),  # the written pyverify.instance/1 file's, as validate prints it
-        "content_sha256": content_sha256(instance),  # the identity simulate, mrc, budgets and sweep report, in any format
+        "sha256": content_sha256(instance),  # the identity every command reports, in any format
+        "instance_sha256": instance_sha256(instance),  # the written pyverify.instance/1 file's canonical JSON
         "requests": instance.n_requests,
         "block_references": instance.n_references,
         "distinct_blocks": len({block for chain in instance.chains for block in chain}),
