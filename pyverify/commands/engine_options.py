@@ -26,8 +26,9 @@ def add_engine_options(parser) -> None:
                              "simulator; an uncapacitated count of a Parquet file of 1 GiB or more goes to duckdb. python: the "
                              "per-record simulator on Python chains (every input; the reference the array path is tested "
                              "against). numpy: as auto, in memory, naming the engine in the report (a plain count reports "
-                             "blocks only). duckdb (out of core, on Parquet) or dask (on a cluster) count uncapacitated caches "
-                             "only. Instance files, chat logs, --block-size, --tokenizer and prefix-affinity routing use the "
+                             "blocks only). duckdb (out of core, on Parquet) counts uncapacitated caches only, with the same "
+                             "report (window and tokens, no content digest); dask (on a cluster) counts uncapacitated caches "
+                             "over the whole trace, in blocks. Instance files, chat logs, --block-size, --tokenizer and prefix-affinity routing use the "
                              "simulator")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="with --engine dask: the dask.distributed scheduler to use, e.g. tcp://10.0.0.5:8786 "
@@ -49,7 +50,7 @@ def counts_apply(args) -> bool:
     blocks. Anything more (a capacity in any unit, a measurement window, a
     witness) needs a run: :func:`arrays_apply` or the simulator.
     """
-    needs_a_run = _capacitated(args) or args.witness or _windowed(args)
+    needs_a_run = _capacitated(args) or args.witness  # DuckDB also measures a window; Dask counts the whole trace
     if args.scheduler and args.engine != "dask":
         raise UserError("--scheduler: only with --engine dask")
     if args.engine == "python":
@@ -61,11 +62,12 @@ def counts_apply(args) -> bool:
 
         return choose("auto", args.instance) == "duckdb"
     if args.engine == "numpy":
-        return not needs_a_run
-    if needs_a_run:
-        raise UserError(f"--engine {args.engine}: the out-of-core engines count uncapacitated caches over the whole "
-                        "trace (distinct blocks); drop --capacity*/--warmup-fraction/--witness to use them, "
-                        "or use --engine numpy or auto, which replay a capacity on arrays")
+        return not (needs_a_run or _windowed(args))
+    if needs_a_run or (args.engine == "dask" and _windowed(args)):
+        what = "--capacity*/--witness" if args.engine == "duckdb" else "--capacity*/--warmup-fraction/--witness"
+        raise UserError(f"--engine {args.engine}: the out-of-core engines count uncapacitated caches "
+                        f"{'' if args.engine == 'duckdb' else 'over the whole trace '}(distinct blocks); drop {what} to use "
+                        "them, or use --engine numpy or auto, which replay a capacity on arrays")
     return True
 
 
@@ -163,8 +165,14 @@ def run_simulate_counts(args, print_json) -> int:
         from pyverify.commands.input_options import read_trace_with
 
         trace = read_trace_with(args, args.instance)
+    measure = None
+    if engine == "duckdb":  # the same report as every simulate: the measured window, in blocks and tokens
+        from pyverify.commands.cache_options import window_of
+        from pyverify.engines.counts import Measure
+
+        measure = Measure(window_of(args), per_host=args.model == PER_HOST)
     try:
-        counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace, args.allow_unsorted)
+        counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace, args.allow_unsorted, measure)
     except MissingExtra:
         raise
     except UserError as error:
@@ -173,6 +181,9 @@ def run_simulate_counts(args, print_json) -> int:
         raise UserError(text if plain else f"{args.instance}: routing: {text}") from None
     misses = counts.per_host_misses if args.model == PER_HOST else counts.pooled_misses
     hits = counts.references - misses
+    if counts.measured is not None:
+        return _report_measured(args, counts, engine, stem_of(args.instance) if trace is None else trace.name,
+                                content_sha256(trace) if trace is not None else None, identity, fleet, policy, hits)
     result = {
         "instance": stem_of(args.instance) if trace is None else trace.name,  # a name as every reader makes it
         # The content digest (pyverify.content/1), as every simulate report names its instance; the out-of-core
@@ -203,6 +214,21 @@ def run_simulate_counts(args, print_json) -> int:
         print(f"  misses           {misses}")
         print(f"  hit rate         {result['hit_rate']:.4f}")
     return 0
+
+
+def _report_measured(args, counts, engine: str, name: str, sha256: str | None, identity: dict, fleet, policy, hits: int) -> int:
+    """An engine's counts with their measured tally, printed as every ``simulate`` run is (basic.report_simulation)."""
+    from pyverify.commands.basic import report_simulation
+    from pyverify.commands.cache_options import CacheSize, kv_of, window_of
+    from pyverify.commands.simulation import Simulation
+
+    measured = counts.measured
+    return report_simulation(args, Simulation(
+        name=name, sha256=sha256, engine=engine, model=args.model, fleet=fleet if policy is not None else None,
+        routing=policy, size=CacheSize(None, "uncapacitated", kv_of(args)), eviction=None,
+        references=counts.references, hits=hits, n_requests=measured.first_request + measured.requests,
+        window=window_of(args), weights_source=counts.weights_source, measured=measured, witness=None,
+        instance_sha256=identity.get("instance_sha256")))
 
 
 def _has_hosts(path: str) -> bool:

@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pyverify.cost.reuse import HostReuse, ReuseReport
+
+if TYPE_CHECKING:
+    from pyverify.sim.accounting import Tally
+    from pyverify.sim.window import Window
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What ``simulate`` reports beyond the counts: the measured window, in blocks and tokens, of one model
+    (``per_host``: the hosts' caches, else the pool), with tokens per block ``block_size`` (None: blocks only)."""
+
+    window: "Window"
+    per_host: bool
+    block_size: int | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -25,6 +40,8 @@ class FleetCounts:
     host_requests: np.ndarray | None = None
     host_references: np.ndarray | None = None
     host_distinct: np.ndarray | None = None
+    measured: "Tally | None" = None  # with a Measure: the measured requests' tally (engines that can)
+    weights_source: str | None = None  # where the token weights came from, as pyverify.sim.tokens says it
 
     @property
     def pooled_misses(self) -> int:
@@ -60,4 +77,4 @@ def fleet_counts(hosts_of_requests: np.ndarray, lengths: np.ndarray, fleet_size:
     return FleetCounts(references, distinct, requests, refs, np.asarray(host_distinct, dtype=np.int64))
 
 
-__all__ = ["FleetCounts", "fleet_counts"]
+__all__ = ["FleetCounts", "Measure", "fleet_counts"]

@@ -18,6 +18,14 @@ aggregations do everything, validation included:
 Each is one streaming hash aggregation over the file; nothing is
 materialised, and DuckDB spills the hash tables to disk past the limit.
 
+With ``measure`` (what ``simulate`` reports: the measured window and the
+token figures), one more pass joins every reference of the measured requests
+with its cache's first sight of the block: on a prefix-closed trace an
+uncapacitated cache hits exactly the blocks it has seen in an earlier request
+(a block's ancestors came with it), so those references are the hits, and
+their token weights (:mod:`pyverify.sim.tokens`: the block size, the last
+block holding the rest of ``input_length``) are the token hits.
+
 If any check fails, the in-memory reader (:func:`pyverify.inputs.columnar.read_parquet`)
 reads the file to name the first bad row exactly as the numpy path does.
 
@@ -36,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pyverify.engines.counts import FleetCounts
+from pyverify.engines.counts import FleetCounts, Measure
 from pyverify.engines.routing import ONE_MACHINE, STATIC_POLICIES, random_hosts
 from pyverify.errors import UserError, located
 from pyverify.inputs.columnar import ColumnarTrace, read_parquet, require
@@ -63,8 +71,9 @@ def connect():
 
 
 def count(source: str | Path | ColumnarTrace, fleet_size: int | None = None, policy: str | None = None,
-          seed: int = 0) -> FleetCounts:
-    """Pooled counts (``policy=None``), or pooled and per-host counts under a static ``policy``.
+          seed: int = 0, measure: Measure | None = None) -> FleetCounts:
+    """Pooled counts (``policy=None``), or pooled and per-host counts under a static ``policy``;
+    with ``measure``, also the measured tally of its model (see the module docstring).
 
     ``source`` is a Parquet file (read by DuckDB itself, out of core) or an
     in-memory :class:`ColumnarTrace` (handed over as Arrow, without a copy).
@@ -75,20 +84,23 @@ def count(source: str | Path | ColumnarTrace, fleet_size: int | None = None, pol
         raise UserError(f"unknown routing policy {policy!r}; choose one of: {', '.join(STATIC_POLICIES)}")
     connection, temp = connect()
     try:
-        return _count(connection, source, fleet_size or 1, policy, seed)
+        return _count(connection, source, fleet_size or 1, policy, seed, measure)
     finally:
         connection.close()
         if temp:
             shutil.rmtree(temp, ignore_errors=True)
 
 
-def _count(connection, source, fleet: int, policy: str | None, seed: int) -> FleetCounts:
+def _count(connection, source, fleet: int, policy: str | None, seed: int, measure: Measure | None) -> FleetCounts:
     duckdb = require("duckdb")
     name = str(source) if not isinstance(source, ColumnarTrace) else source.name
     columns = _register(connection, source)
     n_requests = connection.execute("SELECT count(*) FROM source").fetchall()[0][0]
     host, join = _host_expression(connection, policy, fleet, seed, n_requests, columns, source)
-    connection.execute(f"CREATE TEMP VIEW requests AS SELECT source.row, source.hash_ids, {host} AS host FROM source {join}")
+    # Prompt lengths, already checked whole and non-negative by the reader's check of the file's other columns.
+    total = "CAST(source.input_length AS BIGINT)" if "input_length" in columns else "CAST(NULL AS BIGINT)"
+    connection.execute(f"CREATE TEMP VIEW requests AS SELECT source.row, source.hash_ids, {host} AS host, {total} AS total "
+                       f"FROM source {join}")
     try:
         per_request = connection.execute(
             "SELECT host, count(*), sum(len(hash_ids)), count(*) FILTER (WHERE hash_ids IS NULL OR len(hash_ids) = 0) "
@@ -108,6 +120,9 @@ def _count(connection, source, fleet: int, policy: str | None, seed: int) -> Fle
         per_host = []
         if policy is not None:  # per-host misses: distinct (host, id) pairs, counted per host
             per_host = connection.execute("SELECT host, count(*) FROM (SELECT DISTINCT host, id FROM refs) GROUP BY host").fetchall()
+        tally = words = None
+        if measure is not None:
+            tally, words = _measure(connection, source, n_requests, measure, per_host=measure.per_host and policy is not None)
     except duckdb.ConversionException:
         _name_the_error(source)  # e.g. an unsigned id above 2**63-1
         raise
@@ -115,7 +130,7 @@ def _count(connection, source, fleet: int, policy: str | None, seed: int) -> Fle
         raise located(name, None, f"DuckDB could not count this trace: {str(error).splitlines()[0]}") from None
     references = int(sum(refs for _, _, refs, _ in per_request))
     if policy is None:
-        return FleetCounts(references, int(distinct))
+        return FleetCounts(references, int(distinct), measured=tally, weights_source=words)
     requests = np.zeros(fleet, dtype=np.int64)
     refs = np.zeros(fleet, dtype=np.int64)
     host_distinct = np.zeros(fleet, dtype=np.int64)
@@ -123,7 +138,42 @@ def _count(connection, source, fleet: int, policy: str | None, seed: int) -> Fle
         requests[h], refs[h] = n, r
     for h, d in per_host:
         host_distinct[h] = d
-    return FleetCounts(references, int(distinct), requests, refs, host_distinct)
+    return FleetCounts(references, int(distinct), requests, refs, host_distinct, measured=tally, weights_source=words)
+
+
+def _measure(connection, source, n_requests: int, measure: Measure, per_host: bool):
+    """The measured requests' tally (:class:`pyverify.sim.accounting.Tally`) and what the token weights came from."""
+    from pyverify.sim.accounting import Tally
+    from pyverify.sim.tokens import describe_weights, short_prompt_error
+
+    first = measure.window.first_measured(n_requests)
+    b = measure.block_size
+    cache = "host" if per_host else "0"
+    connection.execute(f"CREATE TEMP VIEW positioned AS SELECT row, {cache} AS cache, total, len(hash_ids) AS k, "
+                       "unnest(hash_ids) AS id, unnest(range(1, len(hash_ids) + 1)) AS position FROM requests")
+    # Hits: references of the measured requests whose block their cache saw in an earlier request.
+    hit = "p.row > seen.first_row"
+    weight = "1" if b is None else f"CASE WHEN p.total IS NULL OR p.position < p.k THEN {b} ELSE least({b}, p.total - {b} * (p.k - 1)) END"
+    refs, hits, tokens, token_hits = connection.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE {hit}), sum({weight}), sum({weight}) FILTER (WHERE {hit}) "
+        f"FROM positioned p JOIN (SELECT cache, id, min(row) AS first_row FROM positioned GROUP BY cache, id) seen "
+        f"  ON p.cache = seen.cache AND p.id = seen.id WHERE p.row >= {first}").fetchall()[0]
+    if b is None:
+        return Tally(first, n_requests - first, int(refs), int(hits or 0), None, None), None
+    short = connection.execute(f"SELECT row, len(hash_ids), total FROM requests WHERE total IS NOT NULL "
+                               f"AND total <= {b} * (len(hash_ids) - 1) ORDER BY row LIMIT 1").fetchall()
+    if short:
+        raise short_prompt_error(getattr(source, "name", str(source)), *short[0], b)
+    # What the weights came from, over the whole trace, as pyverify.sim.tokens.weights_of_lengths says it.
+    lengths, unsized, partial, uncached, tails = connection.execute(
+        f"SELECT count(*) FILTER (WHERE total IS NOT NULL), count(*) FILTER (WHERE total IS NULL), "
+        f"       count(*) FILTER (WHERE total - {b} * (len(hash_ids) - 1) < {b}), "
+        f"       count(*) FILTER (WHERE total > {b} * len(hash_ids)), "
+        f"       sum(greatest(0, total - {b} * len(hash_ids))) FILTER (WHERE row >= {first}) FROM requests").fetchall()[0]
+    sources = ({"input_tokens"} if lengths else set()) | ({"block size"} if unsized else set())
+    everything = int(tokens or 0) + int(tails or 0)
+    source_words = describe_weights(sources, b, partial=bool(partial), uncached=bool(uncached))
+    return Tally(first, n_requests - first, int(refs), int(hits or 0), everything, int(token_hits or 0)), source_words
 
 
 def _register(connection, source) -> set[str]:
@@ -136,6 +186,9 @@ def _register(connection, source) -> set[str]:
             arrays["host"] = pa.array(source.hosts)
         if source.route_keys is not None:
             arrays["route_key"] = pa.array(source.route_keys, type=pa.string())
+        if source.input_tokens is not None:  # float64 with NaN where a request gives no prompt length
+            given = ~np.isnan(source.input_tokens)
+            arrays["input_length"] = pa.array(np.where(given, source.input_tokens, 0).astype(np.int64), mask=~given)
         connection.register("trace_arrow", pa.table(arrays))
         connection.execute("CREATE TEMP VIEW source AS SELECT * FROM trace_arrow")
         return set(arrays)
@@ -148,7 +201,7 @@ def _register(connection, source) -> set[str]:
     kind = schema.field("hash_ids").type if "hash_ids" in schema.names else None
     if kind is None or not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_integer(kind.value_type):
         _name_the_error(source)
-    extra = [name for name in ("host", "route_key") if name in schema.names]
+    extra = [name for name in ("host", "route_key", "input_length") if name in schema.names]
     path = str(source).replace("'", "''")
     # Unsigned or narrower ids become BIGINT; an id above 2**63-1 fails the cast and is then located.
     ids = "hash_ids" if kind.value_type == pa.int64() else "CAST(hash_ids AS BIGINT[]) AS hash_ids"

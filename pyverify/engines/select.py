@@ -11,9 +11,10 @@ since it needs a cluster (or starts a local one).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
-from pyverify.engines.counts import FleetCounts
+from pyverify.engines.counts import FleetCounts, Measure
 from pyverify.engines.routing import ONE_MACHINE, static_hosts
 from pyverify.engines import AUTO_DUCKDB_BYTES, ENGINES
 from pyverify.errors import UserError
@@ -41,21 +42,35 @@ def choose(engine: str, path: str | Path) -> str:
 
 
 def count(path: str | Path, engine: str, fleet_size: int | None, policy: str | None, seed: int = 0,
-          scheduler: str | None = None, trace: ColumnarTrace | None = None, allow_unsorted: bool = False) -> FleetCounts:
+          scheduler: str | None = None, trace: ColumnarTrace | None = None, allow_unsorted: bool = False,
+          measure: Measure | None = None) -> FleetCounts:
     """Pooled counts (``policy=None``) or pooled and per-host counts, by ``engine`` (already chosen).
 
     ``trace``: the input already read, else ``path`` is read here (a Mooncake JSONL
-    trace with decreasing timestamps only with ``allow_unsorted``)."""
+    trace with decreasing timestamps only with ``allow_unsorted``). ``measure``
+    (DuckDB only): also the measured window's tally, in blocks and tokens, with
+    the trace's own block size."""
     if policy == "prefix-affinity":
         raise UserError(ONE_MACHINE)
+    if measure is not None and engine != "duckdb":
+        raise ValueError(f"engine {engine!r} counts without a measured window")
     fleet = fleet_size or 1
+    block_size = None
     if engine in ("duckdb", "dask") and trace is None and is_parquet(path):
-        check_parquet_file(path)  # the engine reads the block ids itself; everything else is checked as every reader does
+        # The engine reads the block ids itself; everything else is checked as every reader does.
+        _, block_size, _ = check_parquet_file(path)
     if engine == "duckdb":
         from pyverify.engines import duckdb as engine_module
 
         source = path if trace is None and is_parquet(path) else (trace or read_columnar(path, allow_unsorted=allow_unsorted))
-        return engine_module.count(source, fleet, policy, seed)
+        if measure is not None:
+            if isinstance(source, ColumnarTrace):
+                block_size = source.block_size_tokens
+                if source.block_tokens is not None:
+                    raise UserError(f"{path}: block_tokens: per-block token counts are counted in memory only; "
+                                    "use --engine auto or numpy")
+            measure = replace(measure, block_size=block_size)
+        return engine_module.count(source, fleet, policy, seed, measure)
     if engine == "dask":
         from pyverify.engines import dask as engine_module
 

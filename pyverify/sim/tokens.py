@@ -114,9 +114,7 @@ def weights_of_lengths(
                 raise UserError(f"{where}: requests[{index}].block_tokens[{position}]: expected a positive integer, got {value!r}")
         weights[offsets[index]:offsets[index + 1]] = counts
     if short.size:
-        index, k, total = first_short, int(lengths[first_short]), int(totals[first_short])
-        raise UserError(f"{where}: requests[{index}].input_tokens: {total} tokens cannot fill {k} blocks of "
-                        f"{block_size} tokens (needs more than {block_size * (k - 1)})")
+        raise short_prompt_error(where, first_short, int(lengths[first_short]), int(totals[first_short]), block_size)
     rows = np.flatnonzero(by_length & (lengths > 0))
     last = offsets[rows + 1] - 1
     weights[last] = np.minimum(block_size, totals[rows] - block_size * (lengths[rows] - 1))
@@ -128,18 +126,29 @@ def weights_of_lengths(
         sources.add("input_tokens")
     if n - len(given) - int(np.count_nonzero(by_length)) > 0:
         sources.add("block size")
-    # Say what the prompt lengths made of the blocks: a Mooncake trace's last block holds the rest of the
-    # prompt (often partial); a token-id log hashes full blocks only and leaves the tail uncached.
     partial = bool(np.any(weights[last] < block_size))
     uncached = bool(np.any(tails[rows] > 0))
+    source = describe_weights(sources, block_size, partial, uncached)
+    return TokenWeights(weights, tails, source)
+
+
+def short_prompt_error(where: str, index: int, blocks: int, total: int, block_size: int) -> UserError:
+    """The refusal of a prompt length that leaves its last block no token (every reader and engine says it so)."""
+    return UserError(f"{where}: requests[{index}].input_tokens: {total} tokens cannot fill {blocks} blocks of "
+                     f"{block_size} tokens (needs more than {block_size * (blocks - 1)})")
+
+
+def describe_weights(sources: set[str], block_size: int, partial: bool, uncached: bool) -> str:
+    """Where the token weights came from (``sources``: ``block_tokens``, ``input_tokens``, ``block size``) and, from
+    prompt lengths, what they made of the blocks: a Mooncake trace's last block holds the rest of the prompt (often
+    partial); a token-id log hashes full blocks only and leaves the tail uncached."""
     shape = ", ".join(["last block partial" if partial else "full blocks",
                        *(["tokens past the last block never cached"] if uncached else [])])
-    source = {
+    return {
         frozenset({"input_tokens"}): f"input_tokens (blocks of {block_size}, {shape})",
         frozenset({"block_tokens"}): "block_tokens given per block",
         frozenset({"block size"}): f"{block_size} tokens per block (no prompt lengths given)",
     }.get(frozenset(sources), f"mixed: {', '.join(sorted(sources))} (blocks of {block_size})")
-    return TokenWeights(weights, tails, source)
 
 
 def instance_token_weights(instance, where: str | None = None) -> TokenWeights | None:
@@ -147,4 +156,5 @@ def instance_token_weights(instance, where: str | None = None) -> TokenWeights |
     return token_weights(instance.chains, instance.block_size_tokens, instance.extra, where or instance.name)
 
 
-__all__ = ["NO_LENGTH", "TokenWeights", "instance_token_weights", "token_weights", "weights_of_lengths"]
+__all__ = ["NO_LENGTH", "TokenWeights", "describe_weights", "instance_token_weights", "short_prompt_error", "token_weights",
+           "weights_of_lengths"]
