@@ -4,7 +4,9 @@
                                   [--mooncake-requests 200] [--mooncake-blocks 8,64,256,1024,5859]
 
 Drives the engines' own cache structures request by request, one request at a
-time, as their schedulers do, and compares every request's hit tokens (and
+time, as their schedulers do (and vLLM's also with up to ``--max-running``
+requests running at once, started in file order and finished in a seeded
+random order: :func:`overlapping`), and compares every request's hit tokens (and
 which requests never run) with pyverify's references
 (:mod:`pyverify.sim.vllm_pool`, :mod:`pyverify.sim.sglang_radix`):
 
@@ -73,7 +75,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyverify.inputs.tokens_import import chain_of_tokens  # noqa: E402
 from pyverify.sim.sglang_radix import sglang_hits  # noqa: E402
-from pyverify.sim.vllm_pool import vllm_hits  # noqa: E402
+from pyverify.sim.vllm_pool import VllmBlockPool, vllm_hits  # noqa: E402
 
 
 def generated_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
@@ -132,39 +134,104 @@ def _accepted(function, **kwargs):
     return {key: value for key, value in kwargs.items() if key in parameters}
 
 
-def vllm_engine_hits(prompts: list[list[int]], capacity: int, block_size: int) -> tuple[list[int], list[int]]:
-    """Hit tokens per request from vLLM's own KVCacheManager, and the requests it never schedules."""
-    import torch
-    from vllm.sampling_params import SamplingParams
-    from vllm.utils.hashing import sha256
-    from vllm.v1.core.kv_cache_manager import KVCacheManager
-    from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
-    from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec
-    from vllm.v1.request import Request
+class VllmEngine:
+    """vLLM's own KVCacheManager over ``capacity`` usable blocks: requests start and finish in any order."""
 
-    init_none_hash(sha256)
-    spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=torch.float32)
-    config = KVCacheConfig(num_blocks=capacity + 1, kv_cache_tensors=[],  # + the null block
-                           kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)])
-    manager = KVCacheManager(config, **_accepted(KVCacheManager.__init__, max_model_len=1 << 20,
-                                                 scheduler_block_size=block_size, hash_block_size=block_size,
-                                                 enable_caching=True))
-    hasher = get_request_block_hasher(block_size, sha256)
+    def __init__(self, capacity: int, block_size: int) -> None:
+        import torch
+        from vllm.utils.hashing import sha256
+        from vllm.v1.core.kv_cache_manager import KVCacheManager
+        from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash
+        from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec
+
+        init_none_hash(sha256)
+        spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=torch.float32)
+        config = KVCacheConfig(num_blocks=capacity + 1, kv_cache_tensors=[],  # + the null block
+                               kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)])
+        self.manager = KVCacheManager(config, **_accepted(KVCacheManager.__init__, max_model_len=1 << 20,
+                                                          scheduler_block_size=block_size, hash_block_size=block_size,
+                                                          enable_caching=True))
+        self.hasher = get_request_block_hasher(block_size, sha256)
+        self.requests: dict[int, object] = {}
+
+    def start(self, index: int, tokens: list[int]) -> int | None:
+        """Schedule request ``index`` now: its hit tokens, or ``None`` when ``allocate_slots`` refuses it."""
+        from vllm.sampling_params import SamplingParams
+        from vllm.v1.request import Request
+
+        request = Request(**_accepted(Request.__init__, request_id=str(index), prompt_token_ids=tokens,
+                                      sampling_params=SamplingParams(max_tokens=1), pooling_params=None,
+                                      eos_token_id=None, block_hasher=self.hasher, mm_features=None,
+                                      lora_request=None, cache_salt=None))
+        computed, hit_tokens = self.manager.get_computed_blocks(request)[:2]
+        if self.manager.allocate_slots(request, len(tokens) - hit_tokens, hit_tokens, computed) is None:
+            return None
+        self.requests[index] = request
+        return hit_tokens
+
+    def finish(self, index: int) -> None:
+        self.manager.free(self.requests.pop(index))
+
+
+def vllm_engine_hits(prompts: list[list[int]], capacity: int, block_size: int) -> tuple[list[int], list[int]]:
+    """Hit tokens per request from vLLM's own KVCacheManager, one request at a time, and the requests it never schedules."""
+    engine = VllmEngine(capacity, block_size)
     hits, unscheduled = [], []
     for index, tokens in enumerate(prompts):
-        params = SamplingParams(max_tokens=1)
-        request = Request(**_accepted(Request.__init__, request_id=str(index), prompt_token_ids=tokens,
-                                      sampling_params=params, pooling_params=None, eos_token_id=None,
-                                      block_hasher=hasher, mm_features=None, lora_request=None, cache_salt=None))
-        computed, hit_tokens = manager.get_computed_blocks(request)[:2]
-        blocks = manager.allocate_slots(request, len(tokens) - hit_tokens, hit_tokens, computed)
-        if blocks is None:
+        hit = engine.start(index, tokens)
+        if hit is None:
             unscheduled.append(index)
             hits.append(0)
             continue
-        hits.append(hit_tokens)
-        manager.free(request)
+        hits.append(hit)
+        engine.finish(index)
     return hits, unscheduled
+
+
+class OurVllm:
+    """pyverify's reference pool (:class:`pyverify.sim.vllm_pool.VllmBlockPool`) behind the same two calls."""
+
+    def __init__(self, capacity: int, block_size: int) -> None:
+        self.pool = VllmBlockPool(capacity, block_size)
+        self.block_size = block_size
+        self.held: dict[int, list[int]] = {}
+
+    def start(self, index: int, tokens: list[int]) -> int | None:
+        started = self.pool.start(chain_of_tokens(tokens, self.block_size), len(tokens))
+        if started is None:
+            return None
+        hit, self.held[index] = started
+        return hit * self.block_size
+
+    def finish(self, index: int) -> None:
+        self.pool.finish(self.held.pop(index))
+
+
+def overlapping(prompts: list[list[int]], engine, max_running: int, seed: int) -> tuple[list[int], list[int]]:
+    """Requests started in file order and finished in a seeded random order, at most ``max_running`` at once.
+
+    A request the pool refuses while others run waits: a running request (chosen
+    by the same seeded draw) finishes and it is tried again; refused with none
+    running, it is never scheduled. The draws depend only on the answers, so two
+    pools that answer alike see the same schedule.
+    """
+    rng = random.Random(seed)
+    hits, never, running, index = [0] * len(prompts), [], [], 0
+    while index < len(prompts) or running:
+        if index < len(prompts) and len(running) < max_running and (not running or rng.random() < 0.6):
+            hit = engine.start(index, prompts[index])
+            if hit is not None:
+                hits[index] = hit
+                running.append(index)
+                index += 1
+            elif not running:
+                never.append(index)
+                index += 1
+            else:
+                engine.finish(running.pop(rng.randrange(len(running))))
+        else:
+            engine.finish(running.pop(rng.randrange(len(running))))
+    return hits, never
 
 
 # --- SGLang -------------------------------------------------------------------
@@ -363,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
                         default=[8, 64, 256, 1024, 5859],
                         help="pool sizes (blocks of 512) for the whole Mooncake trace at its own block size "
                              "(default 8,64,256,1024,5859; empty: skip)")
+    parser.add_argument("--max-running", type=lambda text: [int(x) for x in text.split(",") if x], default=[2, 4, 8],
+                        help="vLLM with several requests running at once, up to N (default 2,4,8; empty: skip)")
     args = parser.parse_args(argv)
     engines = ["vllm", "sglang"] if args.engine == "both" else [args.engine]
     missing = [name for name in engines if importlib.util.find_spec(name) is None]
@@ -408,6 +477,15 @@ def main(argv: list[str] | None = None) -> int:
                         differ = sum(theirs[0][i] != h for i, h in zip(kept, imported[0]))
                         print(f"  as an imported instance ({len(chains) - len(kept)} prompts shorter than a block "
                               f"left out): {differ} of the other {len(kept)} requests differ from the engine")
+        if "vllm" in engines:  # several requests running at once on one pool (VllmBlockPool.start / finish)
+            for capacity in sizes:
+                for max_running in args.max_running:
+                    block = 16
+                    theirs = overlapping(prompts, VllmEngine(capacity // block, block), max_running, args.seed)
+                    mine = overlapping(prompts, OurVllm(capacity // block, block), max_running, args.seed)
+                    a, b = compare(f"{trace}, vllm, blocks of {block}, {capacity} tokens, up to {max_running} running",
+                                   theirs, mine)
+                    compared, equal = compared + a, equal + b
     if args.mooncake_blocks and mooncake.exists():
         a, b = mooncake_at_its_block_size(mooncake, engines, args.mooncake_blocks)
         compared, equal = compared + a, equal + b

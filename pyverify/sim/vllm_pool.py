@@ -52,8 +52,11 @@ What that means, against pyverify's idealised ``tail-first`` policy
    C blocks). It counts as a request whose tokens all missed.
 
 Modelled scope: prompts only (no output tokens are decoded, so no decode
-block is cached), one request at a time, no chunked prefill, no sliding
-window, one KV-cache group. Hits are whole blocks, so hit tokens are
+block is cached), no chunked prefill, no preemption, no sliding window, one
+KV-cache group. Requests run one at a time (:meth:`VllmBlockPool.run`) or
+overlap (:meth:`VllmBlockPool.start` / :meth:`VllmBlockPool.finish`: a request
+scheduled while others run hits the blocks they hold, whose hashes vLLM files
+at allocation; ``allocate_slots`` refuses it while too few blocks are free). Hits are whole blocks, so hit tokens are
 ``hit_blocks x block_size``.
 """
 
@@ -71,6 +74,10 @@ class VllmBlockPool:
     ``hash_of[block]`` is the hash a cached block carries;
     ``copies[hash]`` lists the physical blocks filed under a hash, in filing
     order (``get_cached_block`` returns the first).
+
+    :meth:`run` serves a request alone (the parity-checked one-at-a-time
+    model); :meth:`start` and :meth:`finish` let several run at once, each
+    holding its blocks with a reference count as vLLM's ``KVCacheBlock.ref_cnt``.
     """
 
     def __init__(self, capacity: int, block_size: int) -> None:
@@ -83,6 +90,7 @@ class VllmBlockPool:
         self.free: OrderedDict[int, None] = OrderedDict((block, None) for block in range(1, capacity + 1))
         self.hash_of: dict[int, int] = {}
         self.copies: dict[int, list[int]] = {}
+        self.users: dict[int, int] = {}  # ref_cnt of the blocks in use (running requests), never in the free queue
 
     def cached_blocks(self) -> int:
         """How many physical blocks hold a hash (copies of one hash counted each)."""
@@ -104,16 +112,31 @@ class VllmBlockPool:
 
         ``chain`` holds the hashes of the prompt's full blocks (``num_tokens // block_size`` of them).
         """
+        started = self.start(chain, num_tokens)
+        if started is None:  # nothing else runs, so every block is free: it never will be scheduled
+            return None
+        hit, blocks = started
+        self.finish(blocks)
+        return hit
+
+    def start(self, chain: Sequence[int], num_tokens: int) -> tuple[int, list[int]] | None:
+        """Schedule a request now, other requests possibly running: ``(hit blocks, its physical blocks)``, or
+        ``None`` when ``allocate_slots`` refuses it now (the pool holds too few free blocks; with nothing
+        running, never). The blocks stay in use (out of the free queue) until :meth:`finish`."""
         size = self.block_size
         if num_tokens < 1 or len(chain) != num_tokens // size:
             raise ValueError(f"a prompt of {num_tokens} tokens has {num_tokens // size} full blocks of {size}, "
                              f"not {len(chain)}")
         hit = self.lookup(chain, num_tokens)
         needed = -(-num_tokens // size)  # cdiv: the partial last block takes a slot too
-        if needed > len(self.free):  # allocate_slots returns None (nothing else runs, so every block is free)
+        # get_num_blocks_to_allocate: the new blocks, plus the hit blocks that wait in the free queue (touching
+        # them takes them out of it); hit blocks another running request holds cost nothing.
+        taken = needed - len(hit) + sum(1 for block in hit if block in self.free)
+        if taken > len(self.free):
             return None
-        for block in hit:  # touch: in use while the request runs
-            del self.free[block]
+        for block in hit:  # touch: one more user; out of the free queue while in use
+            self.free.pop(block, None)
+            self.users[block] = self.users.get(block, 0) + 1
         blocks = list(hit)
         for _ in range(needed - len(hit)):  # get_new_blocks: pop the front, evicting a cached block
             block, _ = self.free.popitem(last=False)
@@ -122,20 +145,28 @@ class VllmBlockPool:
                 self.copies[evicted].remove(block)
                 if not self.copies[evicted]:
                     del self.copies[evicted]
+            self.users[block] = 1
             blocks.append(block)
-        for position in range(len(hit), len(chain)):  # cache_full_blocks: no de-duplication
+        for position in range(len(hit), len(chain)):  # cache_full_blocks, at allocation: no de-duplication
             block, block_hash = blocks[position], chain[position]
             self.hash_of[block] = block_hash
             self.copies.setdefault(block_hash, []).append(block)
-        unhashed, hashed = [], []  # free: reverse order, unhashed to the front, hashed to the back
+        return len(hit), blocks
+
+    def finish(self, blocks: Sequence[int]) -> None:
+        """``free``: one user fewer on each of the request's blocks, in reverse order; a block nobody uses any
+        more returns to the free queue, unhashed at the front, hashed at the back."""
+        unhashed, hashed = [], []
         for block in reversed(blocks):
-            (hashed if block in self.hash_of else unhashed).append(block)
-        for block in reversed(unhashed):  # prepend_n; at most one block here: the partial last one
+            self.users[block] -= 1
+            if self.users[block] == 0:
+                del self.users[block]
+                (hashed if block in self.hash_of else unhashed).append(block)
+        for block in reversed(unhashed):  # prepend_n; at most one block per request: its partial last one
             self.free[block] = None
             self.free.move_to_end(block, last=False)
         for block in hashed:
             self.free[block] = None
-        return len(hit)
 
 
 def vllm_hits(
