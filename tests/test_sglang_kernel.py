@@ -110,8 +110,8 @@ def test_ids_of_64_bits_and_more():
 
 KERNEL_SOURCE = Path(kernels.__file__).with_name("sglang_radix.py").read_text(encoding="utf-8")
 MUTATIONS = {
-    "priority by the other policy's time": ("return node[CREATED, v] if fifo else node[ACCESS, v]",
-                                            "return node[ACCESS, v] if fifo else node[CREATED, v]"),
+    "priority by the other policy's time": ("return node[v, CREATED] if fifo else node[v, ACCESS]",
+                                            "return node[v, ACCESS] if fifo else node[v, CREATED]"),
     "a split's remainder keeps its old stamp": ("size = offer(node, heap, size, child, fifo)  # the remainder, stamped now",
                                                 "pass"),
     "the locked leaf is not put back": ("if stashed != NONE:", "if False:"),

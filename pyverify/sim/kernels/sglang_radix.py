@@ -5,7 +5,7 @@ The same moves as the reference :class:`pyverify.sim.sglang_radix.SglangRadixCac
 lists the rules), in arrays, cache by cache (each cache's requests in trace
 order):
 
-* a node is a column of ``node``: its parent, its key as a slice
+* a node is a row of ``node`` (eight int64, one cache line): its parent, its key as a slice
   ``[START, START + LENGTH)`` of the flat array of every request's page ids
   (a node's pages are always a run of the prompt that created it, and a
   split only cuts a slice in two), its number of children, its lock count,
@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from pyverify.numba_cache import caching
-from pyverify.sim.kernels.child_table import EMPTY, NOT_FOUND, child_of, remove_child, set_child, table_length
+from pyverify.sim.kernels.child_table import NOT_FOUND, child_of, new_table, remove_child, set_child
 from pyverify.sim.kernels.heap import heap_pop, heap_push
 from pyverify.sim.sglang_radix import SGLANG_FIFO, SGLANG_LRU, default_max_input, sglang_hits
 
@@ -51,7 +51,7 @@ CACHE = caching()  # numba's cache in a per-user folder, never the checkout; Fal
 UNSCHEDULED = -1
 NONE = -1
 ROOT = 0
-#: The rows of the ``node`` array.
+#: The columns of the ``node`` array.
 PARENT, START, LENGTH, CHILDREN, LOCK, ACCESS, CREATED, ALIVE = range(8)
 FIELDS = 8
 
@@ -59,9 +59,9 @@ FIELDS = 8
 @njit(cache=CACHE, nogil=True, inline="always")
 def new_node(node, count, parent, start, length, now):
     """Node ``count`` (returned), created at ``now`` with key ``pages[start:start + length]``."""
-    node[PARENT, count], node[START, count], node[LENGTH, count] = parent, start, length
-    node[CHILDREN, count], node[LOCK, count], node[ALIVE, count] = 0, 0, 1
-    node[ACCESS, count], node[CREATED, count] = now, now
+    node[count, PARENT], node[count, START], node[count, LENGTH] = parent, start, length
+    node[count, CHILDREN], node[count, LOCK], node[count, ALIVE] = 0, 0, 1
+    node[count, ACCESS], node[count, CREATED] = now, now
     return count
 
 
@@ -77,26 +77,25 @@ def common_length(pages, key_start, key_length, at, end):
 @njit(cache=CACHE, nogil=True, inline="always")
 def split(node, count, links, pages, child, length, now):
     """``_split_node``: new node ``count`` holds the first ``length`` pages of ``child`` and becomes its parent."""
-    parents, firsts, children = links
-    parent, start = node[PARENT, child], node[START, child]
+    parent, start = node[child, PARENT], node[child, START]
     prefix = new_node(node, count, parent, start, length, now)
-    node[CHILDREN, prefix] = 1
-    node[LOCK, prefix] = node[LOCK, child]
-    set_child(parents, firsts, children, parent, pages[start], prefix)
-    node[PARENT, child], node[START, child], node[LENGTH, child] = prefix, start + length, node[LENGTH, child] - length
-    set_child(parents, firsts, children, prefix, pages[start + length], child)
+    node[prefix, CHILDREN] = 1
+    node[prefix, LOCK] = node[child, LOCK]
+    set_child(links, parent, pages[start], prefix)
+    node[child, PARENT], node[child, START], node[child, LENGTH] = prefix, start + length, node[child, LENGTH] - length
+    set_child(links, prefix, pages[start + length], child)
     return prefix
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def priority_of(node, v, fifo):
-    return node[CREATED, v] if fifo else node[ACCESS, v]
+    return node[v, CREATED] if fifo else node[v, ACCESS]
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def offer(node, heap, size, v, fifo):
     """Push ``v`` with its priority if it is a leaf other than the root; returns the heap's size."""
-    if v != ROOT and node[CHILDREN, v] == 0:
+    if v != ROOT and node[v, CHILDREN] == 0:
         size = heap_push(heap[0], heap[1], size, priority_of(node, v, fifo), v)
     return size
 
@@ -105,8 +104,8 @@ def offer(node, heap, size, v, fifo):
 def lock(node, v, delta):
     """``inc_lock_ref`` / ``dec_lock_ref`` from ``v`` up to the root (excluded)."""
     while v != ROOT:
-        node[LOCK, v] += delta
-        v = node[PARENT, v]
+        node[v, LOCK] += delta
+        v = node[v, PARENT]
 
 
 @njit(cache=CACHE, nogil=True)
@@ -114,20 +113,19 @@ def evict(node, links, pages, heap, size, tokens, page_size, fifo):
     """``evict``: free whole unlocked leaves, lowest priority first, until ``tokens`` are freed.
 
     Returns ``(pages freed, heap size)``."""
-    parents, firsts, children = links
     freed, stashed = 0, NONE
     while freed < tokens and size > 0:
         priority, v, size = heap_pop(heap[0], heap[1], size)
-        if node[ALIVE, v] == 0 or node[CHILDREN, v] > 0 or priority != priority_of(node, v, fifo):
+        if node[v, ALIVE] == 0 or node[v, CHILDREN] > 0 or priority != priority_of(node, v, fifo):
             continue  # a stale entry: evicted, no longer a leaf, or stamped since
-        if node[LOCK, v] > 0:
+        if node[v, LOCK] > 0:
             stashed = v  # the running request's own node: evictable again once it finishes
             continue
-        freed += node[LENGTH, v] * page_size
-        node[ALIVE, v] = 0
-        parent = node[PARENT, v]
-        remove_child(parents, firsts, children, parent, pages[node[START, v]])
-        node[CHILDREN, parent] -= 1
+        freed += node[v, LENGTH] * page_size
+        node[v, ALIVE] = 0
+        parent = node[v, PARENT]
+        remove_child(links, parent, pages[node[v, START]])
+        node[parent, CHILDREN] -= 1
         size = offer(node, heap, size, parent, fifo)
     if stashed != NONE:
         size = heap_push(heap[0], heap[1], size, priority_of(node, stashed, fifo), stashed)
@@ -136,23 +134,21 @@ def evict(node, links, pages, heap, size, tokens, page_size, fifo):
 
 @njit(cache=CACHE, nogil=True)
 def radix_replay(pages, starts, tokens, order, bounds, pool_pages, page_size, max_input, fifo,
-                 max_nodes, links_length, heap_length):
+                 max_nodes, links, heap_length):
     """Hit pages per request (``UNSCHEDULED`` for a refused one); one radix cache per cache.
 
     ``pages[starts[r]:starts[r + 1]]`` are request ``r``'s full pages; the
-    requests of cache ``c`` are ``order[bounds[c]:bounds[c + 1]]``.
+    requests of cache ``c`` are ``order[bounds[c]:bounds[c + 1]]``; ``links``
+    is an empty :mod:`~pyverify.sim.kernels.child_table` table, left empty.
     """
     n = starts.size - 1
     hits = np.zeros(n, dtype=np.int64)
-    node = np.zeros((FIELDS, max_nodes), dtype=np.int64)
-    links = (np.full(links_length, EMPTY, dtype=np.int64), np.zeros(links_length, dtype=np.int64),
-             np.zeros(links_length, dtype=np.int64))
-    parents, firsts, children = links
+    node = np.zeros((max_nodes, FIELDS), dtype=np.int64)
     heap = (np.empty(heap_length, dtype=np.int64), np.empty(heap_length, dtype=np.int64))
     for c in range(bounds.size - 1):
         clock = 1
         count = new_node(node, ROOT, NONE, 0, 0, clock) + 1
-        node[LOCK, ROOT] = 1  # RadixCache.reset: the root is never evicted
+        node[ROOT, LOCK] = 1  # RadixCache.reset: the root is never evicted
         free_pages, size = pool_pages, 0
         for k in range(bounds[c], bounds[c + 1]):
             r = order[k]
@@ -166,16 +162,16 @@ def radix_replay(pages, starts, tokens, order, bounds, pool_pages, page_size, ma
             if limit > 0:  # match_prefix(pages[:limit])
                 clock += 1
                 now = clock
-                node[ACCESS, ROOT] = now
+                node[ROOT, ACCESS] = now
                 v, at = ROOT, start
                 while at < start + limit:
-                    child = child_of(parents, firsts, children, v, pages[at])
+                    child = child_of(links, v, pages[at])
                     if child == NOT_FOUND:
                         break
-                    node[ACCESS, child] = now
-                    length = common_length(pages, node[START, child], node[LENGTH, child], at, start + limit)
+                    node[child, ACCESS] = now
+                    length = common_length(pages, node[child, START], node[child, LENGTH], at, start + limit)
                     hit += length
-                    if length < node[LENGTH, child]:
+                    if length < node[child, LENGTH]:
                         clock += 1
                         v = split(node, count, links, pages, child, length, clock)
                         count += 1
@@ -196,16 +192,16 @@ def radix_replay(pages, starts, tokens, order, bounds, pool_pages, page_size, ma
                 raise AssertionError("a request that fits the pool always fits beside its locked prefix")
             clock += 1  # insert(pages)
             now = clock
-            node[ACCESS, ROOT] = now
+            node[ROOT, ACCESS] = now
             v, at = ROOT, start
             while at < end:
-                child = child_of(parents, firsts, children, v, pages[at])
+                child = child_of(links, v, pages[at])
                 if child == NOT_FOUND:
                     break
-                node[ACCESS, child] = now
-                length = common_length(pages, node[START, child], node[LENGTH, child], at, end)
+                node[child, ACCESS] = now
+                length = common_length(pages, node[child, START], node[child, LENGTH], at, end)
                 at += length
-                if length < node[LENGTH, child]:
+                if length < node[child, LENGTH]:
                     clock += 1
                     v = split(node, count, links, pages, child, length, clock)
                     count += 1
@@ -217,8 +213,8 @@ def radix_replay(pages, starts, tokens, order, bounds, pool_pages, page_size, ma
                 clock += 1
                 leaf = new_node(node, count, v, at, end - at, clock)
                 count += 1
-                set_child(parents, firsts, children, v, pages[at], leaf)
-                node[CHILDREN, v] += 1
+                set_child(links, v, pages[at], leaf)
+                node[v, CHILDREN] += 1
                 free_pages -= end - at
                 size = offer(node, heap, size, leaf, fifo)
             elif not fifo:
@@ -226,8 +222,8 @@ def radix_replay(pages, starts, tokens, order, bounds, pool_pages, page_size, ma
             lock(node, last, -1)
             hits[r] = hit
         for v in range(1, count):  # empty the links for the next cache
-            if node[ALIVE, v]:
-                remove_child(parents, firsts, children, node[PARENT, v], pages[node[START, v]])
+            if node[v, ALIVE]:
+                remove_child(links, node[v, PARENT], pages[node[v, START]])
     return hits
 
 
@@ -285,7 +281,7 @@ def sglang_kernel_hits(
     # Per cache: at most 3 new nodes per request (a split in match, one in insert, the leaf) besides the
     # root; at most 7 heap pushes (3 stamps or new leaves, 1 locked leaf put back, and one per node evicted).
     max_nodes, heap_length = 3 * most + 2, 7 * most + 16
-    links = table_length(min(pages_in_pool, max_nodes))  # every non-root node holds a page of the pool
+    links = new_table(min(pages_in_pool, max_nodes))  # every non-root node holds a page of the pool
     limit = default_max_input(pages_in_pool * page_size) if max_input is None else max_input
     hits = radix_replay(pages, page_starts, tokens, order.astype(np.int64), bounds, pages_in_pool, page_size, limit,
                         policy == SGLANG_FIFO, max_nodes, links, heap_length)
