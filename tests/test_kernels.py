@@ -325,10 +325,14 @@ def test_without_numba_the_python_code_answers(monkeypatch):
     import pyverify.sim.kernels.vllm_pool as vllm_pool
 
     monkeypatch.setattr(vllm_pool, "vllm_kernel_hits", not_here)
+    import pyverify.sim.kernels.sglang_radix as sglang_radix
+
+    monkeypatch.setattr(sglang_radix, "sglang_kernel_hits", not_here)
     chains = [(1, 2), (1, 3), (1, 2)]
     assert simulate(chains, None, POOLED, capacity=2, eviction=FIFO).hit_blocks == (0, 1, 0)
     assert simulate(chains, None, POOLED, capacity=2, eviction=LEAF_LRU).hit_blocks == (0, 1, 1)
     assert simulate(chains, None, POOLED, capacity=2, eviction=simulate_module.VLLM).hit_blocks == (0, 1, 1)
+    assert simulate(chains, None, POOLED, capacity=20, eviction=simulate_module.SGLANG).hit_blocks == (0, 1, 1)
     assert lru_curve(chains).misses(3) == 3
 
 

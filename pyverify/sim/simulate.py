@@ -90,7 +90,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from pyverify.sim.kernels import REPLAY_BREAK_EVEN, TREE_REPLAY_BREAK_EVEN, use_kernels
+from pyverify.sim.kernels import REPLAY_BREAK_EVEN, SGLANG_BREAK_EVEN, TREE_REPLAY_BREAK_EVEN, use_kernels
 
 POOLED = "pooled"
 PER_HOST = "per-host"
@@ -217,7 +217,7 @@ def simulate(
     if eviction in ENGINE_EVICTIONS:
         if capacity is None:
             raise ValueError(f"the {eviction} engine needs a capacity (its pool size)")
-        hit_blocks = engine_hits(chains, cache_of, capacity, eviction, prompt_tokens, block_size, page_size)[0]
+        hit_blocks = engine_hits(chains, cache_of, capacity, eviction, prompt_tokens, block_size, page_size, runs)[0]
     elif capacity is None:
         hit_blocks = _uncapacitated_hits(chains, cache_of)
     elif eviction in (LRU, FIFO) and use_kernels(work, REPLAY_BREAK_EVEN):  # same moves, compiled (pyverify.sim.kernels.replay)
@@ -248,11 +248,15 @@ def engine_hits(
     prompt_tokens: Sequence[int] | None = None,
     block_size: int | None = None,
     page_size: int | None = None,
+    runs: int = 1,
 ) -> tuple[list[int], list[int]]:
     """Hit blocks per request under a serving engine's own cache, and the requests it would never schedule.
 
     Without a block size the chains' blocks are taken as full blocks of one
     unit each (the engines' rules then depend only on block counts).
+    Above a size (``runs`` calls together, as for :func:`simulate`) the
+    engines run as compiled kernels (:mod:`pyverify.sim.kernels`): the same
+    moves, the same results.
     """
     from pyverify.sim.sglang_radix import sglang_hits
     from pyverify.sim.vllm_pool import vllm_hits
@@ -269,8 +273,9 @@ def engine_hits(
         # A trace that names a partial last block (Mooncake's hash_ids do): the engine never hashes it.
         full_chains.append(chain if full == len(chain) else chain[:full])
     chains = full_chains
+    work = sum(map(len, chains)) * runs
     if eviction == VLLM:
-        if use_kernels(sum(map(len, chains)), TREE_REPLAY_BREAK_EVEN):  # the same moves, compiled
+        if use_kernels(work, TREE_REPLAY_BREAK_EVEN):  # the same moves, compiled
             from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits
 
             compiled = vllm_kernel_hits(chains, prompt_tokens, cache_of, capacity, size)
@@ -278,8 +283,14 @@ def engine_hits(
                 return compiled
         return vllm_hits(chains, prompt_tokens, cache_of, capacity, size)
     if eviction in (SGLANG, SGLANG_FIFO):
-        return sglang_hits(chains, prompt_tokens, cache_of, capacity, size, page_size or size,
-                           "fifo" if eviction == SGLANG_FIFO else "lru")
+        policy = "fifo" if eviction == SGLANG_FIFO else "lru"
+        if use_kernels(work, SGLANG_BREAK_EVEN):  # the same moves, compiled
+            from pyverify.sim.kernels.sglang_radix import sglang_kernel_hits
+
+            compiled = sglang_kernel_hits(chains, prompt_tokens, cache_of, capacity, size, page_size or size, policy)
+            if compiled is not None:
+                return compiled
+        return sglang_hits(chains, prompt_tokens, cache_of, capacity, size, page_size or size, policy)
     raise ValueError(f"unknown engine {eviction!r}; expected one of {ENGINE_EVICTIONS}")
 
 

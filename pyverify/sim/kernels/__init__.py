@@ -11,14 +11,18 @@
   (``tail-first``), at one capacity, returning the witness.
 * :mod:`pyverify.sim.kernels.vllm_pool`: vLLM 0.33's block pool
   (``--eviction vllm``), move for move, returning hits per request.
+* :mod:`pyverify.sim.kernels.sglang_radix`: SGLang 0.5.23's radix cache
+  (``--eviction sglang`` / ``sglang-fifo``), move for move, returning hits
+  per request.
 
 Each kernel has a pure-Python reference kept as the test oracle:
 :func:`pyverify.sim.mrc.stack_distances_fenwick` (and the vectorised numpy
 :func:`pyverify.sim.mrc.stack_distances`) for the curve,
 ``pyverify.sim.simulate._capacitated_hits`` (with its cache classes) for replay,
-:mod:`pyverify.sim.vllm_pool` for vLLM's pool. ``tests/test_kernels.py``
-checks every kernel against them on Hypothesis-generated traces, and against
-libCacheSim.
+:mod:`pyverify.sim.vllm_pool` for vLLM's pool, :mod:`pyverify.sim.sglang_radix`
+for SGLang's radix cache. ``tests/test_kernels.py`` (and
+``tests/test_sglang_kernel.py``) check every kernel against them on
+Hypothesis-generated traces, and against libCacheSim.
 
 Why numba (measured on this project's 2-core x86_64 machine, shared with other jobs)
 -----------------------------------------------------------------------------------
@@ -71,9 +75,15 @@ REPLAY_BREAK_EVEN = 4_000_000
 #: The Python leaf-lru and tail-first caches are slower than the OrderedDict LRU,
 #: so their kernel repays its start-up sooner.
 TREE_REPLAY_BREAK_EVEN = 1_000_000
+#: The Python radix cache runs at ~2M refs/s while nothing is evicted, but
+#: heaps every evictable leaf again on each eviction, so under pressure it
+#: slows by 10-1000x (183 s for bench/synthetic.py's 1M references in a pool
+#: of 100,000 tokens, against 0.07 s compiled): the kernel repays its start-up
+#: far sooner there, and costs at most that start-up where it does not.
+SGLANG_BREAK_EVEN = 250_000
 #: The kernel modules: once one is imported, the start-up is paid.
 _KERNEL_MODULES = ("pyverify.sim.kernels.replay", "pyverify.sim.kernels.stack_distance", "pyverify.sim.kernels.tree_replay",
-                   "pyverify.sim.kernels.vllm_pool")
+                   "pyverify.sim.kernels.vllm_pool", "pyverify.sim.kernels.sglang_radix")
 
 
 @lru_cache(maxsize=1)
@@ -100,4 +110,5 @@ def use_kernels(references: int, break_even: int) -> bool:
     return available()
 
 
-__all__ = ["CURVE_BREAK_EVEN", "MIN_REFERENCES", "REPLAY_BREAK_EVEN", "TREE_REPLAY_BREAK_EVEN", "available", "use_kernels"]
+__all__ = ["CURVE_BREAK_EVEN", "MIN_REFERENCES", "REPLAY_BREAK_EVEN", "SGLANG_BREAK_EVEN", "TREE_REPLAY_BREAK_EVEN", "available",
+           "use_kernels"]
