@@ -1,0 +1,164 @@
+"""The checker's replay and recounts on flat arrays: the same rules as :mod:`pyverify.trusted.check` and
+:mod:`pyverify.trusted.recount`, for runs of millions of block references.
+
+Same rules, same first failure, same words: ``tests/test_array_check.py`` holds
+:func:`replay_arrays` to :func:`pyverify.trusted.check.replay` (misses, or the
+exact refusal) and the recounts to :mod:`pyverify.trusted.recount` on
+Hypothesis instances; the plain-Python code stays the reference. The loops are
+plain Python over numpy arrays, compiled by numba when it is installed
+(:mod:`pyverify.trusted.compiled`); nothing here comes from the searchers.
+
+Blocks are renamed to dense keys, one per (cache, block) pair that the trace
+references, so a cache's contents are one flag per key. A dropped block that
+no request of its cache references gets a key of its own past those (it can be
+neither held nor fetched, and the replay says so).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyverify.trusted.check import CheckFailed
+from pyverify.trusted.compiled import kernel
+
+# The replay's verdict codes (0: legal run), one per rule a step can break, in the order the plain replay checks them.
+LEGAL, TOO_MANY_HITS, HIT_NOT_HELD, PREFIX_LONGER, REPEATED_DROP, DROP_NEITHER, FORCED_DROP, OVER_CAPACITY = range(8)
+
+
+def pair_keys(ids: np.ndarray, cache_of_reference: np.ndarray, fleet: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Dense keys of the (cache, block) pairs: ``(key of every reference, sorted pair codes, number of keys)``."""
+    codes = ids if fleet == 1 else ids * fleet + cache_of_reference  # block ids are below 2**53 (the readers' bound)
+    table, keys = np.unique(codes, return_inverse=True)
+    return keys.astype(np.int64).ravel(), table, int(table.size)
+
+
+def replay_arrays(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int | None, run: dict[str, np.ndarray],
+                  what: str, forced: bool = False) -> int:
+    """Replay a packed run by rules 1-4 (and 5 if ``forced``); its misses, or :class:`CheckFailed` as the plain replay words it."""
+    n = offsets.size - 1
+    for key in ("cache_of", "hit_blocks"):
+        if run[key].size != n:
+            raise CheckFailed(f"{what}.{key} has {run[key].size} entries, the instance has {n} requests")
+    if run["dropped_offsets"].size - 1 != n:
+        raise CheckFailed(f"{what}.dropped has {run['dropped_offsets'].size - 1} entries, the instance has {n} requests")
+    lengths = np.diff(offsets)
+    cache_of_reference = np.repeat(caches, lengths)
+    fleet = int(caches.max()) + 1 if caches.size else 1
+    keys, table, universe = pair_keys(ids, cache_of_reference, fleet)
+    blocks = run["dropped_blocks"]
+    drop_cache = np.repeat(caches, np.diff(run["dropped_offsets"]))  # = run["cache_of"] up to the first step refused
+    drop_codes = blocks if fleet == 1 else blocks * fleet + drop_cache
+    at = np.minimum(np.searchsorted(table, drop_codes), max(universe - 1, 0))
+    known = table[at] == drop_codes if universe else np.zeros(blocks.size, dtype=bool)
+    drop_keys = np.where(known, at, 0).astype(np.int64)
+    strangers, renamed = np.unique(drop_codes[~known], return_inverse=True)  # each its own key: never held or fetched
+    drop_keys[~known] = universe + renamed.ravel()
+    wrong_cache = np.flatnonzero(run["cache_of"] != caches)
+    stop = int(wrong_cache[0]) if wrong_cache.size else n  # the plain replay refuses there, before replaying that step
+    verdict = kernel(_replay)(keys, offsets, caches, run["hit_blocks"], drop_keys, run["dropped_offsets"], stop,
+                              -1 if capacity is None else capacity, forced, universe + strangers.size, fleet)
+    misses, code, t, index, count = (int(v) for v in verdict)
+    if code == LEGAL and stop < n:
+        raise CheckFailed(f"{what}.cache_of[{stop}] is {int(run['cache_of'][stop])}, but request {stop} reads cache {int(caches[stop])}")
+    if code != LEGAL:
+        raise CheckFailed(_refusal(code, t, index, count, ids, offsets, caches, run, what))
+    return misses
+
+
+def _refusal(code, t, index, count, ids, offsets, caches, run, what) -> str:
+    """The plain replay's words for verdict ``code`` at request ``t`` (``index``: the reference or dropped entry)."""
+    q, h, k = int(caches[t]), int(run["hit_blocks"][t]), int(offsets[t + 1] - offsets[t])
+    if code == TOO_MANY_HITS:
+        return f"{what}.hit_blocks[{t}] is {h}, but request {t} has only {k} blocks"
+    if code == HIT_NOT_HELD:
+        return f"{what}.hit_blocks[{t}]: block {int(ids[index])} counted as a hit but not held by cache {q}"
+    if code == PREFIX_LONGER:
+        return f"{what}.hit_blocks[{t}]: block {int(ids[index])} is held by cache {q}, so the hit prefix is longer than {h}"
+    if code == REPEATED_DROP:
+        return f"{what}.dropped[{t}] repeats a block"
+    if code == DROP_NEITHER:
+        return f"{what}.dropped[{t}]: cache {q} drops block {int(run['dropped_blocks'][index])}, which it neither held nor fetched"
+    if code == FORCED_DROP:
+        how = "hit" if index - int(offsets[t]) < h else "fetched"
+        return (f"{what}.dropped[{t}]: cache {q} drops block {int(ids[index])}, which request {t} {how}: "
+                "forced admission holds every block of the request (up to the capacity) when it ends")
+    return f"{what}.dropped[{t}]: cache {q} would hold {count} blocks, capacity is {index}"  # OVER_CAPACITY: index is C
+
+
+def _replay(keys, offsets, caches, hits, drop_keys, drop_offsets, stop, capacity, forced, universe, fleet):
+    """Rules 1-5 step by step, as :func:`pyverify.trusted.check.replay`: ``[misses, code, request, index, count]``."""
+    held = np.zeros(universe, dtype=np.uint8)  # rule 1: every cache starts empty
+    dropped_at = np.zeros(universe, dtype=np.int64)  # request t + 1 marks the keys it drops (repeats, rule 5)
+    fetched_at = np.zeros(universe, dtype=np.int64)  # request t + 1 marks the keys it fetches
+    size = np.zeros(fleet, dtype=np.int64)
+    misses = 0
+    for t in range(stop):
+        q, h, start, end = caches[t], hits[t], offsets[t], offsets[t + 1]
+        k = end - start
+        if h > k:
+            return np.array([misses, TOO_MANY_HITS, t, 0, 0])
+        for p in range(start, start + h):  # rule 2: the hits are held ...
+            if held[keys[p]] == 0:
+                return np.array([misses, HIT_NOT_HELD, t, p, 0])
+        if h < k and held[keys[start + h]] == 1:  # ... and the next block is not
+            return np.array([misses, PREFIX_LONGER, t, start + h, 0])
+        for d in range(drop_offsets[t], drop_offsets[t + 1]):
+            if dropped_at[drop_keys[d]] == t + 1:
+                return np.array([misses, REPEATED_DROP, t, d, 0])
+            dropped_at[drop_keys[d]] = t + 1
+        for p in range(start + h, end):
+            fetched_at[keys[p]] = t + 1
+        for d in range(drop_offsets[t], drop_offsets[t + 1]):  # rule 3: only what it held or fetched
+            if held[drop_keys[d]] == 0 and fetched_at[drop_keys[d]] != t + 1:
+                return np.array([misses, DROP_NEITHER, t, d, 0])
+        if forced:  # rule 5: the request's first min(k, C) blocks stay
+            kept = k if capacity < 0 or k < capacity else capacity
+            for p in range(start, start + kept):
+                if dropped_at[keys[p]] == t + 1:
+                    return np.array([misses, FORCED_DROP, t, p, 0])
+        for p in range(start + h, end):
+            if held[keys[p]] == 0:
+                held[keys[p]] = 1
+                size[q] += 1
+        for d in range(drop_offsets[t], drop_offsets[t + 1]):
+            if held[drop_keys[d]] == 1:
+                held[drop_keys[d]] = 0
+                size[q] -= 1
+        if capacity >= 0 and size[q] > capacity:  # rule 4
+            return np.array([misses, OVER_CAPACITY, t, capacity, size[q]])
+        misses += k - h
+    return np.array([misses, LEGAL, stop, 0, 0])
+
+
+def distinct_pairs(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray) -> int:
+    """The compulsory floor: distinct (cache, block) pairs."""
+    fleet = int(caches.max()) + 1 if caches.size else 1
+    return pair_keys(ids, np.repeat(caches, np.diff(offsets)), fleet)[2]
+
+
+class ArrayCounts:
+    """:class:`pyverify.trusted.check.PlainCounts` on a trace's arrays (a packed witness; no greedy runs)."""
+
+    def __init__(self, trace, caches: list[int]):
+        self.ids, self.offsets = trace.ids, trace.offsets
+        self.caches = np.asarray(caches, dtype=np.int64)
+        self.n_requests, self.references = int(self.offsets.size - 1), int(self.ids.size)
+
+    def replay(self, capacity: int | None, run: dict[str, np.ndarray], what: str, forced: bool) -> int:
+        return replay_arrays(self.ids, self.offsets, self.caches, capacity, run, what, forced)
+
+    def floor(self) -> int:
+        return distinct_pairs(self.ids, self.offsets, self.caches)
+
+    def min_misses(self, capacity: int) -> int:
+        from pyverify.trusted.array_recount import min_misses_arrays
+
+        return min_misses_arrays(self.ids, self.offsets, self.caches, capacity)
+
+    def forced_misses(self, capacity: int) -> int:
+        from pyverify.trusted.array_recount import forced_misses_arrays
+
+        return forced_misses_arrays(self.ids, self.offsets, self.caches, capacity)
+
+
+__all__ = ["ArrayCounts", "distinct_pairs", "pair_keys", "replay_arrays"]
