@@ -8,10 +8,10 @@ Hypothesis instances; the plain-Python code stays the reference. The loops are
 plain Python over numpy arrays, compiled by numba when it is installed
 (:mod:`pyverify.trusted.compiled`); nothing here comes from the searchers.
 
-Blocks are renamed to dense keys, one per (cache, block) pair that the trace
-references, so a cache's contents are one flag per key. A dropped block that
-no request of its cache references gets a key of its own past those (it can be
-neither held nor fetched, and the replay says so).
+Blocks are renamed to keys, one per (cache, block) pair (:func:`pair_keys`),
+so a cache's contents are one flag per key. A dropped block that no request
+of its cache references gets a key of its own past those (it can be neither
+held nor fetched, and the replay says so).
 """
 
 from __future__ import annotations
@@ -25,32 +25,48 @@ from pyverify.trusted.compiled import kernel
 LEGAL, TOO_MANY_HITS, HIT_NOT_HELD, PREFIX_LONGER, REPEATED_DROP, DROP_NEITHER, FORCED_DROP, OVER_CAPACITY = range(8)
 
 
-def pair_keys(ids: np.ndarray, cache_of_reference: np.ndarray, fleet: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Dense keys of the (cache, block) pairs: ``(key of every reference, sorted pair codes, number of keys)``."""
-    codes = ids if fleet == 1 else ids * fleet + cache_of_reference  # block ids are below 2**53 (the readers' bound)
+#: Pair codes below this many times the number of references are used as keys as they are (no sort); larger ones are renumbered.
+DENSE_FACTOR = 4
+
+
+def pair_codes(blocks: np.ndarray, caches: np.ndarray, fleet: int) -> np.ndarray:
+    """One integer per (cache, block) pair: the block id itself for one cache (block ids are below 2**53, the readers' bound)."""
+    return blocks if fleet == 1 else blocks * fleet + caches
+
+
+def pair_keys(ids: np.ndarray, cache_of_reference: np.ndarray, fleet: int) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """Keys of the (cache, block) pairs: ``(key of every reference, sorted pair codes or None, number of keys)``.
+
+    Pair codes that are small already are the keys (``None``: no table); otherwise the keys number the distinct codes."""
+    codes = pair_codes(ids, cache_of_reference, fleet)
+    if codes.size == 0 or int(codes.max()) < DENSE_FACTOR * codes.size + 1024:
+        return codes.astype(np.int64, copy=False), None, int(codes.max()) + 1 if codes.size else 0
     table, keys = np.unique(codes, return_inverse=True)
     return keys.astype(np.int64).ravel(), table, int(table.size)
 
 
 def replay_arrays(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int | None, run: dict[str, np.ndarray],
-                  what: str, forced: bool = False) -> int:
-    """Replay a packed run by rules 1-4 (and 5 if ``forced``); its misses, or :class:`CheckFailed` as the plain replay words it."""
+                  what: str, forced: bool = False, keyed=None) -> int:
+    """Replay a packed run by rules 1-4 (and 5 if ``forced``); its misses, or :class:`CheckFailed` as the plain replay words it.
+
+    ``keyed``: :func:`pair_keys` of the references, if computed already."""
     n = offsets.size - 1
     for key in ("cache_of", "hit_blocks"):
         if run[key].size != n:
             raise CheckFailed(f"{what}.{key} has {run[key].size} entries, the instance has {n} requests")
     if run["dropped_offsets"].size - 1 != n:
         raise CheckFailed(f"{what}.dropped has {run['dropped_offsets'].size - 1} entries, the instance has {n} requests")
-    lengths = np.diff(offsets)
-    cache_of_reference = np.repeat(caches, lengths)
     fleet = int(caches.max()) + 1 if caches.size else 1
-    keys, table, universe = pair_keys(ids, cache_of_reference, fleet)
-    blocks = run["dropped_blocks"]
+    keys, table, universe = keyed or pair_keys(ids, np.repeat(caches, np.diff(offsets)), fleet)
     drop_cache = np.repeat(caches, np.diff(run["dropped_offsets"]))  # = run["cache_of"] up to the first step refused
-    drop_codes = blocks if fleet == 1 else blocks * fleet + drop_cache
-    at = np.minimum(np.searchsorted(table, drop_codes), max(universe - 1, 0))
-    known = table[at] == drop_codes if universe else np.zeros(blocks.size, dtype=bool)
-    drop_keys = np.where(known, at, 0).astype(np.int64)
+    drop_codes = pair_codes(run["dropped_blocks"], drop_cache, fleet)
+    if table is None:  # codes are keys; one no reference has is neither held nor fetched by any run
+        known = drop_codes < universe
+        drop_keys = drop_codes.copy()
+    else:
+        at = np.minimum(np.searchsorted(table, drop_codes), max(universe - 1, 0))
+        known = table[at] == drop_codes if universe else np.zeros(drop_codes.size, dtype=bool)
+        drop_keys = np.where(known, at, 0).astype(np.int64)
     strangers, renamed = np.unique(drop_codes[~known], return_inverse=True)  # each its own key: never held or fetched
     drop_keys[~known] = universe + renamed.ravel()
     wrong_cache = np.flatnonzero(run["cache_of"] != caches)
@@ -88,8 +104,8 @@ def _refusal(code, t, index, count, ids, offsets, caches, run, what) -> str:
 def _replay(keys, offsets, caches, hits, drop_keys, drop_offsets, stop, capacity, forced, universe, fleet):
     """Rules 1-5 step by step, as :func:`pyverify.trusted.check.replay`: ``[misses, code, request, index, count]``."""
     held = np.zeros(universe, dtype=np.uint8)  # rule 1: every cache starts empty
-    dropped_at = np.zeros(universe, dtype=np.int64)  # request t + 1 marks the keys it drops (repeats, rule 5)
-    fetched_at = np.zeros(universe, dtype=np.int64)  # request t + 1 marks the keys it fetches
+    dropped_at = np.zeros(universe, dtype=np.int32)  # request t + 1 marks the keys it drops (repeats, rule 5)
+    fetched_at = np.zeros(universe, dtype=np.int32)  # request t + 1 marks the keys it fetches
     size = np.zeros(fleet, dtype=np.int64)
     misses = 0
     for t in range(stop):
@@ -130,10 +146,11 @@ def _replay(keys, offsets, caches, hits, drop_keys, drop_offsets, stop, capacity
     return np.array([misses, LEGAL, stop, 0, 0])
 
 
-def distinct_pairs(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray) -> int:
-    """The compulsory floor: distinct (cache, block) pairs."""
-    fleet = int(caches.max()) + 1 if caches.size else 1
-    return pair_keys(ids, np.repeat(caches, np.diff(offsets)), fleet)[2]
+def distinct_keys(keys: np.ndarray, universe: int) -> int:
+    """How many distinct keys ``keys`` holds (with pair keys: the compulsory floor, distinct (cache, block) pairs)."""
+    seen = np.zeros(universe, dtype=bool)
+    seen[keys] = True
+    return int(np.count_nonzero(seen))
 
 
 class ArrayCounts:
@@ -143,22 +160,24 @@ class ArrayCounts:
         self.ids, self.offsets = trace.ids, trace.offsets
         self.caches = np.asarray(caches, dtype=np.int64)
         self.n_requests, self.references = int(self.offsets.size - 1), int(self.ids.size)
+        fleet = int(self.caches.max()) + 1 if self.caches.size else 1
+        self.keyed = pair_keys(self.ids, np.repeat(self.caches, np.diff(self.offsets)), fleet)  # once, for every count
 
     def replay(self, capacity: int | None, run: dict[str, np.ndarray], what: str, forced: bool) -> int:
-        return replay_arrays(self.ids, self.offsets, self.caches, capacity, run, what, forced)
+        return replay_arrays(self.ids, self.offsets, self.caches, capacity, run, what, forced, self.keyed)
 
     def floor(self) -> int:
-        return distinct_pairs(self.ids, self.offsets, self.caches)
+        return distinct_keys(self.keyed[0], self.keyed[2])
 
     def min_misses(self, capacity: int) -> int:
         from pyverify.trusted.array_recount import min_misses_arrays
 
-        return min_misses_arrays(self.ids, self.offsets, self.caches, capacity)
+        return min_misses_arrays(self.keyed[0], self.offsets, self.caches, capacity, self.keyed[2])
 
     def forced_misses(self, capacity: int) -> int:
         from pyverify.trusted.array_recount import forced_misses_arrays
 
-        return forced_misses_arrays(self.ids, self.offsets, self.caches, capacity)
+        return forced_misses_arrays(self.keyed[0], self.offsets, self.caches, capacity, self.keyed[2])
 
 
-__all__ = ["ArrayCounts", "distinct_pairs", "pair_keys", "replay_arrays"]
+__all__ = ["ArrayCounts", "distinct_keys", "pair_codes", "pair_keys", "replay_arrays"]

@@ -18,36 +18,39 @@ import numpy as np
 from pyverify.trusted.compiled import kernel
 
 
-def _next_uses(keys: np.ndarray) -> np.ndarray:
-    """For each position, the next position holding the same key, or ``len(keys)`` if none."""
+def _next_uses(keys, universe):
+    """For each position, the next position holding the same key, or ``len(keys)`` if none (one backward pass)."""
     n = keys.size
-    following = np.full(n, n, dtype=np.int64)
-    order = np.argsort(keys, kind="stable")  # equal keys stay in sequence order
-    same = keys[order[1:]] == keys[order[:-1]]
-    following[order[:-1][same]] = order[1:][same]
+    following = np.empty(n, dtype=np.int64)
+    last = np.full(universe, n, dtype=np.int64)
+    for p in range(n - 1, -1, -1):
+        following[p] = last[keys[p]]
+        last[keys[p]] = p
     return following
 
 
-def per_cache(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray):
-    """Each cache's flat sequence as dense keys, with its requests' lengths: ``(keys, lengths, universe)`` per cache."""
+def per_cache(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray):
+    """Each cache's flat sequence of pair keys (:func:`pyverify.trusted.array_check.pair_keys`: one per block within a
+    cache), with its requests' lengths."""
     lengths = np.diff(offsets)
+    if caches.size == 0 or bool((caches == caches[0]).all()):
+        yield keys, lengths
+        return
     of_reference = np.repeat(caches, lengths)
-    single = caches.size == 0 or bool((caches == caches[0]).all())
     for q in np.unique(caches):
-        sequence = ids if single else ids[of_reference == q]
-        table, keys = np.unique(sequence, return_inverse=True)
-        yield keys.astype(np.int64).ravel(), lengths if single else lengths[caches == q], int(table.size)
+        yield keys[of_reference == q], lengths[caches == q]
 
 
-def min_misses_arrays(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int) -> int:
-    """The fewest misses of the prefix caches: the sum over caches of bypass MIN on the flat sequence."""
-    return sum(int(kernel(_min_misses)(keys, _next_uses(keys), capacity, universe)) for keys, _, universe in per_cache(ids, offsets, caches))
+def min_misses_arrays(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int, universe: int) -> int:
+    """The fewest misses of the prefix caches: the sum over caches of bypass MIN on the flat sequence (keys below ``universe``)."""
+    return sum(int(kernel(_min_misses)(sequence, kernel(_next_uses)(sequence, universe), capacity, universe))
+               for sequence, _ in per_cache(keys, offsets, caches))
 
 
-def forced_misses_arrays(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int) -> int:
+def forced_misses_arrays(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int, universe: int) -> int:
     """The fewest misses of forced-admission caches (Belady's rule, the running request pinned), summed over caches."""
-    return sum(int(kernel(_forced_misses)(keys, _next_uses(keys), lengths, capacity, universe))
-               for keys, lengths, universe in per_cache(ids, offsets, caches))
+    return sum(int(kernel(_forced_misses)(sequence, kernel(_next_uses)(sequence, universe), lengths, capacity, universe))
+               for sequence, lengths in per_cache(keys, offsets, caches))
 
 
 def _min_misses(keys, following, capacity, universe):

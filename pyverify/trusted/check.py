@@ -139,10 +139,24 @@ RECORDED_BOUND = "lower bound: as recorded by CP-SAT, checked here to be at most
 NOT_RECHECKED = "reported by the certifier, not re-checked"
 
 
-def basis_of(capacity: int | None, status: str, admission: str = "bypass") -> list[str]:
+def basis_of(capacity: int | None, status: str, admission: str = "bypass", packed: bool = False) -> list[str]:
     """The reliance statement for a certificate of this kind (certify writes it; the checker recomputes it).
 
-    The solver records are not part of it: nothing here re-runs a solver (see :func:`certifier_records`)."""
+    The solver records are not part of it: nothing here re-runs a solver (see :func:`certifier_records`).
+    ``packed``: a ``pyverify.certificate/2``, replayed and recounted on arrays (:mod:`pyverify.trusted.array_check`,
+    :mod:`pyverify.trusted.array_recount`), which tests hold equal to the plain code the statements name."""
+    basis = _basis(capacity, status, admission)
+    if packed:
+        basis = [line.replace("recounted here by pyverify/trusted/recount.py", PACKED_RECOUNT) for line in basis]
+    return basis
+
+
+#: How a packed certificate's basis names its recount.
+PACKED_RECOUNT = ("recounted here on arrays by pyverify/trusted/array_recount.py (held equal to pyverify/trusted/recount.py "
+                  "by tests, not proved)")
+
+
+def _basis(capacity: int | None, status: str, admission: str) -> list[str]:
     if capacity is None:
         return [UPPER, FLOOR]
     if admission == FORCED:
@@ -239,6 +253,11 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
             runs += [(f"greedy[{i}].run", g["run"]) for i, g in enumerate(cert["greedy"]) if isinstance(g, dict) and isinstance(g.get("run"), dict)]
     saved = []
     for _, run in runs:
+        if is_packed(run):  # the schema sees each array's dtype and length; its base64 (megabytes) is decoded later
+            saved.append({key: field["base64"] for key, field in run.items() if isinstance(field, dict) and isinstance(field.get("base64"), str)})
+            for key in saved[-1]:
+                run[key]["base64"] = ""
+            continue
         saved.append({key: run[key] for key in RUN_KEYS if isinstance(run.get(key), list)})
         for key in saved[-1]:
             run[key] = []
@@ -246,8 +265,14 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
         validate_schema(cert, cert_path, certificate_schema())
     finally:
         for (_, run), arrays in zip(runs, saved):
-            run.update(arrays)
-    for (where, _), arrays in zip(runs, saved):
+            if is_packed(run):
+                for key, text in arrays.items():
+                    run[key]["base64"] = text
+            else:
+                run.update(arrays)
+    for (where, run), arrays in zip(runs, saved):
+        if is_packed(run):
+            continue  # decoded and type-checked by pyverify.trusted.packed
         for key, values in arrays.items():
             for index, value in enumerate(values):
                 if key == "dropped":
@@ -440,7 +465,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     require(status == "FEASIBLE" or supported, f"status is {status}, but the records support FEASIBLE")
     expected = claim_statement(model, capacity, status, objective, bound, routing, hosts, admission)
     require(cert["claim"]["statement"] == expected, f"claim.statement does not match the model and numbers; expected: {expected!r}")
-    basis = basis_of(capacity, status, admission)
+    basis = basis_of(capacity, status, admission, packed=counts is not PlainCounts)
     require(cert.get("basis") in (None, basis), f"basis does not state what the verdict rests on; expected: {basis!r}")
     say(f"status {status}: what the records support; claim: scope 'this instance', statement matches the model and the numbers")
 
