@@ -107,8 +107,11 @@ def _floor(ids: np.ndarray, cache_of_reference: np.ndarray) -> int:
     return int(np.count_nonzero(seen))
 
 
-def write_packed_certificate(cert: dict[str, Any], arrays: dict[str, np.ndarray], target: str | Path, instance_path: str | Path) -> None:
-    """Write ``cert`` with its witness ``arrays`` packed, streamed, atomically, only if the trusted checker accepts it."""
+def write_packed_certificate(cert: dict[str, Any], arrays: dict[str, np.ndarray], target: str | Path, instance_path: str | Path,
+                             trace=None) -> None:
+    """Write ``cert`` with its witness ``arrays`` packed, streamed, atomically, only if the trusted checker accepts it.
+
+    ``trace``: the trace as certify read it, handed to the checker so that it is not read again."""
     from pyverify.certify.certificate import dumps
 
     marks = {key: f"@@packed:{key}@@" for key in PACKED_ARRAYS}
@@ -126,7 +129,7 @@ def write_packed_certificate(cert: dict[str, Any], arrays: dict[str, np.ndarray]
                 out.write('"')
             out.write(text)
         lines: list[str] = []
-        if verify(str(tmp), str(instance_path), lines.append) != 0:
+        if verify(str(tmp), str(instance_path), lines.append, read_already=trace) != 0:
             raise UserError(f"{target}: not written: the checker rejected the certificate ({lines[-1]})")
 
 

@@ -145,7 +145,6 @@ def _certify(args) -> int:
                                                    hosts, args.admission, reading_record(import_options(args)), args.started)
             done = Certified(cert, None, None, seconds)
             instance = SimpleNamespace(name=trace.name, n_requests=trace.n_requests, n_references=trace.n_references)
-            del trace  # the checker reads the trace again: only one copy in memory at a time
         else:
             done = certify(instance, args.model, args.capacity, args.time_limit, policies, use_z3=not args.no_z3,
                            instance_path=args.instance, routing=args.routing, hosts=hosts, admission=args.admission,
@@ -158,7 +157,7 @@ def _certify(args) -> int:
     if args.output:
         check_started = time.perf_counter()
         if cert["witness"] is None:
-            write_packed_certificate(cert, packed, args.output, args.instance)
+            write_packed_certificate(cert, packed, args.output, args.instance, trace)
         else:
             write_certificate(cert, args.output, args.instance)
         check_s = time.perf_counter() - check_started

@@ -283,6 +283,7 @@ def _witness_one_cache(keys: np.ndarray, following: np.ndarray, lengths: np.ndar
 
     The rule of :func:`min_run_flat` and :func:`_hits_one_cache`; a block "goes" (the witness's ``dropped``) when it is
     never used again in this cache (dropped or bypassed at once) or when it is evicted, at the request it happens in.
+    Each request's gone keys are sorted (dense keys keep the order of the ids they number).
     """
     n = keys.size
     hit = np.zeros(n, dtype=np.uint8)
@@ -295,6 +296,7 @@ def _witness_one_cache(keys: np.ndarray, following: np.ndarray, lengths: np.ndar
     count = 0
     p = 0
     for r in range(lengths.size):
+        first_gone = n_gone
         for _ in range(lengths[r]):
             x = keys[p]
             w = following[p]
@@ -345,15 +347,19 @@ def _witness_one_cache(keys: np.ndarray, following: np.ndarray, lengths: np.ndar
                     gone_request[n_gone] = r
                     n_gone += 1
             p += 1
+        gone_key[first_gone:n_gone] = np.sort(gone_key[first_gone:n_gone])
     return hit, gone_key[:n_gone], gone_request[:n_gone]
 
 
-def packed_dropped(n_requests: int, requests: np.ndarray, blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(dropped_offsets, dropped_blocks)``: the blocks each request drops, sorted, from (request, block) pairs in any order."""
-    order = np.lexsort((blocks, requests))
+def packed_dropped(n_requests: int, requests: np.ndarray, blocks: np.ndarray, grouped: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``(dropped_offsets, dropped_blocks)``: the blocks each request drops, sorted, from (request, block) pairs.
+
+    ``grouped``: the pairs come request by request, each request's blocks sorted already (one cache): no sort here."""
     offsets = np.zeros(n_requests + 1, dtype=np.int64)
     np.cumsum(np.bincount(requests, minlength=n_requests), out=offsets[1:])
-    return offsets, blocks[order]
+    if grouped:
+        return offsets, blocks
+    return offsets, blocks[np.lexsort((blocks, requests))]
 
 
 def min_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray | None, capacity: int, deadline=None):
@@ -396,7 +402,7 @@ def min_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarra
         raise FlatRelaxationViolated("a block hits after an earlier block of its chain missed")
     running = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
     hit_blocks = running[bounds[1:]] - running[bounds[:-1]]
-    offsets, blocks = packed_dropped(lengths.size, np.concatenate(gone_requests), np.concatenate(gone_blocks))
+    offsets, blocks = packed_dropped(lengths.size, np.concatenate(gone_requests), np.concatenate(gone_blocks), grouped=single)
     return hit_blocks, offsets, blocks, int(ids.size - hit_blocks.sum())
 
 

@@ -284,11 +284,14 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
                     raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a non-negative integer")
 
 
-def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, **reading: Any) -> int:
+def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, read_already=None, **reading: Any) -> int:
     """Check a certificate against an instance; print each check. 0 = verified, 1 = failed.
 
     The instance is read with the reading flags the certificate records
-    (``instance.read_with``), each overridden by a flag in ``reading`` that is set."""
+    (``instance.read_with``), each overridden by a flag in ``reading`` that is set.
+    ``read_already``: for certify's check of a packed certificate before writing it, the trace as it read it
+    (the same reader, :func:`pyverify.inputs.arrays_load.load_arrays`, so not read a second time); its content
+    digest is computed here all the same. ``pyverify verify`` always reads the instance itself."""
     cert = read_json(cert_path)
     if isinstance(cert, dict) and cert.get("format", CERTIFICATE_FORMAT) not in CERTIFICATE_FORMATS:
         raise located(cert_path, "format", f"is {cert['format']!r}; this checker reads {' and '.join(CERTIFICATE_FORMATS)} only")
@@ -307,7 +310,7 @@ def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = prin
         raise located(cert_path, "witness.encoding", f"a packed witness belongs in a {PACKED_CERTIFICATE_FORMAT}, not a {fmt}")
     say(f"certificate {cert_path}: {fmt}, matches its JSON Schema")
     if fmt == PACKED_CERTIFICATE_FORMAT:
-        instance = read_instance_arrays(cert, cert_path, instance_path, **reading)
+        instance = read_already if read_already is not None else read_instance_arrays(cert, cert_path, instance_path, **reading)
     else:
         instance, witness = read_instance(cert, cert_path, instance_path, **reading), cert["witness"]
     flags = reading_flags(cert, cert_path, **reading)
