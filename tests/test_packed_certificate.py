@@ -187,3 +187,27 @@ def test_packed_route_refuses_what_it_cannot_do(capsys, tmp_path, made):
     assert status == 2 and "--witness-form packed: needs --capacity" in err
     status, out, err = run_cli(capsys, "certify", str(trace), "--model", "pooled", "--capacity", "2", "--witness-form", "packed", "--greedy", "lru")
     assert status == 2 and "records no greedy runs" in err
+
+
+def test_killed_mid_write_leaves_no_certificate_and_the_next_run_cleans_up(tmp_path):
+    """SIGKILL at several moments: the target is absent or whole (it verifies); a rerun leaves no temporary."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    trace = tmp_path / "big.jsonl"
+    write_trace(trace, CHAINS * 2000)
+    target = tmp_path / "c.json"
+    command = [sys.executable, "-m", "pyverify", "certify", str(trace), "--model", "pooled", "--capacity", "3",
+               "--witness-form", "packed", "-o", str(target)]
+    for delay in (0.5, 1.5, 3.0):
+        target.unlink(missing_ok=True)
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=120)
+        if target.exists():
+            assert subprocess.run([sys.executable, "-m", "pyverify", "verify", str(target), str(trace)], capture_output=True).returncode == 0
+    assert subprocess.run(command, capture_output=True).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl", "c.json"]
