@@ -61,6 +61,16 @@ Greedy runs are replayed like the witness (by rule 5 too in a forced certificate
 unchecked and are not part of the verdict; a replayed run with fewer misses
 than a claimed optimum refutes it.
 
+Packed certificates (``pyverify.certificate/2``, for traces of millions of
+references): the witness is four flat arrays (:mod:`pyverify.trusted.packed`
+decodes and type-checks them), the instance is read as arrays
+(:mod:`pyverify.inputs.arrays_load`) and named by its content digest
+(:mod:`pyverify.trusted.array_digest`), and the replay, floor and recounts run
+on arrays (:mod:`pyverify.trusted.array_check`, :mod:`pyverify.trusted.array_recount`):
+the same rules and the same refusals, word for word, held equal to the plain
+code here and in recount.py by Hypothesis tests (tests/test_array_check.py);
+the basis says so. Every other check below is shared.
+
 Every check prints one line; the first failure prints ``FAILED: reason`` and
 :func:`verify` returns 1. Malformed files raise :class:`UserError` (exit 2).
 """
