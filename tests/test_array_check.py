@@ -93,16 +93,23 @@ def test_replay_equals_the_plain_replay_verdict_for_verdict(loops, instance, cap
     assert arrays == plain
 
 
-def test_a_genuine_run_replays_to_its_misses_with_large_block_ids(loops):
-    """Block ids far above the number of references are renumbered (the sorted-table path)."""
-    chains = [(10**12, 10**12 + 7), (10**12,), (5, 6), (10**12, 10**12 + 7, 3)]
-    routing = [0, 1, 0, 0]
+BIG = 2**63 - 9  # block ids go up to 2**63 - 1: pairing them with a cache must not overflow
+
+
+@pytest.mark.parametrize("forged", [None, [BIG + 7], [2**63 - 1], [BIG, BIG + 7], [BIG + 7, 2**63 - 1]])
+def test_block_ids_up_to_2_63_are_renumbered_without_overflow(loops, forged):
+    """Ids far above the number of references take the renumbering path; forged ids near 2**63 alias nothing."""
+    chains = [(BIG, BIG + 7), (BIG,), (5, 6), (BIG, BIG + 7, 3), (BIG, BIG + 7)]
+    routing = [0, 1, 0, 0, 1]
     run = min_run(chains, routing, 2).as_witness()
+    if forged is not None:
+        run["dropped"][1] = forged  # cache 1 never held BIG + 7 (nor any of these) by request 1
     ids, offsets = flat(chains)
-    assert array_check.replay_arrays(ids, offsets, np.array(routing), 2, packed(run), "witness") == replay(chains, routing, 2, run, "witness")
-    run["dropped"][1] = [10**12 + 7]  # never in cache 1: neither held nor fetched there
     assert (outcome(lambda: array_check.replay_arrays(ids, offsets, np.array(routing), 2, packed(run), "witness"))
             == outcome(lambda: replay(chains, routing, 2, run, "witness")))
+    counts = array_check.ArrayCounts(type("T", (), {"ids": ids, "offsets": offsets})(), routing)
+    assert counts.min_misses(2) == recount.min_misses(chains, routing, 2)
+    assert counts.floor() == len({(q, b) for q, c in zip(routing, chains) for b in c})
 
 
 @settings(max_examples=100, deadline=None)

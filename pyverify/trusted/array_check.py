@@ -8,7 +8,7 @@ Hypothesis instances; the plain-Python code stays the reference. The loops are
 plain Python over numpy arrays, compiled by numba when it is installed
 (:mod:`pyverify.trusted.compiled`); nothing here comes from the searchers.
 
-Blocks are renamed to keys, one per (cache, block) pair (:func:`pair_keys`),
+Blocks are renamed to keys, one per (cache, block) pair (:class:`PairKeys`),
 so a cache's contents are one flag per key. A dropped block that no request
 of its cache references gets a key of its own past those (it can be neither
 held nor fetched, and the replay says so).
@@ -25,31 +25,59 @@ from pyverify.trusted.compiled import kernel
 LEGAL, TOO_MANY_HITS, HIT_NOT_HELD, PREFIX_LONGER, REPEATED_DROP, DROP_NEITHER, FORCED_DROP, OVER_CAPACITY = range(8)
 
 
-#: Pair codes below this many times the number of references are used as keys as they are (no sort); larger ones are renumbered.
+#: Ids below this many times the number of references are used as they are (no sort); larger ones are renumbered.
 DENSE_FACTOR = 4
 
 
-def pair_codes(blocks: np.ndarray, caches: np.ndarray, fleet: int) -> np.ndarray:
-    """One integer per (cache, block) pair: the block id itself for one cache (block ids are below 2**53, the readers' bound)."""
-    return blocks if fleet == 1 else blocks * fleet + caches
+def _dense(values: np.ndarray) -> np.ndarray | None:
+    """The sorted distinct ``values`` if they must be renumbered to stay small, else ``None`` (used as they are)."""
+    if values.size == 0 or int(values.max()) < DENSE_FACTOR * values.size + 1024:
+        return None
+    return np.unique(values)
 
 
-def pair_keys(ids: np.ndarray, cache_of_reference: np.ndarray, fleet: int) -> tuple[np.ndarray, np.ndarray | None, int]:
-    """Keys of the (cache, block) pairs: ``(key of every reference, sorted pair codes or None, number of keys)``.
+def _look_up(table: np.ndarray | None, bound: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(index, found)`` of ``values`` in ``table`` (``None``: the values themselves, found when below ``bound``)."""
+    if table is None:
+        found = values < bound
+        return np.where(found, values, 0), found
+    at = np.minimum(np.searchsorted(table, values), max(table.size - 1, 0))
+    found = table[at] == values if table.size else np.zeros(values.size, dtype=bool)
+    return np.where(found, at, 0), found
 
-    Pair codes that are small already are the keys (``None``: no table); otherwise the keys number the distinct codes."""
-    codes = pair_codes(ids, cache_of_reference, fleet)
-    if codes.size == 0 or int(codes.max()) < DENSE_FACTOR * codes.size + 1024:
-        return codes.astype(np.int64, copy=False), None, int(codes.max()) + 1 if codes.size else 0
-    table, keys = np.unique(codes, return_inverse=True)
-    return keys.astype(np.int64).ravel(), table, int(table.size)
+
+class PairKeys:
+    """A small integer key per (cache, block) pair of the trace, so a cache's contents are one flag per key.
+
+    Block ids (up to 2**63 - 1) are first renumbered if large, then paired with
+    their cache (``block * fleet + cache``, which cannot overflow once blocks
+    are below a few times the references), and the pairs renumbered if sparse.
+    """
+
+    def __init__(self, ids: np.ndarray, cache_of_reference: np.ndarray, fleet: int):
+        self.fleet = fleet
+        self.blocks = _dense(ids)
+        self.block_bound = int(ids.max()) + 1 if ids.size else 0
+        codes = self._codes(_look_up(self.blocks, self.block_bound, ids)[0], cache_of_reference)
+        self.pairs = _dense(codes)
+        self.universe = (int(codes.max()) + 1 if codes.size else 0) if self.pairs is None else int(self.pairs.size)
+        self.of_references = _look_up(self.pairs, self.universe, codes)[0].astype(np.int64)
+
+    def _codes(self, blocks: np.ndarray, caches: np.ndarray) -> np.ndarray:
+        return blocks if self.fleet == 1 else blocks * self.fleet + caches
+
+    def look_up(self, blocks: np.ndarray, caches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(key, found)`` of each (cache, block) pair; a pair no reference has is not found."""
+        index, found = _look_up(self.blocks, self.block_bound, blocks)
+        key, paired = _look_up(self.pairs, self.universe, self._codes(index, caches))
+        return key.astype(np.int64), found & paired
 
 
 def replay_arrays(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int | None, run: dict[str, np.ndarray],
                   what: str, forced: bool = False, keyed=None) -> int:
     """Replay a packed run by rules 1-4 (and 5 if ``forced``); its misses, or :class:`CheckFailed` as the plain replay words it.
 
-    ``keyed``: :func:`pair_keys` of the references, if computed already."""
+    ``keyed``: the :class:`PairKeys` of the references, if made already."""
     n = offsets.size - 1
     for key in ("cache_of", "hit_blocks"):
         if run[key].size != n:
@@ -57,17 +85,13 @@ def replay_arrays(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capa
     if run["dropped_offsets"].size - 1 != n:
         raise CheckFailed(f"{what}.dropped has {run['dropped_offsets'].size - 1} entries, the instance has {n} requests")
     fleet = int(caches.max()) + 1 if caches.size else 1
-    keys, table, universe = keyed or pair_keys(ids, np.repeat(caches, np.diff(offsets)), fleet)
+    keyed = keyed or PairKeys(ids, np.repeat(caches, np.diff(offsets)), fleet)
+    keys, universe = keyed.of_references, keyed.universe
     drop_cache = np.repeat(caches, np.diff(run["dropped_offsets"]))  # = run["cache_of"] up to the first step refused
-    drop_codes = pair_codes(run["dropped_blocks"], drop_cache, fleet)
-    if table is None:  # codes are keys; one no reference has is neither held nor fetched by any run
-        known = drop_codes < universe
-        drop_keys = drop_codes.copy()
-    else:
-        at = np.minimum(np.searchsorted(table, drop_codes), max(universe - 1, 0))
-        known = table[at] == drop_codes if universe else np.zeros(drop_codes.size, dtype=bool)
-        drop_keys = np.where(known, at, 0).astype(np.int64)
-    strangers, renamed = np.unique(drop_codes[~known], return_inverse=True)  # each its own key: never held or fetched
+    drop_keys, known = keyed.look_up(run["dropped_blocks"], drop_cache)
+    # A block no reference of its cache has is neither held nor fetched there: a key of its own past the others (by its
+    # id alone: repeats are looked for within one request, which reads one cache).
+    strangers, renamed = np.unique(run["dropped_blocks"][~known], return_inverse=True)
     drop_keys[~known] = universe + renamed.ravel()
     wrong_cache = np.flatnonzero(run["cache_of"] != caches)
     stop = int(wrong_cache[0]) if wrong_cache.size else n  # the plain replay refuses there, before replaying that step
@@ -161,23 +185,23 @@ class ArrayCounts:
         self.caches = np.asarray(caches, dtype=np.int64)
         self.n_requests, self.references = int(self.offsets.size - 1), int(self.ids.size)
         fleet = int(self.caches.max()) + 1 if self.caches.size else 1
-        self.keyed = pair_keys(self.ids, np.repeat(self.caches, np.diff(self.offsets)), fleet)  # once, for every count
+        self.keyed = PairKeys(self.ids, np.repeat(self.caches, np.diff(self.offsets)), fleet)  # once, for every count
 
     def replay(self, capacity: int | None, run: dict[str, np.ndarray], what: str, forced: bool) -> int:
         return replay_arrays(self.ids, self.offsets, self.caches, capacity, run, what, forced, self.keyed)
 
     def floor(self) -> int:
-        return distinct_keys(self.keyed[0], self.keyed[2])
+        return distinct_keys(self.keyed.of_references, self.keyed.universe)
 
     def min_misses(self, capacity: int) -> int:
         from pyverify.trusted.array_recount import min_misses_arrays
 
-        return min_misses_arrays(self.keyed[0], self.offsets, self.caches, capacity, self.keyed[2])
+        return min_misses_arrays(self.keyed.of_references, self.offsets, self.caches, capacity, self.keyed.universe)
 
     def forced_misses(self, capacity: int) -> int:
         from pyverify.trusted.array_recount import forced_misses_arrays
 
-        return forced_misses_arrays(self.keyed[0], self.offsets, self.caches, capacity, self.keyed[2])
+        return forced_misses_arrays(self.keyed.of_references, self.offsets, self.caches, capacity, self.keyed.universe)
 
 
-__all__ = ["ArrayCounts", "distinct_keys", "pair_codes", "pair_keys", "replay_arrays"]
+__all__ = ["ArrayCounts", "PairKeys", "distinct_keys", "replay_arrays"]

@@ -30,7 +30,7 @@ def _next_uses(keys, universe):
 
 
 def per_cache(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray):
-    """Each cache's flat sequence of pair keys (:func:`pyverify.trusted.array_check.pair_keys`: one per block within a
+    """Each cache's flat sequence of pair keys (:class:`pyverify.trusted.array_check.PairKeys`: one per block within a
     cache), with its requests' lengths."""
     lengths = np.diff(offsets)
     if caches.size == 0 or bool((caches == caches[0]).all()):
