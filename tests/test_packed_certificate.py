@@ -211,3 +211,18 @@ def test_killed_mid_write_leaves_no_certificate_and_the_next_run_cleans_up(tmp_p
             assert subprocess.run([sys.executable, "-m", "pyverify", "verify", str(target), str(trace)], capture_output=True).returncode == 0
     assert subprocess.run(command, capture_output=True).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl", "c.json"]
+
+
+def test_per_host_trace_with_ids_near_2_63(capsys, tmp_path):
+    """Round-robin per host, block ids near 2**63: the certificate verifies, and its floor is the distinct pairs."""
+    big = 2**63 - 50
+    chains = [tuple(big + b for b in chain) for chain in CHAINS]
+    trace, target = tmp_path / "big-ids.jsonl", tmp_path / "c.json"
+    write_trace(trace, chains)
+    status, out, err = run_cli(capsys, "certify", str(trace), "--model", "per-host", "--routing", "round-robin", "--fleet", "3",
+                               "--capacity", "2", "--witness-form", "packed", "-o", str(target))
+    assert status == 0, err
+    cert = json.loads(target.read_text())
+    assert cert["floor"] == len({(t % 3, b) for t, chain in enumerate(chains) for b in chain})
+    status, out, err = run_cli(capsys, "verify", str(target), str(trace))
+    assert status == 0 and "VERIFIED OPTIMAL" in out

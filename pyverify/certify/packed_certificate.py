@@ -101,7 +101,9 @@ def _floor(ids: np.ndarray, cache_of_reference: np.ndarray) -> int:
     from pyverify.sim.counting import dense_ids
 
     fleet = int(cache_of_reference.max()) + 1 if cache_of_reference.size else 1
-    keys, universe = dense_ids(ids if fleet == 1 else ids * fleet + cache_of_reference)  # no sort when ids are small
+    keys, universe = dense_ids(ids)  # no sort when ids are small; renumbered first, so pairing cannot overflow
+    if fleet > 1:
+        keys, universe = dense_ids(keys.astype(np.int64) * fleet + cache_of_reference)
     seen = np.zeros(universe, dtype=bool)
     seen[keys] = True
     return int(np.count_nonzero(seen))
