@@ -233,7 +233,7 @@ def test_per_host_certificate_against_instance_edited_by_one_host(capsys, tmp_pa
     [
         ("{not json", "malformed JSON at line 1"),
         ("[]", "is not of type 'object'"),
-        ('{"format": "pyverify.certificate/2"}', "format"),
+        ('{"format": "pyverify.certificate/3"}', "format"),
     ],
 )
 def test_malformed_certificate_is_one_line_exit_2(capsys, tmp_path, text, message):
@@ -274,9 +274,11 @@ def test_checker_imports_no_solver_or_searcher():
             imported.add(node.module)
     assert not {name for name in imported if name.split(".")[0] in ("ortools", "z3") or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))}
     # inputs.load reads a trace the way every command does (JSONL importer), with the reading flags the certificate
-    # records (inputs.records); trusted.recount is the checker's own MIN/LRU.
+    # records (inputs.records); trusted.recount is the checker's own MIN/LRU. A packed certificate is read as arrays
+    # (inputs.arrays_load) and checked by the checker's own array code (trusted.packed, array_check, array_digest).
     assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model", "pyverify.inputs.load",
-                        "pyverify.inputs.records", "pyverify.trusted"}
+                        "pyverify.inputs.records", "pyverify.trusted", "pyverify.inputs.arrays_load", "pyverify.trusted.packed",
+                        "pyverify.trusted.array_check", "pyverify.trusted.array_digest"}
     recount_source = (REPO / "pyverify" / "trusted" / "recount.py").read_text()
     recount_imports = {node.module if isinstance(node, ast.ImportFrom) else alias.name
                        for node in ast.walk(ast.parse(recount_source)) if isinstance(node, (ast.Import, ast.ImportFrom))

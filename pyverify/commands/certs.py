@@ -15,6 +15,9 @@ from pyverify.certify import SOLVER_LIMIT
 ORDER = 20
 
 MODELS = ("pooled", "per-host")
+#: From this many block references, ``--witness-form auto`` packs the witness: below it the list form is a few MB and
+#: the greedy runs it records take seconds.
+PACKED_MIN_REFERENCES = 1_000_000
 
 
 def register(subparsers) -> None:
@@ -52,6 +55,11 @@ def register(subparsers) -> None:
     cert.add_argument("--greedy", metavar="POLICIES",
                       help="comma-separated greedy policies to record (lru, most-frequent; default: both when capacitated, none otherwise)")
     cert.add_argument("--no-z3", action="store_true", help="skip the Z3 confirmation (the certificate then cannot be OPTIMAL)")
+    cert.add_argument("--witness-form", choices=("auto", "lists", "packed"), default="auto",
+                      help="how the certificate writes the witness run: lists (pyverify.certificate/1, JSON lists per request), "
+                           "packed (pyverify.certificate/2: flat integer arrays in base64, the trace read and solved as arrays; "
+                           "needs --capacity, records no greedy runs); auto (default): packed for a trace file of "
+                           f"{PACKED_MIN_REFERENCES:,} block references or more with --capacity and no --greedy, else lists")
     cert.add_argument("-o", "--output", type=output_file, metavar="PATH", help="write the certificate here (checked by `pyverify verify` first)")
     cert.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_input_options(cert)
@@ -61,7 +69,7 @@ def register(subparsers) -> None:
         "verify",
         help="check a certificate against its instance with the small trusted checker",
         description=(
-            "Re-check a pyverify.certificate/1 without any solver: the instance hash, the witness run replayed "
+            "Re-check a pyverify.certificate/1 (or /2, its witness packed in arrays) without any solver: the instance hash, the witness run replayed "
             "by the model's rules, the compulsory floor, and the consistency of the recorded solver results. "
             "Exit 0 if it verifies, 1 with the reason on the first failed check, 2 for a malformed file."
         ),
@@ -114,17 +122,33 @@ def _certify(args) -> int:
         raise UserError("--routing round-robin: only for --model per-host (a pooled cache does not depend on routing)")
     if args.output and os.path.isdir(args.output):
         raise UserError(f"{args.output}: is a directory; -o names the certificate file to write")
-    from pyverify.sim.routing import default_fleet
+    from pyverify.sim.routing import default_fleet, default_fleet_for
 
-    instance = load_with(args, args.instance)
+    trace = _packed_input(args)
+    instance = None if trace is not None else load_with(args, args.instance)
     hosts = None
     if args.routing == "round-robin":
-        hosts = args.fleet or default_fleet(instance)
+        if trace is None:
+            hosts = args.fleet or default_fleet(instance)
+        else:  # as default_fleet: the trace's own fleet when it routes or names one
+            own = trace.fleet_size or (int(trace.hosts.max()) + 1 if trace.hosts is not None and trace.hosts.size else 1)
+            hosts = args.fleet or default_fleet_for(own if (trace.hosts is not None or own > 1) else None)
     policies = [p.strip() for p in args.greedy.split(",") if p.strip()] if args.greedy is not None else None
     try:
-        done = certify(instance, args.model, args.capacity, args.time_limit, policies, use_z3=not args.no_z3,
-                       instance_path=args.instance, routing=args.routing, hosts=hosts, admission=args.admission,
-                       read_with=reading_record(import_options(args)), started=args.started)
+        if trace is not None:
+            from types import SimpleNamespace
+
+            from pyverify.certify.certificate import Certified
+            from pyverify.certify.packed_certificate import certify_packed, write_packed_certificate
+
+            cert, packed, seconds = certify_packed(trace, args.model, args.capacity, args.time_limit, args.instance, args.routing,
+                                                   hosts, args.admission, reading_record(import_options(args)), args.started)
+            done = Certified(cert, None, None, seconds)
+            instance = SimpleNamespace(name=trace.name, n_requests=trace.n_requests, n_references=trace.n_references)
+        else:
+            done = certify(instance, args.model, args.capacity, args.time_limit, policies, use_z3=not args.no_z3,
+                           instance_path=args.instance, routing=args.routing, hosts=hosts, admission=args.admission,
+                           read_with=reading_record(import_options(args)), started=args.started)
     except Stopped as stopped:
         print(f"pyverify: {stopped}", file=sys.stderr)
         return 1
@@ -132,12 +156,15 @@ def _certify(args) -> int:
     check_s = None
     if args.output:
         check_started = time.perf_counter()
-        write_certificate(cert, args.output, args.instance)
+        if cert["witness"] is None:
+            write_packed_certificate(cert, packed, args.output, args.instance, trace)
+        else:
+            write_certificate(cert, args.output, args.instance)
         check_s = time.perf_counter() - check_started
     cp, z3, recorded_min = cert["solvers"]["cp-sat"], cert["solvers"]["z3"], cert["solvers"].get("min")
     summary = {
         "instance": instance.name,
-        "sha256": cert["instance"]["sha256"],
+        "sha256": cert["instance"].get("sha256", cert["instance"]["content_sha256"]),
         "model": args.model,
         "capacity": args.capacity,
         "admission": args.admission,
@@ -174,7 +201,9 @@ def _certify(args) -> int:
     if recorded_min is not None:
         form = "running request pinned, forced admission" if args.admission == "forced" else "flat sequence, bypass form"
         print(f"  MIN           {recorded_min['objective']} misses, {recorded_min['wall_time_s']:.3f} s ({form})")
-    if cp is None:
+    if cp is None and cert["witness"] is None:  # the packed route
+        print(f"  CP-SAT, Z3    not run: packed witness ({cert['format']}), solved on arrays by {rule}")
+    elif cp is None:
         print(f"  CP-SAT, Z3    not run: {instance.n_references} block references is above the solver limit")
     else:
         print(f"  CP-SAT        {cp['status']}, objective {cp['objective']}, bound {cp['bound']}, {cp['wall_time_s']:.3f} s")
@@ -201,6 +230,26 @@ def _certify(args) -> int:
     if args.output:
         print(f"certificate written to {args.output} (verified by the checker)")
     return 0
+
+
+def _packed_input(args):
+    """The trace as arrays if this run takes the packed route (``--witness-form``), else None (read as an instance)."""
+    form = args.witness_form
+    if form == "packed" and args.capacity is None:
+        raise UserError("--witness-form packed: needs --capacity (the packed route runs MIN with a capacity)")
+    if form == "packed" and args.greedy is not None:
+        raise UserError("--witness-form packed: records no greedy runs; drop --greedy or use --witness-form lists")
+    if form == "lists" or (form == "auto" and (args.capacity is None or args.greedy is not None)):
+        return None
+    from pyverify.inputs.arrays_load import load_arrays, reads_as_arrays
+
+    options = import_options(args)
+    if form == "auto" and not reads_as_arrays(args.instance, options):
+        return None
+    trace = load_arrays(args.instance, options)
+    if form == "auto" and trace.n_references < PACKED_MIN_REFERENCES:
+        return None  # a small trace: the list form, read again as an instance (a second or less)
+    return trace
 
 
 def run_verify(args) -> int:

@@ -278,9 +278,137 @@ def _count_compiled(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: in
     return hit_blocks.tolist(), None, int(ids.size - hit.sum())
 
 
+def _witness_one_cache(keys: np.ndarray, following: np.ndarray, lengths: np.ndarray, capacity: int, universe: int):
+    """MIN's run on one cache's flat sequence as arrays (compiled by numba): ``(hit flags, gone keys, gone requests)``.
+
+    The rule of :func:`min_run_flat` and :func:`_hits_one_cache`; a block "goes" (the witness's ``dropped``) when it is
+    never used again in this cache (dropped or bypassed at once) or when it is evicted, at the request it happens in.
+    Each request's gone keys are sorted (dense keys keep the order of the ids they number).
+    """
+    n = keys.size
+    hit = np.zeros(n, dtype=np.uint8)
+    gone_key = np.empty(n, dtype=np.int64)  # each reference makes at most one block go: itself or one victim
+    gone_request = np.empty(n, dtype=np.int64)
+    n_gone = 0
+    held_next = np.full(universe, -1, dtype=np.int64)
+    heap = np.empty(n + 1, dtype=np.int64)
+    size = 0
+    count = 0
+    p = 0
+    for r in range(lengths.size):
+        first_gone = n_gone
+        for _ in range(lengths[r]):
+            x = keys[p]
+            w = following[p]
+            if held_next[x] >= 0:
+                hit[p] = 1
+            if w == n:
+                if held_next[x] >= 0:
+                    held_next[x] = -1
+                    count -= 1
+                gone_key[n_gone] = x
+                gone_request[n_gone] = r
+                n_gone += 1
+                p += 1
+                continue
+            if held_next[x] < 0:
+                count += 1
+            held_next[x] = w
+            i = size
+            heap[i] = w
+            size += 1
+            while i > 0:
+                parent = (i - 1) // 2
+                if heap[parent] >= heap[i]:
+                    break
+                heap[parent], heap[i] = heap[i], heap[parent]
+                i = parent
+            while count > capacity:
+                top = heap[0]
+                size -= 1
+                heap[0] = heap[size]
+                i = 0
+                while True:
+                    left = 2 * i + 1
+                    if left >= size:
+                        break
+                    child = left
+                    if left + 1 < size and heap[left + 1] > heap[left]:
+                        child = left + 1
+                    if heap[i] >= heap[child]:
+                        break
+                    heap[i], heap[child] = heap[child], heap[i]
+                    i = child
+                victim = keys[top]
+                if held_next[victim] == top:
+                    held_next[victim] = -1
+                    count -= 1
+                    gone_key[n_gone] = victim
+                    gone_request[n_gone] = r
+                    n_gone += 1
+            p += 1
+        gone_key[first_gone:n_gone] = np.sort(gone_key[first_gone:n_gone])
+    return hit, gone_key[:n_gone], gone_request[:n_gone]
+
+
+def packed_dropped(n_requests: int, requests: np.ndarray, blocks: np.ndarray, grouped: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``(dropped_offsets, dropped_blocks)``: the blocks each request drops, sorted, from (request, block) pairs.
+
+    ``grouped``: the pairs come request by request, each request's blocks sorted already (one cache): no sort here."""
+    offsets = np.zeros(n_requests + 1, dtype=np.int64)
+    np.cumsum(np.bincount(requests, minlength=n_requests), out=offsets[1:])
+    if grouped:
+        return offsets, blocks
+    return offsets, blocks[np.lexsort((blocks, requests))]
+
+
+def min_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray | None, capacity: int, deadline=None):
+    """MIN's witness (bypass form) as flat arrays: ``(hit_blocks, dropped_offsets, dropped_blocks, misses)``.
+
+    The same run as :func:`min_run` (tests compare them), without a Python object per reference: compiled per cache
+    (``deadline`` is called between caches), or :func:`min_run_flat` converted when numba is missing.
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    caches = np.zeros(lengths.size, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
+    run = kernel(_witness_one_cache)
+    if run is None:  # pragma: no cover - numba is optional
+        hit_blocks, dropped, misses = min_run_flat(ids, lengths, caches, capacity, deadline, witness=True)
+        counts = np.fromiter((len(d) for d in dropped), dtype=np.int64, count=len(dropped))
+        blocks = np.fromiter((b for d in dropped for b in d), dtype=np.int64, count=int(counts.sum()))
+        return np.asarray(hit_blocks, dtype=np.int64), np.concatenate(([0], np.cumsum(counts))), blocks, misses
+    single = caches.size == 0 or bool((caches == caches[0]).all())
+    per_reference = None if single else np.repeat(caches, lengths)
+    hit = np.zeros(ids.size, dtype=np.uint8)
+    gone_requests, gone_blocks = [], []
+    for q in np.unique(caches):
+        if deadline is not None:
+            deadline()
+        requests = np.arange(lengths.size) if single else np.flatnonzero(caches == q)
+        mask = slice(None) if single else per_reference == q
+        references = ids[mask]
+        keys, universe = dense_ids(references)
+        renumbered = keys is not references
+        keys = keys.astype(np.int64)
+        hits, gone, at = run(keys, next_uses(keys), lengths[requests], capacity, max(universe, 1))
+        hit[mask] = hits
+        gone_blocks.append(np.unique(references)[gone] if renumbered else gone)
+        gone_requests.append(requests[at])
+        del keys, hits, gone, at
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    inside = np.ones(ids.size, dtype=bool)
+    inside[bounds[:-1][lengths > 0]] = False
+    if np.any(inside[1:] & (hit[1:] > hit[:-1])):  # the flat relaxation: hits are a prefix of every request
+        raise FlatRelaxationViolated("a block hits after an earlier block of its chain missed")
+    running = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
+    hit_blocks = running[bounds[1:]] - running[bounds[:-1]]
+    offsets, blocks = packed_dropped(lengths.size, np.concatenate(gone_requests), np.concatenate(gone_blocks), grouped=single)
+    return hit_blocks, offsets, blocks, int(ids.size - hit_blocks.sum())
+
+
 def min_misses(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int | None = None) -> int:
     """The fewest misses (see the module docstring for why MIN's count is the optimum)."""
     return min_run(chains, cache_of, capacity).misses
 
 
-__all__ = ["FlatRelaxationViolated", "MinRun", "min_misses", "min_run", "min_run_flat", "next_uses"]
+__all__ = ["FlatRelaxationViolated", "MinRun", "min_misses", "min_run", "min_run_flat", "min_witness_arrays", "next_uses", "packed_dropped"]

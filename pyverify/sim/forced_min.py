@@ -353,6 +353,47 @@ def _run_compiled(ids: np.ndarray, lengths: np.ndarray, caches: np.ndarray, capa
     return hit_blocks.tolist(), dropped, misses
 
 
+def forced_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray | None, capacity: int, deadline=None):
+    """The forced rule's witness as flat arrays: ``(hit_blocks, dropped_offsets, dropped_blocks, misses)``.
+
+    The run of :func:`forced_run` (tests compare them), compiled per cache by :func:`_forced_one_cache`
+    (``deadline`` is called between caches), or :func:`forced_run_flat` converted when numba is missing.
+    """
+    from pyverify.sim.belady_min import packed_dropped
+
+    ids = np.asarray(ids, dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    caches = np.zeros(lengths.size, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
+    run = kernel(_forced_one_cache)
+    if run is None:  # pragma: no cover - numba is optional
+        hit_blocks, dropped, misses = forced_run_flat(ids, lengths, caches, capacity, deadline, witness=True)
+        counts = np.fromiter((len(d) for d in dropped), dtype=np.int64, count=len(dropped))
+        blocks = np.fromiter((b for d in dropped for b in d), dtype=np.int64, count=int(counts.sum()))
+        return np.asarray(hit_blocks, dtype=np.int64), np.concatenate(([0], np.cumsum(counts))), blocks, misses
+    single = caches.size == 0 or bool((caches == caches[0]).all())
+    per_reference = None if single else np.repeat(caches, lengths)
+    hit_blocks = np.zeros(lengths.size, dtype=np.int64)
+    gone_requests, gone_blocks = [], []
+    for q in np.unique(caches):
+        if deadline is not None:
+            deadline()
+        requests = np.arange(lengths.size) if single else np.flatnonzero(caches == q)
+        references = ids if single else ids[per_reference == q]
+        keys, universe = dense_ids(references)
+        renumbered = keys is not references
+        keys = keys.astype(np.int64)
+        hits, gone, gone_counts, violation = run(keys, next_uses(keys), lengths[requests], capacity, max(universe, 1))
+        if violation >= 0:
+            raise PrefixClosureViolated(f"request {int(requests[violation])}: a block after the first miss is held "
+                                        "(a block held without its parent)")
+        hit_blocks[requests] = hits
+        gone_blocks.append(np.unique(references)[gone] if renumbered else gone)
+        gone_requests.append(np.repeat(requests, gone_counts))
+        del keys, hits, gone
+    offsets, blocks = packed_dropped(lengths.size, np.concatenate(gone_requests), np.concatenate(gone_blocks))
+    return hit_blocks, offsets, blocks, int(lengths.sum() - hit_blocks.sum())
+
+
 def forced_curve_points(ids: np.ndarray, lengths: np.ndarray, capacities: Sequence[int], routing=None) -> list[int]:
     """The forced optimum's misses at each capacity (one run per capacity; ``routing``: one cache per host)."""
     return [forced_run_flat(ids, lengths, routing, int(c))[2] for c in capacities]
@@ -368,4 +409,4 @@ def optimum_hits(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: int) 
 
 
 __all__ = ["ADMISSIONS", "BYPASS", "FORCED", "PrefixClosureViolated", "forced_curve_points", "forced_misses", "forced_run",
-           "forced_run_flat", "optimum_hits"]
+           "forced_run_flat", "forced_witness_arrays", "optimum_hits"]

@@ -61,6 +61,16 @@ Greedy runs are replayed like the witness (by rule 5 too in a forced certificate
 unchecked and are not part of the verdict; a replayed run with fewer misses
 than a claimed optimum refutes it.
 
+Packed certificates (``pyverify.certificate/2``, for traces of millions of
+references): the witness is four flat arrays (:mod:`pyverify.trusted.packed`
+decodes and type-checks them), the instance is read as arrays
+(:mod:`pyverify.inputs.arrays_load`) and named by its content digest
+(:mod:`pyverify.trusted.array_digest`), and the replay, floor and recounts run
+on arrays (:mod:`pyverify.trusted.array_check`, :mod:`pyverify.trusted.array_recount`):
+the same rules and the same refusals, word for word, held equal to the plain
+code here and in recount.py by Hypothesis tests (tests/test_array_check.py);
+the basis says so. Every other check below is shared.
+
 Every check prints one line; the first failure prints ``FAILED: reason`` and
 :func:`verify` returns 1. Malformed files raise :class:`UserError` (exit 2).
 """
@@ -78,6 +88,10 @@ from pyverify.inputs.model import instance_sha256, read_json, validate_schema
 from pyverify.trusted import digest, recount
 
 CERTIFICATE_FORMAT = "pyverify.certificate/1"
+#: A certificate whose witness is packed into flat arrays (:mod:`pyverify.trusted.packed`), for runs of millions of
+#: references; it is checked by the same rules, on arrays (:mod:`pyverify.trusted.array_check`).
+PACKED_CERTIFICATE_FORMAT = "pyverify.certificate/2"
+CERTIFICATE_FORMATS = (CERTIFICATE_FORMAT, PACKED_CERTIFICATE_FORMAT)
 
 
 class CheckFailed(Exception):
@@ -135,10 +149,24 @@ RECORDED_BOUND = "lower bound: as recorded by CP-SAT, checked here to be at most
 NOT_RECHECKED = "reported by the certifier, not re-checked"
 
 
-def basis_of(capacity: int | None, status: str, admission: str = "bypass") -> list[str]:
+def basis_of(capacity: int | None, status: str, admission: str = "bypass", packed: bool = False) -> list[str]:
     """The reliance statement for a certificate of this kind (certify writes it; the checker recomputes it).
 
-    The solver records are not part of it: nothing here re-runs a solver (see :func:`certifier_records`)."""
+    The solver records are not part of it: nothing here re-runs a solver (see :func:`certifier_records`).
+    ``packed``: a ``pyverify.certificate/2``, replayed and recounted on arrays (:mod:`pyverify.trusted.array_check`,
+    :mod:`pyverify.trusted.array_recount`), which tests hold equal to the plain code the statements name."""
+    basis = _basis(capacity, status, admission)
+    if packed:
+        basis = [line.replace("recounted here by pyverify/trusted/recount.py", PACKED_RECOUNT) for line in basis]
+    return basis
+
+
+#: How a packed certificate's basis names its recount.
+PACKED_RECOUNT = ("recounted here on arrays by pyverify/trusted/array_recount.py (held equal to pyverify/trusted/recount.py "
+                  "by tests, not proved)")
+
+
+def _basis(capacity: int | None, status: str, admission: str) -> list[str]:
     if capacity is None:
         return [UPPER, FLOOR]
     if admission == FORCED:
@@ -215,6 +243,11 @@ def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str,
 RUN_KEYS = ("cache_of", "hit_blocks", "dropped")
 
 
+def is_packed(run: Any) -> bool:
+    """A run in packed form (:mod:`pyverify.trusted.packed`): it names its encoding."""
+    return isinstance(run, dict) and "encoding" in run
+
+
 def validate_certificate(cert: Any, cert_path: str) -> None:
     """The JSON Schema, with the long per-request arrays of runs checked here by a plain loop.
 
@@ -230,6 +263,11 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
             runs += [(f"greedy[{i}].run", g["run"]) for i, g in enumerate(cert["greedy"]) if isinstance(g, dict) and isinstance(g.get("run"), dict)]
     saved = []
     for _, run in runs:
+        if is_packed(run):  # the schema sees each array's dtype and length; its base64 (megabytes) is decoded later
+            saved.append({key: field["base64"] for key, field in run.items() if isinstance(field, dict) and isinstance(field.get("base64"), str)})
+            for key in saved[-1]:
+                run[key]["base64"] = ""
+            continue
         saved.append({key: run[key] for key in RUN_KEYS if isinstance(run.get(key), list)})
         for key in saved[-1]:
             run[key] = []
@@ -237,8 +275,14 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
         validate_schema(cert, cert_path, certificate_schema())
     finally:
         for (_, run), arrays in zip(runs, saved):
-            run.update(arrays)
-    for (where, _), arrays in zip(runs, saved):
+            if is_packed(run):
+                for key, text in arrays.items():
+                    run[key]["base64"] = text
+            else:
+                run.update(arrays)
+    for (where, run), arrays in zip(runs, saved):
+        if is_packed(run):
+            continue  # decoded and type-checked by pyverify.trusted.packed
         for key, values in arrays.items():
             for index, value in enumerate(values):
                 if key == "dropped":
@@ -250,29 +294,74 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
                     raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a non-negative integer")
 
 
-def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, **reading: Any) -> int:
+def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, read_already=None, **reading: Any) -> int:
     """Check a certificate against an instance; print each check. 0 = verified, 1 = failed.
 
     The instance is read with the reading flags the certificate records
-    (``instance.read_with``), each overridden by a flag in ``reading`` that is set."""
+    (``instance.read_with``), each overridden by a flag in ``reading`` that is set.
+    ``read_already``: for certify's check of a packed certificate before writing it, the trace as it read it
+    (the same reader, :func:`pyverify.inputs.arrays_load.load_arrays`, so not read a second time); its content
+    digest is computed here all the same. ``pyverify verify`` always reads the instance itself."""
     cert = read_json(cert_path)
-    if isinstance(cert, dict) and cert.get("format", CERTIFICATE_FORMAT) != CERTIFICATE_FORMAT:
-        raise located(cert_path, "format", f"is {cert['format']!r}; this checker reads {CERTIFICATE_FORMAT} only")
+    if isinstance(cert, dict) and cert.get("format", CERTIFICATE_FORMAT) not in CERTIFICATE_FORMATS:
+        raise located(cert_path, "format", f"is {cert['format']!r}; this checker reads {' and '.join(CERTIFICATE_FORMATS)} only")
     validate_certificate(cert, cert_path)
-    say(f"certificate {cert_path}: {CERTIFICATE_FORMAT}, matches its JSON Schema")
-    instance = read_instance(cert, cert_path, instance_path, **reading)
+    fmt = cert["format"]
+    if fmt == PACKED_CERTIFICATE_FORMAT:
+        from pyverify.trusted.array_check import ArrayCounts
+        from pyverify.trusted.packed import unpack
+
+        if "content_sha256" not in cert["instance"]:
+            raise located(cert_path, "instance.content_sha256", f"is missing: a {fmt} names its instance by its content")
+        if "greedy" in cert:
+            raise located(cert_path, "greedy", f"is not part of a {fmt} (its witness is the only run it records)")
+        witness = unpack(cert["witness"], cert_path, "witness")  # malformed arrays are refused before the instance is read
+    elif is_packed(cert["witness"]):
+        raise located(cert_path, "witness.encoding", f"a packed witness belongs in a {PACKED_CERTIFICATE_FORMAT}, not a {fmt}")
+    say(f"certificate {cert_path}: {fmt}, matches its JSON Schema")
+    if fmt == PACKED_CERTIFICATE_FORMAT:
+        instance = read_already if read_already is not None else read_instance_arrays(cert, cert_path, instance_path, **reading)
+    else:
+        instance, witness = read_instance(cert, cert_path, instance_path, **reading), cert["witness"]
     flags = reading_flags(cert, cert_path, **reading)
     if flags:
         say(f"instance {instance_path}: read with {flags} (as 'pyverify trace import' reads it)")
     try:
-        _verify(cert, instance, instance_path, say)
+        counts = ArrayCounts if fmt == PACKED_CERTIFICATE_FORMAT else PlainCounts
+        _verify(cert, instance, instance_path, say, counts, witness)
     except CheckFailed as failure:
         say(f"FAILED: {failure}")
         return 1
     return 0
 
 
-def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[str], None]) -> None:
+class PlainCounts:
+    """What the checker counts on an instance, in plain Python: the replay, the floor and the recounts (the reference)."""
+
+    def __init__(self, instance, caches: list[int]):
+        self.chains, self.caches = instance.chains, caches
+        self.n_requests, self.references = len(self.chains), sum(len(c) for c in self.chains)
+
+    def replay(self, capacity: int | None, run: dict[str, Any], what: str, forced: bool) -> int:
+        return replay(self.chains, self.caches, capacity, run, what, forced)
+
+    def floor(self) -> int:
+        return len({(q, b) for q, chain in zip(self.caches, self.chains) for b in chain})
+
+    def min_misses(self, capacity: int) -> int:
+        return recount.min_misses(self.chains, self.caches, capacity)
+
+    def forced_misses(self, capacity: int) -> int:
+        return recount.forced_misses(self.chains, self.caches, capacity)
+
+    def lru_misses(self, capacity: int) -> int:
+        return recount.lru_misses(self.chains, self.caches, capacity)
+
+
+def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[str], None], counts=PlainCounts,
+            witness: Any = None) -> None:
+    """The checks, on ``counts(instance, caches)`` (:class:`PlainCounts`, or :class:`~pyverify.trusted.array_check.ArrayCounts`
+    for a packed ``witness``)."""
     def require(condition: bool, reason: str) -> None:
         if not condition:
             raise CheckFailed(reason)
@@ -281,7 +370,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     if "content_sha256" in named:
         # The identity is the content (pyverify.content/1), so the same trace in another format verifies;
         # instance.sha256 (the certified file's canonical JSON) is informational.
-        identity = digest.content_sha256(instance)
+        identity = digest.content_sha256(instance) if counts is PlainCounts else _array_digest(instance)
         require(named["content_sha256"] == identity, f"instance.content_sha256 is {named['content_sha256']}, but the content of {instance_path} "
                                                      f"hashes to {identity}: the certificate is for another instance")
         key, words = "content_sha256", f"content sha256 {identity} matches (pyverify.content/1, any format)"
@@ -303,6 +392,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     forced = admission == FORCED
     require(not forced or capacity is not None, "cache_model.admission is forced, but there is no capacity (forced admission needs one)")
     caches = _caches_read(model, routing, hosts, instance, require)
+    count = counts(instance, caches)
     size = "uncapacitated" if capacity is None else f"capacity {capacity} blocks per cache"
     admits = ", forced admission (every block a request hits or fetches is held when it ends)" if forced else ", bypass allowed"
     say(f"cache model: {model}, {size}, offline-optimal eviction{admits}, {caches_phrase(model, routing, hosts)}, starting empty")
@@ -316,14 +406,13 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     require(capacity is None or cpsat is not None or recorded_min is not None, "the certificate records neither CP-SAT nor MIN: nothing backs its bound")
 
     status, objective, bound = cert["status"], cert["objective"], cert["bound"]
-    chains = instance.chains
-    misses = replay(chains, caches, capacity, cert["witness"], "witness", forced)
-    references = sum(len(c) for c in chains)
+    misses = count.replay(capacity, cert["witness"] if witness is None else witness, "witness", forced)
+    references = count.references
     require(misses == objective, f"the witness replays to {misses} misses, but objective is {objective}")
     rules = "rules 1-5 (forced admission)" if forced else "rules 1-4"
-    say(f"witness: replayed {len(chains)} requests by {rules}: {references - misses} hits, {misses} misses = objective {objective}")
+    say(f"witness: replayed {count.n_requests} requests by {rules}: {references - misses} hits, {misses} misses = objective {objective}")
 
-    floor = len({(q, b) for q, chain in zip(caches, chains) for b in chain})
+    floor = count.floor()
     unit = "distinct blocks" if model == "pooled" else "distinct (host, block) pairs"
     require(cert["floor"] == floor, f"floor is {cert['floor']}, but the instance has {floor} {unit}")
     require(objective >= floor, f"objective {objective} is below the compulsory floor {floor}: impossible")
@@ -334,13 +423,13 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         optimum = floor
         require(bound <= floor, f"bound {bound} exceeds the floor {floor}, but uncapacitated the run that keeps everything misses exactly {floor} times")
     elif forced:
-        optimum = recount.forced_misses(chains, caches, capacity)
+        optimum = count.forced_misses(capacity)
         require(objective >= optimum, f"the witness has {objective} misses, fewer than the forced-admission recount {optimum}: "
                                       "Belady's theorem with pinned blocks would be false (please report this certificate)")
         require(bound <= optimum, f"bound {bound} exceeds the fewest misses with forced admission, {optimum} (Belady's rule, recounted here)")
         say(f"Belady's rule with forced admission on each cache's requests, recounted here: {optimum} misses")
     else:
-        optimum = recount.min_misses(chains, caches, capacity)
+        optimum = count.min_misses(capacity)
         require(objective >= optimum, f"the witness has {objective} misses, fewer than the MIN recount {optimum}: "
                                       "Belady's theorem or the flat relaxation would be false (please report this certificate)")
         require(bound <= optimum, f"bound {bound} exceeds the fewest misses, {optimum} (Belady's MIN, recounted here)")
@@ -369,12 +458,12 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     # Greedy runs: replayed like the witness; an LRU label is recounted; a run that beats the objective refutes OPTIMAL.
     for index, greedy in enumerate(cert.get("greedy", [])):
         what = f"greedy[{index}]"
-        greedy_misses = replay(chains, caches, capacity, greedy["run"], f"{what}.run", forced)
+        greedy_misses = count.replay(capacity, greedy["run"], f"{what}.run", forced)
         require(greedy_misses == greedy["misses"], f"{what}: the run replays to {greedy_misses} misses, but misses is {greedy['misses']}")
         require(greedy_misses >= optimum, f"{what}: {greedy_misses} misses is below the fewest possible, {optimum}: impossible")
         require(status != "OPTIMAL" or greedy_misses >= objective, f"{what}: a legal run with {greedy_misses} misses, fewer than the claimed optimum {objective}")
         if greedy["policy"] == "lru" and capacity is not None and not forced:
-            lru = recount.lru_misses(chains, caches, capacity)
+            lru = count.lru_misses(capacity)
             require(greedy_misses == lru, f"{what} is labelled 'lru', but LRU misses {lru} times here (recounted), not {greedy_misses}")
             label = f"label recounted here: LRU misses {lru} times"
         else:
@@ -389,7 +478,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     require(status == "FEASIBLE" or supported, f"status is {status}, but the records support FEASIBLE")
     expected = claim_statement(model, capacity, status, objective, bound, routing, hosts, admission)
     require(cert["claim"]["statement"] == expected, f"claim.statement does not match the model and numbers; expected: {expected!r}")
-    basis = basis_of(capacity, status, admission)
+    basis = basis_of(capacity, status, admission, packed=counts is not PlainCounts)
     require(cert.get("basis") in (None, basis), f"basis does not state what the verdict rests on; expected: {basis!r}")
     say(f"status {status}: what the records support; claim: scope 'this instance', statement matches the model and the numbers")
 
@@ -419,13 +508,27 @@ def _caches_read(model: str, routing: str, hosts: int | None, instance, require)
         require(hosts is not None, "cache_model.hosts: round-robin routing needs a host count")
         return [t % hosts for t in range(instance.n_requests)]
     require(hosts is None, "cache_model.hosts: only for round-robin routing (given routing uses the instance's hosts)")
-    require(instance.routing is not None, "per-host certificate, but the instance gives no routing")
-    return list(instance.routing)
+    given = instance.routing if hasattr(instance, "routing") else instance.hosts  # an Instance, or a ColumnarTrace
+    require(given is not None, "per-host certificate, but the instance gives no routing")
+    return list(given) if hasattr(instance, "routing") else given.tolist()
 
 
 def read_instance(cert: dict[str, Any], cert_path: str, instance_path: str, **reading: Any):
     """The instance at ``instance_path``, read as the certificate records (``instance.read_with``), then ``reading``."""
     return load_described(instance_path, _options(cert, cert_path, reading)).instance
+
+
+def read_instance_arrays(cert: dict[str, Any], cert_path: str, instance_path: str, **reading: Any):
+    """The instance as flat arrays (:func:`pyverify.inputs.arrays_load.load_arrays`), read as :func:`read_instance` reads it."""
+    from pyverify.inputs.arrays_load import load_arrays
+
+    return load_arrays(instance_path, _options(cert, cert_path, reading))
+
+
+def _array_digest(trace) -> str:
+    from pyverify.trusted.array_digest import content_sha256_arrays
+
+    return content_sha256_arrays(trace)
 
 
 def reading_flags(cert: dict[str, Any], cert_path: str, **reading: Any) -> str:

@@ -32,6 +32,7 @@ SMALL = REPO / "instances" / "greedy-gap-30.json"
 WRITERS = {
     "audit": (["audit", str(LAB_INSTANCE), "-o", "OUT", "--registry", REGISTRY], "dir"),
     "certify": (["certify", str(SMALL), "--model", "pooled", "-o", "OUT"], "file"),
+    "certify-packed": (["certify", "TRACE", "--model", "pooled", "--capacity", "2", "--witness-form", "packed", "-o", "OUT"], "file"),
     "trace-import": (["trace", "import", "TRACE", "-o", "OUT"], "file"),
     "trace-import-parquet": (["trace", "import", "TRACE", "-o", "OUT"], "parquet"),
     "sweep-chart": (["sweep", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
