@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pyverify.trusted.compiled import kernel
+from pyverify.trusted.compiled import jitable, kernel
 
 
 def _next_uses(keys, universe):
@@ -53,6 +53,34 @@ def forced_misses_arrays(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarr
                for sequence, lengths in per_cache(keys, offsets, caches))
 
 
+@jitable
+def _push(heap, size, value):
+    """Add ``value`` to the max-heap ``heap[:size]`` (the array has room); returns the new size."""
+    i = size
+    heap[i] = value
+    while i > 0 and heap[(i - 1) // 2] < heap[i]:
+        heap[(i - 1) // 2], heap[i] = heap[i], heap[(i - 1) // 2]
+        i = (i - 1) // 2
+    return size + 1
+
+
+@jitable
+def _pop(heap, size):
+    """Remove the largest entry of the max-heap ``heap[:size]`` (not empty); returns the new size."""
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while 2 * i + 1 < size:
+        child = 2 * i + 1
+        if child + 1 < size and heap[child + 1] > heap[child]:
+            child += 1
+        if heap[i] >= heap[child]:
+            break
+        heap[i], heap[child] = heap[child], heap[i]
+        i = child
+    return size
+
+
 def _min_misses(keys, following, capacity, universe):
     """Bypass MIN: keep the ``capacity`` live keys used soonest, drop keys never used again (recount.flat_min_misses)."""
     n = keys.size
@@ -70,25 +98,10 @@ def _min_misses(keys, following, capacity, universe):
             continue
         next_of[key] = following[p]
         kept += 1
-        i = size  # push following[p] * universe + key (max-heap)
-        heap[i] = following[p] * universe + key
-        size += 1
-        while i > 0 and heap[(i - 1) // 2] < heap[i]:
-            heap[(i - 1) // 2], heap[i] = heap[i], heap[(i - 1) // 2]
-            i = (i - 1) // 2
+        size = _push(heap, size, following[p] * universe + key)
         while kept > capacity:
-            top = heap[0]  # pop the largest
-            size -= 1
-            heap[0] = heap[size]
-            i = 0
-            while 2 * i + 1 < size:
-                child = 2 * i + 1
-                if child + 1 < size and heap[child + 1] > heap[child]:
-                    child += 1
-                if heap[i] >= heap[child]:
-                    break
-                heap[i], heap[child] = heap[child], heap[i]
-                i = child
+            top = heap[0]  # the largest
+            size = _pop(heap, size)
             victim = top % universe
             if next_of[victim] == top // universe:
                 next_of[victim] = -1
@@ -119,29 +132,14 @@ def _forced_misses(keys, following, lengths, capacity, universe):
                 if next_of[key] < 0:
                     kept += 1
                 next_of[key] = following[p]
-                i = size  # push following[p] * universe + key (max-heap)
-                heap[i] = following[p] * universe + key
-                size += 1
-                while i > 0 and heap[(i - 1) // 2] < heap[i]:
-                    heap[(i - 1) // 2], heap[i] = heap[i], heap[(i - 1) // 2]
-                    i = (i - 1) // 2
+                size = _push(heap, size, following[p] * universe + key)
             elif next_of[key] >= 0:  # beyond the first C of its chain: computed, not cached
                 next_of[key] = -1
                 kept -= 1
         aside = 0
         while kept > capacity:
-            top = heap[0]  # pop the largest
-            size -= 1
-            heap[0] = heap[size]
-            i = 0
-            while 2 * i + 1 < size:
-                child = 2 * i + 1
-                if child + 1 < size and heap[child + 1] > heap[child]:
-                    child += 1
-                if heap[i] >= heap[child]:
-                    break
-                heap[i], heap[child] = heap[child], heap[i]
-                i = child
+            top = heap[0]  # the largest
+            size = _pop(heap, size)
             victim = top % universe
             if next_of[victim] != top // universe:
                 continue  # stale
@@ -152,12 +150,7 @@ def _forced_misses(keys, following, lengths, capacity, universe):
             next_of[victim] = -1
             kept -= 1
         for e in range(aside):
-            i = size  # push set_aside[e] (max-heap)
-            heap[i] = set_aside[e]
-            size += 1
-            while i > 0 and heap[(i - 1) // 2] < heap[i]:
-                heap[(i - 1) // 2], heap[i] = heap[i], heap[(i - 1) // 2]
-                i = (i - 1) // 2
+            size = _push(heap, size, set_aside[e])
         start = end
     return misses
 

@@ -11,6 +11,19 @@ from __future__ import annotations
 from typing import Callable
 
 _compiled: dict[Callable, Callable] = {}
+_helpers: list[Callable] = []  # small functions the loops call; numba must know them before it compiles a caller
+_registered = 0  # how many of _helpers numba knows
+
+
+def jitable(function: Callable) -> Callable:
+    """Mark ``function`` as callable from a compiled loop; it stays a plain Python function.
+
+    numba resolves a loop's calls when it compiles the loop, so the helpers are
+    registered with ``numba.extending.register_jitable`` (which keeps the Python
+    function as it is) on the first compilation, not at import.
+    """
+    _helpers.append(function)
+    return function
 
 
 def kernel(function: Callable) -> Callable:
@@ -23,8 +36,20 @@ def kernel(function: Callable) -> Callable:
         else:
             from pyverify.numba_cache import caching
 
+            _register_helpers()
             _compiled[function] = njit(cache=caching(), nogil=True)(function)
     return _compiled[function]
 
 
-__all__ = ["kernel"]
+
+def _register_helpers() -> None:
+    """Tell numba of the helpers marked since the last compilation (a module imported later may add some)."""
+    global _registered
+    from numba.extending import register_jitable
+
+    for helper in _helpers[_registered:]:
+        register_jitable(helper)
+    _registered = len(_helpers)
+
+
+__all__ = ["jitable", "kernel"]
