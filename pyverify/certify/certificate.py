@@ -163,11 +163,7 @@ def certify(
     if capacity is None:
         min_record = None  # uncapacitated, the floor is the bound; MIN is recorded only with a capacity
 
-    cache_model = {"model": model, "capacity": capacity, "eviction": "offline-optimal", "warm_start": False, "routing": routing}
-    if forced:
-        cache_model["admission"] = FORCED
-    if routing == "round-robin":
-        cache_model["hosts"] = hosts
+    cache_model = cache_model_record(model, capacity, routing, hosts, forced)
     cert: dict[str, Any] = {
         "format": CERTIFICATE_FORMAT,
         "instance": {"name": instance.name, "sha256": digest, "content_sha256": content, **({"path": instance_path} if instance_path else {}),
@@ -189,6 +185,17 @@ def certify(
     cert["witness"] = witness
     cert["created_by"] = {"tool": "pyverify certify", "version": __version__}
     return Certified(cert, solved, confirmation, time.perf_counter() - started, tuple(skipped))
+
+
+def cache_model_record(model: str, capacity: int | None, routing: str, hosts: int | None, forced: bool) -> dict[str, Any]:
+    """The certificate's ``cache_model``: what was optimised (both certificate forms write it the same way)."""
+    record: dict[str, Any] = {"model": model, "capacity": capacity, "eviction": "offline-optimal", "warm_start": False,
+                              "routing": routing}
+    if forced:
+        record["admission"] = FORCED
+    if routing == "round-robin":
+        record["hosts"] = hosts
+    return record
 
 
 def _problem(instance: Instance, model: str, capacity: int | None, instance_path: str | None, routing: str, hosts: int | None,

@@ -36,7 +36,7 @@ def certify_packed(trace, model: str, capacity: int, time_limit: float | None, i
                    routing: str = "given", hosts: int | None = None, admission: str = "bypass",
                    read_with: dict[str, Any] | None = None, started: float | None = None):
     """``(certificate, witness arrays, wall seconds)``: MIN's (or the forced rule's) run on ``trace``, OPTIMAL."""
-    from pyverify.certify.certificate import FORCED_NAME, MIN_NAME, Stopped
+    from pyverify.certify.certificate import FORCED_NAME, MIN_NAME, Stopped, cache_model_record
     from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.sim.belady_min import min_witness_arrays
     from pyverify.sim.forced_min import FORCED, forced_witness_arrays
@@ -58,11 +58,7 @@ def certify_packed(trace, model: str, capacity: int, time_limit: float | None, i
     min_seconds = time.perf_counter() - min_started
     content = content_sha256(trace)
     problem = {"content_sha256": content, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
-    cache_model = {"model": model, "capacity": capacity, "eviction": "offline-optimal", "warm_start": False, "routing": routing}
-    if forced:
-        cache_model["admission"] = FORCED
-    if routing == "round-robin":
-        cache_model["hosts"] = hosts
+    cache_model = cache_model_record(model, capacity, routing, hosts, forced)
     cert: dict[str, Any] = {
         "format": PACKED_CERTIFICATE_FORMAT,
         "instance": {"name": trace.name, "content_sha256": content, **({"path": instance_path} if instance_path else {}),
