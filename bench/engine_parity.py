@@ -1,6 +1,6 @@
 """Per-request parity of ``--eviction vllm`` / ``sglang`` / ``sglang-fifo`` with the real engines' cache code.
 
-    python bench/engine_parity.py [--engine vllm|sglang|both] [--requests 400] [--seed 0]
+    python bench/engine_parity.py [--engine vllm|sglang|both] [--model python|compiled] [--requests 400] [--seed 0]
                                   [--mooncake-requests 200] [--mooncake-blocks 8,64,256,1024,5859]
 
 Drives the engines' own cache structures request by request, one request at a
@@ -75,6 +75,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyverify.inputs.tokens_import import chain_of_tokens  # noqa: E402
 from pyverify.sim.sglang_radix import sglang_hits  # noqa: E402
+from pyverify.sim.kernels.sglang_radix import sglang_kernel_hits  # noqa: E402
+from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits  # noqa: E402
 from pyverify.sim.vllm_pool import VllmBlockPool, vllm_hits  # noqa: E402
 
 
@@ -335,6 +337,12 @@ def mooncake_prompts(path: Path, limit: int | None) -> list[list[int]]:
 
 MOONCAKE_BLOCK = 512
 
+# Which of pyverify's two forms of each engine model is compared (--model): the Python reference or the compiled
+# kernel simulate uses on large traces (tests hold the two equal; this holds each to the engine itself).
+VLLM_MODELS = {"python": vllm_hits, "compiled": vllm_kernel_hits}
+SGLANG_MODELS = {"python": sglang_hits, "compiled": sglang_kernel_hits}
+MODEL = "python"
+
 
 def ours(prompts: list[list[int]], engine: str, capacity_tokens: int, block: int, policy: str = "lru",
          chains: list[tuple[int, ...]] | None = None) -> tuple[list[int], list[int]]:
@@ -343,9 +351,9 @@ def ours(prompts: list[list[int]], engine: str, capacity_tokens: int, block: int
     lengths = [len(tokens) for tokens in prompts]
     zeros = [0] * len(prompts)
     if engine == "vllm":
-        hits, unscheduled = vllm_hits(chains, lengths, zeros, capacity_tokens // block, block)
+        hits, unscheduled = VLLM_MODELS[MODEL](chains, lengths, zeros, capacity_tokens // block, block)
     else:
-        hits, unscheduled = sglang_hits(chains, lengths, zeros, capacity_tokens // block, block, block, policy)
+        hits, unscheduled = SGLANG_MODELS[MODEL](chains, lengths, zeros, capacity_tokens // block, block, block, policy)
     return [h * block for h in hits], unscheduled
 
 
@@ -421,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=400, help="generated requests (default 400)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", choices=("python", "compiled"), default="python",
+                        help="pyverify's Python reference models (default) or the compiled kernels simulate runs on large traces")
     parser.add_argument("--engine", choices=("vllm", "sglang", "both"), default="both",
                         help="which engine to drive (each may live in its own venv); default both")
     parser.add_argument("--mooncake-requests", type=int, default=200,
@@ -434,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="vLLM with several requests running at once, up to N (default 2,4,8; empty: skip)")
     args = parser.parse_args(argv)
     engines = ["vllm", "sglang"] if args.engine == "both" else [args.engine]
+    global MODEL
+    MODEL = args.model
     missing = [name for name in engines if importlib.util.find_spec(name) is None]
     if missing:
         print(f"engine_parity: {' and '.join(missing)} not importable here; nothing compared")
