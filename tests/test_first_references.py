@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+import pyverify.engines.numpy_engine as numpy_engine
+from pyverify.engines.compiled_misses import compiled_first_references
 from pyverify.engines.numpy_engine import first_references
 
 
@@ -29,9 +32,20 @@ def references(draw):
     return ids, caches, fleet
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.fixture(params=["numpy", "compiled"])
+def way(request, monkeypatch):
+    """Both ways first_references counts: numpy's passes, and the compiled pass it takes once numba is loaded."""
+    if request.param == "numpy":
+        monkeypatch.setattr(numpy_engine, "compiled_first_references", lambda *args: None)
+    else:
+        pytest.importorskip("numba")
+        assert compiled_first_references(np.zeros(1, dtype=np.int64), 1, None, 1) is not None
+    return request.param
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(references(), st.booleans())
-def test_first_references_equal_the_set_walk(case, pooled):
+def test_first_references_equal_the_set_walk(way, case, pooled):
     ids, caches, fleet = case
     marks = first_references(np.asarray(ids, dtype=np.int64), None if pooled else np.asarray(caches, dtype=np.int64), fleet)
     assert marks.dtype == bool

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyverify.engines.compiled_misses import compiled_first_references
 from pyverify.engines.counts import FleetCounts, fleet_counts
 from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.counting import CHUNK, dense_ids, pooled_misses, reference_hosts
@@ -57,6 +58,9 @@ def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = No
         _, where = np.unique(keys, return_index=True)  # the index of each key's first occurrence
         first[where] = True
         return first
+    compiled = compiled_first_references(dense, universe, cache_of_reference, fleet_size)
+    if compiled is not None:
+        return compiled
     kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
     earliest = np.empty(universe, dtype=kind)  # a table of positions indexed by block id, no sort (int32: 4 bytes per id)
     if cache_of_reference is None or fleet_size == 1:
