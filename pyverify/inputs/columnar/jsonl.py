@@ -1,5 +1,10 @@
 """Mooncake JSONL, fast: pyarrow parses, numpy checks, the strict reader decides the rest.
 
+A big file (:data:`~pyverify.inputs.columnar.compiled.MIN_BYTES` or more) is
+first offered to the compiled byte parser
+(:mod:`pyverify.inputs.columnar.byte_parse`), which reads a plain Mooncake
+file in one pass and declines anything else; then the path below runs.
+
 pyarrow's JSON reader parses the file (measured in
 ``bench/parse_vs_parquet.py``: faster than orjson or msgspec line by line;
 DuckDB's ``read_json`` is faster still but turns ``1.5`` into 2 and ``true``
