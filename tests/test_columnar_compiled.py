@@ -98,7 +98,14 @@ def test_big_inputs_take_the_compiled_path(tmp_path, monkeypatch):
     real = compiled.compiled_scan
     monkeypatch.setattr(jsonl, "compiled_scan", lambda data, limit: calls.append(len(data)) or real(data, limit))
     monkeypatch.setattr(jsonl, "MIN_BYTES", 1)
-    path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"hash_ids": [0, i + 1]}) + "\n" for i in range(20)))
+    parsed = []
+    real_bytes = jsonl.read_mooncake_bytes
+    monkeypatch.setattr(jsonl, "read_mooncake_bytes", lambda data, limit: parsed.append(len(data)) or real_bytes(data, limit))
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps({"hash_ids": [0, i + 1]}) + "\n" for i in range(20)))
+    assert jsonl.read_jsonl(plain).n_references == 40
+    assert parsed == [plain.stat().st_size] and calls == []  # the byte parser read it: no pre-scan needed
+    path = tmp_path / "t.jsonl"  # a field the byte parser does not know: it declines, the compiled pre-scan runs
+    path.write_text("".join(json.dumps({"hash_ids": [0, i + 1], "w": 2}) + "\n" for i in range(20)))
     trace = jsonl.read_jsonl(path)
     assert calls == [path.stat().st_size] and trace.n_references == 40

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pyverify.engines.compiled_misses import compiled_first_references
 from pyverify.engines.counts import FleetCounts, fleet_counts
 from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.counting import CHUNK, dense_ids, pooled_misses, reference_hosts
@@ -49,23 +50,41 @@ def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = No
     """
     n = ids.size
     dense, universe = dense_ids(ids)
-    if cache_of_reference is None:
-        keys, size = dense.astype(np.int64, copy=False), universe
-    else:
-        keys = dense.astype(np.int64) * fleet_size + cache_of_reference
-        size = universe * fleet_size
-    first = np.zeros(n, dtype=bool)
     if n == 0:
-        return first
-    if size <= max(KEY_TABLE_FACTOR * n, KEY_TABLE_MIN):  # a table of positions indexed by key: no sort (int32: 4 bytes per key)
-        kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
-        earliest = np.full(size, n, dtype=kind)
-        np.minimum.at(earliest, keys, np.arange(n, dtype=kind))
-        first[earliest[earliest < n]] = True
-    else:
+        return np.zeros(0, dtype=bool)
+    if universe > max(KEY_TABLE_FACTOR * n, KEY_TABLE_MIN):  # too sparse for a table: sort the keys
+        keys = dense.astype(np.int64) if cache_of_reference is None else dense.astype(np.int64) * fleet_size + cache_of_reference
+        first = np.zeros(n, dtype=bool)
         _, where = np.unique(keys, return_index=True)  # the index of each key's first occurrence
         first[where] = True
+        return first
+    compiled = compiled_first_references(dense, universe, cache_of_reference, fleet_size)
+    if compiled is not None:
+        return compiled
+    kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    earliest = np.empty(universe, dtype=kind)  # a table of positions indexed by block id, no sort (int32: 4 bytes per id)
+    if cache_of_reference is None or fleet_size == 1:
+        return _first_in_table(earliest, dense, np.arange(n, dtype=kind))
+    # One cache at a time, through the same table of one entry per block: a table of (block, cache) keys
+    # (16 hosts x 2M blocks = 128 MiB) is touched on nearly every page, and faulting them in took most of a
+    # per-host count; a table of blocks stays small enough to be reused warm.
+    order = np.argsort(cache_of_reference.astype(np.int16) if fleet_size <= np.iinfo(np.int16).max else cache_of_reference,
+                       kind="stable")  # references grouped by cache, each group in trace order (a radix sort for int16)
+    bounds = np.searchsorted(cache_of_reference[order], np.arange(fleet_size + 1))
+    first = np.empty(n, dtype=bool)
+    for begin, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        positions = order[begin:end].astype(kind)
+        first[positions] = _first_in_table(earliest, dense[positions], positions)
     return first
+
+
+def _first_in_table(earliest: np.ndarray, keys: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Whether each ``positions[i]`` (increasing) is the earliest of its key; ``earliest``: scratch indexed by key.
+
+    Only the entries of keys that occur are set, and only they are read, so the table needs no filling."""
+    earliest[keys] = np.iinfo(earliest.dtype).max
+    np.minimum.at(earliest, keys, positions)
+    return earliest[keys] == positions
 
 
 def uncapacitated_hits(ids: np.ndarray, offsets: np.ndarray, cache_of: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:

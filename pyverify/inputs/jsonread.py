@@ -31,6 +31,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
@@ -245,6 +246,14 @@ def open_input(path: str | Path) -> BinaryIO:
 def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> bytes:
     """All of ``handle``, or one line of error if it holds more than ``limit`` bytes."""
     limit = max_input_bytes() if limit is None else limit
+    if _is_regular_file_within(handle, limit):
+        try:
+            data = handle.read()
+        except OSError as error:
+            raise located(path, None, f"cannot read: {error.strerror or error}") from None
+        if len(data) <= limit:  # else it grew while read: refused below, as in steps
+            return data
+        raise located(path, None, f"larger than the input limit of {limit} bytes (set {MAX_INPUT_ENV} to raise it)")
     # Read in steps, so memory follows what the input holds: one read of limit + 1 bytes reserved
     # the whole bound (4 GiB) up front, a MemoryError under a memory limit even for a small file.
     collected = io.BytesIO()
@@ -261,6 +270,21 @@ def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> by
     if size > limit:
         raise located(path, None, f"larger than the input limit of {limit} bytes (set {MAX_INPUT_ENV} to raise it)")
     return collected.getvalue()
+
+
+def _is_regular_file_within(handle: BinaryIO, limit: int) -> bool:
+    """Whether ``handle`` is a plain (not decompressed) regular file, unread, of at most ``limit`` bytes.
+
+    Such a file says its size, so :func:`read_bounded` reads it in one buffer of that size, returned
+    without a copy (``FileIO.readall`` sizes it by ``fstat``): reading a 170 MiB trace in steps and
+    joining them took 0.35 s here."""
+    if type(handle) is not io.BufferedReader or not isinstance(handle.raw, io.FileIO):
+        return False
+    try:
+        info = os.fstat(handle.fileno())
+        return stat.S_ISREG(info.st_mode) and info.st_size <= limit and handle.tell() == 0
+    except OSError:
+        return False
 
 
 def read_json(path: str | Path) -> Any:

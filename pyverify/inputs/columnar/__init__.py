@@ -25,6 +25,7 @@ One module per job:
   (pyarrow), or saying how to install it (:class:`MissingExtra`, :func:`require`);
 * :mod:`~pyverify.inputs.columnar.closure`: prefix closure, vectorised;
 * :mod:`~pyverify.inputs.columnar.jsonl`: the fast Mooncake JSONL reader;
+* :mod:`~pyverify.inputs.columnar.byte_parse`: its compiled pass over a big file's bytes;
 * :mod:`~pyverify.inputs.columnar.formats`: Parquet, CSV or JSONL, told by content;
 * :mod:`~pyverify.inputs.columnar.tables`: the Parquet and CSV readers;
 * :mod:`~pyverify.inputs.columnar.write`: writing Parquet.

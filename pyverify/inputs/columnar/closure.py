@@ -43,6 +43,10 @@ def is_prefix_closed(ids: np.ndarray, offsets: np.ndarray) -> bool:
             return closed
     table = np.empty(high + 1, dtype=np.int64)
     starts = offsets[:-1]
+    if ids.size <= CHUNK:  # one chunk: its parents are computed once and kept for the read-back
+        parents = _chunk_parents(ids, starts, 0, ids.size)
+        table[ids] = parents
+        return bool(np.array_equal(table[ids], parents))
     for write in (True, False):
         for begin in range(0, ids.size, CHUNK):
             end = min(begin + CHUNK, ids.size)

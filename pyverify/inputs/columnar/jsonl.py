@@ -1,5 +1,10 @@
 """Mooncake JSONL, fast: pyarrow parses, numpy checks, the strict reader decides the rest.
 
+A big file (:data:`~pyverify.inputs.columnar.compiled.MIN_BYTES` or more) is
+first offered to the compiled byte parser
+(:mod:`pyverify.inputs.columnar.byte_parse`), which reads a plain Mooncake
+file in one pass and declines anything else; then the path below runs.
+
 pyarrow's JSON reader parses the file (measured in
 ``bench/parse_vs_parquet.py``: faster than orjson or msgspec line by line;
 DuckDB's ``read_json`` is faster still but turns ``1.5`` into 2 and ``true``
@@ -23,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from pyverify.inputs.columnar.arrow import numpy_of
+from pyverify.inputs.columnar.byte_parse import read_mooncake_bytes
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.trace import ColumnarTrace
@@ -63,6 +69,16 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
         return None
     with open_input(path) as handle:
         data = read_bounded(handle, path)
+    if worth_it(len(data), MIN_BYTES):  # one compiled pass over the bytes (pyverify.inputs.columnar.byte_parse)
+        parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
+        if parsed is not None:
+            ids, offsets, timestamps, input_tokens, output_tokens = parsed
+            if not is_prefix_closed(ids, offsets):
+                return None  # the strict reader names the line
+            return ColumnarTrace(
+                name=stem_of(path), ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
+                timestamps=timestamps, input_tokens=input_tokens, output_tokens=output_tokens,
+            )
     counts = _prescan(data)
     if counts is None:
         return None

@@ -1,0 +1,222 @@
+"""Mooncake JSONL straight from its bytes, in one compiled pass: for big files, where pyarrow's parse dominates.
+
+Measured on this project's 2-core machine, pyarrow's JSON reader took most of
+``simulate``'s time on a Mooncake file (0.25-0.8 s for 5M references, 43
+MiB), the line pre-scan and the copies around it most of the rest. One loop
+over the bytes (:func:`scan_mooncake`) pulls ``hash_ids``, ``timestamp``,
+``input_length`` and ``output_length`` into flat arrays instead. It accepts
+only a narrow, plain form and *declines* (returns ``None``) on anything else,
+and the reader then takes its usual path (pyarrow, else the strict reader,
+with its one-line errors). So it never decides an error and never accepts a
+line the strict reader refuses. The form it reads, line by line:
+
+* the line starts with ``{`` and ends with ``}`` and a newline (the last line
+  may lack the newline); no blank lines; between tokens only spaces;
+* members ``"key": value`` with ``key`` one of the four above, each at most
+  once, ``hash_ids`` always;
+* ``hash_ids``: a non-empty list of integers; the others: an integer; every
+  integer plain decimal digits, at most 18 (so below 2**63; no sign, no
+  fraction or exponent, no leading zero); timestamps at most 2**53 and never
+  decreasing; no line longer than :data:`~pyverify.inputs.jsonread.MAX_LINE_BYTES`.
+
+Importing numba and loading the cached kernel costs about 0.65 s here, more
+than the pass saves on a small file, so :mod:`pyverify.inputs.columnar.jsonl`
+uses it from :data:`~pyverify.inputs.columnar.compiled.MIN_BYTES` up (or when
+numba is loaded already). Without numba it is never used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pyverify.inputs.columnar.compiled import kernel
+
+#: The keys of the form read here, in the order of the flags below.
+KEYS = (b"hash_ids", b"timestamp", b"input_length", b"output_length")
+#: :func:`scan_mooncake`'s verdicts.
+READ, DECLINED = 0, 1
+#: At most this many digits per integer: 10**18 - 1 < 2**63, so no overflow.
+MAX_DIGITS = 18
+#: Timestamps past this are left to the strict reader (float64 holds every integer up to it).
+MAX_TIMESTAMP = 2**53
+
+
+def _key_at(text, i, n):
+    """Which of :data:`KEYS` starts at ``text[i]`` (just after its opening quote) and its closing quote: ``(k, end)``, or ``(-1, 0)``."""
+    # hash_ids / timestamp / input_length / output_length, spelled out byte by byte (numba: no bytes objects).
+    if i + 8 < n and text[i] == 104 and text[i + 1] == 97 and text[i + 2] == 115 and text[i + 3] == 104 and text[i + 4] == 95 \
+            and text[i + 5] == 105 and text[i + 6] == 100 and text[i + 7] == 115 and text[i + 8] == 34:
+        return 0, i + 8
+    if i + 9 < n and text[i] == 116 and text[i + 1] == 105 and text[i + 2] == 109 and text[i + 3] == 101 and text[i + 4] == 115 \
+            and text[i + 5] == 116 and text[i + 6] == 97 and text[i + 7] == 109 and text[i + 8] == 112 and text[i + 9] == 34:
+        return 1, i + 9
+    if i + 12 < n and text[i] == 105 and text[i + 1] == 110 and text[i + 2] == 112 and text[i + 3] == 117 and text[i + 4] == 116 \
+            and text[i + 5] == 95 and text[i + 6] == 108 and text[i + 7] == 101 and text[i + 8] == 110 and text[i + 9] == 103 \
+            and text[i + 10] == 116 and text[i + 11] == 104 and text[i + 12] == 34:
+        return 2, i + 12
+    if i + 13 < n and text[i] == 111 and text[i + 1] == 117 and text[i + 2] == 116 and text[i + 3] == 112 and text[i + 4] == 117 \
+            and text[i + 5] == 116 and text[i + 6] == 95 and text[i + 7] == 108 and text[i + 8] == 101 and text[i + 9] == 110 \
+            and text[i + 10] == 103 and text[i + 11] == 116 and text[i + 12] == 104 and text[i + 13] == 34:
+        return 3, i + 13
+    return -1, 0
+
+
+def _integer_at(text, i, n):
+    """The plain decimal integer starting at ``text[i]`` and the index after it: ``(value, end)``, or ``(-1, 0)``."""
+    if i >= n or text[i] < 48 or text[i] > 57:
+        return -1, 0
+    if text[i] == 48 and i + 1 < n and 48 <= text[i + 1] <= 57:  # a leading zero is not JSON
+        return -1, 0
+    value = 0
+    j = i
+    while j < n and 48 <= text[j] <= 57:
+        if j - i >= MAX_DIGITS:
+            return -1, 0
+        value = value * 10 + (int(text[j]) - 48)
+        j += 1
+    if j < n and (text[j] == 46 or text[j] == 101 or text[j] == 69):  # ".", "e", "E": not an integer literal
+        return -1, 0
+    return value, j
+
+
+def _spaces(text, i, n):
+    while i < n and text[i] == 32:
+        i += 1
+    return i
+
+
+def scan_mooncake(text, ids, offsets, numbers, max_line):
+    """``(verdict, requests, references, present)``: the file's bytes ``text`` (uint8) into ``ids``, ``offsets``
+    and ``numbers`` (float64, one row per request: timestamp, input, output; NaN when missing), sized by the caller.
+
+    ``present``: bit k set when some line gives key k+1 (timestamp, input_length, output_length).
+    :data:`DECLINED` on anything outside the form in the module docstring."""
+    n = text.size
+    nan = np.nan
+    request = 0
+    filled = 0
+    present = 0
+    last_time = -1.0
+    i = 0
+    offsets[0] = 0
+    while i < n:
+        line_start = i
+        if text[i] != 123 or request + 1 >= offsets.size:  # "{"
+            return DECLINED, 0, 0, 0
+        numbers[request, 0] = nan
+        numbers[request, 1] = nan
+        numbers[request, 2] = nan
+        seen = 0
+        i += 1
+        while True:
+            i = _spaces(text, i, n)
+            if i >= n or text[i] != 34:  # a member starts with its key's quote
+                return DECLINED, 0, 0, 0
+            key, i = _key_at(text, i + 1, n)
+            if key < 0 or seen & (1 << key):  # an unknown or a repeated key
+                return DECLINED, 0, 0, 0
+            seen |= 1 << key
+            i = _spaces(text, i + 1, n)
+            if i >= n or text[i] != 58:  # ":"
+                return DECLINED, 0, 0, 0
+            i = _spaces(text, i + 1, n)
+            if key == 0:
+                if i >= n or text[i] != 91:  # "["
+                    return DECLINED, 0, 0, 0
+                i += 1
+                while True:
+                    i = _spaces(text, i, n)
+                    value, i = _integer_at(text, i, n)
+                    if value < 0 or filled >= ids.size:
+                        return DECLINED, 0, 0, 0
+                    ids[filled] = value
+                    filled += 1
+                    i = _spaces(text, i, n)
+                    if i < n and text[i] == 44:  # ","
+                        i += 1
+                    elif i < n and text[i] == 93:  # "]"
+                        i += 1
+                        break
+                    else:
+                        return DECLINED, 0, 0, 0
+            else:
+                value, i = _integer_at(text, i, n)
+                if value < 0:
+                    return DECLINED, 0, 0, 0
+                if key == 1:
+                    if value > MAX_TIMESTAMP or value < last_time:  # the strict reader names (or warns about) it
+                        return DECLINED, 0, 0, 0
+                    last_time = value
+                numbers[request, key - 1] = value
+                present |= 1 << (key - 1)
+            i = _spaces(text, i, n)
+            if i < n and text[i] == 44:
+                i += 1
+            elif i < n and text[i] == 125:  # "}", which must end the line
+                i += 1
+                break
+            else:
+                return DECLINED, 0, 0, 0
+        if not seen & 1:  # no hash_ids
+            return DECLINED, 0, 0, 0
+        if i < n:
+            if text[i] != 10:
+                return DECLINED, 0, 0, 0
+            i += 1
+        if i - line_start > max_line:
+            return DECLINED, 0, 0, 0
+        request += 1
+        offsets[request] = filled
+    if request == 0:
+        return DECLINED, 0, 0, 0
+    return READ, request, filled, present
+
+
+def count_separators(text):
+    """``(newlines, commas)`` in ``text`` (uint8): the sizes :func:`read_mooncake_bytes` allocates for."""
+    newlines = 0
+    commas = 0
+    for i in range(text.size):
+        c = text[i]
+        if c == 10:
+            newlines += 1
+        elif c == 44:
+            commas += 1
+    return newlines, commas
+
+
+_HELPERS = ("_key_at", "_integer_at", "_spaces")
+
+
+def _compiled_scanner():
+    """:func:`scan_mooncake` compiled, or ``None`` without numba. Its helpers are compiled first and put in their
+    module-level names, where numba looks them up: compiled code can call compiled functions only."""
+    scope = globals()
+    for name in _HELPERS:
+        compiled = kernel(getattr(scope[name], "py_func", scope[name]))
+        if compiled is None:
+            return None
+        scope[name] = compiled
+    return kernel(scan_mooncake)
+
+
+def read_mooncake_bytes(data: bytes, max_line: int):
+    """``(ids, offsets, timestamps, input_tokens, output_tokens)`` (a column is ``None`` when no line gives it),
+    or ``None`` when the bytes are not in the plain form (or numba is not installed)."""
+    run = _compiled_scanner()
+    if run is None or not data:
+        return None
+    text = np.frombuffer(data, dtype=np.uint8)
+    newlines, commas = (int(v) for v in kernel(count_separators)(text))  # compiled: no byte-sized temporaries
+    lines = newlines + 1
+    ids = np.empty(commas + lines, dtype=np.int64)  # a list of k ids has k-1 commas, and each line has one list
+    offsets = np.empty(lines + 1, dtype=np.int64)
+    numbers = np.empty((lines, 3), dtype=np.float64)
+    verdict, requests, references, present = (int(v) for v in run(text, ids, offsets, numbers, max_line))
+    if verdict != READ:
+        return None
+    columns = [np.ascontiguousarray(numbers[:requests, k]) if present & (1 << k) else None for k in range(3)]
+    return (ids[:references].copy() if references < ids.size // 2 else ids[:references], offsets[:requests + 1].copy(), *columns)
+
+
+__all__ = ["DECLINED", "KEYS", "MAX_DIGITS", "MAX_TIMESTAMP", "READ", "count_separators", "read_mooncake_bytes", "scan_mooncake"]

@@ -1,0 +1,155 @@
+"""The compiled byte parser (pyverify.inputs.columnar.byte_parse) never accepts what the strict reader refuses,
+and what it accepts it reads exactly as the strict reader does: arrays, digest, misses; errors stay the strict ones."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+pytest.importorskip("numba")
+
+import pyverify.inputs.columnar.jsonl as jsonl_module  # noqa: E402
+from pyverify.engines.numpy_engine import first_references  # noqa: E402
+from pyverify.errors import UserError  # noqa: E402
+from pyverify.inputs.columnar import ColumnarTrace, is_prefix_closed, read_jsonl  # noqa: E402
+from pyverify.inputs.columnar.byte_parse import read_mooncake_bytes  # noqa: E402
+from pyverify.inputs.columnar.digest import content_sha256  # noqa: E402
+from pyverify.inputs.jsonread import MAX_LINE_BYTES  # noqa: E402
+from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
+from tests.test_columnar import BAD_LINES, GOOD, ODD_BUT_GOOD, random_chains, same_as_strict, write_lines  # noqa: E402
+
+# Fragments a hostile line may carry in place of a value, a key or a separator.
+HOSTILE = ["-1", "1.5", "1e3", "1E3", "true", "null", "01", "9223372036854775808", "1234567890123456789", '"7"',
+           "NaN", "Infinity", "[]", "{}", "[0,]", "\\u0030", "\ufeff", "\r", "\t", "", " ", ",", "}", "{", "]", "[", '"', ":"]
+KEYS = ["hash_ids", "timestamp", "input_length", "output_length"]
+
+
+@st.composite
+def lines(draw, index: int):
+    """One line: a plain Mooncake line with random spacing and key order, sometimes broken by a hostile fragment."""
+    chain = draw(st.lists(st.integers(0, 6), min_size=1, max_size=5))
+    members = {"hash_ids": chain}
+    for key in KEYS[1:]:
+        if draw(st.booleans()):
+            members[key] = index if key == "timestamp" else draw(st.integers(0, 10**6))
+    order = draw(st.permutations(list(members)))
+    space = draw(st.sampled_from(["", " ", "  "]))
+    text = "{" + ("," + space).join(f'"{key}"{space}:{space}{json.dumps(members[key], separators=(",", space + ""))}' for key in order) + "}"
+    numbers = [match.span() for match in re.finditer(r"[0-9]+", text)]
+    if draw(st.integers(0, 3)) == 0:  # a value replaced by a hostile one
+        begin, end = draw(st.sampled_from(numbers))
+        text = text[:begin] + draw(st.sampled_from(HOSTILE)) + text[end:]
+    elif draw(st.integers(0, 3)) == 0:  # broken somewhere
+        at = draw(st.integers(0, len(text)))
+        cut = draw(st.integers(0, 3))
+        text = text[:at] + draw(st.sampled_from(HOSTILE)) + text[at + cut:]
+    if draw(st.integers(0, 9)) == 0:
+        text = draw(st.sampled_from(['{"hash_ids": [0], "hash_ids": [0]}', '{"hash_ids": [0], "x": 1}', "", " ", '{"timestamp": 1}']))
+    return text
+
+
+@st.composite
+def files(draw):
+    n = draw(st.integers(1, 6))
+    body = "\n".join(draw(lines(index)) for index in range(n))
+    ending = draw(st.sampled_from(["\n", "", "\r\n", "\n\n"]))
+    prefix = draw(st.sampled_from(["", "", "", "\ufeff"]))
+    return (prefix + body + ending).encode("utf-8")
+
+
+def strict_of(path):
+    try:
+        return ColumnarTrace.from_instance(import_mooncake(path)), None
+    except UserError as error:
+        return None, str(error)
+
+
+def assert_same_trace(mine: ColumnarTrace, theirs: ColumnarTrace) -> None:
+    assert np.array_equal(mine.ids, theirs.ids) and np.array_equal(mine.offsets, theirs.offsets)
+    for name in ("timestamps", "input_tokens", "output_tokens"):
+        a, b = getattr(mine, name), getattr(theirs, name)
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b, equal_nan=True)), name
+    assert content_sha256(mine) == content_sha256(theirs)
+    assert np.array_equal(first_references(mine.ids), first_references(theirs.ids))
+
+
+@pytest.fixture
+def always_compiled(monkeypatch):
+    """The reader takes the byte parser whatever the file's size."""
+    monkeypatch.setattr(jsonl_module, "MIN_BYTES", 0)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files())
+def test_byte_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("bytes") / "t.jsonl"
+    path.write_bytes(data)
+    strict, error = strict_of(path)
+    parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
+    if parsed is None:
+        return
+    ids, offsets, *columns = parsed
+    if not is_prefix_closed(ids, offsets):
+        assert error is not None and "not prefix-closed" in error
+        return
+    assert error is None, f"byte parser accepted a file the strict reader refuses: {error}"
+    mine = ColumnarTrace(name=strict.name, ids=ids, offsets=offsets, timestamps=columns[0], input_tokens=columns[1], output_tokens=columns[2])
+    assert_same_trace(mine, strict)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files())
+def test_reader_with_the_byte_parser_gives_the_strict_result_or_error(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("reader") / "t.jsonl"
+    path.write_bytes(data)
+    strict, error = strict_of(path)
+    jsonl_module.MIN_BYTES, saved = 0, jsonl_module.MIN_BYTES
+    try:
+        if error is not None:
+            with pytest.raises(UserError) as raised:
+                read_jsonl(path)
+            assert str(raised.value) == error
+        else:
+            assert_same_trace(read_jsonl(path), strict)
+    finally:
+        jsonl_module.MIN_BYTES = saved
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_byte_parser_takes_a_plain_mooncake_file(tmp_path, seed):
+    path = tmp_path / "t.jsonl"
+    write_lines(path, random_chains(seed))
+    parsed = read_mooncake_bytes(path.read_bytes(), MAX_LINE_BYTES)
+    if seed % 2:  # sparse ids of up to 19 digits: beyond the parser's 18, left to the other readers
+        return
+    assert parsed is not None
+    same_as_strict(ColumnarTrace(name="t", ids=parsed[0], offsets=parsed[1], timestamps=parsed[2], input_tokens=parsed[3],
+                                 output_tokens=parsed[4]), path)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_LINES))
+def test_errors_stay_the_strict_readers(tmp_path, always_compiled, name):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2]}', BAD_LINES[name], GOOD]) + "\n")
+    with pytest.raises(UserError) as strict:
+        import_mooncake(path)
+    with pytest.raises(UserError) as fast:
+        read_jsonl(path)
+    assert str(fast.value) == str(strict.value)
+
+
+@pytest.mark.parametrize("name", sorted(ODD_BUT_GOOD))
+def test_odd_files_give_the_strict_result(tmp_path, always_compiled, name):
+    path = tmp_path / "odd.jsonl"
+    path.write_text(ODD_BUT_GOOD[name])
+    same_as_strict(read_jsonl(path), path)
+
+
+def test_a_huge_line_is_declined(tmp_path):
+    line = ('{"hash_ids": [' + ", ".join(["0"] * 50) + "]}\n").encode()
+    assert read_mooncake_bytes(line, len(line)) is not None
+    assert read_mooncake_bytes(line, len(line) - 1) is None

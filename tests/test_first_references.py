@@ -1,0 +1,52 @@
+"""first_references (the uncapacitated default's miss marks) equals a plain Python walk with a set per cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import pyverify.engines.numpy_engine as numpy_engine
+from pyverify.engines.compiled_misses import compiled_first_references
+from pyverify.engines.numpy_engine import first_references
+
+
+def first_by_sets(ids: list[int], caches: list[int] | None) -> list[bool]:
+    seen: set[tuple[int, int]] = set()
+    marks = []
+    for position, block in enumerate(ids):
+        key = (0 if caches is None else caches[position], block)
+        marks.append(key not in seen)
+        seen.add(key)
+    return marks
+
+
+@st.composite
+def references(draw):
+    n = draw(st.integers(0, 200))
+    sparse = draw(st.booleans())  # 64-bit hash ids take the sorting branch, small ids the table
+    high = 2**62 if sparse else draw(st.integers(0, 50))
+    ids = draw(st.lists(st.integers(0, high), min_size=n, max_size=n))
+    fleet = draw(st.integers(1, 5))
+    caches = draw(st.lists(st.integers(0, fleet - 1), min_size=n, max_size=n))
+    return ids, caches, fleet
+
+
+@pytest.fixture(params=["numpy", "compiled"])
+def way(request, monkeypatch):
+    """Both ways first_references counts: numpy's passes, and the compiled pass it takes once numba is loaded."""
+    if request.param == "numpy":
+        monkeypatch.setattr(numpy_engine, "compiled_first_references", lambda *args: None)
+    else:
+        pytest.importorskip("numba")
+        assert compiled_first_references(np.zeros(1, dtype=np.int64), 1, None, 1) is not None
+    return request.param
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(references(), st.booleans())
+def test_first_references_equal_the_set_walk(way, case, pooled):
+    ids, caches, fleet = case
+    marks = first_references(np.asarray(ids, dtype=np.int64), None if pooled else np.asarray(caches, dtype=np.int64), fleet)
+    assert marks.dtype == bool
+    assert marks.tolist() == first_by_sets(ids, None if pooled else caches)
