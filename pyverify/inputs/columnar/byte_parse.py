@@ -41,23 +41,30 @@ MAX_DIGITS = 18
 MAX_TIMESTAMP = 2**53
 
 
+#: Each key with its closing quote, as bytes the compiled loop compares (numba freezes global arrays as constants).
+_HASH_IDS, _TIMESTAMP, _INPUT_LENGTH, _OUTPUT_LENGTH = (np.frombuffer(key + b'"', dtype=np.uint8) for key in KEYS)
+
+
+def _word_at(text, i, n, word):
+    """Whether the bytes ``word`` stand at ``text[i]``."""
+    if i + word.size > n:
+        return False
+    for k in range(word.size):
+        if text[i + k] != word[k]:
+            return False
+    return True
+
+
 def _key_at(text, i, n):
     """Which of :data:`KEYS` starts at ``text[i]`` (just after its opening quote) and its closing quote: ``(k, end)``, or ``(-1, 0)``."""
-    # hash_ids / timestamp / input_length / output_length, spelled out byte by byte (numba: no bytes objects).
-    if i + 8 < n and text[i] == 104 and text[i + 1] == 97 and text[i + 2] == 115 and text[i + 3] == 104 and text[i + 4] == 95 \
-            and text[i + 5] == 105 and text[i + 6] == 100 and text[i + 7] == 115 and text[i + 8] == 34:
-        return 0, i + 8
-    if i + 9 < n and text[i] == 116 and text[i + 1] == 105 and text[i + 2] == 109 and text[i + 3] == 101 and text[i + 4] == 115 \
-            and text[i + 5] == 116 and text[i + 6] == 97 and text[i + 7] == 109 and text[i + 8] == 112 and text[i + 9] == 34:
-        return 1, i + 9
-    if i + 12 < n and text[i] == 105 and text[i + 1] == 110 and text[i + 2] == 112 and text[i + 3] == 117 and text[i + 4] == 116 \
-            and text[i + 5] == 95 and text[i + 6] == 108 and text[i + 7] == 101 and text[i + 8] == 110 and text[i + 9] == 103 \
-            and text[i + 10] == 116 and text[i + 11] == 104 and text[i + 12] == 34:
-        return 2, i + 12
-    if i + 13 < n and text[i] == 111 and text[i + 1] == 117 and text[i + 2] == 116 and text[i + 3] == 112 and text[i + 4] == 117 \
-            and text[i + 5] == 116 and text[i + 6] == 95 and text[i + 7] == 108 and text[i + 8] == 101 and text[i + 9] == 110 \
-            and text[i + 10] == 103 and text[i + 11] == 116 and text[i + 12] == 104 and text[i + 13] == 34:
-        return 3, i + 13
+    if _word_at(text, i, n, _HASH_IDS):
+        return 0, i + _HASH_IDS.size - 1
+    if _word_at(text, i, n, _TIMESTAMP):
+        return 1, i + _TIMESTAMP.size - 1
+    if _word_at(text, i, n, _INPUT_LENGTH):
+        return 2, i + _INPUT_LENGTH.size - 1
+    if _word_at(text, i, n, _OUTPUT_LENGTH):
+        return 3, i + _OUTPUT_LENGTH.size - 1
     return -1, 0
 
 
@@ -185,7 +192,7 @@ def count_separators(text):
     return newlines, commas
 
 
-_HELPERS = ("_key_at", "_integer_at", "_spaces")
+_HELPERS = ("_word_at", "_key_at", "_integer_at", "_spaces")  # callees before their callers
 
 
 def _compiled_scanner():
