@@ -20,7 +20,7 @@ from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, 
 from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
-from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO
+from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO, VLLM
 
 ORDER = 25
 
@@ -38,8 +38,9 @@ DESCRIPTION = (
     "--no-timing serves requests one at a time in file order, exactly as 'simulate --model per-host'. "
     "--compare runs every tier configuration the capacities allow (GPU only, + host DRAM, + pool), timed and "
     "not, for every router. --eviction vllm, sglang and sglang-fifo (the engines' own caches, as in simulate) run "
-    "with --no-timing only and the GPU tier only: their reference models serve one request at a time per host, so a "
-    "run equals 'simulate --model per-host --eviction ENGINE'. Beside every run: the floor, MIN and the forced-admission optimum for one pool of "
+    "the GPU tier only; with --no-timing a run equals 'simulate --model per-host --eviction ENGINE'. vllm also runs "
+    "timed, several requests overlapping on a host as vLLM's scheduler allows (a request waits while too few blocks "
+    "are free); sglang and sglang-fifo run with --no-timing only (their model serves one request at a time). Beside every run: the floor, MIN and the forced-admission optimum for one pool of "
     "the fleet's GPU memory, and the forced-admission optimum of the run's own routing."
 )
 
@@ -87,10 +88,11 @@ def register(subparsers) -> None:
     parser.add_argument("--eviction", choices=REPLAY_EVICTIONS + ENGINE_EVICTIONS, default=LRU,
                         help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS)
                              + "; " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in ENGINE_EVICTIONS)
-                             + ". The engine evictions need --no-timing and no --host-capacity or --pool-capacity: their models "
-                               "(parity-checked against the engines) serve a request alone, while with timing several would run "
-                               "on a host at once, each holding its blocks (vLLM: ref counts, out of the free queue; SGLang: "
-                               "lock_ref on its nodes), which they do not model")
+                             + ". The engine evictions take no --host-capacity or --pool-capacity. vllm runs timed with "
+                               "overlapping requests (ref-counted blocks, checked against vLLM's own BlockPool with up to 8 "
+                               "running): the queue head waits while too few blocks are free, and a prompt the empty pool cannot "
+                               "hold is never scheduled; sglang and sglang-fifo need --no-timing (their model serves a request "
+                               "alone: lock_ref on nodes held by several running requests is not modelled)")
     parser.add_argument("--page-size", type=positive_int, metavar="TOKENS",
                         help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the "
                              "input's block size (default: the block size)")
@@ -260,7 +262,7 @@ def engine_refusal(args) -> None:
         raise UserError(f"--page-size: only with --eviction {SGLANG} or {SGLANG_FIFO}")
     if args.eviction not in ENGINE_EVICTIONS:
         return
-    if not args.no_timing:
+    if not args.no_timing and args.eviction != VLLM:
         raise UserError(f"--eviction {args.eviction}: only with --no-timing: its reference model serves one request at a time "
                         "per host, and with timing requests would run at once, each holding its blocks, which it does not model")
     if args.host_capacity is not False or args.pool_capacity is not False:
