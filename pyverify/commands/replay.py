@@ -128,6 +128,10 @@ def register(subparsers) -> None:
                         help=f"kv-aware score = W x GPU prefix-hit blocks - load weight x (running + queued requests) (default: {DEFAULT_OVERLAP_WEIGHT:g})")
     parser.add_argument("--load-weight", type=non_negative, default=DEFAULT_LOAD_WEIGHT, metavar="W",
                         help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)")
+    parser.add_argument("--engine", choices=("auto", "python", "compiled"), default="auto",
+                        help="who runs the replay: compiled (numba, no per-block Python; today --no-timing, GPU tier only, "
+                             "lru or fifo or no capacity, round-robin or random), python (the event loop, every configuration), "
+                             "or auto (compiled when supported, else python; default). Both give the same run, field for field")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run_replay)
@@ -185,6 +189,7 @@ def run_replay(args) -> int:
     if args.compare and args.no_timing:
         raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
     engine_refusal(args)
+    compiled_refusal(args)
     instance = load_with(args, args.trace)
     args.capacity = resolve_cache_size(args, instance, args.trace).blocks
     engine = engine_inputs(args, instance)
@@ -210,7 +215,8 @@ def run_replay(args) -> int:
                 for name in args.router:
                     run = replay(instance.chains, Router(name, fleet, options), args.capacity, args.eviction, pool, service,
                                  arrival_ms=arrivals if timed else None, input_tokens=inputs, output_tokens=outputs,
-                                 arrival_scale=args.arrival_scale, timed=timed, progress=advance, host_capacity=host, **engine)
+                                 arrival_scale=args.arrival_scale, timed=timed, progress=advance, host_capacity=host,
+                                 engine=args.engine, **engine)
                     routing = tuple(run.host_of)
                     if routing not in forced_by_routing:
                         forced_by_routing[routing] = forced_routed_hits(instance.chains, routing, args.capacity)
@@ -268,6 +274,26 @@ def engine_refusal(args) -> None:
     if args.host_capacity is not False or args.pool_capacity is not False:
         raise UserError(f"--eviction {args.eviction}: GPU tier only, not with --host-capacity or --pool-capacity "
                         "(what the engine's hit cap and refusals mean for a lower tier is not defined here)")
+
+
+def compiled_refusal(args) -> None:
+    """One line (exit 2) when ``--engine compiled`` cannot run every requested run; before the input is read."""
+    if args.engine != "compiled":
+        return
+    from pyverify.fleet.compiled_replay import unsupported
+    from pyverify.fleet.routers import Router
+
+    timings = [True, False] if args.compare else [not args.no_timing]
+    for timed in timings:
+        for _, host, pool in tier_configurations(args):
+            for name in args.router:
+                # The capacity is not known before the input is read; any finite one stands for it here.
+                capacity = None if args.capacity is None and args.capacity_tokens is None and args.capacity_gib is None else 1
+                reason = unsupported(Router(name, 1), capacity, args.eviction, pool, host, timed)
+                if reason is None and args.eviction in ENGINE_EVICTIONS:
+                    reason = f"eviction {args.eviction} takes the Python event loop"
+                if reason is not None:
+                    raise UserError(f"--engine compiled: {reason}; use --engine auto or python")
 
 
 def engine_inputs(args, instance) -> dict:

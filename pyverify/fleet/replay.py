@@ -99,7 +99,54 @@ class ReplayRun:
         return self.references - self.hit_blocks
 
 
+#: ``replay(engine=...)``: the compiled run when the configuration allows it, the Python event loop, or the compiled run.
+REPLAY_ENGINES = ("auto", "python", "compiled")
+
+
 def replay(
+    chains: Sequence[Sequence[int]],
+    router: Router,
+    capacity: int | None,
+    eviction: str,
+    pool_capacity: int | None | bool = False,
+    service: ServiceModel = ServiceModel(),
+    arrival_ms: Sequence[float] | None = None,
+    input_tokens: Sequence[int | None] | None = None,
+    output_tokens: Sequence[int | None] | None = None,
+    arrival_scale: float = 1.0,
+    timed: bool = True,
+    progress: Callable[..., None] = lambda n=1: None,
+    host_capacity: int | None | bool = False,
+    prompt_tokens: Sequence[int] | None = None,
+    block_size: int | None = None,
+    page_size: int | None = None,
+    engine: str = "auto",
+) -> ReplayRun:
+    """:func:`replay_python`'s run; ``engine`` picks who computes it (:mod:`pyverify.fleet.compiled_replay`).
+
+    ``auto`` runs compiled when the configuration is supported, else Python; ``compiled`` raises ``ValueError``
+    naming the reason when it is not."""
+    from pyverify.fleet.compiled_replay import replay_compiled, unsupported
+
+    if engine not in REPLAY_ENGINES:
+        raise ValueError(f"unknown replay engine {engine!r}; expected one of {REPLAY_ENGINES}")
+    if engine != "python":
+        reason = unsupported(router, capacity, eviction, pool_capacity, host_capacity, timed)
+        if reason is None and eviction in ENGINE_EVICTIONS:
+            reason = f"eviction {eviction} takes the Python event loop"
+        if reason is None:
+            # A copy of the router: should the compiled run give up, the Python loop draws the same picks.
+            run = replay_compiled(chains, Router(router.name, router.fleet, router.options), capacity, eviction, progress)
+            if run is not None:
+                return run
+            reason = "a block id does not fit in 64 bits (the arrays' type)"
+        if engine == "compiled":
+            raise ValueError(reason)
+    return replay_python(chains, router, capacity, eviction, pool_capacity, service, arrival_ms, input_tokens, output_tokens,
+                         arrival_scale, timed, progress, host_capacity, prompt_tokens, block_size, page_size)
+
+
+def replay_python(
     chains: Sequence[Sequence[int]],
     router: Router,
     capacity: int | None,
