@@ -223,7 +223,7 @@ def test_chart_is_written(tmp_path, capsys):
 @pytest.mark.parametrize("flags, expected", [
     (["--router", "nearest"], "unknown router 'nearest'"),
     (["--pool-capacity", "0"], "expected a positive integer"),
-    (["--eviction", "vllm"], "--eviction vllm: only with --no-timing"),
+    (["--eviction", "sglang"], "--eviction sglang: only with --no-timing"),
     (["--eviction", "sglang"], "--eviction sglang: only with --no-timing"),
     (["--eviction", "vllm", "--no-timing", "--pool-capacity", "inf"], "GPU tier only"),
     (["--eviction", "lru", "--page-size", "16"], "--page-size: only with --eviction sglang"),

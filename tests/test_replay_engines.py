@@ -1,8 +1,8 @@
-"""``pyverify replay --eviction vllm|sglang|sglang-fifo``: the engines' own caches, one request at a time per host.
+"""``pyverify replay --eviction vllm|sglang|sglang-fifo``: the engines' own caches.
 
 A replay without timing and with GPU caches only must be ``simulate --model
 per-host`` with the same engine, routing and capacity, request by request,
-hits in tokens included.
+hits in tokens included. ``vllm`` also runs timed, requests overlapping.
 """
 
 from __future__ import annotations
@@ -157,7 +157,8 @@ def test_request_by_request_on_the_mooncake_synthetic_trace():
 
 
 @pytest.mark.parametrize("flags,expected", [
-    (["--eviction", "vllm"], "only with --no-timing"),
+    (["--eviction", "sglang"], "only with --no-timing"),
+    (["--eviction", "sglang-fifo"], "only with --no-timing"),
     (["--eviction", "sglang", "--compare"], "only with --no-timing"),
     (["--eviction", "vllm", "--no-timing", "--host-capacity", "4"], "GPU tier only"),
     (["--eviction", "sglang-fifo", "--no-timing", "--pool-capacity", "inf"], "GPU tier only"),
@@ -196,3 +197,81 @@ def test_token_hits_are_simulates_for_the_block_level_evictions_too(tmp_path, ca
         assert (replayed["hit_blocks"], replayed["token_hits"], replayed["tokens"]) == (
             simulated["hits"], simulated["measured"]["token_hits"], simulated["measured"]["tokens"])
         assert "unscheduled_requests" not in replayed
+
+
+# --- vllm with timing: overlapping requests (VllmBlockPool.start / finish) ---
+
+def seconds_service(max_running: int):
+    """Prefill 1,000 tokens/s and decode 1 token/s on blocks of 4 tokens: times easy to follow by hand."""
+    from pyverify.fleet.service import ServiceModel
+
+    return ServiceModel(prefill_tokens_per_s=1000.0, decode_tokens_per_s=1.0, max_running=max_running, block_tokens=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(trace=engine_traces(), fleet=st.integers(1, 3), capacity=st.integers(1, 8), router=st.sampled_from(STATIC),
+       seed=st.integers(0, 3))
+def test_timed_vllm_with_requests_that_never_overlap_is_the_untimed_run(trace, fleet, capacity, router, seed):
+    """One request at a time (max_running 1; each ends long before the next arrives): the pool sees the same sequence."""
+    chains, tokens = trace
+    arrivals = [index * 100_000.0 for index in range(len(chains))]  # 100 s apart; a request lasts at most ~1 s
+    outputs = [1] * len(chains)
+    timed = replay(chains, Router(router, fleet, RouterOptions(seed=seed)), capacity, "vllm", service=seconds_service(1),
+                   arrival_ms=arrivals, output_tokens=outputs, prompt_tokens=tokens, block_size=4)
+    untimed = replay(chains, Router(router, fleet, RouterOptions(seed=seed)), capacity, "vllm", timed=False,
+                     prompt_tokens=tokens, block_size=4)
+    expected = simulate(chains, static_routing(chains, fleet, router, seed), PER_HOST, capacity=capacity, eviction="vllm",
+                        prompt_tokens=tokens, block_size=4)
+    assert timed.gpu_hits == untimed.gpu_hits == list(expected.hit_blocks)
+    assert timed.unscheduled == untimed.unscheduled
+    assert timed.start == timed.arrival  # nobody ever waited
+
+
+def test_overlap_pins_blocks_so_a_later_request_evicts_another_and_the_next_waits():
+    """Pool of 3 blocks of 4 tokens (physical b1, b2, b3; free queue front first), one host, max_running 2.
+
+    Timed (prefill 1,000 tokens/s, decode 1 token/s):
+    * t=1 R0 [10, 11] (8 tokens, 10 output): b1=10, b2=11; runs until 11.008. Free: [b3].
+    * t=3 R1 [20] (4 tokens, 0 output): b3=20; ends 3.004, b3 back (hashed) at the back. Free: [b3].
+    * t=4 R2 [10] (4 tokens: cap (4-1)//4 = 0 hit blocks): pops b3, evicting 20 (R0 holds b1, b2). Ends 4.004.
+    * t=4 R3 [20, 21] (8 tokens) waits behind R2 (2 running); at 4.004 it needs 2 blocks, 1 is free: allocate_slots
+      refuses it while R0 runs, so it waits at the head until R0 ends at 11.008; 20 is gone: 0 hits.
+    Untimed, R0 ends first and frees b2, b1 to the back (free [b3, b2, b1]); R1 takes b3 (free [b2, b1, b3]);
+    R2 pops b2, evicting 11, not 20; R3 hits 20: 1 hit.
+    """
+    chains, tokens = [[10, 11], [20], [10], [20, 21]], [8, 4, 4, 8]
+    timed = replay(chains, Router("round-robin", 1), 3, "vllm", service=seconds_service(2), arrival_ms=[1000, 3000, 4000, 4000],
+                   output_tokens=[10, 0, 0, 10], prompt_tokens=tokens, block_size=4)
+    assert timed.gpu_hits == [0, 0, 0, 0]
+    assert timed.start == [1.0, 3.0, 4.0, 10.008 + 1.0]
+    untimed = replay(chains, Router("round-robin", 1), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4)
+    assert untimed.gpu_hits == [0, 0, 0, 1]
+
+
+def test_a_prompt_longer_than_the_pool_waits_for_the_host_to_empty_then_is_never_scheduled():
+    """Pool of 2 blocks: R1's 3 blocks are refused while R0 runs (it waits), then refused on an empty host: never
+    scheduled, it ends on the spot with no hits, and R2 behind it starts at once."""
+    chains, tokens = [[1], [1, 2, 3], [1]], [4, 12, 5]
+    run = replay(chains, Router("round-robin", 1), 2, "vllm", service=seconds_service(4), arrival_ms=[0, 1000, 2000],
+                 output_tokens=[5, 0, 0], prompt_tokens=tokens, block_size=4)
+    assert run.unscheduled == [1]
+    assert run.gpu_hits == [0, 0, 1]  # R2: 5 tokens, (5-1)//4 = 1 block of R0 cached
+    assert run.start[1] == run.first_token[1] == 5.004  # R0: prefill 4 tokens (0.004 s) + 5 s decode
+    assert run.start[2] == 5.004 and run.hosts[0].recomputed_blocks == 1 + 3 + 0
+
+
+def test_the_cli_runs_timed_vllm_and_reports_its_fields(tmp_path, capsys):
+    trace = write_trace(tmp_path, [([1, 2, 3], 1100), ([1, 2, 4], 1536), ([5], 300), ([1, 2, 3], 1536), ([1, 2], 1024),
+                                   ([6, 7, 8, 9, 10], 2560), ([1, 2, 4], 1400)])
+    status, out, err = run_cli(capsys, "replay", str(trace), "--fleet", "2", "--capacity", "4", "--eviction", "vllm", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    run = data["runs"][0]
+    assert data["timed"] is True and data["eviction"] == "vllm" and run["timed"] is True
+    assert run["unscheduled_requests"] == [5]  # 5 blocks: more than a 4-block pool holds
+    assert run["hit_blocks_by_tier"]["host"] == run["hit_blocks_by_tier"]["pool"] == 0
+    assert run["hit_blocks_by_tier"]["gpu"] == run["hit_blocks"] > 0 and run["token_hits"] > 0
+    assert set(run["ttft_s"]) == {"p50", "p90", "p99", "mean"} and "load_over_time" in run
+    status, out, err = run_cli(capsys, "replay", str(trace), "--fleet", "2", "--capacity", "4", "--eviction", "vllm")
+    assert status == 0, err
+    assert "1 request(s) the engine never schedules" in out and "max 8 running/host" in out

@@ -20,7 +20,7 @@ from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, 
 from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
-from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO
+from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO, VLLM
 
 ORDER = 25
 
@@ -38,8 +38,9 @@ DESCRIPTION = (
     "--no-timing serves requests one at a time in file order, exactly as 'simulate --model per-host'. "
     "--compare runs every tier configuration the capacities allow (GPU only, + host DRAM, + pool), timed and "
     "not, for every router. --eviction vllm, sglang and sglang-fifo (the engines' own caches, as in simulate) run "
-    "with --no-timing only and the GPU tier only: their reference models serve one request at a time per host, so a "
-    "run equals 'simulate --model per-host --eviction ENGINE'. Beside every run: the floor, MIN and the forced-admission optimum for one pool of "
+    "the GPU tier only; with --no-timing a run equals 'simulate --model per-host --eviction ENGINE'. vllm also runs "
+    "timed, several requests overlapping on a host as vLLM's scheduler allows (a request waits while too few blocks "
+    "are free); sglang and sglang-fifo run with --no-timing only (their model serves one request at a time). Beside every run: the floor, MIN and the forced-admission optimum for one pool of "
     "the fleet's GPU memory, and the forced-admission optimum of the run's own routing."
 )
 
@@ -87,10 +88,11 @@ def register(subparsers) -> None:
     parser.add_argument("--eviction", choices=REPLAY_EVICTIONS + ENGINE_EVICTIONS, default=LRU,
                         help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS)
                              + "; " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in ENGINE_EVICTIONS)
-                             + ". The engine evictions need --no-timing and no --host-capacity or --pool-capacity: their models "
-                               "(parity-checked against the engines) serve a request alone, while with timing several would run "
-                               "on a host at once, each holding its blocks (vLLM: ref counts, out of the free queue; SGLang: "
-                               "lock_ref on its nodes), which they do not model")
+                             + ". The engine evictions take no --host-capacity or --pool-capacity. vllm runs timed with "
+                               "overlapping requests (ref-counted blocks, checked against vLLM's own BlockPool with up to 8 "
+                               "running): the queue head waits while too few blocks are free, and a prompt the empty pool cannot "
+                               "hold is never scheduled; sglang and sglang-fifo need --no-timing (their model serves a request "
+                               "alone: lock_ref on nodes held by several running requests is not modelled)")
     parser.add_argument("--page-size", type=positive_int, metavar="TOKENS",
                         help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the "
                              "input's block size (default: the block size)")
@@ -126,6 +128,10 @@ def register(subparsers) -> None:
                         help=f"kv-aware score = W x GPU prefix-hit blocks - load weight x (running + queued requests) (default: {DEFAULT_OVERLAP_WEIGHT:g})")
     parser.add_argument("--load-weight", type=non_negative, default=DEFAULT_LOAD_WEIGHT, metavar="W",
                         help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)")
+    parser.add_argument("--engine", choices=("auto", "python", "compiled"), default="auto",
+                        help="who runs the replay: compiled (numba, no per-block Python; today --no-timing, GPU tier only, "
+                             "lru or fifo or no capacity, round-robin or random), python (the event loop, every configuration), "
+                             "or auto (compiled when supported, else python; default). Both give the same run, field for field")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run_replay)
@@ -183,6 +189,7 @@ def run_replay(args) -> int:
     if args.compare and args.no_timing:
         raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
     engine_refusal(args)
+    compiled_refusal(args)
     instance = load_with(args, args.trace)
     args.capacity = resolve_cache_size(args, instance, args.trace).blocks
     engine = engine_inputs(args, instance)
@@ -208,7 +215,8 @@ def run_replay(args) -> int:
                 for name in args.router:
                     run = replay(instance.chains, Router(name, fleet, options), args.capacity, args.eviction, pool, service,
                                  arrival_ms=arrivals if timed else None, input_tokens=inputs, output_tokens=outputs,
-                                 arrival_scale=args.arrival_scale, timed=timed, progress=advance, host_capacity=host, **engine)
+                                 arrival_scale=args.arrival_scale, timed=timed, progress=advance, host_capacity=host,
+                                 engine=args.engine, **engine)
                     routing = tuple(run.host_of)
                     if routing not in forced_by_routing:
                         forced_by_routing[routing] = forced_routed_hits(instance.chains, routing, args.capacity)
@@ -260,12 +268,32 @@ def engine_refusal(args) -> None:
         raise UserError(f"--page-size: only with --eviction {SGLANG} or {SGLANG_FIFO}")
     if args.eviction not in ENGINE_EVICTIONS:
         return
-    if not args.no_timing:
+    if not args.no_timing and args.eviction != VLLM:
         raise UserError(f"--eviction {args.eviction}: only with --no-timing: its reference model serves one request at a time "
                         "per host, and with timing requests would run at once, each holding its blocks, which it does not model")
     if args.host_capacity is not False or args.pool_capacity is not False:
         raise UserError(f"--eviction {args.eviction}: GPU tier only, not with --host-capacity or --pool-capacity "
                         "(what the engine's hit cap and refusals mean for a lower tier is not defined here)")
+
+
+def compiled_refusal(args) -> None:
+    """One line (exit 2) when ``--engine compiled`` cannot run every requested run; before the input is read."""
+    if args.engine != "compiled":
+        return
+    from pyverify.fleet.compiled_replay import unsupported
+    from pyverify.fleet.routers import Router
+
+    timings = [True, False] if args.compare else [not args.no_timing]
+    for timed in timings:
+        for _, host, pool in tier_configurations(args):
+            for name in args.router:
+                # The capacity is not known before the input is read; any finite one stands for it here.
+                capacity = None if args.capacity is None and args.capacity_tokens is None and args.capacity_gib is None else 1
+                reason = unsupported(Router(name, 1), capacity, args.eviction, pool, host, timed)
+                if reason is None and args.eviction in ENGINE_EVICTIONS:
+                    reason = f"eviction {args.eviction} takes the Python event loop"
+                if reason is not None:
+                    raise UserError(f"--engine compiled: {reason}; use --engine auto or python")
 
 
 def engine_inputs(args, instance) -> dict:

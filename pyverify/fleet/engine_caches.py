@@ -14,16 +14,16 @@ is never scheduled; SGLang: node-level leaf eviction, the ``input_len - 1``
 cap, the ``pool tokens - 6`` refusal bound, pages of ``page_size`` tokens).
 A request the engine never schedules gets no hits and changes nothing.
 
-One request at a time only. Both models serve a request *alone*: vLLM's
-free queue and SGLang's ``lock_ref`` are only ever held by that one request.
-With timing several requests would run on a host at once, each keeping its
-blocks in use (vLLM: a ref count, its blocks out of the free queue; SGLang:
-``lock_ref`` on its matched nodes and its new pages allocated outside the
-tree), and what the engine then does (allocation failing and the request
-waiting, preemption) is not what these models were parity-checked on. So the
-replay offers the engine evictions with ``--no-timing`` only and refuses them
-with timing; likewise it refuses them with a host-DRAM or pool tier (the
-engines' hit cap and refusals have no agreed meaning for those tiers here).
+With timing, several requests run on a host at once, each keeping its blocks
+in use. vLLM's model covers that (:meth:`VllmGpu.start` / :meth:`VllmGpu.finish`:
+per-block reference counts, allocation refused while too few blocks are free;
+checked against vLLM 0.33.0's own BlockPool with up to 8 overlapping requests,
+``bench/engine_parity-vllm-overlap-2026-12-02.txt``), so ``vllm`` runs timed.
+SGLang's model serves a request *alone* (``lock_ref`` on matched nodes and
+pages allocated outside the tree while others run are not modelled), so the
+replay offers ``sglang`` and ``sglang-fifo`` with ``--no-timing`` only. Every
+engine eviction is refused with a host-DRAM or pool tier (the engines' hit cap
+and refusals have no agreed meaning for those tiers here).
 
 What a router sees (:meth:`prefix_hits`) is read without touching the
 engine: the leading blocks of the chain whose hashes the pool holds (vLLM), or
@@ -67,6 +67,15 @@ class VllmGpu:
     def run(self, index: int, chain: Sequence[int], tokens: int) -> int | None:
         """Serve request ``index`` alone: its hit blocks, or ``None`` when vLLM never schedules it."""
         return self.pool.run(full_blocks(index, chain, tokens, self.block_size), tokens)
+
+    def start(self, index: int, chain: Sequence[int], tokens: int) -> tuple[int, list[int]] | None:
+        """Schedule request ``index`` beside the host's running ones: ``(hit blocks, its physical blocks)``, or
+        ``None`` when too few blocks are free now (with nothing running: never)."""
+        return self.pool.start(full_blocks(index, chain, tokens, self.block_size), tokens)
+
+    def finish(self, blocks: Sequence[int]) -> None:
+        """The request holding ``blocks`` (from :meth:`start`) ends: vLLM's ``free``."""
+        self.pool.finish(blocks)
 
 
 class SglangGpu:

@@ -16,9 +16,16 @@ Without timing (``timed=False``) every request starts on arrival and ends at
 once, in file order: the one-at-a-time model of ``simulate --model per-host``.
 
 The engine-exact evictions (``vllm``, ``sglang``, ``sglang-fifo``;
-:mod:`pyverify.fleet.engine_caches`) run only that way, GPU tier only: each
-host's cache is the engine's reference model, fed each prompt's length in
-tokens, so a run equals ``simulate --model per-host --eviction vllm|sglang``.
+:mod:`pyverify.fleet.engine_caches`) run GPU tier only: each host's cache is
+the engine's reference model, fed each prompt's length in tokens, so an
+untimed run equals ``simulate --model per-host --eviction vllm|sglang``.
+``vllm`` also runs timed, requests overlapping as vLLM's scheduler lets them:
+the head of a host's queue starts when fewer than ``max_running`` run and the
+pool's ``allocate_slots`` accepts it (its hit blocks and new blocks fit in the
+free queue); refused while others run, it waits at the head until a finish
+frees blocks; refused with nothing running, it never will be scheduled: it is
+listed in ``unscheduled``, gets no hits and ends at once (start = first token
+= that instant). SGLang's model serves one request at a time: no timing.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from pyverify.fleet.routers import Router
 from pyverify.fleet.service import ServiceModel
 from pyverify.fleet.engine_caches import engine_gpu
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
-from pyverify.sim.simulate import ENGINE_EVICTIONS
+from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
 
 #: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
 LOAD_SAMPLES = 50
@@ -92,7 +99,54 @@ class ReplayRun:
         return self.references - self.hit_blocks
 
 
+#: ``replay(engine=...)``: the compiled run when the configuration allows it, the Python event loop, or the compiled run.
+REPLAY_ENGINES = ("auto", "python", "compiled")
+
+
 def replay(
+    chains: Sequence[Sequence[int]],
+    router: Router,
+    capacity: int | None,
+    eviction: str,
+    pool_capacity: int | None | bool = False,
+    service: ServiceModel = ServiceModel(),
+    arrival_ms: Sequence[float] | None = None,
+    input_tokens: Sequence[int | None] | None = None,
+    output_tokens: Sequence[int | None] | None = None,
+    arrival_scale: float = 1.0,
+    timed: bool = True,
+    progress: Callable[..., None] = lambda n=1: None,
+    host_capacity: int | None | bool = False,
+    prompt_tokens: Sequence[int] | None = None,
+    block_size: int | None = None,
+    page_size: int | None = None,
+    engine: str = "auto",
+) -> ReplayRun:
+    """:func:`replay_python`'s run; ``engine`` picks who computes it (:mod:`pyverify.fleet.compiled_replay`).
+
+    ``auto`` runs compiled when the configuration is supported, else Python; ``compiled`` raises ``ValueError``
+    naming the reason when it is not."""
+    from pyverify.fleet.compiled_replay import replay_compiled, unsupported
+
+    if engine not in REPLAY_ENGINES:
+        raise ValueError(f"unknown replay engine {engine!r}; expected one of {REPLAY_ENGINES}")
+    if engine != "python":
+        reason = unsupported(router, capacity, eviction, pool_capacity, host_capacity, timed)
+        if reason is None and eviction in ENGINE_EVICTIONS:
+            reason = f"eviction {eviction} takes the Python event loop"
+        if reason is None:
+            # A copy of the router: should the compiled run give up, the Python loop draws the same picks.
+            run = replay_compiled(chains, Router(router.name, router.fleet, router.options), capacity, eviction, progress)
+            if run is not None:
+                return run
+            reason = "a block id does not fit in 64 bits (the arrays' type)"
+        if engine == "compiled":
+            raise ValueError(reason)
+    return replay_python(chains, router, capacity, eviction, pool_capacity, service, arrival_ms, input_tokens, output_tokens,
+                         arrival_scale, timed, progress, host_capacity, prompt_tokens, block_size, page_size)
+
+
+def replay_python(
     chains: Sequence[Sequence[int]],
     router: Router,
     capacity: int | None,
@@ -116,8 +170,8 @@ def replay(
     pool, else its size in blocks; ``host_capacity`` likewise for a host-DRAM
     tier below each GPU. ``arrival_ms`` is needed when ``timed``.
 
-    Engine evictions (:data:`ENGINE_EVICTIONS`) need ``timed=False``, no lower
-    tier and a capacity; they read ``prompt_tokens`` (each prompt's length;
+    Engine evictions (:data:`ENGINE_EVICTIONS`) need no lower tier and a
+    capacity, and (but ``vllm``) ``timed=False``; they read ``prompt_tokens`` (each prompt's length;
     ``None``: every block full) in units of ``block_size`` tokens (``None``:
     one unit per block, as simulate takes it) and SGLang's ``page_size``.
     """
@@ -125,7 +179,7 @@ def replay(
     n = len(chains)
     engine = eviction in ENGINE_EVICTIONS
     if engine:
-        if timed:
+        if timed and eviction != VLLM:
             raise ValueError(f"eviction {eviction} runs one request at a time per host: it needs timed=False")
         if pool_capacity is not False or host_capacity is not False:
             raise ValueError(f"eviction {eviction} is offered for the GPU tier alone")
@@ -196,11 +250,39 @@ def replay(
         given = input_tokens[index] if input_tokens is not None else None
         return given if given is not None else len(chains[index]) * block_tokens
 
+    def start_engine(index: int, host: int, now: float):
+        """vLLM's scheduler on the queue head: its physical blocks once started, ``None`` while it must wait,
+        ``False`` when it never will be scheduled (refused with nothing running: it ends now, with no hits)."""
+        started = caches[host].start(index, chains[index], prompt_tokens[index])
+        if started is None:
+            if running[host]:
+                return None
+            unscheduled.append(index)
+            stats[host].recomputed_blocks += len(chains[index])
+            start[index] = first_token[index] = now
+            load[host] -= 1
+            return False
+        g, held = started
+        gpu_hits[index] = g
+        stats[host].gpu_hit_blocks += g
+        stats[host].recomputed_blocks += len(chains[index]) - g
+        return held
+
     def start_what_fits(host: int, now: float) -> None:
         queue, cache = queues[host], caches[host]
-        while queue and running[host] < service.max_running and (running[host] == 0 or cache.fits(chains[queue[0]])):
-            index = queue.popleft()
-            held = serve(index, host)
+        while queue and running[host] < service.max_running:
+            if engine:
+                held = start_engine(queue[0], host, now)
+                if held is None:
+                    break
+                index = queue.popleft()
+                if held is False:
+                    continue
+            else:
+                if running[host] and not cache.fits(chains[queue[0]]):
+                    break
+                index = queue.popleft()
+                held = serve(index, host)
             hit = gpu_hits[index] + host_hits[index] + pool_hits[index]
             prefill = service.prefill_seconds(tokens_in(index), hit, pool_hits[index], host_hits[index])
             output = output_tokens[index] if output_tokens is not None else None
@@ -214,7 +296,10 @@ def replay(
     def finish_until(time: float) -> None:
         while finishing and finishing[0][0] <= time:
             end, index, host, held = heapq.heappop(finishing)
-            caches[host].unpin(held)
+            if engine:
+                caches[host].finish(held)
+            else:
+                caches[host].unpin(held)
             running[host] -= 1
             load[host] -= 1
             start_what_fits(host, end)
@@ -239,4 +324,4 @@ def replay(
         progress()
     finish_until(float("inf"))
     return ReplayRun(router.name, host_of, gpu_hits, host_hits, pool_hits, sum(map(len, chains)), arrival, start, first_token, stats,
-                     drams is not None, pool is not None, sample_s[:len(load_samples)], load_samples)
+                     drams is not None, pool is not None, sample_s[:len(load_samples)], load_samples, sorted(unscheduled))

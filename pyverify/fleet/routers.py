@@ -67,6 +67,16 @@ class Router:
         self.name, self.fleet, self.options = name, fleet, options
         self._rng = _random.Random(options.seed)
 
+    def fixed_picks(self, n: int) -> list[int] | None:
+        """The hosts of requests 0..n-1 when they depend on neither cache state nor load, else ``None``.
+
+        ``random`` draws them from this router's own stream, as ``n`` calls of :meth:`pick` would."""
+        if self.name == "round-robin":
+            return [index % self.fleet for index in range(n)]
+        if self.name == "random":
+            return [self._rng.randrange(self.fleet) for _ in range(n)]
+        return None
+
     def pick(self, index: int, chain: Sequence[int], caches: Sequence, load: Sequence[int], routed: Sequence[int]) -> int:
         fleet = self.fleet
         if self.name == "round-robin":
