@@ -145,3 +145,13 @@ def test_audit_says_hosts_the_same_way(capsys, tmp_path):
     assert said in out and "1 hosts" not in out
     report = (tmp_path / "report" / "report.md").read_text()
     assert f"4 block references, {said}." in report and "1 hosts" not in report
+
+
+def test_simulate_defaults_to_one_pooled_cache(capsys):
+    """``simulate T --eviction E --capacity C`` (no --model) is the pooled run, the one cache an engine keeps."""
+    status, implicit, _ = run_cli(capsys, "simulate", str(LAB_INSTANCE), "--capacity", "8", "--json")
+    assert status == 0
+    status, pooled, _ = run_cli(capsys, "simulate", str(LAB_INSTANCE), "--model", "pooled", "--capacity", "8", "--json")
+    assert status == 0 and json.loads(implicit) == json.loads(pooled)
+    status, per_host, _ = run_cli(capsys, "simulate", str(LAB_INSTANCE), "--model", "per-host", "--capacity", "8", "--json")
+    assert json.loads(per_host) != json.loads(implicit)  # the default is a real choice, not a run that ignores --model

@@ -17,7 +17,7 @@ from pyverify.commands.engine_options import add_engine_options, arrays_apply, c
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
 from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, describe_hosts, hosts_source, route
 from pyverify.commands.cache_options import add_cache_options, check_page_size, prompt_tokens_of, resolve_cache_size, window_of
-from pyverify.sim.simulate import ENGINE_EVICTIONS, MODELS, PER_HOST, SGLANG, SGLANG_FIFO, VLLM, caches_read, simulate
+from pyverify.sim.simulate import ENGINE_EVICTIONS, MODELS, PER_HOST, POOLED, SGLANG, SGLANG_FIFO, VLLM, caches_read, simulate
 
 ORDER = 10
 
@@ -97,7 +97,7 @@ def register(subparsers) -> None:
 
     sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an input (an instance or a trace)")
     sim.add_argument("instance", help=INPUT_HELP)
-    sim.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
+    sim.add_argument("--model", choices=MODELS, default=POOLED, help="one pooled cache (default), or one cache per host")
     sim.add_argument("--routing", choices=sorted(POLICIES),
                      help="how requests reach hosts (default: fold, the instance's own routing, or round-robin "
                           "for an input without one, as in every command)")
