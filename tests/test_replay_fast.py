@@ -18,7 +18,7 @@ block_chains = st.lists(st.lists(st.integers(0, 12), min_size=0, max_size=6), mi
 
 @settings(max_examples=300, deadline=None)
 @given(chains=block_chains, fleet=st.integers(1, 4), capacity=st.one_of(st.none(), st.integers(1, 8)),
-       eviction=st.sampled_from(("lru", "fifo")), router=st.sampled_from(SUPPORTED_ROUTERS), seed=st.integers(0, 5))
+       eviction=st.sampled_from(("lru", "fifo", "leaf-lru")), router=st.sampled_from(SUPPORTED_ROUTERS), seed=st.integers(0, 5))
 def test_compiled_equals_python_on_every_field(chains, fleet, capacity, eviction, router, seed):
     options = RouterOptions(seed=seed)
     compiled = replay(chains, Router(router, fleet, options), capacity, eviction, timed=False, engine="compiled")
@@ -37,7 +37,6 @@ def test_fixed_picks_are_the_picks_of_the_same_stream():
 UNSUPPORTED = [
     ({"timed": True, "arrival_ms": [0.0, 1.0, 2.0]}, "lru", "round-robin", "timed"),
     ({"timed": False, "host_capacity": 4}, "lru", "round-robin", "host-DRAM and pool"),
-    ({"timed": False}, "leaf-lru", "round-robin", "eviction leaf-lru"),
     ({"timed": False}, "vllm", "round-robin", "eviction vllm"),
     ({"timed": False}, "lru", "kv-aware", "router kv-aware"),
 ]

@@ -130,7 +130,7 @@ def register(subparsers) -> None:
                         help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)")
     parser.add_argument("--engine", choices=("auto", "python", "compiled"), default="auto",
                         help="who runs the replay: compiled (numba, no per-block Python; today --no-timing, GPU tier only, "
-                             "lru or fifo or no capacity, round-robin or random), python (the event loop, every configuration), "
+                             "lru, fifo, leaf-lru or no capacity, round-robin or random), python (the event loop, every configuration), "
                              "or auto (compiled when supported, else python; default). Both give the same run, field for field")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")

@@ -1,13 +1,14 @@
 """The compiled replay of ``pyverify replay``: the configurations whose run needs no per-block Python.
 
 Supported today (:func:`unsupported` names why any other is not): no timing,
-the GPU tier alone, ``lru`` or ``fifo`` eviction (or no capacity), and a
+the GPU tier alone, ``lru``, ``fifo`` or ``leaf-lru`` eviction (or no capacity), and a
 router whose picks do not depend on cache state or load
 (:meth:`pyverify.fleet.routers.Router.fixed_picks`: ``round-robin``,
 ``random``). Without timing a replay serves each host's requests one at a
 time in file order, so it is ``simulate --model per-host`` on the picked
 routing (tested in ``tests/test_replay.py``), and the hits come from the
-compiled LRU/FIFO kernel that simulate uses (:mod:`pyverify.sim.kernels.replay`),
+compiled kernels that simulate uses (LRU/FIFO: :mod:`pyverify.sim.kernels.replay`; leaf-lru:
+:mod:`pyverify.sim.kernels.tree_replay`),
 on flat arrays (chains renumbered to dense ids). Without a capacity nothing
 is evicted, which that kernel does with a capacity of every distinct block.
 
@@ -22,7 +23,11 @@ from typing import Sequence
 import numpy as np
 
 from pyverify.fleet.routers import Router
-from pyverify.sim.simulate import FIFO, LRU
+from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU
+
+
+#: The GPU evictions the compiled replay runs: simulate's compiled kernels for them give replay's hits.
+COMPILED_EVICTIONS = (LRU, FIFO, LEAF_LRU)
 
 
 def unsupported(router: Router, capacity: int | None, eviction: str, pool_capacity, host_capacity, timed: bool) -> str | None:
@@ -31,8 +36,8 @@ def unsupported(router: Router, capacity: int | None, eviction: str, pool_capaci
         return "timed runs take the Python event loop (use --no-timing)"
     if pool_capacity is not False or host_capacity is not False:
         return "the host-DRAM and pool tiers take the Python event loop"
-    if capacity is not None and eviction not in (LRU, FIFO):
-        return f"eviction {eviction} takes the Python event loop (compiled: {LRU}, {FIFO})"
+    if capacity is not None and eviction not in COMPILED_EVICTIONS:
+        return f"eviction {eviction} takes the Python event loop (compiled: {', '.join(COMPILED_EVICTIONS)})"
     if router.name not in ("round-robin", "random"):
         return f"router {router.name} reads cache state or load at each arrival (compiled: round-robin, random)"
     return None
@@ -43,6 +48,7 @@ def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: i
     ``None`` when a block id does not fit in 64 bits (nothing consumed from the router: a fresh one is asked)."""
     from pyverify.fleet.replay import HostStats, ReplayRun
     from pyverify.sim.kernels.replay import flat_requests, link_array, replay
+    from pyverify.sim.kernels.tree_replay import tree_hits
 
     n, fleet = len(chains), router.fleet
     picks = router.fixed_picks(n)
@@ -51,7 +57,10 @@ def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: i
         return None
     ids, universe, starts, order, bounds = flat
     limit = universe if capacity is None else capacity  # no capacity: room for every distinct block, nothing evicted
-    hits = replay(ids, starts, order, bounds, link_array(universe), max(limit, 1), eviction == LRU or capacity is None)
+    if eviction == LEAF_LRU and capacity is not None:
+        hits = np.asarray(tree_hits(chains, picks, capacity, eviction), dtype=np.int64)
+    else:
+        hits = replay(ids, starts, order, bounds, link_array(universe), max(limit, 1), eviction == LRU or capacity is None)
     lengths = np.diff(starts)
     host = np.asarray(picks, dtype=np.int64)
     requests = np.bincount(host, minlength=fleet)
