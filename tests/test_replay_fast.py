@@ -26,6 +26,29 @@ def test_compiled_equals_python_on_every_field(chains, fleet, capacity, eviction
     assert compiled == python  # dataclass equality: hosts, hits per tier, per-host stats, times, samples
 
 
+@st.composite
+def engine_requests(draw):
+    """Chains with prompt lengths in tokens: full blocks of ``block_size``, a partial last block, or a prompt shorter than one."""
+    block_size = draw(st.sampled_from((1, 4)))
+    chains = [chain for chain in draw(block_chains) if chain or block_size > 1]  # a prompt of 1 token fills a block of 1
+    tokens = [len(chain) * block_size - draw(st.integers(0, block_size - 1)) if chain else draw(st.integers(1, block_size - 1))
+              for chain in chains]
+    return chains, tokens, block_size
+
+
+@settings(max_examples=300, deadline=None)
+@given(requests=engine_requests(), fleet=st.integers(1, 4), capacity=st.integers(1, 8),
+       eviction=st.sampled_from(("vllm", "sglang", "sglang-fifo")), router=st.sampled_from(SUPPORTED_ROUTERS),
+       seed=st.integers(0, 5))
+def test_compiled_engine_evictions_equal_the_event_loop(requests, fleet, capacity, eviction, router, seed):
+    chains, tokens, block_size = requests
+    options = RouterOptions(seed=seed)
+    engine = dict(timed=False, prompt_tokens=tokens, block_size=block_size)
+    compiled = replay(chains, Router(router, fleet, options), capacity, eviction, engine="compiled", **engine)
+    python = replay_python(chains, Router(router, fleet, options), capacity, eviction, **engine)
+    assert compiled == python  # hits, unscheduled requests and per-host stats included
+
+
 def test_fixed_picks_are_the_picks_of_the_same_stream():
     for name in SUPPORTED_ROUTERS:
         picker, caller = Router(name, 5, RouterOptions(seed=3)), Router(name, 5, RouterOptions(seed=3))
@@ -37,7 +60,7 @@ def test_fixed_picks_are_the_picks_of_the_same_stream():
 UNSUPPORTED = [
     ({"timed": True, "arrival_ms": [0.0, 1.0, 2.0]}, "lru", "round-robin", "timed"),
     ({"timed": False, "host_capacity": 4}, "lru", "round-robin", "host-DRAM and pool"),
-    ({"timed": False}, "vllm", "round-robin", "eviction vllm"),
+    ({"timed": True, "arrival_ms": [0.0, 1.0, 2.0]}, "vllm", "round-robin", "timed"),
     ({"timed": False}, "lru", "kv-aware", "router kv-aware"),
 ]
 

@@ -130,7 +130,7 @@ def register(subparsers) -> None:
                         help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)")
     parser.add_argument("--engine", choices=("auto", "python", "compiled"), default="auto",
                         help="who runs the replay: compiled (numba, no per-block Python; today --no-timing, GPU tier only, "
-                             "lru, fifo, leaf-lru or no capacity, round-robin or random), python (the event loop, every configuration), "
+                             "lru, fifo, leaf-lru, the engines' evictions or no capacity, round-robin or random), python (the event loop, every configuration), "
                              "or auto (compiled when supported, else python; default). Both give the same run, field for field")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -290,8 +290,6 @@ def compiled_refusal(args) -> None:
                 # The capacity is not known before the input is read; any finite one stands for it here.
                 capacity = None if args.capacity is None and args.capacity_tokens is None and args.capacity_gib is None else 1
                 reason = unsupported(Router(name, 1), capacity, args.eviction, pool, host, timed)
-                if reason is None and args.eviction in ENGINE_EVICTIONS:
-                    reason = f"eviction {args.eviction} takes the Python event loop"
                 if reason is not None:
                     raise UserError(f"--engine compiled: {reason}; use --engine auto or python")
 

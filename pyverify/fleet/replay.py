@@ -132,11 +132,10 @@ def replay(
         raise ValueError(f"unknown replay engine {engine!r}; expected one of {REPLAY_ENGINES}")
     if engine != "python":
         reason = unsupported(router, capacity, eviction, pool_capacity, host_capacity, timed)
-        if reason is None and eviction in ENGINE_EVICTIONS:
-            reason = f"eviction {eviction} takes the Python event loop"
         if reason is None:
             # A copy of the router: should the compiled run give up, the Python loop draws the same picks.
-            run = replay_compiled(chains, Router(router.name, router.fleet, router.options), capacity, eviction, progress)
+            run = replay_compiled(chains, Router(router.name, router.fleet, router.options), capacity, eviction, progress,
+                                  prompt_tokens, block_size, page_size)
             if run is not None:
                 return run
             reason = "a block id does not fit in 64 bits (the arrays' type)"
