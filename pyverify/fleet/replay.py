@@ -201,17 +201,20 @@ def replay_python(
     pool_hits = [0] * n
     block_tokens = service.block_tokens
 
+    def engine_served(index: int, host: int, g: int | None) -> None:
+        """Record an engine's answer for request ``index``: ``g`` hit blocks, or ``None`` (never scheduled: no hits)."""
+        if g is None:
+            unscheduled.append(index)
+            g = 0
+        gpu_hits[index] = g
+        stats[host].gpu_hit_blocks += g
+        stats[host].recomputed_blocks += len(chains[index]) - g
+
     def serve(index: int, host: int) -> list[int]:
         """Serve request ``index`` through the tiers; return the GPU blocks it pins."""
         chain, cache = chains[index], caches[host]
         if engine:  # the engine's own request, GPU tier only (no lower tier, no timing)
-            g = cache.run(index, chain, prompt_tokens[index])
-            if g is None:
-                unscheduled.append(index)
-                g = 0
-            gpu_hits[index] = g
-            stats[host].gpu_hit_blocks += g
-            stats[host].recomputed_blocks += len(chain) - g
+            engine_served(index, host, cache.run(index, chain, prompt_tokens[index]))
             return []
         g = cache.prefix_hits(chain)
         h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
@@ -256,15 +259,12 @@ def replay_python(
         if started is None:
             if running[host]:
                 return None
-            unscheduled.append(index)
-            stats[host].recomputed_blocks += len(chains[index])
+            engine_served(index, host, None)
             start[index] = first_token[index] = now
             load[host] -= 1
             return False
         g, held = started
-        gpu_hits[index] = g
-        stats[host].gpu_hit_blocks += g
-        stats[host].recomputed_blocks += len(chains[index]) - g
+        engine_served(index, host, g)
         return held
 
     def start_what_fits(host: int, now: float) -> None:
