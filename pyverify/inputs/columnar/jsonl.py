@@ -72,13 +72,7 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     if worth_it(len(data), MIN_BYTES):  # one compiled pass over the bytes (pyverify.inputs.columnar.byte_parse)
         parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
         if parsed is not None:
-            ids, offsets, timestamps, input_tokens, output_tokens = parsed
-            if not is_prefix_closed(ids, offsets):
-                return None  # the strict reader names the line
-            return ColumnarTrace(
-                name=stem_of(path), ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
-                timestamps=timestamps, input_tokens=input_tokens, output_tokens=output_tokens,
-            )
+            return _closed_trace(path, *parsed)
     counts = _prescan(data)
     if counts is None:
         return None
@@ -109,11 +103,16 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     lengths = [_numbers(table, key) for key in ("input_length", "output_length")]
     if any(values is not None and np.nanmin(values) < 0 for values in lengths):
         return None
+    return _closed_trace(path, ids, offsets, timestamps, *lengths)
+
+
+def _closed_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) -> ColumnarTrace | None:
+    """The trace the fast path read, or ``None`` when it is not prefix-closed (the strict reader names the line)."""
     if not is_prefix_closed(ids, offsets):
         return None
     return ColumnarTrace(
         name=stem_of(path), ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
-        timestamps=timestamps, input_tokens=lengths[0], output_tokens=lengths[1],
+        timestamps=timestamps, input_tokens=input_tokens, output_tokens=output_tokens,
     )
 
 
