@@ -36,6 +36,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 TRACE = "$MOONCAKE/synthetic_trace.jsonl"
+#: Mooncake's conversation trace: not beside every checkout, so its figures are checked only where it is.
+CONVERSATION = "$MOONCAKE/conversation_trace.jsonl"
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Figure:
     name: str
     command: str  # as shown in the README, run from the repository root
     deterministic: bool = True
-    needs_trace: bool = False
+    needs_trace: bool = False  # reads the synthetic trace without naming it in the command (a bench script)
     lines: tuple[int, int] | None = None  # keep only these output lines (start, stop), for long outputs
     keep: str | None = None  # keep only output lines matching this regular expression
 
@@ -62,6 +64,9 @@ FIGURES = [
     Figure("mooncake-mrc", f"pyverify mrc {TRACE} --policy lru,opt --capacities 512,2048,4096,8192 --verify", needs_trace=True),
     Figure("mooncake-local-global", f"pyverify replay {TRACE} --fleet 10 --capacity 500 --host-capacity 5859 "
            "--pool-capacity 58590 --router round-robin,prefix-affinity,kv-aware --compare", needs_trace=True),
+    Figure("mooncake-local-global-conversation", f"pyverify replay {CONVERSATION} --fleet 10 --capacity 500 "
+           "--host-capacity 5859 --pool-capacity 58590 --router round-robin,prefix-affinity,kv-aware --compare",
+           needs_trace=True),
     Figure("mooncake-forced", f"pyverify budgets {TRACE} --kv-model llama-3.3-70b --budgets-gib 40 --eviction lru,leaf-lru,tail-first "
            "--optimum", needs_trace=True),
     # The serving engines' caches (--eviction vllm|sglang) on the committed Mooncake instance.
@@ -82,6 +87,13 @@ BLOCK = re.compile(r"<!-- figure: (?P<name>[\w-]+) -->\n```[^\n]*\n(?P<body>.*?)
 
 def mooncake_folder() -> Path:
     return Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake")
+
+
+def missing_traces(figure: Figure) -> list[str]:
+    """The Mooncake trace files the figure reads that are not in :func:`mooncake_folder`."""
+    named = re.findall(r"\$MOONCAKE/(\S+)", figure.command)
+    needed = named or (["synthetic_trace.jsonl"] if figure.needs_trace else [])
+    return [name for name in needed if not (mooncake_folder() / name).is_file()]
 
 
 def run(figure: Figure) -> str:
@@ -121,7 +133,9 @@ def check(figures: list[Figure]) -> list[str]:
     for figure in figures:
         if not figure.deterministic or figure.name not in present:
             continue
-        if figure.needs_trace and not (mooncake_folder() / "synthetic_trace.jsonl").is_file():
+        if missing_traces(figure):
+            print(f"{figure.name}: not checked, {', '.join(missing_traces(figure))} is not in {mooncake_folder()}",
+                  file=sys.stderr)
             continue
         fresh = run(figure)
         if fresh != present[figure.name]:

@@ -178,7 +178,7 @@ def capacity_text(capacity) -> str:
 
 
 def run_replay(args) -> int:
-    from pyverify.commands.replay_text import print_runs
+    from pyverify.commands.replay_text import local_against_global, print_runs
     from pyverify.fleet.replay import replay
     from pyverify.fleet.report import bounds, forced_routed_hits, run_summary
     from pyverify.fleet.routers import Router, RouterOptions
@@ -248,6 +248,7 @@ def run_replay(args) -> int:
             "router_options": {"seed": args.seed, "affinity_slack": args.affinity_slack,
                                "overlap_weight": args.overlap_weight, "load_weight": args.load_weight},
             "bounds": bound.to_json(), "runs": summaries, "charts": [str(path) for path in charts],
+            "local_against_global": local_against_global(summaries),
         })
         return 0
     print(f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}")

@@ -18,6 +18,41 @@ def print_bounds(bound: Bounds) -> None:
               f"{bound.forced_hits / references:.4f}")
 
 
+#: The Mooncake paper's global-pool gain in hit rate over local caches (FAST'25, section 5.3.2), per trace.
+MOONCAKE_GLOBAL_GAIN = {"synthetic": 2.36, "conversation": 2.22, "tool&agent": 1.38}
+
+
+def local_against_global(summaries: Sequence[dict]) -> list[dict]:
+    """Per timing and router, the hit rate of local caches (GPU + host DRAM) against one global pool (GPU + pool).
+
+    The Mooncake paper's question: the same GPUs, with the lower-tier memory either split per host or shared.
+    Empty unless ``--compare`` ran both configurations."""
+    rows = {(summary["timed"], summary["tiers"], summary["router"]): summary for summary in summaries}
+    pairs = []
+    for (timed, tiers, router), local in rows.items():
+        shared = rows.get((timed, "gpu+pool", router))
+        if tiers != "gpu+host" or shared is None:
+            continue
+        ratio = shared["hit_rate"] / local["hit_rate"] if local["hit_rate"] else None
+        pairs.append({"timed": timed, "router": router, "local_hit_rate": local["hit_rate"],
+                      "global_hit_rate": shared["hit_rate"], "global_over_local": ratio})
+    return pairs
+
+
+def print_local_against_global(pairs: Sequence[dict]) -> None:
+    if not pairs:
+        return
+    for timed in (True, False):
+        chosen = [pair for pair in pairs if pair["timed"] == timed]
+        if chosen:
+            ratios = ", ".join(f"{pair['router']} {pair['global_over_local']:.2f}x" if pair["global_over_local"] is not None
+                               else f"{pair['router']} - (local 0)" for pair in chosen)
+            print(f"  global pool / local DRAM hit rate, {'timed' if timed else 'untimed'}: {ratios}")
+    paper = ", ".join(f"{gain}x ({trace})" for trace, gain in MOONCAKE_GLOBAL_GAIN.items())
+    print(f"  the Mooncake paper (FAST'25, 5.3.2) reports {paper} for its own system: its scheduler, replication "
+          "and timing differ from this model")
+
+
 def print_runs(summaries: Sequence[dict], bound: Bounds, compare: bool) -> None:
     print_bounds(bound)
     timed = any(summary["timed"] for summary in summaries)
@@ -44,6 +79,7 @@ def print_runs(summaries: Sequence[dict], bound: Bounds, compare: bool) -> None:
         print(line + f" {summary['load']['max_load_ratio']:>8.3f} {summary['load']['max_queue']:>9}")
     if not compare:
         print_details(summaries)
+    print_local_against_global(local_against_global(summaries))
     print("  'to floor' / 'to MIN' / 'to forced': hit blocks short of each bound (negative: above it; host DRAM and the pool "
           "are memory beyond the fleet's GPUs); 'gpu to routed forced': GPU hit blocks short of the forced-admission "
           "optimum of the same hosts under the run's own routing")
