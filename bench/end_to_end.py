@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from trace_files import write_jsonl, write_parquet  # noqa: E402
 
-CONVERSATION = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake") / "synthetic_trace.jsonl"
+CONVERSATION = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake") / "conversation_trace.jsonl"
 
 PLAIN = """
 import json, sys

@@ -107,8 +107,20 @@ BAD_LINES = {
 }
 
 
+@pytest.fixture(params=["pyarrow", "byte parser"])
+def fast_reader(request, monkeypatch):
+    """Each fast JSONL path in turn: pyarrow's (small files) and the compiled byte parser (files of
+    ``MIN_BYTES`` or more; here every file), so one list of hostile files holds both to the strict reader."""
+    if request.param == "byte parser":
+        pytest.importorskip("numba")
+        import pyverify.inputs.columnar.jsonl as jsonl_module
+
+        monkeypatch.setattr(jsonl_module, "MIN_BYTES", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("name", sorted(BAD_LINES))
-def test_fast_path_refuses_what_the_strict_reader_refuses(tmp_path, name):
+def test_fast_path_refuses_what_the_strict_reader_refuses(tmp_path, fast_reader, name):
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2]}', BAD_LINES[name], GOOD]) + "\n")
     with pytest.raises(UserError) as strict:
@@ -131,7 +143,7 @@ ODD_BUT_GOOD = {
 
 
 @pytest.mark.parametrize("name", sorted(ODD_BUT_GOOD))
-def test_cautious_fast_path_still_gives_the_strict_result(tmp_path, name):
+def test_cautious_fast_path_still_gives_the_strict_result(tmp_path, fast_reader, name):
     path = tmp_path / "odd.jsonl"
     path.write_text(ODD_BUT_GOOD[name])
     same_as_strict(read_jsonl(path), path)
