@@ -8,6 +8,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pyarrow")
 
@@ -168,6 +170,29 @@ def test_vectorised_prefix_closure_finds_the_same_first_violation(seed, monkeypa
         assert found is None
     else:
         assert found == (expected.request, expected.position, expected.reason)
+
+
+@settings(max_examples=400, deadline=None)
+@given(chains=st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=5), min_size=1, max_size=8),
+       chunk=st.sampled_from([1, 2, 3, 5, 1 << 24]))
+def test_prefix_closure_on_arrays_agrees_with_the_strict_checker(chains, chunk):
+    """Arbitrary chains over a few ids (most of them not prefix-closed: an id after two parents, after the root
+    and a block, or twice in a chain), read back in chunks of every size: closed exactly when the strict
+    checker finds no violation, and the first violation the same."""
+    from pyverify.inputs.columnar import closure
+
+    ids = np.array([b for c in chains for b in c], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum([len(c) for c in chains]))).astype(np.int64)
+    expected = first_prefix_violation(chains)
+    saved = closure.CHUNK
+    closure.CHUNK = chunk
+    try:
+        closed = is_prefix_closed(ids, offsets)
+    finally:
+        closure.CHUNK = saved
+    assert closed == (expected is None)
+    found = first_violation(ids, offsets)
+    assert found == (None if expected is None else (expected.request, expected.position, expected.reason))
 
 
 def test_parquet_round_trip_and_every_command_reads_it(tmp_path, capsys):

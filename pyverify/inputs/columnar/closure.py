@@ -28,9 +28,12 @@ def is_prefix_closed(ids: np.ndarray, offsets: np.ndarray) -> bool:
 
     Dense ids (Mooncake's) use a table indexed by id: write every reference's
     parent at its id, read back, compare. Whichever write wins, a mismatch
-    appears exactly when some id has two parents. Both passes go chunk by
-    chunk, so the temporaries stay small next to the trace. Sparse ids
-    (64-bit hashes) are sorted instead.
+    appears exactly when some id has two parents. A reference's parent is the
+    id before it (the root at a chain start), so the writes take the trace
+    itself as values (``table[ids[1:]] = ids[:-1]``, then the root at every
+    chain start) and no array of parents is made; the read-back goes chunk by
+    chunk, so its temporaries stay small next to the trace. Sparse ids (64-bit
+    hashes) are sorted instead.
     """
     if ids.size == 0:
         return True
@@ -41,38 +44,25 @@ def is_prefix_closed(ids: np.ndarray, offsets: np.ndarray) -> bool:
         closed = compiled_closed(ids, offsets, high)
         if closed is not None:
             return closed
+    starts = offsets[:-1][offsets[:-1] < ids.size]  # chain starts (a chain of no blocks starts nowhere)
     table = np.empty(high + 1, dtype=np.int64)
-    starts = offsets[:-1]
-    if ids.size <= CHUNK:  # one chunk: its parents are computed once and kept for the read-back
-        parents = _chunk_parents(ids, starts, 0, ids.size)
-        table[ids] = parents
-        return bool(np.array_equal(table[ids], parents))
-    for write in (True, False):
-        for begin in range(0, ids.size, CHUNK):
-            end = min(begin + CHUNK, ids.size)
-            parents = _chunk_parents(ids, starts, begin, end)
-            if write:
-                table[ids[begin:end]] = parents
-            elif not np.array_equal(table[ids[begin:end]], parents):
-                return False
+    table[ids[1:]] = ids[:-1]
+    table[ids[starts]] = ROOT
+    for begin in range(0, ids.size, CHUNK):
+        end = min(begin + CHUNK, ids.size)
+        written = table[ids[begin:end]]
+        agrees = np.empty(end - begin, dtype=bool)  # agrees[k]: the parent written at ids[begin + k] is this reference's
+        agrees[0] = written[0] == (ids[begin - 1] if begin else ROOT)
+        np.equal(written[1:], ids[begin:end - 1], out=agrees[1:])
+        here = starts[np.searchsorted(starts, begin):np.searchsorted(starts, end)] - begin
+        agrees[here] = written[here] == ROOT
+        if not agrees.all():
+            return False
     return True
 
 
-#: References per chunk of the closure check.
+#: References per chunk of the closure check's read-back.
 CHUNK = 1 << 24
-
-
-def _chunk_parents(ids: np.ndarray, starts: np.ndarray, begin: int, end: int) -> np.ndarray:
-    """:func:`parents_of` for ``ids[begin:end]`` only."""
-    parents = np.empty(end - begin, dtype=np.int64)
-    if begin == 0:
-        parents[1:] = ids[:end - 1]
-    else:
-        parents[:] = ids[begin - 1:end - 1]
-    first = np.searchsorted(starts, begin)
-    last = np.searchsorted(starts, end)
-    parents[starts[first:last] - begin] = ROOT
-    return parents
 
 
 def first_violation(ids: np.ndarray, offsets: np.ndarray, parents: np.ndarray | None = None) -> tuple[int, int, str] | None:
