@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyverify.errors import UserError
@@ -159,3 +159,48 @@ def test_vectorised_weights_follow_the_rules_request_by_request(lengths, block_s
     assert weights.block_tokens.tolist() == expected[0]
     assert weights.uncached_tail.tolist() == expected[1]
     assert weights.source.startswith("mixed") == (len(expected[2]) > 1)
+
+
+@st.composite
+def weighted_requests(draw):
+    """Chains' lengths, each request's prompt length (or none) or its own block counts, and a hit prefix."""
+    block = draw(st.integers(1, 9))
+    requests = []
+    for _ in range(draw(st.integers(1, 12))):
+        k = draw(st.integers(1, 5))
+        kind = draw(st.sampled_from(["length", "none", "given"]))
+        if kind == "length":  # more than block * (k - 1) tokens: the last block holds at least one
+            extra = {"input_tokens": draw(st.integers(block * (k - 1) + 1, block * (k + 2)))}
+        elif kind == "given":
+            extra = {"block_tokens": draw(st.lists(st.integers(1, 20), min_size=k, max_size=k))}
+        else:
+            extra = {}
+        requests.append((k, extra, draw(st.integers(0, k))))
+    return block, requests
+
+
+@settings(max_examples=300, deadline=None)
+@given(weighted_requests(), st.data())
+def test_compact_weights_count_the_tokens_the_rules_give(case, data):
+    """Hit tokens and totals, from the compact weights, against each block's weight written out by the rules."""
+    block, requests = case
+    chains = [tuple(range(100 * i, 100 * i + k)) for i, (k, _, _) in enumerate(requests)]
+    weights = token_weights(chains, block, [extra for _, extra, _ in requests])
+    by_rule, tails = [], []
+    for k, extra, _ in requests:
+        if "block_tokens" in extra:
+            row, tail = list(extra["block_tokens"]), 0
+        elif "input_tokens" in extra:
+            total = extra["input_tokens"]
+            row = [block] * (k - 1) + [min(block, total - block * (k - 1))]
+            tail = max(0, total - block * k)
+        else:
+            row, tail = [block] * k, 0
+        by_rule.append(row)
+        tails.append(tail)
+    hits = np.array([h for _, _, h in requests], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum([k for k, _, _ in requests]))).astype(np.int64)
+    assert weights.hit_tokens(offsets, hits).tolist() == [sum(row[:h]) for row, (_, _, h) in zip(by_rule, requests)]
+    assert weights.block_tokens.tolist() == [w for row in by_rule for w in row]
+    first = data.draw(st.integers(0, len(requests)))
+    assert weights.tokens_from(first) == sum(sum(row) for row in by_rule[first:]) + sum(tails[first:])

@@ -65,10 +65,7 @@ def chain_offsets(chains: Sequence[Sequence[int]]) -> np.ndarray:
 
 def hit_tokens_per_request(offsets: np.ndarray, hit_blocks: np.ndarray, weights: TokenWeights) -> np.ndarray:
     """Tokens in each request's hit prefix: the sum of its first ``hit_blocks[i]`` block weights."""
-    running = np.zeros(weights.block_tokens.size + 1, dtype=np.int64)  # filled in place: one array, not two
-    np.cumsum(weights.block_tokens, out=running[1:])
-    starts = offsets[:-1]
-    return running[starts + hit_blocks] - running[starts]
+    return weights.hit_tokens(offsets, np.asarray(hit_blocks, dtype=np.int64))
 
 
 def tally(
@@ -99,7 +96,7 @@ def tally_offsets(
     if weights is not None:
         per_request = hit_tokens_per_request(offsets, hits, weights)
         token_hits = int(per_request[first:].sum())
-        tokens = int(weights.block_tokens[offsets[first]:].sum() + weights.uncached_tail[first:].sum())
+        tokens = weights.tokens_from(first)
     return Tally(first, n - first, block_refs, block_hits, tokens, token_hits)
 
 

@@ -195,7 +195,7 @@ def weighted_curve_flat(
     if weights is not None:
         w = weights.block_tokens[start:]
         token_hist = np.bincount(measured[reused], weights=w[reused], minlength=size).astype(np.int64)
-        tokens = int(w.sum() + weights.uncached_tail[first:].sum())
+        tokens = weights.tokens_from(first)
     return WeightedCurve(int(measured.size), block_hist, tokens, token_hist)
 
 
