@@ -1,0 +1,86 @@
+"""Start-up: a run imports only what it computes with (issue #23: ``simulate`` on a small trace within 2x a plain script).
+
+Each test runs pyverify's ``main`` in a fresh interpreter on a small Mooncake
+JSONL trace and lists the heavy packages in ``sys.modules`` when it is done.
+numpy is expected (the trace is held in numpy arrays); the others are loaded
+only by the paths that use them: pyarrow by the Parquet and CSV readers and
+by the JSONL reader on big files, numba by compiled runs, jsonschema when a
+schema is validated, matplotlib by charts, tqdm by progress bars.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+#: Packages a plain run on a small trace has no use for.
+HEAVY = ("pyarrow", "pandas", "numba", "llvmlite", "scipy", "jsonschema", "referencing", "matplotlib", "tqdm",
+         "duckdb", "dask", "ortools", "z3", "networkx", "cloudpickle")
+
+
+def loaded_after(*argv: str) -> tuple[set[str], str]:
+    """The top-level packages in ``sys.modules`` after ``pyverify ARGV`` ran in a fresh interpreter, and its stdout."""
+    script = ("import io, sys, contextlib; from pyverify.cli import main\n"
+              "out = io.StringIO()\n"
+              "with contextlib.redirect_stdout(out): status = main(sys.argv[1:])\n"
+              "print(repr((status, sorted({name.split('.')[0] for name in sys.modules}), out.getvalue())))")
+    result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    status, modules, out = eval(result.stdout)  # noqa: S307 (our own repr, one line)
+    assert status == 0, result.stderr
+    return set(modules), out
+
+
+@pytest.fixture
+def small_trace(tmp_path):
+    path = tmp_path / "small.jsonl"
+    lines = [{"timestamp": 0, "input_length": 1500, "output_length": 10, "hash_ids": [0, 1, 2]},
+             {"timestamp": 1, "input_length": 1100, "output_length": 20, "hash_ids": [0, 1, 3]},
+             {"timestamp": 3, "input_length": 600, "output_length": 30, "hash_ids": [4, 5]}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize("flags", [(), ("--json",), ("--model", "per-host", "--fleet", "2", "--routing", "round-robin"),
+                                   ("--model", "per-host", "--fleet", "2", "--json")], ids=" ".join)
+def test_simulate_on_a_small_trace_loads_nothing_heavy(small_trace, flags):
+    modules, out = loaded_after("simulate", str(small_trace), *flags)
+    assert "numpy" in modules  # the one representation: the trace as numpy arrays, read and counted there
+    assert sorted(modules & set(HEAVY)) == []
+    if "--json" in flags:
+        report = json.loads(out)
+        assert (report["references"], report["misses"]) == (8, 6 if "per-host" not in flags else 8)
+
+
+def test_the_answer_is_the_same_without_the_light_path(small_trace):
+    """The run above is a real run: its numbers equal the per-record simulator's (``--engine python``)."""
+    _, fast = loaded_after("simulate", str(small_trace), "--json")
+    _, reference = loaded_after("simulate", str(small_trace), "--json", "--engine", "python")
+    assert json.loads(fast) == json.loads(reference)
+
+
+def test_the_command_table_names_the_module_of_every_command():
+    """cli.COMMAND_MODULES (which lets a run import only its command's module) says what the modules register."""
+    from pyverify.cli import COMMAND_MODULES, _Parser, command_modules
+
+    registered = {}
+    for module in command_modules():
+        subparsers = _Parser(prog="pyverify").add_subparsers(dest="command", parser_class=_Parser)
+        module.register(subparsers)
+        registered.update(dict.fromkeys(subparsers.choices, module.__name__.rsplit(".", 1)[1]))
+    assert COMMAND_MODULES == registered
+
+
+@pytest.mark.parametrize("command", ["simulate", "trace", "certify", "lean", "replay"])
+def test_one_command_parser_is_the_whole_parsers(command):
+    """A command's parser built alone (as a run builds it) is the one the whole command line holds: same help, same flags."""
+    from pyverify.cli import build_parser
+
+    one, every = (build_parser(which)._subparsers._group_actions[0].choices[command] for which in (command, None))
+    assert one.format_help() == every.format_help()
+    assert [action.option_strings for action in one._actions] == [action.option_strings for action in every._actions]
