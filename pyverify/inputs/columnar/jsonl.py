@@ -1,9 +1,13 @@
-"""Mooncake JSONL, fast: pyarrow parses, numpy checks, the strict reader decides the rest.
+"""Mooncake JSONL, fast: pyarrow (or, for a small file, the standard library) parses, numpy checks, the strict reader decides the rest.
 
 A big file (:data:`~pyverify.inputs.columnar.compiled.MIN_BYTES` or more) is
 first offered to the compiled byte parser
 (:mod:`pyverify.inputs.columnar.byte_parse`), which reads a plain Mooncake
 file in one pass and declines anything else; then the path below runs.
+
+A small file (below :data:`STDLIB_MAX_BYTES`) in the plainest form is parsed by
+the standard library's ``json`` instead (:func:`_stdlib_columns`), so that a
+small trace loads no pyarrow; anything else there, too, goes to pyarrow.
 
 pyarrow's JSON reader parses the file (measured in
 ``bench/parse_vs_parquet.py``: faster than orjson or msgspec line by line;
@@ -53,12 +57,19 @@ def _jsonl_schema():
                       ("input_length", pa.int64()), ("output_length", pa.int64())])
 
 
+#: Files smaller than this are parsed by the standard library's ``json`` (in C) rather than pyarrow's reader:
+#: importing pyarrow takes 30-40 ms on this project's 2-core machine, more than json takes on a small file.
+#: Whole ``simulate`` runs, medians of 9 (load 1.5-1.8): the 1.1 MiB Mooncake synthetic trace 0.23 s by json
+#: against 0.29 s by pyarrow; the 2.9 MiB conversation trace 0.28 s either way. Past a few MiB pyarrow's
+#: reader wins (it also parses on every core).
+STDLIB_MAX_BYTES = 4 << 20
+
+#: The fields of the plain form :func:`_stdlib_columns` reads (any other key: the pyarrow path decides).
+FIELDS = frozenset({"hash_ids", "timestamp", "input_length", "output_length"})
+
+
 def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     """The trace, or ``None`` when the fast path cannot prove the strict reader would read it the same."""
-    try:
-        import pyarrow  # noqa: F401  (the fast path needs it; without it the strict reader reads)
-    except ImportError:
-        return None
     try:
         info = os.stat(path)
     except OSError:
@@ -79,6 +90,14 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     n_lines, longest, quotes = counts
     if longest > MAX_LINE_BYTES:
         return None
+    if len(data) < STDLIB_MAX_BYTES:
+        columns = _stdlib_columns(data, n_lines, quotes)
+        if columns is not None:
+            return _checked_trace(path, *columns)
+    try:
+        import pyarrow  # noqa: F401  (the path below needs it; without it the strict reader reads)
+    except ImportError:
+        return None
     table = _parse_jsonl(data, longest)
     if table is None or table.num_rows != n_lines:
         return None
@@ -93,17 +112,70 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     if offsets[0] != 0:
         ids = ids[offsets[0]:offsets[-1]]
         offsets = offsets - offsets[0]
+    lengths = [_numbers(table, key) for key in ("input_length", "output_length")]
+    return _checked_trace(path, ids, offsets, _numbers(table, "timestamp"), *lengths)
+
+
+def _checked_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) -> ColumnarTrace | None:
+    """The trace from its parsed columns, or ``None`` on what the strict reader refuses or would name the line of."""
     if offsets.size < 2 or np.any(np.diff(offsets) < 1) or ids.min() < 0:
         return None
-    timestamps = _numbers(table, "timestamp")
     if timestamps is not None:
         present = timestamps[~np.isnan(timestamps)]
         if present.size and (present.min() < 0 or present.max() > 2**53 or np.any(np.diff(present) < 0)):
             return None  # the strict reader names the line (or warns, with --allow-unsorted)
-    lengths = [_numbers(table, key) for key in ("input_length", "output_length")]
+    lengths = [input_tokens, output_tokens]
     if any(values is not None and np.nanmin(values) < 0 for values in lengths):
         return None
     return _closed_trace(path, ids, offsets, timestamps, *lengths)
+
+
+def _stdlib_columns(data: bytes, lines: int, quotes: int):
+    """``(ids, offsets, timestamps, input_tokens, output_tokens)`` as the pyarrow path would hold them, parsed by
+    the standard library's ``json``; ``None`` for anything but the narrowest plain form (the pyarrow path decides).
+
+    ``data`` passed :func:`_prescan` (ASCII, no backslash, NaN or Infinity, every line ``{...}``). Read here
+    are only lines whose keys are :data:`FIELDS`, ``hash_ids`` always, every value an integer (``hash_ids`` a
+    non-empty list of them): no ``null``, ``true`` or ``false`` anywhere, no float, no string value. Then
+    the quote marks are exactly two per key, so a duplicate key (which ``json`` collapses) is caught as the
+    pyarrow path catches it, and each line holds one object. The range checks are the pyarrow path's
+    (:func:`_checked_trace`), on the same arrays: int64 ids and offsets, float64 columns with NaN where a
+    line lacks the field, ``None`` for a field no line has.
+    """
+    import json
+    from itertools import chain
+
+    if b"null" in data or b"true" in data or b"false" in data:
+        return None  # also rules out a bool among the ids, which numpy would take for an integer
+    try:
+        records = json.loads(b"[" + (data[:-1] if data.endswith(b"\n") else data).replace(b"\n", b",") + b"]")
+    except (ValueError, RecursionError):
+        return None
+    if len(records) != lines or not all(type(record) is dict and record.keys() <= FIELDS for record in records):
+        return None
+    if 2 * sum(map(len, records)) != quotes:
+        return None
+    chains = [record.get("hash_ids") for record in records]
+    if not all(type(ids) is list and ids for ids in chains):
+        return None
+    try:
+        ids = np.array(list(chain.from_iterable(chains)))
+    except (ValueError, OverflowError):  # a list among the ids, ragged
+        return None
+    if ids.dtype != np.int64 or ids.ndim != 1:  # a float, an integer past int64 or a list among the ids
+        return None
+    offsets = np.zeros(len(chains) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, chains), dtype=np.int64, count=len(chains)), out=offsets[1:])
+    columns = []
+    for name in ("timestamp", "input_length", "output_length"):
+        values = [record.get(name) for record in records]
+        if all(value is None for value in values):
+            columns.append(None)
+            continue
+        if not all(value is None or (type(value) is int and abs(value) <= 2**53) for value in values):
+            return None  # floats, and integers float64 would round: the pyarrow path decides
+        columns.append(np.array([np.nan if value is None else value for value in values], dtype=np.float64))
+    return (ids, offsets, *columns)
 
 
 def _closed_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) -> ColumnarTrace | None:
