@@ -7,7 +7,6 @@ import json
 from contextlib import contextmanager
 
 from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
-from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, load_with
 from pyverify.inputs.load import load_described, load_input
@@ -351,6 +350,7 @@ def report_simulation(args, simulation: Simulation) -> int:
 
 
 def run_sweep(args) -> int:
+    from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
     from pyverify.sim.sweep import default_fleets_for, sweep_policies
     from pyverify.sim.tokens import instance_token_weights
 

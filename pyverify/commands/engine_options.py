@@ -56,7 +56,13 @@ def counts_apply(args) -> bool:
     if args.engine == "python":
         return False
     if args.engine == "auto":
-        if needs_a_run or args.routing == "prefix-affinity" or needs_instance_reader(args) or not is_trace_file(args.instance):
+        from pyverify.inputs.columnar import is_parquet
+
+        # Only a big Parquet file goes to DuckDB (engines.select.choose): asked first, so that a JSONL trace is
+        # not looked at twice here (arrays_apply looks next) and the engines' module is not imported for it.
+        if needs_a_run or args.routing == "prefix-affinity" or not is_parquet(args.instance):
+            return False
+        if needs_instance_reader(args) or not is_trace_file(args.instance):
             return False
         from pyverify.engines.select import choose
 
