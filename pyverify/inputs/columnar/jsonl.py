@@ -143,7 +143,7 @@ def _stdlib_columns(data: bytes, lines: int, quotes: int):
     line lacks the field, ``None`` for a field no line has.
     """
     import json
-    from itertools import chain
+    from itertools import chain, repeat
 
     if b"null" in data or b"true" in data or b"false" in data:
         return None  # also rules out a bool among the ids, which numpy would take for an integer
@@ -157,7 +157,7 @@ def _stdlib_columns(data: bytes, lines: int, quotes: int):
         return None
     if 2 * sum(map(len, records)) != quotes:
         return None
-    chains = [record.get("hash_ids") for record in records]
+    chains = list(map(dict.get, records, repeat("hash_ids")))
     if set(map(type, chains)) != {list} or not all(chains):
         return None
     try:
@@ -170,7 +170,7 @@ def _stdlib_columns(data: bytes, lines: int, quotes: int):
     np.cumsum(np.fromiter(map(len, chains), dtype=np.int64, count=len(chains)), out=offsets[1:])
     columns = []
     for name in ("timestamp", "input_length", "output_length"):
-        values = [record.get(name) for record in records]  # None where a record lacks it (a null was refused above)
+        values = list(map(dict.get, records, repeat(name)))  # None where a record lacks it (a null was refused above)
         kinds = set(map(type, values))
         if kinds == {type(None)}:
             columns.append(None)
