@@ -109,14 +109,17 @@ BAD_LINES = {
 }
 
 
-@pytest.fixture(params=["pyarrow", "byte parser"])
+@pytest.fixture(params=["json", "pyarrow", "byte parser"])
 def fast_reader(request, monkeypatch):
-    """Each fast JSONL path in turn: pyarrow's (small files) and the compiled byte parser (files of
-    ``MIN_BYTES`` or more; here every file), so one list of hostile files holds both to the strict reader."""
+    """Each fast JSONL path in turn: the standard library's json (files below ``STDLIB_MAX_BYTES``, as these
+    are), pyarrow's (here every file) and the compiled byte parser (files of ``MIN_BYTES`` or more; here every
+    file), so one list of hostile files holds all three to the strict reader."""
+    import pyverify.inputs.columnar.jsonl as jsonl_module
+
+    if request.param == "pyarrow":
+        monkeypatch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
     if request.param == "byte parser":
         pytest.importorskip("numba")
-        import pyverify.inputs.columnar.jsonl as jsonl_module
-
         monkeypatch.setattr(jsonl_module, "MIN_BYTES", 0)
     return request.param
 
