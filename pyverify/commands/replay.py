@@ -16,6 +16,7 @@ from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
 from pyverify.commands.cache_options import check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
 from pyverify.errors import UserError
+from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
 from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
@@ -128,7 +129,7 @@ def register(subparsers) -> None:
                         help=f"kv-aware score = W x GPU prefix-hit blocks - load weight x (running + queued requests) (default: {DEFAULT_OVERLAP_WEIGHT:g})")
     parser.add_argument("--load-weight", type=non_negative, default=DEFAULT_LOAD_WEIGHT, metavar="W",
                         help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)")
-    parser.add_argument("--engine", choices=("auto", "python", "compiled"), default="auto",
+    parser.add_argument("--engine", choices=REPLAY_ENGINES, default="auto",
                         help="who runs the replay: compiled (numba, no per-block Python; today --no-timing, GPU tier only, "
                              "lru, fifo, leaf-lru, the engines' evictions or no capacity, round-robin or random), python (the event loop, every configuration), "
                              "or auto (compiled when supported, else python; default). Both give the same run, field for field")

@@ -8,3 +8,7 @@
 * :mod:`pyverify.fleet.replay` -- the event loop;
 * :mod:`pyverify.fleet.report` -- percentiles and the bounds printed beside every answer.
 """
+
+#: ``replay(engine=...)`` and ``pyverify replay --engine``: the compiled run when the configuration allows it (auto),
+#: the Python event loop, or the compiled run. Here, not in the event loop's module, so the CLI starts without it.
+REPLAY_ENGINES = ("auto", "python", "compiled")

@@ -35,6 +35,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import Router
 from pyverify.fleet.service import ServiceModel
 from pyverify.fleet.engine_caches import engine_gpu
@@ -97,10 +98,6 @@ class ReplayRun:
     @property
     def recomputed_blocks(self) -> int:
         return self.references - self.hit_blocks
-
-
-#: ``replay(engine=...)``: the compiled run when the configuration allows it, the Python event loop, or the compiled run.
-REPLAY_ENGINES = ("auto", "python", "compiled")
 
 
 def replay(
