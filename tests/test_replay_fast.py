@@ -58,10 +58,10 @@ def test_fixed_picks_are_the_picks_of_the_same_stream():
 
 
 UNSUPPORTED = [
-    ({"timed": True, "arrival_ms": [0.0, 1.0, 2.0]}, "lru", "round-robin", "timed"),
-    ({"timed": False, "host_capacity": 4}, "lru", "round-robin", "host-DRAM and pool"),
+    ({"timed": True, "arrival_ms": [0.0, 1.0, 2.0]}, "leaf-lru", "round-robin", "timed"),
+    ({"timed": False, "host_capacity": 4}, "leaf-lru", "round-robin", "host-DRAM or pool"),
     ({"timed": True, "arrival_ms": [0.0, 1.0, 2.0]}, "vllm", "round-robin", "timed"),
-    ({"timed": False}, "lru", "kv-aware", "router kv-aware"),
+    ({"timed": False}, "leaf-lru", "kv-aware", "router kv-aware"),
 ]
 
 
@@ -89,6 +89,6 @@ def test_the_cli_engines_agree_and_compiled_refuses_what_it_cannot_run(tmp_path,
         assert status == 0, err
         outputs.append(json.loads(out)["runs"])
     assert outputs[0] == outputs[1] == outputs[2] and outputs[0][0]["hit_blocks"] > 0
-    status, out, err = run_cli(capsys, "replay", trace, "--capacity", "2", "--engine", "compiled")
+    status, out, err = run_cli(capsys, "replay", trace, "--capacity", "2", "--eviction", "leaf-lru", "--engine", "compiled")
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert "--engine compiled" in err and "timed" in err

@@ -130,8 +130,9 @@ def register(subparsers) -> None:
     parser.add_argument("--load-weight", type=non_negative, default=DEFAULT_LOAD_WEIGHT, metavar="W",
                         help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)")
     parser.add_argument("--engine", choices=REPLAY_ENGINES, default="auto",
-                        help="who runs the replay: compiled (numba, no per-block Python; today --no-timing, GPU tier only, "
-                             "lru, fifo, leaf-lru, the engines' evictions or no capacity, round-robin or random), python (the event loop, every configuration), "
+                        help="who runs the replay: compiled (numba, no per-block Python; timed or not, lru, fifo or no capacity, "
+                             "any tiers and router; untimed GPU-only round-robin or random also leaf-lru and the engines' evictions), "
+                             "python (the event loop, every configuration), "
                              "or auto (compiled when supported, else python; default). Both give the same run, field for field")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")

@@ -1,20 +1,25 @@
 """The compiled replay of ``pyverify replay``: the configurations whose run needs no per-block Python.
 
-Supported today (:func:`unsupported` names why any other is not): no timing,
-the GPU tier alone, ``lru``, ``fifo``, ``leaf-lru`` or an engine's eviction (``vllm``, ``sglang``,
-``sglang-fifo``; or no capacity), and a
-router whose picks do not depend on cache state or load
-(:meth:`pyverify.fleet.routers.Router.fixed_picks`: ``round-robin``,
-``random``). Without timing a replay serves each host's requests one at a
-time in file order, so it is ``simulate --model per-host`` on the picked
-routing (tested in ``tests/test_replay.py``), and the hits come from the
-compiled kernels that simulate uses (LRU/FIFO: :mod:`pyverify.sim.kernels.replay`; leaf-lru:
-:mod:`pyverify.sim.kernels.tree_replay`; the engines: :func:`pyverify.sim.simulate.engine_hits`),
-on flat arrays (chains renumbered to dense ids). Without a capacity nothing
-is evicted, which that kernel does with a capacity of every distinct block.
+Two compiled paths (:func:`unsupported` names, in one line, why any other configuration is not compiled):
 
-The Python event loop (:func:`pyverify.fleet.replay.replay_python`) stays
-the oracle: ``tests/test_replay_fast.py`` checks every field equal.
+* the compiled event loop (:mod:`pyverify.sim.kernels.fleet_replay`): timed or untimed runs, GPU caches
+  ``lru``, ``fifo`` or without capacity, optional host-DRAM tiers and pool (capacity or unlimited), and every
+  router (``round-robin`` and ``random`` on their precomputed picks, :meth:`pyverify.fleet.routers.Router.fixed_picks`;
+  ``least-loaded``, ``prefix-affinity`` and ``kv-aware`` computed in the loop from load, routed counts and
+  each host's prefix hits, ties as :meth:`~pyverify.fleet.routers.Router.pick`). Pins, ``fits``, queues,
+  finishes and every float follow :func:`pyverify.fleet.replay.replay_python` operation for operation.
+* untimed, GPU tier alone, round-robin or random: a replay then serves each host's requests one at a time
+  in file order, so it is ``simulate --model per-host`` on the picked routing (``tests/test_replay.py``),
+  and the hits come from the kernels simulate uses (LRU/FIFO: :mod:`pyverify.sim.kernels.replay`; leaf-lru:
+  :mod:`pyverify.sim.kernels.tree_replay`; the engines: :func:`pyverify.sim.simulate.engine_hits`).
+  Without a capacity nothing is evicted, which that kernel does with a capacity of every distinct block.
+
+Left to the Python loop: ``leaf-lru`` and the engine evictions (``vllm``, ``sglang``, ``sglang-fifo``) when
+timed, with a lower tier, or under a router that reads cache state or load.
+
+Both run on flat arrays (chains renumbered to dense ids). The Python event loop
+(:func:`pyverify.fleet.replay.replay_python`) stays the oracle: ``tests/test_replay_fast.py`` and
+``tests/test_replay_timed_fast.py`` check every field equal.
 """
 
 from __future__ import annotations
@@ -31,25 +36,36 @@ from pyverify.sim.simulate import ENGINE_EVICTIONS, FIFO, LEAF_LRU, LRU, engine_
 COMPILED_EVICTIONS = (LRU, FIFO, LEAF_LRU, *ENGINE_EVICTIONS)
 
 
+#: Routers whose picks are known before the run (Router.fixed_picks).
+FIXED_ROUTERS = ("round-robin", "random")
+
+#: What the compiled event loop (:mod:`pyverify.sim.kernels.fleet_replay`) runs: timed runs, lower tiers, any router.
+EVENT_LOOP_EVICTIONS = (LRU, FIFO)
+
+
 def unsupported(router: Router, capacity: int | None, eviction: str, pool_capacity, host_capacity, timed: bool) -> str | None:
     """Why the compiled replay cannot run this configuration, or ``None`` when it can."""
-    if timed:
-        return "timed runs take the Python event loop (use --no-timing)"
-    if pool_capacity is not False or host_capacity is not False:
-        return "the host-DRAM and pool tiers take the Python event loop"
     if capacity is None and eviction in ENGINE_EVICTIONS:
         return f"eviction {eviction} needs a capacity"  # the event loop words the refusal
     if capacity is not None and eviction not in COMPILED_EVICTIONS:
         return f"eviction {eviction} takes the Python event loop (compiled: {', '.join(COMPILED_EVICTIONS)})"
-    if router.name not in ("round-robin", "random"):
-        return f"router {router.name} reads cache state or load at each arrival (compiled: round-robin, random)"
-    return None
+    tiers = pool_capacity is not False or host_capacity is not False
+    if capacity is None or eviction in EVENT_LOOP_EVICTIONS or not (timed or tiers or router.name not in FIXED_ROUTERS):
+        return None
+    what = "timed" if timed else "with a host-DRAM or pool tier" if tiers else f"under router {router.name}"
+    return (f"eviction {eviction} {what} takes the Python event loop (compiled there: lru, fifo or no capacity; "
+            f"{eviction} only untimed, GPU tier alone, round-robin or random)")
 
 
 def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: int | None, eviction: str, progress,
-                    prompt_tokens: Sequence[int] | None = None, block_size: int | None = None, page_size: int | None = None):
+                    prompt_tokens: Sequence[int] | None = None, block_size: int | None = None, page_size: int | None = None,
+                    *, timed: bool = False, pool_capacity=False, host_capacity=False, service=None, arrival_ms=None,
+                    input_tokens=None, output_tokens=None, arrival_scale: float = 1.0):
     """The run :func:`pyverify.fleet.replay.replay_python` gives for a configuration :func:`unsupported` accepts;
     ``None`` when a block id does not fit in 64 bits (nothing consumed from the router: a fresh one is asked)."""
+    if timed or pool_capacity is not False or host_capacity is not False or router.name not in FIXED_ROUTERS:
+        return event_loop_compiled(chains, router, capacity, eviction, progress, timed, pool_capacity, host_capacity,
+                                   service, arrival_ms, input_tokens, output_tokens, arrival_scale)
     from pyverify.fleet.replay import HostStats, ReplayRun
     from pyverify.sim.kernels.replay import flat_requests, link_array, replay
     from pyverify.sim.kernels.tree_replay import tree_hits
@@ -80,3 +96,67 @@ def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: i
     zeros = [0] * n
     return ReplayRun(router.name, host.tolist(), hits.tolist(), zeros, list(zeros), int(lengths.sum()), None, None, None,
                      stats, False, False, unscheduled=list(unscheduled))
+
+
+_ROUTER_CODES = {"least-loaded": 1, "prefix-affinity": 2, "kv-aware": 3}  # fleet_replay's LEAST_LOADED, ...
+
+
+def event_loop_compiled(chains, router: Router, capacity, eviction, progress, timed, pool_capacity, host_capacity, service,
+                        arrival_ms, input_tokens, output_tokens, arrival_scale):
+    """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids."""
+    from pyverify.fleet.replay import LOAD_SAMPLES, HostStats, ReplayRun
+    from pyverify.fleet.service import ServiceModel
+    from pyverify.sim.counting import dense_ids, flatten
+    from pyverify.sim.kernels.fleet_replay import FIXED, NO_TIER, UNLIMITED, fleet_replay, tier_arrays
+
+    service = service or ServiceModel()
+    n, fleet = len(chains), router.fleet
+    try:
+        ids, lengths = flatten(chains)
+    except OverflowError:
+        return None
+    ids, universe = dense_ids(ids)
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    picks = router.fixed_picks(n)
+    code = FIXED if picks is not None else _ROUTER_CODES[router.name]
+    picks = np.asarray(picks if picks is not None else [], dtype=np.int64)
+
+    def limit(value):
+        return NO_TIER if value is False else UNLIMITED if value is None else int(value)
+
+    gpu_capacity, host_limit, pool_limit = limit(capacity), limit(host_capacity), limit(pool_capacity)
+    gpu = tier_arrays(fleet, universe, gpu_capacity)
+    dram = tier_arrays(fleet, universe, host_limit)
+    pool = tier_arrays(1, universe, pool_limit)
+    if timed:
+        if arrival_ms is None:
+            raise ValueError("a timed replay needs arrival times")
+        arrival = [ms / 1000.0 * arrival_scale for ms in arrival_ms]  # replay_python's floats, computed as it does
+        span = max(arrival, default=0.0)
+        sample_s = [span * k / LOAD_SAMPLES for k in range(LOAD_SAMPLES)]
+    else:
+        arrival, sample_s = [], []
+    given = [False] * n if input_tokens is None else [value is not None for value in input_tokens]
+    inputs = [0] * n if input_tokens is None else [value if value is not None else 0 for value in input_tokens]
+    outputs = [0] * n if output_tokens is None else [value or 0 for value in output_tokens]
+    options = router.options
+    host_of, hits, start, first_token, counts, busy, samples, taken = fleet_replay(
+        ids, starts, universe, fleet, timed, np.asarray(arrival, dtype=np.float64), np.asarray(sample_s, dtype=np.float64),
+        code, picks, float(options.slack), float(options.overlap_weight), float(options.load_weight),
+        gpu, gpu_capacity, eviction != FIFO, dram, host_limit, pool, pool_limit,
+        np.asarray(inputs, dtype=np.int64), np.asarray(given, dtype=np.bool_), np.asarray(outputs, dtype=np.int64),
+        int(service.max_running), int(service.block_tokens), float(service.prefill_tokens_per_s),
+        float(service.decode_tokens_per_s), float(service.block_bytes), float(service.host_fetch_latency_ms),
+        float(service.host_bandwidth_gb_s), float(service.fetch_latency_ms), float(service.pool_bandwidth_gb_s))
+    progress(n)
+    counts = counts.tolist()
+    busy = busy.tolist()
+    stats = [HostStats(requests=counts[0][h], gpu_hit_blocks=counts[1][h], host_hit_blocks=counts[2][h],
+                       pool_hit_blocks=counts[3][h], recomputed_blocks=counts[4][h], max_queue=counts[5][h],
+                       busy_prefill_s=busy[h] if timed else 0.0) for h in range(fleet)]
+    hits = hits.tolist()
+    times = (arrival, start.tolist(), first_token.tolist()) if timed else (None, None, None)
+    return ReplayRun(router.name, host_of.tolist(), hits[0], hits[1], hits[2], int(lengths.sum()), *times, stats,
+                     host_capacity is not False, pool_capacity is not False, list(sample_s[:taken]),
+                     samples[:taken].tolist(), [])

@@ -119,10 +119,12 @@ def replay(
     page_size: int | None = None,
     engine: str = "auto",
 ) -> ReplayRun:
-    """:func:`replay_python`'s run; ``engine`` picks who computes it (:mod:`pyverify.fleet.compiled_replay`).
+    """:func:`replay_python`'s run, field for field; ``engine`` picks who computes it (:mod:`pyverify.fleet.compiled_replay`).
 
-    ``auto`` runs compiled when the configuration is supported, else Python; ``compiled`` raises ``ValueError``
-    naming the reason when it is not."""
+    Compiled: timed or untimed, ``lru``, ``fifo`` or no capacity, with or without host-DRAM and pool tiers,
+    under every router; untimed with the GPU tier alone, also ``leaf-lru`` and the engines' evictions under
+    round-robin or random. ``auto`` runs compiled when the configuration is supported, else Python;
+    ``compiled`` raises ``ValueError`` naming the reason when it is not."""
     from pyverify.fleet.compiled_replay import replay_compiled, unsupported
 
     if engine not in REPLAY_ENGINES:
@@ -132,7 +134,9 @@ def replay(
         if reason is None:
             # A copy of the router: should the compiled run give up, the Python loop draws the same picks.
             run = replay_compiled(chains, Router(router.name, router.fleet, router.options), capacity, eviction, progress,
-                                  prompt_tokens, block_size, page_size)
+                                  prompt_tokens, block_size, page_size, timed=timed, pool_capacity=pool_capacity,
+                                  host_capacity=host_capacity, service=service, arrival_ms=arrival_ms,
+                                  input_tokens=input_tokens, output_tokens=output_tokens, arrival_scale=arrival_scale)
             if run is not None:
                 return run
             reason = "a block id does not fit in 64 bits (the arrays' type)"

@@ -1,0 +1,359 @@
+"""The event loop of ``pyverify replay``, compiled (numba): timed or not, up to three tiers, every router.
+
+The same run as :func:`pyverify.fleet.replay.replay_python` (the oracle; tests/test_replay_timed_fast.py
+holds every field equal), for GPU caches ``lru``, ``fifo`` or unlimited, optional host-DRAM tiers and an
+optional pool. Everything lives in flat arrays over dense block ids (``ids[starts[r]:starts[r + 1]]`` is
+request r's chain), so each step is O(1) per block and no Python runs per request:
+
+* a cache (a host's GPU, a host's DRAM, the pool) is a doubly linked list, oldest first, in the
+  ``before``/``after`` arrays of :mod:`pyverify.sim.kernels.queue`; the caches of one tier share the arrays,
+  cache c owning the slots ``c * universe + block`` (``held`` marks membership), with its head, tail and
+  size in small per-cache arrays. An unlimited cache is ``held`` alone (a set: nothing is ever evicted).
+* pins (the GPU blocks a running request holds) are counts per slot, with multiplicity as in
+  :class:`pyverify.fleet.tiers._Pinning`; ``pinned[h]`` counts host h's distinct pinned blocks (``len(pins)``).
+  Eviction walks from the oldest block past the pinned ones, as ``_PinAwareOrder.popitem(last=False)``
+  does. What a request pinned is one flag per reference (``held_by_run``), read back when it ends.
+* the hosts' FIFO queues are singly linked lists over request indices (``next_queued``);
+* the finishes wait in a binary min-heap of ``(end time, request)`` in two arrays, ordered as Python's
+  heap of ``(end, index, host, held)`` tuples (the request index breaks ties, and is unique).
+
+The timed loop takes events in replay_python's order: before each arrival, the load samples due
+(``sample_s[k] <= now``, each after finishing what ended by then), then the finishes due (each restarts
+its host's queue at its end time), then the arrival itself (routed, queued, its host's queue started).
+Floats are computed with the same operations in the same order as replay_python and
+:class:`pyverify.fleet.service.ServiceModel`, so every time and busy_prefill_s is equal bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from pyverify.sim.kernels.queue import NONE, move_to_back, push_back, unlink
+from pyverify.sim.numba_cache import caching
+
+CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+
+#: A lower tier's capacity: none of that tier, or a tier without a limit (a set).
+NO_TIER = -2
+UNLIMITED = -1
+
+#: Routers inside the loop: fixed picks (round-robin, random: given), or computed at each arrival.
+FIXED, LEAST_LOADED, PREFIX_AFFINITY, KV_AWARE = 0, 1, 2, 3
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def run_end(held, base, ids, t, stop):
+    """The end of the run of ``ids[t:stop]`` held in the cache at ``base`` (tiers.run_in)."""
+    while t < stop and held[base + ids[t]]:
+        t += 1
+    return t
+
+
+@njit(cache=CACHE, nogil=True)
+def serve_cache(tier, c, base, ids, first, hit_end, stop, capacity, lru, pins, pinned):
+    """Cache c takes ``ids[first:stop]`` of which ``ids[first:hit_end]`` hit: ChainOrderLRU.serve (``lru``),
+    FifoCache.serve, or a set's update when ``capacity`` is UNLIMITED. Eviction skips slots with ``pins``
+    when ``pinned`` (the cache's count of pinned blocks) is nonzero, as _PinAwareOrder.popitem does."""
+    before, after, held, heads, tails, sizes = tier
+    if capacity == UNLIMITED:
+        for t in range(hit_end, stop):
+            held[base + ids[t]] = True
+        return
+    head, tail, size = heads[c], tails[c], sizes[c]
+    if lru:  # the hit prefix becomes the newest, root first
+        for t in range(first, hit_end):
+            head, tail = move_to_back(before, after, head, tail, base + ids[t])
+    for t in range(hit_end, stop):
+        slot = base + ids[t]
+        if held[slot]:  # held after the first miss: LRU refreshes it, FIFO keeps its entry time
+            if lru:
+                head, tail = move_to_back(before, after, head, tail, slot)
+            continue
+        if size >= capacity:
+            victim = head
+            if pinned:  # the oldest unpinned block
+                while victim != NONE and pins[victim] > 0:
+                    victim = after[victim]
+                if victim == NONE:
+                    raise RuntimeError("every cached block is pinned by a running request")
+            head, tail = unlink(before, after, head, tail, victim)
+            held[victim] = False
+            size -= 1
+        head, tail = push_back(before, after, head, tail, slot)
+        held[slot] = True
+        size += 1
+    heads[c], tails[c], sizes[c] = head, tail, size
+
+
+@njit(cache=CACHE, nogil=True)
+def serve_request(r, host, ids, starts, universe, gpu, gpu_capacity, gpu_lru, pins, pinned, dram, host_capacity,
+                  pool, pool_capacity):
+    """Request r through host's tiers in replay_python's order (GPU prefix, DRAM run, pool run, GPU serve);
+    returns the hits ``(g, h, p)``."""
+    first, stop = starts[r], starts[r + 1]
+    base = host * universe
+    gpu_end = run_end(gpu[2], base, ids, first, stop)
+    host_end = gpu_end
+    if host_capacity != NO_TIER:
+        host_end = run_end(dram[2], base, ids, gpu_end, stop)
+        serve_cache(dram, host, base, ids, gpu_end, host_end, stop, host_capacity, True, pins, 0)
+    pool_end = host_end
+    if pool_capacity != NO_TIER:
+        pool_end = run_end(pool[2], 0, ids, host_end, stop)
+        serve_cache(pool, 0, 0, ids, host_end, pool_end, stop, pool_capacity, True, pins, 0)
+    serve_cache(gpu, host, base, ids, first, gpu_end, stop, gpu_capacity, gpu_lru, pins, pinned[host])
+    return gpu_end - first, host_end - gpu_end, pool_end - host_end
+
+
+@njit(cache=CACHE, nogil=True)
+def pick_host(r, router, picks, fleet, ids, starts, universe, gpu, dram, has_dram, load, routed, slack,
+              overlap_weight, load_weight, overlaps):
+    """Router.pick, ties included: the minimum of the same key tuples, hosts in increasing id."""
+    if router == FIXED:
+        return picks[r]
+    best = 0
+    if router == LEAST_LOADED:  # key (load, routed, host)
+        for h in range(1, fleet):
+            if load[h] < load[best] or (load[h] == load[best] and routed[h] < routed[best]):
+                best = h
+        return best
+    first, stop = starts[r], starts[r + 1]
+    for h in range(fleet):  # each host's prefix: its GPU, then its DRAM (LocalTiers.prefix_hits)
+        end = run_end(gpu[2], h * universe, ids, first, stop)
+        if has_dram:
+            end = run_end(dram[2], h * universe, ids, end, stop)
+        overlaps[h] = end - first
+    if router == PREFIX_AFFINITY:  # among hosts routed fewer than the cap: key (-overlap, routed, host)
+        cap = math.ceil(slack * (r + 1) / fleet)
+        best = -1
+        for h in range(fleet):
+            if routed[h] >= cap:
+                continue
+            if best < 0 or overlaps[h] > overlaps[best] or (overlaps[h] == overlaps[best] and routed[h] < routed[best]):
+                best = h
+        if best < 0:
+            raise ValueError("no host is below the prefix-affinity cap")
+        return best
+    # kv-aware: key (-(overlap_weight * overlap - load_weight * load), load, routed, host), floats as Python's
+    best_score = -(overlap_weight * overlaps[0] - load_weight * load[0])
+    for h in range(1, fleet):
+        score = -(overlap_weight * overlaps[h] - load_weight * load[h])
+        if score < best_score or (score == best_score and (load[h] < load[best] or (
+                load[h] == load[best] and routed[h] < routed[best]))):
+            best, best_score = h, score
+    return best
+
+
+@njit(cache=CACHE, nogil=True, inline="always")
+def heap_less(ends, requests, a, b):
+    """Whether heap entry a comes before entry b: ``(end, request)`` compared as tuples."""
+    return ends[a] < ends[b] or (ends[a] == ends[b] and requests[a] < requests[b])
+
+
+@njit(cache=CACHE, nogil=True)
+def heap_push(ends, requests, size, end, request):
+    at = size
+    ends[at], requests[at] = end, request
+    while at > 0:
+        up = (at - 1) >> 1
+        if not heap_less(ends, requests, at, up):
+            break
+        ends[at], ends[up] = ends[up], ends[at]
+        requests[at], requests[up] = requests[up], requests[at]
+        at = up
+    return size + 1
+
+
+@njit(cache=CACHE, nogil=True)
+def heap_pop(ends, requests, size):
+    """Remove the first entry; returns ``(end, request, new size)``."""
+    end, request = ends[0], requests[0]
+    size -= 1
+    ends[0], requests[0] = ends[size], requests[size]
+    at = 0
+    while True:
+        down = 2 * at + 1
+        if down >= size:
+            break
+        if down + 1 < size and heap_less(ends, requests, down + 1, down):
+            down += 1
+        if not heap_less(ends, requests, down, at):
+            break
+        ends[at], ends[down] = ends[down], ends[at]
+        requests[at], requests[down] = requests[down], requests[at]
+        at = down
+    return end, request, size
+
+
+def tier_arrays(caches: int, universe: int, capacity: int):
+    """``(before, after, held, heads, tails, sizes)`` for ``caches`` caches (one dummy slot when there is no tier)."""
+    slots = caches * universe if capacity != NO_TIER else 1
+    links = np.int32 if slots < 2**31 - 1 else np.int64
+    before = np.empty(slots if capacity >= 0 else 1, dtype=links)  # an unlimited cache needs no list
+    after = np.empty_like(before)
+    return (before, after, np.zeros(slots, dtype=np.bool_), np.full(caches, NONE, dtype=np.int64),
+            np.full(caches, NONE, dtype=np.int64), np.zeros(caches, dtype=np.int64))
+
+
+@njit(cache=CACHE, nogil=True)
+def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router, picks, slack, overlap_weight, load_weight,
+                 gpu, gpu_capacity, gpu_lru, dram, host_capacity, pool, pool_capacity, input_tokens, input_given,
+                 output_tokens, max_running, block_tokens, prefill_tokens_per_s, decode_tokens_per_s, block_bytes,
+                 host_fetch_latency_ms, host_bandwidth_gb_s, fetch_latency_ms, pool_bandwidth_gb_s):
+    """The run: per request host, hits per tier, start and first token; per host its counts; the load samples.
+
+    ``gpu``, ``dram``, ``pool``: :func:`tier_arrays`; capacities in blocks, UNLIMITED, or NO_TIER (lower tiers).
+    ``input_tokens[r]`` counts when ``input_given[r]``; ``output_tokens`` has 0 for None."""
+    n = starts.size - 1
+    has_dram = host_capacity != NO_TIER
+    host_of = np.zeros(n, dtype=np.int64)
+    hits = np.zeros((3, n), dtype=np.int64)  # GPU, host DRAM, pool
+    start = np.zeros(n, dtype=np.float64)
+    first_token = np.zeros(n, dtype=np.float64)
+    # Per host: requests, GPU / DRAM / pool hit blocks, recomputed blocks, max queue; and busy prefill seconds.
+    counts = np.zeros((6, fleet), dtype=np.int64)
+    busy = np.zeros(fleet, dtype=np.float64)
+    load = np.zeros(fleet, dtype=np.int64)
+    routed = np.zeros(fleet, dtype=np.int64)
+    overlaps = np.zeros(fleet, dtype=np.int64)
+    pins = np.zeros(gpu[2].size if timed and gpu_capacity != UNLIMITED else 1, dtype=np.int32)
+    pinned = np.zeros(fleet, dtype=np.int64)
+    samples = np.zeros((sample_s.size, fleet), dtype=np.int64)
+    taken = 0  # load samples recorded
+
+    if not timed:  # every request starts on arrival and ends at once, in file order
+        for r in range(n):
+            host = pick_host(r, router, picks, fleet, ids, starts, universe, gpu, dram, has_dram, load, routed, slack,
+                             overlap_weight, load_weight, overlaps)
+            routed[host] += 1
+            host_of[r] = host
+            counts[0, host] += 1
+            g, h, p = serve_request(r, host, ids, starts, universe, gpu, gpu_capacity, gpu_lru, pins, pinned, dram,
+                                    host_capacity, pool, pool_capacity)
+            hits[0, r], hits[1, r], hits[2, r] = g, h, p
+            counts[1, host] += g
+            counts[2, host] += h
+            counts[3, host] += p
+            counts[4, host] += starts[r + 1] - starts[r] - g - h - p
+        return host_of, hits, start, first_token, counts, busy, samples, taken
+
+    held_by_run = np.zeros(ids.size, dtype=np.bool_)  # the references a running request pinned
+    seen = np.zeros(max(universe, 1), dtype=np.int64)  # fits: distinct blocks of a chain, by stamp
+    stamp = 0
+    next_queued = np.full(n, NONE, dtype=np.int64)
+    queue_head = np.full(fleet, NONE, dtype=np.int64)
+    queue_tail = np.full(fleet, NONE, dtype=np.int64)
+    queued = np.zeros(fleet, dtype=np.int64)
+    running = np.zeros(fleet, dtype=np.int64)
+    heap_ends = np.zeros(n, dtype=np.float64)
+    heap_requests = np.zeros(n, dtype=np.int64)
+    heap_size = 0
+    ARRIVAL, SAMPLE, END = 0, 1, 2
+    r = 0
+    while True:
+        # The next instant to reach: a load sample due before the next arrival, that arrival, or the end.
+        if r < n:
+            now = arrival[r]
+            if taken < sample_s.size and sample_s[taken] <= now:
+                kind, until = SAMPLE, sample_s[taken]
+            else:
+                kind, until = ARRIVAL, now
+        else:
+            kind, until = END, np.inf
+        while True:
+            arrived = False
+            if heap_size > 0 and heap_ends[0] <= until:  # a finish due: at equal times, before the arrival
+                when, done, heap_size = heap_pop(heap_ends, heap_requests, heap_size)
+                host = host_of[done]
+                base = host * universe
+                for t in range(starts[done], starts[done + 1]):
+                    if held_by_run[t]:
+                        held_by_run[t] = False
+                        pins[base + ids[t]] -= 1
+                        if pins[base + ids[t]] == 0:
+                            pinned[host] -= 1
+                running[host] -= 1
+                load[host] -= 1
+            elif kind == ARRIVAL:
+                when = now
+                host = pick_host(r, router, picks, fleet, ids, starts, universe, gpu, dram, has_dram, load, routed,
+                                 slack, overlap_weight, load_weight, overlaps)
+                routed[host] += 1
+                load[host] += 1
+                host_of[r] = host
+                counts[0, host] += 1
+                if queue_tail[host] == NONE:
+                    queue_head[host] = r
+                else:
+                    next_queued[queue_tail[host]] = r
+                queue_tail[host] = r
+                queued[host] += 1
+                arrived = True
+            else:
+                break
+            # start_what_fits(host, when)
+            base = host * universe
+            while queued[host] > 0 and running[host] < max_running:
+                q = queue_head[host]
+                first, stop = starts[q], starts[q + 1]
+                if running[host] and gpu_capacity != UNLIMITED:  # fits: pinned + distinct unpinned blocks <= capacity
+                    stamp += 1
+                    extra = 0
+                    for t in range(first, stop):
+                        block = ids[t]
+                        if seen[block] != stamp and pins[base + block] == 0:
+                            seen[block] = stamp
+                            extra += 1
+                    if pinned[host] + extra > gpu_capacity:
+                        break
+                queue_head[host] = next_queued[q]
+                if queue_head[host] == NONE:
+                    queue_tail[host] = NONE
+                queued[host] -= 1
+                g, h, p = serve_request(q, host, ids, starts, universe, gpu, gpu_capacity, gpu_lru, pins, pinned, dram,
+                                        host_capacity, pool, pool_capacity)
+                hits[0, q], hits[1, q], hits[2, q] = g, h, p
+                counts[1, host] += g
+                counts[2, host] += h
+                counts[3, host] += p
+                counts[4, host] += stop - first - g - h - p
+                if gpu_capacity != UNLIMITED:  # pin the chain's blocks cached now (an unlimited cache pins nothing)
+                    held = gpu[2]
+                    for t in range(first, stop):
+                        slot = base + ids[t]
+                        if held[slot]:
+                            held_by_run[t] = True
+                            if pins[slot] == 0:
+                                pinned[host] += 1
+                            pins[slot] += 1
+                # ServiceModel.prefill_seconds and decode_seconds, operation for operation
+                tokens = input_tokens[q] if input_given[q] else (stop - first) * block_tokens
+                compute = max(0, tokens - (g + h + p) * block_tokens)
+                prefill = compute / prefill_tokens_per_s
+                if h:
+                    prefill += host_fetch_latency_ms / 1000.0 + h * block_bytes / (host_bandwidth_gb_s * 1e9)
+                if p:
+                    prefill += fetch_latency_ms / 1000.0 + p * block_bytes / (pool_bandwidth_gb_s * 1e9)
+                decode = output_tokens[q] / decode_tokens_per_s
+                start[q] = when
+                first_token[q] = when + prefill
+                busy[host] += prefill
+                running[host] += 1
+                heap_size = heap_push(heap_ends, heap_requests, heap_size, when + prefill + decode, q)
+            if arrived:
+                counts[5, host] = max(counts[5, host], queued[host])  # requests left waiting
+                break
+        if kind == SAMPLE:
+            samples[taken, :] = load
+            taken += 1
+        elif kind == END:
+            break
+        else:
+            r += 1
+    return host_of, hits, start, first_token, counts, busy, samples, taken
+
+
+__all__ = ["FIXED", "KV_AWARE", "LEAST_LOADED", "NO_TIER", "PREFIX_AFFINITY", "UNLIMITED", "fleet_replay", "tier_arrays"]
