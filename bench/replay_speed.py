@@ -1,13 +1,19 @@
 """The replay's speed: the Python event loop (replay_python) against the compiled replay, on a synthetic trace.
 
-    python bench/replay_speed.py [--requests N] [--python-requests M] [--fleet F] [--capacity C]
+    python bench/replay_speed.py [--requests N] [--python-requests M] [--fleet F] [--capacity C] [--timed-only]
 
 Measured: the time of one ``replay(...)`` call (``engine="python"`` on the first M requests, extrapolated
 to N by the ratio N / M and printed as an extrapolation; ``engine="compiled"`` on all N, split into the
-kernel alone and the whole call, which adds flattening the chains to arrays and per-host stats). Untimed
-only: the compiled replay does not run timed configurations yet (it refuses them). Not measured: reading
-a trace file, or the bounds the command prints beside a run. The trace: bench/synthetic.py, cut to N
-requests; round-robin over F hosts, LRU GPU caches of C blocks.
+kernel alone and the whole call, which adds flattening the chains to arrays and per-host stats). The trace:
+bench/synthetic.py, cut to N requests; round-robin over F hosts, LRU GPU caches of C blocks, untimed.
+
+Then the timed replay (``--timed-python-requests`` for its Python subset): the same requests 1 ms apart
+(``--arrival-scale`` 10: 100 requests/s), each prompt 512 tokens per block and 1 output token (as
+bench/trace_files.py writes them), kv-aware over F hosts with LRU GPU caches of C blocks, a host-DRAM tier
+of ``--host-capacity`` blocks per host and a pool of ``--pool-capacity`` blocks: the compiled call, the
+Python call on the subset (extrapolated, labelled), and the whole command ``pyverify replay FILE ...
+--engine compiled --json`` on the same requests written as JSONL (reading the file and the bounds
+printed beside the run included).
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,6 +34,7 @@ from synthetic import chains_of, synthetic_trace  # noqa: E402
 
 from pyverify.fleet.replay import replay  # noqa: E402
 from pyverify.fleet.routers import Router  # noqa: E402
+from pyverify.fleet.service import ServiceModel  # noqa: E402
 from pyverify.sim.kernels.replay import flat_requests, link_array, replay as lru_kernel  # noqa: E402
 
 
@@ -49,11 +58,64 @@ def main() -> None:
     parser.add_argument("--python-requests", type=int, default=50_000)
     parser.add_argument("--fleet", type=int, default=16)
     parser.add_argument("--capacity", type=int, default=2_000)
+    parser.add_argument("--timed-python-requests", type=int, default=20_000)
+    parser.add_argument("--host-capacity", type=int, default=8_000)
+    parser.add_argument("--pool-capacity", type=int, default=200_000)
+    parser.add_argument("--timed-only", action="store_true", help="skip the untimed comparison")
     args = parser.parse_args()
     chains = trace_of(args.requests)
     references = sum(map(len, chains))
     print(f"machine: {platform.node()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}")
+          f"Python {platform.python_version()}, load average at start {os.getloadavg()[0]:.2f}")
+    if not args.timed_only:
+        untimed(args, chains, references)
+    timed(args, chains, references)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min), {os.getloadavg()[1]:.2f} (5 min)")
+
+
+def timed(args, chains, references) -> None:
+    n = len(chains)
+    arrival_ms = list(range(n))
+    inputs = [512 * len(chain) for chain in chains]
+    outputs = [1] * n
+    service = ServiceModel()
+
+    def call(requests, engine):
+        return replay(chains[:requests], Router("kv-aware", args.fleet), args.capacity, "lru", args.pool_capacity, service,
+                      arrival_ms[:requests], inputs[:requests], outputs[:requests], arrival_scale=10.0,
+                      host_capacity=args.host_capacity, engine=engine)
+
+    print(f"timed: kv-aware over {args.fleet} hosts, LRU {args.capacity} blocks/host, host DRAM {args.host_capacity} "
+          f"blocks/host, pool {args.pool_capacity} blocks, arrivals 1 ms apart x arrival scale 10, 1 output token")
+    call(100, "compiled")  # load the kernel
+    subset = args.timed_python_requests
+    python_s, python_run = seconds(lambda: call(subset, "python"))
+    assert call(subset, "compiled") == python_run, "compiled and Python timed runs differ"
+    call_s, run = seconds(lambda: call(n, "compiled"))
+    extrapolated = python_s * n / subset
+    print(f"python event loop, timed: {python_s:.2f} s on {subset:,} requests; extrapolated to {n:,} "
+          f"(x {n / subset:g}, an extrapolation, not a run): {extrapolated:.1f} s")
+    print(f"compiled, timed: whole replay() call {call_s:.2f} s on {n:,} requests ({references:,} references)")
+    print(f"ratio (extrapolated python / compiled call): {extrapolated / call_s:.0f}x; equal runs checked on the "
+          f"{subset:,}-request subset; hits GPU {run.gpu_hit_blocks / references:.4f}, DRAM "
+          f"{run.host_hit_blocks / references:.4f}, pool {run.pool_hit_blocks / references:.4f}; "
+          f"mean TTFT {sum(f - a for f, a in zip(run.first_token, run.arrival)) / n:.3f} s")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.jsonl"
+        with open(path, "w", encoding="utf-8") as out:
+            out.writelines(f'{{"timestamp": {index}, "input_length": {inputs[index]}, "output_length": 1, '
+                           f'"hash_ids": [{", ".join(map(str, chain))}]}}\n' for index, chain in enumerate(chains))
+        command = [sys.executable, "-m", "pyverify", "replay", str(path), "--fleet", str(args.fleet), "--capacity",
+                   str(args.capacity), "--host-capacity", str(args.host_capacity), "--pool-capacity", str(args.pool_capacity),
+                   "--router", "kv-aware", "--arrival-scale", "10", "--engine", "compiled", "--json"]
+        command_s, done = seconds(lambda: subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        assert done.returncode == 0, done.stderr
+    print(f"whole command, timed: pyverify replay FILE --fleet {args.fleet} --capacity {args.capacity} --host-capacity "
+          f"{args.host_capacity} --pool-capacity {args.pool_capacity} --router kv-aware --arrival-scale 10 --engine compiled "
+          f"--json: {command_s:.1f} s wall (reading the JSONL and the bounds included)")
+
+
+def untimed(args, chains, references) -> None:
     print(f"trace: bench/synthetic.py, {len(chains):,} requests, {references:,} references; "
           f"round-robin over {args.fleet} hosts, LRU {args.capacity} blocks/host, untimed")
 
@@ -74,7 +136,6 @@ def main() -> None:
     print(f"compiled: whole replay() call {call_s:.2f} s, kernel alone {kernel_s:.2f} s, on {len(chains):,} requests")
     print(f"ratio (extrapolated python / compiled call): {extrapolated / call_s:.0f}x; "
           f"equal runs checked on the {len(subset):,}-request subset; hit rate {run.hit_blocks / run.references:.4f}")
-    print("timed: not measured (the compiled replay refuses timed configurations today)")
 
 
 if __name__ == "__main__":
