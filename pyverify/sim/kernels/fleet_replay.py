@@ -7,8 +7,9 @@ request r's chain), so each step is O(1) per block and no Python runs per reques
 
 * a cache (a host's GPU, a host's DRAM, the pool) is a doubly linked list, oldest first, in the
   ``before``/``after`` arrays of :mod:`pyverify.sim.kernels.queue`; the caches of one tier share the arrays,
-  cache c owning the slots ``c * universe + block`` (``held`` marks membership), with its head, tail and
-  size in small per-cache arrays. An unlimited cache is ``held`` alone (a set: nothing is ever evicted).
+  cache c owning the slots ``block * caches + c`` (``held`` marks membership; block-major, so the
+  routers' look at one block on every host reads one cache line), with its head, tail and size in small
+  per-cache arrays. An unlimited cache is ``held`` alone (a set: nothing is ever evicted).
 * pins (the GPU blocks a running request holds) are counts per slot, with multiplicity as in
   :class:`pyverify.fleet.tiers._Pinning`; ``pinned[h]`` counts host h's distinct pinned blocks (``len(pins)``).
   Eviction walks from the oldest block past the pinned ones, as ``_PinAwareOrder.popitem(last=False)``
@@ -45,29 +46,29 @@ FIXED, LEAST_LOADED, PREFIX_AFFINITY, KV_AWARE = 0, 1, 2, 3
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
-def run_end(held, base, ids, t, stop):
-    """The end of the run of ``ids[t:stop]`` held in the cache at ``base`` (tiers.run_in)."""
-    while t < stop and held[base + ids[t]]:
+def run_end(held, c, stride, ids, t, stop):
+    """The end of the run of ``ids[t:stop]`` held in cache c (tiers.run_in)."""
+    while t < stop and held[ids[t] * stride + c]:
         t += 1
     return t
 
 
 @njit(cache=CACHE, nogil=True)
-def serve_cache(tier, c, base, ids, first, hit_end, stop, capacity, lru, pins, pinned):
+def serve_cache(tier, c, stride, ids, first, hit_end, stop, capacity, lru, pins, pinned):
     """Cache c takes ``ids[first:stop]`` of which ``ids[first:hit_end]`` hit: ChainOrderLRU.serve (``lru``),
     FifoCache.serve, or a set's update when ``capacity`` is UNLIMITED. Eviction skips slots with ``pins``
     when ``pinned`` (the cache's count of pinned blocks) is nonzero, as _PinAwareOrder.popitem does."""
     before, after, held, heads, tails, sizes = tier
     if capacity == UNLIMITED:
         for t in range(hit_end, stop):
-            held[base + ids[t]] = True
+            held[ids[t] * stride + c] = True
         return
     head, tail, size = heads[c], tails[c], sizes[c]
     if lru:  # the hit prefix becomes the newest, root first
         for t in range(first, hit_end):
-            head, tail = move_to_back(before, after, head, tail, base + ids[t])
+            head, tail = move_to_back(before, after, head, tail, ids[t] * stride + c)
     for t in range(hit_end, stop):
-        slot = base + ids[t]
+        slot = ids[t] * stride + c
         if held[slot]:  # held after the first miss: LRU refreshes it, FIFO keeps its entry time
             if lru:
                 head, tail = move_to_back(before, after, head, tail, slot)
@@ -89,27 +90,26 @@ def serve_cache(tier, c, base, ids, first, hit_end, stop, capacity, lru, pins, p
 
 
 @njit(cache=CACHE, nogil=True)
-def serve_request(r, host, ids, starts, universe, gpu, gpu_capacity, gpu_lru, pins, pinned, dram, host_capacity,
+def serve_request(r, host, ids, starts, fleet, gpu, gpu_capacity, gpu_lru, pins, pinned, dram, host_capacity,
                   pool, pool_capacity):
     """Request r through host's tiers in replay_python's order (GPU prefix, DRAM run, pool run, GPU serve);
     returns the hits ``(g, h, p)``."""
     first, stop = starts[r], starts[r + 1]
-    base = host * universe
-    gpu_end = run_end(gpu[2], base, ids, first, stop)
+    gpu_end = run_end(gpu[2], host, fleet, ids, first, stop)
     host_end = gpu_end
     if host_capacity != NO_TIER:
-        host_end = run_end(dram[2], base, ids, gpu_end, stop)
-        serve_cache(dram, host, base, ids, gpu_end, host_end, stop, host_capacity, True, pins, 0)
+        host_end = run_end(dram[2], host, fleet, ids, gpu_end, stop)
+        serve_cache(dram, host, fleet, ids, gpu_end, host_end, stop, host_capacity, True, pins, 0)
     pool_end = host_end
     if pool_capacity != NO_TIER:
-        pool_end = run_end(pool[2], 0, ids, host_end, stop)
-        serve_cache(pool, 0, 0, ids, host_end, pool_end, stop, pool_capacity, True, pins, 0)
-    serve_cache(gpu, host, base, ids, first, gpu_end, stop, gpu_capacity, gpu_lru, pins, pinned[host])
+        pool_end = run_end(pool[2], 0, 1, ids, host_end, stop)
+        serve_cache(pool, 0, 1, ids, host_end, pool_end, stop, pool_capacity, True, pins, 0)
+    serve_cache(gpu, host, fleet, ids, first, gpu_end, stop, gpu_capacity, gpu_lru, pins, pinned[host])
     return gpu_end - first, host_end - gpu_end, pool_end - host_end
 
 
 @njit(cache=CACHE, nogil=True)
-def pick_host(r, router, picks, fleet, ids, starts, universe, gpu, dram, has_dram, load, routed, slack,
+def pick_host(r, router, picks, fleet, ids, starts, gpu, dram, has_dram, load, routed, slack,
               overlap_weight, load_weight, overlaps):
     """Router.pick, ties included: the minimum of the same key tuples, hosts in increasing id."""
     if router == FIXED:
@@ -122,9 +122,9 @@ def pick_host(r, router, picks, fleet, ids, starts, universe, gpu, dram, has_dra
         return best
     first, stop = starts[r], starts[r + 1]
     for h in range(fleet):  # each host's prefix: its GPU, then its DRAM (LocalTiers.prefix_hits)
-        end = run_end(gpu[2], h * universe, ids, first, stop)
+        end = run_end(gpu[2], h, fleet, ids, first, stop)
         if has_dram:
-            end = run_end(dram[2], h * universe, ids, end, stop)
+            end = run_end(dram[2], h, fleet, ids, end, stop)
         overlaps[h] = end - first
     if router == PREFIX_AFFINITY:  # among hosts routed fewer than the cap: key (-overlap, routed, host)
         cap = math.ceil(slack * (r + 1) / fleet)
@@ -226,12 +226,12 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
 
     if not timed:  # every request starts on arrival and ends at once, in file order
         for r in range(n):
-            host = pick_host(r, router, picks, fleet, ids, starts, universe, gpu, dram, has_dram, load, routed, slack,
+            host = pick_host(r, router, picks, fleet, ids, starts, gpu, dram, has_dram, load, routed, slack,
                              overlap_weight, load_weight, overlaps)
             routed[host] += 1
             host_of[r] = host
             counts[0, host] += 1
-            g, h, p = serve_request(r, host, ids, starts, universe, gpu, gpu_capacity, gpu_lru, pins, pinned, dram,
+            g, h, p = serve_request(r, host, ids, starts, fleet, gpu, gpu_capacity, gpu_lru, pins, pinned, dram,
                                     host_capacity, pool, pool_capacity)
             hits[0, r], hits[1, r], hits[2, r] = g, h, p
             counts[1, host] += g
@@ -268,18 +268,18 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
             if heap_size > 0 and heap_ends[0] <= until:  # a finish due: at equal times, before the arrival
                 when, done, heap_size = heap_pop(heap_ends, heap_requests, heap_size)
                 host = host_of[done]
-                base = host * universe
                 for t in range(starts[done], starts[done + 1]):
                     if held_by_run[t]:
                         held_by_run[t] = False
-                        pins[base + ids[t]] -= 1
-                        if pins[base + ids[t]] == 0:
+                        slot = ids[t] * fleet + host
+                        pins[slot] -= 1
+                        if pins[slot] == 0:
                             pinned[host] -= 1
                 running[host] -= 1
                 load[host] -= 1
             elif kind == ARRIVAL:
                 when = now
-                host = pick_host(r, router, picks, fleet, ids, starts, universe, gpu, dram, has_dram, load, routed,
+                host = pick_host(r, router, picks, fleet, ids, starts, gpu, dram, has_dram, load, routed,
                                  slack, overlap_weight, load_weight, overlaps)
                 routed[host] += 1
                 load[host] += 1
@@ -295,7 +295,6 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
             else:
                 break
             # start_what_fits(host, when)
-            base = host * universe
             while queued[host] > 0 and running[host] < max_running:
                 q = queue_head[host]
                 first, stop = starts[q], starts[q + 1]
@@ -304,7 +303,7 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
                     extra = 0
                     for t in range(first, stop):
                         block = ids[t]
-                        if seen[block] != stamp and pins[base + block] == 0:
+                        if seen[block] != stamp and pins[block * fleet + host] == 0:
                             seen[block] = stamp
                             extra += 1
                     if pinned[host] + extra > gpu_capacity:
@@ -313,7 +312,7 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
                 if queue_head[host] == NONE:
                     queue_tail[host] = NONE
                 queued[host] -= 1
-                g, h, p = serve_request(q, host, ids, starts, universe, gpu, gpu_capacity, gpu_lru, pins, pinned, dram,
+                g, h, p = serve_request(q, host, ids, starts, fleet, gpu, gpu_capacity, gpu_lru, pins, pinned, dram,
                                         host_capacity, pool, pool_capacity)
                 hits[0, q], hits[1, q], hits[2, q] = g, h, p
                 counts[1, host] += g
@@ -323,7 +322,7 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
                 if gpu_capacity != UNLIMITED:  # pin the chain's blocks cached now (an unlimited cache pins nothing)
                     held = gpu[2]
                     for t in range(first, stop):
-                        slot = base + ids[t]
+                        slot = ids[t] * fleet + host
                         if held[slot]:
                             held_by_run[t] = True
                             if pins[slot] == 0:
