@@ -18,6 +18,7 @@ from pyverify.fleet.compiled_replay import unsupported
 from pyverify.fleet.replay import replay, replay_python
 from pyverify.fleet.routers import ROUTERS, Router, RouterOptions
 from pyverify.fleet.service import ServiceModel
+from pyverify.sim.kernels.fleet_replay import NO_TIER
 from tests.helpers import run_cli
 
 block_chains = st.lists(st.lists(st.integers(0, 12), min_size=0, max_size=6), min_size=0, max_size=25)
@@ -112,6 +113,23 @@ def test_pins_hold_a_request_back_until_a_finish_frees_room():
     assert compiled == replay_python(chains, Router("round-robin", 1), 3, "lru", **run)
     assert compiled.start[1] == compiled.first_token[0] > 0.0  # no decode: it ends at its first token
     assert compiled.hosts[0].max_queue == 1
+
+
+def test_tables_past_the_memory_bound_take_the_python_loop(monkeypatch):
+    """The event loop's tables grow with hosts x distinct blocks; past MAX_TABLE_BYTES auto runs Python (the same
+    run) and compiled refuses in one line saying how much it would take."""
+    from pyverify.fleet import compiled_replay
+
+    chains = [[0, 1, 2], [0, 1, 3], [4]]  # ids 0..4: 5 distinct blocks
+    run = dict(service=ServiceModel(max_running=2), arrival_ms=[0, 0, 1], timed=True, host_capacity=2)
+    expected = replay_python(chains, Router("kv-aware", 2), 2, "lru", **run)
+    assert compiled_replay.table_bytes(2, 5, 2, 2, NO_TIER, True) == 2 * 5 * 13 + 2 * 5 * 9
+    monkeypatch.setattr(compiled_replay, "MAX_TABLE_BYTES", 2 * 5 * 13 + 2 * 5 * 9 - 1)
+    assert replay(chains, Router("kv-aware", 2), 2, "lru", engine="auto", **run) == expected
+    with pytest.raises(ValueError, match=r"^the compiled event loop would hold 0\.0 GiB of tables \(2 hosts x 5 distinct"):
+        replay(chains, Router("kv-aware", 2), 2, "lru", engine="compiled", **run)
+    monkeypatch.setattr(compiled_replay, "MAX_TABLE_BYTES", 2 * 5 * 13 + 2 * 5 * 9)
+    assert replay(chains, Router("kv-aware", 2), 2, "lru", engine="compiled", **run) == expected
 
 
 REFUSED = [

@@ -62,7 +62,8 @@ def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: i
                     *, timed: bool = False, pool_capacity=False, host_capacity=False, service=None, arrival_ms=None,
                     input_tokens=None, output_tokens=None, arrival_scale: float = 1.0):
     """The run :func:`pyverify.fleet.replay.replay_python` gives for a configuration :func:`unsupported` accepts;
-    ``None`` when a block id does not fit in 64 bits (nothing consumed from the router: a fresh one is asked)."""
+    ``None`` when a block id does not fit in 64 bits, or a string saying why the tables would not fit in memory
+    (either way nothing consumed from the router: a fresh one is asked)."""
     if timed or pool_capacity is not False or host_capacity is not False or router.name not in FIXED_ROUTERS:
         return event_loop_compiled(chains, router, capacity, eviction, progress, timed, pool_capacity, host_capacity,
                                    service, arrival_ms, input_tokens, output_tokens, arrival_scale)
@@ -98,12 +99,32 @@ def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: i
                      stats, False, False, unscheduled=list(unscheduled))
 
 
+#: The most memory the compiled event loop's tables may take: they hold a slot per (host, distinct block) per tier,
+#: where the Python loop's dicts hold only what is cached, so past this a run takes the Python loop.
+MAX_TABLE_BYTES = 8 << 30
+
+
+def table_bytes(fleet: int, universe: int, gpu_capacity: int, host_limit: int, pool_limit: int, timed: bool) -> int:
+    """Bytes of :func:`pyverify.sim.kernels.fleet_replay.tier_arrays`' tables and the GPU pins for this run:
+    per slot a held flag, two int32 links when the tier has a capacity, an int32 pin count on a timed GPU."""
+    from pyverify.sim.kernels.fleet_replay import NO_TIER, UNLIMITED
+
+    def tier(caches: int, limit: int, pins: bool) -> int:
+        if limit == NO_TIER:
+            return 0
+        per_slot = 1 + (8 if limit != UNLIMITED else 0) + (4 if pins and limit != UNLIMITED else 0)
+        return caches * universe * per_slot
+
+    return tier(fleet, gpu_capacity, timed) + tier(fleet, host_limit, False) + tier(1, pool_limit, False)
+
+
 _ROUTER_CODES = {"least-loaded": 1, "prefix-affinity": 2, "kv-aware": 3}  # fleet_replay's LEAST_LOADED, ...
 
 
 def event_loop_compiled(chains, router: Router, capacity, eviction, progress, timed, pool_capacity, host_capacity, service,
                         arrival_ms, input_tokens, output_tokens, arrival_scale):
-    """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids."""
+    """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids,
+    the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`."""
     from pyverify.fleet.replay import LOAD_SAMPLES, HostStats, ReplayRun
     from pyverify.fleet.service import ServiceModel
     from pyverify.sim.counting import dense_ids, flatten
@@ -126,6 +147,11 @@ def event_loop_compiled(chains, router: Router, capacity, eviction, progress, ti
         return NO_TIER if value is False else UNLIMITED if value is None else int(value)
 
     gpu_capacity, host_limit, pool_limit = limit(capacity), limit(host_capacity), limit(pool_capacity)
+    needed = table_bytes(fleet, universe, gpu_capacity, host_limit, pool_limit, timed)
+    if needed > MAX_TABLE_BYTES:
+        return (f"the compiled event loop would hold {needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} "
+                f"distinct blocks per tier), more than {MAX_TABLE_BYTES >> 30} GiB; the Python loop's memory follows what "
+                "the caches hold")
     gpu = tier_arrays(fleet, universe, gpu_capacity)
     dram = tier_arrays(fleet, universe, host_limit)
     pool = tier_arrays(1, universe, pool_limit)

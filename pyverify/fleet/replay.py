@@ -137,9 +137,9 @@ def replay(
                                   prompt_tokens, block_size, page_size, timed=timed, pool_capacity=pool_capacity,
                                   host_capacity=host_capacity, service=service, arrival_ms=arrival_ms,
                                   input_tokens=input_tokens, output_tokens=output_tokens, arrival_scale=arrival_scale)
-            if run is not None:
+            if isinstance(run, ReplayRun):
                 return run
-            reason = "a block id does not fit in 64 bits (the arrays' type)"
+            reason = run or "a block id does not fit in 64 bits (the arrays' type)"
         if engine == "compiled":
             raise ValueError(reason)
     return replay_python(chains, router, capacity, eviction, pool_capacity, service, arrival_ms, input_tokens, output_tokens,
