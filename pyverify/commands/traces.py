@@ -252,16 +252,30 @@ def run_mrc(args) -> int:
         raise UserError("--routing/--fleet: only for --model per-host (a pooled cache does not depend on routing)")
     source = _curve_input(args)
     routing, fleet, routing_policy = source.routing, source.fleet, source.policy
-    hosts = None if routing is None else reference_hosts(routing, source.lengths)
+
+    def lru_of_references():
+        return lru_curve_of_references(source.ids, None if routing is None else reference_hosts(routing, source.lengths), fleet)
+
     policies = args.policy
     curves = {}
-    if "lru" in policies:
-        curves["lru"] = lru_curve_of_references(source.ids, hosts, fleet)
+    token_curve = None
+    if "lru" in policies and source.weights is not None:
+        # One pass of stack distances serves both columns: the block curve is their histogram, the token
+        # curve the same histogram weighed (a second pass cost as much again as the first).
+        from pyverify.sim.engine_curves import chain_order_distances_flat, weighted_curve_flat
+        from pyverify.sim.mrc import MissRatioCurve
+
+        token_curve = weighted_curve_flat(chain_order_distances_flat(source.ids, source.lengths, routing, fleet),
+                                          source.lengths, source.weights)
+        curves["lru"] = MissRatioCurve(references=token_curve.blocks, cold=token_curve.blocks - int(token_curve.block_hist.sum()),
+                                       histogram=token_curve.block_hist, caches=fleet if routing is not None else 1)
+    elif "lru" in policies:
+        curves["lru"] = lru_of_references()
     if "opt" in policies:
         curves["opt"] = optimal_curve_flat(source.ids, source.lengths, routing, fleet)
     forced = "opt-forced" in policies
     if not curves:  # only opt-forced: the LRU curve gives the ceiling and the default capacities, and is not printed
-        curves["lru"] = lru_curve_of_references(source.ids, hosts, fleet)
+        curves["lru"] = lru_of_references()
     first = next((curves[name] for name in policies if name in curves), curves.get("lru"))
     full = max(max(c.max_useful_capacity for c in curves.values()), 1)
     capacities = args.capacities or log_capacities(full)
@@ -292,8 +306,9 @@ def run_mrc(args) -> int:
     if kv is not None and block is None:
         raise UserError(f"{args.instance}: block_size_tokens: not given, so capacities cannot be converted to GiB; drop --kv-model/--kv-bytes-per-token")
     target = _target_capacities(args.target_hit_rate, curves, block, kv)
-    if "lru" in curves and source.weights is not None:
-        _add_token_hit_rates(source, points)
+    if token_curve is not None:
+        for point, weighted in zip(points, token_curve.points([p["capacity_blocks"] for p in points])):
+            point["token_hit_rate"] = weighted["token_hit_rate"]
     for point in points:
         if block:
             point["capacity_tokens"] = point["capacity_blocks"] * block
@@ -450,16 +465,6 @@ def _print_target(target: dict, names: dict[str, str]) -> None:
             if found["capacity_gib"] is not None:
                 text += f" = {found['capacity_gib']:.4g} GiB"
         print(f"  {names[name]:<{width}}  {text}")
-
-
-def _add_token_hit_rates(source: "CurveInput", points) -> None:
-    """Beside each point's block hit rate, its token hit rate (hits weighed by their tokens; pyverify.sim.tokens)."""
-    from pyverify.sim.engine_curves import chain_order_distances_flat, weighted_curve_flat
-
-    distances = chain_order_distances_flat(source.ids, source.lengths, source.routing, source.fleet)
-    curve = weighted_curve_flat(distances, source.lengths, source.weights)
-    for point, weighted in zip(points, curve.points([p["capacity_blocks"] for p in points])):
-        point["token_hit_rate"] = weighted["token_hit_rate"]
 
 
 @dataclass

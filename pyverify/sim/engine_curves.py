@@ -184,19 +184,31 @@ def weighted_curve_flat(
     weights: TokenWeights | None = None,
     window: Window = WHOLE_TRACE,
 ) -> WeightedCurve:
-    """:func:`weighted_curve` of a trace given by its chain lengths."""
+    """:func:`weighted_curve` of a trace given by its chain lengths.
+
+    Shifted by one (``COLD`` is -1), a first reference counts in bin 0 and distance d in bin d + 1, so one
+    ``bincount`` makes the histogram without masking out the first references. With compact weights
+    (every block ``block_size`` tokens but each request's last), the token histogram is the block one
+    times ``block_size`` less each last block's shortfall: a second count over requests, not references.
+    """
     first = window.first_measured(lengths.size)
     start = int(lengths[:first].sum())
-    measured = np.asarray(distances)[start:]
-    reused = measured >= 0
-    size = int(measured.max()) + 1 if reused.any() else 0
-    block_hist = np.bincount(measured[reused], minlength=size)
+    shifted = np.asarray(distances)[start:] + 1
+    counts = np.bincount(shifted)
+    block_hist = counts[1:]
     token_hist = tokens = None
     if weights is not None:
-        w = weights.block_tokens[start:]
-        token_hist = np.bincount(measured[reused], weights=w[reused], minlength=size).astype(np.int64)
+        if weights.given is not None:
+            token_hist = np.bincount(shifted, weights=weights.given[start:], minlength=counts.size)[1:].astype(np.int64)
+        else:
+            measured_lengths = lengths[first:]
+            rows = np.flatnonzero(measured_lengths > 0)
+            last = (np.cumsum(measured_lengths) - 1)[rows]  # each measured request's last reference
+            shortfall = np.bincount(shifted[last], weights=weights.block_size - weights.last_block[first:][rows],
+                                    minlength=counts.size)
+            token_hist = (counts * weights.block_size - shortfall.astype(np.int64))[1:]
         tokens = weights.tokens_from(first)
-    return WeightedCurve(int(measured.size), block_hist, tokens, token_hist)
+    return WeightedCurve(int(shifted.size), block_hist, tokens, token_hist)
 
 
 __all__ = ["WeightedCurve", "chain_order_distances", "chain_order_distances_flat", "tail_first_ranks", "tail_first_ranks_flat",
