@@ -9,6 +9,8 @@ field, with the rules of the strict readers.
 
 from __future__ import annotations
 
+import os
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -43,9 +45,43 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
         metadata = handle.metadata
         leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
         capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
-        chunks = (handle.read_row_group(g, columns=["hash_ids"]).column("hash_ids") for g in range(metadata.num_row_groups))
-        ids, offsets = _flat_ids((chunk for column in chunks for chunk in column.chunks), metadata.num_rows, capacity, path)
+        columns = _hash_id_columns(path, metadata.num_row_groups)
+        ids, offsets = _flat_ids((chunk for column in columns for chunk in column.chunks), metadata.num_rows, capacity, path)
     return _trace(ids, offsets, path, block_size, extra)
+
+
+def _hash_id_columns(path: str | Path, row_groups: int) -> Iterator[Any]:
+    """Each row group's ``hash_ids`` column, in order, decoded on as many threads as there are cores.
+
+    pyarrow decodes one column of one row group on one thread, so reading the row groups one after
+    another left a core idle: 0.30-0.99 s for a 20M-reference file against 0.17-0.23 s on two threads
+    here. At most one row group per thread is decoded ahead of the one the caller copies out, so memory
+    stays the trace's arrays and a few row groups. Each thread opens the file itself (a ``ParquetFile``
+    is not documented as safe to share between threads).
+    """
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    pq = require("pyarrow.parquet")
+    workers = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), row_groups))
+    opened = threading.local()
+
+    def decode(group: int):
+        if not hasattr(opened, "handle"):
+            opened.handle = pq.ParquetFile(str(path))
+        return opened.handle.read_row_group(group, columns=["hash_ids"], use_threads=False).column("hash_ids")
+
+    if workers == 1:
+        yield from (decode(group) for group in range(row_groups))
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        pending: deque = deque()
+        for group in range(row_groups):
+            pending.append(pool.submit(decode, group))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def check_parquet_file(path: str | Path):
