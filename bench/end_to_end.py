@@ -13,8 +13,11 @@ included:
   (the default: ``--engine auto``, round-robin over 16 hosts), on both files;
 * DuckDB's own ``count(distinct)`` over ``unnest(hash_ids)`` (pooled) and over
   (row number mod 16, block) pairs (per host, round-robin), on both files;
-* Polars (``explode`` and ``n_unique``), if it is importable;
-* a plain ``json.loads``-and-a-set script (pooled; per host, a set of pairs).
+* Polars (``explode`` and ``n_unique``), if it is importable (``pip install -e '.[bench]'`` pins it);
+* a plain ``json.loads``-and-a-set script (pooled; per host, a set of pairs);
+* the exact LRU curve, from the Parquet file: ``pyverify mrc`` against one LRU
+  capacity (``pyverify simulate --capacity``) and a plain numba pass of Olken's
+  marking (Fenwick tree), all three answering the misses at one capacity.
 
 Every answer is checked equal to pyverify's misses (a mismatch is printed and
 the exit status is 1). Then the ratios issue #23 names: pyverify / DuckDB on
@@ -86,6 +89,57 @@ else:
 """
 
 
+#: A plain numba pass of Olken's marking (a Fenwick tree over positions) on the Parquet file's block ids: the
+#: exact LRU curve's baseline. Written to a file in the scratch folder, so numba caches it as it does pyverify's
+#: kernels and the warm-up run pays its compilation. Prints the misses at capacity C (cold + distances >= C).
+OLKEN = """
+import sys
+import numpy as np, pyarrow.parquet as pq
+from numba import njit
+
+@njit(cache=True)
+def distances(ids, universe):
+    n = ids.size
+    tree = np.zeros(n + 1, np.int32)
+    last = np.full(universe, -1, np.int64)
+    out = np.empty(n, np.int64)
+    for t in range(n):
+        block = ids[t]
+        p = last[block]
+        if p < 0:
+            out[t] = -1
+        else:
+            marks = 0
+            i = t
+            while i > 0:
+                marks += tree[i]
+                i -= i & -i
+            i = p + 1
+            while i > 0:
+                marks -= tree[i]
+                i -= i & -i
+            out[t] = marks
+            i = p + 1
+            while i <= n:
+                tree[i] -= 1
+                i += i & -i
+        i = t + 1
+        while i <= n:
+            tree[i] += 1
+            i += i & -i
+        last[block] = t
+    return out
+
+path, capacity = sys.argv[1], int(sys.argv[2])
+ids = pq.read_table(path, columns=["hash_ids"]).column("hash_ids").combine_chunks().values.to_numpy()
+d = distances(ids, int(ids.max()) + 1)
+print(int(np.count_nonzero(d < 0) + np.count_nonzero(d >= capacity)))
+"""
+
+#: The capacity (blocks) of the one-capacity LRU run the curve is set against.
+CURVE_CAPACITY = 100_000
+
+
 def run(argv: list[str]) -> tuple[float, int, str]:
     """``(wall seconds, peak RSS bytes, stdout)`` of one fresh process."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -115,7 +169,18 @@ def run_measured(argv: list[str]) -> tuple[float, int, str]:
 
 
 def misses_of(command: str, out: str) -> int:
+    if command.startswith("pyverify mrc"):
+        return json.loads(out)["points"][0]["misses"]
     return json.loads(out)["misses"] if command.startswith("pyverify") else int(out.strip().splitlines()[-1])
+
+
+def curve_commands(parquet: Path, olken: Path) -> dict[str, list[str]]:
+    """The exact LRU curve (``mrc``) against one LRU capacity (``simulate --capacity``) and the plain Olken pass,
+    all from the Parquet file (so parsing weighs least), each answering the misses at :data:`CURVE_CAPACITY`."""
+    py, c = sys.executable, str(CURVE_CAPACITY)
+    return {"pyverify mrc curve": [py, "-m", "pyverify", "mrc", str(parquet), "--capacities", c, "--json"],
+            "pyverify simulate lru curve": [py, "-m", "pyverify", "simulate", str(parquet), "--capacity", c, "--json"],
+            "plain numba Olken curve": [py, str(olken), str(parquet), c]}
 
 
 def commands_for(jsonl: Path, parquet: Path, fleet: int, polars: bool) -> dict[str, list[str]]:
@@ -156,15 +221,21 @@ def report(title: str, refs: int, medians: dict[str, float], peaks: dict[str, in
     for name, wall in medians.items():
         print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} | {answers[name]:,} |")
     same = True
-    for model in ("pooled", "per-host"):
+    for model in ("pooled", "per-host", "curve"):
         wanted = {answers[name] for name in answers if f" {model} " in f" {name} "}
         if len(wanted) != 1:
             print(f"MISMATCH ({model}): {sorted((name, answers[name]) for name in answers if f' {model} ' in f' {name} ')}")
             same = False
     for model in ("pooled", "per-host"):
         for kind in ("JSONL", "Parquet"):
-            ours, peer = medians[f"pyverify {model} {kind}"], medians[f"duckdb {model} {kind}"]
-            print(f"ratio pyverify/DuckDB, {model}, {kind}: {ours / peer:.2f}x ({ours:.2f} s / {peer:.2f} s)")
+            ours = medians[f"pyverify {model} {kind}"]
+            peers = [(name, medians[f"{name} {model} {kind}"]) for name in ("duckdb", "polars") if f"{name} {model} {kind}" in medians]
+            print(f"ratio pyverify/" + ", ".join(f"{name}: {ours / wall:.2f}x ({ours:.2f} s / {wall:.2f} s)" for name, wall in peers)
+                  + f"  [{model}, {kind}]")
+    if "pyverify mrc curve" in medians:
+        curve = medians["pyverify mrc curve"]
+        print(f"ratio mrc/simulate --capacity {CURVE_CAPACITY}: {curve / medians['pyverify simulate lru curve']:.2f}x; "
+              f"mrc/plain numba Olken pass: {curve / medians['plain numba Olken curve']:.2f}x")
     return same
 
 
@@ -191,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
             write_jsonl(jsonl, refs)
             write_parquet(parquet, refs)
             print(f"\nwrote {jsonl.name} ({jsonl.stat().st_size / 2**20:.0f} MiB) and {parquet.name} ({parquet.stat().st_size / 2**20:.0f} MiB)")
-            medians, peaks, answers = measure(commands_for(jsonl, parquet, args.fleet, polars_here), args.rounds)
+            olken = Path(scratch) / "olken_pass.py"
+            olken.write_text(OLKEN)
+            commands = {**commands_for(jsonl, parquet, args.fleet, polars_here), **curve_commands(parquet, olken)}
+            medians, peaks, answers = measure(commands, args.rounds)
             ok &= report("synthetic trace", refs, medians, peaks, answers)
             jsonl.unlink()
             parquet.unlink()
