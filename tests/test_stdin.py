@@ -156,3 +156,26 @@ def test_stdin_is_left_alone_when_no_input_is_dash(monkeypatch):
     with stdin_read_once(["a-file.json"]):
         assert sys.stdin is original
     assert sys.stdin.buffer.read() == b"not for us"
+
+
+def test_a_plain_file_is_handed_on_itself_and_a_gzip_one_decompressed(tmp_path):
+    """After its magic bytes are read a plain regular file is seeked back and handed on as itself (so a
+    reader takes it in one read of its size); gzip is still recognised by them and decompressed."""
+    import gzip
+    import io
+
+    from pyverify.inputs.stream import open_source
+
+    plain = tmp_path / "t.jsonl"
+    plain.write_bytes(b'{"hash_ids": [1, 2]}\n' * 3)
+    with open_source(plain) as source:
+        assert type(source.handle) is io.BufferedReader and isinstance(source.handle.raw, io.FileIO)
+        assert source.compression is None and source.handle.read() == plain.read_bytes()
+    packed = tmp_path / "t.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with open_source(packed) as source:
+        assert source.compression == "gzip" and source.handle.read() == plain.read_bytes()
+    tiny = tmp_path / "one"
+    tiny.write_bytes(b"{")  # shorter than the magic: read back whole all the same
+    with open_source(tiny) as source:
+        assert source.handle.read() == b"{"
