@@ -72,6 +72,18 @@ def test_the_default_equals_the_per_record_path_on_the_mooncake_trace(capsys, mo
     assert len(default["sha256"]) == 64 and default["measured"]["tokens"] is not None and "engine" not in default
 
 
+@needs_trace
+@pytest.mark.parametrize("argv", [VARIANTS[0], VARIANTS[1], VARIANTS[3]], ids=" ".join)
+def test_the_digest_taken_beside_the_count_is_the_same(capsys, monkeypatch, argv):
+    """From BACKGROUND_DIGEST_MIN references the digest is taken on a thread while the count runs: forced on
+    here (the Mooncake trace is below it), the report is the per-record path's, digest included."""
+    import pyverify.commands.array_simulate as array_simulate
+
+    monkeypatch.setattr(array_simulate, "BACKGROUND_DIGEST_MIN", 0)
+    default, oracle = default_and_oracle(capsys, monkeypatch, str(MOONCAKE_SYNTHETIC), *argv)
+    assert default == oracle
+
+
 @st.composite
 def mooncake_records(draw):
     chains = draw(prefix_closed_chains(max_nodes=14, max_requests=30))
@@ -128,10 +140,12 @@ def test_the_default_equals_the_per_record_path_on_a_csv_trace(capsys, monkeypat
 
 
 @settings(max_examples=200, deadline=None)
-@given(chains=prefix_closed_chains(), hosts=st.lists(st.integers(0, 3), min_size=30, max_size=30), table=st.booleans())
-def test_uncapacitated_hits_are_the_simulators(chains, hosts, table):
+@given(chains=prefix_closed_chains(), hosts=st.lists(st.integers(0, 3), min_size=30, max_size=30), table=st.booleans(),
+       compiled=st.booleans())
+def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled):
     """The uncapacitated hits the default counts without a replay (a position table, or a sort when the
-    keys are too many for a table) equal simulate()'s, pooled and per host."""
+    keys are too many for a table; per host, the trace laid out host by host unless numba is loaded)
+    equal simulate()'s, pooled and per host."""
     import numpy as np
 
     from pyverify.engines import numpy_engine
@@ -144,6 +158,11 @@ def test_uncapacitated_hits_are_the_simulators(chains, hosts, table):
         if not table:  # as if the keys were too many for a table: np.unique finds the first references
             patch.setattr(numpy_engine, "KEY_TABLE_FACTOR", 0)
             patch.setattr(numpy_engine, "KEY_TABLE_MIN", 0)
+        if compiled:  # numba loaded: first_references' compiled pass, where it is installed
+            pytest.importorskip("numba")
+        else:  # numba not loaded: the numpy passes, per host with the trace laid out host by host
+            patch.setattr(numpy_engine, "numba_loaded", lambda: False)
+            patch.setattr(numpy_engine, "compiled_first_references", lambda *args: None)
         pooled = numpy_engine.uncapacitated_hits(ids, offsets)
         per_host = numpy_engine.uncapacitated_hits(ids, offsets, cache_of, 4)
     chains_again = [tuple(int(b) for b in ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
