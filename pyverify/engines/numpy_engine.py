@@ -9,6 +9,8 @@ for the reuse report as well as their sum.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from pyverify.engines.compiled_misses import compiled_first_references
@@ -91,13 +93,59 @@ def uncapacitated_hits(ids: np.ndarray, offsets: np.ndarray, cache_of: np.ndarra
     """Hits per request (int64) of uncapacitated demand caches, ``cache_of[i]`` request i's (``None``: pooled):
     ``simulate(...).hit_blocks`` without a capacity, computed without a replay."""
     lengths = np.diff(offsets)
-    per_reference = None if cache_of is None else reference_hosts(cache_of, lengths)
-    first = first_references(ids, per_reference, fleet_size)
     if lengths.size == 0:
         return np.zeros(0, dtype=np.int64)
+    if cache_of is not None and fleet_size > 1:
+        misses = _per_host_misses(ids, offsets, lengths, cache_of, fleet_size)
+        if misses is not None:
+            return lengths - misses
+    per_reference = None if cache_of is None else reference_hosts(cache_of, lengths)
+    first = first_references(ids, per_reference, fleet_size)
     # Summed as int64 inside reduceat: first.astype(np.int64) made an 8-byte copy per reference (0.3 s at 20M).
     misses = np.add.reduceat(first, offsets[:-1], dtype=np.int64) if ids.size else np.zeros(lengths.size, dtype=np.int64)
     return lengths - misses
+
+
+def numba_loaded() -> bool:
+    """Whether numba is in the process already (then :func:`first_references`' compiled pass costs nothing to start)."""
+    return "numba" in sys.modules
+
+
+def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray,
+                     fleet_size: int) -> np.ndarray | None:
+    """Misses per request of uncapacitated per-host caches, counted with the trace laid out host by host;
+    ``None`` where :func:`first_references` counts better (numba loaded, or ids too sparse for a table).
+
+    A request's references all go to its host, so grouping the *requests* by host (a sort of one key per
+    request) lays the references out host by host with each request still contiguous. Then each host's
+    first references come from one table of positions reused host after host, read on slices of one
+    array, and each request's misses are summed where they lie, with no scatter back to trace order: at
+    20M references over 16 hosts this took half the time of sorting the references by host.
+    """
+    n = ids.size
+    dense, universe = dense_ids(ids)
+    if n == 0 or universe > max(KEY_TABLE_FACTOR * n, KEY_TABLE_MIN) or numba_loaded():
+        return None
+    kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
+    order = np.argsort(cache_of, kind="stable")  # requests grouped by host, each group in trace order
+    grouped_lengths = lengths[order]
+    grouped_offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(grouped_lengths, out=grouped_offsets[1:])
+    shift = offsets[:-1][order] - grouped_offsets[:-1]  # reference k of the layout is trace reference k + shift
+    positions = np.arange(n, dtype=kind)
+    host_requests = np.searchsorted(cache_of[order], np.arange(fleet_size + 1)).tolist()
+    earliest = np.empty(universe, dtype=kind)
+    first = np.empty(n, dtype=bool)
+    for low, high in zip(host_requests[:-1], host_requests[1:]):  # one host's requests, order[low:high]
+        begin, end = int(grouped_offsets[low]), int(grouped_offsets[high])
+        if end > begin:  # that host's block ids, gathered one host at a time so the temporaries stay small
+            where_from = np.repeat(shift[low:high], grouped_lengths[low:high])
+            where_from += positions[begin:end]
+            first[begin:end] = _first_in_table(earliest, dense[where_from], positions[begin:end])
+    nonempty = grouped_lengths > 0
+    misses = np.zeros(lengths.size, dtype=np.int64)
+    misses[order[nonempty]] = np.add.reduceat(first, grouped_offsets[:-1][nonempty], dtype=np.int64)
+    return misses
 
 
 def count(trace: ColumnarTrace, hosts: np.ndarray | None = None, fleet_size: int = 1) -> FleetCounts:
