@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 pytest.importorskip("numba")
 
+import pyverify.inputs.columnar.byte_parse as byte_parse  # noqa: E402
 import pyverify.inputs.columnar.jsonl as jsonl_module  # noqa: E402
 from pyverify.engines.numpy_engine import first_references  # noqa: E402
 from pyverify.errors import UserError  # noqa: E402
@@ -84,12 +85,15 @@ def always_compiled(monkeypatch):
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(files())
-def test_byte_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_path_factory, data):
+@given(files(), st.booleans())
+def test_byte_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_path_factory, monkeypatch, data, split):
+    """Whole, and cut in two halves parsed on two threads (as a big file is), timestamps checked across the cut."""
     path = tmp_path_factory.mktemp("bytes") / "t.jsonl"
     path.write_bytes(data)
     strict, error = strict_of(path)
-    parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
+    with monkeypatch.context() as patch:
+        patch.setattr(byte_parse, "SPLIT_MIN_BYTES", 0 if split else byte_parse.SPLIT_MIN_BYTES)
+        parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
     if parsed is None:
         return
     ids, offsets, *columns = parsed
@@ -129,6 +133,14 @@ def test_byte_parser_takes_a_plain_mooncake_file(tmp_path, seed):
     assert parsed is not None
     same_as_strict(ColumnarTrace(name="t", ids=parsed[0], offsets=parsed[1], timestamps=parsed[2], input_tokens=parsed[3],
                                  output_tokens=parsed[4]), path)
+
+
+def test_timestamps_that_go_back_across_the_cut_are_declined(monkeypatch):
+    monkeypatch.setattr(byte_parse, "SPLIT_MIN_BYTES", 0)
+    forward = b'{"hash_ids": [0], "timestamp": 1}\n{"hash_ids": [0, 1]}\n{"hash_ids": [0], "timestamp": 2}\n'
+    assert len(byte_parse._parts(forward)) == 2
+    assert read_mooncake_bytes(forward, MAX_LINE_BYTES)[2].tolist()[::2] == [1.0, 2.0]
+    assert read_mooncake_bytes(forward.replace(b'"timestamp": 1', b'"timestamp": 3'), MAX_LINE_BYTES) is None
 
 
 def test_a_huge_line_is_declined(tmp_path):
