@@ -141,11 +141,11 @@ def test_the_default_equals_the_per_record_path_on_a_csv_trace(capsys, monkeypat
 
 @settings(max_examples=200, deadline=None)
 @given(chains=prefix_closed_chains(), hosts=st.lists(st.integers(0, 3), min_size=30, max_size=30), table=st.booleans(),
-       compiled=st.booleans())
-def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled):
+       compiled=st.booleans(), threads=st.booleans())
+def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled, threads):
     """The uncapacitated hits the default counts without a replay (a position table, or a sort when the
-    keys are too many for a table; per host, the trace laid out host by host unless numba is loaded)
-    equal simulate()'s, pooled and per host."""
+    keys are too many for a table; per host, the trace laid out host by host unless numba is loaded, its
+    hosts marked on one thread or two) equal simulate()'s, pooled and per host."""
     import numpy as np
 
     from pyverify.engines import numpy_engine
@@ -162,6 +162,7 @@ def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled):
             pytest.importorskip("numba")
         else:  # numba not loaded: the numpy passes, per host with the trace laid out host by host
             patch.setattr(numpy_engine, "numba_loaded", lambda: False)
+            patch.setattr(numpy_engine, "THREADED_MIN", 0 if threads else numpy_engine.THREADED_MIN)  # hosts on two threads
             patch.setattr(numpy_engine, "compiled_first_references", lambda *args: None)
         pooled = numpy_engine.uncapacitated_hits(ids, offsets)
         per_host = numpy_engine.uncapacitated_hits(ids, offsets, cache_of, 4)

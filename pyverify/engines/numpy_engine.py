@@ -106,6 +106,11 @@ def uncapacitated_hits(ids: np.ndarray, offsets: np.ndarray, cache_of: np.ndarra
     return lengths - misses
 
 
+#: From this many references :func:`_per_host_misses` marks the hosts on two threads (at 20M references over
+#: 16 hosts, 0.78 s on one); below, starting them costs more than they save.
+THREADED_MIN = 2_000_000
+
+
 def numba_loaded() -> bool:
     """Whether numba is in the process already (then :func:`first_references`' compiled pass costs nothing to start)."""
     return "numba" in sys.modules
@@ -134,14 +139,27 @@ def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, 
     shift = offsets[:-1][order] - grouped_offsets[:-1]  # reference k of the layout is trace reference k + shift
     positions = np.arange(n, dtype=kind)
     host_requests = np.searchsorted(cache_of[order], np.arange(fleet_size + 1)).tolist()
-    earliest = np.empty(universe, dtype=kind)
     first = np.empty(n, dtype=bool)
-    for low, high in zip(host_requests[:-1], host_requests[1:]):  # one host's requests, order[low:high]
-        begin, end = int(grouped_offsets[low]), int(grouped_offsets[high])
-        if end > begin:  # that host's block ids, gathered one host at a time so the temporaries stay small
-            where_from = np.repeat(shift[low:high], grouped_lengths[low:high])
-            where_from += positions[begin:end]
-            first[begin:end] = _first_in_table(earliest, dense[where_from], positions[begin:end])
+
+    def mark(hosts: range) -> None:
+        earliest = np.empty(universe, dtype=kind)  # one table per thread, reused host after host
+        for host in hosts:
+            low, high = host_requests[host], host_requests[host + 1]  # the host's requests, order[low:high]
+            begin, end = int(grouped_offsets[low]), int(grouped_offsets[high])
+            if end > begin:  # its block ids, gathered one host at a time so the temporaries stay small
+                where_from = np.repeat(shift[low:high], grouped_lengths[low:high])
+                where_from += positions[begin:end]
+                first[begin:end] = _first_in_table(earliest, dense[where_from], positions[begin:end])
+
+    if n < THREADED_MIN or fleet_size < 2:
+        mark(range(fleet_size))
+    else:  # numpy lets go of the GIL in the gathers and scatters: half the hosts on each of two threads
+        from concurrent.futures import ThreadPoolExecutor
+
+        half = int(np.searchsorted(grouped_offsets[host_requests], n // 2))  # hosts split at half the references
+        half = min(max(half, 1), fleet_size - 1)
+        with ThreadPoolExecutor(2, thread_name_prefix="pyverify-hosts") as pool:
+            list(pool.map(mark, (range(half), range(half, fleet_size))))
     nonempty = grouped_lengths > 0
     misses = np.zeros(lengths.size, dtype=np.int64)
     misses[order[nonempty]] = np.add.reduceat(first, grouped_offsets[:-1][nonempty], dtype=np.int64)
