@@ -36,9 +36,11 @@ def _keep_freed_memory() -> None:
     spent 0.45-0.77 s of 1.24-1.49 s in the kernel, against 0.31-0.44 s of 1.08-1.21 s with memory kept
     (glibc's ``MALLOC_MMAP_MAX_=0``, ``MALLOC_TRIM_THRESHOLD_`` past any heap; set here through
     ``mallopt``, which takes effect at once). A one-shot command loses nothing by not handing memory back
-    before it exits. Elsewhere than glibc nothing is changed.
+    before it exits. Elsewhere than glibc, or when the user tuned glibc's malloc (``GLIBC_TUNABLES`` or a
+    ``MALLOC_*_`` variable), nothing is changed.
     """
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or any(name == "GLIBC_TUNABLES" or (name.startswith("MALLOC_") and name.endswith("_"))
+                                                   for name in os.environ):
         return
     try:
         import ctypes
