@@ -5,7 +5,7 @@
 Writes bench/synthetic.py's prefix-closed trace (bench/trace_files.py) as
 Mooncake JSONL and as Parquet in a temporary folder, at ``--refs`` block
 references (and, with ``--big``, also at 20M), then runs every command as a
-fresh process, interleaved (each round runs every command once), ``--rounds``
+fresh process, interleaved (each round runs every command once, in an order shuffled each round), ``--rounds``
 rounds, and prints the median wall time of each, start-up and parsing
 included:
 
@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -205,8 +206,14 @@ def measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict[str, floa
     answers: dict[str, int] = {}
     for argv in commands.values():  # warm-up, untimed: bytecode and numba's cache written once
         run_measured(argv)
-    for _ in range(rounds):
-        for name, argv in commands.items():  # interleaved: every command once per round
+    for round_number in range(rounds):
+        # Interleaved: every command once per round, in an order shuffled each round (seeded). On this VM a
+        # process that follows one that freed much memory pays for faulting it in again (freed guest pages
+        # go back to the host), so a fixed order charged that to whichever command came next.
+        names = list(commands)
+        random.Random(round_number).shuffle(names)
+        for name in names:
+            argv = commands[name]
             wall, peak, out = run_measured(argv)
             times[name].append(wall)
             peaks[name] = max(peaks[name], peak)
