@@ -12,11 +12,9 @@ loaded it) or not at all (:func:`compiled_first_references` returns ``None``).
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from pyverify.inputs.columnar.compiled import kernel
+from pyverify.inputs.columnar.compiled import kernel, numba_loaded
 
 #: Largest (blocks x caches) byte table marked directly; past it, the numpy version (which sorts) decides.
 TABLE_LIMIT = 1 << 31
@@ -34,7 +32,7 @@ def mark_first(keys, caches, fleet, seen, first):
 def compiled_first_references(dense: np.ndarray, universe: int, caches: np.ndarray | None, fleet: int) -> np.ndarray | None:
     """First-reference marks of dense block ids (``0..universe-1``) per cache, or ``None`` when numba is not
     loaded (nor installed) or the table would be too big."""
-    if "numba" not in sys.modules or universe * max(fleet, 1) > TABLE_LIMIT:
+    if not numba_loaded() or universe * max(fleet, 1) > TABLE_LIMIT:
         return None
     run = kernel(mark_first)
     if run is None:

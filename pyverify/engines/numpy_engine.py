@@ -9,11 +9,11 @@ for the reuse report as well as their sum.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from pyverify.engines.compiled_misses import compiled_first_references
+from pyverify.inputs.columnar.compiled import numba_loaded
+from pyverify.threads import on_cores
 from pyverify.engines.counts import FleetCounts, fleet_counts
 from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.counting import CHUNK, dense_ids, pooled_misses, reference_hosts
@@ -111,11 +111,6 @@ def uncapacitated_hits(ids: np.ndarray, offsets: np.ndarray, cache_of: np.ndarra
 THREADED_MIN = 2_000_000
 
 
-def numba_loaded() -> bool:
-    """Whether numba is in the process already (then :func:`first_references`' compiled pass costs nothing to start)."""
-    return "numba" in sys.modules
-
-
 def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray,
                      fleet_size: int) -> np.ndarray | None:
     """Misses per request of uncapacitated per-host caches, counted with the trace laid out host by host;
@@ -151,15 +146,12 @@ def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, 
                 where_from += positions[begin:end]
                 first[begin:end] = _first_in_table(earliest, dense[where_from], positions[begin:end])
 
-    if n < THREADED_MIN or fleet_size < 2:
+    if n < THREADED_MIN:
         mark(range(fleet_size))
-    else:  # numpy lets go of the GIL in the gathers and scatters: half the hosts on each of two threads
-        from concurrent.futures import ThreadPoolExecutor
-
+    else:  # numpy lets go of the GIL in the gathers and scatters: half the hosts (fleet_size >= 2) on each of two threads
         half = int(np.searchsorted(grouped_offsets[host_requests], n // 2))  # hosts split at half the references
         half = min(max(half, 1), fleet_size - 1)
-        with ThreadPoolExecutor(2, thread_name_prefix="pyverify-hosts") as pool:
-            list(pool.map(mark, (range(half), range(half, fleet_size))))
+        on_cores(mark, (range(half), range(half, fleet_size)))
     nonempty = grouped_lengths > 0
     misses = np.zeros(lengths.size, dtype=np.int64)
     misses[order[nonempty]] = np.add.reduceat(first, grouped_offsets[:-1][nonempty], dtype=np.int64)

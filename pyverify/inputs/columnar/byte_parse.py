@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from pyverify.inputs.columnar.compiled import kernel
+from pyverify.threads import on_cores
 
 #: The keys of the form read here, in the order of the flags below.
 KEYS = (b"hash_ids", b"timestamp", b"input_length", b"output_length")
@@ -252,13 +253,7 @@ def read_mooncake_bytes(data: bytes, max_line: int):
         offsets, numbers = scratch[k]
         return tuple(int(v) for v in run(parts[k], ids[starts[k]:starts[k + 1]], offsets, numbers, max_line))
 
-    if len(parts) == 1:
-        verdicts = [scan(0)]
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(len(parts), thread_name_prefix="pyverify-parse") as pool:
-            verdicts = list(pool.map(scan, range(len(parts))))
+    verdicts = on_cores(scan, range(len(parts)))
     if any(verdict != READ or (requests, references) != size for (verdict, requests, references, _), size in zip(verdicts, sizes)):
         return None
     present = 0

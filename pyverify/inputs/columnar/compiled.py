@@ -56,9 +56,14 @@ def kernel(function: Callable) -> Callable | None:
     return _compiled[function]
 
 
+def numba_loaded() -> bool:
+    """Whether numba is in the process already: then a compiled pass costs nothing to start."""
+    return "numba" in sys.modules
+
+
 def worth_it(size: int, threshold: int) -> bool:
     """Whether to compile for an input of ``size`` (bytes or references): big enough, or numba already loaded."""
-    return size >= threshold or "numba" in sys.modules
+    return size >= threshold or numba_loaded()
 
 
 def scan_lines(text, limit):
@@ -145,5 +150,5 @@ def compiled_closed(ids: np.ndarray, offsets: np.ndarray, high: int) -> bool | N
                     np.empty(high + 1, dtype=np.int64)))
 
 
-__all__ = ["MIN_BYTES", "MIN_REFERENCES", "NOT_PLAIN", "PLAIN", "TOO_DEEP", "closed_dense", "compiled_closed", "compiled_scan",
+__all__ = ["MIN_BYTES", "MIN_REFERENCES", "NOT_PLAIN", "PLAIN", "TOO_DEEP", "closed_dense", "compiled_closed", "compiled_scan", "numba_loaded",
            "kernel", "scan_lines", "worth_it"]

@@ -9,7 +9,6 @@ field, with the rules of the strict readers.
 
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +25,7 @@ from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
 from pyverify.inputs.columnar.write import NO_BLOCK_SIZE
 from pyverify.inputs.model import MAX_HOSTS, check_block_size_tokens, check_host_id
 from pyverify.inputs.stream import stem_of
+from pyverify.threads import cores
 
 #: The largest block id (ids are signed 64-bit integers; -1 is the root).
 MAX_BLOCK_ID = 2**63 - 1
@@ -63,7 +63,7 @@ def _hash_id_columns(path: str | Path, row_groups: int) -> Iterator[Any]:
     from concurrent.futures import ThreadPoolExecutor
 
     pq = require("pyarrow.parquet")
-    workers = max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), row_groups))
+    workers = min(cores(), row_groups)
     opened = threading.local()
 
     def decode(group: int):
