@@ -62,45 +62,13 @@ ORACLE = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i
 
 
 def plain_fenwick_pass():
-    """Olken's marking with a Fenwick tree, compiled: the baseline the issue measured."""
+    """Olken's marking with a Fenwick tree, compiled (bench/olken_pass.py): the baseline the issue measured."""
     from numba import njit
+    from olken_pass import olken_distances
 
     from pyverify.sim.numba_cache import caching
 
-    @njit(cache=caching())  # numba's cache in the per-user folder, as the kernels', not in bench/__pycache__
-    def plain(ids, universe):
-        n = ids.size
-        tree = np.zeros(n + 1, np.int32)
-        last = np.full(universe, -1, np.int64)
-        distances = np.empty(n, np.int64)
-        for t in range(n):
-            block = ids[t]
-            p = last[block]
-            if p < 0:
-                distances[t] = -1
-            else:
-                marks = 0  # marks at positions < t, minus marks at positions <= p
-                i = t
-                while i > 0:
-                    marks += tree[i]
-                    i -= i & -i
-                i = p + 1
-                while i > 0:
-                    marks -= tree[i]
-                    i -= i & -i
-                distances[t] = marks
-                i = p + 1
-                while i <= n:
-                    tree[i] -= 1
-                    i += i & -i
-            i = t + 1
-            while i <= n:
-                tree[i] += 1
-                i += i & -i
-            last[block] = t
-        return distances
-
-    return plain
+    return njit(cache=caching())(olken_distances)  # numba's cache in the per-user folder, as the kernels', not in bench/__pycache__
 
 
 def best_of(function, repeats: int = 3):

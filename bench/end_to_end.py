@@ -38,6 +38,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,52 +91,9 @@ else:
 """
 
 
-#: A plain numba pass of Olken's marking (a Fenwick tree over positions) on the Parquet file's block ids: the
-#: exact LRU curve's baseline. Written to a file in the scratch folder, so numba caches it as it does pyverify's
-#: kernels and the warm-up run pays its compilation. Prints the misses at capacity C (cold + distances >= C).
-OLKEN = """
-import sys
-import numpy as np, pyarrow.parquet as pq
-from numba import njit
-
-@njit(cache=True)
-def distances(ids, universe):
-    n = ids.size
-    tree = np.zeros(n + 1, np.int32)
-    last = np.full(universe, -1, np.int64)
-    out = np.empty(n, np.int64)
-    for t in range(n):
-        block = ids[t]
-        p = last[block]
-        if p < 0:
-            out[t] = -1
-        else:
-            marks = 0
-            i = t
-            while i > 0:
-                marks += tree[i]
-                i -= i & -i
-            i = p + 1
-            while i > 0:
-                marks -= tree[i]
-                i -= i & -i
-            out[t] = marks
-            i = p + 1
-            while i <= n:
-                tree[i] -= 1
-                i += i & -i
-        i = t + 1
-        while i <= n:
-            tree[i] += 1
-            i += i & -i
-        last[block] = t
-    return out
-
-path, capacity = sys.argv[1], int(sys.argv[2])
-ids = pq.read_table(path, columns=["hash_ids"]).column("hash_ids").combine_chunks().values.to_numpy()
-d = distances(ids, int(ids.max()) + 1)
-print(int(np.count_nonzero(d < 0) + np.count_nonzero(d >= capacity)))
-"""
+#: The plain numba pass of Olken's marking, a self-contained script, run from a copy in the scratch folder
+#: so that numba caches it there (the warm-up run pays its compilation), not in the checkout.
+OLKEN = Path(__file__).resolve().parent / "olken_pass.py"
 
 #: The capacity (blocks) of the one-capacity LRU run the curve is set against.
 CURVE_CAPACITY = 100_000
@@ -269,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             write_jsonl(jsonl, refs)
             write_parquet(parquet, refs)
             print(f"\nwrote {jsonl.name} ({jsonl.stat().st_size / 2**20:.0f} MiB) and {parquet.name} ({parquet.stat().st_size / 2**20:.0f} MiB)")
-            olken = Path(scratch) / "olken_pass.py"
-            olken.write_text(OLKEN)
+            olken = Path(scratch) / OLKEN.name
+            shutil.copyfile(OLKEN, olken)
             commands = {**commands_for(jsonl, parquet, args.fleet, polars_here), **curve_commands(parquet, olken)}
             medians, peaks, answers = measure(commands, args.rounds)
             ok &= report("synthetic trace", refs, medians, peaks, answers)
