@@ -103,6 +103,46 @@ def test_per_reference_distances_equal_the_fenwick_oracle(sequence):
     assert distances_of(ids, 13, COLD).tolist() == stack_distances_fenwick(sequence)
 
 
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 3)), max_size=300))
+def test_per_host_distances_equal_the_fenwick_oracle_host_by_host(references):
+    # Each reference's distance within its own host's subsequence, given back in trace order.
+    from pyverify.sim.kernels.stack_distance import distances_of
+
+    ids = np.array([block for block, _ in references], dtype=np.int64)
+    hosts = np.array([host for _, host in references], dtype=np.int64)
+    expected = [COLD] * len(references)
+    for host in range(4):
+        positions = [t for t, (_, h) in enumerate(references) if h == host]
+        for t, distance in zip(positions, stack_distances_fenwick([references[t][0] for t in positions])):
+            expected[t] = distance
+    assert distances_of(ids, 21, COLD, hosts, 4).tolist() == expected
+
+
+@given(st.lists(st.integers(0, 40), min_size=60, max_size=400))
+def test_distances_across_words_of_dead_marks_equal_the_fenwick_oracle(sequence):
+    # The dead marks are kept 64 positions to a word: sequences past one word, with repeats near the ends
+    # of words, exercise the count of the words before p's and the bits of p's own word.
+    from pyverify.sim.kernels.stack_distance import distances_of
+
+    assert distances_of(np.array(sequence, dtype=np.int64), 41, COLD).tolist() == stack_distances_fenwick(sequence)
+    assert kernel_histogram(sequence) == oracle_histogram(sequence)
+
+
+@pytest.mark.parametrize("position", [0, 1, 62, 63, 64, 65, 127, 128, 191, 192])
+def test_previous_reference_at_each_edge_of_a_word(position):
+    # Block 1000 is referenced at `position`, after distinct fillers; then every filler before it and a few
+    # after it come again (marking dead positions on both sides of the word edge), then block 1000 again.
+    fillers = list(range(position))
+    after = list(range(2000, 2070))
+    sequence = fillers + [1000] + after + fillers[::-1] + after[:5] + [1000]
+    from pyverify.sim.kernels.stack_distance import distances_of
+
+    expected = stack_distances_fenwick(sequence)
+    ids, universe = dense_ids(np.array(sequence, dtype=np.int64))
+    assert distances_of(ids, universe, COLD).tolist() == expected
+    assert expected[-1] == len(set(fillers) | set(after))  # every other block, once: the oracle counts as LRU does
+
+
 def test_larger_random_trace_equals_vectorised_oracle():
     from pyverify.sim.kernels.stack_distance import distances_of
 

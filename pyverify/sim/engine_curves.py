@@ -70,22 +70,12 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.sim.counting import dense_ids, flatten, reference_hosts
+from pyverify.sim.counting import flatten, reference_hosts
 from pyverify.sim.mrc import COLD, stack_distances
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
 
 
-def _per_cache_distances(ids: np.ndarray, hosts: np.ndarray | None, fleet_size: int) -> np.ndarray:
-    """Stack distances of ``ids`` measured within each host's own subsequence (in the given order)."""
-    if hosts is None:
-        return stack_distances(ids)
-    ids, _ = dense_ids(ids)
-    order = np.argsort(hosts, kind="stable")
-    keys = ids[order].astype(np.int64) * fleet_size + hosts[order]
-    distances = np.empty(ids.size, dtype=np.int64)
-    distances[order] = stack_distances(keys)
-    return distances
 
 
 def chain_order_distances(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
@@ -96,7 +86,7 @@ def chain_order_distances(chains: Sequence[Sequence[int]], routing: Sequence[int
 def chain_order_distances_flat(ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1) -> np.ndarray:
     """:func:`chain_order_distances` of a trace given as flat ids and chain lengths."""
     hosts = None if routing is None else reference_hosts(routing, lengths)
-    return _per_cache_distances(ids, hosts, fleet_size)
+    return stack_distances(ids, hosts, fleet_size)
 
 
 def tail_first_ranks(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
@@ -119,7 +109,7 @@ def tail_first_ranks_flat(ids: np.ndarray, lengths: np.ndarray, routing=None, fl
     tail_first = np.empty(n, dtype=ids.dtype)
     tail_first[reversed_index] = ids
     hosts = None if routing is None else reference_hosts(routing, lengths)  # same host for a whole chain
-    distances_u = _per_cache_distances(tail_first, hosts, fleet_size)[reversed_index]
+    distances_u = stack_distances(tail_first, hosts, fleet_size)[reversed_index]
     return np.where(distances_u == COLD, COLD, distances_u - deeper)
 
 

@@ -59,7 +59,7 @@ Computing the distances
 
 :func:`lru_curve` bins the distances in one compiled pass,
 :func:`pyverify.sim.kernels.stack_distance.distance_histogram` (Olken's
-Fenwick-tree method, O(n log n), 4 bytes per reference of working memory),
+Fenwick-tree method over words of dead-mark bits, O(n log n), 0.19 bytes per reference of working memory),
 whenever numba is available and the trace is large enough to repay numba's
 start-up (:func:`pyverify.sim.kernels.use_kernels`). Otherwise, and as independent
 references for the tests, two implementations here give every distance:
@@ -129,23 +129,31 @@ def _smaller_to_left(values: np.ndarray, bits: int) -> np.ndarray:
     return counts
 
 
-def stack_distances(ids: np.ndarray) -> np.ndarray:
-    """LRU stack distance of every reference (``COLD`` for first references).
+def stack_distances(ids: np.ndarray, hosts: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:
+    """LRU stack distance of every reference (``COLD`` for first references), in one pooled cache or, with
+    ``hosts`` (each reference's host), in its own host's cache.
 
     ``ids`` is the flat reference sequence. Distance d means: d distinct other
-    blocks were referenced since this block's previous reference, so the
-    reference hits in an LRU cache of C blocks exactly when d < C. Compiled
-    (:func:`pyverify.sim.kernels.stack_distance.distances_of`) where the
-    kernels pay off, else :func:`stack_distances_numpy`; the tests hold the
-    two equal.
+    blocks were referenced since this block's previous reference (by the same
+    host), so the reference hits in an LRU cache of C blocks exactly when d < C.
+    Compiled (:func:`pyverify.sim.kernels.stack_distance.distances_of`) where
+    the kernels pay off, else :func:`stack_distances_numpy` (per host: on the
+    pairs (block, host) in host order); the tests hold the two equal.
     """
     ids = np.asarray(ids)
     if use_kernels(ids.size, CURVE_BREAK_EVEN):
         from pyverify.sim.kernels.stack_distance import distances_of
 
         dense, universe = dense_ids(ids)
-        return distances_of(dense, universe, COLD)
-    return stack_distances_numpy(ids)
+        return distances_of(dense, universe, COLD, hosts, fleet_size)
+    if hosts is None:
+        return stack_distances_numpy(ids)
+    ids, _ = dense_ids(ids)
+    order = np.argsort(hosts, kind="stable")  # each host's references, in trace order
+    keys = ids[order].astype(np.int64) * fleet_size + hosts[order]
+    distances = np.empty(ids.size, dtype=np.int64)
+    distances[order] = stack_distances_numpy(keys)
+    return distances
 
 
 def stack_distances_numpy(ids: np.ndarray) -> np.ndarray:
@@ -284,12 +292,7 @@ def lru_curve_of_references(ids: np.ndarray, hosts: np.ndarray | None = None, fl
         dense, universe = dense_ids(ids)
         histogram, cold = lru_histogram(dense, universe, hosts, caches)
         return MissRatioCurve(references=int(ids.size), cold=cold, histogram=histogram, caches=caches)
-    if hosts is None:
-        return curve_from_distances(stack_distances(ids), caches=1)
-    ids, universe = dense_ids(ids)
-    order = np.argsort(hosts, kind="stable")  # each host's references, in trace order
-    keys = ids[order].astype(np.int64) * fleet_size + hosts[order]
-    return curve_from_distances(stack_distances(keys), caches=fleet_size)
+    return curve_from_distances(stack_distances(ids, hosts, fleet_size), caches=caches)
 
 
 def log_capacities(max_capacity: int, per_decade: int = 10) -> list[int]:
