@@ -54,7 +54,7 @@ sys.path.insert(0, str(HERE))
 from synthetic import chains_of, synthetic_trace  # noqa: E402
 
 from pyverify.sim.counting import dense_ids, reference_hosts  # noqa: E402
-from pyverify.sim.mrc import curve_from_distances, lru_curve_of_references, stack_distances  # noqa: E402
+from pyverify.sim.mrc import curve_from_distances, lru_curve_of_references, stack_distances_numpy  # noqa: E402
 from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, POOLED, TAIL_FIRST, _capacitated_hits, simulate  # noqa: E402
 
 TRACE = HERE.parents[1] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
@@ -123,7 +123,7 @@ def curves(label: str, ids: np.ndarray, lengths: np.ndarray, fleet: int) -> None
     dense, universe = dense_ids(ids)
     t_plain, distances = best_of(lambda: plain(dense, universe))
     t_kernel, curve = best_of(lambda: lru_curve_of_references(ids))
-    t_numpy, old = once(lambda: curve_from_distances(stack_distances(ids)))
+    t_numpy, old = once(lambda: curve_from_distances(stack_distances_numpy(ids)))
     plain_curve = curve_from_distances(distances)
     agree("pooled curve", True, same_curve(curve, plain_curve), same_curve(curve, old))
     print(f"{label}: {n:,} references, {curve.cold:,} distinct")
@@ -140,7 +140,7 @@ def curves(label: str, ids: np.ndarray, lengths: np.ndarray, fleet: int) -> None
     keys = dense[order].astype(np.int64) * fleet + hosts[order]
     dense_keys, key_universe = dense_ids(keys)
     t_plain_host, host_distances = best_of(lambda: plain(dense_keys, key_universe))
-    t_numpy_host, old_host = once(lambda: curve_from_distances(stack_distances(keys)))
+    t_numpy_host, old_host = once(lambda: curve_from_distances(stack_distances_numpy(keys)))
     agree("per-host curve", True, same_curve(per_host, curve_from_distances(host_distances)), same_curve(per_host, old_host))
     print(f"  exact LRU curve, {fleet} hosts round-robin: histograms of all 3 agree ({per_host.cold:,} cold)")
     print(f"    kernel (grouping by host included)  {t_host * 1e3:8.1f} ms  {rate(n, t_host)}")
