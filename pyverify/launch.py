@@ -63,6 +63,10 @@ def entry() -> None:
     # and a steady 0.3 s without, and a 20M-reference simulate 2.4-3.4 s against 2.0-2.6 s. NumPy reads
     # this variable once, at import (its documented switch); a value the user set is kept.
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    # NumPy's OpenBLAS starts a thread per core when NumPy is imported, and those threads spin for a while:
+    # 0.1 s of CPU on this machine, on the second core, for a library no command here calls (pyverify does no
+    # linear algebra). One thread, unless the user chose.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _keep_freed_memory()
     from pyverify.cli import entry as run
 

@@ -10,6 +10,7 @@ dtype for dtype.
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -106,3 +107,23 @@ def test_plain_cases_are_taken(tmp_path, monkeypatch):
         path = tmp_path / "t.jsonl"
         path.write_text(MORE[name])
         assert both(path, monkeypatch)[2], name
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_cycle_collector_is_left_as_it_was_found(enabled, fails):
+    # Paused while json parses a small file (nothing it makes is in a cycle), then as the caller had it,
+    # whether the parse returned or raised.
+    import gc
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        with pytest.raises(ValueError) if fails else contextlib.nullcontext():
+            with jsonl._no_cycle_collection():
+                assert not gc.isenabled()
+                if fails:
+                    raise ValueError("the parse failed")
+        assert gc.isenabled() == enabled
+    finally:
+        (gc.enable if was else gc.disable)()

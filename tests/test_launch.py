@@ -57,12 +57,14 @@ def test_nothing_is_changed_off_glibc(libc, monkeypatch):
     assert other.calls == []
 
 
-@pytest.mark.parametrize("given", [None, "1"])
-def test_numpys_huge_pages_are_off_unless_the_user_set_them(given):
-    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+@pytest.mark.parametrize(("variable", "ours", "given"), [("NUMPY_MADVISE_HUGEPAGE", "0", None), ("NUMPY_MADVISE_HUGEPAGE", "0", "1"),
+                                                     ("OPENBLAS_NUM_THREADS", "1", None), ("OPENBLAS_NUM_THREADS", "1", "4")])
+def test_numpys_settings_are_the_programs_unless_the_user_set_them(variable, ours, given):
+    # Huge pages off, and one OpenBLAS thread: both read by NumPy when it is imported, so set before the CLI loads.
+    env = {k: v for k, v in os.environ.items() if k != variable}
     if given is not None:
-        env["NUMPY_MADVISE_HUGEPAGE"] = given
-    code = ("import sys; from pyverify import launch, cli; cli.entry = lambda: print(__import__('os').environ['NUMPY_MADVISE_HUGEPAGE']); "
-            "launch.entry()")
+        env[variable] = given
+    code = ("import sys; from pyverify import launch, cli; "
+            f"cli.entry = lambda: print(__import__('os').environ[{variable!r}], 'numpy' in sys.modules); launch.entry()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, check=True).stdout
-    assert out.strip() == ("0" if given is None else given)
+    assert out.split() == [ours if given is None else given, "False"]  # set, and before NumPy was imported

@@ -26,8 +26,11 @@ results are exactly the strict reader's.
 
 from __future__ import annotations
 
+import gc
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -91,7 +94,8 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     if longest > MAX_LINE_BYTES:
         return None
     if len(data) < STDLIB_MAX_BYTES:
-        columns = _stdlib_columns(data, n_lines, quotes)
+        with _no_cycle_collection():
+            columns = _stdlib_columns(data, n_lines, quotes)
         if columns is not None:
             return _checked_trace(path, *columns)
     try:
@@ -128,6 +132,20 @@ def _checked_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) 
     if any(values is not None and np.nanmin(values) < 0 for values in lengths):
         return None
     return _closed_trace(path, ids, offsets, timestamps, *lengths)
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused: ``json`` makes a dict and a list per line and an int per block, and each
+    collection pass walks every container still alive. None of them is part of a cycle, so no collection could
+    free anything; on the 288k-reference Mooncake conversation trace the passes took 15-30 ms of a 70-110 ms parse."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _stdlib_columns(data: bytes, lines: int, quotes: int):
