@@ -94,6 +94,27 @@ def test_weighted_curves_equal_per_capacity_tallies(chains, capacity, fraction, 
         assert curve.tokens == expected.tokens
 
 
+@given(prefix_closed_chains(max_nodes=12, max_requests=30), st.sampled_from([0.0, 0.3, 0.5]), st.booleans(), st.data())
+def test_the_curve_binned_in_the_pass_is_the_curve_of_the_distances(chains, fraction, weighed, data):
+    # lru_weighted_curve bins one pooled cache with compact weights inside the compiled pass; the oracle
+    # histograms every reference's distance.
+    pytest.importorskip("numba")
+    from pyverify.sim.counting import flatten
+    from pyverify.sim.engine_curves import _binned_in_the_pass
+
+    extra = [{"input_tokens": 8 * (len(chain) - 1) + data.draw(st.integers(1, 12))} for chain in chains]
+    weights = token_weights(chains, 8, extra) if weighed else None
+    window = Window(fraction)
+    expected = weighted_curve(chain_order_distances(chains), chains, weights, window)
+    ids, lengths = flatten(chains)
+    binned = _binned_in_the_pass(ids, lengths, weights, window)
+    assert binned.blocks == expected.blocks and binned.tokens == expected.tokens
+    assert binned.block_hist.tolist() == expected.block_hist.tolist()
+    assert (binned.token_hist is None) == (expected.token_hist is None)
+    if weighed:
+        assert binned.token_hist.tolist() == expected.token_hist.tolist()
+
+
 def test_token_weights_of_mooncake_lines_agree_with_the_cost_model():
     from pyverify.cost.estimate import token_split
 

@@ -262,11 +262,10 @@ def run_mrc(args) -> int:
     if "lru" in policies and source.weights is not None:
         # One pass of stack distances serves both columns: the block curve is their histogram, the token
         # curve the same histogram weighed (a second pass cost as much again as the first).
-        from pyverify.sim.engine_curves import chain_order_distances_flat, weighted_curve_flat
+        from pyverify.sim.engine_curves import lru_weighted_curve
         from pyverify.sim.mrc import MissRatioCurve
 
-        token_curve = weighted_curve_flat(chain_order_distances_flat(source.ids, source.lengths, routing, fleet),
-                                          source.lengths, source.weights)
+        token_curve = lru_weighted_curve(source.ids, source.lengths, routing, fleet, source.weights)
         curves["lru"] = MissRatioCurve(references=token_curve.blocks, cold=token_curve.blocks - int(token_curve.block_hist.sum()),
                                        histogram=token_curve.block_hist, caches=fleet if routing is not None else 1)
     elif "lru" in policies:

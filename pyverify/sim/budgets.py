@@ -24,7 +24,7 @@ import numpy as np
 from pyverify.inputs.kv_models import blocks_for_gib
 from pyverify.sim.accounting import tally_offsets
 from pyverify.sim.counting import flatten
-from pyverify.sim.engine_curves import chain_order_distances_flat, tail_first_ranks_flat, weighted_curve_flat
+from pyverify.sim.engine_curves import WeightedCurve, lru_weighted_curve, tail_first_ranks_flat, weighted_curve_flat
 from pyverify.sim.simulate import LRU, POOLED, TAIL_FIRST, simulate
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
@@ -32,8 +32,16 @@ from pyverify.sim.window import WHOLE_TRACE, Window
 #: kvcache-simulator's default budgets (GiB).
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB  # noqa: E402,F401 (re-exported)
 
-#: Policies answered for every budget by one pass.
-ONE_PASS = {LRU: chain_order_distances_flat, TAIL_FIRST: tail_first_ranks_flat}
+def _lru_curve(ids, lengths, weights, window) -> WeightedCurve:
+    return lru_weighted_curve(ids, lengths, None, 1, weights, window)
+
+
+def _tail_first_curve(ids, lengths, weights, window) -> WeightedCurve:
+    return weighted_curve_flat(tail_first_ranks_flat(ids, lengths), lengths, weights, window)
+
+
+#: Policies answered for every budget by one pass: each gives the curve ``(ids, lengths, weights, window)``.
+ONE_PASS = {LRU: _lru_curve, TAIL_FIRST: _tail_first_curve}
 
 
 @dataclass(frozen=True)
@@ -95,7 +103,7 @@ def budget_sweep_flat(
     empty = tally_offsets(offsets, np.zeros(lengths.size, dtype=np.int64), weights, window)
     points = []
     if eviction in ONE_PASS:
-        curve = weighted_curve_flat(ONE_PASS[eviction](ids, lengths), lengths, weights, window)
+        curve = ONE_PASS[eviction](ids, lengths, weights, window)
         block_hits = curve.block_hits(capacities)
         token_hits = curve.token_hits(capacities)
         for i, (gib, capacity) in enumerate(zip(budgets_gib, capacities)):
@@ -152,14 +160,14 @@ def target_capacity(
     from pyverify.sim.opt_curve import optimal_curve_flat
     from pyverify.sim.target import crossing_by_bisection, smallest_on_curve, smallest_on_weighted
 
-    uncapacitated = weighted_curve_flat(chain_order_distances_flat(ids, lengths), lengths, None, window)
+    uncapacitated = _lru_curve(ids, lengths, None, window)
     ceiling = float(uncapacitated.block_hist.sum() / uncapacitated.blocks) if uncapacitated.blocks else 0.0
     if policy == "opt":
         if window.warmup_fraction:
             return TargetPoint(policy, None, OPTIMUM_NOT_COMPUTED, ceiling)
         return TargetPoint(policy, smallest_on_curve(optimal_curve_flat(ids, lengths), rate), "exact curve, one pass", ceiling)
     if policy in ONE_PASS:
-        curve = weighted_curve_flat(ONE_PASS[policy](ids, lengths), lengths, None, window)
+        curve = ONE_PASS[policy](ids, lengths, None, window)
         return TargetPoint(policy, smallest_on_weighted(curve, rate), "exact curve, one pass", ceiling)
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

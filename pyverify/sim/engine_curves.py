@@ -70,7 +70,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.sim.counting import flatten, reference_hosts
+from pyverify.sim.counting import dense_ids, flatten, reference_hosts
 from pyverify.sim.mrc import COLD, stack_distances
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
@@ -168,6 +168,50 @@ def weighted_curve(
     return weighted_curve_flat(distances, lengths, weights, window)
 
 
+def lru_weighted_curve(
+    ids: np.ndarray,
+    lengths: np.ndarray,
+    routing=None,
+    fleet_size: int = 1,
+    weights: TokenWeights | None = None,
+    window: Window = WHOLE_TRACE,
+) -> WeightedCurve:
+    """The chain-order LRU curve in blocks and tokens of a trace given as flat ids and chain lengths:
+    :func:`weighted_curve_flat` of :func:`chain_order_distances_flat`.
+
+    One pooled cache with compact weights (the common case) is binned in the
+    compiled pass itself (:func:`pyverify.sim.kernels.stack_distance.measured_histograms`),
+    with each measured request's last reference and its shortfall from a whole
+    block: no distance is kept per reference, nor shifted and counted again
+    (at 20M references 0.2 s and 320 MB less). Both ways give the same curve
+    (``tests/test_tokens.py``).
+    """
+    from pyverify.sim.kernels import CURVE_BREAK_EVEN, use_kernels
+
+    compact = weights is None or weights.given is None
+    if routing is None and compact and use_kernels(ids.size, CURVE_BREAK_EVEN):
+        return _binned_in_the_pass(ids, lengths, weights, window)
+    return weighted_curve_flat(chain_order_distances_flat(ids, lengths, routing, fleet_size), lengths, weights, window)
+
+
+def _binned_in_the_pass(ids: np.ndarray, lengths: np.ndarray, weights: TokenWeights | None, window: Window) -> WeightedCurve:
+    from pyverify.sim.kernels.stack_distance import measured_histograms_of
+
+    first = window.first_measured(lengths.size)
+    start = int(lengths[:first].sum())
+    ends = shortfalls = np.zeros(0, dtype=np.int64)
+    if weights is not None:
+        measured_lengths = lengths[first:]
+        rows = np.flatnonzero(measured_lengths > 0)
+        ends = start + (np.cumsum(measured_lengths) - 1)[rows]  # each measured request's last reference
+        shortfalls = weights.block_size - weights.last_block[first:][rows]
+    dense, universe = dense_ids(np.asarray(ids))
+    block_hist, short_hist = measured_histograms_of(dense, universe, start, ends, shortfalls)
+    if weights is None:
+        return WeightedCurve(int(ids.size) - start, block_hist, None, None)
+    return WeightedCurve(int(ids.size) - start, block_hist, weights.tokens_from(first), block_hist * weights.block_size - short_hist)
+
+
 def weighted_curve_flat(
     distances: np.ndarray,
     lengths: np.ndarray,
@@ -201,5 +245,5 @@ def weighted_curve_flat(
     return WeightedCurve(int(shifted.size), block_hist, tokens, token_hist)
 
 
-__all__ = ["WeightedCurve", "chain_order_distances", "chain_order_distances_flat", "tail_first_ranks", "tail_first_ranks_flat",
+__all__ = ["WeightedCurve", "chain_order_distances", "chain_order_distances_flat", "lru_weighted_curve", "tail_first_ranks", "tail_first_ranks_flat",
            "weighted_curve", "weighted_curve_flat"]

@@ -149,6 +149,43 @@ def reference_distances(ids, bounds, last, bits, tree, cold):
 
 
 @njit(cache=CACHE, nogil=True)
+def measured_histograms(ids, last, bits, tree, start, ends, shortfalls):
+    """``(histogram, short)``: :func:`distance_histogram`'s pass over one cache, binning only the references at
+    positions ``start`` and after (the measured ones).
+
+    ``short[d]`` sums ``shortfalls[k]`` over the references at positions
+    ``ends[k]`` (increasing, none before ``start``) found at distance d: for
+    the token curve, where a request's last block weighs less than a whole
+    one. No distance is kept per reference.
+    """
+    size = max(last.size, 1)
+    histogram = np.zeros(size, dtype=np.int64)
+    short = np.zeros(size, dtype=np.int64)
+    top = 0
+    dead = 0
+    k = 0  # the next of ends
+    for t in range(ids.size):
+        block = ids[t]
+        p = last[block]
+        last[block] = t
+        at_end = k < ends.size and ends[k] == t
+        if at_end:
+            k += 1
+        if p < 0:
+            continue
+        distance = (t - p - 1) - (dead - _dead_before(bits, tree, p))
+        _mark_dead(bits, tree, p)
+        dead += 1
+        if t >= start:
+            histogram[distance] += 1
+            if distance >= top:
+                top = distance + 1
+            if at_end:
+                short[distance] += shortfalls[k - 1]
+    return histogram[:top], short[:top]
+
+
+@njit(cache=CACHE, nogil=True)
 def cache_order(caches, n_caches):
     """``(order, bounds)``: the references grouped cache by cache (a stable counting sort of positions).
 
@@ -216,4 +253,17 @@ def distances_of(ids: np.ndarray, universe: int, cold: int, caches: np.ndarray |
     return distances
 
 
-__all__ = ["cache_order", "distance_histogram", "distances_of", "group_by_cache", "lru_histogram", "reference_distances", "workspace"]
+def measured_histograms_of(ids: np.ndarray, universe: int, start: int, ends: np.ndarray,
+                           shortfalls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`measured_histograms` of dense ``ids`` in one pooled cache."""
+    ends = np.ascontiguousarray(ends, dtype=np.int64)
+    if np.shape(shortfalls) != ends.shape:
+        raise ValueError("one shortfall for each end")
+    if ends.size and (np.any(np.diff(ends) <= 0) or int(ends[0]) < start or int(ends[-1]) >= ids.size):
+        raise ValueError("ends must increase, from start, within the trace")  # compiled code checks no bounds
+    return measured_histograms(ids, *workspace(ids.size, universe), start, ends,
+                               np.ascontiguousarray(shortfalls, dtype=np.int64))
+
+
+__all__ = ["cache_order", "distance_histogram", "distances_of", "group_by_cache", "lru_histogram", "measured_histograms",
+           "measured_histograms_of", "reference_distances", "workspace"]
