@@ -76,8 +76,6 @@ from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
 
 
-
-
 def chain_order_distances(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
     """Per reference (flat chain order): chain-order LRU stack distance, as :func:`pyverify.sim.mrc.lru_curve` uses."""
     return chain_order_distances_flat(*flatten(chains), routing, fleet_size)
@@ -201,15 +199,21 @@ def _binned_in_the_pass(ids: np.ndarray, lengths: np.ndarray, weights: TokenWeig
     start = int(lengths[:first].sum())
     ends = shortfalls = np.zeros(0, dtype=np.int64)
     if weights is not None:
-        measured_lengths = lengths[first:]
-        rows = np.flatnonzero(measured_lengths > 0)
-        ends = start + (np.cumsum(measured_lengths) - 1)[rows]  # each measured request's last reference
-        shortfalls = weights.block_size - weights.last_block[first:][rows]
+        last, shortfalls = _last_blocks(lengths, first, weights)
+        ends = start + last
     dense, universe = dense_ids(np.asarray(ids))
     block_hist, short_hist = measured_histograms_of(dense, universe, start, ends, shortfalls)
     if weights is None:
         return WeightedCurve(int(ids.size) - start, block_hist, None, None)
     return WeightedCurve(int(ids.size) - start, block_hist, weights.tokens_from(first), block_hist * weights.block_size - short_hist)
+
+
+def _last_blocks(lengths: np.ndarray, first: int, weights: TokenWeights) -> tuple[np.ndarray, np.ndarray]:
+    """``(positions, shortfalls)``: each measured request's last reference, counted from the first measured
+    one, and the tokens its block lacks of a whole one (compact weights: every other block is whole)."""
+    measured_lengths = lengths[first:]
+    rows = np.flatnonzero(measured_lengths > 0)
+    return (np.cumsum(measured_lengths) - 1)[rows], weights.block_size - weights.last_block[first:][rows]
 
 
 def weighted_curve_flat(
@@ -235,11 +239,8 @@ def weighted_curve_flat(
         if weights.given is not None:
             token_hist = np.bincount(shifted, weights=weights.given[start:], minlength=counts.size)[1:].astype(np.int64)
         else:
-            measured_lengths = lengths[first:]
-            rows = np.flatnonzero(measured_lengths > 0)
-            last = (np.cumsum(measured_lengths) - 1)[rows]  # each measured request's last reference
-            shortfall = np.bincount(shifted[last], weights=weights.block_size - weights.last_block[first:][rows],
-                                    minlength=counts.size)
+            last, shortfalls = _last_blocks(lengths, first, weights)
+            shortfall = np.bincount(shifted[last], weights=shortfalls, minlength=counts.size)
             token_hist = (counts * weights.block_size - shortfall.astype(np.int64))[1:]
         tokens = weights.tokens_from(first)
     return WeightedCurve(int(shifted.size), block_hist, tokens, token_hist)
