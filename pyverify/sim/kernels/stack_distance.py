@@ -89,6 +89,24 @@ def _mark_dead(bits, tree, p):
         i += i & -i
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def _distance(ids, last, bits, tree, t, start, dead):
+    """Reference t's stack distance, or -1 when its block was not referenced since ``start`` (a cold miss).
+
+    Records t as its block's latest position and, for a re-reference, marks
+    the previous one dead: the caller counts ``dead`` up by one when the
+    result is not -1.
+    """
+    block = ids[t]
+    p = last[block]
+    last[block] = t
+    if p < start:
+        return -1
+    distance = (t - p - 1) - (dead - _dead_before(bits, tree, p))
+    _mark_dead(bits, tree, p)
+    return distance
+
+
 @njit(cache=CACHE, nogil=True)
 def distance_histogram(ids, bounds, last, bits, tree):
     """``(histogram, cold)`` of the references ``ids`` (dense, in ``[0, last.size)``).
@@ -107,18 +125,14 @@ def distance_histogram(ids, bounds, last, bits, tree):
     for segment in range(bounds.size - 1):
         start = bounds[segment]
         for t in range(start, bounds[segment + 1]):
-            block = ids[t]
-            p = last[block]
-            last[block] = t
-            if p < start:  # never referenced by this cache: a cold miss
+            distance = _distance(ids, last, bits, tree, t, start, dead)
+            if distance < 0:  # never referenced by this cache: a cold miss
                 cold += 1
                 continue
-            distance = (t - p - 1) - (dead - _dead_before(bits, tree, p))
+            dead += 1
             histogram[distance] += 1
             if distance >= top:
                 top = distance + 1
-            _mark_dead(bits, tree, p)
-            dead += 1
     return histogram[:top], cold  # a view: a copy would double the histogram's memory at the peak
 
 
@@ -136,15 +150,12 @@ def reference_distances(ids, bounds, last, bits, tree, cold):
     for segment in range(bounds.size - 1):
         start = bounds[segment]
         for t in range(start, bounds[segment + 1]):
-            block = ids[t]
-            p = last[block]
-            last[block] = t
-            if p < start:
+            distance = _distance(ids, last, bits, tree, t, start, dead)
+            if distance < 0:
                 out[t] = cold
                 continue
-            out[t] = (t - p - 1) - (dead - _dead_before(bits, tree, p))
-            _mark_dead(bits, tree, p)
             dead += 1
+            out[t] = distance
     return out
 
 
@@ -165,16 +176,12 @@ def measured_histograms(ids, last, bits, tree, start, ends, shortfalls):
     dead = 0
     k = 0  # the next of ends
     for t in range(ids.size):
-        block = ids[t]
-        p = last[block]
-        last[block] = t
+        distance = _distance(ids, last, bits, tree, t, 0, dead)
         at_end = k < ends.size and ends[k] == t
         if at_end:
             k += 1
-        if p < 0:
+        if distance < 0:
             continue
-        distance = (t - p - 1) - (dead - _dead_before(bits, tree, p))
-        _mark_dead(bits, tree, p)
         dead += 1
         if t >= start:
             histogram[distance] += 1
