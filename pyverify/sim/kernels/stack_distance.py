@@ -174,21 +174,23 @@ def measured_histograms(ids, last, bits, tree, start, ends, shortfalls):
     short = np.zeros(size, dtype=np.int64)
     top = 0
     dead = 0
-    k = 0  # the next of ends
+    # The next request end, ends[k], is held in a scalar (-1 past the last): testing ``k < ends.size and
+    # ends[k] == t`` at every reference took a quarter of the pass (20M references: 0.67 s against 0.54 s).
+    k = 0
+    end = ends[0] if ends.size else -1
     for t in range(ids.size):
         distance = _distance(ids, last, bits, tree, t, 0, dead)
-        at_end = k < ends.size and ends[k] == t
-        if at_end:
+        if distance >= 0:
+            dead += 1
+            if t >= start:
+                histogram[distance] += 1
+                if distance >= top:
+                    top = distance + 1
+                if t == end:
+                    short[distance] += shortfalls[k]
+        if t == end:
             k += 1
-        if distance < 0:
-            continue
-        dead += 1
-        if t >= start:
-            histogram[distance] += 1
-            if distance >= top:
-                top = distance + 1
-            if at_end:
-                short[distance] += shortfalls[k - 1]
+            end = ends[k] if k < ends.size else -1
     return histogram[:top], short[:top]
 
 
