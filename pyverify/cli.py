@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import pkgutil
 import re
 import signal
 import sys
@@ -111,6 +110,8 @@ def command_modules() -> list:
     Each module may set ``ORDER`` (an int) to place its commands in --help;
     adding a command family is adding a module, with no list to keep in sync.
     """
+    import pkgutil  # here, not at the top: a run names its command and imports only that module
+
     import pyverify.commands as package
 
     modules = [importlib.import_module(f"{package.__name__}.{info.name}") for info in pkgutil.iter_modules(package.__path__)]

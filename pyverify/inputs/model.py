@@ -23,7 +23,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -154,6 +153,8 @@ def content_sha256(instance: Instance) -> str:
 @cache
 def instance_schema() -> dict[str, Any]:
     """The committed JSON Schema for ``pyverify.instance/1``."""
+    from importlib import resources  # here: importlib.resources pulls in tempfile, shutil and the compression modules
+
     text = resources.files("pyverify.schemas").joinpath("instance.schema.json").read_text(encoding="utf-8")
     return json.loads(text)
 
