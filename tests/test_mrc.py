@@ -14,6 +14,7 @@ from pyverify.sim.mrc import (
     lru_curve,
     stack_distances,
     stack_distances_fenwick,
+    sums_from,
 )
 from pyverify.sim.simulate import LRU, PER_HOST, POOLED, simulate
 
@@ -74,3 +75,16 @@ def test_curve_api():
     assert [simulate([(1, 2), (1, 3), (1, 2)], None, POOLED, capacity=c).misses for c in (1, 2, 3)] == [6, 4, 3]
     assert curve.ceiling_hit_rate == 0.5 and curve.max_useful_capacity == 3
     assert log_capacities(1000, per_decade=1) == [1, 10, 100, 1000]
+
+
+@given(st.lists(st.integers(0, 10**12), max_size=40),
+       st.lists(st.integers(0, 50), min_size=1, max_size=12), st.booleans())
+def test_sums_from_equals_the_slice_sums(histogram, starts, as_scalar):
+    """The curves' tail sums (one reduceat over the pieces between the starts) against a sum of each slice;
+    starts repeat, come in any order and run past the end."""
+    hist = np.array(histogram, dtype=np.int64)
+    if as_scalar:
+        assert int(sums_from(hist, starts[0])) == sum(histogram[starts[0]:])
+        assert np.shape(sums_from(hist, starts[0])) == ()
+    else:
+        assert sums_from(hist, np.array(starts)).tolist() == [sum(histogram[s:]) for s in starts]

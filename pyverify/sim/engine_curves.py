@@ -71,7 +71,7 @@ from typing import Sequence
 import numpy as np
 
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
-from pyverify.sim.mrc import COLD, stack_distances
+from pyverify.sim.mrc import COLD, stack_distances, sums_from
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
 
@@ -127,8 +127,8 @@ class WeightedCurve:
     token_hist: np.ndarray | None
 
     def _cumulative(self, hist: np.ndarray, capacities: np.ndarray) -> np.ndarray:
-        running = np.concatenate(([0], np.cumsum(hist)))
-        return running[np.minimum(capacities, hist.size)]
+        """``hist[:c].sum()`` for each capacity c: all of it less what lies at distance c or more."""
+        return int(hist.sum()) - sums_from(hist, capacities)
 
     def block_hits(self, capacities) -> np.ndarray:
         return self._cumulative(self.block_hist, np.asarray(capacities, dtype=np.int64))
