@@ -5,6 +5,7 @@ LRU at every capacity (pooled and per-host), and against a flat LRU."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -88,3 +89,8 @@ def test_sums_from_equals_the_slice_sums(histogram, starts, as_scalar):
         assert np.shape(sums_from(hist, starts[0])) == ()
     else:
         assert sums_from(hist, np.array(starts)).tolist() == [sum(histogram[s:]) for s in starts]
+
+
+def test_sums_from_refuses_a_negative_start():
+    with pytest.raises(ValueError):
+        sums_from(np.array([1, 2, 3]), np.array([1, -1]))

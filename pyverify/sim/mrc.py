@@ -262,7 +262,10 @@ def sums_from(histogram: np.ndarray, starts: int | np.ndarray) -> np.ndarray:
     those few pieces: a curve read at a few capacities makes no array of the histogram's length (at 20M
     references the histogram has 7.4M bins, and each cumulative copy of it cost 40-120 ms).
     """
-    starts = np.minimum(np.asarray(starts, dtype=np.int64), histogram.size)
+    starts = np.asarray(starts, dtype=np.int64)
+    if np.any(starts < 0):
+        raise ValueError("a sum starts at bin 0 or later")
+    starts = np.minimum(starts, histogram.size)
     cuts, where = np.unique(starts, return_inverse=True)
     inside = cuts[cuts < histogram.size]  # the rest start past the end: an empty sum
     pieces = np.add.reduceat(histogram, inside) if inside.size else np.zeros(0, dtype=histogram.dtype)
