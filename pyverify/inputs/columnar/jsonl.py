@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -222,9 +223,30 @@ def _prescan(data: bytes) -> tuple[int, int, int] | None:
             verdict, lines, longest, quotes = scanned
             return (lines, longest, quotes) if verdict == PLAIN else None
     counts = _plain_lines(data)
-    if counts is None or too_deep_at(data) is not None:
+    if counts is None or not (_lines_shallow(data) or too_deep_at(data) is None):
         return None
     return counts
+
+
+#: Every byte but the opening brackets and the newline (deleted by :func:`_lines_shallow`).
+_NOT_OPENER = bytes(byte for byte in range(256) if byte not in b"{[\n")
+#: More opening brackets in a row than the parser may nest.
+_TOO_MANY_OPENERS = re.compile(rb"[{\[]{%d}" % (MAX_JSON_DEPTH + 1))
+
+
+def _lines_shallow(data: bytes) -> bool:
+    """Whether no line of a text :func:`_plain_lines` accepted holds more than MAX_JSON_DEPTH opening brackets,
+    which proves what :func:`~pyverify.inputs.jsonread.too_deep_at` would find (``False`` proves nothing).
+
+    A JSON parser nests at most one level per ``{`` or ``[`` it reads, and never carries a level from one
+    line into the next: every line ends with ``}`` and the next starts with ``{``, which may follow a value
+    only at the top level, so a line left open is a syntax error where the next one starts. So a parser
+    reading these lines is never nested deeper than the most opening brackets on one line (those inside
+    strings count too, which only overstates). Deleting every other byte but the newlines leaves each
+    line's openers as one run: one ``bytes.translate`` and one search of what is left, about a third of
+    the time of the full scan.
+    """
+    return _TOO_MANY_OPENERS.search(data.translate(None, _NOT_OPENER)) is None
 
 
 def _plain_lines(data: bytes) -> tuple[int, int, int] | None:
