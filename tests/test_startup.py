@@ -84,3 +84,31 @@ def test_one_command_parser_is_the_whole_parsers(command):
     one, every = (build_parser(which)._subparsers._group_actions[0].choices[command] for which in (command, None))
     assert one.format_help() == every.format_help()
     assert [action.option_strings for action in one._actions] == [action.option_strings for action in every._actions]
+
+
+@pytest.mark.parametrize("flags", [(), ("--json",)], ids=" ".join)
+def test_a_curve_of_a_small_trace_loads_no_numba(small_trace, flags):
+    """``mrc`` loads numba before reading only a file big enough for the kernels to run on."""
+    modules, out = loaded_after("mrc", str(small_trace), *flags)
+    assert "numba" not in modules
+    if flags:
+        assert json.loads(out)["references"] == 8
+
+
+@pytest.mark.parametrize("size, loads", [(8 << 20, True), ((8 << 20) - 1, False)])
+def test_kernels_are_loaded_before_reading_a_big_file_only(tmp_path, size, loads):
+    """:func:`load_kernels_before_reading` by the file's size (sparse files: nothing is read)."""
+    from pyverify.commands.engine_options import KERNELS_BEFORE_READING_BYTES
+
+    assert KERNELS_BEFORE_READING_BYTES == 8 << 20
+    if loads:
+        pytest.importorskip("numba")
+    path = tmp_path / "trace.jsonl"
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+    script = ("import sys; from pyverify.commands.engine_options import load_kernels_before_reading\n"
+              "load_kernels_before_reading(sys.argv[1]); load_kernels_before_reading(sys.argv[1] + '.missing')\n"
+              "print('numba' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(loads)

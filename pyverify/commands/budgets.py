@@ -6,7 +6,7 @@ import argparse
 
 from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
-from pyverify.commands.engine_options import add_trace_engine_option, trace_on_arrays
+from pyverify.commands.engine_options import add_trace_engine_option, load_kernels_before_reading, trace_on_arrays
 from pyverify.commands.argtypes import did_you_mean, target_hit_rate
 from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks, positive_number
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, read_trace_with
@@ -91,6 +91,7 @@ def run_budgets(args) -> int:
     if on_arrays:
         from pyverify.inputs.columnar.digest import content_sha256
 
+        load_kernels_before_reading(args.instance)
         trace = read_trace_with(args, args.instance)
         identity = {"sha256": content_sha256(trace)}
     else:

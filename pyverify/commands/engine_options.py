@@ -101,6 +101,26 @@ def kernels_available() -> bool:
     return available()
 
 
+#: A trace file of this many bytes is read after numba is loaded when the command will run the compiled kernels
+#: anyway: the reader then takes its compiled passes too (:func:`pyverify.inputs.columnar.compiled.worth_it`),
+#: whose start-up the kernels pay already. 8 MiB is about 1M references of Mooncake JSONL (the curve's break-even,
+#: :data:`pyverify.sim.kernels.CURVE_BREAK_EVEN`) and more of Parquet; a smaller trace is read by numpy first.
+KERNELS_BEFORE_READING_BYTES = 8 << 20
+
+
+def load_kernels_before_reading(path: str) -> None:
+    """Load numba before reading ``path`` when it is big enough that the kernels will run on it (results are the
+    same either way; on a 5M-reference JSONL ``mrc`` reads by the compiled byte parser instead of pyarrow)."""
+    import os
+
+    try:
+        big = os.stat(path).st_size >= KERNELS_BEFORE_READING_BYTES
+    except OSError:
+        return  # the reader names the file
+    if big:
+        kernels_available()
+
+
 def _capacitated(args) -> bool:
     return any(getattr(args, name, None) is not None for name in ("capacity", "capacity_tokens", "capacity_gib"))
 
@@ -259,5 +279,5 @@ def _own_fleet(path: str) -> int | None:
     return None if trace.hosts is None else int(trace.hosts.max()) + 1
 
 
-__all__ = ["add_engine_options", "TRACE_ENGINES", "add_trace_engine_option", "arrays_apply", "counts_apply", "kernels_available",
+__all__ = ["add_engine_options", "TRACE_ENGINES", "add_trace_engine_option", "arrays_apply", "counts_apply", "kernels_available", "load_kernels_before_reading",
            "run_simulate_counts", "trace_on_arrays"]

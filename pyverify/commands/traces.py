@@ -17,7 +17,7 @@ from pyverify.reports.charts import mrc_chart
 from pyverify.commands.argtypes import chart_path, fleet_size, output_file, target_hit_rate
 from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
-from pyverify.commands.engine_options import add_trace_engine_option, trace_on_arrays
+from pyverify.commands.engine_options import add_trace_engine_option, load_kernels_before_reading, trace_on_arrays
 from pyverify.commands.input_options import (add_input_options, identity_of, import_options, load_described_with, load_with,
                                              needs_instance_reader, read_trace_with)
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
@@ -501,6 +501,7 @@ def _curve_input(args) -> CurveInput:
         from pyverify.inputs.columnar.digest import content_sha256
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
+        load_kernels_before_reading(args.instance)
         trace = read_trace_with(args, args.instance)
         routing, fleet, policy = route_trace(trace, args) if per_host else (None, 1, None)
         replays: list = []  # built on the first --verify capacity
