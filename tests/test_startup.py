@@ -95,17 +95,19 @@ def test_a_curve_of_a_small_trace_loads_no_numba(small_trace, flags):
         assert json.loads(out)["references"] == 8
 
 
-@pytest.mark.parametrize("size, loads", [(8 << 20, True), ((8 << 20) - 1, False)])
-def test_kernels_are_loaded_before_reading_a_big_file_only(tmp_path, size, loads):
-    """:func:`load_kernels_before_reading` by the file's size (sparse files: nothing is read)."""
-    from pyverify.commands.engine_options import KERNELS_BEFORE_READING_BYTES
+@pytest.mark.parametrize("parquet", [False, True], ids=["text", "parquet"])
+@pytest.mark.parametrize("below, loads", [(0, True), (1, False)], ids=["at", "below"])
+def test_kernels_are_loaded_before_reading_a_big_file_only(tmp_path, parquet, below, loads):
+    """:func:`load_kernels_before_reading` by the file's size and kind (sparse files: nothing is read)."""
+    from pyverify.commands.engine_options import KERNELS_BEFORE_READING_BYTES, KERNELS_BEFORE_READING_PARQUET_BYTES
 
-    assert KERNELS_BEFORE_READING_BYTES == 8 << 20
+    assert (KERNELS_BEFORE_READING_BYTES, KERNELS_BEFORE_READING_PARQUET_BYTES) == (8 << 20, 1 << 20)
     if loads:
         pytest.importorskip("numba")
-    path = tmp_path / "trace.jsonl"
+    path = tmp_path / ("trace.parquet" if parquet else "trace.jsonl")
     with open(path, "wb") as handle:
-        handle.truncate(size)
+        handle.write(b"PAR1" if parquet else b"{")
+        handle.truncate((KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES) - below)
     script = ("import sys; from pyverify.commands.engine_options import load_kernels_before_reading\n"
               "load_kernels_before_reading(sys.argv[1]); load_kernels_before_reading(sys.argv[1] + '.missing')\n"
               "print('numba' in sys.modules)")

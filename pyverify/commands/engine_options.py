@@ -103,9 +103,11 @@ def kernels_available() -> bool:
 
 #: A trace file of this many bytes is read after numba is loaded when the command will run the compiled kernels
 #: anyway: the reader then takes its compiled passes too (:func:`pyverify.inputs.columnar.compiled.worth_it`),
-#: whose start-up the kernels pay already. 8 MiB is about 1M references of Mooncake JSONL (the curve's break-even,
-#: :data:`pyverify.sim.kernels.CURVE_BREAK_EVEN`) and more of Parquet; a smaller trace is read by numpy first.
+#: whose start-up the kernels pay already. Either size is about 1M references (the curve's break-even,
+#: :data:`pyverify.sim.kernels.CURVE_BREAK_EVEN`): Mooncake JSONL or CSV takes about 9 bytes a reference,
+#: Parquet about 1.3 (bench/trace_files.py). A smaller trace is read by numpy first.
 KERNELS_BEFORE_READING_BYTES = 8 << 20
+KERNELS_BEFORE_READING_PARQUET_BYTES = 1 << 20
 
 
 def load_kernels_before_reading(path: str) -> None:
@@ -113,8 +115,11 @@ def load_kernels_before_reading(path: str) -> None:
     same either way; on a 5M-reference JSONL ``mrc`` reads by the compiled byte parser instead of pyarrow)."""
     import os
 
+    from pyverify.inputs.columnar import is_parquet
+
     try:
-        big = os.stat(path).st_size >= KERNELS_BEFORE_READING_BYTES
+        size = os.stat(path).st_size
+        big = size >= (KERNELS_BEFORE_READING_PARQUET_BYTES if is_parquet(path) else KERNELS_BEFORE_READING_BYTES)
     except OSError:
         return  # the reader names the file
     if big:
