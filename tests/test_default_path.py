@@ -77,11 +77,46 @@ def test_the_default_equals_the_per_record_path_on_the_mooncake_trace(capsys, mo
 def test_the_digest_taken_beside_the_count_is_the_same(capsys, monkeypatch, argv):
     """From BACKGROUND_DIGEST_MIN references the digest is taken on a thread while the count runs: forced on
     here (the Mooncake trace is below it), the report is the per-record path's, digest included."""
-    import pyverify.commands.array_simulate as array_simulate
+    import pyverify.inputs.columnar.digest as digest
 
-    monkeypatch.setattr(array_simulate, "BACKGROUND_DIGEST_MIN", 0)
+    monkeypatch.setattr(digest, "BACKGROUND_DIGEST_MIN", 0)
     default, oracle = default_and_oracle(capsys, monkeypatch, str(MOONCAKE_SYNTHETIC), *argv)
     assert default == oracle
+
+
+@needs_trace
+def test_mrc_takes_the_digest_beside_the_curve(capsys, monkeypatch):
+    """``mrc`` on arrays hashes on a thread while the curve is computed (forced on here): the same report as
+    the per-record path, digest included."""
+    import pyverify.inputs.columnar.digest as digest
+    from pyverify.cli import main
+
+    monkeypatch.setattr(digest, "BACKGROUND_DIGEST_MIN", 0)
+    reports = []
+    for engine in ("auto", "python"):
+        assert main(["mrc", str(MOONCAKE_SYNTHETIC), "--capacities", "1,50,5000", "--json", "--engine", engine]) == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    assert reports[0] == reports[1] and len(reports[0]["sha256"]) == 64
+
+
+def test_the_digest_thread_hands_back_its_error(monkeypatch):
+    """An error raised while hashing on the thread is raised by the call that waits for the digest."""
+    import numpy as np
+
+    import pyverify.inputs.columnar.digest as digest
+    from pyverify.inputs.columnar.trace import ColumnarTrace
+
+    trace = ColumnarTrace(name="t", ids=np.array([0, 1, 0], dtype=np.int64), offsets=np.array([0, 2, 3], dtype=np.int64))
+    monkeypatch.setattr(digest, "BACKGROUND_DIGEST_MIN", 0)
+    assert digest.content_sha256_beside(trace)() == digest.content_sha256(trace)
+
+    def fails(_trace):
+        raise MemoryError("no room to hash")
+
+    monkeypatch.setattr(digest, "content_sha256", fails)
+    waiting = digest.content_sha256_beside(trace)
+    with pytest.raises(MemoryError, match="no room to hash"):
+        waiting()
 
 
 @st.composite

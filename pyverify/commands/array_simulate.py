@@ -49,23 +49,10 @@ def route_trace(trace: "ColumnarTrace", args) -> tuple["np.ndarray", int, str]:
 
 def simulate_on_arrays(args) -> Simulation:
     from pyverify.commands.input_options import read_trace_with
-    from pyverify.inputs.columnar.digest import content_sha256
+    from pyverify.inputs.columnar.digest import content_sha256_beside
 
     trace = read_trace_with(args, args.instance)
-    if trace.n_references < BACKGROUND_DIGEST_MIN:
-        sha256 = content_sha256(trace)
-        return _simulated(args, trace, lambda: sha256)
-    from concurrent.futures import ThreadPoolExecutor
-
-    # hashlib lets go of the GIL over large buffers, so the digest is taken on a second core while this one
-    # counts (at 20M references it took 0.1 s of a 1.2 s run when taken after).
-    with ThreadPoolExecutor(1, thread_name_prefix="pyverify-digest") as background:
-        return _simulated(args, trace, background.submit(content_sha256, trace).result)
-
-
-#: From this many references the content digest is taken on a thread beside the count; below, the thread
-#: would cost more (importing concurrent.futures, about 10 ms) than it saves.
-BACKGROUND_DIGEST_MIN = 1_000_000
+    return _simulated(args, trace, content_sha256_beside(trace))  # the digest on a second core while this one counts
 
 
 def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Simulation:

@@ -348,7 +348,7 @@ def run_mrc(args) -> int:
                   or ("forced_recount_misses" in p and p["forced_recount_misses"] != p["opt_forced_misses"])]
     result = {
         "instance": source.name,
-        **source.identity,
+        **source.identity(),
         **({"engine": source.engine} if source.engine else {}),
         "model": args.model,
         "fleet_size": fleet,
@@ -472,7 +472,7 @@ class CurveInput:
     and a per-capacity LRU run for ``--verify``."""
 
     name: str
-    identity: dict[str, str]  # sha256, the content digest (and instance_sha256 for an instance file): input_options.identity_of
+    identity: Callable[[], dict[str, str]]  # sha256, the content digest (and instance_sha256 for an instance file): input_options.identity_of
     engine: str | None
     block_size_tokens: int | None
     ids: "np.ndarray"
@@ -498,7 +498,7 @@ def _curve_input(args) -> CurveInput:
                         "--fleet N' records the hosts it chose), then 'mrc routed.json --model per-host --routing given'")
     if trace_on_arrays(args, needs_kernels=False):  # the curves compile only when that repays; --verify replays
         from pyverify.commands.array_simulate import ENGINE, route_trace
-        from pyverify.inputs.columnar.digest import content_sha256
+        from pyverify.inputs.columnar.digest import content_sha256_beside
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
         load_kernels_before_reading(args.instance)
@@ -517,7 +517,8 @@ def _curve_input(args) -> CurveInput:
                 replays.append(ArrayReplay(trace, routing if per_host else np.zeros(trace.n_requests, dtype=np.int64)))
             return trace.n_references - int(replays[0].hits(capacity, LRU).sum())
 
-        return CurveInput(trace.name, {"sha256": content_sha256(trace)}, ENGINE if args.engine == "numpy" else None,
+        sha256 = content_sha256_beside(trace)  # on a second core while the curve is computed
+        return CurveInput(trace.name, lambda: {"sha256": sha256()}, ENGINE if args.engine == "numpy" else None,
                           trace.block_size_tokens, trace.ids, np.diff(trace.offsets),
                           routing, fleet, policy, trace_token_weights(trace, args.instance), lru_misses)
     from pyverify.sim.tokens import instance_token_weights
@@ -535,5 +536,6 @@ def _curve_input(args) -> CurveInput:
     def lru_misses(capacity: int) -> int:
         return simulate(instance.chains, routing, args.model, capacity=capacity, eviction=LRU).misses
 
-    return CurveInput(instance.name, identity_of(loaded), None, instance.block_size_tokens, ids, lengths,
+    identity = identity_of(loaded)
+    return CurveInput(instance.name, lambda: identity, None, instance.block_size_tokens, ids, lengths,
                       routing, fleet, policy, instance_token_weights(instance, args.instance), lru_misses)
