@@ -98,7 +98,8 @@ def test_a_curve_of_a_small_trace_loads_no_numba(small_trace, flags):
 @pytest.mark.parametrize("parquet", [False, True], ids=["text", "parquet"])
 @pytest.mark.parametrize("below, loads", [(0, True), (1, False)], ids=["at", "below"])
 def test_kernels_are_loaded_before_reading_a_big_file_only(tmp_path, parquet, below, loads):
-    """:func:`load_kernels_before_reading` by the file's size and kind (sparse files: nothing is read)."""
+    """:func:`load_kernels_before_reading` by the file's size and kind (sparse files: nothing is read); the
+    second loaded ``.missing`` path, which does not exist, loads nothing more."""
     from pyverify.commands.engine_options import KERNELS_BEFORE_READING_BYTES, KERNELS_BEFORE_READING_PARQUET_BYTES
 
     assert (KERNELS_BEFORE_READING_BYTES, KERNELS_BEFORE_READING_PARQUET_BYTES) == (8 << 20, 1 << 20)
@@ -106,11 +107,29 @@ def test_kernels_are_loaded_before_reading_a_big_file_only(tmp_path, parquet, be
         pytest.importorskip("numba")
     path = tmp_path / ("trace.parquet" if parquet else "trace.jsonl")
     with open(path, "wb") as handle:
-        handle.write(b"PAR1" if parquet else b"{")
+        handle.write(b"PAR1" if parquet else b'{"hash_ids": [1]}\n')
         handle.truncate((KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES) - below)
+    # numba_loaded() is true from the moment a load begins (on a thread, for JSONL); kernel() then waits for it.
     script = ("import sys; from pyverify.commands.engine_options import load_kernels_before_reading\n"
+              "from pyverify.inputs.columnar.compiled import kernel, numba_loaded\n"
               "load_kernels_before_reading(sys.argv[1]); load_kernels_before_reading(sys.argv[1] + '.missing')\n"
-              "print('numba' in sys.modules)")
+              "from pyverify.inputs.columnar import compiled\n"
+              "print(numba_loaded(), len(compiled._loading))")
     result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(loads)
+    threads = 1 if loads and not parquet else 0  # JSONL is read while numba loads beside; Parquet loads it first
+    assert result.stdout.split() == [str(loads), str(threads)]
+
+
+def test_a_kernel_waits_for_numba_loading_beside(tmp_path):
+    """After :func:`load_beside` the decisions see numba as loaded, and a kernel compiled meanwhile runs."""
+    pytest.importorskip("numba")
+    script = ("import sys, numpy as np\n"
+              "from pyverify.inputs.columnar.compiled import kernel, load_beside, numba_loaded, closed_dense\n"
+              "load_beside(); assert numba_loaded()\n"
+              "run = kernel(closed_dense)\n"
+              "ids, offsets = np.array([0, 1, 0, 2]), np.array([0, 2, 4])\n"
+              "print(bool(run(ids, offsets, np.empty(3, dtype=np.int64))), bool(run(np.array([0, 1, 1, 2]), offsets, np.empty(3, dtype=np.int64))))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "False"]

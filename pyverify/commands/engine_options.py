@@ -112,18 +112,30 @@ KERNELS_BEFORE_READING_PARQUET_BYTES = 1 << 20
 
 def load_kernels_before_reading(path: str) -> None:
     """Load numba before reading ``path`` when it is big enough that the kernels will run on it (results are the
-    same either way; on a 5M-reference JSONL ``mrc`` reads by the compiled byte parser instead of pyarrow)."""
+    same either way; on a 5M-reference JSONL ``mrc`` reads by the compiled byte parser instead of pyarrow).
+
+    Mooncake JSONL is read while numba loads on a second thread (:func:`pyverify.inputs.columnar.compiled.load_beside`):
+    its reader imports nothing meanwhile. For Parquet and CSV, whose readers import pyarrow (which shares
+    modules with numba's import), numba is loaded first, on this thread."""
     import os
 
-    from pyverify.inputs.columnar import is_parquet
+    from pyverify.inputs.columnar import is_hash_ids_jsonl, is_parquet
 
     try:
         size = os.stat(path).st_size
-        big = size >= (KERNELS_BEFORE_READING_PARQUET_BYTES if is_parquet(path) else KERNELS_BEFORE_READING_BYTES)
+        parquet = is_parquet(path)
+        jsonl = not parquet and is_hash_ids_jsonl(path)
     except OSError:
         return  # the reader names the file
-    if big:
+    if size < (KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES):
+        return
+    if not jsonl:
         kernels_available()
+        return
+    from pyverify.inputs.columnar.compiled import load_beside, numba_loaded
+
+    if not numba_loaded():
+        load_beside()
 
 
 def _capacitated(args) -> bool:

@@ -42,8 +42,14 @@ PLAIN, NOT_PLAIN, TOO_DEEP = 0, 1, 2
 _compiled: dict[Callable, Callable | None] = {}
 
 
+#: Waits for the loads :func:`load_beside` began (each a thread's ``join``).
+_loading: list[Callable[[], None]] = []
+
+
 def kernel(function: Callable) -> Callable | None:
     """``function`` compiled by numba (once per process), or ``None`` when numba is not installed."""
+    while _loading:  # a load begun on another thread ends first: one numba, set up once
+        _loading.pop()()
     if function not in _compiled:
         try:
             from numba import njit
@@ -57,8 +63,41 @@ def kernel(function: Callable) -> Callable | None:
 
 
 def numba_loaded() -> bool:
-    """Whether numba is in the process already: then a compiled pass costs nothing to start."""
-    return "numba" in sys.modules
+    """Whether numba is in the process already, or loading (:func:`load_beside`): then a compiled pass costs
+    nothing more to start."""
+    return "numba" in sys.modules or bool(_loading)
+
+
+def load_beside() -> None:
+    """Start importing numba, and loading one cached kernel, on a second thread.
+
+    For a caller that will run compiled passes on a file it has yet to read: the read lets go of the GIL
+    in the kernel's copy, while numba's import (0.2 s here) and its first kernel load (0.15 s: the CPU
+    target's set-up, paid once per process) are Python, so the two overlap instead of adding up. From the
+    start :func:`numba_loaded` is true (the decisions that depend on it are made as if numba were loaded)
+    and :func:`kernel` waits for the thread before it compiles or loads anything. Nothing else depends on
+    the thread: an error it meets is met again, and reported, by the caller's own compiled call.
+    """
+    import threading
+
+    def load() -> None:
+        try:
+            from numba import njit
+
+            from pyverify.numba_cache import caching
+
+            njit(cache=caching(), nogil=True)(_touch)(np.frombuffer(b"{}", dtype=np.uint8))
+        except Exception:  # noqa: BLE001, S110 (only a head start: the caller's own compiled call reports)
+            pass
+
+    worker = threading.Thread(target=load, name="pyverify-numba", daemon=True)
+    worker.start()
+    _loading.append(worker.join)
+
+
+def _touch(text):
+    """The smallest kernel, whose load sets numba's CPU target up (see :func:`load_beside`)."""
+    return text.size
 
 
 def worth_it(size: int, threshold: int) -> bool:
@@ -151,4 +190,4 @@ def compiled_closed(ids: np.ndarray, offsets: np.ndarray, high: int) -> bool | N
 
 
 __all__ = ["MIN_BYTES", "MIN_REFERENCES", "NOT_PLAIN", "PLAIN", "TOO_DEEP", "closed_dense", "compiled_closed", "compiled_scan", "numba_loaded",
-           "kernel", "scan_lines", "worth_it"]
+           "kernel", "load_beside", "scan_lines", "worth_it"]

@@ -40,7 +40,7 @@ from pyverify.inputs.columnar.byte_parse import read_mooncake_bytes
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.trace import ColumnarTrace
-from pyverify.inputs.columnar.compiled import MIN_BYTES, PLAIN, compiled_scan, worth_it
+from pyverify.inputs.columnar.compiled import MIN_BYTES, PLAIN, compiled_scan, load_beside, numba_loaded, worth_it
 from pyverify.inputs.jsonread import MAX_JSON_DEPTH, MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded, too_deep_at
 from pyverify.inputs.stream import stem_of
 
@@ -82,6 +82,8 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
 
     if not _stat.S_ISREG(info.st_mode) or info.st_size == 0 or info.st_size > max_input_bytes():
         return None
+    if info.st_size >= MIN_BYTES and not numba_loaded():
+        load_beside()  # a file this big is parsed by compiled code: numba loads on a second thread while it is read
     with open_input(path) as handle:
         data = read_bounded(handle, path)
     if worth_it(len(data), MIN_BYTES):  # one compiled pass over the bytes (pyverify.inputs.columnar.byte_parse)
