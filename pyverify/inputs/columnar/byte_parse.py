@@ -238,11 +238,13 @@ def read_mooncake_bytes(data: bytes, max_line: int):
         return None
     parts = _parts(data)
     count = kernel(count_separators)
-    sizes = []
-    for part in parts:
+
+    def size_of(part: np.ndarray) -> tuple[int, int]:
         newlines, commas, colons = (int(v) for v in count(part))  # compiled: no byte-sized temporaries
-        lines = newlines + (part[-1] != 10)
-        sizes.append((lines, commas - colons + 2 * lines))
+        lines = newlines + int(part[-1] != 10)
+        return lines, commas - colons + 2 * lines
+
+    sizes = on_cores(size_of, parts)  # the parts counted side by side, as they are parsed (at 20M: 0.13 s on one core)
     if any(lines < 1 or references < lines for lines, references in sizes):
         return None
     ids = np.empty(sum(references for _, references in sizes), dtype=np.int64)
