@@ -113,10 +113,51 @@ def test_the_digest_thread_hands_back_its_error(monkeypatch):
     def fails(_trace):
         raise MemoryError("no room to hash")
 
-    monkeypatch.setattr(digest, "content_sha256", fails)
-    waiting = digest.content_sha256_beside(trace)
+    monkeypatch.setattr(digest, "_digest_of", fails)
+    other = ColumnarTrace(name="t", ids=trace.ids.copy(), offsets=trace.offsets.copy())
+    waiting = digest.content_sha256_beside(other)
     with pytest.raises(MemoryError, match="no room to hash"):
         waiting()
+    with pytest.raises(MemoryError, match="no room to hash"):  # and by content_sha256, which waits for the same digest
+        digest.content_sha256(other)
+
+
+def test_a_digest_begun_by_the_reader_is_the_one_used(monkeypatch, tmp_path):
+    """A reader begins the digest before its closure check; content_sha256 then waits for that digest (hashed
+    once), and it equals the digest taken in line and the trusted checker's, from plain Python."""
+    import numpy as np
+
+    import pyverify.inputs.columnar.digest as digest
+    from pyverify.inputs.columnar import read_columnar
+    from pyverify.trusted.digest import content_sha256 as trusted_sha256
+
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"timestamp": 0, "input_length": 1100, "output_length": 3, "hash_ids": [0, 1, 2]}\n'
+                    '{"timestamp": 5, "input_length": 600, "output_length": 4, "hash_ids": [0, 3]}\n')
+    monkeypatch.setattr(digest, "BACKGROUND_DIGEST_MIN", 0)
+    hashed = []
+    inner = digest._digest_of
+    monkeypatch.setattr(digest, "_digest_of", lambda trace: hashed.append(trace) or inner(trace))
+    trace = read_columnar(path)
+    assert trace in digest._begun
+    first, again = digest.content_sha256(trace), digest.content_sha256_beside(trace)()
+    assert first == again == inner(trace) == trusted_sha256(trace.to_instance())
+    assert hashed == [trace]  # once, by the reader's thread (inner(trace) above called the original)
+    assert np.array_equal(trace.ids, [0, 1, 2, 0, 3])
+
+
+def test_a_trace_the_closure_check_refuses_is_not_returned(monkeypatch, tmp_path):
+    """The digest begun before the closure check changes no verdict: a trace giving block 1 two parents is
+    refused with the strict reader's line, digest thread or not."""
+    import pyverify.inputs.columnar.digest as digest
+    from pyverify.errors import UserError
+    from pyverify.inputs.columnar import read_columnar
+
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"hash_ids": [0, 1]}\n{"hash_ids": [2, 1]}\n')
+    monkeypatch.setattr(digest, "BACKGROUND_DIGEST_MIN", 0)
+    with pytest.raises(UserError, match="line 2"):
+        read_columnar(path)
 
 
 @st.composite

@@ -36,6 +36,7 @@ checker (tests compare the two on Hypothesis traces).
 from __future__ import annotations
 
 import hashlib
+import weakref
 from typing import Callable
 
 import numpy as np
@@ -57,7 +58,13 @@ def fleet_size_of(trace: ColumnarTrace) -> int:
 
 
 def content_sha256(trace: ColumnarTrace) -> str:
-    """Hex SHA-256 of the trace's ``pyverify.content/1`` encoding (see the module docstring)."""
+    """Hex SHA-256 of the trace's ``pyverify.content/1`` encoding (see the module docstring); a digest its
+    reader began (:func:`begin_content_sha256`) is waited for, not taken again."""
+    begun = _begun.get(trace)
+    return begun() if begun is not None else _digest_of(trace)
+
+
+def _digest_of(trace: ColumnarTrace) -> str:
     digest = hashlib.sha256(CONTENT_FORMAT.encode("ascii") + b"\0")
     arrivals = _present(trace.timestamps)
     inputs, outputs = _present(trace.input_tokens), _present(trace.output_tokens)
@@ -90,9 +97,21 @@ def content_sha256(trace: ColumnarTrace) -> str:
     return digest.hexdigest()
 
 
-#: From this many references :func:`content_sha256_beside` hashes on a second thread; below, starting one costs
-#: about what it saves.
+#: From this many references a trace is hashed on a second thread (:func:`begin_content_sha256`,
+#: :func:`content_sha256_beside`); below, starting one costs about what it saves.
 BACKGROUND_DIGEST_MIN = 1_000_000
+
+#: The digests begun on a thread, by trace (a trace is immutable and compared by identity), each a wait for
+#: its hex digest: kept while the trace lives, so every later request for it is answered at once.
+_begun: "weakref.WeakKeyDictionary[ColumnarTrace, Callable[[], str]]" = weakref.WeakKeyDictionary()
+
+
+def begin_content_sha256(trace: ColumnarTrace) -> None:
+    """Start hashing ``trace`` on a second thread, for a reader about to hand it over: its last check (the
+    prefix closure) runs meanwhile, and :func:`content_sha256` then waits for this digest. A trace the check
+    refuses is dropped with its digest. Below :data:`BACKGROUND_DIGEST_MIN` references, nothing is begun."""
+    if trace.n_references >= BACKGROUND_DIGEST_MIN and trace not in _begun:
+        _begun[trace] = _on_a_thread(trace)
 
 
 def content_sha256_beside(trace: ColumnarTrace) -> Callable[[], str]:
@@ -101,18 +120,24 @@ def content_sha256_beside(trace: ColumnarTrace) -> Callable[[], str]:
     hashlib lets go of the GIL over large buffers, and the compiled kernels run without it (``nogil``), so the
     two share no core: at 20M references the digest took 0.1-0.15 s of a 1.2-2 s run when taken in line. The
     arrays must not change until the result is called (no command changes a trace it has read). An error in
-    the thread is raised by the call.
+    the thread is raised by the call. A digest the reader began is the one waited for.
     """
     if trace.n_references < BACKGROUND_DIGEST_MIN:
         value = content_sha256(trace)
         return lambda: value
+    begin_content_sha256(trace)
+    return _begun[trace]
+
+
+def _on_a_thread(trace: ColumnarTrace) -> Callable[[], str]:
+    """:func:`_digest_of` begun on a daemon thread; the result waits for it (and raises what it raised)."""
     import threading
 
     outcome: list = []
 
     def digest() -> None:
         try:
-            outcome.append((content_sha256(trace), None))
+            outcome.append((_digest_of(trace), None))
         except BaseException as error:  # noqa: BLE001 (handed to the caller, who raises it)
             outcome.append((None, error))
 
@@ -144,4 +169,4 @@ def _update(digest, values: np.ndarray, dtype: str) -> None:
         digest.update(memoryview(values[start:start + step]).cast("B"))
 
 
-__all__ = ["ARRIVALS", "BACKGROUND_DIGEST_MIN", "BLOCK_TOKENS", "CONTENT_FORMAT", "INPUT_TOKENS", "OUTPUT_TOKENS", "ROUTE_KEYS", "ROUTING", "content_sha256", "content_sha256_beside", "fleet_size_of"]
+__all__ = ["ARRIVALS", "BACKGROUND_DIGEST_MIN", "BLOCK_TOKENS", "CONTENT_FORMAT", "INPUT_TOKENS", "OUTPUT_TOKENS", "ROUTE_KEYS", "ROUTING", "begin_content_sha256", "content_sha256", "content_sha256_beside", "fleet_size_of"]

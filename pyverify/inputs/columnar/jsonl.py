@@ -38,6 +38,7 @@ import numpy as np
 from pyverify.inputs.columnar.arrow import numpy_of
 from pyverify.inputs.columnar.byte_parse import read_mooncake_bytes
 from pyverify.inputs.columnar.closure import is_prefix_closed
+from pyverify.inputs.columnar.digest import begin_content_sha256
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.trace import ColumnarTrace
 from pyverify.inputs.columnar.compiled import MIN_BYTES, PLAIN, compiled_scan, load_beside, numba_loaded, worth_it
@@ -207,12 +208,12 @@ def _stdlib_columns(data: bytes, lines: int, quotes: int):
 
 def _closed_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) -> ColumnarTrace | None:
     """The trace the fast path read, or ``None`` when it is not prefix-closed (the strict reader names the line)."""
-    if not is_prefix_closed(ids, offsets):
-        return None
-    return ColumnarTrace(
+    trace = ColumnarTrace(
         name=stem_of(path), ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
         timestamps=timestamps, input_tokens=input_tokens, output_tokens=output_tokens,
     )
+    begin_content_sha256(trace)  # hashed on a second core while the closure is checked
+    return trace if is_prefix_closed(ids, offsets) else None
 
 
 def _prescan(data: bytes) -> tuple[int, int, int] | None:

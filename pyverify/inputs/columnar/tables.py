@@ -19,6 +19,7 @@ import numpy as np
 from pyverify.errors import located
 from pyverify.inputs.columnar.arrow import numpy_of, valid_of
 from pyverify.inputs.columnar.closure import first_violation, is_prefix_closed
+from pyverify.inputs.columnar.digest import begin_content_sha256
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.formats import is_parquet
 from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
@@ -293,11 +294,13 @@ def _flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.nd
 
 def _trace(ids: np.ndarray, offsets: np.ndarray, path, block_size: int | None, extra: dict) -> ColumnarTrace:
     """The validated trace, once prefix closure holds."""
+    trace = ColumnarTrace(name=stem_of(path), ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
+                          block_size_tokens=block_size, **extra)
+    begin_content_sha256(trace)  # hashed on a second core while the closure is checked
     if not is_prefix_closed(ids, offsets):
         request, position, reason = first_violation(ids, offsets)
         raise located(path, f"row {request + 1}.hash_ids[{position}]", reason)
-    return ColumnarTrace(name=stem_of(path), ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
-                         block_size_tokens=block_size, **extra)
+    return trace
 
 
 def _kind(path: str | Path) -> str:
