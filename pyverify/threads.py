@@ -4,6 +4,7 @@ go of the GIL, so threads of one process run them side by side on a 2-core machi
 The readers and counters that split their work (the Parquet row groups, the prefix-closure read-back, the
 JSONL byte parser, the per-host count) all go through :func:`on_cores`, so they agree on how many threads
 a machine gets, and a one-core machine or a single part runs in the calling thread with no pool at all.
+Work started early and waited for later (the content digest, numba's import) goes through :func:`beside`.
 """
 
 from __future__ import annotations
@@ -35,4 +36,30 @@ def on_cores(function: Callable[[Item], Result], items: Iterable[Item]) -> list[
         return list(pool.map(function, items))
 
 
-__all__ = ["cores", "on_cores"]
+def beside(function: Callable[[], Result]) -> Callable[[], Result]:
+    """``function()`` begun on a second (daemon) thread; call the result to wait for its value, or for the
+    error it raised, raised again in the caller."""
+    import threading
+
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append((function(), None))
+        except BaseException as error:  # noqa: BLE001 (handed to the caller, who raises it)
+            outcome.append((None, error))
+
+    worker = threading.Thread(target=run, name="pyverify-beside", daemon=True)
+    worker.start()
+
+    def result() -> Result:
+        worker.join()
+        value, error = outcome[0]
+        if error is not None:
+            raise error
+        return value
+
+    return result
+
+
+__all__ = ["beside", "cores", "on_cores"]

@@ -123,12 +123,14 @@ def load_kernels_before_reading(path: str) -> None:
 
     try:
         size = os.stat(path).st_size
+        if size < KERNELS_BEFORE_READING_PARQUET_BYTES:  # the smaller size: no file's head need be read
+            return
         parquet = is_parquet(path)
+        if size < (KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES):
+            return
         jsonl = not parquet and is_hash_ids_jsonl(path)
     except OSError:
         return  # the reader names the file
-    if size < (KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES):
-        return
     if not jsonl:
         kernels_available()
         return

@@ -42,7 +42,7 @@ PLAIN, NOT_PLAIN, TOO_DEEP = 0, 1, 2
 _compiled: dict[Callable, Callable | None] = {}
 
 
-#: Waits for the loads :func:`load_beside` began (each a thread's ``join``).
+#: Waits for the loads :func:`load_beside` began (:func:`pyverify.threads.beside`).
 _loading: list[Callable[[], None]] = []
 
 
@@ -78,7 +78,7 @@ def load_beside() -> None:
     and :func:`kernel` waits for the thread before it compiles or loads anything. Nothing else depends on
     the thread: an error it meets is met again, and reported, by the caller's own compiled call.
     """
-    import threading
+    from pyverify.threads import beside
 
     def load() -> None:
         try:
@@ -90,9 +90,7 @@ def load_beside() -> None:
         except Exception:  # noqa: BLE001, S110 (only a head start: the caller's own compiled call reports)
             pass
 
-    worker = threading.Thread(target=load, name="pyverify-numba", daemon=True)
-    worker.start()
-    _loading.append(worker.join)
+    _loading.append(beside(load))
 
 
 def _touch(text):

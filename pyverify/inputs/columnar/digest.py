@@ -42,6 +42,7 @@ from typing import Callable
 import numpy as np
 
 from pyverify.inputs.columnar.trace import ColumnarTrace
+from pyverify.threads import beside
 
 CONTENT_FORMAT = "pyverify.content/1"
 #: Flag bits of the header's last word: which optional columns follow.
@@ -111,7 +112,7 @@ def begin_content_sha256(trace: ColumnarTrace) -> None:
     prefix closure) runs meanwhile, and :func:`content_sha256` then waits for this digest. A trace the check
     refuses is dropped with its digest. Below :data:`BACKGROUND_DIGEST_MIN` references, nothing is begun."""
     if trace.n_references >= BACKGROUND_DIGEST_MIN and trace not in _begun:
-        _begun[trace] = _on_a_thread(trace)
+        _begun[trace] = beside(lambda: _digest_of(trace))
 
 
 def content_sha256_beside(trace: ColumnarTrace) -> Callable[[], str]:
@@ -122,36 +123,12 @@ def content_sha256_beside(trace: ColumnarTrace) -> Callable[[], str]:
     arrays must not change until the result is called (no command changes a trace it has read). An error in
     the thread is raised by the call. A digest the reader began is the one waited for.
     """
-    if trace.n_references < BACKGROUND_DIGEST_MIN:
-        value = content_sha256(trace)
-        return lambda: value
     begin_content_sha256(trace)
-    return _begun[trace]
-
-
-def _on_a_thread(trace: ColumnarTrace) -> Callable[[], str]:
-    """:func:`_digest_of` begun on a daemon thread; the result waits for it (and raises what it raised)."""
-    import threading
-
-    outcome: list = []
-
-    def digest() -> None:
-        try:
-            outcome.append((_digest_of(trace), None))
-        except BaseException as error:  # noqa: BLE001 (handed to the caller, who raises it)
-            outcome.append((None, error))
-
-    worker = threading.Thread(target=digest, name="pyverify-digest", daemon=True)
-    worker.start()
-
-    def result() -> str:
-        worker.join()
-        value, error = outcome[0]
-        if error is not None:
-            raise error
-        return value
-
-    return result
+    begun = _begun.get(trace)
+    if begun is not None:
+        return begun
+    value = _digest_of(trace)  # too small for a thread to repay
+    return lambda: value
 
 
 def _present(column: np.ndarray | None) -> np.ndarray | None:
