@@ -80,10 +80,17 @@ CASES = {**{f"bad: {k}": "\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2
          **{f"odd: {k}": v for k, v in ODD_BUT_GOOD.items()}, **MORE}
 
 
+#: Chunk sizes for the small path's parse: a line per chunk, a chunk ending inside a line, and the default (whole).
+CHUNKS = (1, 40, jsonl.STDLIB_CHUNK_BYTES)
+
+
+@pytest.mark.parametrize("chunk", CHUNKS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_the_small_path_declines_or_reads_as_pyarrow_does(tmp_path, monkeypatch, name):
+def test_the_small_path_declines_or_reads_as_pyarrow_does(tmp_path, monkeypatch, name, chunk):
     """Whether the small path parsed the file or declined it, the answer is the pyarrow path's: the same trace, or
-    None (then the strict reader names the line, or reads what neither fast path vouches for)."""
+    None (then the strict reader names the line, or reads what neither fast path vouches for). So in chunks of
+    any size: a bad line in a later chunk than the first still declines the whole file."""
+    monkeypatch.setattr(jsonl, "STDLIB_CHUNK_BYTES", chunk)
     path = tmp_path / "t.jsonl"
     path.write_text(CASES[name])
     small, big, _ = both(path, monkeypatch)
@@ -92,9 +99,12 @@ def test_the_small_path_declines_or_reads_as_pyarrow_does(tmp_path, monkeypatch,
         same_trace(small, big)
 
 
+@pytest.mark.parametrize("chunk", CHUNKS)
 @pytest.mark.parametrize("seed", range(6))
-def test_the_small_path_reads_plain_traces(tmp_path, monkeypatch, seed):
-    """Not vacuous: a plain Mooncake file (dense ids, or sparse ones up to 2**63) is read by the small path itself."""
+def test_the_small_path_reads_plain_traces(tmp_path, monkeypatch, seed, chunk):
+    """Not vacuous: a plain Mooncake file (dense ids, or sparse ones up to 2**63) is read by the small path itself,
+    in one chunk or many."""
+    monkeypatch.setattr(jsonl, "STDLIB_CHUNK_BYTES", chunk)
     path = tmp_path / "t.jsonl"
     write_lines(path, random_chains(seed))
     small, big, taken = both(path, monkeypatch)
