@@ -305,6 +305,30 @@ def test_parquet_is_read_row_group_by_row_group_with_global_rows(tmp_path):
         read_parquet(path)
 
 
+@pytest.mark.parametrize("element", ["int64", "uint64", "int32"])
+def test_a_one_row_group_parquet_keeps_its_ids_without_a_copy(tmp_path, element):
+    """One row group: the ids are a view of the decoded column when its values are 64-bit (unsigned ones
+    below 2**63 have the same bits), a copy otherwise; either way, the values of a many-group read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rank: dict[int, int] = {}
+    chains = [[rank.setdefault(block, len(rank)) for block in chain] for chain in random_chains(5, 40)]  # fit int32
+    lists = pa.array(chains, type=pa.list_(getattr(pa, element)()))
+    one, many = tmp_path / "one.parquet", tmp_path / "many.parquet"
+    pq.write_table(pa.table({"hash_ids": lists}), one)
+    pq.write_table(pa.table({"hash_ids": lists}), many, row_group_size=7)
+    assert pq.ParquetFile(one).metadata.num_row_groups == 1 and pq.ParquetFile(many).metadata.num_row_groups > 1
+    single, grouped = read_parquet(one), read_parquet(many)
+    assert single.ids.dtype == np.int64 and np.array_equal(single.ids, grouped.ids)
+    assert np.array_equal(single.offsets, grouped.offsets) and single.offsets[0] == 0
+    root = single.ids
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    assert isinstance(root.base, pa.Buffer) == (element != "int32")  # a view of the decoded column, or a copy
+    assert single.ids.tolist() == [block for chain in chains for block in chain]
+
+
 def _jsonl(tmp_path, chains):
     path = tmp_path / "c.jsonl"
     write_lines(path, chains)
