@@ -159,6 +159,8 @@ def test_vectorised_prefix_closure_finds_the_same_first_violation(seed, monkeypa
     from pyverify.inputs.columnar import closure
 
     monkeypatch.setattr(closure, "CHUNK", 7)  # many chunks, chains cut across them (patched where is_prefix_closed reads it)
+    monkeypatch.setattr(closure, "STEP", 3)  # and steps within a chunk
+    monkeypatch.setattr(closure, "worth_it", lambda *args: False)  # numpy's passes, even once numba is loaded
     chains = random_chains(seed, 80)
     rng = random.Random(seed)
     victim = rng.randrange(1, len(chains))
@@ -177,22 +179,23 @@ def test_vectorised_prefix_closure_finds_the_same_first_violation(seed, monkeypa
 
 @settings(max_examples=400, deadline=None)
 @given(chains=st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=5), min_size=1, max_size=8),
-       chunk=st.sampled_from([1, 2, 3, 5, 1 << 24]))
-def test_prefix_closure_on_arrays_agrees_with_the_strict_checker(chains, chunk):
+       chunk=st.sampled_from([1, 2, 3, 5, 1 << 24]), step=st.sampled_from([1, 2, 1 << 16]))
+def test_prefix_closure_on_arrays_agrees_with_the_strict_checker(chains, chunk, step):
     """Arbitrary chains over a few ids (most of them not prefix-closed: an id after two parents, after the root
-    and a block, or twice in a chain), read back in chunks of every size: closed exactly when the strict
+    and a block, or twice in a chain), read back in chunks and steps of every size: closed exactly when the strict
     checker finds no violation, and the first violation the same."""
     from pyverify.inputs.columnar import closure
 
     ids = np.array([b for c in chains for b in c], dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum([len(c) for c in chains]))).astype(np.int64)
     expected = first_prefix_violation(chains)
-    saved = closure.CHUNK
-    closure.CHUNK = chunk
+    saved = closure.CHUNK, closure.STEP, closure.worth_it
+    # numpy's passes, even once numba is loaded (tests/test_columnar_compiled.py sets the compiled pass against them)
+    closure.CHUNK, closure.STEP, closure.worth_it = chunk, step, lambda *args: False
     try:
         closed = is_prefix_closed(ids, offsets)
     finally:
-        closure.CHUNK = saved
+        closure.CHUNK, closure.STEP, closure.worth_it = saved
     assert closed == (expected is None)
     found = first_violation(ids, offsets)
     assert found == (None if expected is None else (expected.request, expected.position, expected.reason))

@@ -32,11 +32,15 @@ def references(draw):
     return ids, caches, fleet
 
 
-@pytest.fixture(params=["numpy", "compiled"])
+@pytest.fixture(params=["numpy", "numpy in steps of 3", "compiled"])
 def way(request, monkeypatch):
-    """Both ways first_references counts: numpy's passes, and the compiled pass it takes once numba is loaded."""
-    if request.param == "numpy":
+    """Both ways first_references counts: numpy's passes (whole, or a few references per step, so that a
+    key's first reference and its repeats fall in different steps), and the compiled pass it takes once
+    numba is loaded."""
+    if request.param.startswith("numpy"):
         monkeypatch.setattr(numpy_engine, "compiled_first_references", lambda *args: None)
+        if request.param.endswith("steps of 3"):
+            monkeypatch.setattr(numpy_engine, "TABLE_STEP", 3)
     else:
         pytest.importorskip("numba")
         assert compiled_first_references(np.zeros(1, dtype=np.int64), 1, None, 1) is not None

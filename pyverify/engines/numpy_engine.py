@@ -66,7 +66,7 @@ def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = No
     kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
     earliest = np.empty(universe, dtype=kind)  # a table of positions indexed by block id, no sort (int32: 4 bytes per id)
     if cache_of_reference is None or fleet_size == 1:
-        return _first_in_table(earliest, dense, np.arange(n, dtype=kind))
+        return _first_in_table(earliest, dense)
     # One cache at a time, through the same table of one entry per block: a table of (block, cache) keys
     # (16 hosts x 2M blocks = 128 MiB) is touched on nearly every page, and faulting them in took most of a
     # per-host count; a table of blocks stays small enough to be reused warm.
@@ -80,13 +80,34 @@ def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = No
     return first
 
 
-def _first_in_table(earliest: np.ndarray, keys: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """Whether each ``positions[i]`` (increasing) is the earliest of its key; ``earliest``: scratch indexed by key.
+#: References per step of :func:`_first_in_table`: its temporaries (positions, the read-back) stay a few MB.
+TABLE_STEP = 1 << 16
 
-    Only the entries of keys that occur are set, and only they are read, so the table needs no filling."""
-    earliest[keys] = np.iinfo(earliest.dtype).max
-    np.minimum.at(earliest, keys, positions)
-    return earliest[keys] == positions
+
+def _first_in_table(earliest: np.ndarray, keys: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
+    """Whether each ``positions[i]`` (increasing; ``None``: ``0, 1, 2, ...``) is the earliest of its key;
+    ``earliest``: scratch indexed by key.
+
+    The keys are taken :data:`TABLE_STEP` at a time, in order: a step's positions are all later than the
+    steps before, so once a step has written its minima, a key's entry holds its earliest position if that
+    position is in this step or before. Then the step's temporaries are small and the trace is read
+    once, not once per pass: at 20M references the three whole-trace passes with a position array took
+    0.34 s in a fresh process against 0.19 s once their pages were warm. The table is cleared by one
+    sequential fill when it is no bigger than the keys, else at the keys that occur (only they are read).
+    """
+    highest = np.iinfo(earliest.dtype).max
+    if earliest.size <= keys.size:
+        earliest.fill(highest)
+    else:
+        earliest[keys] = highest
+    first = np.empty(keys.size, dtype=bool)
+    for start in range(0, keys.size, TABLE_STEP):
+        end = min(start + TABLE_STEP, keys.size)
+        step = keys[start:end]
+        at = np.arange(start, end, dtype=earliest.dtype) if positions is None else positions[start:end]
+        np.minimum.at(earliest, step, at)
+        np.equal(earliest[step], at, out=first[start:end])
+    return first
 
 
 def uncapacitated_hits(ids: np.ndarray, offsets: np.ndarray, cache_of: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:
