@@ -80,7 +80,8 @@ CASES = {**{f"bad: {k}": "\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2
          **{f"odd: {k}": v for k, v in ODD_BUT_GOOD.items()}, **MORE}
 
 
-#: Chunk sizes for the small path's parse: a line per chunk, a chunk ending inside a line, and the default (whole).
+#: Chunk sizes for the small path's parse: a line per chunk, a few lines per chunk (each chunk's end is sought
+#: from a byte inside a line, and the chunk runs to that line's end), and the default (one chunk for these files).
 CHUNKS = (1, 40, jsonl.STDLIB_CHUNK_BYTES)
 
 

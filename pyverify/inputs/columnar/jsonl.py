@@ -201,10 +201,10 @@ def _stdlib_columns(data: bytes, lines: int, quotes: int):
         if set(map(type, chains)) != {list} or not all(chains):
             return None
         try:
-            ids.extend(array("q", list(chain.from_iterable(chains))))
+            ids.fromlist(list(chain.from_iterable(chains)))  # all or nothing: on an error the array is unchanged
         except (TypeError, OverflowError):  # a float, a list or an integer past int64 among the ids
             return None
-        lengths.extend(array("q", map(len, chains)))
+        lengths.fromlist(list(map(len, chains)))
         for name, values in fields.items():
             values.extend(map(dict.get, records, repeat(name)))  # None where a record lacks it (a null was refused above)
     if records_read != lines or 2 * keys_read != quotes:
