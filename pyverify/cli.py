@@ -240,7 +240,31 @@ def entry() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
-    sys.exit(status)
+    _leave(status)
+
+
+def _leave(status: int) -> None:
+    """Exit with ``status``, without the interpreter's teardown when nothing is left for it to do.
+
+    Python's finalisation frees every module, function and array one object at a time before the process
+    ends, which the operating system does at once: on the 288k-reference Mooncake conversation trace it was
+    14 ms of a 150 ms ``simulate``. What finalisation does besides freeing is done here first: the ``atexit``
+    functions run (temporary directories, logging, coverage) and both streams are flushed. When that cannot
+    be finished here (another thread, not a daemon, still running, which Python would wait for; a stream
+    that will not flush, as into a closed pipe), the ordinary exit runs instead.
+    """
+    import atexit
+    import threading
+
+    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
+        sys.exit(status)
+    atexit._run_exitfuncs()  # noqa: SLF001 (the documented atexit functions, run as finalisation would)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    os._exit(status)
 
 
 if __name__ == "__main__":

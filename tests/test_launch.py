@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -68,3 +69,63 @@ def test_numpys_settings_are_the_programs_unless_the_user_set_them(variable, our
             f"cli.entry = lambda: print(__import__('os').environ[{variable!r}], 'numpy' in sys.modules); launch.entry()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, check=True).stdout
     assert out.split() == [ours if given is None else given, "False"]  # set, and before NumPy was imported
+
+
+# The exit: the interpreter's teardown is skipped (pyverify.cli._leave), but nothing finalisation would have done is lost.
+
+TRACE_LINE = '{"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [0, 1]}\n'
+
+
+def run_entry(tmp_path, before: str, *argv: str) -> subprocess.CompletedProcess:
+    """``pyverify ARGV`` through the program's own entry point, after the Python lines ``before``."""
+    script = f"import sys\n{before}\nsys.argv = ['pyverify', *sys.argv[1:]]\nfrom pyverify.launch import entry\nentry()\n"
+    return subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+
+def test_atexit_functions_run_and_every_line_is_written(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(TRACE_LINE * 3)
+    result = run_entry(tmp_path, "import atexit\natexit.register(lambda: print('atexit ran'))", "simulate", str(trace), "--json")
+    assert result.returncode == 0, result.stderr
+    report, _, tail = result.stdout.rpartition("}\n")
+    assert tail == "atexit ran\n"  # after the report, as at an ordinary exit
+    assert json.loads(report + "}")["misses"] == 2
+
+
+def test_the_status_of_a_refused_input_is_kept(tmp_path):
+    (tmp_path / "bad.json").write_text("{")
+    result = run_entry(tmp_path, "import atexit\natexit.register(lambda: print('atexit ran'))", "simulate", "bad.json")
+    assert (result.returncode, result.stdout) == (2, "atexit ran\n")
+    assert result.stderr.startswith("pyverify: error:") and result.stderr.count("\n") == 1
+
+
+def test_a_thread_still_working_is_waited_for(tmp_path):
+    """A thread that is not a daemon is waited for at an ordinary exit; skipping the teardown must not kill it."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(TRACE_LINE)
+    worker = ("import threading, time, pathlib\n"
+              "threading.Thread(target=lambda: (time.sleep(0.5), pathlib.Path('done').write_text('yes'))).start()")
+    result = run_entry(tmp_path, worker, "simulate", str(trace))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "done").read_text() == "yes"
+
+
+def test_an_output_file_is_whole_when_the_process_ends(tmp_path):
+    """What a command writes is on disk when it exits (its own files are closed before the exit is skipped)."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(TRACE_LINE * 200)
+    result = run_entry(tmp_path, "", "trace", "import", str(trace), "-o", "t.json")
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads((tmp_path / "t.json").read_text())["requests"]) == 200
+
+
+def test_a_reader_that_stops_early_gets_no_complaint(tmp_path):
+    """``pyverify ... | head``: the pipe closes before the report is written; the run ends quietly, status 0."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(TRACE_LINE * 20000)  # a witness far longer than a pipe's buffer
+    script = "import sys\nsys.argv = ['pyverify', *sys.argv[1:]]\nfrom pyverify.launch import entry\nentry()\n"
+    process = subprocess.Popen([sys.executable, "-c", script, "simulate", str(trace), "--json", "--witness"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert process.stdout.read(10) == b'{\n  "insta'
+    process.stdout.close()
+    assert (process.wait(timeout=120), process.stderr.read()) == (0, b"")
