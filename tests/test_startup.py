@@ -10,12 +10,20 @@ schema is validated, matplotlib by charts, tqdm by progress bars.
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pyverify.commands.input_options import MOONCAKE_KEYS, RICHER_THAN_MOONCAKE, is_plain_mooncake
+from pyverify.errors import UserError
+from pyverify.inputs.detect import read_head
+from pyverify.inputs.load import detect_format
+from pyverify.inputs.stream import Input
 from tests.conftest import REPO
 
 #: Packages a plain run on a small trace has no use for.
@@ -133,3 +141,38 @@ def test_a_kernel_waits_for_numba_loading_beside(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "False"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.sets(st.sampled_from(sorted(MOONCAKE_KEYS - {"hash_ids"}) + ["block_size", "chat_id", "turn", "format", "events", "ts"])),
+       hash_ids=st.one_of(st.lists(st.integers(0, 9), max_size=3), st.dictionaries(st.sampled_from(["sys_prompt", "history"]), st.lists(st.integers(0, 9)))))
+def test_a_plain_mooncake_record_is_what_the_detectors_say_it_is(keys, hash_ids):
+    """The start-up shortcut (no per-record readers for a Mooncake file) answers as the format detectors do."""
+    record = {"hash_ids": hash_ids, **{key: 1 for key in keys}}
+    head = read_head(Input("t.jsonl", io.BytesIO(json.dumps(record).encode() + b"\n"), None))
+    if is_plain_mooncake(record):
+        assert detect_format(head, "t.jsonl").key == "mooncake-jsonl"
+    try:
+        richer = detect_format(head, "t.jsonl").key in RICHER_THAN_MOONCAKE
+    except UserError:
+        richer = False
+    assert not (richer and is_plain_mooncake(record))
+
+
+def test_simulate_on_a_mooncake_trace_imports_no_simulator_and_no_per_record_reader(small_trace):
+    script = ("import sys, io, contextlib; from pyverify.cli import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()): main(sys.argv[1:])\n"
+              "print(sorted(name for name in sys.modules if name.startswith('pyverify.')))")
+    result = subprocess.run([sys.executable, "-c", script, "simulate", str(small_trace), "--json"],
+                            capture_output=True, text=True, timeout=120, cwd=REPO)
+    modules = set(eval(result.stdout))  # noqa: S307 (our own repr)
+    assert "pyverify.inputs.columnar.jsonl" in modules  # the run did read the trace
+    assert not modules & {"pyverify.inputs.load", "pyverify.sim.simulate", "pyverify.sim.routing", "pyverify.engines.counts"}
+
+
+def test_the_policy_names_are_the_routing_policies():
+    """The parser offers :data:`pyverify.sim.names.POLICY_NAMES` without importing the router; they must be its."""
+    from pyverify.sim.names import POLICY_NAMES
+    from pyverify.sim.routing import POLICIES
+
+    assert tuple(POLICIES) == POLICY_NAMES

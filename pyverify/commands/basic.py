@@ -9,14 +9,13 @@ from contextlib import contextmanager
 from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, load_with
-from pyverify.inputs.load import load_described, load_input
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
-from pyverify.sim.routing import POLICIES, UNROUTED_FLEET_SIZES, RoutingOptions, default_fleet, default_policy, describe_hosts, hosts_source, route
 from pyverify.commands.cache_options import add_cache_options, check_page_size, prompt_tokens_of, resolve_cache_size, window_of
-from pyverify.sim.simulate import ENGINE_EVICTIONS, MODELS, PER_HOST, POOLED, SGLANG, SGLANG_FIFO, VLLM, caches_read, simulate
+# The names only: the simulators and the per-record readers are imported by the runs that use them.
+from pyverify.sim.names import ENGINE_EVICTIONS, MODELS, PER_HOST, POLICY_NAMES, POOLED, SGLANG, SGLANG_FIFO, UNROUTED_FLEET_SIZES, VLLM
 
 ORDER = 10
 
@@ -66,10 +65,10 @@ def slack_value(text: str) -> float:
 def policy_list(text: str) -> list[str]:
     """Parse ``round-robin,prefix-affinity`` into known routing policies (no repeats)."""
     policies = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [policy for policy in policies if policy not in POLICIES]
+    unknown = [policy for policy in policies if policy not in POLICY_NAMES]
     if unknown or not policies:
-        raise argparse.ArgumentTypeError(f"unknown routing policy {(unknown or [text])[0]!r}; choose from: {', '.join(POLICIES)}"
-                                         + (did_you_mean(unknown[0], POLICIES) if unknown else ""))
+        raise argparse.ArgumentTypeError(f"unknown routing policy {(unknown or [text])[0]!r}; choose from: {', '.join(POLICY_NAMES)}"
+                                         + (did_you_mean(unknown[0], POLICY_NAMES) if unknown else ""))
     if len(set(policies)) != len(policies):
         raise argparse.ArgumentTypeError(f"routing policies repeat in {text!r}")
     return policies
@@ -97,7 +96,7 @@ def register(subparsers) -> None:
     sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an input (an instance or a trace)")
     sim.add_argument("instance", help=INPUT_HELP)
     sim.add_argument("--model", choices=MODELS, default=POOLED, help="one pooled cache (default), or one cache per host")
-    sim.add_argument("--routing", choices=sorted(POLICIES),
+    sim.add_argument("--routing", choices=sorted(POLICY_NAMES),
                      help="how requests reach hosts (default: fold, the instance's own routing, or round-robin "
                           "for an input without one, as in every command)")
     sim.add_argument("--fleet", type=fleet_size,
@@ -136,7 +135,7 @@ def register(subparsers) -> None:
     sw.add_argument("instance", help=INPUT_HELP)
     sw.add_argument("--fleets", type=fleet_list, help="comma-separated fleet sizes")
     sw.add_argument("--routing", type=policy_list, metavar="POLICY[,POLICY...]",
-                    help=f"routing policy, or several to compare ({', '.join(POLICIES)}); default: fold, or round-robin "
+                    help=f"routing policy, or several to compare ({', '.join(POLICY_NAMES)}); default: fold, or round-robin "
                          "for an instance without routing")
     add_cache_options(sw, per="host (the pool gets F times as much)")
     add_routing_options(sw)
@@ -147,6 +146,8 @@ def register(subparsers) -> None:
 
 
 def run_validate(args) -> int:
+    from pyverify.sim.routing import describe_hosts, hosts_source
+
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
     summary = {
@@ -198,6 +199,8 @@ def run_simulate(args) -> int:
 def simulate_in_python(args) -> Simulation:
     """``simulate`` on the input loaded as an instance (Python chains): every input, every option."""
     from pyverify.sim.accounting import tally
+    from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
+    from pyverify.sim.simulate import simulate
     from pyverify.sim.tokens import instance_token_weights
 
     loaded = load_described_with(args, args.instance)
@@ -235,8 +238,10 @@ def simulate_in_python(args) -> Simulation:
 def simulate_engine(args) -> Simulation:
     """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.sim.vllm_pool`,
     :mod:`pyverify.sim.sglang_radix`), fed each prompt's length in tokens."""
+    from pyverify.inputs.load import load_described
     from pyverify.sim.accounting import tally
-    from pyverify.sim.simulate import engine_hits
+    from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
+    from pyverify.sim.simulate import caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
     if args.eviction not in ENGINE_EVICTIONS:
@@ -351,6 +356,7 @@ def report_simulation(args, simulation: Simulation) -> int:
 
 def run_sweep(args) -> int:
     from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
+    from pyverify.sim.routing import RoutingOptions, default_policy
     from pyverify.sim.sweep import default_fleets_for, sweep_policies
     from pyverify.sim.tokens import instance_token_weights
 

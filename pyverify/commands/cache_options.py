@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pyverify.commands.argtypes import positive_int
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
-from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LRU
+from pyverify.sim.names import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LRU
 from pyverify.sim.window import Window, warmup_fraction
 
 

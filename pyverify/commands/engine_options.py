@@ -15,8 +15,7 @@ from __future__ import annotations
 from pyverify.engines import ENGINES
 from pyverify.commands.input_options import needs_instance_reader
 from pyverify.errors import UserError
-from pyverify.sim.routing import default_fleet, default_fleet_for, default_policy_for
-from pyverify.sim.simulate import PER_HOST
+from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
 
 
 def add_engine_options(parser) -> None:
@@ -194,6 +193,8 @@ def run_simulate_counts(args, print_json) -> int:
         gives_hosts = _has_hosts(args.instance)
         own_fleet = _own_fleet(args.instance) if gives_hosts else None
     else:
+        from pyverify.sim.routing import default_fleet
+
         loaded = load_described_with(args, args.instance)
         instance = loaded.instance
         identity = identity_of(loaded)  # an instance file's canonical SHA-256 as well

@@ -9,14 +9,18 @@ for the reuse report as well as their sum.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from pyverify.engines.compiled_misses import compiled_first_references
 from pyverify.inputs.columnar.compiled import numba_loaded
 from pyverify.threads import on_cores
-from pyverify.engines.counts import FleetCounts, fleet_counts
 from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.counting import CHUNK, dense_ids, pooled_misses, reference_hosts
+
+if TYPE_CHECKING:
+    from pyverify.engines.counts import FleetCounts
 
 #: Largest (ids x hosts) table marked directly (bytes); past it, keys are sorted instead.
 TABLE_LIMIT = 1 << 32
@@ -179,8 +183,10 @@ def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, 
     return misses
 
 
-def count(trace: ColumnarTrace, hosts: np.ndarray | None = None, fleet_size: int = 1) -> FleetCounts:
+def count(trace: ColumnarTrace, hosts: np.ndarray | None = None, fleet_size: int = 1) -> "FleetCounts":
     """Pooled counts, and per-host counts when ``hosts`` (one per request) is given."""
+    from pyverify.engines.counts import FleetCounts, fleet_counts  # the count engines' results: not simulate's
+
     distinct = pooled_misses(trace.ids)
     if hosts is None:
         return FleetCounts(trace.n_references, distinct)

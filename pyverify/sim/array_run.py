@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pyverify.sim.simulate import EVICTIONS, FIFO, LEAF_LRU, LRU, TAIL_FIRST
+from pyverify.sim.names import EVICTIONS, FIFO, LEAF_LRU, LRU, TAIL_FIRST
 from pyverify.sim.tokens import NO_LENGTH, TokenWeights, weights_of_lengths
 
 if TYPE_CHECKING:

@@ -65,6 +65,9 @@ from typing import Callable, Sequence
 
 from pyverify.errors import UserError
 from pyverify.inputs.model import Instance
+from pyverify.sim.names import (  # noqa: F401 (re-exported where they were defined)
+    DEFAULT_TRACE_FLEET, POLICY_NAMES, UNROUTED_FLEET_SIZES, default_fleet_for, default_policy_for,
+)
 from pyverify.sim.simulate import EVICTIONS, LRU, new_cache
 
 
@@ -221,19 +224,6 @@ def default_policy(instance: Instance) -> str:
     return default_policy_for(instance.routing is not None)
 
 
-def default_policy_for(gives_hosts: bool) -> str:
-    """:func:`default_policy` of an input that gives a host per request (or not), however it is held."""
-    return "fold" if gives_hosts else "round-robin"
-
-
-#: The fleet size when an input names none: 16 nodes (a round number; the Mooncake paper's
-#: local-against-global comparison, FAST'25 section 5.3.2, uses 10 prefill nodes).
-DEFAULT_TRACE_FLEET = 16
-
-#: Fleet sizes swept by default for an input that names no fleet (a trace).
-UNROUTED_FLEET_SIZES = [2, 4, 8, 16]
-
-
 def default_fleet(instance: Instance) -> int:
     """Every command's default fleet size: the instance's own hosts when it gives a routing or a
     fleet (``trace import --hosts 16``), else :data:`DEFAULT_TRACE_FLEET`."""
@@ -252,11 +242,6 @@ def hosts_source(instance: Instance) -> str:
 def describe_hosts(instance: Instance) -> str:
     """``16 hosts (given by its routing)``: the input's host count, pluralised, and where it comes from."""
     return f"{instance.hosts} host{'' if instance.hosts == 1 else 's'} ({hosts_source(instance)})"
-
-
-def default_fleet_for(own_hosts: int | None) -> int:
-    """:func:`default_fleet` of an input whose own fleet is ``own_hosts`` (``None``: it names none)."""
-    return own_hosts or DEFAULT_TRACE_FLEET
 
 
 def route(instance: Instance, fleet_size: int, policy: str, options: RoutingOptions | None = None) -> tuple[int, ...]:

@@ -91,46 +91,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pyverify.sim.kernels import REPLAY_BREAK_EVEN, SGLANG_BREAK_EVEN, TREE_REPLAY_BREAK_EVEN, use_kernels
-
-POOLED = "pooled"
-PER_HOST = "per-host"
-MODELS = (POOLED, PER_HOST)
-
-#: Chain-order LRU: pyverify's original policy (see the module docstring).
-LRU = "lru"
-CHAIN_LRU = LRU
-FIFO = "fifo"
-LEAF_LRU = "leaf-lru"
-TAIL_FIRST = "tail-first"
-EVICTIONS = (LRU, FIFO, LEAF_LRU, TAIL_FIRST)
-
-#: Serving engines' own caches, replayed exactly (they need each prompt's
-#: length in tokens): vLLM 0.33's block pool (:mod:`pyverify.sim.vllm_pool`)
-#: and SGLang 0.5.23's radix cache (:mod:`pyverify.sim.sglang_radix`).
-VLLM = "vllm"
-SGLANG = "sglang"
-SGLANG_FIFO = "sglang-fifo"
-ENGINE_EVICTIONS = (VLLM, SGLANG, SGLANG_FIFO)
-
-#: One line per policy, for --help texts and reports.
-EVICTION_HELP = {
-    LRU: "chain-order LRU (pyverify's original: touches a chain root first, can evict a parent before its child)",
-    FIFO: "first in, first out (a held block keeps its entry time)",
-    LEAF_LRU: ("leaf-first LRU: evict the least recently used block with no cached child (kvcache-simulator's "
-               "idealisation of SGLang's radix cache; --eviction sglang is the exact cache)"),
-    VLLM: ("vLLM 0.33's block pool exactly (a fully cached prompt recomputes its last token, hence a block-aligned "
-           "repeat its last block, cached again as a second copy; a partial last block takes a slot; a prompt longer "
-           "than the pool is never scheduled; --capacity C is num_gpu_blocks = C + 1, one null block; what an instance "
-           "cannot hold: prompts shorter than one block, which vLLM runs in one slot that can evict, since an instance "
-           "has no request without a block (trace import leaves them out and says how many))"),
-    SGLANG: ("SGLang 0.5.23's radix cache exactly (hits at most input_len - 1 tokens, whole pages; evicts whole leaf "
-             "nodes, least recently used first, until the shortfall is covered; locked prefixes stay; a prompt of "
-             "pool tokens - 6 or more is refused; --page-size)"),
-    SGLANG_FIFO: "SGLang's radix cache with --radix-eviction-policy fifo: leaves leave by creation time",
-    TAIL_FIRST: ("vLLM's free-queue order, idealised: a finished request's blocks are freed tail first, the oldest "
-                 "freed block is evicted (no partial blocks, no duplicate copies; --eviction vllm is the exact pool)"),
-}
-
+from pyverify.sim.names import (  # noqa: F401 (the names, re-exported where they were defined)
+    CHAIN_LRU, ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, FIFO, LEAF_LRU, LRU, MODELS, PER_HOST, POOLED, SGLANG,
+    SGLANG_FIFO, TAIL_FIRST, VLLM,
+)
 
 #: What "LRU" is wherever ``pyverify mrc`` prints or draws it: its one-pass curves (pyverify.sim.mrc)
 #: are of chain-order LRU, which engines do not use; ``budgets --eviction leaf-lru`` simulates theirs.

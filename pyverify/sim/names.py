@@ -1,0 +1,73 @@
+"""The names the commands offer, and the fleet defaults: what a command line needs before anything runs.
+
+The cache models, the evictions, the routing policies and the default fleet
+sizes are read when the parser is built, for every run, while the simulators
+that give them meaning (:mod:`pyverify.sim.simulate`, :mod:`pyverify.sim.routing`)
+are needed only by the runs that use them. Kept here, building ``simulate``'s
+parser imports no simulator (issue #23: start-up within 2x a plain script);
+both modules take their names from here, and the tests check that
+:data:`POLICY_NAMES` names exactly :data:`pyverify.sim.routing.POLICIES`.
+"""
+
+from __future__ import annotations
+
+POOLED = "pooled"
+PER_HOST = "per-host"
+MODELS = (POOLED, PER_HOST)
+
+#: Chain-order LRU: pyverify's original policy (see the module docstring).
+LRU = "lru"
+CHAIN_LRU = LRU
+FIFO = "fifo"
+LEAF_LRU = "leaf-lru"
+TAIL_FIRST = "tail-first"
+EVICTIONS = (LRU, FIFO, LEAF_LRU, TAIL_FIRST)
+
+#: Serving engines' own caches, replayed exactly (they need each prompt's
+#: length in tokens): vLLM 0.33's block pool (:mod:`pyverify.sim.vllm_pool`)
+#: and SGLang 0.5.23's radix cache (:mod:`pyverify.sim.sglang_radix`).
+VLLM = "vllm"
+SGLANG = "sglang"
+SGLANG_FIFO = "sglang-fifo"
+ENGINE_EVICTIONS = (VLLM, SGLANG, SGLANG_FIFO)
+
+#: One line per policy, for --help texts and reports.
+EVICTION_HELP = {
+    LRU: "chain-order LRU (pyverify's original: touches a chain root first, can evict a parent before its child)",
+    FIFO: "first in, first out (a held block keeps its entry time)",
+    LEAF_LRU: ("leaf-first LRU: evict the least recently used block with no cached child (kvcache-simulator's "
+               "idealisation of SGLang's radix cache; --eviction sglang is the exact cache)"),
+    VLLM: ("vLLM 0.33's block pool exactly (a fully cached prompt recomputes its last token, hence a block-aligned "
+           "repeat its last block, cached again as a second copy; a partial last block takes a slot; a prompt longer "
+           "than the pool is never scheduled; --capacity C is num_gpu_blocks = C + 1, one null block; what an instance "
+           "cannot hold: prompts shorter than one block, which vLLM runs in one slot that can evict, since an instance "
+           "has no request without a block (trace import leaves them out and says how many))"),
+    SGLANG: ("SGLang 0.5.23's radix cache exactly (hits at most input_len - 1 tokens, whole pages; evicts whole leaf "
+             "nodes, least recently used first, until the shortfall is covered; locked prefixes stay; a prompt of "
+             "pool tokens - 6 or more is refused; --page-size)"),
+    SGLANG_FIFO: "SGLang's radix cache with --radix-eviction-policy fifo: leaves leave by creation time",
+    TAIL_FIRST: ("vLLM's free-queue order, idealised: a finished request's blocks are freed tail first, the oldest "
+                 "freed block is evicted (no partial blocks, no duplicate copies; --eviction vllm is the exact pool)"),
+}
+
+
+#: The static and online routing policies (:mod:`pyverify.sim.routing`), in the order the help lists them.
+POLICY_NAMES = ("given", "fold", "round-robin", "random", "route-key", "prefix-hash", "prefix-affinity")
+
+#: The fleet size when an input names none: 16 nodes (a round number; the Mooncake paper's
+#: local-against-global comparison, FAST'25 section 5.3.2, uses 10 prefill nodes).
+DEFAULT_TRACE_FLEET = 16
+
+#: Fleet sizes swept by default for an input that names no fleet (a trace).
+UNROUTED_FLEET_SIZES = [2, 4, 8, 16]
+
+
+def default_policy_for(gives_hosts: bool) -> str:
+    """Every command's default routing policy for an input that gives a host per request (or not): ``fold``
+    when it does, else ``round-robin`` (traces)."""
+    return "fold" if gives_hosts else "round-robin"
+
+
+def default_fleet_for(own_hosts: int | None) -> int:
+    """Every command's default fleet size for an input whose own fleet is ``own_hosts`` (``None``: it names none)."""
+    return own_hosts or DEFAULT_TRACE_FLEET
