@@ -83,3 +83,29 @@ def test_lines_left_open_reach_the_strict_readers_error_not_a_crash(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "line 1" in done.stdout
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.lists(PIECES, max_size=8), min_size=1, max_size=5), step=st.sampled_from([1, 2, 3, 7, 64]),
+       trailing_newline=st.booleans())
+def test_the_scans_in_steps_find_what_one_whole_pass_finds(parts, step, trailing_newline):
+    """The byte scans compare :data:`jsonl.SCAN_STEP` bytes at a time; in any step, a bracket or a line end that
+    straddles two steps is found once, as a comparison of the whole text finds it."""
+    import numpy as np
+
+    data = lines_of(parts)
+    data = data if trailing_newline else data[:-1]
+    text = np.frombuffer(data, dtype=np.uint8)
+    whole_ends = np.flatnonzero(text == ord("\n"))
+    whole_ends = whole_ends if data.endswith(b"\n") else np.append(whole_ends, text.size)
+    per_line = np.diff(np.searchsorted(np.flatnonzero((text == ord("{")) | (text == ord("["))), whole_ends, side="right"), prepend=0)
+    default = jsonl.SCAN_STEP
+    try:
+        jsonl.SCAN_STEP = step
+        assert jsonl._line_ends(text).tolist() == whole_ends.tolist()
+        assert jsonl._count(text, '"') == data.count(b'"')
+        assert jsonl._lines_shallow(data) == (int(per_line.max()) <= MAX_JSON_DEPTH)
+        counts = jsonl._plain_lines(data)
+    finally:
+        jsonl.SCAN_STEP = default
+    assert counts == jsonl._plain_lines(data)
