@@ -74,6 +74,24 @@ def test_fast_path_reads_what_the_strict_reader_reads(tmp_path, seed):
     same_as_strict(fast, path)
 
 
+@pytest.mark.parametrize("block", [16, 200, 1 << 22])
+@pytest.mark.parametrize("seed", range(3))
+def test_pyarrows_chunks_are_read_as_one_trace(tmp_path, monkeypatch, seed, block):
+    """pyarrow's reader makes a chunk per block of lines; their ids are copied into one array chunk by chunk."""
+    import pyverify.inputs.columnar.jsonl as jsonl_module
+
+    monkeypatch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
+    monkeypatch.setattr(jsonl_module, "JSON_BLOCK_BYTES", block)
+    path = tmp_path / "t.jsonl"
+    write_lines(path, random_chains(seed))
+    data = path.read_bytes()
+    chunks = jsonl_module._parse_jsonl(data, max(map(len, data.splitlines()))).column("hash_ids").num_chunks
+    assert (chunks > 1) == (block < 1 << 22)
+    fast = _fast_jsonl(path)
+    assert fast is not None, "the pyarrow path must take a plain Mooncake file in any number of chunks"
+    same_as_strict(fast, path)
+
+
 @pytest.mark.skipif(not MOONCAKE.exists(), reason=NO_MOONCAKE)
 def test_fast_path_on_the_mooncake_trace():
     fast = _fast_jsonl(MOONCAKE)
@@ -109,15 +127,18 @@ BAD_LINES = {
 }
 
 
-@pytest.fixture(params=["json", "pyarrow", "byte parser"])
+@pytest.fixture(params=["json", "pyarrow", "pyarrow in blocks of a line", "byte parser"])
 def fast_reader(request, monkeypatch):
     """Each fast JSONL path in turn: the standard library's json (files below ``STDLIB_MAX_BYTES``, as these
-    are), pyarrow's (here every file) and the compiled byte parser (files of ``MIN_BYTES`` or more; here every
-    file), so one list of hostile files holds all three to the strict reader."""
+    are), pyarrow's (here every file; in one block, and in blocks of about a line, so a table of many chunks
+    whose ids are copied chunk by chunk) and the compiled byte parser (files of ``MIN_BYTES`` or more; here
+    every file), so one list of hostile files holds all of them to the strict reader."""
     import pyverify.inputs.columnar.jsonl as jsonl_module
 
-    if request.param == "pyarrow":
+    if request.param.startswith("pyarrow"):
         monkeypatch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
+    if request.param == "pyarrow in blocks of a line":
+        monkeypatch.setattr(jsonl_module, "JSON_BLOCK_BYTES", 16)
     if request.param == "byte parser":
         pytest.importorskip("numba")
         monkeypatch.setattr(jsonl_module, "MIN_BYTES", 0)

@@ -34,11 +34,13 @@ from typing import Iterator
 
 import numpy as np
 
+from pyverify.errors import UserError
 from pyverify.inputs.columnar.arrow import numpy_of
 from pyverify.inputs.columnar.byte_parse import read_mooncake_bytes
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.digest import begin_content_sha256
 from pyverify.inputs.columnar.extras import require
+from pyverify.inputs.columnar.tables import flat_ids
 from pyverify.inputs.columnar.trace import ColumnarTrace
 from pyverify.inputs.columnar.compiled import MIN_BYTES, PLAIN, compiled_scan, load_beside, numba_loaded, worth_it
 from pyverify.inputs.jsonread import MAX_JSON_DEPTH, MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded, too_deep_at
@@ -100,6 +102,9 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
         with _no_cycle_collection():
             columns = _stdlib_columns(data, n_lines, quotes)
         if columns is not None:
+            ids, offsets = columns[:2]
+            if offsets.size < 2 or np.any(np.diff(offsets) < 1) or ids.min() < 0:
+                return None  # an empty chain or a negative id: the strict reader names the line
             return _checked_trace(path, *columns)
     try:
         import pyarrow  # noqa: F401  (the path below needs it; without it the strict reader reads)
@@ -111,22 +116,20 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     if not _keys_are_distinct(table, quotes):
         return None
     del data
-    column = table.column("hash_ids").combine_chunks()
-    if column.null_count or column.values.null_count:
-        return None
-    offsets = numpy_of(column.offsets).astype(np.int64)
-    ids = numpy_of(column.values)
-    if offsets[0] != 0:
-        ids = ids[offsets[0]:offsets[-1]]
-        offsets = offsets - offsets[0]
+    # The chunks (one per block of lines) copied straight into one array of ids, and checked on the way
+    # (pyarrow's combine_chunks took 102 ms for this copy at 5M references; this, 20 ms).
+    chunks = table.column("hash_ids").chunks
+    try:
+        ids, offsets = flat_ids(chunks, table.num_rows, sum(len(chunk.flatten()) for chunk in chunks), path)
+    except UserError:
+        return None  # a null, an empty chain or a negative id: the strict reader names the line
     lengths = [_numbers(table, key) for key in ("input_length", "output_length")]
     return _checked_trace(path, ids, offsets, _numbers(table, "timestamp"), *lengths)
 
 
 def _checked_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) -> ColumnarTrace | None:
-    """The trace from its parsed columns, or ``None`` on what the strict reader refuses or would name the line of."""
-    if offsets.size < 2 or np.any(np.diff(offsets) < 1) or ids.min() < 0:
-        return None
+    """The trace from its parsed columns (every chain non-empty, every id at least 0), or ``None`` on what the
+    strict reader refuses or would name the line of."""
     if timestamps is not None:
         present = timestamps[~np.isnan(timestamps)]
         if present.size and (present.min() < 0 or present.max() > 2**53 or np.any(np.diff(present) < 0)):
@@ -336,12 +339,17 @@ def _count(text: np.ndarray, char: str) -> int:
                for start in range(0, text.size, SCAN_STEP))
 
 
+#: The bytes of lines pyarrow's JSON reader parses as one block (one chunk of the table; blocks are parsed on
+#: every core): 4 MiB measured fastest on 2 cores.
+JSON_BLOCK_BYTES = 1 << 22
+
+
 def _parse_jsonl(data: bytes, longest: int):
     """pyarrow's JSON reader over the bytes (blocks of several lines, parsed on every core), or ``None``."""
     import pyarrow as pa
     import pyarrow.json as pj
 
-    block = max(1 << 22, 2 * longest + 2)  # 4 MiB blocks measured fastest on 2 cores
+    block = max(JSON_BLOCK_BYTES, 2 * longest + 2)
     try:
         return pj.read_json(
             pa.BufferReader(data),

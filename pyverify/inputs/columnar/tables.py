@@ -47,7 +47,7 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
         leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
         capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
         columns = _hash_id_columns(path, metadata.num_row_groups)
-        ids, offsets = _flat_ids((chunk for column in columns for chunk in column.chunks), metadata.num_rows, capacity, path)
+        ids, offsets = flat_ids((chunk for column in columns for chunk in column.chunks), metadata.num_rows, capacity, path)
     return _trace(ids, offsets, path, block_size, extra)
 
 
@@ -243,7 +243,7 @@ def _from_table(table, path: str | Path, block_size: int | None) -> ColumnarTrac
     column = table.column("hash_ids")
     _check_list_type(column.type, path)
     capacity = sum(len(chunk.values) for chunk in column.chunks)
-    ids, offsets = _flat_ids(iter(column.chunks), table.num_rows, capacity, path)
+    ids, offsets = flat_ids(iter(column.chunks), table.num_rows, capacity, path)
     return _trace(ids, offsets, path, block_size, _optional_columns(table, path))
 
 
@@ -253,7 +253,7 @@ def _check_list_type(kind, path) -> None:
         raise located(path, "hash_ids", f"expected a list of integer block ids per row, got {kind}")
 
 
-def _flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.ndarray]:
+def flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.ndarray]:
     """``(ids, offsets)`` from list-array chunks in row order, checked chunk by chunk; errors name ``row N``.
 
     A trace in one chunk (a file of one row group, the usual below a million requests) keeps that chunk's
