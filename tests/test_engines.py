@@ -204,8 +204,8 @@ def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
 
 
 def test_auto_reads_every_trace_file_as_arrays_and_big_parquet_by_duckdb(tmp_path, capsys, monkeypatch, parquet_files):
+    import pyverify.engines
     from pyverify.commands import basic
-    from pyverify.engines import select
 
     path = parquet_files["r1"]
     status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json", "--engine", "python")
@@ -213,7 +213,7 @@ def test_auto_reads_every_trace_file_as_arrays_and_big_parquet_by_duckdb(tmp_pat
     monkeypatch.setattr(basic, "simulate_in_python", None)  # whatever the size: the array path, the same report
     status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
     assert status == 0 and json.loads(out) == oracle and "engine" not in oracle
-    monkeypatch.setattr(select, "AUTO_DUCKDB_BYTES", 1)
+    monkeypatch.setattr(pyverify.engines, "AUTO_DUCKDB_BYTES", 1)  # where choose reads it
     status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
     assert status == 0 and json.loads(out)["engine"] == "duckdb"
 

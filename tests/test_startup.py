@@ -176,3 +176,39 @@ def test_the_policy_names_are_the_routing_policies():
     from pyverify.sim.routing import POLICIES
 
     assert tuple(POLICIES) == POLICY_NAMES
+
+
+@pytest.mark.parametrize("content", [b"PAR1\x00\x01binary", b'{\n  "format": "pyverify.instance/1"\n}\n', b"[1, 2]\n", b"{not json\n"],
+                         ids=["parquet-like", "pretty instance", "array", "broken"])
+def test_an_input_without_a_first_record_is_no_richer_format(tmp_path, content):
+    """The start-up shortcut for inputs whose head has no JSON object: no format of RICHER_THAN_MOONCAKE is told
+    without one, as the detectors say."""
+    from pyverify.commands.input_options import _richer_than_mooncake
+
+    path = tmp_path / "input"
+    path.write_bytes(content)
+    head = read_head(Input(str(path), io.BytesIO(content), None))
+    assert head.first_object is None
+    try:
+        detected = detect_format(head, "input").key
+    except UserError:
+        detected = None
+    assert detected not in RICHER_THAN_MOONCAKE and _richer_than_mooncake(str(path)) is False
+
+
+def test_simulate_on_a_parquet_trace_imports_no_per_record_reader_and_no_count_engine(tmp_path):
+    pytest.importorskip("pyarrow")
+    import numpy as np
+
+    from pyverify.inputs.columnar import ColumnarTrace, write_parquet
+
+    path = tmp_path / "t.parquet"
+    write_parquet(ColumnarTrace(name="t", ids=np.array([0, 1, 0, 2, 3]), offsets=np.array([0, 2, 4, 5]), source="test"), path)
+    script = ("import sys, io, contextlib; from pyverify.cli import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()): main(sys.argv[1:])\n"
+              "print(sorted(name for name in sys.modules if name.startswith('pyverify.')))")
+    result = subprocess.run([sys.executable, "-c", script, "simulate", str(path), "--json"],
+                            capture_output=True, text=True, timeout=120, cwd=REPO)
+    modules = set(eval(result.stdout))  # noqa: S307 (our own repr)
+    assert "pyverify.inputs.columnar.tables" in modules  # the run did read the file
+    assert not modules & {"pyverify.inputs.load", "pyverify.engines.counts", "pyverify.engines.select", "pyverify.sim.simulate"}

@@ -63,7 +63,7 @@ def counts_apply(args) -> bool:
             return False
         if needs_instance_reader(args) or not is_trace_file(args.instance):
             return False
-        from pyverify.engines.select import choose
+        from pyverify.engines import choose
 
         return choose("auto", args.instance) == "duckdb"
     if args.engine == "numpy":

@@ -131,8 +131,10 @@ def _richer_than_mooncake(path: str) -> bool:
     try:
         with open_source(path) as source:
             head = read_head(source)
-            if is_plain_mooncake(head.first_object):
-                return False  # settled without the per-record readers' module (start-up time)
+            if head.first_object is None or is_plain_mooncake(head.first_object):
+                # Settled without the per-record readers' module (start-up time): each of those formats is told
+                # by the fields of a first record (a Parquet file, say, has none), and Mooncake's alone are not one.
+                return False
             from pyverify.inputs.load import detect_format
 
             return detect_format(head, source.display).key in RICHER_THAN_MOONCAKE

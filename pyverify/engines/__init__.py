@@ -21,6 +21,11 @@ host for host the same as :mod:`pyverify.sim.routing`; :mod:`pyverify.engines.se
 picks an engine.
 """
 
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
 #: The engines ``--engine`` accepts (kept here, apart from the engines, so the CLI can list them cheaply).
 #: ``python`` is the per-record simulator on Python chains: every input and option, and the test oracle
 #: the array path (``auto``, ``numpy``) is compared with.
@@ -28,3 +33,26 @@ ENGINES = ("auto", "python", "numpy", "duckdb", "dask")
 
 #: Parquet files at least this large go to DuckDB under ``--engine auto``.
 AUTO_DUCKDB_BYTES = 1 << 30
+
+
+def choose(engine: str, path: str | Path) -> str:
+    """The engine to run: ``engine`` unless it is ``auto`` (here, beside the names, so the CLI decides without
+    importing the engines)."""
+    from pyverify.errors import UserError
+    from pyverify.inputs.columnar.formats import is_parquet
+
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r}; choose one of: {', '.join(ENGINES)}")
+    if engine != "auto":
+        return engine
+    try:
+        big = is_parquet(path) and os.path.getsize(path) >= AUTO_DUCKDB_BYTES
+    except OSError:
+        big = False
+    if big:
+        try:
+            import duckdb  # noqa: F401
+        except ImportError:
+            return "numpy"
+        return "duckdb"
+    return "numpy"

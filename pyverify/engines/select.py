@@ -16,29 +16,9 @@ from pathlib import Path
 
 from pyverify.engines.counts import FleetCounts, Measure
 from pyverify.engines.routing import ONE_MACHINE, static_hosts
-from pyverify.engines import AUTO_DUCKDB_BYTES, ENGINES
+from pyverify.engines import AUTO_DUCKDB_BYTES, ENGINES, choose  # noqa: F401 (re-exported)
 from pyverify.errors import UserError
 from pyverify.inputs.columnar import ColumnarTrace, check_parquet_file, is_parquet, read_columnar
-
-
-
-def choose(engine: str, path: str | Path) -> str:
-    """The engine to run: ``engine`` unless it is ``auto``."""
-    if engine not in ENGINES:
-        raise UserError(f"unknown engine {engine!r}; choose one of: {', '.join(ENGINES)}")
-    if engine != "auto":
-        return engine
-    try:
-        big = is_parquet(path) and os.path.getsize(path) >= AUTO_DUCKDB_BYTES
-    except OSError:
-        big = False
-    if big:
-        try:
-            import duckdb  # noqa: F401
-        except ImportError:
-            return "numpy"
-        return "duckdb"
-    return "numpy"
 
 
 def count(path: str | Path, engine: str, fleet_size: int | None, policy: str | None, seed: int = 0,
