@@ -329,10 +329,48 @@ def test_parquet_is_read_row_group_by_row_group_with_global_rows(tmp_path):
         read_parquet(path)
 
 
+@pytest.mark.parametrize("rows_per_group", [None, 7])
+@pytest.mark.parametrize("batch", [1, 3, 4096])
+def test_parquet_is_streamed_in_batches_with_global_rows(tmp_path, monkeypatch, batch, rows_per_group):
+    """One thread streams the file in batches of rows (and each row group is read in batches on its thread):
+    the trace and the rows errors name are the same in batches of any size, and the batches are that size."""
+    import math
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import pyverify.inputs.columnar.tables as tables
+
+    monkeypatch.setattr(tables, "BATCH_ROWS", batch)
+    chains = random_chains(6, 50)
+    trace = ColumnarTrace.from_instance(import_mooncake(_jsonl(tmp_path, chains)))
+    path = tmp_path / "batches.parquet"
+    write_parquet(trace, path, **({} if rows_per_group is None else {"rows_per_group": rows_per_group}))
+    groups = pq.ParquetFile(path).metadata.num_row_groups
+    assert (groups == 1) == (rows_per_group is None)
+    chunks = list(tables._hash_id_chunks(path, groups))
+    sizes = [len(chunk) for chunk in chunks]
+    assert sum(sizes) == len(chains) and max(sizes) == min(batch, rows_per_group or batch, len(chains))
+    if groups == 1:
+        assert len(chunks) == math.ceil(len(chains) / batch)
+    back = read_parquet(path)
+    assert np.array_equal(back.ids, trace.ids) and np.array_equal(back.offsets, trace.offsets)
+    bad = [[0, 1], [0, 2], [3], [3, 4], [5, -6], [7]]
+    pq.write_table(pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path,
+                   **({} if rows_per_group is None else {"row_group_size": 2}))
+    with pytest.raises(UserError, match=r"row 5\.hash_ids\[1\]: block id -6 is negative"):
+        read_parquet(path)
+    unclosed = [[0, 1], [0, 2], [3], [5, 1]]  # block 1 after 0, then after 5
+    pq.write_table(pa.table({"hash_ids": pa.array(unclosed, type=pa.list_(pa.int64()))}), path)
+    with pytest.raises(UserError, match=r"row 4\.hash_ids\[1\]: .*prefix-closed"):
+        read_parquet(path)
+
+
 @pytest.mark.parametrize("element", ["int64", "uint64", "int32"])
 def test_a_one_row_group_parquet_keeps_its_ids_without_a_copy(tmp_path, element):
-    """One row group: the ids are a view of the decoded column when its values are 64-bit (unsigned ones
-    below 2**63 have the same bits), a copy otherwise; either way, the values of a many-group read."""
+    """One row group of at most one batch of rows: the ids are a view of the decoded column when its values
+    are 64-bit (unsigned ones below 2**63 have the same bits), a copy otherwise; either way, the values of a
+    many-group read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -46,43 +46,52 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
         metadata = handle.metadata
         leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
         capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
-        columns = _hash_id_columns(path, metadata.num_row_groups)
-        ids, offsets = flat_ids((chunk for column in columns for chunk in column.chunks), metadata.num_rows, capacity, path)
+        ids, offsets = flat_ids(_hash_id_chunks(path, metadata.num_row_groups), metadata.num_rows, capacity, path)
     return _trace(ids, offsets, path, block_size, extra)
 
 
-def _hash_id_columns(path: str | Path, row_groups: int) -> Iterator[Any]:
-    """Each row group's ``hash_ids`` column, in order, decoded on as many threads as there are cores.
+#: Requests per batch when one thread decodes the file: pyarrow's decode of a whole row group held its
+#: dictionary pages, indices and output at once (160 MiB of resident memory at 5M references, for 40 MB
+#: of ids); in batches of this many rows it holds a few MB beyond the ids they are copied into.
+BATCH_ROWS = 4096
+
+
+def _hash_id_chunks(path: str | Path, row_groups: int) -> Iterator[Any]:
+    """The ``hash_ids`` list-array chunks of every row group, in row order, decoded on as many threads as
+    there are cores.
 
     pyarrow decodes one column of one row group on one thread, so reading the row groups one after
     another left a core idle: 0.30-0.99 s for a 20M-reference file against 0.17-0.23 s on two threads
     here. At most one row group per thread is decoded ahead of the one the caller copies out, so memory
     stays the trace's arrays and a few row groups. Each thread opens the file itself (a ``ParquetFile``
-    is not documented as safe to share between threads).
+    is not documented as safe to share between threads). One thread (one row group, or one core) streams
+    the file in batches of :data:`BATCH_ROWS` requests instead.
     """
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     pq = require("pyarrow.parquet")
     workers = min(cores(), row_groups)
+    if workers == 1:
+        batches = pq.ParquetFile(str(path)).iter_batches(batch_size=BATCH_ROWS, columns=["hash_ids"], use_threads=False)
+        yield from (batch.column(0) for batch in batches)
+        return
     opened = threading.local()
 
     def decode(group: int):
         if not hasattr(opened, "handle"):
             opened.handle = pq.ParquetFile(str(path))
-        return opened.handle.read_row_group(group, columns=["hash_ids"], use_threads=False).column("hash_ids")
+        batches = opened.handle.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], columns=["hash_ids"], use_threads=False)
+        return [batch.column(0) for batch in batches]
 
-    if workers == 1:
-        yield from (decode(group) for group in range(row_groups))
-        return
     with ThreadPoolExecutor(workers) as pool:
         pending: deque = deque()
         for group in range(row_groups):
             pending.append(pool.submit(decode, group))
             if len(pending) > workers:
-                yield pending.popleft().result()
+                yield from pending.popleft().result()
         while pending:
-            yield pending.popleft().result()
+            yield from pending.popleft().result()
 
 
 def check_parquet_file(path: str | Path):
@@ -256,9 +265,9 @@ def _check_list_type(kind, path) -> None:
 def flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.ndarray]:
     """``(ids, offsets)`` from list-array chunks in row order, checked chunk by chunk; errors name ``row N``.
 
-    A trace in one chunk (a file of one row group, the usual below a million requests) keeps that chunk's
-    64-bit values as its ids, a view rather than a copy: at 5M references the copy was 40 MB written
-    while the chunk's 40 MB were still held."""
+    A trace in one chunk (a JSONL file of one block, a Parquet file of at most one batch of rows) keeps that
+    chunk's 64-bit values as its ids, a view rather than a copy; a trace in many chunks is copied into one
+    array allocated once, each chunk freed once copied."""
     if rows == 0:
         raise located(path, None, "empty trace: no requests")
     ids = offsets = None
