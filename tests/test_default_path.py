@@ -217,20 +217,22 @@ def test_the_default_equals_the_per_record_path_on_a_csv_trace(capsys, monkeypat
 
 @settings(max_examples=200, deadline=None)
 @given(chains=prefix_closed_chains(), hosts=st.lists(st.integers(0, 3), min_size=30, max_size=30), table=st.booleans(),
-       compiled=st.booleans(), threads=st.booleans())
-def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled, threads):
+       compiled=st.booleans(), threads=st.booleans(), step=st.sampled_from([1, 3, 4096]))
+def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled, threads, step):
     """The uncapacitated hits the default counts without a replay (a position table, or a sort when the
     keys are too many for a table; per host, the trace laid out host by host unless numba is loaded, its
-    hosts marked on one thread or two) equal simulate()'s, pooled and per host."""
+    hosts marked on one thread or two; misses summed a few requests at a time) equal simulate()'s, pooled and per host."""
     import numpy as np
 
     from pyverify.engines import numpy_engine
+    from pyverify.sim import counting
     from pyverify.sim.simulate import PER_HOST, POOLED, simulate
 
     ids = np.array([b for chain in chains for b in chain], dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum([len(c) for c in chains]))).astype(np.int64)
     cache_of = np.array(hosts[:len(chains)], dtype=np.int64)
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(counting, "REQUEST_STEP", step)
         if not table:  # as if the keys were too many for a table: np.unique finds the first references
             patch.setattr(numpy_engine, "KEY_TABLE_FACTOR", 0)
             patch.setattr(numpy_engine, "KEY_TABLE_MIN", 0)

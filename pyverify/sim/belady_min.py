@@ -56,7 +56,7 @@ from typing import Sequence
 import numpy as np
 
 from pyverify.sim.compiled import kernel
-from pyverify.sim.counting import dense_ids, flatten
+from pyverify.sim.counting import dense_ids, flatten, sums_per_request
 
 
 class FlatRelaxationViolated(AssertionError):
@@ -274,7 +274,8 @@ def _count_compiled(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: in
     inside[starts] = False
     if np.any(inside[1:] & (hit[1:] > hit[:-1])):
         raise FlatRelaxationViolated("a block hits after an earlier block of its chain missed")
-    hit_blocks = np.add.reduceat(hit.astype(np.int64), starts) if ids.size else np.zeros(0, dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    hit_blocks = sums_per_request(hit, offsets)  # summed in steps: no int64 copy of the marks
     return hit_blocks.tolist(), None, int(ids.size - hit.sum())
 
 

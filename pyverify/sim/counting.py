@@ -50,6 +50,35 @@ def reference_hosts(routing: Sequence[int] | np.ndarray, lengths: np.ndarray) ->
     return np.repeat(routing.astype(dtype, copy=False), lengths)
 
 
+#: Requests per step of :func:`sums_per_request`.
+REQUEST_STEP = 1 << 12
+
+
+def sums_per_request(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``values[offsets[i]:offsets[i + 1]].sum()`` for every request ``i`` (int64; an empty request sums to 0).
+
+    Summed :data:`REQUEST_STEP` requests at a time: one ``np.add.reduceat`` over a whole trace of marks,
+    summed as int64, took 0.27-0.30 s at 20M references in a fresh process against 0.02 s in these steps,
+    whose temporaries stay in cache. ``reduceat`` alone also gives an empty request the value at its offset,
+    not 0, so each step sums only its non-empty requests.
+    """
+    requests = offsets.size - 1
+    sums = np.zeros(max(requests, 0), dtype=np.int64)
+    for begin in range(0, requests, REQUEST_STEP):
+        end = min(begin + REQUEST_STEP, requests)
+        low, high = int(offsets[begin]), int(offsets[end])
+        if high == low:
+            continue
+        starts = offsets[begin:end] - low
+        nonempty = offsets[begin + 1:end + 1] > offsets[begin:end]
+        piece = values[low:high]
+        if nonempty.all():
+            sums[begin:end] = np.add.reduceat(piece, starts, dtype=np.int64)
+        else:  # an empty request's start is the next one's: summing from the non-empty starts alone is exact
+            sums[begin:end][nonempty] = np.add.reduceat(piece, starts[nonempty], dtype=np.int64)
+    return sums
+
+
 def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
     """``(ids', universe)``: ids unchanged if already dense, else renumbered 0..distinct-1."""
     if ids.size == 0:
@@ -97,4 +126,4 @@ def count_uncapacitated(ids: np.ndarray, hosts: np.ndarray, fleet_size: int) -> 
     return pooled_misses(ids), per_host_misses(ids, hosts, fleet_size)
 
 
-__all__ = ["count_uncapacitated", "dense_ids", "flatten", "per_host_misses", "pooled_misses", "reference_hosts"]
+__all__ = ["count_uncapacitated", "dense_ids", "flatten", "per_host_misses", "pooled_misses", "reference_hosts", "sums_per_request"]
