@@ -7,7 +7,7 @@ Mooncake JSONL and as Parquet in a temporary folder, at ``--refs`` block
 references (and, with ``--big``, also at 20M), then runs every command as a
 fresh process, interleaved (each round runs every command once, in an order shuffled each round), ``--rounds``
 rounds, and prints the median wall time of each, start-up and parsing
-included:
+included, and each ratio both of the medians and as its range within the rounds:
 
 * ``pyverify simulate F --model pooled --json`` and ``--model per-host``
   (the default: ``--engine auto``, round-robin over 16 hosts), on both files;
@@ -173,7 +173,7 @@ def commands_for(jsonl: Path, parquet: Path, fleet: int, polars: bool) -> dict[s
     return commands
 
 
-def measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict[str, float], dict[str, int], dict[str, int]]:
+def measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict[str, list[float]], dict[str, int], dict[str, int]]:
     times: dict[str, list[float]] = {name: [] for name in commands}
     peaks: dict[str, int] = {name: 0 for name in commands}
     answers: dict[str, int] = {}
@@ -191,10 +191,21 @@ def measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict[str, floa
             times[name].append(wall)
             peaks[name] = max(peaks[name], peak)
             answers[name] = misses_of(name, out)
-    return {name: statistics.median(values) for name, values in times.items()}, peaks, answers
+    return times, peaks, answers
 
 
-def report(title: str, refs: int, medians: dict[str, float], peaks: dict[str, int], answers: dict[str, int]) -> bool:
+def ratio(times: dict[str, list[float]], ours: str, theirs: str) -> str:
+    """``ours`` over ``theirs``: the ratio of the medians, then the range of the ratios within each round.
+
+    Two commands in one round ran minutes apart at most, under the same load; on this VM one command's time
+    moves by up to 2x between rounds, so the within-round range says how far to trust the median's ratio."""
+    mine, peer = statistics.median(times[ours]), statistics.median(times[theirs])
+    per_round = [a / b for a, b in zip(times[ours], times[theirs])]
+    return f"{mine / peer:.2f}x ({mine:.2f} s / {peer:.2f} s; rounds {min(per_round):.2f}-{max(per_round):.2f}x)"
+
+
+def report(title: str, refs: int, times: dict[str, list[float]], peaks: dict[str, int], answers: dict[str, int]) -> bool:
+    medians = {name: statistics.median(values) for name, values in times.items()}
     print(f"\n## {title}: {refs:,} block references, median of the rounds, whole processes")
     print("| command | median wall | peak RSS | bytes/ref | answer |")
     print("| --- | --- | --- | --- | --- |")
@@ -208,14 +219,12 @@ def report(title: str, refs: int, medians: dict[str, float], peaks: dict[str, in
             same = False
     for model in ("pooled", "per-host"):
         for kind in ("JSONL", "Parquet"):
-            ours = medians[f"pyverify {model} {kind}"]
-            peers = [(name, medians[f"{name} {model} {kind}"]) for name in ("duckdb", "polars") if f"{name} {model} {kind}" in medians]
-            print(f"ratio pyverify/" + ", ".join(f"{name}: {ours / wall:.2f}x ({ours:.2f} s / {wall:.2f} s)" for name, wall in peers)
-                  + f"  [{model}, {kind}]")
+            peers = [name for name in ("duckdb", "polars") if f"{name} {model} {kind}" in medians]
+            print("ratio pyverify/" + ", ".join(f"{name}: {ratio(times, f'pyverify {model} {kind}', f'{name} {model} {kind}')}"
+                                                for name in peers) + f"  [{model}, {kind}]")
     if "pyverify mrc curve" in medians:
-        curve = medians["pyverify mrc curve"]
-        print(f"ratio mrc/simulate --capacity {CURVE_CAPACITY}: {curve / medians['pyverify simulate lru curve']:.2f}x; "
-              f"mrc/plain numba Olken pass: {curve / medians['plain numba Olken curve']:.2f}x")
+        print(f"ratio mrc/simulate --capacity {CURVE_CAPACITY}: {ratio(times, 'pyverify mrc curve', 'pyverify simulate lru curve')}; "
+              f"mrc/plain numba Olken pass: {ratio(times, 'pyverify mrc curve', 'plain numba Olken curve')}")
     return same
 
 
@@ -245,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
             olken = Path(scratch) / OLKEN.name
             shutil.copyfile(OLKEN, olken)
             commands = {**commands_for(jsonl, parquet, args.fleet, polars_here), **curve_commands(parquet, olken)}
-            medians, peaks, answers = measure(commands, args.rounds)
-            ok &= report("synthetic trace", refs, medians, peaks, answers)
+            times, peaks, answers = measure(commands, args.rounds)
+            ok &= report("synthetic trace", refs, times, peaks, answers)
             jsonl.unlink()
             parquet.unlink()
     if CONVERSATION.is_file():
@@ -254,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         commands = {"pyverify pooled conversation": [py, "-m", "pyverify", "simulate", str(CONVERSATION), "--model", "pooled", "--json"],
                     "plain script pooled conversation": [py, "-c", PLAIN, str(CONVERSATION), "0"],
                     "numpy script pooled conversation": [py, "-c", NUMPY_SCRIPT, str(CONVERSATION)]}
-        medians, peaks, answers = measure(commands, args.rounds)
+        times, peaks, answers = measure(commands, args.rounds)
+        medians = {name: statistics.median(values) for name, values in times.items()}
         refs = json.loads(run([py, "-m", "pyverify", "simulate", str(CONVERSATION), "--model", "pooled", "--json"])[2])["references"]
         print(f"\n## Mooncake conversation trace: {refs:,} block references")
         for name, wall in medians.items():
@@ -262,11 +272,10 @@ def main(argv: list[str] | None = None) -> int:
         if len(set(answers.values())) != 1:
             print(f"MISMATCH: {answers}")
             ok = False
-        ours, plain = medians["pyverify pooled conversation"], medians["plain script pooled conversation"]
-        print(f"ratio pyverify/plain script, conversation trace, pooled: {ours / plain:.2f}x ({ours:.2f} s / {plain:.2f} s)")
-        numpy_floor = medians["numpy script pooled conversation"]
+        print(f"ratio pyverify/plain script, conversation trace, pooled: "
+              f"{ratio(times, 'pyverify pooled conversation', 'plain script pooled conversation')}")
         print(f"ratio pyverify/numpy script (the same parse, counted by np.unique), conversation trace, pooled: "
-              f"{ours / numpy_floor:.2f}x ({ours:.2f} s / {numpy_floor:.2f} s)")
+              f"{ratio(times, 'pyverify pooled conversation', 'numpy script pooled conversation')}")
     else:
         print(f"\n{CONVERSATION}: absent (set PYVERIFY_MOONCAKE_TRACES); the conversation-trace ratio is skipped")
     return 0 if ok else 1
