@@ -236,3 +236,38 @@ def test_a_trace_without_hosts_is_routed_round_robin_by_default(tmp_path, capsys
     routing = route(unrouted, 16, "round-robin")
     assert data["routing"] == "round-robin"
     assert data["misses"] == simulate(unrouted.chains, routing, PER_HOST).misses
+
+
+@pytest.mark.parametrize("batch", [1, 3, 4096])
+def test_a_dask_worker_reads_its_row_group_in_batches_as_written(tmp_path, monkeypatch, batch):
+    """A worker's piece (a path and a row group) is decoded a few rows at a time into one array: each group's
+    ids, offsets, hosts and route keys are the slices of the trace written, whatever the batch size; a bad id
+    is a ValueError the client then names with the in-memory reader."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import pyverify.inputs.columnar.tables as tables
+
+    monkeypatch.setattr(tables, "BATCH_ROWS", batch)
+    chains = random_chains(8, 60)
+    lengths = np.array([len(chain) for chain in chains])
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    hosts = np.arange(len(chains)) % 5
+    keys = [f"user-{i % 7}" for i in range(len(chains))]
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"hash_ids": pa.array(chains, type=pa.list_(pa.int64())), "host": pa.array(hosts),
+                             "route_key": pa.array(keys)}), path, row_group_size=11)
+    groups = pq.ParquetFile(path).metadata.num_row_groups
+    assert groups == 6
+    for group in range(groups):
+        first, last = 11 * group, min(11 * group + 11, len(chains))
+        data = dask_engine._load((str(path), group))
+        want = np.concatenate([np.array(chain) for chain in chains[first:last]])
+        assert data["ids"].dtype == np.int64 and np.array_equal(data["ids"], want)
+        assert np.array_equal(data["offsets"], offsets[first:last + 1] - offsets[first])
+        assert np.array_equal(data["hosts"], hosts[first:last]) and data["route_keys"] == keys[first:last]
+    bad = [[0, 1], [0, 2], [3], [3, 4], [5, -6], [7]]
+    pq.write_table(pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path, row_group_size=2)
+    assert dask_engine._load((str(path), 0))["route_keys"] is None
+    with pytest.raises(ValueError, match=r"block id -6 is negative"):
+        dask_engine._load((str(path), 2))

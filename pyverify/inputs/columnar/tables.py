@@ -44,10 +44,32 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
     with parquet_errors(path):
         handle, block_size, extra = check_parquet_file(path)
         metadata = handle.metadata
-        leaf = [j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids"][0]
-        capacity = sum(metadata.row_group(g).column(leaf).num_values for g in range(metadata.num_row_groups))
+        capacity = sum(_values_in(metadata, g) for g in range(metadata.num_row_groups))
         ids, offsets = flat_ids(_hash_id_chunks(path, metadata.num_row_groups), metadata.num_rows, capacity, path)
     return _trace(ids, offsets, path, block_size, extra)
+
+
+def _values_in(metadata, group: int) -> int:
+    """How many block ids row group ``group`` holds, as its metadata says (the ``hash_ids`` leaf's values)."""
+    leaf = next(j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids")
+    return metadata.row_group(group).column(leaf).num_values
+
+
+def row_group_ids(path: str | Path, group: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, offsets from 0)`` of one row group of a Parquet trace, decoded :data:`BATCH_ROWS` requests at a time
+    into one array (as :func:`read_parquet` reads every group); errors as :func:`flat_ids` gives them, rows
+    counted from the group's first. For readers of a file piece by piece (the Dask engine's workers)."""
+    pq = require("pyarrow.parquet")
+    handle = pq.ParquetFile(str(path))
+    rows = handle.metadata.row_group(group).num_rows
+    return flat_ids(_batches(handle, group), rows, _values_in(handle.metadata, group), path)
+
+
+def _batches(handle, group: int | None) -> Iterator[Any]:
+    """The ``hash_ids`` chunks of one row group (``None``: the whole file), :data:`BATCH_ROWS` requests at a time."""
+    groups = None if group is None else [group]
+    batches = handle.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=["hash_ids"], use_threads=False)
+    return (batch.column(0) for batch in batches)
 
 
 #: Requests per batch when one thread decodes the file: pyarrow's decode of a whole row group held its
@@ -73,16 +95,14 @@ def _hash_id_chunks(path: str | Path, row_groups: int) -> Iterator[Any]:
     pq = require("pyarrow.parquet")
     workers = min(cores(), row_groups)
     if workers == 1:
-        batches = pq.ParquetFile(str(path)).iter_batches(batch_size=BATCH_ROWS, columns=["hash_ids"], use_threads=False)
-        yield from (batch.column(0) for batch in batches)
+        yield from _batches(pq.ParquetFile(str(path)), None)
         return
     opened = threading.local()
 
     def decode(group: int):
         if not hasattr(opened, "handle"):
             opened.handle = pq.ParquetFile(str(path))
-        batches = opened.handle.iter_batches(batch_size=BATCH_ROWS, row_groups=[group], columns=["hash_ids"], use_threads=False)
-        return [batch.column(0) for batch in batches]
+        return list(_batches(opened.handle, group))
 
     with ThreadPoolExecutor(workers) as pool:
         pending: deque = deque()
