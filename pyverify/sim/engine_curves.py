@@ -202,10 +202,13 @@ def _binned_in_the_pass(ids: np.ndarray, lengths: np.ndarray, weights: TokenWeig
         last, shortfalls = _last_blocks(lengths, first, weights)
         ends = start + last
     dense, universe = dense_ids(np.asarray(ids))
-    block_hist, short_hist = measured_histograms_of(dense, universe, start, ends, shortfalls)
+    block_hist, at_ends = measured_histograms_of(dense, universe, start, ends)
     if weights is None:
         return WeightedCurve(int(ids.size) - start, block_hist, None, None)
-    return WeightedCurve(int(ids.size) - start, block_hist, weights.tokens_from(first), block_hist * weights.block_size - short_hist)
+    token_hist = block_hist * weights.block_size  # every block whole, then each last block's shortfall off
+    reused = at_ends >= 0  # a cold last block is in no bin
+    np.subtract.at(token_hist, at_ends[reused], shortfalls[reused])
+    return WeightedCurve(int(ids.size) - start, block_hist, weights.tokens_from(first), token_hist)
 
 
 def _last_blocks(lengths: np.ndarray, first: int, weights: TokenWeights) -> tuple[np.ndarray, np.ndarray]:
