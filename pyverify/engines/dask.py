@@ -103,14 +103,14 @@ def _load(piece) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     path, group = piece
+    handle = pq.ParquetFile(path)
     try:
         # Decoded a few thousand requests at a time into one array, as the in-memory reader reads every group:
         # decoding the whole group at once held its pages, indices and output together (4x the ids).
-        ids, offsets = row_group_ids(path, group)
+        ids, offsets = row_group_ids(handle, group, path)
     except UserError as error:  # a null, an empty chain, an id out of range: the client names it (_name_the_error)
         raise ValueError(str(error)) from None
     data = {"ids": ids, "offsets": offsets, "hosts": None, "route_keys": None}
-    handle = pq.ParquetFile(path)
     others = [name for name in ("host", "route_key") if name in handle.schema_arrow.names]
     if others:
         table = handle.read_row_group(group, columns=others)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -44,25 +44,24 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
     with parquet_errors(path):
         handle, block_size, extra = check_parquet_file(path)
         metadata = handle.metadata
-        capacity = sum(_values_in(metadata, g) for g in range(metadata.num_row_groups))
+        capacity = _values_in(metadata, range(metadata.num_row_groups))
         ids, offsets = flat_ids(_hash_id_chunks(path, metadata.num_row_groups), metadata.num_rows, capacity, path)
     return _trace(ids, offsets, path, block_size, extra)
 
 
-def _values_in(metadata, group: int) -> int:
-    """How many block ids row group ``group`` holds, as its metadata says (the ``hash_ids`` leaf's values)."""
+def _values_in(metadata, groups: Iterable[int]) -> int:
+    """How many block ids the row groups ``groups`` hold, as the metadata says (the ``hash_ids`` leaf's values)."""
     leaf = next(j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids")
-    return metadata.row_group(group).column(leaf).num_values
+    return sum(metadata.row_group(g).column(leaf).num_values for g in groups)
 
 
-def row_group_ids(path: str | Path, group: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(ids, offsets from 0)`` of one row group of a Parquet trace, decoded :data:`BATCH_ROWS` requests at a time
-    into one array (as :func:`read_parquet` reads every group); errors as :func:`flat_ids` gives them, rows
-    counted from the group's first. For readers of a file piece by piece (the Dask engine's workers)."""
-    pq = require("pyarrow.parquet")
-    handle = pq.ParquetFile(str(path))
+def row_group_ids(handle, group: int, path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, offsets from 0)`` of row group ``group`` of an open Parquet trace (``handle``, a ``ParquetFile``;
+    ``path`` names it in errors), decoded :data:`BATCH_ROWS` requests at a time into one array (as
+    :func:`read_parquet` reads every group); errors as :func:`flat_ids` gives them, rows counted from the
+    group's first. For readers of a file piece by piece (the Dask engine's workers)."""
     rows = handle.metadata.row_group(group).num_rows
-    return flat_ids(_batches(handle, group), rows, _values_in(handle.metadata, group), path)
+    return flat_ids(_batches(handle, group), rows, _values_in(handle.metadata, [group]), path)
 
 
 def _batches(handle, group: int | None) -> Iterator[Any]:
