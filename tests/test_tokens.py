@@ -110,9 +110,12 @@ def test_the_curve_binned_in_the_pass_is_the_curve_of_the_distances(chains, frac
     binned = _binned_in_the_pass(ids, lengths, weights, window)
     assert binned.blocks == expected.blocks and binned.tokens == expected.tokens
     assert binned.block_hist.tolist() == expected.block_hist.tolist()
-    assert (binned.token_hist is None) == (expected.token_hist is None)
+    assert (binned.token_histogram() is None) == (expected.token_histogram() is None)
     if weighed:
-        assert binned.token_hist.tolist() == expected.token_hist.tolist()
+        assert binned.token_histogram().tolist() == expected.token_histogram().tolist()
+        # read at capacities without the histogram: below, at and past every distance, unsorted, repeated
+        capacities = data.draw(st.lists(st.integers(1, binned.block_hist.size + 2), min_size=1, max_size=6))
+        assert binned.token_hits(capacities).tolist() == expected.token_hits(capacities).tolist()
 
 
 def test_token_weights_of_mooncake_lines_agree_with_the_cost_model():
