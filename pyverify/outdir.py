@@ -38,7 +38,9 @@ run can ever delete what the user made:
    beside it, and the next run that writes ``DIR`` finishes the switch (or
    restores the old one) and says so on stderr.
 6. **Concurrent runs** into one ``DIR`` each build their own staging folder;
-   the last to switch wins, and every switch leaves a complete report.
+   the last to switch wins, and every switch leaves a complete report. A
+   check that was reading ``DIR`` while another run switched its report in
+   (the old report's marker, the new report's files) reads it again.
 """
 
 from __future__ import annotations
@@ -228,6 +230,34 @@ def why_not_replaceable(directory: Path, kind: str) -> str | None:
     return None if foreign is None else f"holds {foreign}"
 
 
+#: How often :func:`_why_not_steady` reads a directory again that another run switched away while it was read.
+STEADY_READS = 10
+
+
+def _why_not_steady(directory: Path, kind: str) -> str | None:
+    """:func:`why_not_replaceable` of one directory, read while no other run switched another into its place.
+
+    A check reads the marker, then walks the files through the path. If another run's report is switched
+    in between (rule 6: concurrent runs), the files of the new report were compared with the marker of
+    the old one and a report pyverify wrote looked "changed since pyverify wrote it". So the directory's
+    identity (device, inode) is taken before and after the reading, and a reading across a switch is
+    done again. A directory moved away during the reading (the two-rename switch, or one removed) counts
+    as absent (``None``: nothing of anyone's is there to keep); one that keeps being switched is refused.
+    """
+    for _ in range(STEADY_READS):
+        try:
+            before = os.stat(directory, follow_symlinks=False)
+            why_not = why_not_replaceable(directory, kind)
+            after = os.stat(directory, follow_symlinks=False)
+        except FileNotFoundError:
+            if not os.path.lexists(directory):
+                return None
+            continue  # a file of it vanished while it was read: another run switched it away; read again
+        if (before.st_dev, before.st_ino) == (after.st_dev, after.st_ino):
+            return why_not
+    return "kept being replaced while it was read (another run writing it?)"
+
+
 def owned_by_pyverify(directory: Path, kind: str = "audit") -> bool:
     """Whether ``directory`` is a real directory (not a link) that pyverify may replace with one of ``kind``."""
     if not directory.is_dir() or directory.is_symlink():
@@ -267,7 +297,7 @@ def check_output_dir(target: str | os.PathLike[str], kind: str = "audit",
     if target.exists():
         if not target.is_dir():
             raise located(target, None, "exists and is not a directory")
-        why_not = why_not_replaceable(target, kind)
+        why_not = _why_not_steady(target, kind)
         if why_not is not None:
             advice = "name a new directory, or move your files out of this one" if why_not.startswith("holds") else "name a new directory"
             raise located(target, None, f"exists and {why_not}: refusing to replace it; {advice}")
@@ -386,7 +416,7 @@ class StagedDirectory:
             except OSError as error:
                 if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                     raise
-            why_not = why_not_replaceable(self.target, self.kind) if self.target.is_dir() and not self.target.is_symlink() else "is no longer a directory"
+            why_not = _why_not_steady(self.target, self.kind) if self.target.is_dir() and not self.target.is_symlink() else "is no longer a directory"
             if why_not is not None:  # changed since the check before the work: never replace it
                 raise located(self.target, None, f"changed while the report was built: it {why_not}; left as it is, "
                                                  "and the new report was not written")

@@ -83,6 +83,55 @@ def test_the_check_at_the_switch_refuses_a_file_added_while_the_report_was_built
     assert (target / "report.md").read_text() == "# report"
 
 
+def swap_during_the_next_read(monkeypatch, target: Path, other: Path) -> list[int]:
+    """Make the next hash of a file inside ``target`` first switch ``other`` into its place, as a concurrent
+    run switching its own report in does; returns a list that counts the switches."""
+    import pyverify.outdir as outdir
+
+    original, swaps = outdir.file_sha256, []
+
+    def hash_after_a_switch(path):
+        if not swaps and Path(path).is_relative_to(target):
+            aside = target.with_name(target.name + ".aside")
+            target.rename(aside)
+            other.rename(target)
+            aside.rename(other)
+            swaps.append(1)
+        return original(path)
+
+    monkeypatch.setattr(outdir, "file_sha256", hash_after_a_switch)
+    return swaps
+
+
+@pytest.mark.parametrize("when", ["before the work", "at the switch"])
+def test_a_report_switched_in_by_another_run_while_it_is_read_is_read_again(tmp_path, monkeypatch, when):
+    # Two reports pyverify wrote, with the same file names and other contents: read across a switch (the
+    # marker of one, the files of the other) each file looked changed, and a run into the same folder as
+    # another was refused (seen in the concurrent-audits campaign).
+    target = staged_report(tmp_path / "out", REPORT)
+    other = staged_report(tmp_path / "other", {name: text + " (another run)" for name, text in REPORT.items()})
+    if when == "before the work":
+        swaps = swap_during_the_next_read(monkeypatch, target, other)
+        assert check_output_dir(target, "audit") == target
+    else:
+        with StagedDirectory(target, "audit") as stage:
+            (stage.path / "report.md").write_text("# new")
+            swaps = swap_during_the_next_read(monkeypatch, target, other)
+            stage.commit()
+        assert (target / "report.md").read_text() == "# new"
+    assert swaps == [1]
+
+
+def test_a_report_edited_by_the_user_is_refused_even_when_it_was_read_twice(tmp_path, monkeypatch):
+    # The second reading is no way around rule 1: the report switched in holds a file of the user's.
+    target = staged_report(tmp_path / "out", REPORT)
+    other = staged_report(tmp_path / "other", REPORT)
+    (other / "report.md").write_text("# edited by me")
+    swap_during_the_next_read(monkeypatch, target, other)
+    with pytest.raises(UserError, match="holds report.md \\(changed since pyverify wrote it\\)"):
+        check_output_dir(target, "audit")
+
+
 @pytest.mark.parametrize("where", ["inside", "is", "contains", "link inside"])
 def test_a_folder_holding_an_input_of_the_command_is_never_replaced(tmp_path, where):
     target = staged_report(tmp_path / "out", REPORT)
