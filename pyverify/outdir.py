@@ -262,7 +262,7 @@ def owned_by_pyverify(directory: Path, kind: str = "audit") -> bool:
     """Whether ``directory`` is a real directory (not a link) that pyverify may replace with one of ``kind``."""
     if not directory.is_dir() or directory.is_symlink():
         return False
-    return why_not_replaceable(directory, kind) is None
+    return _why_not_steady(directory, kind) is None
 
 
 def _refuse_inputs_inside(target: Path, inputs: Iterable[str | os.PathLike[str]]) -> None:
