@@ -266,6 +266,8 @@ def weighted_curve_flat(
     ``bincount`` makes the histogram without masking out the first references. With compact weights
     (every block ``block_size`` tokens but each request's last), the token histogram is the block one
     times ``block_size`` less each last block's shortfall: a second count over requests, not references.
+    The histogram is built out here, not kept as :class:`LastBlockShortfalls` as the compiled pass keeps
+    it: this is that pass's oracle in ``tests/test_tokens.py``, so the two share no way of counting tokens.
     """
     first = window.first_measured(lengths.size)
     start = int(lengths[:first].sum())
