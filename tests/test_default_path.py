@@ -234,6 +234,7 @@ def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled, t
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(counting, "REQUEST_STEP", step)
         patch.setattr(numpy_engine, "TABLE_STEP", step)  # first references marked a few at a time, step after step
+        patch.setattr(numpy_engine, "HOST_STEP", step)  # and per host, a few requests at a time
         if not table:  # as if the keys were too many for a table: np.unique finds the first references
             patch.setattr(numpy_engine, "KEY_TABLE_FACTOR", 0)
             patch.setattr(numpy_engine, "KEY_TABLE_MIN", 0)
