@@ -19,7 +19,10 @@ included, and each ratio both of the medians and as its range within the rounds:
   the floor of any tool that holds the trace in NumPy arrays, as pyverify does;
 * the exact LRU curve, from the Parquet file: ``pyverify mrc`` against one LRU
   capacity (``pyverify simulate --capacity``) and a plain numba pass of Olken's
-  marking (Fenwick tree), all three answering the misses at one capacity.
+  marking (Fenwick tree), all three answering the misses at one capacity;
+* start-up, in the same rounds: ``python -c "import numpy, pyarrow.parquet"``, and
+  pyverify's and DuckDB's pooled count of a two-request Parquet file, so that each
+  tool's time past its own start-up can be set against the other's.
 
 Every answer is checked equal to pyverify's misses (a mismatch is printed and
 the exit status is 1). Then the ratios issue #23 names: pyverify / DuckDB on
@@ -50,6 +53,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np  # noqa: E402
 from trace_files import write_jsonl, write_parquet  # noqa: E402
 
 CONVERSATION = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake") / "conversation_trace.jsonl"
@@ -142,7 +146,13 @@ def run_measured(argv: list[str]) -> tuple[float, int, str]:
     return data["wall"], data["peak"], data["out"]
 
 
+#: The start-up commands' names begin so: no answer is compared (the two-request file's is its own).
+START_UP = "start-up"
+
+
 def misses_of(command: str, out: str) -> int:
+    if command.startswith(START_UP):
+        return -1
     if command.startswith("pyverify mrc"):
         return json.loads(out)["points"][0]["misses"]
     return json.loads(out)["misses"] if command.startswith("pyverify") else int(out.strip().splitlines()[-1])
@@ -155,6 +165,22 @@ def curve_commands(parquet: Path, olken: Path) -> dict[str, list[str]]:
     return {"pyverify mrc curve": [py, "-m", "pyverify", "mrc", str(parquet), "--capacities", c, "--json"],
             "pyverify simulate lru curve": [py, "-m", "pyverify", "simulate", str(parquet), "--capacity", c, "--json"],
             "plain numba Olken curve": [py, str(olken), str(parquet), c]}
+
+
+def start_up_commands(tiny: Path) -> dict[str, list[str]]:
+    """The floors under a run: the two libraries every array reader imports, and each tool's pooled count of
+    a two-request Parquet file ``tiny`` (start-up, imports and output, with next to nothing to count)."""
+    py = sys.executable
+    return {f"{START_UP}: import numpy, pyarrow.parquet": [py, "-c", "import numpy, pyarrow.parquet"],
+            f"{START_UP}: pyverify, 2 requests": [py, "-m", "pyverify", "simulate", str(tiny), "--model", "pooled", "--json"],
+            f"{START_UP}: duckdb, 2 requests": [py, "-c", DUCKDB, str(tiny), "0"]}
+
+
+def write_tiny_parquet(path: Path) -> None:
+    from pyverify.inputs.columnar import ParquetTraceWriter
+
+    with ParquetTraceWriter(path) as writer:
+        writer.write(np.array([0, 1, 2, 0, 3], dtype=np.int64), np.array([0, 3, 5], dtype=np.int64))
 
 
 def commands_for(jsonl: Path, parquet: Path, fleet: int, polars: bool) -> dict[str, list[str]]:
@@ -210,7 +236,10 @@ def report(title: str, refs: int, times: dict[str, list[float]], peaks: dict[str
     print("| command | median wall | peak RSS | bytes/ref | answer |")
     print("| --- | --- | --- | --- | --- |")
     for name, wall in medians.items():
-        print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} | {answers[name]:,} |")
+        if name.startswith(START_UP):
+            print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | - | - |")
+        else:
+            print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} | {answers[name]:,} |")
     same = True
     for model in ("pooled", "per-host", "curve"):
         wanted = {answers[name] for name in answers if f" {model} " in f" {name} "}
@@ -222,6 +251,14 @@ def report(title: str, refs: int, times: dict[str, list[float]], peaks: dict[str
             peers = [name for name in ("duckdb", "polars") if f"{name} {model} {kind}" in medians]
             print("ratio pyverify/" + ", ".join(f"{name}: {ratio(times, f'pyverify {model} {kind}', f'{name} {model} {kind}')}"
                                                 for name in peers) + f"  [{model}, {kind}]")
+    ours, theirs = f"{START_UP}: pyverify, 2 requests", f"{START_UP}: duckdb, 2 requests"
+    if ours in medians and theirs in medians:
+        # Each tool's time past its own start-up (its run on the two-request file), set against the other's
+        past = [f"{model} Parquet {(medians[f'pyverify {model} Parquet'] - medians[ours]) / (medians[f'duckdb {model} Parquet'] - medians[theirs]):.2f}x "
+                f"({medians[f'pyverify {model} Parquet'] - medians[ours]:.3f} s / {medians[f'duckdb {model} Parquet'] - medians[theirs]:.3f} s)"
+                for model in ("pooled", "per-host") if f"pyverify {model} Parquet" in medians and f"duckdb {model} Parquet" in medians]
+        print(f"start-up: import numpy, pyarrow.parquet {medians[f'{START_UP}: import numpy, pyarrow.parquet']:.3f} s, pyverify on 2 requests "
+              f"{medians[ours]:.3f} s, duckdb {medians[theirs]:.3f} s; past it, pyverify/duckdb: " + ", ".join(past))
     if "pyverify mrc curve" in medians:
         print(f"ratio mrc/simulate --capacity {CURVE_CAPACITY}: {ratio(times, 'pyverify mrc curve', 'pyverify simulate lru curve')}; "
               f"mrc/plain numba Olken pass: {ratio(times, 'pyverify mrc curve', 'plain numba Olken curve')}")
@@ -253,7 +290,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nwrote {jsonl.name} ({jsonl.stat().st_size / 2**20:.0f} MiB) and {parquet.name} ({parquet.stat().st_size / 2**20:.0f} MiB)")
             olken = Path(scratch) / OLKEN.name
             shutil.copyfile(OLKEN, olken)
-            commands = {**commands_for(jsonl, parquet, args.fleet, polars_here), **curve_commands(parquet, olken)}
+            tiny = Path(scratch) / "two_requests.parquet"
+            write_tiny_parquet(tiny)
+            commands = {**commands_for(jsonl, parquet, args.fleet, polars_here), **curve_commands(parquet, olken), **start_up_commands(tiny)}
             times, peaks, answers = measure(commands, args.rounds)
             ok &= report("synthetic trace", refs, times, peaks, answers)
             jsonl.unlink()
