@@ -135,8 +135,8 @@ THREADED_MIN = 2_000_000
 
 
 #: Requests per step of :func:`_per_host_misses` (about 120k references of a Mooncake trace: a few MB of
-#: temporaries). At 20M references steps of 1Ki, 4Ki, 16Ki and 64Ki requests took 0.23-0.25, 0.20-0.21,
-#: 0.21-0.25 and 0.25-0.36 s.
+#: temporaries). At 20M references (first calls in fresh processes) steps of 1Ki, 4Ki, 16Ki and 64Ki
+#: requests took 0.21-0.25, 0.20-0.22, 0.21-0.25 and 0.25-0.36 s.
 HOST_STEP = 1 << 12
 
 
