@@ -251,14 +251,14 @@ def report(title: str, refs: int, times: dict[str, list[float]], peaks: dict[str
             peers = [name for name in ("duckdb", "polars") if f"{name} {model} {kind}" in medians]
             print("ratio pyverify/" + ", ".join(f"{name}: {ratio(times, f'pyverify {model} {kind}', f'{name} {model} {kind}')}"
                                                 for name in peers) + f"  [{model}, {kind}]")
-    ours, theirs = f"{START_UP}: pyverify, 2 requests", f"{START_UP}: duckdb, 2 requests"
-    if ours in medians and theirs in medians:
-        # Each tool's time past its own start-up (its run on the two-request file), set against the other's
-        past = [f"{model} Parquet {(medians[f'pyverify {model} Parquet'] - medians[ours]) / (medians[f'duckdb {model} Parquet'] - medians[theirs]):.2f}x "
-                f"({medians[f'pyverify {model} Parquet'] - medians[ours]:.3f} s / {medians[f'duckdb {model} Parquet'] - medians[theirs]:.3f} s)"
-                for model in ("pooled", "per-host") if f"pyverify {model} Parquet" in medians and f"duckdb {model} Parquet" in medians]
+    ours, theirs = medians.get(f"{START_UP}: pyverify, 2 requests"), medians.get(f"{START_UP}: duckdb, 2 requests")
+    if ours is not None and theirs is not None:
+        past = []  # each tool's time past its own start-up (its run on the two-request file), set against the other's
+        for model in ("pooled", "per-host"):
+            mine, peer = medians[f"pyverify {model} Parquet"] - ours, medians[f"duckdb {model} Parquet"] - theirs
+            past.append(f"{model} Parquet {mine / peer:.2f}x ({mine:.3f} s / {peer:.3f} s)")
         print(f"start-up: import numpy, pyarrow.parquet {medians[f'{START_UP}: import numpy, pyarrow.parquet']:.3f} s, pyverify on 2 requests "
-              f"{medians[ours]:.3f} s, duckdb {medians[theirs]:.3f} s; past it, pyverify/duckdb: " + ", ".join(past))
+              f"{ours:.3f} s, duckdb {theirs:.3f} s; past it, pyverify/duckdb: " + ", ".join(past))
     if "pyverify mrc curve" in medians:
         print(f"ratio mrc/simulate --capacity {CURVE_CAPACITY}: {ratio(times, 'pyverify mrc curve', 'pyverify simulate lru curve')}; "
               f"mrc/plain numba Olken pass: {ratio(times, 'pyverify mrc curve', 'plain numba Olken curve')}")
@@ -283,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.rounds} rounds, interleaved; Polars {'included' if polars_here else 'not importable, skipped'}")
     ok = True
     with tempfile.TemporaryDirectory() as scratch:
+        tiny = Path(scratch) / "two_requests.parquet"
+        write_tiny_parquet(tiny)
         for refs in sizes:
             jsonl, parquet = Path(scratch) / f"t{refs}.jsonl", Path(scratch) / f"t{refs}.parquet"
             write_jsonl(jsonl, refs)
@@ -290,8 +292,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nwrote {jsonl.name} ({jsonl.stat().st_size / 2**20:.0f} MiB) and {parquet.name} ({parquet.stat().st_size / 2**20:.0f} MiB)")
             olken = Path(scratch) / OLKEN.name
             shutil.copyfile(OLKEN, olken)
-            tiny = Path(scratch) / "two_requests.parquet"
-            write_tiny_parquet(tiny)
             commands = {**commands_for(jsonl, parquet, args.fleet, polars_here), **curve_commands(parquet, olken), **start_up_commands(tiny)}
             times, peaks, answers = measure(commands, args.rounds)
             ok &= report("synthetic trace", refs, times, peaks, answers)
