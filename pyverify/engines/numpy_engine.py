@@ -180,9 +180,9 @@ def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, 
                 begin, end = int(grouped_offsets[low]), int(grouped_offsets[high])
                 if end == begin:
                     continue
-                where_from = np.repeat(shift[low:high], grouped_lengths[low:high])
-                where_from += np.arange(begin, end)
                 at = np.arange(begin, end, dtype=kind)  # layout positions, increasing step after step
+                where_from = np.repeat(shift[low:high], grouped_lengths[low:high])
+                where_from += at
                 first = _first_in_table(earliest, dense.take(where_from), at, clear=False)
                 misses[order[low:high]] = sums_per_request(first, grouped_offsets[low:high + 1] - begin)
 
