@@ -95,8 +95,13 @@ def test_hand_cases_where_policies_are_easy_to_get_wrong():
 
 
 @settings(max_examples=300)
-@given(prefix_closed_chains(max_nodes=16, max_requests=40), st.integers(1, 10), st.sampled_from(["fifo", "lru"]), st.data())
-def test_random_prefix_closed_traces(chains, capacity, policy, data):
+@given(prefix_closed_chains(max_nodes=16, max_requests=40), st.sampled_from(["fifo", "lru"]), st.data())
+def test_random_prefix_closed_traces(chains, policy, data):
+    # A capacity past the blocks the warm-up half ever asks for leaves their cache unfilled, and such a draw is
+    # discarded below: drawn from 1..10 regardless, most draws were, and Hypothesis's health check failed the
+    # test on some runs ("filtering out a lot of inputs").
+    warm_up_blocks = len({block for chain in chains[:max(1, len(chains) // 2)] for block in chain})
+    capacity = data.draw(st.integers(1, max(1, min(10, warm_up_blocks))))
     lengths = [16 * (len(c) - 1) + data.draw(st.integers(1, 16)) for c in chains]
     expected = theirs(chains, lengths, 16, capacity, policy)
     assume(expected.measurementMode == "fixed_window")  # they report nothing when the cache never filled during warm-up
