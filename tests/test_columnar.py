@@ -81,6 +81,7 @@ def test_pyarrows_chunks_are_read_as_one_trace(tmp_path, monkeypatch, seed, bloc
     import pyverify.inputs.columnar.jsonl as jsonl_module
 
     monkeypatch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
+    monkeypatch.setattr(jsonl_module, "read_plain_mooncake", lambda *args: None)  # json.dumps' form: pyarrow reads it here
     monkeypatch.setattr(jsonl_module, "JSON_BLOCK_BYTES", block)
     path = tmp_path / "t.jsonl"
     write_lines(path, random_chains(seed))
@@ -127,14 +128,20 @@ BAD_LINES = {
 }
 
 
-@pytest.fixture(params=["json", "pyarrow", "pyarrow in blocks of a line", "byte parser"])
+@pytest.fixture(params=["json", "pyarrow", "pyarrow in blocks of a line", "byte parser", "plain parser", "plain parser in pieces"])
 def fast_reader(request, monkeypatch):
     """Each fast JSONL path in turn: the standard library's json (files below ``STDLIB_MAX_BYTES``, as these
     are), pyarrow's (here every file; in one block, and in blocks of about a line, so a table of many chunks
-    whose ids are copied chunk by chunk) and the compiled byte parser (files of ``MIN_BYTES`` or more; here
-    every file), so one list of hostile files holds all of them to the strict reader."""
+    whose ids are copied chunk by chunk), the compiled byte parser (files of ``MIN_BYTES`` or more; here
+    every file) and the numpy parser of json.dumps' form (every file below ``MIN_BYTES``; whole, and in pieces
+    of a line), so one list of hostile files holds all of them to the strict reader."""
     import pyverify.inputs.columnar.jsonl as jsonl_module
+    import pyverify.inputs.columnar.plain_parse as plain_parse
 
+    if not request.param.startswith("plain parser"):
+        monkeypatch.setattr(jsonl_module, "read_plain_mooncake", lambda *args: None)
+    if request.param == "plain parser in pieces":
+        monkeypatch.setattr(plain_parse, "PIECE_BYTES", 1)
     if request.param.startswith("pyarrow"):
         monkeypatch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
     if request.param == "pyarrow in blocks of a line":

@@ -23,6 +23,13 @@ from tests.test_columnar import BAD_LINES, GOOD, ODD_BUT_GOOD, random_chains, wr
 
 COLUMNS = ("ids", "offsets", "timestamps", "input_tokens", "output_tokens")
 
+
+@pytest.fixture(autouse=True)
+def without_the_plain_parser(monkeypatch):
+    """These files are mostly in json.dumps' form, which the numpy parser (tested against the pyarrow path in
+    tests/test_plain_parse.py) would read before either path here is asked."""
+    monkeypatch.setattr(jsonl, "read_plain_mooncake", lambda *args: None)
+
 #: Files the small path must decline or read as the pyarrow path does (beyond test_columnar's).
 MORE = {
     "plain": GOOD + "\n" + '{"timestamp": 1, "hash_ids": [0, 1, 2]}\n',

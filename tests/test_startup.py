@@ -222,7 +222,7 @@ def test_a_mooncake_file_parsed_by_pyarrow_loads_no_pyarrow_compute(tmp_path):
     from pyverify.inputs.columnar.jsonl import STDLIB_MAX_BYTES
 
     path = tmp_path / "big.jsonl"
-    line = '{"timestamp": 0, "input_length": 2048, "output_length": 1, "hash_ids": [0, 1, 2, 3]}\n'
+    line = '{"hash_ids": [0, 1, 2, 3], "timestamp": 0, "input_length": 2048, "output_length": 1}\n'  # not json.dumps' plain form (hash_ids first)
     path.write_text(line * (STDLIB_MAX_BYTES // len(line) + 1))
     script = ("import sys, io, contextlib; from pyverify.cli import main\n"
               "with contextlib.redirect_stdout(io.StringIO()) as out: status = main(sys.argv[1:])\n"

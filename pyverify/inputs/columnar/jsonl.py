@@ -3,7 +3,10 @@
 A big file (:data:`~pyverify.inputs.columnar.compiled.MIN_BYTES` or more) is
 first offered to the compiled byte parser
 (:mod:`pyverify.inputs.columnar.byte_parse`), which reads a plain Mooncake
-file in one pass and declines anything else; then the path below runs.
+file in one pass and declines anything else. Then every file is offered to
+the numpy parser of the form ``json.dumps`` writes
+(:mod:`pyverify.inputs.columnar.plain_parse`), which declines anything else
+too; then the path below runs.
 
 A small file (below :data:`STDLIB_MAX_BYTES`) in the plainest form is parsed by
 the standard library's ``json`` instead (:func:`_stdlib_columns`), so that a
@@ -40,6 +43,7 @@ from pyverify.inputs.columnar.byte_parse import read_mooncake_bytes
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.digest import begin_content_sha256
 from pyverify.inputs.columnar.extras import require
+from pyverify.inputs.columnar.plain_parse import read_plain_mooncake
 from pyverify.inputs.columnar.tables import flat_ids
 from pyverify.inputs.columnar.trace import ColumnarTrace
 from pyverify.inputs.columnar.compiled import MIN_BYTES, PLAIN, compiled_scan, load_beside, numba_loaded, worth_it
@@ -92,6 +96,12 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
         parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
         if parsed is not None:
             return _closed_trace(path, *parsed)
+    # The form json.dumps writes, proved byte for byte by numpy passes (pyverify.inputs.columnar.plain_parse).
+    # Below MIN_BYTES it is the fastest reader here (5M references: 0.08 s against 0.21 s for the pre-scan and
+    # pyarrow's reader); from MIN_BYTES up, where numba's load is paid back, the byte parser above is faster.
+    parsed = read_plain_mooncake(data, MAX_LINE_BYTES)
+    if parsed is not None:
+        return _checked_trace(path, *parsed)
     counts = _prescan(data)
     if counts is None:
         return None
