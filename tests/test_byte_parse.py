@@ -16,12 +16,12 @@ import pyverify.inputs.columnar.byte_parse as byte_parse  # noqa: E402
 import pyverify.inputs.columnar.jsonl as jsonl_module  # noqa: E402
 from pyverify.engines.numpy_engine import first_references  # noqa: E402
 from pyverify.errors import UserError  # noqa: E402
-from pyverify.inputs.columnar import ColumnarTrace, is_prefix_closed, read_jsonl  # noqa: E402
+from pyverify.inputs.columnar import ColumnarTrace, read_jsonl  # noqa: E402
 from pyverify.inputs.columnar.byte_parse import read_mooncake_bytes  # noqa: E402
 from pyverify.inputs.columnar.digest import content_sha256  # noqa: E402
 from pyverify.inputs.jsonread import MAX_LINE_BYTES  # noqa: E402
 from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
-from tests.test_columnar import random_chains, same_as_strict, write_lines  # noqa: E402
+from tests.test_columnar import parsed_as_strict, random_chains, same_as_strict, write_lines  # noqa: E402
 
 # Fragments a hostile line may carry in place of a value, a key or a separator.
 HOSTILE = ["-1", "1.5", "1e3", "1E3", "true", "null", "01", "9223372036854775808", "1234567890123456789", '"7"',
@@ -96,13 +96,9 @@ def test_byte_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_path
         parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
     if parsed is None:
         return
-    ids, offsets, *columns = parsed
-    if not is_prefix_closed(ids, offsets):
-        assert error is not None and "not prefix-closed" in error
-        return
-    assert error is None, f"byte parser accepted a file the strict reader refuses: {error}"
-    mine = ColumnarTrace(name=strict.name, ids=ids, offsets=offsets, timestamps=columns[0], input_tokens=columns[1], output_tokens=columns[2])
-    assert_same_trace(mine, strict)
+    mine = parsed_as_strict(parsed, strict, error, "byte parser")
+    if mine is not None:
+        assert_same_trace(mine, strict)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

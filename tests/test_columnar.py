@@ -65,6 +65,22 @@ def same_as_strict(trace: ColumnarTrace, path) -> None:
         assert (mine is None) == (theirs is None) and (mine is None or np.array_equal(mine, theirs, equal_nan=True)), name
 
 
+def parsed_as_strict(parsed, strict: ColumnarTrace | None, error: str | None, parser: str) -> ColumnarTrace | None:
+    """A fast parser's columns ``(ids, offsets, timestamps, input_tokens, output_tokens)`` as a trace, when the
+    strict reader (its ``strict`` trace or ``error``) read the same file; ``None`` when the reader would still
+    decline them (a prefix-closure violation, timestamps going back), and the strict reader then refuses it."""
+    ids, offsets, *columns = parsed
+    times = columns[0]
+    if not is_prefix_closed(ids, offsets):
+        assert error is not None and "not prefix-closed" in error
+        return None
+    if times is not None and np.any(np.diff(times[~np.isnan(times)]) < 0):
+        assert error is not None
+        return None
+    assert error is None, f"{parser} accepted a file the strict reader refuses: {error}"
+    return ColumnarTrace(name=strict.name, ids=ids, offsets=offsets, timestamps=columns[0], input_tokens=columns[1], output_tokens=columns[2])
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_fast_path_reads_what_the_strict_reader_reads(tmp_path, seed):
     path = tmp_path / "t.jsonl"

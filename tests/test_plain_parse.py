@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import pyverify.inputs.columnar.jsonl as jsonl_module
 import pyverify.inputs.columnar.plain_parse as plain_parse
 from pyverify.errors import UserError
-from pyverify.inputs.columnar import ColumnarTrace, is_prefix_closed, read_jsonl
+from pyverify.inputs.columnar import ColumnarTrace, read_jsonl
 from pyverify.inputs.columnar.plain_parse import SEPARATORS, read_plain_mooncake
 from pyverify.inputs.jsonread import MAX_LINE_BYTES
 from pyverify.inputs.mooncake import import_mooncake
-from tests.test_columnar import random_chains, same_as_strict, write_lines
+from tests.test_columnar import parsed_as_strict, random_chains, same_as_strict, write_lines
 from tests.test_jsonl_stdlib import CASES as STDLIB_CASES, same_trace
 
 # What may stand in for a value, a key, a separator or a few bytes of a line.
@@ -88,17 +88,9 @@ def test_plain_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_pat
     parsed = read_plain_mooncake(data, MAX_LINE_BYTES)
     if parsed is None:
         return
-    ids, offsets, *columns = parsed
-    if not is_prefix_closed(ids, offsets):
-        assert error is not None and "not prefix-closed" in error
-        return
-    times = columns[0]
-    if times is not None and np.any(np.diff(times) < 0):
-        assert error is not None  # decreasing timestamps: the reader declines (tested below), the strict reader names the line
-        return
-    assert error is None, f"plain parser accepted a file the strict reader refuses: {error}\n{data!r}"
-    mine = ColumnarTrace(name=strict.name, ids=ids, offsets=offsets, timestamps=columns[0], input_tokens=columns[1], output_tokens=columns[2])
-    same_as_strict(mine, path)
+    mine = parsed_as_strict(parsed, strict, error, "plain parser")
+    if mine is not None:
+        same_as_strict(mine, path)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
