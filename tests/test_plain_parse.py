@@ -95,11 +95,12 @@ def test_plain_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_pat
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plain_files(), st.sampled_from([7, 1 << 19]))
-def test_reader_with_the_plain_parser_gives_the_strict_result_or_error(tmp_path_factory, small_pieces, data, piece):
+def test_reader_with_the_plain_parser_gives_the_strict_result_or_error(tmp_path_factory, monkeypatch, small_pieces, data, piece):
     path = tmp_path_factory.mktemp("reader") / "t.jsonl"
     path.write_bytes(data)
     strict, error = strict_of(path)
     small_pieces(piece)
+    monkeypatch.setattr(jsonl_module, "worth_it", lambda *args: False)  # as in a process without numba loaded
     if error is not None:
         with pytest.raises(UserError) as raised:
             read_jsonl(path)
@@ -255,3 +256,13 @@ def test_each_separator_style_json_dumps_writes(tmp_path, separators):
     mixed = path.read_text().splitlines()
     mixed[5] = json.dumps(json.loads(mixed[5]), separators=SEPARATORS[(SEPARATORS.index(separators) + 1) % 4])
     assert read_plain_mooncake(("\n".join(mixed) + "\n").encode(), MAX_LINE_BYTES) is None
+
+
+def test_a_file_the_byte_parser_declined_is_not_parsed_again(tmp_path, monkeypatch):
+    """The plain parser's form lies inside the byte parser's: after the byte parser declines, it is not asked."""
+    pytest.importorskip("numba")
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"hash_ids": [0], "timestamp": 1.5}\n{"hash_ids": [0, 1], "timestamp": 2}\n')  # a float: both decline
+    monkeypatch.setattr(jsonl_module, "MIN_BYTES", 0)
+    monkeypatch.setattr(jsonl_module, "read_plain_mooncake", lambda *args: pytest.fail("asked again"))
+    same_as_strict(read_jsonl(path), path)

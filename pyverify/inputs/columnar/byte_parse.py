@@ -226,6 +226,11 @@ def _parts(data: bytes) -> list[np.ndarray]:
     return [text] if cut <= 0 or cut >= len(data) else [text[:cut], text[cut:]]
 
 
+def available() -> bool:
+    """Whether the byte parser can run here (numba is installed): then a file it declines is outside its form."""
+    return _compiled_scanner() is not None
+
+
 def read_mooncake_bytes(data: bytes, max_line: int):
     """``(ids, offsets, timestamps, input_tokens, output_tokens)`` (a column is ``None`` when no line gives it),
     or ``None`` when the bytes are not in the plain form (or numba is not installed).
@@ -272,4 +277,4 @@ def read_mooncake_bytes(data: bytes, max_line: int):
     return ids, offsets, *columns
 
 
-__all__ = ["DECLINED", "KEYS", "MAX_DIGITS", "MAX_TIMESTAMP", "READ", "SPLIT_MIN_BYTES", "count_separators", "read_mooncake_bytes", "scan_mooncake"]
+__all__ = ["available", "DECLINED", "KEYS", "MAX_DIGITS", "MAX_TIMESTAMP", "READ", "SPLIT_MIN_BYTES", "count_separators", "read_mooncake_bytes", "scan_mooncake"]

@@ -3,10 +3,10 @@
 A big file (:data:`~pyverify.inputs.columnar.compiled.MIN_BYTES` or more) is
 first offered to the compiled byte parser
 (:mod:`pyverify.inputs.columnar.byte_parse`), which reads a plain Mooncake
-file in one pass and declines anything else. Then every file is offered to
-the numpy parser of the form ``json.dumps`` writes
-(:mod:`pyverify.inputs.columnar.plain_parse`), which declines anything else
-too; then the path below runs.
+file in one pass and declines anything else. Any other file (or every file,
+without numba) is offered to the numpy parser of the form ``json.dumps``
+writes (:mod:`pyverify.inputs.columnar.plain_parse`), which declines anything
+else too; then the path below runs.
 
 A small file (below :data:`STDLIB_MAX_BYTES`) in the plainest form is parsed by
 the standard library's ``json`` instead (:func:`_stdlib_columns`), so that a
@@ -39,7 +39,7 @@ import numpy as np
 
 from pyverify.errors import UserError
 from pyverify.inputs.columnar.arrow import numpy_of
-from pyverify.inputs.columnar.byte_parse import read_mooncake_bytes
+from pyverify.inputs.columnar.byte_parse import available as byte_parser_available, read_mooncake_bytes
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.digest import begin_content_sha256
 from pyverify.inputs.columnar.extras import require
@@ -92,16 +92,19 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
         load_beside()  # a file this big is parsed by compiled code: numba loads on a second thread while it is read
     with open_input(path) as handle:
         data = read_bounded(handle, path)
-    if worth_it(len(data), MIN_BYTES):  # one compiled pass over the bytes (pyverify.inputs.columnar.byte_parse)
+    if worth_it(len(data), MIN_BYTES) and byte_parser_available():  # one compiled pass (pyverify.inputs.columnar.byte_parse)
         parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
         if parsed is not None:
             return _closed_trace(path, *parsed)
-    # The form json.dumps writes, proved byte for byte by numpy passes (pyverify.inputs.columnar.plain_parse).
-    # Below MIN_BYTES it is the fastest reader here (5M references: 0.08 s against 0.21 s for the pre-scan and
-    # pyarrow's reader); from MIN_BYTES up, where numba's load is paid back, the byte parser above is faster.
-    parsed = read_plain_mooncake(data, MAX_LINE_BYTES)
-    if parsed is not None:
-        return _checked_trace(path, *parsed)
+        # Declined: the plain parser's form lies inside the byte parser's (but for timestamps that go back,
+        # which _checked_trace declines too), so it is not asked again.
+    else:
+        # The form json.dumps writes, proved byte for byte by numpy passes (pyverify.inputs.columnar.plain_parse).
+        # Below MIN_BYTES it is the fastest reader here (5M references: 0.08 s against 0.21 s for the pre-scan
+        # and pyarrow's reader); from MIN_BYTES up, where numba's load is paid back, the byte parser is faster.
+        parsed = read_plain_mooncake(data, MAX_LINE_BYTES)
+        if parsed is not None:
+            return _checked_trace(path, *parsed)
     counts = _prescan(data)
     if counts is None:
         return None
