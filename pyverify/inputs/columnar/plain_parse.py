@@ -125,7 +125,7 @@ def _pieces(data: bytes) -> list[tuple[int, int]]:
 def _read_piece(text: np.ndarray, begin: int, end: int, template, max_line: int):
     """``(ids, ids per line, values per line)`` of the lines in ``text[begin:end]``, or ``None`` unless they are
     exactly the template's lines: the piece is the head, a value, each key's gap and a value, ..., the ids
-    separated by ``", "``, then the boundary and the next line, and at its end the tail and a newline (the
+    separated by the template's list separator (``", "`` or ``","``), then the boundary and the next line, and at its end the tail and a newline (the
     text's last line may lack the newline)."""
     keys, gaps, separator = template
     head, key_gaps, boundary, tail = gaps[0], gaps[1:-2], gaps[-2], gaps[-1]
