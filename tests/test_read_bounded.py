@@ -20,7 +20,11 @@ from pyverify.inputs.jsonread import open_input, read_bounded
 
 
 @settings(max_examples=60, deadline=None)
-@given(content=st.binary(min_size=0, max_size=20_000), peek=st.integers(0, 9000))
+@given(
+    # gzip's magic makes the file a gzip file (read decompressed: the test below), not a plain one
+    content=st.binary(min_size=0, max_size=20_000).filter(lambda data: not data.startswith(b"\x1f\x8b")),
+    peek=st.integers(0, 9000),
+)
 def test_a_regular_file_reads_whole_whatever_was_peeked(tmp_path_factory, content, peek):
     path = tmp_path_factory.mktemp("read") / "t.jsonl"
     path.write_bytes(content)
