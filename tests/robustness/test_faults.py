@@ -331,6 +331,26 @@ def start_audit(out: Path, cwd: Path) -> subprocess.Popen:
                             cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def wait_until_it_handles_sigterm(process: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Wait until ``process`` has installed its own SIGTERM handler (pyverify's first lines do).
+
+    Before that, the interpreter is still starting and a signal ends it by the default action (status
+    -15, nothing printed), which no program can prevent. On a loaded machine start-up takes longer than
+    any fixed delay, so the delays below count from this ready point, read from the kernel's caught-signal
+    mask in /proc, not from the launch.
+    """
+    status = Path(f"/proc/{process.pid}/status")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            caught = next(line for line in status.read_text().splitlines() if line.startswith("SigCgt:"))
+        except (OSError, StopIteration):
+            break
+        if int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.002)
+
+
 def leftovers_beside(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name != out.name and p.name.startswith(f".{out.name}."))
 
@@ -346,6 +366,7 @@ def test_interrupted_audit_leaves_nothing_and_keeps_the_old_report(tmp_path, sig
                                    "--registry", REGISTRY], cwd=tmp_path, capture_output=True).returncode == 0
         old = snapshot(out) if out.exists() else None
         process = start_audit(out, tmp_path)
+        wait_until_it_handles_sigterm(process)
         time.sleep(delay)
         process.send_signal(signum)
         _, err = process.communicate(timeout=120)
