@@ -48,3 +48,14 @@ def test_every_figure_block_has_a_command():
     spec.loader.exec_module(module)
     names = set(module.blocks((REPO / "README.md").read_text()))
     assert names == {figure.name for figure in module.FIGURES}
+
+
+def test_ci_installs_the_test_libraries_at_pinned_versions():
+    """A new release of a test library must not turn main red on the next new machine: the install
+    takes constraints.txt (scripts/lock_test_deps.sh regenerates it), which pins each one exactly."""
+    install, _, _ = quickstart_commands()
+    assert "-c constraints.txt" in install
+    pinned = dict(line.split("==", 1) for line in (REPO / "constraints.txt").read_text().splitlines()
+                  if line and not line.startswith("#"))
+    for library in ("pytest", "pytest-xdist", "hypothesis", "numpy", "numba", "ortools", "z3-solver"):
+        assert library in pinned, library
