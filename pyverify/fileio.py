@@ -8,6 +8,9 @@ file behind and the previous file, if any, untouched.
 Commands check their targets *before* the work (:func:`check_output_file`),
 so a target that cannot be written (a directory, a symbolic link, a read-only
 folder) is refused in one line at once rather than after minutes of solving.
+A target that is one of the command's own inputs (the same path, a hard link
+to it, or the file an input's symbolic link leads to) is refused the same way:
+writing it would replace what the command was asked to read.
 A command that writes several files (a chart as PNG and SVG) writes them as
 a set (:func:`atomic_outputs`): all are complete before any is renamed into
 place.
@@ -23,9 +26,10 @@ import os
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
-from pyverify.errors import UserError, located
+from pyverify.errors import UserError, located, shown
+from pyverify.inputs.stream import is_stdin
 
 
 def nearest_existing_folder(path: Path) -> Path:
@@ -36,13 +40,54 @@ def nearest_existing_folder(path: Path) -> Path:
     return folder
 
 
-def check_output_file(target: str | os.PathLike[str]) -> Path:
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Whether two paths lead to one existing file: one name, a hard link, or a link to it."""
+    try:
+        one, other = os.stat(first), os.stat(second)  # follows symbolic links, on both sides
+    except (OSError, ValueError):  # missing, unreadable, or not a path (a NUL byte)
+        return False
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
+
+
+def refuse_inputs(target: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse a target that is one of ``inputs``: writing it would replace a file the command reads.
+
+    Files are compared by identity (device and inode), so a hard link or a
+    symbolic link to an input is caught as well as its own name. Standard
+    input (``-``) is no file of the user's to protect.
+    """
+    for given in inputs:
+        if is_stdin(given) or not same_file(target, given):
+            continue
+        same_name = os.path.abspath(given) == os.path.abspath(target)
+        how = "" if same_name else f"the same file as {shown(given)}, "
+        raise located(target, None, f"is {how}an input of this command: refusing to write over it; "
+                                    "name another output file")
+
+
+def refuse_folder_name(text: str | os.PathLike[str]) -> None:
+    """Refuse an output named as a folder (``new/``, ``x/.``): it would be written as a file.
+
+    A path object has lost a trailing slash already, so this reads the name as typed.
+    """
+    text = os.fspath(text)
+    separators = tuple(sep for sep in (os.sep, os.altsep) if sep)
+    if text.endswith(separators) or os.path.basename(text) in (".", ".."):
+        raise located(text, None, "names a folder: name the file to write (such as new/out.json)")
+
+
+def check_output_file(target: str | os.PathLike[str],
+                      inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
     """Refuse, before any work, an output file that cannot be written safely.
 
-    Refused: a directory, a symbolic link (replacing it would silently turn the
-    user's link into a file), a device, and a target whose folder (or nearest
-    existing ancestor) is not a writable directory.
+    Refused: a name that ends as a folder's does (``new/``), one of the
+    command's ``inputs`` (:func:`refuse_inputs`), a directory, a symbolic link
+    (replacing it would silently turn the user's link into a file), a device,
+    and a target whose folder (or nearest existing ancestor) is not a writable
+    directory.
     """
+    refuse_folder_name(target)
+    refuse_inputs(target, inputs)
     target = Path(target)
     if target.is_symlink():
         raise located(target, None, "is a symbolic link; name the file itself")
