@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from pyverify.commands.argtypes import chart_path, input_file, output_file, refuse_writing_inputs
 from pyverify.errors import UserError
-from pyverify.fileio import check_output_file, refuse_folder_name, same_file
+from pyverify.fileio import (check_output_file, new_temporary, refuse_folder_name, same_file,
+                             sweep_stale_temporaries, write_text_atomic)
+
+
+def dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True).stdout)
 
 
 # --- an output that is an input -----------------------------------------------------------
@@ -76,3 +84,72 @@ def test_an_output_named_as_a_folder_is_refused(text):
 def test_a_file_name_is_not_a_folder_name():
     refuse_folder_name("newdir/out.json")
     refuse_folder_name(".hidden.json")
+
+
+# --- temporaries left by a killed writer ----------------------------------------------------
+
+
+def killed_writer(target: Path) -> list[Path]:
+    """Run a writer of ``target`` that is killed (SIGKILL) half way; the temporaries it left."""
+    script = ("import os, signal, sys\nfrom pyverify.fileio import atomic_path\n"
+              "with atomic_path(sys.argv[1]) as tmp:\n"
+              "    tmp.write_bytes(b'half a file')\n"
+              "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    subprocess.run([sys.executable, "-c", script, str(target)], check=False)
+    return sorted(p for p in target.parent.iterdir() if p.name.startswith(f".{target.name}."))
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
+    target = tmp_path / "c.json"
+    left = killed_writer(target)
+    assert len(left) == 1 and left[0].read_bytes() == b"half a file"
+    write_text_atomic(target, "done")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json"]
+
+
+@pytest.mark.parametrize("middle", ["PID.mine", "PID.12345", "PID.INODE.x", "PID"])
+def test_a_users_file_named_like_a_temporary_is_kept(tmp_path, middle):
+    """Only a file whose name carries its own inode number, as a pyverify temporary, is removed."""
+    target = tmp_path / "c.json"
+    mine = tmp_path / f".c.json.{middle.replace('PID', str(dead_pid()))}.part"
+    mine.write_text("my notes")
+    if "INODE" in middle:
+        mine = mine.rename(tmp_path / mine.name.replace("INODE", str(mine.stat().st_ino)))
+    write_text_atomic(target, "done")
+    assert mine.read_text() == "my notes"
+
+
+def test_a_copy_of_a_temporary_is_kept(tmp_path):
+    """A copy carries the name but not the inode: pyverify did not make it, so it stays."""
+    target = tmp_path / "c.json"
+    (left,) = killed_writer(target)
+    copy = left.with_name(left.name)  # same name, new file: move the original away, copy it back
+    moved = left.rename(tmp_path / "kept")
+    copy.write_bytes(moved.read_bytes())
+    write_text_atomic(target, "done")
+    assert copy.read_bytes() == b"half a file"
+
+
+def test_a_link_named_as_its_own_temporary_is_kept(tmp_path):
+    target = tmp_path / "c.json"
+    (tmp_path / "real").write_text("mine")
+    link = tmp_path / "link"
+    link.symlink_to("real")
+    named = link.rename(tmp_path / f".c.json.{dead_pid()}.{os.lstat(link).st_ino}.part")
+    sweep_stale_temporaries(target)
+    assert named.is_symlink() and (tmp_path / "real").read_text() == "mine"
+
+
+def test_a_running_writers_temporary_is_kept(tmp_path):
+    target = tmp_path / "c.json"
+    mine = new_temporary(target)  # this process is alive
+    sweep_stale_temporaries(target)
+    assert mine.exists()
+
+
+def test_a_name_with_a_process_id_no_process_can_have_is_kept(tmp_path):
+    target = tmp_path / "c.json"
+    mine = tmp_path / f".c.json.{10**30}.7.part"
+    mine.write_text("mine")
+    sweep_stale_temporaries(target)
+    assert mine.exists()
