@@ -125,3 +125,19 @@ def test_an_output_named_as_a_new_folder_is_refused(capsys, tmp_path, monkeypatc
           and snapshot(tmp_path) == before)
     record("output named as a folder", ok)
     assert ok, (command, status, err, sorted(snapshot(tmp_path)))
+
+
+@pytest.mark.parametrize("given", ["report/victim.json", "alias/victim.json"])
+def test_audit_still_refuses_a_report_folder_holding_its_input(capsys, tmp_path, monkeypatch, given):
+    """``audit -o DIR`` had this rule before the files did (pyverify/outdir.py, rule 2): kept."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "victim.json").write_bytes(TRACE)
+    (tmp_path / "alias").symlink_to("report")
+    before = snapshot(tmp_path)
+    status, _, err = run_cli(capsys, "audit", given, "-o", "report")
+    lines = err.strip().splitlines()
+    ok = (status == 2 and len(lines) == 1 and "an input of this command" in lines[0]
+          and snapshot(tmp_path) == before)
+    record("output over an input", ok)
+    assert ok, (status, err, sorted(snapshot(tmp_path)))
