@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from pyverify import __version__
-from pyverify.commands.argtypes import did_you_mean
+from pyverify.commands.argtypes import did_you_mean, refuse_writing_inputs
 from pyverify.errors import CheckFailed, UserError, shown
 
 
@@ -195,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             # The command is the first word (the top-level flags, --help and --version, come before it, and
             # whatever follows it is the command's): then only its module is imported and its parser built.
             args = build_parser(words[0] if words else None).parse_args(argv)
+            refuse_writing_inputs(args)  # before any work: no output may replace an input
             return int(args.func(args) or 0)
         except UserError as error:
             print(f"pyverify: error: {shown(error, None)}", file=sys.stderr)  # one line, whatever the message holds

@@ -8,6 +8,9 @@ file behind and the previous file, if any, untouched.
 Commands check their targets *before* the work (:func:`check_output_file`),
 so a target that cannot be written (a directory, a symbolic link, a read-only
 folder) is refused in one line at once rather than after minutes of solving.
+A target that is one of the command's own inputs (the same path, a hard link
+to it, or the file an input's symbolic link leads to) is refused the same way:
+writing it would replace what the command was asked to read.
 A command that writes several files (a chart as PNG and SVG) writes them as
 a set (:func:`atomic_outputs`): all are complete before any is renamed into
 place.
@@ -20,12 +23,15 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
-from pyverify.errors import UserError, located
+from pyverify.errors import UserError, located, shown
+from pyverify.inputs.stream import is_stdin
 
 
 def nearest_existing_folder(path: Path) -> Path:
@@ -36,13 +42,54 @@ def nearest_existing_folder(path: Path) -> Path:
     return folder
 
 
-def check_output_file(target: str | os.PathLike[str]) -> Path:
+def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Whether two paths lead to one existing file: one name, a hard link, or a link to it."""
+    try:
+        one, other = os.stat(first), os.stat(second)  # follows symbolic links, on both sides
+    except (OSError, ValueError):  # missing, unreadable, or not a path (a NUL byte)
+        return False
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
+
+
+def refuse_inputs(target: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse a target that is one of ``inputs``: writing it would replace a file the command reads.
+
+    Files are compared by identity (device and inode), so a hard link or a
+    symbolic link to an input is caught as well as its own name. Standard
+    input (``-``) is no file of the user's to protect.
+    """
+    for given in inputs:
+        if is_stdin(given) or not same_file(target, given):
+            continue
+        same_name = os.path.abspath(given) == os.path.abspath(target)
+        how = "" if same_name else f"the same file as {shown(given)}, "
+        raise located(target, None, f"is {how}an input of this command: refusing to write over it; "
+                                    "name another output file")
+
+
+def refuse_folder_name(text: str | os.PathLike[str]) -> None:
+    """Refuse an output named as a folder (``new/``, ``x/.``): it would be written as a file.
+
+    A path object has lost a trailing slash already, so this reads the name as typed.
+    """
+    text = os.fspath(text)
+    separators = tuple(sep for sep in (os.sep, os.altsep) if sep)
+    if text.endswith(separators) or os.path.basename(text) in (".", ".."):
+        raise located(text, None, "names a folder: name the file to write (such as new/out.json)")
+
+
+def check_output_file(target: str | os.PathLike[str],
+                      inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
     """Refuse, before any work, an output file that cannot be written safely.
 
-    Refused: a directory, a symbolic link (replacing it would silently turn the
-    user's link into a file), a device, and a target whose folder (or nearest
-    existing ancestor) is not a writable directory.
+    Refused: a name that ends as a folder's does (``new/``), one of the
+    command's ``inputs`` (:func:`refuse_inputs`), a directory, a symbolic link
+    (replacing it would silently turn the user's link into a file), a device,
+    and a target whose folder (or nearest existing ancestor) is not a writable
+    directory.
     """
+    refuse_folder_name(target)
+    refuse_inputs(target, inputs)
     target = Path(target)
     if target.is_symlink():
         raise located(target, None, "is a symbolic link; name the file itself")
@@ -59,30 +106,73 @@ def check_output_file(target: str | os.PathLike[str]) -> Path:
     return target
 
 
-#: Temporaries end in this suffix and carry their writer's process id, so a
-#: later run can remove those whose writer was killed (SIGKILL cannot be caught).
+#: Temporaries are named ``.NAME.PID.INODE.part``: the writer's process id, so a later run
+#: can remove those whose writer was killed (SIGKILL cannot be caught), and the temporary's
+#: own inode number, which a user's file of a similar name does not carry, so that a later
+#: run removes only what pyverify made. Before it gets that name a temporary is
+#: ``.NAME.PID.XXXXXXXX.new.part``, which no run removes.
 PART_SUFFIX = ".part"
+NEW_SUFFIX = ".new" + PART_SUFFIX
 
 
 def process_alive(pid: int) -> bool:
     """Whether a process with this id exists on this machine."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # none, or an id too large for any process
         return False
     except PermissionError:
         return True
     return True
 
 
+def new_temporary(target: Path) -> Path:
+    """A new empty temporary beside ``target``, named as :data:`PART_SUFFIX` says."""
+    folder = target.parent if str(target.parent) else Path(".")
+    prefix = f".{target.name}.{os.getpid()}."
+    # mkstemp opens with O_EXCL: the file is new, never someone's
+    fd, made = tempfile.mkstemp(prefix=prefix, suffix=NEW_SUFFIX, dir=folder)
+    try:
+        inode = os.fstat(fd).st_ino
+    finally:
+        os.close(fd)
+    named = folder / f"{prefix}{inode}{PART_SUFFIX}"
+    try:
+        os.link(made, named)  # unlike a rename, fails rather than replace a file of that name
+    except OSError:
+        return Path(made)  # name taken, or no hard links here: never swept if the writer is killed
+    os.unlink(made)
+    return named
+
+
+def is_stale_temporary(path: Path, target: Path) -> bool:
+    """Whether ``path`` is a temporary of ``target`` that pyverify made and whose writer is gone.
+
+    The name must be ``.NAME.PID.INODE.part`` with INODE the file's own inode
+    number (a regular file, not a link): a user's ``.NAME.123.mine.part`` or a
+    copy of a temporary does not qualify, whatever process ids are alive.
+    """
+    prefix = f".{target.name}."
+    if not (path.name.startswith(prefix) and path.name.endswith(PART_SUFFIX)):
+        return False
+    numbers = re.fullmatch(r"([0-9]+)\.([0-9]+)", path.name[len(prefix):-len(PART_SUFFIX)])
+    if numbers is None:
+        return False
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return False
+    pid, inode = int(numbers[1]), int(numbers[2])
+    return stat.S_ISREG(status.st_mode) and status.st_ino == inode and not process_alive(pid)
+
+
 def sweep_stale_temporaries(target: Path) -> None:
-    """Remove ``.NAME.PID.*.part`` temporaries of ``target`` left by killed runs."""
+    """Remove the temporaries of ``target`` that killed runs left (:func:`is_stale_temporary`)."""
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         return
     for leftover in folder.glob(f".{glob_escape(target.name)}.*{PART_SUFFIX}"):
-        pid_text = leftover.name[len(target.name) + 2:].split(".", 1)[0]
-        if pid_text.isdigit() and not process_alive(int(pid_text)) and leftover.is_file() and not leftover.is_symlink():
+        if is_stale_temporary(leftover, target):
             leftover.unlink(missing_ok=True)
 
 
@@ -154,9 +244,7 @@ def atomic_outputs(targets: Sequence[str | os.PathLike[str]]) -> Iterator[list[P
             check_output_file(target)
             make_missing_folders(target.parent if str(target.parent) else Path("."), made_folders)
             sweep_stale_temporaries(target)
-            fd, name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=PART_SUFFIX, dir=target.parent)
-            os.close(fd)
-            temporaries.append(Path(name))
+            temporaries.append(new_temporary(target))
         yield list(temporaries)
         mode = 0o666 & ~_umask()  # mkstemp makes 0600; give the mode a plain open() would
         for tmp in temporaries:

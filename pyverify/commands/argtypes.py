@@ -56,8 +56,25 @@ def fleet_size(text: str) -> int:
     return value
 
 
+class InputName(str):
+    """A command-line value naming a file the command reads (see :func:`refuse_writing_inputs`)."""
+
+
+class OutputName(str):
+    """A command-line value naming files the command writes: ``targets``, every file it names."""
+
+    targets: tuple = ()
+
+
+def input_file(text: str) -> str:
+    """A file the command reads: no output of the same run may be written over it."""
+    return InputName(text)
+
+
 def output_file(text: str) -> str:
     """A file the command may write: checked before any work (see :func:`pyverify.fileio.check_output_file`)."""
+    from pathlib import Path
+
     from pyverify.errors import UserError
     from pyverify.fileio import check_output_file
 
@@ -65,7 +82,9 @@ def output_file(text: str) -> str:
         check_output_file(text)
     except UserError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-    return text
+    name = OutputName(text)
+    name.targets = (Path(text),)
+    return name
 
 
 def chart_path(text: str) -> str:
@@ -74,10 +93,33 @@ def chart_path(text: str) -> str:
     from pyverify.reports.charts import check_chart_targets
 
     try:
-        check_chart_targets(text)
+        targets = check_chart_targets(text)
     except UserError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-    return text
+    name = OutputName(text)
+    name.targets = tuple(targets)
+    return name
+
+
+def refuse_writing_inputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a run that would write over one of its own inputs.
+
+    The outputs are the values parsed by :func:`output_file` and :func:`chart_path`
+    (every file a chart path names: ``--chart c`` writes ``c.png`` and ``c.svg``);
+    the inputs those parsed by :func:`input_file`. Both are declared where the
+    arguments are, so a new command is covered by declaring its arguments.
+    """
+    values = [item for value in vars(args).values()
+              for item in (value if isinstance(value, list) else [value])]  # --rag-lengths: a list
+    outputs = [target for value in values if isinstance(value, OutputName)
+               for target in value.targets]
+    if not outputs:
+        return
+    from pyverify.fileio import check_output_file
+
+    inputs = [value for value in values if isinstance(value, InputName)]
+    for target in outputs:
+        check_output_file(target, inputs)
 
 
 def target_hit_rate(text: str) -> "Fraction":

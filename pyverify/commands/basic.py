@@ -6,7 +6,7 @@ import argparse
 import json
 from contextlib import contextmanager
 
-from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
+from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, input_file, positive_int
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, load_with
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
@@ -132,7 +132,7 @@ def register(subparsers) -> None:
             "1.000 is perfectly even, 2.000 means one host serves twice its share."
         ),
     )
-    sw.add_argument("instance", help=INPUT_HELP)
+    sw.add_argument("instance", type=input_file, help=INPUT_HELP)
     sw.add_argument("--fleets", type=fleet_list, help="comma-separated fleet sizes")
     sw.add_argument("--routing", type=policy_list, metavar="POLICY[,POLICY...]",
                     help=f"routing policy, or several to compare ({', '.join(POLICY_NAMES)}); default: fold, or round-robin "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyverify.commands.argtypes import positive_int
+from pyverify.commands.argtypes import input_file, positive_int
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
 from pyverify.sim.names import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LRU
@@ -41,7 +41,7 @@ def add_kv_size_options(parser, required: bool = False) -> None:
     needed = " (this, --kv-model-config or --kv-bytes-per-token is required)" if required else ""
     either.add_argument("--kv-model", "--model-kv", dest="kv_model", metavar="NAME",
                         help=f"model whose KV shape sets bytes per token{needed}: {', '.join(CATALOG)}")
-    either.add_argument("--kv-model-config", metavar="PATH",
+    either.add_argument("--kv-model-config", type=input_file, metavar="PATH",
                         help="a Hugging Face config.json whose shape sets bytes per token, instead of --kv-model (layers, KV heads, "
                              "head dim, torch_dtype, MLA; only layers that keep a full KV cache count)")
     either.add_argument("--kv-bytes-per-token", type=positive_number, metavar="BYTES", help="KV bytes per token, instead of --kv-model")

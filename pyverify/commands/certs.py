@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from pyverify.commands.argtypes import output_file, positive_int, positive_seconds
+from pyverify.commands.argtypes import input_file, output_file, positive_int, positive_seconds
 from pyverify.commands.basic import INPUT_HELP
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, import_options, load_with
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
             "The certificate speaks about this instance only."
         ),
     )
-    cert.add_argument("instance", help=INPUT_HELP)
+    cert.add_argument("instance", type=input_file, help=INPUT_HELP)
     cert.add_argument("--model", choices=MODELS, required=True, help="one pooled cache, or one cache per host")
     cert.add_argument("--capacity", type=positive_int, help="blocks each cache holds (default: no limit)")
     cert.add_argument("--admission", choices=("bypass", "forced"), default="bypass",

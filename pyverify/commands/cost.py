@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyverify.reports.charts import chart_targets
-from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
+from pyverify.commands.argtypes import chart_path, fleet_size, input_file, positive_int
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, print_json
 from pyverify.commands.cache_options import add_kv_size_options, positive_number
 from pyverify.inputs.kv_models import blocks_for_gib, kv_size, lookup
@@ -38,7 +38,7 @@ def register(subparsers) -> None:
             f"Parameters: {names}."
         ),
     )
-    parser.add_argument("input", metavar="INPUT", help=INPUT_HELP)
+    parser.add_argument("input", type=input_file, metavar="INPUT", help=INPUT_HELP)
     parser.add_argument("--model", choices=MODEL_CHOICES, default="both",
                         help="which architecture to estimate: per-host caches, pooled (local caches plus a pool), or both compared (default)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",

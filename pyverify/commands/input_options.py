@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from pyverify.commands.argtypes import positive_int
+from pyverify.commands.argtypes import input_file, positive_int
 
 if TYPE_CHECKING:  # annotations only: --help imports no numpy
     from pyverify.inputs.columnar import ColumnarTrace
@@ -44,10 +44,10 @@ def add_input_options(parser, recorded: bool = False) -> None:
     group.add_argument("--rag-order", metavar="A,B,...",
                        help="RAGPulse only: the order of a request's components in its prompt (default: "
                             "sys_prompt,passages_ids,history,web_search,user_input)")
-    group.add_argument("--rag-lengths", action="append", metavar="FILE",
+    group.add_argument("--rag-lengths", action="append", type=input_file, metavar="FILE",
                        help="RAGPulse only: a side file of chunk token lengths (1_sys_prompt.jsonl ... 5_web_search.jsonl; "
                             "repeat the flag for each), so blocks weigh their chunks' tokens")
-    group.add_argument("--tokenizer", metavar="PATH|bytes",
+    group.add_argument("--tokenizer", type=input_file, metavar="PATH|bytes",
                        help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
                             "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
 

@@ -12,7 +12,7 @@ import math
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
-from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
+from pyverify.commands.argtypes import chart_path, fleet_size, input_file, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
 from pyverify.commands.cache_options import check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
 from pyverify.errors import UserError
@@ -75,7 +75,7 @@ def router_list(text: str) -> list[str]:
 def register(subparsers) -> None:
     parser = subparsers.add_parser("replay", help="replay a trace on a fleet in time: queues, GPU and pool tiers, routers, TTFT",
                                    description=DESCRIPTION)
-    parser.add_argument("trace", help=INPUT_HELP + "; timed replays need a timestamp on every request")
+    parser.add_argument("trace", type=input_file, help=INPUT_HELP + "; timed replays need a timestamp on every request")
     add_input_options(parser)
     parser.add_argument("--router", "--routing", dest="router", type=router_list, default=["round-robin"], metavar="ROUTER[,ROUTER...]",
                         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)")

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # annotations only
 
 
 from pyverify.reports.charts import mrc_chart
-from pyverify.commands.argtypes import chart_path, fleet_size, output_file, target_hit_rate
+from pyverify.commands.argtypes import chart_path, fleet_size, input_file, output_file, target_hit_rate
 from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.engine_options import add_trace_engine_option, load_kernels_before_reading, trace_on_arrays
@@ -50,7 +50,7 @@ def register(subparsers) -> None:
             "as the replay order)."
         ),
     )
-    imp.add_argument("trace", help="trace file in any accepted format (Mooncake JSONL, an instance, token ids, chat, Parquet/CSV with hash_ids), or - for standard input")
+    imp.add_argument("trace", type=input_file, help="trace file in any accepted format (Mooncake JSONL, an instance, token ids, chat, Parquet/CSV with hash_ids), or - for standard input")
     imp.add_argument("-o", "--output", type=output_file, required=True, metavar="INSTANCE",
                      help="instance JSON file to write; a name ending in .parquet writes the columnar trace instead (needs pyarrow)")
     imp.add_argument("--hosts", type=fleet_size,
@@ -89,7 +89,7 @@ def register(subparsers) -> None:
             "per record)."
         ),
     )
-    mrc.add_argument("instance", help=INPUT_HELP)
+    mrc.add_argument("instance", type=input_file, help=INPUT_HELP)
     mrc.add_argument("--model", choices=(POOLED, PER_HOST), default=POOLED, help="one pooled cache (default) or one per host")
     mrc.add_argument("--fleet", type=fleet_size, help="fleet size for per-host (default: the instance's hosts, or 16 for a trace)")
     mrc.add_argument("--routing", choices=sorted(POLICIES), help="static routing policy for per-host")

@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # annotations only; networkx is imported where the tree is bu
     import networkx as nx
 
 
-from pyverify.commands.argtypes import chart_path
+from pyverify.commands.argtypes import chart_path, input_file
 from pyverify.commands.basic import INPUT_HELP
 from pyverify.reports.charts import save_figure
 from pyverify.commands.input_options import add_input_options, load_with
@@ -25,7 +25,7 @@ MAX_DRAWN_NODES = 200
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("tree", help="the prefix tree of an input (an instance or a trace): size, depth, branching; draw small ones")
-    parser.add_argument("instance", help=INPUT_HELP)
+    parser.add_argument("instance", type=input_file, help=INPUT_HELP)
     parser.add_argument("--draw", type=chart_path, metavar="PATH", help=f"draw the tree (.png, .svg, or a stem for both); a tree of more than {MAX_DRAWN_NODES} blocks is not "
                              "drawn (the statistics are printed, and a line says the drawing was skipped)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")

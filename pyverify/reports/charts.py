@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 from pyverify.errors import UserError
-from pyverify.fileio import atomic_outputs, check_output_file
+from pyverify.fileio import atomic_outputs, check_output_file, refuse_folder_name
 
 CHART_SUFFIXES = (".png", ".svg")
 
@@ -32,6 +32,7 @@ def save_figure(figure, path: str | Path) -> list[Path]:
 
 def check_chart_targets(path: str | Path) -> list[Path]:
     """Refuse, before any work, a chart path whose files cannot be written (see :func:`check_output_file`)."""
+    refuse_folder_name(path)  # 'charts/' would otherwise name charts.png and charts.svg
     return [check_output_file(target) for target in chart_targets(path)]
 
 

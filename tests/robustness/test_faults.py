@@ -396,10 +396,11 @@ def test_sigkill_leaves_staging_that_the_next_run_removes(tmp_path):
 
 
 def test_killed_chart_writer_leaves_a_temporary_the_next_run_removes(capsys, tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    pid = int(dead.stdout)
-    stale = tmp_path / f".mrc.png.{pid}.abcd.part"
-    stale.write_bytes(b"half a png")
+    # A writer killed half way (SIGKILL cannot be caught), through the same code every chart is written with.
+    script = ("import os, signal, sys\nfrom pyverify.fileio import atomic_path\n"
+              "with atomic_path(sys.argv[1]) as tmp:\n    tmp.write_bytes(b'half a png')\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "mrc.png")], check=False)
+    (stale,) = tmp_path.glob(".mrc.png.*.part")
     status, _, _ = run_cli(capsys, "mrc", str(LAB_INSTANCE), "--chart", str(tmp_path / "mrc.png"))
     assert status == 0 and not stale.exists() and (tmp_path / "mrc.png").is_file()
 
