@@ -51,15 +51,29 @@ def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> 
     return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
 
 
+def stdin_is_file(target: str | os.PathLike[str]) -> bool:
+    """Whether standard input is redirected from ``target`` itself (``< target``)."""
+    try:
+        one, other = os.fstat(0), os.stat(target)
+    except (OSError, ValueError):  # no standard input, or no such target
+        return False
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
+
+
 def refuse_inputs(target: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]) -> None:
     """Refuse a target that is one of ``inputs``: writing it would replace a file the command reads.
 
     Files are compared by identity (device and inode), so a hard link or a
-    symbolic link to an input is caught as well as its own name. Standard
-    input (``-``) is no file of the user's to protect.
+    symbolic link to an input is caught as well as its own name; standard
+    input (``-``) is compared by what it was redirected from.
     """
     for given in inputs:
-        if is_stdin(given) or not same_file(target, given):
+        if is_stdin(given):
+            if stdin_is_file(target):
+                raise located(target, None, "is this command's standard input: refusing to write "
+                                            "over it; name another output file")
+            continue
+        if not same_file(target, given):
             continue
         same_name = os.path.abspath(given) == os.path.abspath(target)
         how = "" if same_name else f"the same file as {shown(given)}, "

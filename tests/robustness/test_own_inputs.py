@@ -141,3 +141,24 @@ def test_audit_still_refuses_a_report_folder_holding_its_input(capsys, tmp_path,
           and snapshot(tmp_path) == before)
     record("output over an input", ok)
     assert ok, (status, err, sorted(snapshot(tmp_path)))
+
+
+@pytest.mark.parametrize("command", ["trace import", "certify", "sweep --chart"])
+def test_no_command_writes_over_the_file_its_standard_input_comes_from(tmp_path, command):
+    """``pyverify trace import - -o f.json < f.json``: standard input is that file, so it is an input."""
+    import subprocess
+    import sys
+
+    words, flag, suffix = WRITERS[command]
+    victim = tmp_path / f"victim{suffix}"
+    victim.write_bytes(TRACE)
+    before = snapshot(tmp_path)
+    argv = ["-" if word == "INPUT" else word for word in words]
+    with victim.open("rb") as stdin:
+        result = subprocess.run([sys.executable, "-m", "pyverify", *argv, flag, victim.name], stdin=stdin,
+                                cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    lines = result.stderr.strip().splitlines()
+    ok = (result.returncode == 2 and len(lines) == 1 and "standard input" in lines[0]
+          and snapshot(tmp_path) == before)
+    record("output over an input", ok)
+    assert ok, (command, result.returncode, result.stderr)
