@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from .robustness.conftest import TALLY
 
 settings.register_profile(
     "ci",
@@ -36,3 +39,31 @@ NO_MOONCAKE = (
     f"{MOONCAKE_SYNTHETIC} is absent: download FAST25-release/traces/synthetic_trace.jsonl from the "
     "kvcache-ai/Mooncake repository on GitHub and set PYVERIFY_MOONCAKE_TRACES to its folder"
 )
+
+
+# The robustness campaign's tally (tests/robustness/conftest.py), printed at the end of the run. These
+# hooks live here, not beside the tally, because pytest's controller process loads only this conftest
+# at start-up: under pytest-xdist the workers count and the controller prints.
+
+
+def pytest_sessionfinish(session):
+    """Under pytest-xdist each worker counts its own runs: hand them to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["robustness_tally"] = dict(TALLY)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):  # noqa: ARG001 (xdist's hook signature)
+    TALLY.update(getattr(node, "workeroutput", {}).get("robustness_tally", {}))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not TALLY:
+        return
+    kinds = sorted({key.rsplit(" ", 1)[0] for key in TALLY})
+    terminalreporter.section("robustness campaign")
+    for kind in kinds:
+        terminalreporter.write_line(
+            f"{kind}: tried {TALLY[f'{kind} tried']}, handled {TALLY[f'{kind} handled']}, defects {TALLY[f'{kind} defects']}"
+        )

@@ -1,7 +1,7 @@
 """The robustness campaign's tally: how many hostile runs were tried, handled, and found defects.
 
-Each campaign test records its runs in :data:`TALLY`; pytest prints the totals
-at the end of the run (and the README's reliability section quotes them).
+Each campaign test records its runs in :data:`TALLY`; ``tests/conftest.py`` prints the
+totals at the end of the run (and the README's reliability section quotes them).
 Scale the campaign with ``PYVERIFY_CAMPAIGN_SCALE`` (default 1 in CI; try 5
 locally for five times as many random mutants and kill times).
 """
@@ -18,14 +18,3 @@ SCALE = max(1, int(os.environ.get("PYVERIFY_CAMPAIGN_SCALE", "1")))
 def record(kind: str, handled: bool) -> None:
     TALLY[f"{kind} tried"] += 1
     TALLY[f"{kind} {'handled' if handled else 'defects'}"] += 1
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not TALLY:
-        return
-    kinds = sorted({key.rsplit(" ", 1)[0] for key in TALLY})
-    terminalreporter.section("robustness campaign")
-    for kind in kinds:
-        terminalreporter.write_line(
-            f"{kind}: tried {TALLY[f'{kind} tried']}, handled {TALLY[f'{kind} handled']}, defects {TALLY[f'{kind} defects']}"
-        )
