@@ -198,6 +198,28 @@ def certifier_records(cert: dict[str, Any]) -> list[str]:
     return lines
 
 
+def labels_not_checked(cert: dict[str, Any]) -> list[str]:
+    """One line per field of ``cert`` that no check reads and no verdict rests on (the rest are checked above, or
+    are the solver records of :func:`certifier_records`), so that none is carried silently."""
+    lines = []
+    if "path" in cert["instance"]:
+        lines.append(f"instance.path {cert['instance']['path']!r}: where certify read the instance (a label; "
+                     "the file checked is the one named on this command line)")
+    for name in ("cp-sat", "z3", "min"):
+        record = cert["solvers"].get(name)
+        if record is not None and "parameters" in record:
+            shown = ", ".join(f"{key} {value}" for key, value in record["parameters"].items())
+            lines.append(f"solvers.{name}.parameters: {NOT_RECHECKED}: {shown or 'none'}")
+    for index, greedy in enumerate(cert.get("greedy", [])):
+        if "description" in greedy:
+            lines.append(f"greedy[{index}].description: a label ({greedy['description']!r})")
+    if "theorem" in cert:
+        lines.append(f"theorem {cert['theorem']!r}: not read here; 'pyverify bridge' relates the certificate to it")
+    created = cert["created_by"]
+    lines.append(f"created_by: a label ({', '.join(f'{key} {value}' for key, value in created.items())})")
+    return lines
+
+
 def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str, forced: bool = False) -> int:
     """Replay a run by rules 1-4 (and 5 if ``forced``) and return its misses; raise CheckFailed on the first illegal step."""
     n = len(chains)
@@ -315,20 +337,24 @@ def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = prin
             raise located(cert_path, "instance.content_sha256", f"is missing: a {fmt} names its instance by its content")
         if "greedy" in cert:
             raise located(cert_path, "greedy", f"is not part of a {fmt} (its witness is the only run it records)")
+        if "sha256" in cert["instance"]:  # read as arrays, the instance has no canonical JSON to check it against
+            raise located(cert_path, "instance.sha256", f"is not part of a {fmt} (it names its instance by content_sha256)")
         witness = unpack(cert["witness"], cert_path, "witness")  # malformed arrays are refused before the instance is read
     elif is_packed(cert["witness"]):
         raise located(cert_path, "witness.encoding", f"a packed witness belongs in a {PACKED_CERTIFICATE_FORMAT}, not a {fmt}")
     say(f"certificate {cert_path}: {fmt}, matches its JSON Schema")
     if fmt == PACKED_CERTIFICATE_FORMAT:
         instance = read_already if read_already is not None else read_instance_arrays(cert, cert_path, instance_path, **reading)
+        file_format = None  # read as arrays: no canonical JSON to hash
     else:
-        instance, witness = read_instance(cert, cert_path, instance_path, **reading), cert["witness"]
+        loaded = load_described(instance_path, _options(cert, cert_path, reading))
+        instance, file_format, witness = loaded.instance, loaded.format.key, cert["witness"]
     flags = reading_flags(cert, cert_path, **reading)
     if flags:
         say(f"instance {instance_path}: read with {flags} (as 'pyverify trace import' reads it)")
     try:
         counts = ArrayCounts if fmt == PACKED_CERTIFICATE_FORMAT else PlainCounts
-        _verify(cert, instance, instance_path, say, counts, witness)
+        _verify(cert, instance, instance_path, say, counts, witness, file_format)
     except CheckFailed as failure:
         say(f"FAILED: {failure}")
         return 1
@@ -359,9 +385,10 @@ class PlainCounts:
 
 
 def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[str], None], counts=PlainCounts,
-            witness: Any = None) -> None:
+            witness: Any = None, file_format: str | None = None) -> None:
     """The checks, on ``counts(instance, caches)`` (:class:`PlainCounts`, or :class:`~pyverify.trusted.array_check.ArrayCounts`
-    for a packed ``witness``)."""
+    for a packed ``witness``). ``file_format``: the input format's key (:mod:`pyverify.inputs.load`), None when read
+    as arrays."""
     def require(condition: bool, reason: str) -> None:
         if not condition:
             raise CheckFailed(reason)
@@ -374,17 +401,21 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         require(named["content_sha256"] == identity, f"instance.content_sha256 is {named['content_sha256']}, but the content of {instance_path} "
                                                      f"hashes to {identity}: the certificate is for another instance")
         key, words = "content_sha256", f"content sha256 {identity} matches (pyverify.content/1, any format)"
+        file_hash = _check_file_hash(named, instance, instance_path, file_format, require) if "sha256" in named else None
     else:  # certificates written before content digests: the canonical JSON names the instance
         identity = instance_sha256(instance)
         require(named["sha256"] == identity, f"instance.sha256 is {named['sha256']}, but {instance_path} hashes to {identity}: the certificate is for another instance")
-        key, words = "instance_sha256", f"sha256 {identity} matches"
-    if key == "instance_sha256":  # the canonical JSON holds the name, so a name that differs is another file
+        key, words, file_hash = "instance_sha256", f"sha256 {identity} matches", None
+    if key == "instance_sha256" or file_format == INSTANCE_FILE:
+        # The canonical JSON holds the name, so in a certificate that names it a name that differs is another file.
         require(named["name"] == instance.name, f"instance.name is {named['name']!r}, the instance is named {instance.name!r}")
     if named["name"] == instance.name:
         say(f"instance {instance_path}: {words}, name {instance.name!r}")
     else:  # names are outside the content: the same trace saved under another file name is the same instance
         say(f"instance {instance_path}: {words}; named {instance.name!r} here, {named['name']!r} in the certificate "
             "(names are not part of the content)")
+    if file_hash is not None:
+        say(file_hash)
 
     cm = cert["cache_model"]
     model, capacity, routing, hosts = cm["model"], cm["capacity"], cm["routing"], cm.get("hosts")
@@ -486,6 +517,8 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         say(f"relied on: {line}")
     for line in certifier_records(cert):
         say(f"not relied on: {line}")
+    for line in labels_not_checked(cert):
+        say(f"not checked: {line}")
     if status == "OPTIMAL" and capacity is None:
         say(f"VERIFIED OPTIMAL on this instance only: the witness has {objective} misses and the compulsory floor, computed here, is {floor}.")
     elif status == "OPTIMAL" and forced:
@@ -497,6 +530,25 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
             "that none has fewer rests on Belady's theorem and the flat relaxation (stated above).")
     else:
         say(f"VERIFIED as FEASIBLE only: a run with {objective} misses (replayed here); optimality on this instance is not claimed (recorded bound {bound}).")
+
+
+#: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`): the file ``instance.sha256`` names.
+INSTANCE_FILE = "pyverify-instance"
+
+
+def _check_file_hash(named: dict[str, Any], instance, instance_path: str, file_format: str | None, require) -> str:
+    """Check ``instance.sha256`` (the canonical JSON of the input as certified) where it can be: against a
+    ``pyverify.instance/1`` file, whose every field the canonical JSON covers. A trace's canonical JSON also names
+    the path it was read from (its ``source``), so there the field is printed as not checked, never as a fact."""
+    recorded = named["sha256"]
+    if file_format != INSTANCE_FILE:
+        return (f"instance.sha256 {recorded}: not checked (the canonical JSON of the input as certify read it, which "
+                f"names the path it was read from; {instance_path} is identified by its content digest above)")
+    found = instance_sha256(instance)
+    require(recorded == found, f"instance.sha256 is {recorded}, but {instance_path} hashes to {found} (its canonical JSON): "
+                               "the content is the one certified, but the instance file is not (its name, description or "
+                               "source differ), or the recorded hash is false")
+    return f"instance.sha256 {found} matches (the canonical JSON of {instance_path})"
 
 
 def _caches_read(model: str, routing: str, hosts: int | None, instance, require) -> list[int]:

@@ -1,0 +1,126 @@
+"""Every field of a certificate is checked by ``pyverify verify`` or printed as not checked, never carried silently.
+
+A certificate made by ``certify`` today (it names its instance by content digest and by the canonical JSON's
+SHA-256) is edited one field at a time: an edit of a field the verdict reads is refused (exit 1, or 2 when it
+breaks the schema); every other field is printed by ``verify`` as a label or as the certifier's word.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from pyverify.cli import main
+from pyverify.trusted.check import verify_quiet
+
+from ..test_check_proofs import informational, leaves, mutated_certificates
+from .conftest import record
+
+TINY = {
+    "format": "pyverify.instance/1",
+    "name": "tiny",
+    "hosts": 2,
+    "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [3], "host": 1}, {"blocks": [1, 2, 4], "host": 0},
+                 {"blocks": [3], "host": 1}, {"blocks": [1], "host": 0}],
+}
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory):
+    """A capacitated certificate of a small instance file (CP-SAT, Z3, MIN and greedy records), and the file."""
+    folder = tmp_path_factory.mktemp("fields")
+    instance, cert = folder / "tiny.json", folder / "tiny.cert.json"
+    instance.write_text(json.dumps(TINY))
+    assert main(["certify", str(instance), "--model", "pooled", "--capacity", "2", "-o", str(cert)]) == 0
+    data = json.loads(cert.read_text())
+    assert {"sha256", "content_sha256", "path"} <= data["instance"].keys() and data["greedy"]
+    return cert, instance
+
+
+def test_a_zeroed_file_hash_is_refused(certified, capsys, tmp_path):
+    cert, instance = certified
+    data = json.loads(cert.read_text())
+    data["instance"]["sha256"] = "0" * 64
+    forged = tmp_path / "zeroed.json"
+    forged.write_text(json.dumps(data))
+    status, out, err = run(capsys, "verify", str(forged), str(instance))
+    assert status == 1 and "VERIFIED" not in out
+    assert f"FAILED: instance.sha256 is {'0' * 64}, but {instance} hashes to" in out and "refused" in err
+
+
+def test_the_file_hash_is_said_to_match_or_not_to_be_checked(certified, capsys, tmp_path):
+    cert, instance = certified
+    status, out, _ = run(capsys, "verify", str(cert), str(instance))
+    recorded = json.loads(cert.read_text())["instance"]["sha256"]
+    assert status == 0 and f"instance.sha256 {recorded} matches (the canonical JSON of {instance})" in out
+    # The same content as a Parquet trace: the identity is the content; the file hash cannot be checked there.
+    trace = tmp_path / "tiny.parquet"
+    assert main(["trace", "import", str(instance), "-o", str(trace)]) == 0
+    status, out, _ = run(capsys, "verify", str(cert), str(trace))
+    assert status == 0 and f"instance.sha256 {recorded}: not checked" in out and "VERIFIED OPTIMAL" in out
+
+
+def test_another_name_inside_the_instance_file_is_another_file(certified, capsys, tmp_path):
+    cert, _ = certified
+    renamed = tmp_path / "tiny.json"
+    renamed.write_text(json.dumps(dict(TINY, name="other")))
+    status, out, _ = run(capsys, "verify", str(cert), str(renamed))
+    assert status == 1 and "FAILED: instance." in out
+
+
+#: How ``verify`` names a field it does not check, by the field's path.
+UNCHECKED_WORDS = {
+    ("instance", "path"): "not checked: instance.path",
+    ("created_by",): "not checked: created_by",
+    ("solvers", "cp-sat", "parameters"): "solvers.cp-sat.parameters: reported by the certifier, not re-checked",
+    ("solvers", "z3", "parameters"): "solvers.z3.parameters: reported by the certifier, not re-checked",
+    ("solvers", "cp-sat"): "solvers.cp-sat: reported by the certifier, not re-checked",
+    ("solvers", "z3"): "solvers.z3: reported by the certifier, not re-checked",
+    ("solvers", "min"): "solvers.min: reported by the certifier, not re-checked",
+}
+
+
+def test_every_field_is_checked_or_labelled(certified, tmp_path):
+    cert, instance = certified
+    data = json.loads(cert.read_text())
+    status, lines = verify_quiet(str(cert), str(instance))
+    assert status == 0, lines
+    for path, _ in leaves(data):
+        if not informational(path):
+            continue
+        if path[0] == "greedy":
+            assert any(f"greedy[{path[1]}]" in line and "not checked" in line for line in lines), path
+            continue
+        words = next(text for prefix, text in UNCHECKED_WORDS.items() if path[: len(prefix)] == prefix)
+        assert any(words in line for line in lines), (path, words)
+    target = tmp_path / "mutated.json"
+    tried = 0
+    for path, old, new, edited in mutated_certificates(cert):
+        target.write_text(json.dumps(edited))
+        try:
+            status, lines = verify_quiet(str(target), str(instance))
+        except Exception as error:  # a schema violation: exit 2 on the command line
+            assert type(error).__name__ == "UserError", (path, error)
+            status = 2
+        record("certificate field edit", status in (1, 2))
+        assert status in (1, 2), f"edit of {'.'.join(map(str, path))}: {old!r} -> {new!r} was accepted"
+        tried += 1
+    assert tried > 40
+
+
+def test_a_theorem_field_is_printed_as_not_read(certified, tmp_path):
+    cert, instance = certified
+    data = copy.deepcopy(json.loads(cert.read_text()))
+    data["theorem"] = "pooled_misses_eq_distinct"
+    target = tmp_path / "with-theorem.json"
+    target.write_text(json.dumps(data))
+    status, lines = verify_quiet(str(target), str(instance))
+    assert status == 0 and any(line.startswith("not checked: theorem 'pooled_misses_eq_distinct'") for line in lines)
