@@ -18,6 +18,7 @@ It keeps the chains and one dict of parents, never the text.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -48,8 +49,12 @@ class ImportOptions:
     progress: Callable[[int], None] | None = None
 
 
-#: The reading flags a certificate records, so that ``verify`` reads its input the same way.
-READING_FLAGS = {"allow_unsorted": bool, "block_size": int, "tokenizer": str}
+#: The reading flags a certificate records, so that ``verify`` reads its input the same way: every option of
+#: :class:`ImportOptions` that changes the instance read (``name`` and ``hosts`` are ``trace import``'s alone).
+READING_FLAGS = {"allow_unsorted": bool, "block_size": int, "tokenizer": str, "source_block_size": int,
+                 "rag_order": list, "rag_lengths": list}
+#: The largest integer a reading flag may record (a signed 64-bit integer, as the readers' arrays hold sizes).
+MAX_READING_INT = 2**63 - 1
 
 
 def reading_record(options: ImportOptions) -> dict[str, Any]:
@@ -57,10 +62,12 @@ def reading_record(options: ImportOptions) -> dict[str, Any]:
     record: dict[str, Any] = {}
     if options.allow_unsorted:
         record["allow_unsorted"] = True
-    if options.block_size is not None:
-        record["block_size"] = options.block_size
-    if options.tokenizer is not None:
-        record["tokenizer"] = options.tokenizer
+    for key in ("block_size", "tokenizer", "source_block_size", "rag_order"):
+        value = getattr(options, key)
+        if value is not None:
+            record[key] = list(value) if isinstance(value, tuple) else value
+    if options.rag_lengths:
+        record["rag_lengths"] = list(options.rag_lengths)
     return record
 
 
@@ -76,11 +83,20 @@ def options_from_record(record: Any, path: str, field: str, **overrides: Any) ->
         kind = READING_FLAGS.get(key)
         if kind is None:
             raise located(path, f"{field}.{key}", f"is not a reading flag (known: {', '.join(READING_FLAGS)})")
-        if type(value) is not kind or (kind is int and value <= 0):
-            raise located(path, f"{field}.{key}", f"is {value!r}, not a {'positive integer' if kind is int else kind.__name__}")
+        if kind is list:
+            if type(value) is not list or not value or not all(type(item) is str for item in value):
+                raise located(path, f"{field}.{key}", f"is {value!r}, not a non-empty list of strings")
+            value = tuple(value)
+            # Side files named by a file someone else wrote: plain files only (never standard input or a device).
+            unread = next((item for item in value if key == "rag_lengths" and not os.path.isfile(item)), None)
+            if unread is not None:
+                raise located(path, f"{field}.{key}", f"names {unread!r}, which is not a regular file here")
+        elif type(value) is not kind or (kind is int and not 0 < value <= MAX_READING_INT):
+            wanted = f"positive integer up to {MAX_READING_INT}" if kind is int else kind.__name__
+            raise located(path, f"{field}.{key}", f"is {value!r}, not a {wanted}")
         values[key] = value
     for key, value in overrides.items():
-        if value is not None and value is not False:
+        if value is not None and value is not False and value != ():
             values[key] = value
     return ImportOptions(**values)
 
@@ -216,4 +232,4 @@ def _stderr_warning(message: str) -> None:
         print(message, file=sys.stderr)
 
 
-__all__ = ["ImportOptions", "MAX_BLOCK_ID", "READING_FLAGS", "TraceBuilder", "is_int", "is_number", "optional_count", "optional_text", "optional_timestamp", "options_from_record", "reading_record"]
+__all__ = ["ImportOptions", "MAX_BLOCK_ID", "MAX_READING_INT", "READING_FLAGS", "TraceBuilder", "is_int", "is_number", "optional_count", "optional_text", "optional_timestamp", "options_from_record", "reading_record"]

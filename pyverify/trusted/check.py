@@ -94,6 +94,10 @@ PACKED_CERTIFICATE_FORMAT = "pyverify.certificate/2"
 CERTIFICATE_FORMATS = (CERTIFICATE_FORMAT, PACKED_CERTIFICATE_FORMAT)
 
 
+#: The largest integer a certificate may hold (the schema's bound): a signed 64-bit integer, as the array checker holds it.
+MAX_INTEGER = 2**63 - 1
+
+
 class CheckFailed(Exception):
     """A certificate that is well-formed but wrong."""
 
@@ -310,10 +314,11 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
                 if key == "dropped":
                     if type(value) is not list:
                         raise located(cert_path, f"{where}.{key}[{index}]", "is not a list of block ids")
-                    if not all(type(b) is int and b >= 0 for b in value):
-                        raise located(cert_path, f"{where}.{key}[{index}]", "holds something other than a non-negative integer block id")
-                elif type(value) is not int or value < 0:
-                    raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a non-negative integer")
+                    if not all(type(b) is int and 0 <= b <= MAX_INTEGER for b in value):
+                        raise located(cert_path, f"{where}.{key}[{index}]", "holds something other than a non-negative "
+                                      f"integer block id (at most {MAX_INTEGER})")
+                elif type(value) is not int or not 0 <= value <= MAX_INTEGER:
+                    raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a non-negative integer (at most {MAX_INTEGER})")
 
 
 def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, read_already=None, **reading: Any) -> int:
@@ -585,8 +590,16 @@ def _array_digest(trace) -> str:
 
 def reading_flags(cert: dict[str, Any], cert_path: str, **reading: Any) -> str:
     """The reading flags :func:`read_instance` applies, as command-line flags (empty: none)."""
-    record = reading_record(_options(cert, cert_path, reading))
-    return " ".join(f"--{key.replace('_', '-')}" + ("" if value is True else f" {value}") for key, value in record.items())
+    flags = []
+    for key, value in reading_record(_options(cert, cert_path, reading)).items():
+        flag = f"--{key.replace('_', '-')}"
+        if value is True:
+            flags.append(flag)
+        elif key == "rag_lengths":  # one flag per side file, as given on the command line
+            flags += [f"{flag} {item}" for item in value]
+        else:
+            flags.append(f"{flag} {','.join(value) if isinstance(value, list) else value}")
+    return " ".join(flags)
 
 
 def _options(cert: dict[str, Any], cert_path: str, reading: dict[str, Any]):

@@ -124,3 +124,90 @@ def test_a_theorem_field_is_printed_as_not_read(certified, tmp_path):
     target.write_text(json.dumps(data))
     status, lines = verify_quiet(str(target), str(instance))
     assert status == 0 and any(line.startswith("not checked: theorem 'pooled_misses_eq_distinct'") for line in lines)
+
+
+# --- integers past 64 bits, and reading flags that name what is not a plain file ------------------
+
+MAX_INT64 = 2**63 - 1
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    """A packed certificate (pyverify.certificate/2) of a small Mooncake trace, capacity 2, and the trace."""
+    folder = tmp_path_factory.mktemp("packed")
+    trace, cert = folder / "t.jsonl", folder / "t.cert.json"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 512 * len(chain) - 100, "hash_ids": chain}) + "\n"
+                             for t, chain in enumerate([[1, 2], [3], [1, 2, 4], [3], [1], [5, 6]])))
+    assert main(["certify", str(trace), "--model", "pooled", "--capacity", "2", "--witness-form", "packed", "-o", str(cert)]) == 0
+    lists = folder / "t.lists.json"  # the same trace, its witness as lists (read as an instance, not as arrays)
+    assert main(["certify", str(trace), "--model", "pooled", "--capacity", "2", "--witness-form", "lists", "-o", str(lists)]) == 0
+    return cert, trace, lists
+
+
+def set_capacity(data, value):
+    data["cache_model"]["capacity"] = value
+    for record in data["solvers"].values():
+        if record is not None:
+            record["problem"]["capacity"] = value
+
+
+def set_read_with(key, value):
+    def change(data):
+        data["instance"]["read_with"] = {key: value}
+    return change
+
+
+#: (what, edit): each an integer at or past the signed 64-bit bound.
+HUGE = [
+    ("capacity 2**63", lambda data: set_capacity(data, 2**63)),
+    ("capacity 2**63 - 1", lambda data: set_capacity(data, MAX_INT64)),
+    ("capacity 2**70", lambda data: set_capacity(data, 2**70)),
+    ("objective 2**64", lambda data: data.update(objective=2**64)),
+    ("floor 2**63", lambda data: data.update(floor=2**63)),
+    ("read_with.block_size 2**70", set_read_with("block_size", 2**70)),
+    ("read_with.block_size 2**63 - 512", set_read_with("block_size", MAX_INT64 - 511)),
+    ("read_with.source_block_size 2**63", set_read_with("source_block_size", 2**63)),
+    ("read_with.source_block_size 2**63 - 1", set_read_with("source_block_size", MAX_INT64)),
+    ("packed length 2**63", lambda data: data["witness"]["hit_blocks"].update(length=2**63)),
+]
+
+
+@pytest.mark.parametrize("form", ["instance file", "trace, lists", "trace, packed"])
+@pytest.mark.parametrize("what, edit", HUGE, ids=[case[0] for case in HUGE])
+def test_huge_integers_are_refused_in_one_line(certified, packed, capsys, tmp_path, form, what, edit):
+    """verify exits 1 with FAILED or 2 with one line: never a traceback (numba's type inference, OverflowError)."""
+    cert, instance = {"instance file": certified, "trace, lists": packed[2::-2], "trace, packed": packed[:2]}[form]
+    data = json.loads(cert.read_text())
+    if what.startswith("packed") and form != "trace, packed":
+        pytest.skip("a packed field")
+    edit(data)
+    forged = tmp_path / "huge.json"
+    forged.write_text(json.dumps(data))
+    status, out, err = run(capsys, "verify", str(forged), str(instance))
+    handled = (status == 1 and out.splitlines()[-1].startswith("FAILED: ")) or (
+        status == 2 and err.count("\n") == 1 and err.startswith("pyverify: error: "))
+    record("huge certificate integer", handled)
+    assert handled, (status, out[-500:], err[-2000:])
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("names", [["-"], ["/dev/zero"], ["does-not-exist.jsonl"], []])
+def test_recorded_side_files_must_be_plain_files(certified, capsys, tmp_path, names):
+    cert, instance = certified
+    data = json.loads(cert.read_text())
+    data["instance"]["read_with"] = {"rag_lengths": names}
+    forged = tmp_path / "sides.json"
+    forged.write_text(json.dumps(data))
+    status, out, err = run(capsys, "verify", str(forged), str(instance))
+    assert status == 2 and err.count("\n") == 1 and "instance.read_with.rag_lengths" in err, (out, err)
+
+
+@pytest.mark.parametrize("value", [[], ["sys_prompt", 3], "sys_prompt", [None]])
+def test_a_malformed_recorded_rag_order_is_one_line(certified, capsys, tmp_path, value):
+    cert, instance = certified
+    data = json.loads(cert.read_text())
+    data["instance"]["read_with"] = {"rag_order": value}
+    forged = tmp_path / "order.json"
+    forged.write_text(json.dumps(data))
+    status, _, err = run(capsys, "verify", str(forged), str(instance))
+    assert status == 2 and err.count("\n") == 1 and "instance.read_with.rag_order" in err, err
