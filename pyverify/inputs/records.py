@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from pyverify.errors import located
-from pyverify.inputs.model import Instance, PrefixClosure
+from pyverify.inputs.model import MAX_TOKEN_COUNT, Instance, PrefixClosure
 
 #: The largest block id (ids are stored as signed 64-bit integers; -1 is the root).
 MAX_BLOCK_ID = 2**63 - 1
@@ -112,10 +112,12 @@ def is_number(value: Any) -> bool:
 
 
 def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> int | None:
-    """``data[key]`` as a non-negative integer, or None when absent; a one-line error otherwise."""
+    """``data[key]`` as a token count (0 to :data:`MAX_TOKEN_COUNT`), or None when absent; a one-line error otherwise."""
     value = data.get(key)
-    if value is not None and not (is_int(value) and 0 <= value <= MAX_BLOCK_ID):
+    if value is not None and not (is_int(value) and value >= 0):
         raise located(display, f"{where}.{key}", f"expected a non-negative integer, got {value!r}")
+    if value is not None and value > MAX_TOKEN_COUNT:
+        raise located(display, f"{where}.{key}", f"{value} tokens is more than 2**53, the most pyverify holds exactly")
     return value
 
 
