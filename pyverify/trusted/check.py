@@ -411,8 +411,8 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         identity = instance_sha256(instance)
         require(named["sha256"] == identity, f"instance.sha256 is {named['sha256']}, but {instance_path} hashes to {identity}: the certificate is for another instance")
         key, words, file_hash = "instance_sha256", f"sha256 {identity} matches", None
-    if key == "instance_sha256" or file_format == INSTANCE_FILE:
-        # The canonical JSON holds the name, so in a certificate that names it a name that differs is another file.
+    if key == "instance_sha256" or (file_hash is not None and file_format == INSTANCE_FILE):
+        # The canonical JSON holds the name, so where the file hash is checked a name that differs is another file.
         require(named["name"] == instance.name, f"instance.name is {named['name']!r}, the instance is named {instance.name!r}")
     if named["name"] == instance.name:
         say(f"instance {instance_path}: {words}, name {instance.name!r}")
