@@ -232,8 +232,8 @@ def test_certify_prints_where_the_time_went(capsys, tmp_path):
 
 
 def test_every_cpsat_solve_sets_the_inclusion_presolve_workaround(monkeypatch):
-    """OR-Tools 9.15 (pinned) can report a wrong OPTIMAL after its inclusion presolve (google/or-tools#5293):
-    every solve switches that step off, and the certificate's CP-SAT record says so."""
+    """OR-Tools 9.15 (pinned) can report a wrong OPTIMAL after its inclusion presolve
+    (google/or-tools#5293): every solve switches that step off, and the certificate says so."""
     solvers = []
     real = cpsat.cp_model.CpSolver
 
@@ -244,5 +244,6 @@ def test_every_cpsat_solve_sets_the_inclusion_presolve_workaround(monkeypatch):
     monkeypatch.setattr(cpsat.cp_model, "CpSolver", recording_solver)
     instance = Instance(name="tiny", hosts=1, chains=((1, 2), (3,), (1, 2), (3,)))
     cert = certify(instance, "pooled", 1, time_limit=30).certificate
-    assert solvers and all(solver.parameters.presolve_inclusion_work_limit == 0 for solver in solvers)
+    assert solvers
+    assert all(solver.parameters.presolve_inclusion_work_limit == 0 for solver in solvers)
     assert cert["solvers"]["cp-sat"]["parameters"]["presolve_inclusion_work_limit"] == 0

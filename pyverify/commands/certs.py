@@ -266,9 +266,10 @@ def run_verify(args) -> int:
         if line.startswith("FAILED"):
             failures.append(line)
 
-    given = import_options(args)  # every reading flag given here overrides the certificate's record of it
-    status = verify(args.certificate, args.instance, say, allow_unsorted=given.allow_unsorted, block_size=given.block_size,
-                    tokenizer=given.tokenizer, source_block_size=given.source_block_size, rag_order=given.rag_order,
+    given = import_options(args)  # each reading flag given here overrides the certificate's record
+    status = verify(args.certificate, args.instance, say, allow_unsorted=given.allow_unsorted,
+                    block_size=given.block_size, tokenizer=given.tokenizer,
+                    source_block_size=given.source_block_size, rag_order=given.rag_order,
                     rag_lengths=given.rag_lengths)
     if status != 0 and failures:  # the verdict also on stderr, where scripts look for it
         print(f"pyverify: refused: {args.certificate}: {failures[-1]}", file=sys.stderr)

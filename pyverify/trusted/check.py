@@ -94,7 +94,8 @@ PACKED_CERTIFICATE_FORMAT = "pyverify.certificate/2"
 CERTIFICATE_FORMATS = (CERTIFICATE_FORMAT, PACKED_CERTIFICATE_FORMAT)
 
 
-#: The largest integer a certificate may hold (the schema's bound): a signed 64-bit integer, as the array checker holds it.
+#: The largest integer a certificate may hold (the schema's bound): signed 64 bits, as the array
+#: checker holds it.
 MAX_INTEGER = 2**63 - 1
 
 
@@ -203,12 +204,12 @@ def certifier_records(cert: dict[str, Any]) -> list[str]:
 
 
 def labels_not_checked(cert: dict[str, Any]) -> list[str]:
-    """One line per field of ``cert`` that no check reads and no verdict rests on (the rest are checked above, or
-    are the solver records of :func:`certifier_records`), so that none is carried silently."""
+    """One line per field of ``cert`` that no check reads and no verdict rests on (the others are
+    checked, or are the solver records of :func:`certifier_records`): none is carried silently."""
     lines = []
     if "path" in cert["instance"]:
-        lines.append(f"instance.path {cert['instance']['path']!r}: where certify read the instance (a label; "
-                     "the file checked is the one named on this command line)")
+        lines.append(f"instance.path {cert['instance']['path']!r}: where certify read the instance "
+                     "(a label; the file checked is the one named on this command line)")
     for name in ("cp-sat", "z3", "min"):
         record = cert["solvers"].get(name)
         if record is not None and "parameters" in record:
@@ -218,9 +219,10 @@ def labels_not_checked(cert: dict[str, Any]) -> list[str]:
         if "description" in greedy:
             lines.append(f"greedy[{index}].description: a label ({greedy['description']!r})")
     if "theorem" in cert:
-        lines.append(f"theorem {cert['theorem']!r}: not read here; 'pyverify bridge' relates the certificate to it")
-    created = cert["created_by"]
-    lines.append(f"created_by: a label ({', '.join(f'{key} {value}' for key, value in created.items())})")
+        lines.append(f"theorem {cert['theorem']!r}: not read here; 'pyverify bridge' relates the "
+                     "certificate to it")
+    created = ", ".join(f"{key} {value}" for key, value in cert["created_by"].items())
+    lines.append(f"created_by: a label ({created})")
     return lines
 
 
@@ -315,10 +317,12 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
                     if type(value) is not list:
                         raise located(cert_path, f"{where}.{key}[{index}]", "is not a list of block ids")
                     if not all(type(b) is int and 0 <= b <= MAX_INTEGER for b in value):
-                        raise located(cert_path, f"{where}.{key}[{index}]", "holds something other than a non-negative "
-                                      f"integer block id (at most {MAX_INTEGER})")
+                        raise located(cert_path, f"{where}.{key}[{index}]", "holds something other "
+                                      "than a non-negative integer block id "
+                                      f"(at most {MAX_INTEGER})")
                 elif type(value) is not int or not 0 <= value <= MAX_INTEGER:
-                    raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a non-negative integer (at most {MAX_INTEGER})")
+                    raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a "
+                                  f"non-negative integer (at most {MAX_INTEGER})")
 
 
 def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, read_already=None, **reading: Any) -> int:
@@ -342,8 +346,9 @@ def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = prin
             raise located(cert_path, "instance.content_sha256", f"is missing: a {fmt} names its instance by its content")
         if "greedy" in cert:
             raise located(cert_path, "greedy", f"is not part of a {fmt} (its witness is the only run it records)")
-        if "sha256" in cert["instance"]:  # read as arrays, the instance has no canonical JSON to check it against
-            raise located(cert_path, "instance.sha256", f"is not part of a {fmt} (it names its instance by content_sha256)")
+        if "sha256" in cert["instance"]:  # read as arrays: no canonical JSON to check it by
+            raise located(cert_path, "instance.sha256",
+                          f"is not part of a {fmt} (it names its instance by content_sha256)")
         witness = unpack(cert["witness"], cert_path, "witness")  # malformed arrays are refused before the instance is read
     elif is_packed(cert["witness"]):
         raise located(cert_path, "witness.encoding", f"a packed witness belongs in a {PACKED_CERTIFICATE_FORMAT}, not a {fmt}")
@@ -392,8 +397,8 @@ class PlainCounts:
 def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[str], None], counts=PlainCounts,
             witness: Any = None, file_format: str | None = None) -> None:
     """The checks, on ``counts(instance, caches)`` (:class:`PlainCounts`, or :class:`~pyverify.trusted.array_check.ArrayCounts`
-    for a packed ``witness``). ``file_format``: the input format's key (:mod:`pyverify.inputs.load`), None when read
-    as arrays."""
+    for a packed ``witness``). ``file_format``: the input format's key
+    (:mod:`pyverify.inputs.load`), None when read as arrays."""
     def require(condition: bool, reason: str) -> None:
         if not condition:
             raise CheckFailed(reason)
@@ -406,13 +411,16 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         require(named["content_sha256"] == identity, f"instance.content_sha256 is {named['content_sha256']}, but the content of {instance_path} "
                                                      f"hashes to {identity}: the certificate is for another instance")
         key, words = "content_sha256", f"content sha256 {identity} matches (pyverify.content/1, any format)"
-        file_hash = _check_file_hash(named, instance, instance_path, file_format, require) if "sha256" in named else None
+        file_hash = None
+        if "sha256" in named:
+            file_hash = _check_file_hash(named, instance, instance_path, file_format, require)
     else:  # certificates written before content digests: the canonical JSON names the instance
         identity = instance_sha256(instance)
         require(named["sha256"] == identity, f"instance.sha256 is {named['sha256']}, but {instance_path} hashes to {identity}: the certificate is for another instance")
         key, words, file_hash = "instance_sha256", f"sha256 {identity} matches", None
     if key == "instance_sha256" or (file_hash is not None and file_format == INSTANCE_FILE):
-        # The canonical JSON holds the name, so where the file hash is checked a name that differs is another file.
+        # The canonical JSON holds the name: where the file hash is checked, another name is
+        # another file.
         require(named["name"] == instance.name, f"instance.name is {named['name']!r}, the instance is named {instance.name!r}")
     if named["name"] == instance.name:
         say(f"instance {instance_path}: {words}, name {instance.name!r}")
@@ -537,22 +545,27 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         say(f"VERIFIED as FEASIBLE only: a run with {objective} misses (replayed here); optimality on this instance is not claimed (recorded bound {bound}).")
 
 
-#: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`): the file ``instance.sha256`` names.
+#: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`), the file
+#: ``instance.sha256`` names.
 INSTANCE_FILE = "pyverify-instance"
 
 
-def _check_file_hash(named: dict[str, Any], instance, instance_path: str, file_format: str | None, require) -> str:
-    """Check ``instance.sha256`` (the canonical JSON of the input as certified) where it can be: against a
-    ``pyverify.instance/1`` file, whose every field the canonical JSON covers. A trace's canonical JSON also names
-    the path it was read from (its ``source``), so there the field is printed as not checked, never as a fact."""
+def _check_file_hash(named: dict[str, Any], instance, instance_path: str, file_format: str | None,
+                     require) -> str:
+    """Check ``instance.sha256`` (the canonical JSON of the input as certified) where it can be:
+    against a ``pyverify.instance/1`` file, whose every field the canonical JSON covers. A trace's
+    canonical JSON also names the path it was read from (its ``source``), so there the field is
+    printed as not checked, never as a fact."""
     recorded = named["sha256"]
     if file_format != INSTANCE_FILE:
-        return (f"instance.sha256 {recorded}: not checked (the canonical JSON of the input as certify read it, which "
-                f"names the path it was read from; {instance_path} is identified by its content digest above)")
+        return (f"instance.sha256 {recorded}: not checked (the canonical JSON of the input as "
+                "certify read it, which names the path it was read from; "
+                f"{instance_path} is identified by its content digest above)")
     found = instance_sha256(instance)
-    require(recorded == found, f"instance.sha256 is {recorded}, but {instance_path} hashes to {found} (its canonical JSON): "
-                               "the content is the one certified, but the instance file is not (its name, description or "
-                               "source differ), or the recorded hash is false")
+    require(recorded == found,
+            f"instance.sha256 is {recorded}, but {instance_path} hashes to {found} "
+            "(its canonical JSON): the content is the one certified, but the instance file is not "
+            "(its name, description or source differ), or the recorded hash is false")
     return f"instance.sha256 {found} matches (the canonical JSON of {instance_path})"
 
 

@@ -1,6 +1,7 @@
-"""Token counts past 2**53: the arrays hold them as float64, where 2**53 + 1 reads as 2**53, so two traces
-shared one content digest (a certificate of one verified against the other) and a count past 2**63 broke
-the Parquet writer. Every reader now refuses a count above 2**53 in one line (pyverify.inputs.model.MAX_TOKEN_COUNT)."""
+"""Token counts past 2**53: the arrays hold them as float64, where 2**53 + 1 reads as 2**53, so two
+traces shared one content digest (a certificate of one verified against the other) and a count past
+2**63 broke the Parquet writer. Every reader refuses a count above 2**53 in one line
+(pyverify.inputs.model.MAX_TOKEN_COUNT)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ import pyarrow.parquet as pq  # noqa: E402
 
 
 def mooncake(count: int, key: str = "input_length") -> str:
-    return json.dumps({"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2], key: count}) + "\n"
+    record = {"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2]}
+    return json.dumps(dict(record, **{key: count})) + "\n"
 
 
 def write_as(tmp_path, form: str, count: int, key: str = "input_length"):
@@ -58,20 +60,22 @@ def test_the_bound_is_read_and_one_past_it_refused(capsys, tmp_path, form, key):
 
 
 def test_two_traces_never_share_a_digest(capsys, tmp_path):
-    """9007199254740992 and 9007199254740993 tokens: the second is refused, so no certificate of the first
-    (list or packed) verifies against it, and certify never refuses its own certificate."""
+    """9007199254740992 and 9007199254740993 tokens: the second is refused, so no certificate of
+    the first (list or packed) verifies against it, and certify never refuses its own
+    certificate."""
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text(mooncake(MAX_TOKEN_COUNT) * 3)
     second.write_text(mooncake(MAX_TOKEN_COUNT + 1) * 3)
     for form in ("lists", "packed"):
         cert = tmp_path / f"{form}.json"
-        status, _, err = run_cli(capsys, "certify", str(first), "--model", "pooled", "--capacity", "1",
-                                 "--witness-form", form, "-o", str(cert))
+        status, _, err = run_cli(capsys, "certify", str(first), "--model", "pooled",
+                                 "--capacity", "1", "--witness-form", form, "-o", str(cert))
         assert status == 0, err
         assert run_cli(capsys, "verify", str(cert), str(first))[0] == 0
         status, out, err = run_cli(capsys, "verify", str(cert), str(second))
         assert status == 2 and "VERIFIED" not in out and "more than 2**53" in err
-    status, out, err = run_cli(capsys, "certify", str(second), "--model", "pooled", "-o", str(tmp_path / "b.cert.json"))
+    status, out, err = run_cli(capsys, "certify", str(second), "--model", "pooled",
+                               "-o", str(tmp_path / "b.cert.json"))
     assert_one_line_error(status, out, err, second, "more than 2**53")
 
 
@@ -94,4 +98,5 @@ def test_the_bound_is_the_instance_schemas():
     from pyverify.inputs.model import MAX_TOKEN_COUNT as bound, instance_schema
 
     fields = instance_schema()["properties"]["requests"]["items"]["properties"]
-    assert bound == MAX_TOKEN_COUNT == fields["input_tokens"]["maximum"] == fields["output_tokens"]["maximum"]
+    assert bound == MAX_TOKEN_COUNT == fields["input_tokens"]["maximum"]
+    assert bound == fields["output_tokens"]["maximum"]

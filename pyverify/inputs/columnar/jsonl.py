@@ -150,8 +150,10 @@ def _checked_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) 
         if present.size and (present.min() < 0 or present.max() > 2**53 or np.any(np.diff(present) < 0)):
             return None  # the strict reader names the line (or warns, with --allow-unsorted)
     lengths = [input_tokens, output_tokens]
-    if any(values is not None and (np.nanmin(values) < 0 or np.nanmax(values) >= MAX_TOKEN_COUNT) for values in lengths):
-        return None  # as float64, a count past 2**53 reads as 2**53 or more: the strict reader decides
+    # As float64, a count past 2**53 reads as 2**53 or more: the strict reader decides.
+    if any(values is not None and (np.nanmin(values) < 0 or np.nanmax(values) >= MAX_TOKEN_COUNT)
+           for values in lengths):
+        return None
     return _closed_trace(path, ids, offsets, timestamps, *lengths)
 
 
