@@ -229,3 +229,21 @@ def test_certify_prints_where_the_time_went(capsys, tmp_path):
     summary = json.loads(capsys.readouterr().out)
     assert status == 0 and summary["greedy_skipped"] == []
     assert 0 < summary["check_time_s"] <= summary["total_time_s"] and summary["wall_time_s"] <= summary["total_time_s"]
+
+
+def test_every_cpsat_solve_sets_the_inclusion_presolve_workaround(monkeypatch):
+    """OR-Tools 9.15 (pinned) can report a wrong OPTIMAL after its inclusion presolve
+    (google/or-tools#5293): every solve switches that step off, and the certificate says so."""
+    solvers = []
+    real = cpsat.cp_model.CpSolver
+
+    def recording_solver():
+        solvers.append(real())
+        return solvers[-1]
+
+    monkeypatch.setattr(cpsat.cp_model, "CpSolver", recording_solver)
+    instance = Instance(name="tiny", hosts=1, chains=((1, 2), (3,), (1, 2), (3,)))
+    cert = certify(instance, "pooled", 1, time_limit=30).certificate
+    assert solvers
+    assert all(solver.parameters.presolve_inclusion_work_limit == 0 for solver in solvers)
+    assert cert["solvers"]["cp-sat"]["parameters"]["presolve_inclusion_work_limit"] == 0

@@ -266,8 +266,11 @@ def run_verify(args) -> int:
         if line.startswith("FAILED"):
             failures.append(line)
 
-    status = verify(args.certificate, args.instance, say, allow_unsorted=args.allow_unsorted, block_size=args.block_size,
-                    tokenizer=args.tokenizer)
+    given = import_options(args)  # each reading flag given here overrides the certificate's record
+    status = verify(args.certificate, args.instance, say, allow_unsorted=given.allow_unsorted,
+                    block_size=given.block_size, tokenizer=given.tokenizer,
+                    source_block_size=given.source_block_size, rag_order=given.rag_order,
+                    rag_lengths=given.rag_lengths)
     if status != 0 and failures:  # the verdict also on stderr, where scripts look for it
         print(f"pyverify: refused: {args.certificate}: {failures[-1]}", file=sys.stderr)
     return status

@@ -46,6 +46,12 @@ MAX_HOSTS = 65536
 #: The largest block size, in tokens (the instance schema's bound on ``block_size_tokens``).
 MAX_BLOCK_SIZE_TOKENS = 1_048_576
 
+#: The largest token count of a request (``input_tokens``/``output_tokens``, a trace's
+#: ``input_length``/``output_length``; the instance schema's bound), in every reader: the arrays
+#: hold them as float64, exact up to 2**53, so a larger count would read as another one and two
+#: traces would share a content digest.
+MAX_TOKEN_COUNT = 2**53
+
 
 def check_block_size_tokens(value: object, path: object, field: str) -> int:
     """``value`` as a block size of 1 .. MAX_BLOCK_SIZE_TOKENS tokens, or one line of error (every format's rule)."""

@@ -18,12 +18,13 @@ It keeps the chains and one dict of parents, never the text.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from pyverify.errors import located
-from pyverify.inputs.model import Instance, PrefixClosure
+from pyverify.inputs.model import MAX_TOKEN_COUNT, Instance, PrefixClosure
 
 #: The largest block id (ids are stored as signed 64-bit integers; -1 is the root).
 MAX_BLOCK_ID = 2**63 - 1
@@ -48,8 +49,13 @@ class ImportOptions:
     progress: Callable[[int], None] | None = None
 
 
-#: The reading flags a certificate records, so that ``verify`` reads its input the same way.
-READING_FLAGS = {"allow_unsorted": bool, "block_size": int, "tokenizer": str}
+#: The reading flags a certificate records, so that ``verify`` reads its input the same way:
+#: every option of :class:`ImportOptions` that changes the instance read (``name`` and ``hosts``
+#: are ``trace import``'s alone).
+READING_FLAGS = {"allow_unsorted": bool, "block_size": int, "tokenizer": str,
+                 "source_block_size": int, "rag_order": list, "rag_lengths": list}
+#: The largest integer a reading flag may record (signed 64 bits, as the arrays hold sizes).
+MAX_READING_INT = 2**63 - 1
 
 
 def reading_record(options: ImportOptions) -> dict[str, Any]:
@@ -57,10 +63,12 @@ def reading_record(options: ImportOptions) -> dict[str, Any]:
     record: dict[str, Any] = {}
     if options.allow_unsorted:
         record["allow_unsorted"] = True
-    if options.block_size is not None:
-        record["block_size"] = options.block_size
-    if options.tokenizer is not None:
-        record["tokenizer"] = options.tokenizer
+    for key in ("block_size", "tokenizer", "source_block_size", "rag_order"):
+        value = getattr(options, key)
+        if value is not None:
+            record[key] = list(value) if isinstance(value, tuple) else value
+    if options.rag_lengths:
+        record["rag_lengths"] = list(options.rag_lengths)
     return record
 
 
@@ -76,11 +84,23 @@ def options_from_record(record: Any, path: str, field: str, **overrides: Any) ->
         kind = READING_FLAGS.get(key)
         if kind is None:
             raise located(path, f"{field}.{key}", f"is not a reading flag (known: {', '.join(READING_FLAGS)})")
-        if type(value) is not kind or (kind is int and value <= 0):
-            raise located(path, f"{field}.{key}", f"is {value!r}, not a {'positive integer' if kind is int else kind.__name__}")
+        if kind is list:
+            if type(value) is not list or not value or not all(type(item) is str for item in value):
+                raise located(path, f"{field}.{key}",
+                              f"is {value!r}, not a non-empty list of strings")
+            value = tuple(value)
+            # Side files named by a file someone else wrote: plain files only (never standard
+            # input or a device).
+            unread = [item for item in value if key == "rag_lengths" and not os.path.isfile(item)]
+            if unread:
+                raise located(path, f"{field}.{key}",
+                              f"names {unread[0]!r}, which is not a regular file here")
+        elif type(value) is not kind or (kind is int and not 0 < value <= MAX_READING_INT):
+            wanted = f"positive integer up to {MAX_READING_INT}" if kind is int else kind.__name__
+            raise located(path, f"{field}.{key}", f"is {value!r}, not a {wanted}")
         values[key] = value
     for key, value in overrides.items():
-        if value is not None and value is not False:
+        if value is not None and value is not False and value != ():
             values[key] = value
     return ImportOptions(**values)
 
@@ -96,10 +116,14 @@ def is_number(value: Any) -> bool:
 
 
 def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> int | None:
-    """``data[key]`` as a non-negative integer, or None when absent; a one-line error otherwise."""
+    """``data[key]`` as a token count (0 to :data:`MAX_TOKEN_COUNT`), or None when absent;
+    a one-line error otherwise."""
     value = data.get(key)
-    if value is not None and not (is_int(value) and 0 <= value <= MAX_BLOCK_ID):
+    if value is not None and not (is_int(value) and value >= 0):
         raise located(display, f"{where}.{key}", f"expected a non-negative integer, got {value!r}")
+    if value is not None and value > MAX_TOKEN_COUNT:
+        raise located(display, f"{where}.{key}",
+                      f"{value} tokens is more than 2**53, the most pyverify holds exactly")
     return value
 
 
@@ -216,4 +240,6 @@ def _stderr_warning(message: str) -> None:
         print(message, file=sys.stderr)
 
 
-__all__ = ["ImportOptions", "MAX_BLOCK_ID", "READING_FLAGS", "TraceBuilder", "is_int", "is_number", "optional_count", "optional_text", "optional_timestamp", "options_from_record", "reading_record"]
+__all__ = ["ImportOptions", "MAX_BLOCK_ID", "MAX_READING_INT", "READING_FLAGS", "TraceBuilder",
+           "is_int", "is_number", "optional_count", "optional_text", "optional_timestamp",
+           "options_from_record", "reading_record"]

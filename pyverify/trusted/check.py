@@ -94,6 +94,11 @@ PACKED_CERTIFICATE_FORMAT = "pyverify.certificate/2"
 CERTIFICATE_FORMATS = (CERTIFICATE_FORMAT, PACKED_CERTIFICATE_FORMAT)
 
 
+#: The largest integer a certificate may hold (the schema's bound): signed 64 bits, as the array
+#: checker holds it.
+MAX_INTEGER = 2**63 - 1
+
+
 class CheckFailed(Exception):
     """A certificate that is well-formed but wrong."""
 
@@ -198,6 +203,29 @@ def certifier_records(cert: dict[str, Any]) -> list[str]:
     return lines
 
 
+def labels_not_checked(cert: dict[str, Any]) -> list[str]:
+    """One line per field of ``cert`` that no check reads and no verdict rests on (the others are
+    checked, or are the solver records of :func:`certifier_records`): none is carried silently."""
+    lines = []
+    if "path" in cert["instance"]:
+        lines.append(f"instance.path {cert['instance']['path']!r}: where certify read the instance "
+                     "(a label; the file checked is the one named on this command line)")
+    for name in ("cp-sat", "z3", "min"):
+        record = cert["solvers"].get(name)
+        if record is not None and "parameters" in record:
+            shown = ", ".join(f"{key} {value}" for key, value in record["parameters"].items())
+            lines.append(f"solvers.{name}.parameters: {NOT_RECHECKED}: {shown or 'none'}")
+    for index, greedy in enumerate(cert.get("greedy", [])):
+        if "description" in greedy:
+            lines.append(f"greedy[{index}].description: a label ({greedy['description']!r})")
+    if "theorem" in cert:
+        lines.append(f"theorem {cert['theorem']!r}: not read here; 'pyverify bridge' relates the "
+                     "certificate to it")
+    created = ", ".join(f"{key} {value}" for key, value in cert["created_by"].items())
+    lines.append(f"created_by: a label ({created})")
+    return lines
+
+
 def replay(chains, caches, capacity: int | None, run: dict[str, Any], what: str, forced: bool = False) -> int:
     """Replay a run by rules 1-4 (and 5 if ``forced``) and return its misses; raise CheckFailed on the first illegal step."""
     n = len(chains)
@@ -288,10 +316,13 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
                 if key == "dropped":
                     if type(value) is not list:
                         raise located(cert_path, f"{where}.{key}[{index}]", "is not a list of block ids")
-                    if not all(type(b) is int and b >= 0 for b in value):
-                        raise located(cert_path, f"{where}.{key}[{index}]", "holds something other than a non-negative integer block id")
-                elif type(value) is not int or value < 0:
-                    raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a non-negative integer")
+                    if not all(type(b) is int and 0 <= b <= MAX_INTEGER for b in value):
+                        raise located(cert_path, f"{where}.{key}[{index}]", "holds something other "
+                                      "than a non-negative integer block id "
+                                      f"(at most {MAX_INTEGER})")
+                elif type(value) is not int or not 0 <= value <= MAX_INTEGER:
+                    raise located(cert_path, f"{where}.{key}[{index}]", f"is {value!r}, not a "
+                                  f"non-negative integer (at most {MAX_INTEGER})")
 
 
 def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, read_already=None, **reading: Any) -> int:
@@ -315,20 +346,25 @@ def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = prin
             raise located(cert_path, "instance.content_sha256", f"is missing: a {fmt} names its instance by its content")
         if "greedy" in cert:
             raise located(cert_path, "greedy", f"is not part of a {fmt} (its witness is the only run it records)")
+        if "sha256" in cert["instance"]:  # read as arrays: no canonical JSON to check it by
+            raise located(cert_path, "instance.sha256",
+                          f"is not part of a {fmt} (it names its instance by content_sha256)")
         witness = unpack(cert["witness"], cert_path, "witness")  # malformed arrays are refused before the instance is read
     elif is_packed(cert["witness"]):
         raise located(cert_path, "witness.encoding", f"a packed witness belongs in a {PACKED_CERTIFICATE_FORMAT}, not a {fmt}")
     say(f"certificate {cert_path}: {fmt}, matches its JSON Schema")
     if fmt == PACKED_CERTIFICATE_FORMAT:
         instance = read_already if read_already is not None else read_instance_arrays(cert, cert_path, instance_path, **reading)
+        file_format = None  # read as arrays: no canonical JSON to hash
     else:
-        instance, witness = read_instance(cert, cert_path, instance_path, **reading), cert["witness"]
+        loaded = load_described(instance_path, _options(cert, cert_path, reading))
+        instance, file_format, witness = loaded.instance, loaded.format.key, cert["witness"]
     flags = reading_flags(cert, cert_path, **reading)
     if flags:
         say(f"instance {instance_path}: read with {flags} (as 'pyverify trace import' reads it)")
     try:
         counts = ArrayCounts if fmt == PACKED_CERTIFICATE_FORMAT else PlainCounts
-        _verify(cert, instance, instance_path, say, counts, witness)
+        _verify(cert, instance, instance_path, say, counts, witness, file_format)
     except CheckFailed as failure:
         say(f"FAILED: {failure}")
         return 1
@@ -359,9 +395,10 @@ class PlainCounts:
 
 
 def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[str], None], counts=PlainCounts,
-            witness: Any = None) -> None:
+            witness: Any = None, file_format: str | None = None) -> None:
     """The checks, on ``counts(instance, caches)`` (:class:`PlainCounts`, or :class:`~pyverify.trusted.array_check.ArrayCounts`
-    for a packed ``witness``)."""
+    for a packed ``witness``). ``file_format``: the input format's key
+    (:mod:`pyverify.inputs.load`), None when read as arrays."""
     def require(condition: bool, reason: str) -> None:
         if not condition:
             raise CheckFailed(reason)
@@ -374,17 +411,24 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         require(named["content_sha256"] == identity, f"instance.content_sha256 is {named['content_sha256']}, but the content of {instance_path} "
                                                      f"hashes to {identity}: the certificate is for another instance")
         key, words = "content_sha256", f"content sha256 {identity} matches (pyverify.content/1, any format)"
+        file_hash = None
+        if "sha256" in named:
+            file_hash = _check_file_hash(named, instance, instance_path, file_format, require)
     else:  # certificates written before content digests: the canonical JSON names the instance
         identity = instance_sha256(instance)
         require(named["sha256"] == identity, f"instance.sha256 is {named['sha256']}, but {instance_path} hashes to {identity}: the certificate is for another instance")
-        key, words = "instance_sha256", f"sha256 {identity} matches"
-    if key == "instance_sha256":  # the canonical JSON holds the name, so a name that differs is another file
+        key, words, file_hash = "instance_sha256", f"sha256 {identity} matches", None
+    if key == "instance_sha256" or (file_hash is not None and file_format == INSTANCE_FILE):
+        # The canonical JSON holds the name: where the file hash is checked, another name is
+        # another file.
         require(named["name"] == instance.name, f"instance.name is {named['name']!r}, the instance is named {instance.name!r}")
     if named["name"] == instance.name:
         say(f"instance {instance_path}: {words}, name {instance.name!r}")
     else:  # names are outside the content: the same trace saved under another file name is the same instance
         say(f"instance {instance_path}: {words}; named {instance.name!r} here, {named['name']!r} in the certificate "
             "(names are not part of the content)")
+    if file_hash is not None:
+        say(file_hash)
 
     cm = cert["cache_model"]
     model, capacity, routing, hosts = cm["model"], cm["capacity"], cm["routing"], cm.get("hosts")
@@ -486,6 +530,8 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         say(f"relied on: {line}")
     for line in certifier_records(cert):
         say(f"not relied on: {line}")
+    for line in labels_not_checked(cert):
+        say(f"not checked: {line}")
     if status == "OPTIMAL" and capacity is None:
         say(f"VERIFIED OPTIMAL on this instance only: the witness has {objective} misses and the compulsory floor, computed here, is {floor}.")
     elif status == "OPTIMAL" and forced:
@@ -497,6 +543,30 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
             "that none has fewer rests on Belady's theorem and the flat relaxation (stated above).")
     else:
         say(f"VERIFIED as FEASIBLE only: a run with {objective} misses (replayed here); optimality on this instance is not claimed (recorded bound {bound}).")
+
+
+#: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`), the file
+#: ``instance.sha256`` names.
+INSTANCE_FILE = "pyverify-instance"
+
+
+def _check_file_hash(named: dict[str, Any], instance, instance_path: str, file_format: str | None,
+                     require) -> str:
+    """Check ``instance.sha256`` (the canonical JSON of the input as certified) where it can be:
+    against a ``pyverify.instance/1`` file, whose every field the canonical JSON covers. A trace's
+    canonical JSON also names the path it was read from (its ``source``), so there the field is
+    printed as not checked, never as a fact."""
+    recorded = named["sha256"]
+    if file_format != INSTANCE_FILE:
+        return (f"instance.sha256 {recorded}: not checked (the canonical JSON of the input as "
+                "certify read it, which names the path it was read from; "
+                f"{instance_path} is identified by its content digest above)")
+    found = instance_sha256(instance)
+    require(recorded == found,
+            f"instance.sha256 is {recorded}, but {instance_path} hashes to {found} "
+            "(its canonical JSON): the content is the one certified, but the instance file is not "
+            "(its name, description or source differ), or the recorded hash is false")
+    return f"instance.sha256 {found} matches (the canonical JSON of {instance_path})"
 
 
 def _caches_read(model: str, routing: str, hosts: int | None, instance, require) -> list[int]:
@@ -533,8 +603,16 @@ def _array_digest(trace) -> str:
 
 def reading_flags(cert: dict[str, Any], cert_path: str, **reading: Any) -> str:
     """The reading flags :func:`read_instance` applies, as command-line flags (empty: none)."""
-    record = reading_record(_options(cert, cert_path, reading))
-    return " ".join(f"--{key.replace('_', '-')}" + ("" if value is True else f" {value}") for key, value in record.items())
+    flags = []
+    for key, value in reading_record(_options(cert, cert_path, reading)).items():
+        flag = f"--{key.replace('_', '-')}"
+        if value is True:
+            flags.append(flag)
+        elif key == "rag_lengths":  # one flag per side file, as given on the command line
+            flags += [f"{flag} {item}" for item in value]
+        else:
+            flags.append(f"{flag} {','.join(value) if isinstance(value, list) else value}")
+    return " ".join(flags)
 
 
 def _options(cert: dict[str, Any], cert_path: str, reading: dict[str, Any]):

@@ -16,8 +16,9 @@ line the strict reader refuses. The form it reads, line by line:
   once, ``hash_ids`` always;
 * ``hash_ids``: a non-empty list of integers; the others: an integer; every
   integer plain decimal digits, at most 18 (so below 2**63; no sign, no
-  fraction or exponent, no leading zero); timestamps at most 2**53 and never
-  decreasing; no line longer than :data:`~pyverify.inputs.jsonread.MAX_LINE_BYTES`.
+  fraction or exponent, no leading zero); every value at most 2**53
+  (float64 holds every integer up to it), timestamps never decreasing; no
+  line longer than :data:`~pyverify.inputs.jsonread.MAX_LINE_BYTES`.
 
 Importing numba and loading the cached kernel costs about 0.65 s here, more
 than the pass saves on a small file, so :mod:`pyverify.inputs.columnar.jsonl`
@@ -149,7 +150,7 @@ def scan_mooncake(text, ids, offsets, numbers, max_line):
                         return DECLINED, 0, 0, 0
             else:
                 value, i = _integer_at(text, i, n)
-                if value < 0:
+                if value < 0 or value > MAX_TIMESTAMP:  # float64 rounds past it: the strict reader
                     return DECLINED, 0, 0, 0
                 if key == 1:
                     if value > MAX_TIMESTAMP or value < last_time:  # the strict reader names (or warns about) it

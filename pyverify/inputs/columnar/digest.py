@@ -26,7 +26,9 @@ form has one content digest, as long as the format holds the content: a
 Parquet or CSV file keeps no fleet size beyond its host column, so an
 instance naming more hosts than it routes to (or, without a routing, more
 than one) has another digest there, as it has other default runs. Token
-counts are encoded from the trace's float64 columns, exact up to 2**53.
+counts are encoded from the trace's float64 columns, exact up to 2**53, and
+every reader refuses a count above it (``pyverify.inputs.model.MAX_TOKEN_COUNT``),
+so no two traces it reads share a digest through rounding.
 
 :func:`pyverify.trusted.digest.content_sha256` computes the same digest from an
 :class:`~pyverify.inputs.model.Instance` in plain Python, for the trusted

@@ -46,6 +46,7 @@ from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.plain_parse import read_plain_mooncake
 from pyverify.inputs.columnar.tables import flat_ids
 from pyverify.inputs.columnar.trace import ColumnarTrace
+from pyverify.inputs.model import MAX_TOKEN_COUNT
 from pyverify.inputs.columnar.compiled import MIN_BYTES, PLAIN, compiled_scan, load_beside, numba_loaded, worth_it
 from pyverify.inputs.jsonread import MAX_JSON_DEPTH, MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded, too_deep_at
 from pyverify.inputs.stream import stem_of
@@ -149,7 +150,9 @@ def _checked_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) 
         if present.size and (present.min() < 0 or present.max() > 2**53 or np.any(np.diff(present) < 0)):
             return None  # the strict reader names the line (or warns, with --allow-unsorted)
     lengths = [input_tokens, output_tokens]
-    if any(values is not None and np.nanmin(values) < 0 for values in lengths):
+    # As float64, a count past 2**53 reads as 2**53 or more: the strict reader decides.
+    if any(values is not None and (np.nanmin(values) < 0 or np.nanmax(values) >= MAX_TOKEN_COUNT)
+           for values in lengths):
         return None
     return _closed_trace(path, ids, offsets, timestamps, *lengths)
 

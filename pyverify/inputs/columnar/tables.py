@@ -24,7 +24,8 @@ from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.formats import is_parquet
 from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
 from pyverify.inputs.columnar.write import NO_BLOCK_SIZE
-from pyverify.inputs.model import MAX_HOSTS, check_block_size_tokens, check_host_id
+from pyverify.inputs.model import (MAX_HOSTS, MAX_TOKEN_COUNT, check_block_size_tokens,
+                                   check_host_id)
 from pyverify.inputs.stream import stem_of
 from pyverify.threads import cores
 
@@ -369,17 +370,28 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
             raise located(path, column_name, f"expected a numeric column, got {column.type}")
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         missing = ~valid_of(column) if column.null_count else False
+        if column_name != "timestamp" and pa.types.is_integer(column.type):
+            # Compared as read: as float64, 2**53 + 1 would round to the bound and pass.
+            raw = numpy_of(column)
+            past = raw > MAX_TOKEN_COUNT
+            if column.null_count:
+                past &= ~missing
+            if past.any():
+                row = int(np.flatnonzero(past)[0])
+                raise located(path, f"row {row + 1}.{column_name}",
+                              "expected a non-negative whole number up to 2**53, "
+                              f"got {int(raw[row])}")
         values = numpy_of(column, floats=True)
         # The strict readers' rules (pyverify.inputs.records): a missing value is null, never NaN; a timestamp
-        # is a number from 0 to 1e18, a length a whole number.
-        high = 1e18 if column_name == "timestamp" else float(2**63 - 1)
+        # is a number from 0 to 1e18, a length a whole number up to 2**53.
+        high = 1e18 if column_name == "timestamp" else float(MAX_TOKEN_COUNT)
         good = (values >= 0) & (values <= high)  # False for NaN and infinities
         if column_name != "timestamp":
             good &= np.floor(values) == values
         bad = ~(good | missing)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            kind = "number up to 1e18" if column_name == "timestamp" else "whole number"
+            kind = "number up to 1e18" if column_name == "timestamp" else "whole number up to 2**53"
             raise located(path, f"row {row + 1}.{column_name}", f"expected a non-negative {kind}, got {float(values[row])!r}")
         values[missing] = np.nan  # how the arrays mark a missing value
         if column_name == "timestamp":
