@@ -1,0 +1,61 @@
+"""Memory follows the input, not a flag: a pool of ``--capacity 10**12`` blocks on a tiny trace.
+
+vLLM's pool model built one entry per block of ``--capacity`` up front:
+``simulate --eviction vllm --capacity 100000000`` on a two-line trace was a
+``MemoryError`` under a 4 GB cap, and ``trace check-events`` with that
+capacity took 82 s and 16.8 GB. Each run here is capped at
+:data:`~tests.robustness.test_bounds.CAP_KIB` of address space and must
+finish in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ..conftest import REPO
+from .conftest import record
+from .test_bounds import CAP_KIB, run_limited
+
+HUGE = str(10**12)
+
+
+@pytest.fixture
+def two_requests(tmp_path):
+    trace = tmp_path / "two.jsonl"
+    line = {"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2]}
+    trace.write_text(json.dumps(line) + "\n" + json.dumps(dict(line, timestamp=1)) + "\n")
+    return trace
+
+
+def stored(hashes, parent):
+    return {"type": "BlockStored", "block_hashes": hashes, "parent_block_hash": parent,
+            "token_ids": list(range(4 * len(hashes))), "block_size": 4, "lora_id": None, "medium": "GPU"}
+
+
+@pytest.mark.parametrize("command", [
+    ["simulate", "{trace}", "--eviction", "vllm", "--capacity", HUGE],
+    ["replay", "{trace}", "--fleet", "2", "--eviction", "vllm", "--capacity", HUGE],
+    ["trace", "check-events", "{events}", "--capacity", HUGE],
+])
+def test_a_huge_vllm_pool_costs_what_the_trace_uses(tmp_path, two_requests, command):
+    events = tmp_path / "events.jsonl"
+    events.write_text(json.dumps({"ts": 1.0, "events": [stored([1, 2], None)]}) + "\n"
+                      + json.dumps({"ts": 2.0, "events": [stored([3], 2)]}) + "\n")
+    argv = [part.format(trace=two_requests, events=events) for part in command]
+    result = run_limited(argv, CAP_KIB, timeout=60)
+    record("memory bound", result.returncode == 0)
+    assert result.returncode == 0, result.stderr[-500:]
+
+
+def test_the_compiled_pool_sizes_its_arrays_by_the_trace():
+    pytest.importorskip("numba")
+    script = ("from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits\n"
+              "print(vllm_kernel_hits([(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6], [0, 0, 0], 10**12, 2))")
+    command = f"ulimit -v {CAP_KIB}; exec {sys.executable} -c '{script}'"
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO)
+    record("memory bound", result.returncode == 0)
+    assert result.returncode == 0 and result.stdout.strip() == "([0, 1, 2], [])", result.stderr[-500:]
