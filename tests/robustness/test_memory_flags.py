@@ -59,3 +59,39 @@ def test_the_compiled_pool_sizes_its_arrays_by_the_trace():
     result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO)
     record("memory bound", result.returncode == 0)
     assert result.returncode == 0 and result.stdout.strip() == "([0, 1, 2], [])", result.stderr[-500:]
+
+
+def test_running_out_of_memory_is_one_line_naming_the_limits():
+    """A MemoryError anywhere in a command was a traceback (a 5 MB gzip of 2 GiB of one-block lines, after
+    170-200 s under a 3 GiB cap); it is one line naming what ran out and the limits to change, exit 2.
+    The parser is made to run out (in a fresh process, before any command imports it)."""
+    script = ("import sys\n"
+              "from pyverify.inputs import jsonread\n"
+              "def exhausted(*args, **kwargs):\n"
+              "    raise MemoryError\n"
+              "jsonread.parse_json = exhausted\n"
+              "from pyverify.cli import main\n"
+              "sys.exit(main(['validate', 'instances/lab-512x32x16.json']))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
+    lines = result.stderr.strip().splitlines()
+    ok = result.returncode == 2 and not result.stdout and len(lines) == 1 and "Traceback" not in result.stderr
+    record("memory bound", ok)
+    assert ok, result.stderr[-500:]
+    assert "out of memory: pyverify validate" in lines[0] and "PYVERIFY_MAX_INPUT_BYTES" in lines[0]
+
+
+def test_a_gzip_bomb_is_refused_at_the_input_limit_in_one_line(tmp_path):
+    """The bound counts decompressed bytes and says so: 8 MiB unpacked from 8 KB, refused at 1 MiB."""
+    import gzip
+
+    bomb = tmp_path / "bomb.jsonl.gz"
+    bomb.write_bytes(gzip.compress(b'{"hash_ids": [1]}\n' * ((8 << 20) // 18), compresslevel=9))
+    assert bomb.stat().st_size < 64 << 10
+    for command in (["validate"], ["simulate", "--capacity", "5"]):
+        command = f"PYVERIFY_MAX_INPUT_BYTES={1 << 20} exec {sys.executable} -m pyverify {command[0]} " \
+                  + " ".join(command[1:]) + f" '{bomb}'"
+        result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO)
+        lines = result.stderr.strip().splitlines()
+        ok = result.returncode == 2 and len(lines) == 1 and "after decompression" in lines[0]
+        record("memory bound", ok)
+        assert ok, result.stderr[-500:]
