@@ -119,8 +119,9 @@ def traces(draw):
     requests = draw(st.integers(0, 30))
     tokens = [draw(st.integers(1, 8 * block)) for _ in range(requests)]
     names: dict = {}
-    chains = [prefix_hashes(draw(st.lists(st.integers(0, 2), min_size=t // block, max_size=t // block)), names)
-              for t in tokens]
+    contents = [draw(st.lists(st.integers(0, 2), min_size=t // block, max_size=t // block)) for t in tokens]
+    # As an engine hashes prompts, or ids as a file may give them (one chain naming an id twice)
+    chains = [prefix_hashes(c, names) for c in contents] if draw(st.booleans()) else contents
     caches = [draw(st.integers(0, 2)) for _ in range(requests)]
     return chains, tokens, caches, draw(st.integers(1, 60)), block
 
@@ -140,7 +141,8 @@ def whole_hits(chains, tokens, caches, capacity, block):
 @settings(max_examples=200, deadline=None)
 @given(traces())
 def test_lazy_reference_and_kernel_hit_as_the_whole_pool(trace):
-    """Capacities up to 60 blocks: most traces here use fewer, so the kernel's arrays are shorter than the pool."""
+    """Capacities up to 60 blocks: most traces here use fewer, so the kernel's arrays are shorter than the pool.
+    A chain naming one id twice hits one block twice (the kernel unlinked and freed it twice)."""
     expected = whole_hits(*trace)
     assert vllm_hits(*trace) == expected
     kernels = pytest.importorskip("pyverify.sim.kernels.vllm_pool")
@@ -152,3 +154,12 @@ def test_kernel_pool_of_more_blocks_than_an_int64_holds():
     chains, tokens = [(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6]
     assert kernels.vllm_kernel_hits(chains, tokens, [0, 0, 0], 2**80, 2) == ([0, 1, 2], [])
     assert vllm_hits(chains, tokens, [0, 0, 0], 2**80, 2) == ([0, 1, 2], [])
+
+
+def test_a_chain_naming_an_id_twice_hits_one_block_twice_in_both():
+    # [1, 3, 1, 1, 3] hits the copies of 1 and 3 twice over; the kernel unlinked and freed them twice,
+    # which broke its free queue: request 4 then missed blocks the reference finds.
+    trace = ([[1, 3], [1, 3, 1, 1, 3], [2, 2, 0], [3, 0], [0, 1, 3]], [2, 5, 3, 2, 3], [0] * 5, 6, 1)
+    assert vllm_hits(*trace) == whole_hits(*trace) == ([0, 4, 0, 1, 2], [])
+    kernels = pytest.importorskip("pyverify.sim.kernels.vllm_pool")
+    assert kernels.vllm_kernel_hits(*trace) == ([0, 4, 0, 1, 2], [])

@@ -54,6 +54,8 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
     first_copy = np.full(universe, NONE, dtype=np.int64)
     last_copy = np.full(universe, NONE, dtype=np.int64)
     blocks = np.empty(max(usable, 1), dtype=np.int64)  # the running request's physical blocks
+    # ref_cnt of the running request's blocks: a chain that names one hash twice hits one block twice
+    users = np.zeros(usable + 1, dtype=np.int64)
     for c in range(bounds.size - 1):
         front_head, front_tail = NONE, NONE  # blocks prepended (unhashed), ahead of the never-used ones
         next_unused = 1  # blocks next_unused..capacity were never handed out: the queue's middle
@@ -74,7 +76,10 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
                 blocks[hit] = p
                 hit += 1
             for i in range(hit):  # touch: a cached free block was appended, so it is in the back list
-                back_head, back_tail = unlink(before, after, back_head, back_tail, blocks[i])
+                p = blocks[i]
+                if users[p] == 0:
+                    back_head, back_tail = unlink(before, after, back_head, back_tail, p)
+                users[p] += 1
             for i in range(hit, needed):  # get_new_blocks: pop the front, evicting its hash
                 if front_head != NONE:
                     p, front_head, front_tail = pop_front(before, after, front_head, front_tail)
@@ -95,6 +100,7 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
                     else:
                         prev_copy[b] = a
                     hash_of[p] = NONE
+                users[p] = 1
                 blocks[i] = p
             for j in range(hit, full):  # cache_full_blocks: file a new copy last
                 p, h = blocks[j], ids[start + j]
@@ -107,6 +113,9 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
                 last_copy[h] = p
             for i in range(needed - 1, -1, -1):  # free: reverse order; unhashed to the front
                 p = blocks[i]
+                users[p] -= 1
+                if users[p] > 0:  # the same block earlier in the request: it returns there
+                    continue
                 if hash_of[p] == NONE:
                     front_head, front_tail = push_front(before, after, front_head, front_tail, p)
                 else:
