@@ -192,19 +192,22 @@ def out_of_memory(argv: list[str]) -> str:
 
     from pyverify.inputs.jsonread import MAX_INPUT_ENV, max_input_bytes
 
-    command = "pyverify " + " ".join(word for word in argv[:2] if not word.startswith("-") and "." not in word)
+    words = [word for word in argv[:2] if not word.startswith("-") and "." not in word]  # no flag, no file
+    command = " ".join(["pyverify", *words])
     try:
         cap = resource.getrlimit(resource.RLIMIT_AS)[0]
     except (OSError, ValueError):
         cap = resource.RLIM_INFINITY
-    held = "the machine's memory" if cap == resource.RLIM_INFINITY else f"the address-space limit of {cap} bytes"
+    held = ("the machine's memory" if cap == resource.RLIM_INFINITY
+            else f"the address-space limit of {cap} bytes")
     try:
         bound = f"{max_input_bytes()} bytes"
     except UserError:
         bound = "a bound"
-    return (f"out of memory: {shown(command, 80)} needed more than {held} (ulimit -v); each input may hold "
-            f"{bound} after decompression ({MAX_INPUT_ENV}): lower it to refuse such inputs at once, lower "
-            "the flags that size the run (--capacity, --fleet, ...), or allow more memory")
+    return (f"out of memory: {shown(command, 80)} needed more than {held} (ulimit -v); "
+            f"each input may hold {bound} after decompression ({MAX_INPUT_ENV}): "
+            "lower it to refuse such inputs at once, lower the flags that size the run "
+            "(--capacity, --fleet, ...), or allow more memory")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -235,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             print("pyverify: error: input nested too deeply to process", file=sys.stderr)
             return 2
         except MemoryError:  # the frames holding the memory are gone by now: a line can be written
-            print(f"pyverify: error: {out_of_memory(sys.argv[1:] if argv is None else argv)}", file=sys.stderr)
+            words = sys.argv[1:] if argv is None else argv
+            print(f"pyverify: error: {out_of_memory(words)}", file=sys.stderr)
             return 2
         except Exception:
             if received:  # a signal surfaced as another exception (an interrupted extension import)

@@ -119,21 +119,23 @@ def table_bytes(fleet: int, universe: int, gpu_capacity: int, host_limit: int, p
     return tier(fleet, gpu_capacity, timed) + tier(fleet, host_limit, False) + tier(1, pool_limit, False)
 
 
-#: What ``--engine auto`` weighs before laying out the event loop's tables (measured on this project's 2-core
-#: machine: ``replay synthetic_trace.jsonl --fleet 4096 --host-capacity 20 --pool-capacity 100``, tables of
-#: 1.8 GiB, took 4.0 s and 1.09 GB compiled, 2.3 s and 0.13 GB in Python): laying out and touching the tables
-#: costs about 1.7 s a GiB; the Python loop about 10 us a block reference, and 1 us a host for each request a
-#: router weighs every host for. Where the Python loop costs less, auto takes it, and its memory follows what
-#: the caches hold rather than hosts x distinct blocks.
+#: What ``--engine auto`` weighs before laying out the event loop's tables. Measured on this
+#: project's 2-core machine, ``replay synthetic_trace.jsonl --fleet 4096 --host-capacity 20
+#: --pool-capacity 100`` (tables of 1.8 GiB) took 4.0 s and 1.09 GB compiled, 2.3 s and 0.13 GB
+#: in Python: laying out and touching the tables costs about 1.7 s a GiB; the Python loop about
+#: 10 us a block reference, and 1 us a host for each request a router weighs every host for.
+#: Where the Python loop costs less, auto takes it, and its memory follows what the caches hold
+#: rather than hosts x distinct blocks.
 TABLE_SECONDS_PER_BYTE = 1.7 / 2**30
 PYTHON_SECONDS_PER_REFERENCE = 10e-6
 PYTHON_SECONDS_PER_HOST_LOOK = 1e-6
 
 
-def python_loop_cheaper(table: int, references: int, requests: int, fleet: int, weighs_hosts: bool) -> bool:
-    """Whether the Python event loop is expected to take less time than laying out ``table`` bytes of tables."""
-    python = references * PYTHON_SECONDS_PER_REFERENCE + (requests * fleet * PYTHON_SECONDS_PER_HOST_LOOK
-                                                          if weighs_hosts else 0.0)
+def python_loop_cheaper(table: int, references: int, requests: int, fleet: int,
+                        weighs_hosts: bool) -> bool:
+    """Whether the Python event loop should take less time than laying out ``table`` bytes."""
+    looks = requests * fleet if weighs_hosts else 0
+    python = references * PYTHON_SECONDS_PER_REFERENCE + looks * PYTHON_SECONDS_PER_HOST_LOOK
     return python < table * TABLE_SECONDS_PER_BYTE
 
 
@@ -173,8 +175,8 @@ def event_loop_compiled(chains, router: Router, capacity, eviction, progress, ti
                 f"distinct blocks per tier), more than {MAX_TABLE_BYTES >> 30} GiB; the Python loop's memory follows what "
                 "the caches hold")
     if frugal and python_loop_cheaper(needed, int(starts[-1]), n, fleet, code != FIXED):
-        return (f"the Python loop costs less than the compiled event loop's {needed / 2**30:.1f} GiB of tables "
-                f"({fleet} hosts x {universe} distinct blocks per tier)")
+        return (f"the Python loop costs less than the compiled event loop's "
+                f"{needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} distinct blocks per tier)")
     gpu = tier_arrays(fleet, universe, gpu_capacity)
     dram = tier_arrays(fleet, universe, host_limit)
     pool = tier_arrays(1, universe, pool_limit)

@@ -67,7 +67,8 @@ def fleet_sweep_chart(rows: Sequence, path: str | Path, title: str) -> list[Path
         plt.close(figure)
 
 
-def clear_of_lines(axes, labels: Sequence, lines: Sequence[float], axis: str, gap_points: float = 2.0) -> None:
+def clear_of_lines(axes, labels: Sequence, lines: Sequence[float], axis: str,
+                   gap_points: float = 2.0) -> None:
     """Move each value label that a reference line crosses to just past that line, away from its bar.
 
     ``labels`` are the annotations of ``bar_label`` (offset in points from the bar's end); ``lines`` are

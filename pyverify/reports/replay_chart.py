@@ -44,9 +44,11 @@ def replay_chart(summaries: Sequence[dict], bounds: dict, path: str | Path, titl
     pool = [s["hit_rate_by_tier"]["pool"] for s in summaries]
     hits.barh(positions, gpu, 0.7, color="#1f4e79", label="GPU hits")
     hits.barh(positions, host, 0.7, left=gpu, color="#4f81bd", label="host DRAM hits")
-    ends = hits.barh(positions, pool, 0.7, left=[g + h for g, h in zip(gpu, host)], color="#8fb3d9", label="pool hits")
+    ends = hits.barh(positions, pool, 0.7, left=[g + h for g, h in zip(gpu, host)], color="#8fb3d9",
+                     label="pool hits")
     lines = [bounds["floor_hit_rate"]]
-    hits.axvline(bounds["floor_hit_rate"], color="black", linestyle="--", linewidth=1, label="floor: references - distinct")
+    hits.axvline(bounds["floor_hit_rate"], color="black", linestyle="--", linewidth=1,
+                 label="floor: references - distinct")
     if bounds["min_pool_blocks"] is not None:
         lines += [bounds["min_pooled_hit_rate"], bounds["forced_hit_rate"]]
         hits.axvline(bounds["min_pooled_hit_rate"], color="#b03a2e", linestyle=":", linewidth=1.5,
