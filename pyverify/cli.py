@@ -199,12 +199,12 @@ def out_of_memory(argv: list[str]) -> str:
     except (OSError, ValueError):
         cap = resource.RLIM_INFINITY
     held = ("the machine's memory" if cap == resource.RLIM_INFINITY
-            else f"the address-space limit of {cap} bytes")
+            else f"the address-space limit of {cap} bytes (ulimit -v)")
     try:
         bound = f"{max_input_bytes()} bytes"
     except UserError:
         bound = "a bound"
-    return (f"out of memory: {shown(command, 80)} needed more than {held} (ulimit -v); "
+    return (f"out of memory: {shown(command, 80)} needed more than {held}; "
             f"each input may hold {bound} after decompression ({MAX_INPUT_ENV}): "
             "lower it to refuse such inputs at once, lower the flags that size the run "
             "(--capacity, --fleet, ...), or allow more memory")
