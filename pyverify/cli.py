@@ -186,6 +186,30 @@ def _stopped_by_signal() -> int:
 reported: list[bool] = []
 
 
+def out_of_memory(argv: list[str]) -> str:
+    """What ran out, and the limits to change: the one line a ``MemoryError`` ends a command with."""
+    import resource
+
+    from pyverify.inputs.jsonread import MAX_INPUT_ENV, max_input_bytes
+
+    words = [word for word in argv[:2] if not word.startswith("-") and "." not in word]  # no flag, no file
+    command = " ".join(["pyverify", *words])
+    try:
+        cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (OSError, ValueError):
+        cap = resource.RLIM_INFINITY
+    held = ("the machine's memory" if cap == resource.RLIM_INFINITY
+            else f"the address-space limit of {cap} bytes (ulimit -v)")
+    try:
+        bound = f"{max_input_bytes()} bytes"
+    except UserError:
+        bound = "a bound"
+    return (f"out of memory: {shown(command, 80)} needed more than {held}; "
+            f"each input may hold {bound} after decompression ({MAX_INPUT_ENV}): "
+            "lower it to refuse such inputs at once, lower the flags that size the run "
+            "(--capacity, --fleet, ...), or allow more memory")
+
+
 def main(argv: list[str] | None = None) -> int:
     received.clear()
     reported.clear()
@@ -213,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         except RecursionError:
             print("pyverify: error: input nested too deeply to process", file=sys.stderr)
+            return 2
+        except MemoryError:  # the frames holding the memory are gone by now: a line can be written
+            words = sys.argv[1:] if argv is None else argv
+            print(f"pyverify: error: {out_of_memory(words)}", file=sys.stderr)
             return 2
         except Exception:
             if received:  # a signal surfaced as another exception (an interrupted extension import)

@@ -68,6 +68,11 @@ def entry() -> None:
     # linear algebra). One thread, unless the user chose.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     _keep_freed_memory()
-    from pyverify.cli import entry as run
+    try:
+        from pyverify.cli import entry as run
+    except MemoryError:  # the CLI's own handler is not there yet: the same one line
+        sys.stderr.write("pyverify: error: out of memory while starting (ulimit -v is below what Python and "
+                         "NumPy need); nothing was read or written\n")
+        os._exit(2)
 
     run()

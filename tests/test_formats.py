@@ -171,7 +171,8 @@ def test_bounds_count_decompressed_bytes(capsys, monkeypatch, tmp_path):
     path.write_bytes(gzip.compress((REPEATABLE * 500).encode()))  # about 100 kB of text, under 1 kB packed
     assert path.stat().st_size < 5000
     monkeypatch.setenv("PYVERIFY_MAX_INPUT_BYTES", "50000")
-    assert_one_line_error(*run_cli(capsys, "validate", str(path)), path, "larger than the limit of 50000 bytes")
+    assert_one_line_error(*run_cli(capsys, "validate", str(path)), path,
+                        "larger than the input limit of 50000 bytes, counted after decompression")
 
 
 def test_an_instance_on_one_line_longer_than_a_trace_line(monkeypatch, tmp_path):

@@ -133,7 +133,10 @@ def register(subparsers) -> None:
                         help="who runs the replay: compiled (numba, no per-block Python; timed or not, lru, fifo or no capacity, "
                              "any tiers and router; untimed GPU-only round-robin or random also leaf-lru and the engines' evictions), "
                              "python (the event loop, every configuration), "
-                             "or auto (compiled when supported, else python; default). Both give the same run, field for field")
+                             "or auto (compiled when supported, else python; default). Both give the same run, field for field. "
+                             "Memory: compiled holds a slot per host x distinct block per tier (at most 8 GiB), "
+                             "python what the caches hold; auto takes python where it is cheaper or the "
+                             "tables pass 8 GiB")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run_replay)

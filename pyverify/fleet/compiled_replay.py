@@ -60,13 +60,14 @@ def unsupported(router: Router, capacity: int | None, eviction: str, pool_capaci
 def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: int | None, eviction: str, progress,
                     prompt_tokens: Sequence[int] | None = None, block_size: int | None = None, page_size: int | None = None,
                     *, timed: bool = False, pool_capacity=False, host_capacity=False, service=None, arrival_ms=None,
-                    input_tokens=None, output_tokens=None, arrival_scale: float = 1.0):
+                    input_tokens=None, output_tokens=None, arrival_scale: float = 1.0, frugal: bool = False):
     """The run :func:`pyverify.fleet.replay.replay_python` gives for a configuration :func:`unsupported` accepts;
     ``None`` when a block id does not fit in 64 bits, or a string saying why the tables would not fit in memory
-    (either way nothing consumed from the router: a fresh one is asked)."""
+    or (``frugal``) would cost more than the Python loop (either way nothing consumed from the router: a fresh
+    one is asked)."""
     if timed or pool_capacity is not False or host_capacity is not False or router.name not in FIXED_ROUTERS:
         return event_loop_compiled(chains, router, capacity, eviction, progress, timed, pool_capacity, host_capacity,
-                                   service, arrival_ms, input_tokens, output_tokens, arrival_scale)
+                                   service, arrival_ms, input_tokens, output_tokens, arrival_scale, frugal)
     from pyverify.fleet.replay import HostStats, ReplayRun
     from pyverify.sim.kernels.replay import flat_requests, link_array, replay
     from pyverify.sim.kernels.tree_replay import tree_hits
@@ -118,13 +119,34 @@ def table_bytes(fleet: int, universe: int, gpu_capacity: int, host_limit: int, p
     return tier(fleet, gpu_capacity, timed) + tier(fleet, host_limit, False) + tier(1, pool_limit, False)
 
 
+#: What ``--engine auto`` weighs before laying out the event loop's tables. Measured on this
+#: project's 2-core machine, ``replay synthetic_trace.jsonl --fleet 4096 --host-capacity 20
+#: --pool-capacity 100`` (tables of 1.8 GiB) took 4.0 s and 1.09 GB compiled, 2.3 s and 0.13 GB
+#: in Python: laying out and touching the tables costs about 1.7 s a GiB; the Python loop about
+#: 10 us a block reference, and 1 us a host for each request a router weighs every host for.
+#: Where the Python loop costs less, auto takes it, and its memory follows what the caches hold
+#: rather than hosts x distinct blocks.
+TABLE_SECONDS_PER_BYTE = 1.7 / 2**30
+PYTHON_SECONDS_PER_REFERENCE = 10e-6
+PYTHON_SECONDS_PER_HOST_LOOK = 1e-6
+
+
+def python_loop_cheaper(table: int, references: int, requests: int, fleet: int,
+                        weighs_hosts: bool) -> bool:
+    """Whether the Python event loop should take less time than laying out ``table`` bytes."""
+    looks = requests * fleet if weighs_hosts else 0
+    python = references * PYTHON_SECONDS_PER_REFERENCE + looks * PYTHON_SECONDS_PER_HOST_LOOK
+    return python < table * TABLE_SECONDS_PER_BYTE
+
+
 _ROUTER_CODES = {"least-loaded": 1, "prefix-affinity": 2, "kv-aware": 3}  # fleet_replay's LEAST_LOADED, ...
 
 
 def event_loop_compiled(chains, router: Router, capacity, eviction, progress, timed, pool_capacity, host_capacity, service,
-                        arrival_ms, input_tokens, output_tokens, arrival_scale):
+                        arrival_ms, input_tokens, output_tokens, arrival_scale, frugal=False):
     """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids,
-    the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`."""
+    the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when
+    :func:`python_loop_cheaper`."""
     from pyverify.fleet.replay import LOAD_SAMPLES, HostStats, ReplayRun
     from pyverify.fleet.service import ServiceModel
     from pyverify.sim.counting import dense_ids, flatten
@@ -152,6 +174,9 @@ def event_loop_compiled(chains, router: Router, capacity, eviction, progress, ti
         return (f"the compiled event loop would hold {needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} "
                 f"distinct blocks per tier), more than {MAX_TABLE_BYTES >> 30} GiB; the Python loop's memory follows what "
                 "the caches hold")
+    if frugal and python_loop_cheaper(needed, int(starts[-1]), n, fleet, code != FIXED):
+        return (f"the Python loop costs less than the compiled event loop's "
+                f"{needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} distinct blocks per tier)")
     gpu = tier_arrays(fleet, universe, gpu_capacity)
     dram = tier_arrays(fleet, universe, host_limit)
     pool = tier_arrays(1, universe, pool_limit)

@@ -136,7 +136,8 @@ def replay(
             run = replay_compiled(chains, Router(router.name, router.fleet, router.options), capacity, eviction, progress,
                                   prompt_tokens, block_size, page_size, timed=timed, pool_capacity=pool_capacity,
                                   host_capacity=host_capacity, service=service, arrival_ms=arrival_ms,
-                                  input_tokens=input_tokens, output_tokens=output_tokens, arrival_scale=arrival_scale)
+                                  input_tokens=input_tokens, output_tokens=output_tokens, arrival_scale=arrival_scale,
+                                  frugal=engine == "auto")
             if isinstance(run, ReplayRun):
                 return run
             reason = run or "a block id does not fit in 64 bits (the arrays' type)"

@@ -243,6 +243,13 @@ def open_input(path: str | Path) -> BinaryIO:
     return open_source(path).handle
 
 
+def too_large(limit: int) -> str:
+    """The refusal of an input past the bound: bytes are counted as read, a gzip's after decompression,
+    so a small file that unpacks to more is refused as soon as the bound is passed."""
+    return (f"larger than the input limit of {limit} bytes, counted after decompression "
+            f"(set {MAX_INPUT_ENV} to change it)")
+
+
 def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> bytes:
     """All of ``handle``, or one line of error if it holds more than ``limit`` bytes."""
     limit = max_input_bytes() if limit is None else limit
@@ -253,7 +260,7 @@ def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> by
             raise located(path, None, f"cannot read: {error.strerror or error}") from None
         if len(data) <= limit:  # else it grew while read: refused below, as in steps
             return data
-        raise located(path, None, f"larger than the input limit of {limit} bytes (set {MAX_INPUT_ENV} to raise it)")
+        raise located(path, None, too_large(limit))
     # Read in steps, so memory follows what the input holds: one read of limit + 1 bytes reserved
     # the whole bound (4 GiB) up front, a MemoryError under a memory limit even for a small file.
     collected = io.BytesIO()
@@ -268,7 +275,7 @@ def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> by
     except OSError as error:
         raise located(path, None, f"cannot read: {error.strerror or error}") from None
     if size > limit:
-        raise located(path, None, f"larger than the input limit of {limit} bytes (set {MAX_INPUT_ENV} to raise it)")
+        raise located(path, None, too_large(limit))
     return collected.getvalue()
 
 
@@ -336,7 +343,7 @@ def iter_lines(handle: BinaryIO, path: object) -> Iterator[tuple[int, bytes]]:
             total += skipped
             number += lines
         if total > total_limit:
-            raise located(path, f"line {number}", f"input is larger than the limit of {total_limit} bytes (set {MAX_INPUT_ENV} to raise it)")
+            raise located(path, f"line {number}", f"input is {too_large(total_limit)}")
         yield number, raw
 
 

@@ -68,6 +68,30 @@ def fleet_sweep_chart(rows: Sequence, path: str | Path, title: str) -> list[Path
         plt.close(figure)
 
 
+def clear_of_lines(axes, labels: Sequence, lines: Sequence[float], axis: str,
+                   gap_points: float = 2.0) -> None:
+    """Move each value label that a reference line crosses to just past that line, away from its bar.
+
+    ``labels`` are the annotations of ``bar_label`` (offset in points from the bar's end); ``lines`` are
+    the reference lines' values on ``axis`` (``"y"``: horizontal lines over upright bars, ``"x"``:
+    vertical lines over bars drawn sideways). Lines are taken in order away from the bars, so a label
+    moved past one is checked against the next."""
+    figure = axes.figure
+    renderer = figure.canvas.get_renderer()
+    along = 1 if axis == "y" else 0
+    for label in labels:
+        for value in sorted(lines):
+            point = (0.0, value) if axis == "y" else (value, 0.0)
+            at = axes.transData.transform(point)[along]
+            box = label.get_window_extent(renderer)
+            start, end = (box.y0, box.y1) if axis == "y" else (box.x0, box.x1)
+            gap = gap_points * figure.dpi / 72
+            if start - gap <= at <= end + gap:
+                shift = (at + gap - start) * 72 / figure.dpi  # pixels to the points the offset is in
+                dx, dy = label.xyann
+                label.xyann = (dx, dy + shift) if axis == "y" else (dx + shift, dy)
+
+
 def hit_rate_top(highest: float) -> float:
     """The top of a hit-rate axis: room above the highest value for its label, never past 1.0."""
     return min(1.0, highest * 1.15) if highest > 0 else 1.0
@@ -93,7 +117,7 @@ def routing_load_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
     figure, (hits, load) = plt.subplots(1, 2, figsize=(10, 4.6), gridspec_kw={"wspace": 0.3})
     bars = hits.bar(positions, [row.per_host_hit_rate for row in rows], 0.6, color="#7fa7cf", edgecolor="#1f4e79",
                     label="per-host caches (this routing)")
-    hits.bar_label(bars, fmt="%.4f", fontsize=8, padding=2)
+    hit_labels = hits.bar_label(bars, fmt="%.4f", fontsize=8, padding=2)
     pooled = rows[0].pooled_hit_rate
     hits.axhline(pooled, color="#1f4e79", linestyle="--", linewidth=1.6, label=f"one pooled cache, any routing ({pooled:.4f})")
     hits.set_ylim(0, hit_rate_top(max([pooled] + [row.per_host_hit_rate for row in rows])))
@@ -101,9 +125,9 @@ def routing_load_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
     hits.set_title("hit rate", fontsize=9)
     bars = load.bar(positions, [row.max_load_ratio for row in rows], 0.6, color="#e8a87c", edgecolor="#a0522d",
                     label="busiest host's requests / even share")
-    load.bar_label(bars, fmt="%.2fx", fontsize=8, padding=2)
+    load_labels = load.bar_label(bars, fmt="%.2fx", fontsize=8, padding=2)
     load.axhline(1.0, color="black", linestyle=":", linewidth=1.2, label="1.0 = perfectly even load")
-    load.set_ylim(0, max(row.max_load_ratio for row in rows) * 1.15)
+    load.set_ylim(0, max(row.max_load_ratio for row in rows) * 1.2)
     load.set_ylabel("max load ratio")
     load.set_title("load on the busiest host", fontsize=9)
     for axes in (hits, load):
@@ -113,6 +137,9 @@ def routing_load_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
         axes.spines[["top", "right"]].set_visible(False)
         axes.grid(alpha=0.3, axis="y")
     figure.suptitle(title, fontsize=10)
+    # A reference line at a bar's height ran through its value label: each such label goes above the line.
+    clear_of_lines(hits, hit_labels, [pooled], "y")
+    clear_of_lines(load, load_labels, [1.0], "y")
     try:
         return save_figure(figure, path)
     finally:

@@ -63,13 +63,72 @@ at allocation; ``allocate_slots`` refuses it while too few blocks are free). Hit
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Sequence
+from typing import Iterator, Sequence
+
+
+class FreeBlockQueue:
+    """vLLM's ``FreeKVCacheBlockQueue`` over physical blocks ``1..capacity``, next block to hand out first.
+
+    vLLM builds the queue with every block in number order; blocks freed later are prepended (unhashed) or
+    appended (hashed). So the queue is always: the blocks prepended since (``front``, front first), then
+    the blocks never handed out yet, in number order, then the blocks appended since (``back``). The
+    never-used run is kept as a count, ``next_unused..capacity``, so memory and time follow the blocks a
+    trace uses, never the pool's size.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.front: OrderedDict[int, None] = OrderedDict()
+        self.next_unused = 1
+        self.back: OrderedDict[int, None] = OrderedDict()
+
+    def free_blocks(self) -> int:
+        """How many blocks are free (``len`` too, where it fits in an index: a pool may be bigger)."""
+        return len(self.front) + (self.capacity - self.next_unused + 1) + len(self.back)
+
+    def __len__(self) -> int:
+        return self.free_blocks()
+
+    def __contains__(self, block: object) -> bool:
+        if block in self.front or block in self.back:
+            return True
+        return isinstance(block, int) and self.next_unused <= block <= self.capacity
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self.front
+        yield from range(self.next_unused, self.capacity + 1)
+        yield from self.back
+
+    def popleft(self) -> int:
+        """``popleft``: the front block (the queue must not be empty)."""
+        if self.front:
+            return self.front.popitem(last=False)[0]
+        if self.next_unused <= self.capacity:
+            self.next_unused += 1
+            return self.next_unused - 1
+        return self.back.popitem(last=False)[0]
+
+    def remove(self, block: int) -> None:
+        """``remove``: take a free block out of the queue (a cached block a request touches).
+
+        Only a used block can be touched (it carries a hash), so it sits in ``front`` or ``back``."""
+        if block in self.front:
+            del self.front[block]
+        else:
+            del self.back[block]
+
+    def prepend(self, block: int) -> None:
+        self.front[block] = None
+        self.front.move_to_end(block, last=False)
+
+    def append(self, block: int) -> None:
+        self.back[block] = None
 
 
 class VllmBlockPool:
     """vLLM's block pool with ``capacity`` usable blocks (``num_gpu_blocks = capacity + 1``).
 
-    ``free`` is the free block queue, next block to hand out first; it holds
+    ``free`` is the free block queue (:class:`FreeBlockQueue`), next block to hand out first; it holds
     physical block numbers 1..capacity (0 is the null block, never free).
     ``hash_of[block]`` is the hash a cached block carries;
     ``copies[hash]`` lists the physical blocks filed under a hash, in filing
@@ -87,7 +146,7 @@ class VllmBlockPool:
             raise ValueError("block_size must be at least 1 token")
         self.capacity = capacity
         self.block_size = block_size
-        self.free: OrderedDict[int, None] = OrderedDict((block, None) for block in range(1, capacity + 1))
+        self.free = FreeBlockQueue(capacity)
         self.hash_of: dict[int, int] = {}
         self.copies: dict[int, list[int]] = {}
         self.users: dict[int, int] = {}  # ref_cnt of the blocks in use (running requests), never in the free queue
@@ -132,14 +191,15 @@ class VllmBlockPool:
         # get_num_blocks_to_allocate: the new blocks, plus the hit blocks that wait in the free queue (touching
         # them takes them out of it); hit blocks another running request holds cost nothing.
         taken = needed - len(hit) + sum(1 for block in hit if block in self.free)
-        if taken > len(self.free):
+        if taken > self.free.free_blocks():
             return None
         for block in hit:  # touch: one more user; out of the free queue while in use
-            self.free.pop(block, None)
+            if block in self.free:
+                self.free.remove(block)
             self.users[block] = self.users.get(block, 0) + 1
         blocks = list(hit)
         for _ in range(needed - len(hit)):  # get_new_blocks: pop the front, evicting a cached block
-            block, _ = self.free.popitem(last=False)
+            block = self.free.popleft()
             evicted = self.hash_of.pop(block, None)
             if evicted is not None:
                 self.copies[evicted].remove(block)
@@ -163,10 +223,9 @@ class VllmBlockPool:
                 del self.users[block]
                 (hashed if block in self.hash_of else unhashed).append(block)
         for block in reversed(unhashed):  # prepend_n; at most one block per request: its partial last one
-            self.free[block] = None
-            self.free.move_to_end(block, last=False)
+            self.free.prepend(block)
         for block in hashed:
-            self.free[block] = None
+            self.free.append(block)
 
 
 def vllm_hits(
@@ -194,4 +253,4 @@ def vllm_hits(
     return hits, unscheduled
 
 
-__all__ = ["VllmBlockPool", "vllm_hits"]
+__all__ = ["FreeBlockQueue", "VllmBlockPool", "vllm_hits"]

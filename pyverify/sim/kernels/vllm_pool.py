@@ -4,8 +4,14 @@ The same moves as the reference :class:`pyverify.sim.vllm_pool.VllmBlockPool`
 (which stays as the test oracle; its docstring cites vLLM's source), in
 arrays, cache by cache (each cache's requests in trace order):
 
-* the free queue is a doubly linked list over physical blocks ``1..C``
-  (:mod:`pyverify.sim.kernels.queue`; block 0, vLLM's null block, is never in it);
+* the free queue is, as :class:`~pyverify.sim.vllm_pool.FreeBlockQueue` keeps
+  it, the blocks prepended since (a doubly linked list,
+  :mod:`pyverify.sim.kernels.queue`), then the blocks never handed out
+  (``next_unused..C``, a count), then the blocks appended since (a second
+  list in the same arrays); block 0, vLLM's null block, is never in it. The
+  arrays are as long as the blocks the trace can use, at most the sum of its
+  requests' blocks, so a pool of ``--capacity 10**12`` costs no more than
+  one just big enough;
 * ``hash_of[p]`` is the (dense) hash physical block ``p`` carries, or ``NONE``;
 * the copies filed under one hash form a second linked list in filing order
   (``first_copy[h]`` .. ``last_copy[h]``, ``next_copy`` / ``prev_copy`` per
@@ -33,22 +39,27 @@ UNSCHEDULED = -1
 
 
 @njit(cache=CACHE, nogil=True)
-def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_size):
-    """Hit blocks per request (``UNSCHEDULED`` for a request that never runs); one pool per cache."""
+def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_size, usable):
+    """Hit blocks per request (``UNSCHEDULED`` for a request that never runs); one pool per cache.
+
+    ``usable`` bounds the physical blocks any cache hands out (at most its requests' blocks together, at
+    most ``capacity``): the arrays are that long, never ``capacity`` long."""
     n = starts.size - 1
     hits = np.zeros(n, dtype=np.int64)
-    before = np.empty(capacity + 1, dtype=np.int64)
-    after = np.empty(capacity + 1, dtype=np.int64)
-    hash_of = np.full(capacity + 1, NONE, dtype=np.int64)
-    next_copy = np.full(capacity + 1, NONE, dtype=np.int64)
-    prev_copy = np.full(capacity + 1, NONE, dtype=np.int64)
+    before = np.empty(usable + 1, dtype=np.int64)
+    after = np.empty(usable + 1, dtype=np.int64)
+    hash_of = np.full(usable + 1, NONE, dtype=np.int64)
+    next_copy = np.full(usable + 1, NONE, dtype=np.int64)
+    prev_copy = np.full(usable + 1, NONE, dtype=np.int64)
     first_copy = np.full(universe, NONE, dtype=np.int64)
     last_copy = np.full(universe, NONE, dtype=np.int64)
-    blocks = np.empty(capacity, dtype=np.int64)  # the running request's physical blocks
+    blocks = np.empty(max(usable, 1), dtype=np.int64)  # the running request's physical blocks
+    # ref_cnt of the running request's blocks: a chain that names one hash twice hits one block twice
+    users = np.zeros(usable + 1, dtype=np.int64)
     for c in range(bounds.size - 1):
-        head, tail = NONE, NONE
-        for p in range(1, capacity + 1):
-            head, tail = push_back(before, after, head, tail, p)
+        front_head, front_tail = NONE, NONE  # blocks prepended (unhashed), ahead of the never-used ones
+        next_unused = 1  # blocks next_unused..capacity were never handed out: the queue's middle
+        back_head, back_tail = NONE, NONE  # blocks appended (hashed), behind the never-used ones
         for k in range(bounds[c], bounds[c + 1]):
             r = order[k]
             start, full = starts[r], starts[r + 1] - starts[r]
@@ -64,10 +75,19 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
                     break
                 blocks[hit] = p
                 hit += 1
-            for i in range(hit):  # touch
-                head, tail = unlink(before, after, head, tail, blocks[i])
+            for i in range(hit):  # touch: a cached free block was appended, so it is in the back list
+                p = blocks[i]
+                if users[p] == 0:
+                    back_head, back_tail = unlink(before, after, back_head, back_tail, p)
+                users[p] += 1
             for i in range(hit, needed):  # get_new_blocks: pop the front, evicting its hash
-                p, head, tail = pop_front(before, after, head, tail)
+                if front_head != NONE:
+                    p, front_head, front_tail = pop_front(before, after, front_head, front_tail)
+                elif next_unused <= capacity:
+                    p = next_unused
+                    next_unused += 1
+                else:
+                    p, back_head, back_tail = pop_front(before, after, back_head, back_tail)
                 h = hash_of[p]
                 if h != NONE:
                     a, b = prev_copy[p], next_copy[p]
@@ -80,6 +100,7 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
                     else:
                         prev_copy[b] = a
                     hash_of[p] = NONE
+                users[p] = 1
                 blocks[i] = p
             for j in range(hit, full):  # cache_full_blocks: file a new copy last
                 p, h = blocks[j], ids[start + j]
@@ -92,12 +113,15 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
                 last_copy[h] = p
             for i in range(needed - 1, -1, -1):  # free: reverse order; unhashed to the front
                 p = blocks[i]
+                users[p] -= 1
+                if users[p] > 0:  # the same block earlier in the request: it returns there
+                    continue
                 if hash_of[p] == NONE:
-                    head, tail = push_front(before, after, head, tail, p)
+                    front_head, front_tail = push_front(before, after, front_head, front_tail, p)
                 else:
-                    head, tail = push_back(before, after, head, tail, p)
+                    back_head, back_tail = push_back(before, after, back_head, back_tail, p)
             hits[r] = hit
-        for p in range(1, capacity + 1):  # empty this cache's copies for the next cache
+        for p in range(1, next_unused):  # empty this cache's copies for the next cache
             h = hash_of[p]
             if h != NONE:
                 first_copy[h] = NONE
@@ -129,7 +153,14 @@ def vllm_kernel_hits(
     _, first_of_cache = np.unique(caches[order], return_index=True)
     bounds = np.append(first_of_cache, caches.size).astype(np.int64)
     tokens = np.asarray(prompt_tokens, dtype=np.int64)
-    hits = vllm_replay(ids.astype(np.int64), starts, tokens, order, bounds, max(universe, 1), capacity, block_size)
+    # A pool bigger than an int64 refuses no request an int64-sized one would: the same moves.
+    capacity = min(capacity, int(np.iinfo(np.int64).max))
+    needed = -(-tokens // block_size)
+    # A cache hands out a never-used block only for a block some request of it needs: the pool's arrays
+    # need no more than all requests' blocks together (the ones that fit the pool at all).
+    usable = min(capacity, int(needed[needed <= capacity].sum()))
+    hits = vllm_replay(ids.astype(np.int64), starts, tokens, order, bounds, max(universe, 1), capacity, block_size,
+                       usable)
     unscheduled = np.flatnonzero(hits == UNSCHEDULED)
     hits[unscheduled] = 0
     return hits.tolist(), unscheduled.tolist()
