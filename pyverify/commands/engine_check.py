@@ -100,9 +100,11 @@ def run_check_events(args) -> int:
         "first_difference": first_difference,
         "assumed": "each prompt is its full blocks exactly; requests run one at a time; nothing cached before the log",
     }
+    # A difference is a check that ran and failed: exit status 1, with the report on stdout either way.
+    status = 0 if first_difference is None else 1
     if args.json:
         print_json(report)
-        return 0
+        return status
     print(f"{shown(args.trace)}: {loaded.kind}, {tally['requests']} requests (BlockStored events), blocks of {size} tokens; "
           f"pyverify's vLLM pool (--eviction vllm) of {capacity} blocks per rank ({report['capacity_from']})")
     print(f"  engine hit blocks      {tally['engine_hits']}  (the prefix before each stored run)")
@@ -114,7 +116,7 @@ def run_check_events(args) -> int:
               f"pyverify {first_difference['model_held']} ({first_difference['only_engine']} only in the engine, "
               f"{first_difference['only_model']} only in pyverify)")
     print(f"  assumed                {report['assumed']}")
-    return 0
+    return status
 
 
 __all__ = ["register", "run_check_events"]
