@@ -6,7 +6,7 @@ import argparse
 import json
 from contextlib import contextmanager
 
-from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
+from pyverify.commands.argtypes import capacity_blocks, chart_path, choice_list, fleet_size, positive_int
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, load_with
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
@@ -31,7 +31,7 @@ def fleet_list(text: str) -> list[int]:
 
 def capacity_list(text: str) -> list[int]:
     """Parse ``64,128,256`` into capacities (positive, no repeats)."""
-    return _number_list(text, positive_int, "capacities, such as 64,128,256")
+    return _number_list(text, capacity_blocks, "capacities, such as 64,128,256")
 
 
 def _number_list(text: str, parse, what: str) -> list[int]:
@@ -53,25 +53,16 @@ def about_file(path: str, field: str):
 
 
 def slack_value(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}") from None
-    if not value >= 1 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 1, got {text!r}")
-    return value
+    """The prefix-affinity slack S, 1 .. MAX_FLEET: a slack of the fleet size or more already caps nothing
+    (each host may take every request), and a bound keeps ceil(S x (i+1) / F) a 64-bit integer."""
+    from pyverify.commands.argtypes import MAX_FLEET, bounded_number
+
+    return bounded_number(text, 1, MAX_FLEET, "a slack", low_open=False)
 
 
 def policy_list(text: str) -> list[str]:
     """Parse ``round-robin,prefix-affinity`` into known routing policies (no repeats)."""
-    policies = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [policy for policy in policies if policy not in POLICY_NAMES]
-    if unknown or not policies:
-        raise argparse.ArgumentTypeError(f"unknown routing policy {(unknown or [text])[0]!r}; choose from: {', '.join(POLICY_NAMES)}"
-                                         + (did_you_mean(unknown[0], POLICY_NAMES) if unknown else ""))
-    if len(set(policies)) != len(policies):
-        raise argparse.ArgumentTypeError(f"routing policies repeat in {text!r}")
-    return policies
+    return choice_list(text, POLICY_NAMES, "routing policy")
 
 
 def add_routing_options(parser) -> None:
@@ -83,7 +74,13 @@ def add_routing_options(parser) -> None:
 
 
 def print_json(data: object) -> None:
-    print(json.dumps(data, indent=2))
+    """Write ``--json`` output: strict JSON, which has no NaN or Infinity (Python's json writes both unless told not to)."""
+    try:
+        text = json.dumps(data, indent=2, allow_nan=False)
+    except ValueError:
+        raise UserError("the result holds a number that is not finite (NaN or infinity), which JSON cannot carry; "
+                        "nothing was written") from None
+    print(text)
 
 
 def register(subparsers) -> None:

@@ -11,24 +11,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyverify.commands.argtypes import positive_int
+from pyverify.commands import argtypes
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
 from pyverify.sim.names import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LRU
 from pyverify.sim.window import Window, warmup_fraction
 
 
-def positive_number(text: str) -> float:
-    import argparse
-    import math
+#: The range of a rate or scale flag (replay's --arrival-scale, token rates, bandwidths): wide enough for
+#: any fleet, narrow enough that times in seconds keep their precision (an arrival scaled by 1e300 makes
+#: every duration vanish beside it, and sums of such times overflow to NaN).
+POSITIVE_NUMBER_RANGE = (1e-9, 1e9)
 
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
+
+def positive_number(text: str) -> float:
+    """A positive number in :data:`POSITIVE_NUMBER_RANGE`."""
+    low, high = POSITIVE_NUMBER_RANGE
+    return argtypes.bounded_number(text, low, high, "a positive number", low_open=False)
 
 
 def add_kv_size_options(parser, required: bool = False) -> None:
@@ -39,12 +38,12 @@ def add_kv_size_options(parser, required: bool = False) -> None:
     """
     either = parser.add_mutually_exclusive_group(required=required)
     needed = " (this, --kv-model-config or --kv-bytes-per-token is required)" if required else ""
-    either.add_argument("--kv-model", "--model-kv", dest="kv_model", metavar="NAME",
+    either.add_argument("--kv-model", "--model-kv", dest="kv_model", type=argtypes.kv_model_name, metavar="NAME",
                         help=f"model whose KV shape sets bytes per token{needed}: {', '.join(CATALOG)}")
     either.add_argument("--kv-model-config", metavar="PATH",
                         help="a Hugging Face config.json whose shape sets bytes per token, instead of --kv-model (layers, KV heads, "
                              "head dim, torch_dtype, MLA; only layers that keep a full KV cache count)")
-    either.add_argument("--kv-bytes-per-token", type=positive_number, metavar="BYTES", help="KV bytes per token, instead of --kv-model")
+    either.add_argument("--kv-bytes-per-token", type=argtypes.kv_bytes_per_token, metavar="BYTES", help="KV bytes per token, instead of --kv-model")
     parser.add_argument("--kv-dtype", choices=sorted(DTYPE_BYTES), default=None,
                         help="KV element type with --kv-model or --kv-model-config (default: bf16, 2 bytes; "
                              "with --kv-model-config the config's torch_dtype)")
@@ -62,11 +61,11 @@ def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = Tru
     ``engines``: also offer the serving engines' exact caches (``vllm``,
     ``sglang``; only ``simulate`` replays them)."""
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help=f"blocks per {per} (default: no limit)")
+    group.add_argument("--capacity", type=argtypes.capacity_blocks, metavar="BLOCKS", help=f"blocks per {per} (default: no limit)")
     if capacity_tokens:
-        group.add_argument("--capacity-tokens", type=positive_int, metavar="TOKENS",
+        group.add_argument("--capacity-tokens", type=argtypes.capacity_tokens, metavar="TOKENS",
                            help=f"tokens per {per}, rounded down to whole blocks of the input's block size")
-    group.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+    group.add_argument("--capacity-gib", type=argtypes.capacity_gib, metavar="GIB",
                        help=f"KV memory per {per} in GiB (2**30 bytes), rounded down to whole blocks; "
                             "needs --kv-model, --kv-model-config or --kv-bytes-per-token")
     add_kv_size_options(parser)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from pyverify.reports.charts import chart_targets
-from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
+from pyverify.commands.argtypes import capacity_blocks, capacity_gib, chart_path, fleet_size
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, print_json
-from pyverify.commands.cache_options import add_kv_size_options, positive_number
+from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import blocks_for_gib, kv_size, lookup
 from pyverify.cost.params import PARAMETERS, Params, parse_params, parse_sweep  # cheap: the parser lists the names
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with
@@ -50,12 +50,12 @@ def register(subparsers) -> None:
                         help="routing policy (default: the instance's own routing, folded onto a smaller --fleet; round-robin for an input without one)")
     add_routing_options(parser)
     capacity = parser.add_mutually_exclusive_group()
-    capacity.add_argument("--capacity", type=positive_int, help="blocks each host's local cache holds (default: no limit)")
-    capacity.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+    capacity.add_argument("--capacity", type=capacity_blocks, help="blocks each host's local cache holds (default: no limit)")
+    capacity.add_argument("--capacity-gib", type=capacity_gib, metavar="GIB",
                           help="KV memory of each host's local cache in GiB, rounded down to whole blocks with the model's "
                                "kv_bytes_per_token (the same number the transfer time uses)")
     add_kv_size_options(parser)
-    parser.add_argument("--pool-capacity", type=positive_int,
+    parser.add_argument("--pool-capacity", type=capacity_blocks,
                         help="blocks the pool holds (default: capacity x fleet, the hosts' memory pooled; no limit without --capacity)")
     parser.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="write the chart (.png, .svg, or a stem for both)")

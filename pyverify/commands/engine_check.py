@@ -18,7 +18,7 @@ agreement it finds; it proves nothing about the engine.
 
 from __future__ import annotations
 
-from pyverify.commands.argtypes import positive_int
+from pyverify.commands.argtypes import capacity_blocks
 from pyverify.commands.basic import print_json
 from pyverify.commands.input_options import add_input_options, import_options
 from pyverify.errors import shown
@@ -31,7 +31,7 @@ def register(trace_commands) -> None:
         description=__doc__.split("\n\n", 1)[1].replace("``", "'"),
     )
     check.add_argument("trace", help="a vLLM KV-event log (JSONL: event batches or bare events), or - for standard input")
-    check.add_argument("--capacity", type=positive_int, metavar="BLOCKS",
+    check.add_argument("--capacity", type=capacity_blocks, metavar="BLOCKS",
                        help="blocks in pyverify's pool per rank (vLLM's num_gpu_blocks - 1; default: the most blocks the log shows one rank holding)")
     add_input_options(check)
     check.add_argument("--json", action="store_true", help="machine-readable report")

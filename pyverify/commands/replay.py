@@ -12,7 +12,7 @@ import math
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
-from pyverify.commands.argtypes import chart_path, fleet_size, positive_int
+from pyverify.commands.argtypes import capacity_blocks, capacity_gib, capacity_tokens, chart_path, choice_list, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
 from pyverify.commands.cache_options import check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
 from pyverify.errors import UserError
@@ -49,7 +49,7 @@ DESCRIPTION = (
 def tier_capacity(text: str):
     if text.strip().lower() in ("inf", "infinite", "unlimited"):
         return None
-    return positive_int(text)
+    return capacity_blocks(text)
 
 
 def non_negative(text: str) -> float:
@@ -63,13 +63,7 @@ def non_negative(text: str) -> float:
 
 
 def router_list(text: str) -> list[str]:
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [name for name in names if name not in ROUTERS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown router {(unknown or [text])[0]!r}; choose from: {', '.join(ROUTERS)}")
-    if len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError(f"routers repeat in {text!r}")
-    return names
+    return choice_list(text, ROUTERS, "router")
 
 
 def register(subparsers) -> None:
@@ -81,10 +75,10 @@ def register(subparsers) -> None:
                         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)")
     parser.add_argument("--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)")
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
-    size.add_argument("--capacity-tokens", type=positive_int, metavar="TOKENS",
+    size.add_argument("--capacity", type=capacity_blocks, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
+    size.add_argument("--capacity-tokens", type=capacity_tokens, metavar="TOKENS",
                       help="GPU cache tokens per host, rounded down to whole blocks of the input's block size")
-    size.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+    size.add_argument("--capacity-gib", type=capacity_gib, metavar="GIB",
                       help="GPU KV memory per host in GiB (2**30 bytes), rounded down to whole blocks; needs --kv-model or --kv-bytes-per-token")
     parser.add_argument("--eviction", choices=REPLAY_EVICTIONS + ENGINE_EVICTIONS, default=LRU,
                         help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS)

@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Sequence
 
-from pyverify.errors import UserError
+from pyverify.errors import UserError, did_you_mean
 from pyverify.inputs.kv_models import CATALOG
 
 
@@ -167,7 +167,8 @@ assert set(PARAMETERS) == {f.name for f in fields(Params)}
 def check_value(name: str, value: float) -> float:
     """Validate one parameter value; UserError (one line) if it is out of range."""
     if name not in PARAMETERS:
-        raise UserError(f"unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}")
+        raise UserError(f"unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}"
+                        + did_you_mean(name, PARAMETERS))
     parameter = PARAMETERS[name]
     if not math.isfinite(value):
         raise UserError(f"{name}: expected a finite number, got {value!r}")
@@ -193,7 +194,8 @@ def parse_number(name: str, text: str) -> float:
 def require_known(name: str, where: str) -> None:
     """Refuse a parameter name that the model does not have, listing the ones it has."""
     if name not in PARAMETERS:
-        raise UserError(f"{where}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}")
+        raise UserError(f"{where}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}"
+                        + did_you_mean(name, PARAMETERS))
 
 
 def parse_assignment(text: str) -> tuple[str, float]:
@@ -201,7 +203,8 @@ def parse_assignment(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     name = name.strip()
     if not sep:
-        raise UserError(f"--param {text!r}: expected NAME=VALUE; known parameters: {', '.join(PARAMETERS)}")
+        raise UserError(f"--param {text!r}: expected NAME=VALUE; known parameters: {', '.join(PARAMETERS)}"
+                        + did_you_mean(name, PARAMETERS))
     require_known(name, f"--param {text!r}")
     try:
         return name, parse_number(name, value.strip())
