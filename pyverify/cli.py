@@ -135,6 +135,15 @@ class _Parser(argparse.ArgumentParser):
             flags = [option for action in self._actions for option in action.option_strings]
             typo = next((extra.split("=")[0] for extra in extras if extra.startswith("--")), None)
             self.error(f"unrecognized arguments: {' '.join(extras)}" + (did_you_mean(typo, flags) if typo else ""))
+        # Flags that cannot go together are refused here, before any input is read (a trace can take seconds):
+        # each command module registers its rules with pyverify.commands.argtypes.add_flag_check.
+        for check in getattr(self, "flag_checks", ()):
+            try:
+                problem = check(namespace)
+            except UserError as error:
+                problem = str(error)
+            if problem:
+                self.error(problem)
         return namespace, extras
 
     def error(self, message: str) -> None:  # type: ignore[override]

@@ -12,6 +12,16 @@ if TYPE_CHECKING:  # imported where it is used: fractions (and decimal) cost a r
 from pyverify.errors import did_you_mean, unknown_name
 
 
+def add_flag_check(parser, check) -> None:
+    """Have ``parser`` refuse a combination of flags before any input is read.
+
+    ``check(args)`` returns the problem in one line (starting with the flag it is about) or raises it as a
+    UserError, or returns None; the parser (pyverify.cli) reports it as argparse reports a bad flag, under
+    the command's name ('pyverify replay: error: ...'), exit status 2.
+    """
+    parser.flag_checks = [*getattr(parser, "flag_checks", ()), check]
+
+
 def choice_list(text: str, choices, what: str) -> list[str]:
     """A comma-separated list of names from ``choices``, no repeats; an unknown one gets the closest name."""
     names = [part.strip() for part in text.split(",") if part.strip()]

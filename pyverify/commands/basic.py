@@ -6,7 +6,7 @@ import argparse
 import json
 from contextlib import contextmanager
 
-from pyverify.commands.argtypes import capacity_blocks, chart_path, choice_list, fleet_size, positive_int
+from pyverify.commands.argtypes import add_flag_check, capacity_blocks, chart_path, choice_list, fleet_size, positive_int
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, load_with
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
@@ -112,6 +112,7 @@ def register(subparsers) -> None:
     sim.add_argument("--json", action="store_true", help="machine-readable output")
     add_engine_options(sim)
     add_input_options(sim)
+    add_flag_check(sim, engine_refusal)
     sim.set_defaults(func=run_simulate)
 
     sw = subparsers.add_parser(
@@ -232,6 +233,18 @@ def simulate_in_python(args) -> Simulation:
     )
 
 
+def engine_refusal(args) -> None:
+    """What ``simulate --eviction vllm|sglang`` (and --page-size) cannot do; checked as the flags are parsed."""
+    if args.eviction not in ENGINE_EVICTIONS and args.page_size is None:
+        return
+    if args.page_size is not None and args.eviction not in (SGLANG, SGLANG_FIFO):
+        raise UserError(f"--page-size: only with --eviction {SGLANG}")
+    if args.routing == "prefix-affinity":
+        raise UserError(f"--routing prefix-affinity: not with --eviction {args.eviction} (it routes by the block-level caches)")
+    if getattr(args, "optimum", False):
+        raise UserError(f"--optimum: not with --eviction {args.eviction} (the optima are block-level)")
+
+
 def simulate_engine(args) -> Simulation:
     """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.sim.vllm_pool`,
     :mod:`pyverify.sim.sglang_radix`), fed each prompt's length in tokens."""
@@ -241,14 +254,7 @@ def simulate_engine(args) -> Simulation:
     from pyverify.sim.simulate import caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
-    if args.eviction not in ENGINE_EVICTIONS:
-        raise UserError(f"--page-size: only with --eviction {SGLANG}")
-    if args.page_size is not None and args.eviction not in (SGLANG, SGLANG_FIFO):
-        raise UserError(f"--page-size: only with --eviction {SGLANG}")
-    if args.routing == "prefix-affinity":
-        raise UserError(f"--routing prefix-affinity: not with --eviction {args.eviction} (it routes by the block-level caches)")
-    if getattr(args, "optimum", False):
-        raise UserError(f"--optimum: not with --eviction {args.eviction} (the optima are block-level)")
+    engine_refusal(args)
     loaded = load_described(args.instance)
     instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)

@@ -49,6 +49,23 @@ def add_kv_size_options(parser, required: bool = False) -> None:
                              "with --kv-model-config the config's torch_dtype)")
 
 
+#: What --capacity-gib needs, in every message that says so.
+GIB_NEEDS = "--kv-model NAME, --kv-model-config PATH or --kv-bytes-per-token BYTES to convert GiB to blocks"
+
+
+def capacity_flag_problem(args) -> str | None:
+    """What the capacity and KV flags cannot do together, in one line, or None: checked as the flags are parsed."""
+    kv_given = any(getattr(args, name, None) is not None for name in ("kv_model", "kv_model_config", "kv_bytes_per_token"))
+    if getattr(args, "capacity_gib", None) is not None and not kv_given:
+        return f"--capacity-gib: needs {GIB_NEEDS}"
+    capacity_given = any(getattr(args, name, None) is not None for name in ("capacity", "capacity_tokens", "capacity_gib"))
+    eviction = getattr(args, "eviction", None)
+    if eviction in ENGINE_EVICTIONS and not capacity_given:
+        return (f"--eviction {eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
+                "the engine's pool size")
+    return None
+
+
 def kv_of(args) -> KVSize | None:
     """The command's KV bytes per token (``--kv-model``, ``--kv-model-config`` or ``--kv-bytes-per-token``), or None."""
     return kv_size(getattr(args, "kv_model", None), getattr(args, "kv_dtype", None), getattr(args, "kv_bytes_per_token", None),
@@ -69,6 +86,7 @@ def add_cache_options(parser, *, per: str = "cache", capacity_tokens: bool = Tru
                        help=f"KV memory per {per} in GiB (2**30 bytes), rounded down to whole blocks; "
                             "needs --kv-model, --kv-model-config or --kv-bytes-per-token")
     add_kv_size_options(parser)
+    argtypes.add_flag_check(parser, capacity_flag_problem)
     choices = EVICTIONS + ENGINE_EVICTIONS if engines else EVICTIONS
     parser.add_argument("--eviction", choices=choices, default=LRU,
                         help="eviction policy when a capacity is set (default: lru): "
@@ -105,7 +123,7 @@ def resolve_cache_size(args, instance, path: str) -> CacheSize:
     gib = getattr(args, "capacity_gib", None)
     if gib is not None:
         if kv is None:
-            raise UserError("--capacity-gib: needs --kv-model NAME or --kv-bytes-per-token BYTES to convert GiB to blocks")
+            raise UserError(f"--capacity-gib: needs {GIB_NEEDS}")
         if block is None:
             raise UserError(f"{path}: block_size_tokens: not given, so --capacity-gib cannot be converted to blocks; use --capacity")
         blocks = blocks_for_gib(gib, kv.bytes_per_token, block)
@@ -155,5 +173,5 @@ def window_of(args) -> Window:
     return Window(getattr(args, "warmup_fraction", 0.0))
 
 
-__all__ = ["CacheSize", "add_cache_options", "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
+__all__ = ["CacheSize", "add_cache_options", "capacity_flag_problem", "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
            "prompt_tokens_of", "resolve_cache_size", "window_of"]

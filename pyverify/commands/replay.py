@@ -12,9 +12,9 @@ import math
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
-from pyverify.commands.argtypes import capacity_blocks, capacity_gib, capacity_tokens, chart_path, choice_list, fleet_size, positive_int
+from pyverify.commands.argtypes import add_flag_check, capacity_blocks, capacity_gib, capacity_tokens, chart_path, choice_list, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
-from pyverify.commands.cache_options import check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
+from pyverify.commands.cache_options import capacity_flag_problem, check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
 from pyverify.errors import UserError
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
@@ -130,6 +130,8 @@ def register(subparsers) -> None:
                              "or auto (compiled when supported, else python; default). Both give the same run, field for field")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    for check in (timing_refusal, engine_refusal, compiled_refusal, capacity_flag_problem):
+        add_flag_check(parser, check)
     parser.set_defaults(func=run_replay)
 
 
@@ -182,8 +184,7 @@ def run_replay(args) -> int:
     from pyverify.sim.routing import default_fleet
     from pyverify.sim.tokens import instance_token_weights
 
-    if args.compare and args.no_timing:
-        raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
+    timing_refusal(args)
     engine_refusal(args)
     compiled_refusal(args)
     instance = load_with(args, args.trace)
@@ -257,6 +258,11 @@ def run_replay(args) -> int:
     for path in charts:
         print(f"chart: {path}")
     return 0
+
+
+def timing_refusal(args) -> None:
+    if args.compare and args.no_timing:
+        raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
 
 
 def engine_refusal(args) -> None:
