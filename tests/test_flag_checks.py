@@ -27,3 +27,17 @@ def test_flag_combinations_are_refused_before_the_input_is_read(capsys, argv, wo
     assert (status, out) == (2, "")
     assert err.startswith(f"pyverify {argv[0]}: error: ") and len(err.strip().splitlines()) == 1, err
     assert words in err and MISSING not in err
+
+
+def test_a_missing_input_says_that_dash_reads_standard_input(capsys):
+    """'pyverify simulate --model pooled < trace.jsonl' said only 'required: instance'."""
+    status, out, err = run_cli(capsys, "simulate", "--model", "pooled")
+    assert (status, out) == (2, "") and len(err.strip().splitlines()) == 1
+    assert err.strip() == ("pyverify simulate: error: the following arguments are required: instance "
+                           "(a file, or - to read standard input)")
+
+
+def test_no_arguments_prints_the_help_as_a_usage_error(capsys):
+    status, out, err = run_cli(capsys)
+    assert (status, out) == (2, "")
+    assert err.startswith("usage: pyverify") and "simulate" in err and "replay" in err
