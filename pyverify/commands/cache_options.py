@@ -66,6 +66,13 @@ def capacity_flag_problem(args) -> str | None:
     return None
 
 
+def kv_flag_words(args) -> str:
+    """The flag that gave the KV size, as the user gave it (``--kv-model llama-3.1-8b``), for notes about it."""
+    config = getattr(args, "kv_model_config", None)
+    return (f"--kv-model {args.kv_model}" if getattr(args, "kv_model", None) is not None
+            else f"--kv-model-config {config}" if config is not None else "--kv-bytes-per-token")
+
+
 def kv_of(args) -> KVSize | None:
     """The command's KV bytes per token (``--kv-model``, ``--kv-model-config`` or ``--kv-bytes-per-token``), or None."""
     return kv_size(getattr(args, "kv_model", None), getattr(args, "kv_dtype", None), getattr(args, "kv_bytes_per_token", None),
@@ -173,5 +180,5 @@ def window_of(args) -> Window:
     return Window(getattr(args, "warmup_fraction", 0.0))
 
 
-__all__ = ["CacheSize", "add_cache_options", "capacity_flag_problem", "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
+__all__ = ["CacheSize", "add_cache_options", "capacity_flag_problem", "kv_flag_words", "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
            "prompt_tokens_of", "resolve_cache_size", "window_of"]

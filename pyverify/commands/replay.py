@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass
 
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
@@ -18,7 +19,9 @@ from pyverify.commands.cache_options import capacity_flag_problem, check_page_si
 from pyverify.errors import UserError
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
-from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
+from pyverify.commands.cache_options import kv_flag_words
+from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_GPUS_PER_HOST, DEFAULT_KV_MODEL, DEFAULT_MAX_RUNNING,
+                                  MEASURED_PREFILL_TOKENS_PER_S_PER_GPU, PREFILL_RATE_MODEL, prefill_rate_note)
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
 from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO, VLLM
@@ -102,8 +105,10 @@ def register(subparsers) -> None:
                         help="one request at a time in file order, no clock: the model of 'simulate --model per-host'")
     parser.add_argument("--arrival-scale", type=positive_number, default=1.0, metavar="S",
                         help="arrival time = timestamp x S (S < 1 compresses the trace: more load; default: 1)")
-    parser.add_argument("--prefill-tokens-per-s", type=positive_number, default=DEFAULT_PREFILL_TOKENS_PER_S, metavar="R",
-                        help=f"prefill rate of one host (default: {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, {SOURCES['prefill_tokens_per_s']})")
+    parser.add_argument("--prefill-tokens-per-s", type=positive_number, metavar="R",
+                        help=f"prefill rate of one host (default: the rate measured on the --kv-model where pyverify has one, "
+                             f"else {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, {SOURCES['prefill_tokens_per_s']}, with a note when "
+                             "the KV size comes from another model)")
     parser.add_argument("--decode-tokens-per-s", type=positive_number, default=DEFAULT_DECODE_TOKENS_PER_S, metavar="R",
                         help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:.1f}, {SOURCES['decode_tokens_per_s']})")
     parser.add_argument("--max-running", type=positive_int, default=DEFAULT_MAX_RUNNING, metavar="N",
@@ -135,12 +140,45 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run_replay)
 
 
+@dataclass(frozen=True)
+class PrefillRate:
+    """Replay's prefill rate of one host, where it comes from, and a note when it does not fit the KV model."""
+
+    tokens_per_s: float
+    source: str
+    note: str | None = None
+
+    def to_json(self) -> dict:
+        return {"tokens_per_s": self.tokens_per_s, "source": self.source, "note": self.note}
+
+
+def prefill_rate_of(args) -> PrefillRate:
+    """``--prefill-tokens-per-s``; else the rate measured on the ``--kv-model`` (the default KV model when no KV
+    size is given); else the default rate, with the note ``cost`` prints for the same case."""
+    if args.prefill_tokens_per_s is not None:
+        return PrefillRate(args.prefill_tokens_per_s, "--prefill-tokens-per-s")
+    kv_given = any(getattr(args, name, None) is not None for name in ("kv_model", "kv_model_config", "kv_bytes_per_token"))
+    model = args.kv_model if kv_given else DEFAULT_KV_MODEL
+    if model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
+        return PrefillRate(MEASURED_PREFILL_TOKENS_PER_S_PER_GPU[model] * DEFAULT_GPUS_PER_HOST,
+                           f"measured on {model}: {SOURCES['prefill_tokens_per_s']}")
+    return PrefillRate(DEFAULT_PREFILL_TOKENS_PER_S, SOURCES["prefill_tokens_per_s"],
+                       prefill_rate_note(kv_flag_words(args), args.kv_model, "--prefill-tokens-per-s RATE"))
+
+
+def kv_words(args, service) -> str:
+    """The KV model the transfer times use, named for the header."""
+    named = (args.kv_model or getattr(args, "kv_model_config", None)
+             or ("--kv-bytes-per-token" if args.kv_bytes_per_token is not None else f"{DEFAULT_KV_MODEL} (default)"))
+    return f"KV {named}, {service.kv_bytes_per_token:g} bytes/token"
+
+
 def service_of(args, instance):
     from dataclasses import replace
 
     from pyverify.fleet.service import ServiceModel
 
-    service = ServiceModel(prefill_tokens_per_s=args.prefill_tokens_per_s, decode_tokens_per_s=args.decode_tokens_per_s,
+    service = ServiceModel(prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s, decode_tokens_per_s=args.decode_tokens_per_s,
                            max_running=args.max_running, block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS)
     kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))
     if kv is not None:
@@ -224,8 +262,10 @@ def run_replay(args) -> int:
     gpu_text = "GPU uncapacitated" if args.capacity is None else f"GPU {args.capacity} blocks/host ({args.eviction})"
     host_text = "" if args.host_capacity is False else f", host DRAM {capacity_text(args.host_capacity)}/host (LRU)"
     pool_text = ", no pool" if args.pool_capacity is False else f", pool {capacity_text(args.pool_capacity)} (LRU)"
-    timing_text = (f"arrivals x {args.arrival_scale:g}, prefill {service.prefill_tokens_per_s:.0f} tok/s, "
-                   f"decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host")
+    rate = prefill_rate_of(args)
+    rate_from = "--prefill-tokens-per-s" if args.prefill_tokens_per_s is not None else f"measured on {PREFILL_RATE_MODEL}"
+    timing_text = (f"arrivals x {args.arrival_scale:g}, {kv_words(args, service)}, prefill {service.prefill_tokens_per_s:.0f} "
+                   f"tok/s ({rate_from}), decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host")
     if args.no_timing:
         timing_text = "no timing (one request at a time)"
     elif args.compare:
@@ -242,6 +282,8 @@ def run_replay(args) -> int:
             "pool": args.pool_capacity is not False, "pool_capacity": json_capacity(args.pool_capacity),
             "timed": not args.no_timing, "compare": args.compare, "arrival_scale": args.arrival_scale,
             "service": service.to_json(),
+            "kv": {"model": args.kv_model or getattr(args, "kv_model_config", None), "bytes_per_token": service.kv_bytes_per_token},
+            "prefill_rate": rate.to_json(),
             "router_options": {"seed": args.seed, "affinity_slack": args.affinity_slack,
                                "overlap_weight": args.overlap_weight, "load_weight": args.load_weight},
             "bounds": bound.to_json(), "runs": summaries, "charts": [str(path) for path in charts],
@@ -249,6 +291,8 @@ def run_replay(args) -> int:
         })
         return 0
     print(f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}")
+    if rate.note and not args.no_timing:
+        print(f"  NOTE: {rate.note}")
     print_runs(summaries, bound, compare=args.compare)
     for summary in summaries:
         if "unscheduled_requests" in summary:  # an engine eviction: its hits in tokens, and what it refused

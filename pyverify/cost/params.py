@@ -61,6 +61,20 @@ DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU = 5000 / 0.40677 / 2
 #: ``--kv-model`` of another model changes the KV bytes, not this rate.
 PREFILL_RATE_MODEL = "llama-3.3-70b"
 
+#: Prefill tokens per second per GPU that were measured on a model of the KV catalog, by its name. A
+#: ``--kv-model`` found here takes its own rate; any other KV size (another model, a config.json, bytes per
+#: token) takes the default, and the command says so in a note (:func:`prefill_rate_note`).
+MEASURED_PREFILL_TOKENS_PER_S_PER_GPU = {PREFILL_RATE_MODEL: DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU}
+
+
+def prefill_rate_note(kv_from: str, kv_model: str | None, remedy: str) -> str | None:
+    """Why the prefill rate does not fit the KV size taken from ``kv_from`` (a flag as the user gave it), or None
+    when the rate was measured on that model; ``remedy`` is how to give the model's own rate (the command's flag)."""
+    if kv_model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
+        return None
+    return (f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} (NVIDIA NIM), while the KV "
+            f"bytes per token come from {kv_from}; give {remedy} for the model you mean")
+
 #: GPUs serving one host (one model instance). Source: the configuration of the
 #: NIM measurement above (TP2), so that the default host prefill rate
 #: R = 2 x 6,146 = 12,292 tokens/s is the measured one. Assumption: the rate
