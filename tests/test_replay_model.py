@@ -45,3 +45,12 @@ def test_a_given_rate_is_named_as_given(capsys, trace):
     assert result["prefill_rate"] == {"tokens_per_s": 40000.0, "source": "--prefill-tokens-per-s", "note": None}
     status, out, _ = run_cli(capsys, "replay", trace, "--capacity", "8")
     assert "KV llama-3.3-70b (default), 327680 bytes/token" in out.splitlines()[0] and "NOTE" not in out
+
+
+def test_the_load_over_time_says_it_is_sampled(capsys, trace):
+    """'longest queue 16; load over time peaks at 15 requests' read as a contradiction: the load is sampled."""
+    status, out, err = run_cli(capsys, "replay", trace, "--capacity", "8")
+    assert status == 0, err
+    samples = len(replay_json(capsys, trace)["runs"][0]["load_over_time"]["seconds"])
+    assert f"load over time, sampled at {samples} instants, peaks at" in out
+    assert f"sampled at {samples} evenly spaced instants" in replay_json(capsys, trace)["runs"][0]["load_over_time"]["meaning"]

@@ -97,7 +97,9 @@ def print_details(summaries: Sequence[dict]) -> None:
             over_time = summary["load_over_time"]
             value, at, host = max((count, -k, host) for k, row in enumerate(over_time["requests_per_host"])
                                   for host, count in enumerate(row))
-            peak = f"; load over time peaks at {value} requests (host {host}, {over_time['seconds'][-at]:.0f} s)"
+            # Sampled, not exact: between two instants the load can rise higher (the longest queue can exceed it).
+            peak = (f"; load over time, sampled at {len(over_time['seconds'])} instants, peaks at {value} requests "
+                    f"(host {host}, {over_time['seconds'][-at]:.0f} s)")
         print(f"  {summary['router']}: requests per host {load['min_requests']}..{load['max_requests']}, "
               f"longest queue {load['max_queue']}{busy}{peak}")
     for summary in summaries:

@@ -149,7 +149,9 @@ def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int) -> d
         data["ttft_s"] = time_summary(ttft)
         data["queueing_s"] = time_summary(queueing)
         data["load_over_time"] = {"seconds": run.sample_s, "requests_per_host": run.load_samples,
-                                  "meaning": "per host, requests arrived before each instant and not yet ended (running + queued)"}
+                                  "meaning": f"per host, requests arrived before each instant and not yet ended (running + queued), "
+                                             f"sampled at {len(run.sample_s)} evenly spaced instants: the load between them "
+                                             "is not seen"}
     requests = [host.requests for host in run.hosts]
     data["hosts"] = [{"host": index, "requests": host.requests, "gpu_hit_blocks": host.gpu_hit_blocks,
                       "host_hit_blocks": host.host_hit_blocks, "pool_hit_blocks": host.pool_hit_blocks, "recomputed_blocks": host.recomputed_blocks,
