@@ -15,7 +15,8 @@ from pyverify.commands.engine_options import add_engine_options, arrays_apply, c
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
 from pyverify.commands.cache_options import add_cache_options, check_page_size, prompt_tokens_of, resolve_cache_size, window_of
 # The names only: the simulators and the per-record readers are imported by the runs that use them.
-from pyverify.sim.names import ENGINE_EVICTIONS, MODELS, PER_HOST, POLICY_NAMES, POOLED, SGLANG, SGLANG_FIFO, UNROUTED_FLEET_SIZES, VLLM
+from pyverify.sim.names import (ENGINE_EVICTIONS, LRU, LRU_NOTE, MODELS, PER_HOST, POLICY_NAMES, POOLED, SGLANG, SGLANG_FIFO,
+                                UNROUTED_FLEET_SIZES, VLLM, eviction_name)
 
 ORDER = 10
 
@@ -326,12 +327,14 @@ def report_simulation(args, simulation: Simulation) -> int:
             result["witness"] = sim.witness()
         print_json(result)
         return 0
-    capacity = "uncapacitated" if sim.size.blocks is None else f"capacity {sim.size.words}, {sim.eviction}"
+    capacity = "uncapacitated" if sim.size.blocks is None else f"capacity {sim.size.words}, {eviction_name(sim.eviction)}"
     engine = f"; engine {sim.engine}" if sim.engine else ""
     if sim.routing is None:
         print(f"{sim.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool){engine}")
     else:
         print(f"{sim.name}: {sim.model} demand cache(s), {capacity}, {sim.fleet} hosts ({sim.routing} routing){engine}")
+    if sim.size.blocks is not None and sim.eviction == LRU:
+        print(f"  {LRU_NOTE}")
     print(f"  measured          {sim.window.describe(sim.n_requests)}")
     print(f"  block references  {measured.block_references}")
     print(f"  block hits        {measured.block_hits}")
@@ -381,7 +384,7 @@ def run_sweep(args) -> int:
     else:
         tokens = f" = {capacity * instance.block_size_tokens} tokens" if instance.block_size_tokens else ""
         gib = f" ({size.gib:g} GiB)" if size.gib is not None else ""
-        cache_text = f"{args.eviction.upper()}, {capacity} blocks{tokens}{gib} per host, pool F x {capacity} blocks"
+        cache_text = f"{eviction_name(args.eviction)}, {capacity} blocks{tokens}{gib} per host, pool F x {capacity} blocks"
     charts = []
     if args.chart:
         title = f"{instance.name}: hit rate as the fleet grows ({cache_text})"
@@ -415,6 +418,8 @@ def run_sweep(args) -> int:
         print_json(data)
     else:
         print(f"{instance.name}: {cache_text}, {rows[0].references} block references")
+        if capacity is not None and args.eviction == LRU:
+            print(f"  {LRU_NOTE}")
         if size.kv is not None and size.gib is not None:
             print(f"  KV memory: {size.words}; bytes per token from {size.kv.source}")
         print(f"  measured: {window.describe(instance.n_requests)}; "

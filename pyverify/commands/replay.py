@@ -24,6 +24,7 @@ from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_GPUS_PER_HOST, D
                                   MEASURED_PREFILL_TOKENS_PER_S_PER_GPU, PREFILL_RATE_MODEL, prefill_rate_note)
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
+from pyverify.sim.names import LRU_NOTE, eviction_name
 from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO, VLLM
 
 ORDER = 25
@@ -259,7 +260,7 @@ def run_replay(args) -> int:
                     summary.update(token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS))
                     summaries.append({"timed": timed, "tiers": label,
                                       "host_capacity": json_capacity(host), "pool_capacity": json_capacity(pool), **summary})
-    gpu_text = "GPU uncapacitated" if args.capacity is None else f"GPU {args.capacity} blocks/host ({args.eviction})"
+    gpu_text = "GPU uncapacitated" if args.capacity is None else f"GPU {args.capacity} blocks/host, {eviction_name(args.eviction)}"
     host_text = "" if args.host_capacity is False else f", host DRAM {capacity_text(args.host_capacity)}/host (LRU)"
     pool_text = ", no pool" if args.pool_capacity is False else f", pool {capacity_text(args.pool_capacity)} (LRU)"
     rate = prefill_rate_of(args)
@@ -293,6 +294,8 @@ def run_replay(args) -> int:
     print(f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}")
     if rate.note and not args.no_timing:
         print(f"  NOTE: {rate.note}")
+    if args.capacity is not None and args.eviction == LRU:
+        print(f"  {LRU_NOTE}")
     print_runs(summaries, bound, compare=args.compare)
     for summary in summaries:
         if "unscheduled_requests" in summary:  # an engine eviction: its hits in tokens, and what it refused
