@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported where it is used: fractions (and decimal) cost a run that takes no hit rate 2 ms
@@ -97,6 +98,40 @@ def capacity_tokens(text: str) -> int:
 def capacity_gib(text: str) -> float:
     """KV memory in GiB, > 0 and at most :data:`~pyverify.inputs.kv_models.MAX_CACHE_GIB`."""
     return bounded_number(text, 0, MAX_CACHE_GIB, "a number of GiB")
+
+
+#: The units a cache size may be given in, as they are typed (any case), and their names.
+CAPACITY_UNITS = {"": "blocks", "block": "blocks", "blocks": "blocks", "token": "tokens", "tokens": "tokens", "gib": "GiB"}
+
+
+@dataclass(frozen=True)
+class CacheAmount:
+    """A cache size as the user gave it: a number of blocks, tokens or GiB. It becomes blocks once the input's
+    block size (and, for GiB, the KV bytes per token) is known: pyverify.commands.cache_options.blocks_of."""
+
+    value: float
+    unit: str
+
+    def __str__(self) -> str:
+        return f"{self.value:g} {self.unit}"
+
+
+def cache_amount(text: str) -> CacheAmount:
+    """A cache size with its unit: ``5000`` or ``5000blocks``, ``2000000tokens``, ``64GiB`` (a space may come before
+    the unit). The number is bounded as the GPU tier's --capacity, --capacity-tokens and --capacity-gib are."""
+    import re
+
+    match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*", text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected a number of blocks, tokens or GiB (5000, 2000000tokens, 64GiB), got {_short(text)}")
+    number, unit = match.group(1), match.group(2).lower()
+    if unit not in CAPACITY_UNITS:
+        names = ("blocks", "tokens", "GiB")
+        close = did_you_mean(match.group(2), names) or did_you_mean(unit, [name.lower() for name in names])
+        raise argparse.ArgumentTypeError(f"unknown unit {_short(match.group(2))}; choose from: {', '.join(names)}{close}")
+    unit = CAPACITY_UNITS[unit]
+    parse = {"blocks": capacity_blocks, "tokens": capacity_tokens, "GiB": capacity_gib}[unit]
+    return CacheAmount(parse(number), unit)
 
 
 def kv_bytes_per_token(text: str) -> float:

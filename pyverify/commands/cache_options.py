@@ -58,6 +58,10 @@ def capacity_flag_problem(args) -> str | None:
     kv_given = any(getattr(args, name, None) is not None for name in ("kv_model", "kv_model_config", "kv_bytes_per_token"))
     if getattr(args, "capacity_gib", None) is not None and not kv_given:
         return f"--capacity-gib: needs {GIB_NEEDS}"
+    for flag in ("host_capacity", "pool_capacity"):  # replay's lower tiers, sized as the GPU tier is
+        amount = getattr(args, flag, None)
+        if getattr(amount, "unit", None) == "GiB" and not kv_given:
+            return f"--{flag.replace('_', '-')} {amount}: needs {GIB_NEEDS}"
     capacity_given = any(getattr(args, name, None) is not None for name in ("capacity", "capacity_tokens", "capacity_gib"))
     eviction = getattr(args, "eviction", None)
     if eviction in ENGINE_EVICTIONS and not capacity_given:
@@ -129,24 +133,35 @@ def resolve_cache_size(args, instance, path: str) -> CacheSize:
     tokens = getattr(args, "capacity_tokens", None)
     gib = getattr(args, "capacity_gib", None)
     if gib is not None:
-        if kv is None:
-            raise UserError(f"--capacity-gib: needs {GIB_NEEDS}")
-        if block is None:
-            raise UserError(f"{path}: block_size_tokens: not given, so --capacity-gib cannot be converted to blocks; use --capacity")
-        blocks = blocks_for_gib(gib, kv.bytes_per_token, block)
-        if blocks < 1:
-            raise UserError(f"--capacity-gib: {gib:g} GiB is less than one block ({block} tokens x {kv.bytes_per_token:g} bytes)")
+        blocks = blocks_of(argtypes.CacheAmount(gib, "GiB"), "--capacity-gib", block, kv, path, "use --capacity")
         return CacheSize(blocks, f"{gib:g} GiB / ({kv.bytes_per_token:g} bytes/token x {block} tokens/block) = {blocks} blocks", kv, gib)
     if tokens is not None:
-        if block is None:
-            raise UserError(f"{path}: block_size_tokens: not given, so --capacity-tokens cannot be converted to blocks; use --capacity")
-        blocks = tokens // block
-        if blocks < 1:
-            raise UserError(f"--capacity-tokens: {tokens} tokens is less than one block of {block} tokens")
+        blocks = blocks_of(argtypes.CacheAmount(tokens, "tokens"), "--capacity-tokens", block, kv, path, "use --capacity")
         return CacheSize(blocks, f"{tokens} tokens / {block} tokens/block = {blocks} blocks", kv)
     if args.capacity is not None:
         return CacheSize(args.capacity, f"{args.capacity} blocks", kv)
     return CacheSize(None, "uncapacitated", kv)
+
+
+def blocks_of(amount: "argtypes.CacheAmount", flag: str, block: int | None, kv: KVSize | None, path: str, remedy: str) -> int:
+    """Whole blocks of a cache size given in blocks, tokens or GiB (``flag`` gave it): the one conversion of
+    every capacity flag. Tokens and GiB need the input's block size, GiB also KV bytes per token; ``remedy``
+    says what to give instead when the input has no block size."""
+    if amount.unit == "blocks":
+        return int(amount.value)
+    if amount.unit == "GiB" and kv is None:
+        raise UserError(f"{flag}: needs {GIB_NEEDS}")
+    if block is None:
+        raise UserError(f"{path}: block_size_tokens: not given, so {flag} cannot be converted to blocks; {remedy}")
+    if amount.unit == "tokens":
+        blocks = int(amount.value) // block
+        if blocks < 1:
+            raise UserError(f"{flag}: {amount.value} tokens is less than one block of {block} tokens")
+        return blocks
+    blocks = blocks_for_gib(amount.value, kv.bytes_per_token, block)
+    if blocks < 1:
+        raise UserError(f"{flag}: {amount.value:g} GiB is less than one block ({block} tokens x {kv.bytes_per_token:g} bytes)")
+    return blocks
 
 
 def gib_of_blocks(blocks: int, block_tokens: int, kv: KVSize) -> float:
@@ -180,5 +195,5 @@ def window_of(args) -> Window:
     return Window(getattr(args, "warmup_fraction", 0.0))
 
 
-__all__ = ["CacheSize", "add_cache_options", "capacity_flag_problem", "kv_flag_words", "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
+__all__ = ["CacheSize", "add_cache_options", "blocks_of", "capacity_flag_problem", "kv_flag_words", "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
            "prompt_tokens_of", "resolve_cache_size", "window_of"]

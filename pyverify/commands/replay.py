@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
-from pyverify.commands.argtypes import add_flag_check, capacity_blocks, capacity_gib, capacity_tokens, chart_path, choice_list, fleet_size, positive_int
+from pyverify.commands.argtypes import add_flag_check, cache_amount, capacity_blocks, capacity_gib, capacity_tokens, chart_path, choice_list, fleet_size, positive_int
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
 from pyverify.commands.cache_options import capacity_flag_problem, check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
 from pyverify.errors import UserError
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
-from pyverify.commands.cache_options import kv_flag_words
+from pyverify.commands.cache_options import blocks_of, kv_flag_words, kv_of
 from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_GPUS_PER_HOST, DEFAULT_KV_MODEL, DEFAULT_MAX_RUNNING,
                                   MEASURED_PREFILL_TOKENS_PER_S_PER_GPU, PREFILL_RATE_MODEL, prefill_rate_note)
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
@@ -51,9 +51,21 @@ DESCRIPTION = (
 
 
 def tier_capacity(text: str):
+    """--host-capacity, --pool-capacity: unlimited (inf), or a size in blocks, tokens or GiB as the GPU tier takes."""
     if text.strip().lower() in ("inf", "infinite", "unlimited"):
         return None
-    return capacity_blocks(text)
+    return cache_amount(text)
+
+
+def resolve_tiers(args, instance) -> None:
+    """The lower tiers' sizes in whole blocks, converted as the GPU tier's are (cache_options.blocks_of)."""
+    kv = kv_of(args)
+    for name in ("host_capacity", "pool_capacity"):
+        amount = getattr(args, name)
+        if amount is not None and amount is not False:
+            blocks = blocks_of(amount, f"--{name.replace('_', '-')}", instance.block_size_tokens, kv, args.trace,
+                               "give it in blocks")
+            setattr(args, name, blocks)
 
 
 def non_negative(text: str) -> float:
@@ -95,10 +107,12 @@ def register(subparsers) -> None:
     parser.add_argument("--page-size", type=positive_int, metavar="TOKENS",
                         help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the "
                              "input's block size (default: the block size)")
-    parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar="N|inf",
-                        help="add a host-DRAM tier of N blocks per host (LRU) or unlimited (inf); default: none")
-    parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar="N|inf",
-                        help="add a shared pool tier of N blocks (LRU) or unlimited (inf); default: no pool")
+    sizes = ("N blocks, or with a unit as the GPU tier takes them: Ntokens (rounded down to whole blocks), NGiB "
+             "(needs --kv-model, --kv-model-config or --kv-bytes-per-token)")
+    parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar="N[tokens|GiB]|inf",
+                        help=f"add a host-DRAM tier per host (LRU) of {sizes}, or unlimited (inf); default: none")
+    parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar="N[tokens|GiB]|inf",
+                        help=f"add a shared pool tier (LRU) of {sizes}, or unlimited (inf); default: no pool")
     parser.add_argument("--compare", action="store_true",
                         help="run GPU only, GPU + host DRAM (with --host-capacity), GPU + pool (with --pool-capacity) "
                              "and all three (with both), each timed and with --no-timing, for every router")
@@ -228,6 +242,7 @@ def run_replay(args) -> int:
     compiled_refusal(args)
     instance = load_with(args, args.trace)
     args.capacity = resolve_cache_size(args, instance, args.trace).blocks
+    resolve_tiers(args, instance)
     engine = engine_inputs(args, instance)
     fleet = args.fleet or default_fleet(instance)
     service = service_of(args, instance)
