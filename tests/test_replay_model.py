@@ -47,10 +47,18 @@ def test_a_given_rate_is_named_as_given(capsys, trace):
     assert "KV llama-3.3-70b (default), 327680 bytes/token" in out.splitlines()[0] and "NOTE" not in out
 
 
-def test_the_load_over_time_says_it_is_sampled(capsys, trace):
-    """'longest queue 16; load over time peaks at 15 requests' read as a contradiction: the load is sampled."""
-    status, out, err = run_cli(capsys, "replay", trace, "--capacity", "8")
-    assert status == 0, err
-    samples = len(replay_json(capsys, trace)["runs"][0]["load_over_time"]["seconds"])
-    assert f"load over time, sampled at {samples} instants, peaks at" in out
-    assert f"sampled at {samples} evenly spaced instants" in replay_json(capsys, trace)["runs"][0]["load_over_time"]["meaning"]
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_the_peak_load_is_exact(capsys, monkeypatch, trace, engine):
+    """'longest queue 16; load over time peaks at 15 requests': the peak came from 50 samples. It is now counted
+    from every arrival and end, so sampling the load densely finds the same peak, and it is never below the queue."""
+    import pyverify.fleet.replay
+
+    flags = ("--fleet", "2", "--max-running", "1", "--arrival-scale", "0.05", "--engine", engine)
+    coarse = replay_json(capsys, trace, *flags)["runs"][0]
+    monkeypatch.setattr(pyverify.fleet.replay, "LOAD_SAMPLES", 100_000)
+    dense = replay_json(capsys, trace, *flags)["runs"][0]
+    sampled = max(max(row) for row in dense["load_over_time"]["requests_per_host"])
+    assert dense["peak_load"] == coarse["peak_load"] and coarse["peak_load"]["requests"] == sampled
+    assert coarse["peak_load"]["requests"] >= coarse["load"]["max_queue"] + 1
+    status, out, err = run_cli(capsys, "replay", trace, "--capacity", "8", *flags)
+    assert f"load peaks at {sampled} requests (running + queued; host {coarse['peak_load']['host']}" in out

@@ -271,7 +271,7 @@ def run_replay(args) -> int:
                     routing = tuple(run.host_of)
                     if routing not in forced_by_routing:
                         forced_by_routing[routing] = forced_routed_hits(instance.chains, routing, args.capacity)
-                    summary = run_summary(run, service, bound, forced_by_routing[routing])
+                    summary = run_summary(run, service, bound, forced_by_routing[routing], outputs)
                     summary.update(token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS))
                     summaries.append({"timed": timed, "tiers": label,
                                       "host_capacity": json_capacity(host), "pool_capacity": json_capacity(pool), **summary})
