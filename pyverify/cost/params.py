@@ -178,6 +178,13 @@ PARAMETERS: dict[str, Parameter] = {
 assert set(PARAMETERS) == {f.name for f in fields(Params)}
 
 
+#: The range of every parameter: wide enough for any fleet, narrow enough that times and bytes stay finite
+#: (a prefill rate of 1e-300 divided by zero; a block of 1e20 tokens passed C's long). Whole-number
+#: parameters (GPUs, tokens per block) stop at 2**20, the largest block any input format allows.
+PARAMETER_RANGE = (1e-9, 1e12)
+MAX_WHOLE_PARAMETER = 2**20
+
+
 def check_value(name: str, value: float) -> float:
     """Validate one parameter value; UserError (one line) if it is out of range."""
     if name not in PARAMETERS:
@@ -190,6 +197,10 @@ def check_value(name: str, value: float) -> float:
         raise UserError(f"{name}: must be greater than 0 ({parameter.unit}), got {value:g}")
     if not parameter.positive and value < 0:
         raise UserError(f"{name}: must not be negative ({parameter.unit}), got {value:g}")
+    low, high = (1, MAX_WHOLE_PARAMETER) if parameter.integer else PARAMETER_RANGE
+    low = low if parameter.positive else 0
+    if value < low or value > high:
+        raise UserError(f"{name}: must be from {low:g} to {high:g} ({parameter.unit}), got {value:g}")
     if parameter.integer:
         if value != int(value):
             raise UserError(f"{name}: must be a whole number ({parameter.unit}), got {value:g}")

@@ -61,6 +61,11 @@ CASES = [
     (["replay", "TRACE", "--arrival-scale", "1e300"], "--arrival-scale"),
     (["replay", "TRACE", "--prefill-tokens-per-s", "1e-300"], "--prefill-tokens-per-s"),
     (["replay", "TRACE", "--decode-tokens-per-s", "1e300"], "--decode-tokens-per-s"),
+    # cost's model parameters: a block of 1e20 tokens passed C's long, a prefill rate of 1e-300 divided by zero.
+    (["cost", INSTANCE, "--param", "block_tokens=1e20"], "block_tokens: must be from 1 to"),
+    (["cost", INSTANCE, "--param", "prefill_tokens_per_s_per_gpu=1e-300"], "prefill_tokens_per_s_per_gpu: must be from"),
+    (["cost", INSTANCE, "--param", "gpus_per_host=1e30"], "gpus_per_host: must be from 1 to"),
+    (["cost", INSTANCE, "--sweep", "pool_bandwidth_gb_s=1e-300:1:3"], "pool_bandwidth_gb_s: must be from"),
 ]
 
 
