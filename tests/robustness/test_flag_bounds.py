@@ -37,16 +37,16 @@ def trace(tmp_path):
 #: (argv with TRACE for the timed trace, a word the one line must hold).
 CASES = [
     (["simulate", INSTANCE, "--capacity", PAST_INT64], "--capacity"),
-    (["simulate", INSTANCE, "--capacity-tokens", PAST_INT64], "--capacity-tokens"),
-    (["simulate", INSTANCE, "--capacity-gib", "1e20", *KV], "--capacity-gib"),
-    (["simulate", INSTANCE, "--capacity-gib", "1e300", *KV], "--capacity-gib"),
+    (["simulate", "TRACE", "--capacity-tokens", PAST_INT64], "--capacity-tokens"),
+    (["simulate", "TRACE", "--capacity-gib", "1e20", *KV], "--capacity-gib"),
+    (["simulate", "TRACE", "--capacity-gib", "1e300", *KV], "--capacity-gib"),
     (["simulate", INSTANCE, "--capacity-gib", "1", "--kv-bytes-per-token", "1e-300"], "--kv-bytes-per-token"),
     # Bounded flags whose quotient is still too many blocks: refused once the input's block size is known.
     (["simulate", "TRACE", "--capacity-gib", "1000000", "--kv-bytes-per-token", "1"], "GiB holds more than"),
     (["sweep", INSTANCE, "--capacity", PAST_INT64], "--capacity"),
-    (["sweep", INSTANCE, "--capacity-tokens", PAST_INT64], "--capacity-tokens"),
+    (["sweep", "TRACE", "--capacity-tokens", PAST_INT64], "--capacity-tokens"),
     (["cost", INSTANCE, "--capacity", PAST_INT64], "--capacity"),
-    (["cost", INSTANCE, "--capacity-gib", "1e300", *KV], "--capacity-gib"),
+    (["cost", "TRACE", "--capacity-gib", "1e300", *KV], "--capacity-gib"),
     (["cost", INSTANCE, "--pool-capacity", PAST_INT64], "--pool-capacity"),
     (["budgets", INSTANCE, "--budgets-gib", "1e300", *KV], "--budgets-gib"),
     (["mrc", INSTANCE, "--capacities", f"1,{PAST_INT64}"], "--capacities"),
