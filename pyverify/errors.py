@@ -51,7 +51,7 @@ class CheckFailed(Exception):
 
 
 def did_you_mean(word: str, candidates) -> str:
-    """`` (did you mean 'X'?)`` for the candidate closest to a mistyped ``word``, or ``''`` (difflib).
+    """`` (did you mean 'X'?)`` for the candidate closest to a mistyped ``word``, or ``''``.
 
     The one place names are suggested: the parser (subcommands, flags, choices), the list types
     (pyverify.commands.argtypes.choice_list) and every lookup of a name a user types (KV models,
@@ -64,6 +64,7 @@ def did_you_mean(word: str, candidates) -> str:
 
 
 def unknown_name(what: str, word: str, candidates) -> str:
-    """``unknown WHAT 'word'; choose from: a, b, c`` and the closest candidate: one wording for every name lookup."""
+    """``unknown WHAT 'word'; choose from: a, b, c`` and the closest: one wording for every lookup."""
     candidates = list(candidates)
-    return f"unknown {what} '{shown(word)}'; choose from: {', '.join(candidates)}" + did_you_mean(word, candidates)
+    listed = ", ".join(candidates)
+    return f"unknown {what} '{shown(word)}'; choose from: {listed}" + did_you_mean(word, candidates)

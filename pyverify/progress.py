@@ -1,4 +1,4 @@
-"""Progress for long work, on standard error: a tqdm bar on a terminal, plain periodic lines otherwise.
+"""Progress for long work, on standard error: a tqdm bar on a terminal, plain lines otherwise.
 
 Standard output carries only the command's result (a table, or ``--json``), so
 progress never mixes into it. When standard error is a file or a pipe (a CI
@@ -16,14 +16,14 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-#: Seconds between plain progress lines (and before the first); the environment variable sets another
-#: (the tests set 0, so that a short run prints its lines).
+#: Seconds between plain progress lines (and before the first); the environment variable sets
+#: another (the tests set 0, so that a short run prints its lines).
 PLAIN_INTERVAL_S = 5.0
 PLAIN_INTERVAL_VARIABLE = "PYVERIFY_PROGRESS_SECONDS"
 
 
 def plain_interval_s() -> float:
-    """:data:`PLAIN_INTERVAL_S`, or the number in :data:`PLAIN_INTERVAL_VARIABLE` when it holds one."""
+    """:data:`PLAIN_INTERVAL_S`, or the number :data:`PLAIN_INTERVAL_VARIABLE` holds."""
     try:
         return max(0.0, float(os.environ[PLAIN_INTERVAL_VARIABLE]))
     except (KeyError, ValueError):
@@ -31,10 +31,11 @@ def plain_interval_s() -> float:
 
 
 class PlainProgress:
-    """``advance(n)`` counts work done and, once every interval, writes one line to stderr: done, total, elapsed."""
+    """``advance(n)`` counts work done; once every interval, one line on stderr: done, total, elapsed."""
 
     def __init__(self, total: int | None, description: str, unit: str, interval_s: float) -> None:
-        self.total, self.description, self.unit, self.interval_s = total, description, unit, interval_s
+        self.total, self.description, self.unit = total, description, unit
+        self.interval_s = interval_s
         self.done = 0
         self.started = time.monotonic()
         self.next_line = self.started + interval_s
@@ -48,13 +49,14 @@ class PlainProgress:
         of = f" of {self.total}" if self.total else ""
         share = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
         units = self.unit[:-1] + "ies" if self.unit.endswith("y") else self.unit + "s"
-        sys.stderr.write(f"{self.description}: {self.done}{of} {units}{share}, {now - self.started:.0f} s\n")
+        elapsed = now - self.started
+        sys.stderr.write(f"{self.description}: {self.done}{of} {units}{share}, {elapsed:.0f} s\n")
         sys.stderr.flush()
 
 
 @contextmanager
 def progress_bar(total: int | None, description: str, unit: str = "it") -> Iterator[Callable[..., None]]:
-    """Yield ``advance(n=1)``: a tqdm bar on stderr when it is a terminal, else :class:`PlainProgress` lines."""
+    """Yield ``advance(n=1)``: a tqdm bar on a terminal stderr, else :class:`PlainProgress` lines."""
     if not sys.stderr.isatty():
         yield PlainProgress(total, description, unit, plain_interval_s()).advance
         return

@@ -16,15 +16,15 @@ from pyverify.errors import did_you_mean, unknown_name
 def add_flag_check(parser, check) -> None:
     """Have ``parser`` refuse a combination of flags before any input is read.
 
-    ``check(args)`` returns the problem in one line (starting with the flag it is about) or raises it as a
-    UserError, or returns None; the parser (pyverify.cli) reports it as argparse reports a bad flag, under
-    the command's name ('pyverify replay: error: ...'), exit status 2.
+    ``check(args)`` returns the problem in one line (starting with the flag it is about), or
+    raises it as a UserError, or returns None; the parser (pyverify.cli) reports it as argparse
+    reports a bad flag, under the command's name ('pyverify replay: error: ...'), exit status 2.
     """
     parser.flag_checks = [*getattr(parser, "flag_checks", ()), check]
 
 
 def choice_list(text: str, choices, what: str) -> list[str]:
-    """A comma-separated list of names from ``choices``, no repeats; an unknown one gets the closest name."""
+    """Comma-separated names from ``choices``, no repeats; an unknown one gets the closest name."""
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in names if name not in choices]
     if unknown or not names:
@@ -55,11 +55,12 @@ def positive_int(text: str, most: int = MAX_FLAG_INT, unit: str = "") -> int:
 
 
 def _short(text: str) -> str:
-    """``text`` quoted, cut to 40 characters (a value past a bound can be thousands of digits long)."""
+    """``text`` quoted, cut to 40 characters (a value past a bound can be thousands of digits)."""
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-def bounded_number(text: str, low: float, high: float, what: str = "a number", low_open: bool = True) -> float:
+def bounded_number(text: str, low: float, high: float, what: str = "a number",
+                   low_open: bool = True) -> float:
     """A finite number in (``low``, ``high``] (or [``low``, ``high``] when not ``low_open``)."""
     import math
 
@@ -75,7 +76,7 @@ def bounded_number(text: str, low: float, high: float, what: str = "a number", l
 
 
 def kv_model_name(text: str) -> str:
-    """``--kv-model``: a name in the catalog (pyverify.inputs.kv_models), checked before the input is read."""
+    """``--kv-model``: a name in the catalog (pyverify.inputs.kv_models), checked before reading."""
     from pyverify.errors import UserError
     from pyverify.inputs.kv_models import lookup
 
@@ -101,13 +102,14 @@ def capacity_gib(text: str) -> float:
 
 
 #: The units a cache size may be given in, as they are typed (any case), and their names.
-CAPACITY_UNITS = {"": "blocks", "block": "blocks", "blocks": "blocks", "token": "tokens", "tokens": "tokens", "gib": "GiB"}
+CAPACITY_UNITS = {"": "blocks", "block": "blocks", "blocks": "blocks", "token": "tokens",
+                  "tokens": "tokens", "gib": "GiB"}
 
 
 @dataclass(frozen=True)
 class CacheAmount:
-    """A cache size as the user gave it: a number of blocks, tokens or GiB. It becomes blocks once the input's
-    block size (and, for GiB, the KV bytes per token) is known: pyverify.commands.cache_options.blocks_of."""
+    """A cache size as the user gave it: a number of blocks, tokens or GiB. It becomes blocks once
+    the input's block size (and, for GiB, the KV bytes per token) is known: cache_options.blocks_of."""
 
     value: float
     unit: str
@@ -117,18 +119,20 @@ class CacheAmount:
 
 
 def cache_amount(text: str) -> CacheAmount:
-    """A cache size with its unit: ``5000`` or ``5000blocks``, ``2000000tokens``, ``64GiB`` (a space may come before
-    the unit). The number is bounded as the GPU tier's --capacity, --capacity-tokens and --capacity-gib are."""
+    """A cache size with its unit: ``5000`` or ``5000blocks``, ``2000000tokens``, ``64GiB`` (a space
+    may come before the unit), bounded as --capacity, --capacity-tokens and --capacity-gib are."""
     import re
 
     match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*", text)
     if match is None:
-        raise argparse.ArgumentTypeError(f"expected a number of blocks, tokens or GiB (5000, 2000000tokens, 64GiB), got {_short(text)}")
+        raise argparse.ArgumentTypeError("expected a number of blocks, tokens or GiB (5000, 2000000tokens, "
+                                         f"64GiB), got {_short(text)}")
     number, unit = match.group(1), match.group(2).lower()
     if unit not in CAPACITY_UNITS:
         names = ("blocks", "tokens", "GiB")
-        close = did_you_mean(match.group(2), names) or did_you_mean(unit, [name.lower() for name in names])
-        raise argparse.ArgumentTypeError(f"unknown unit {_short(match.group(2))}; choose from: {', '.join(names)}{close}")
+        typed = match.group(2)
+        close = did_you_mean(typed, names) or did_you_mean(unit, [name.lower() for name in names])
+        raise argparse.ArgumentTypeError(f"unknown unit {_short(typed)}; choose from: {', '.join(names)}{close}")
     unit = CAPACITY_UNITS[unit]
     parse = {"blocks": capacity_blocks, "tokens": capacity_tokens, "GiB": capacity_gib}[unit]
     return CacheAmount(parse(number), unit)

@@ -54,7 +54,7 @@ def about_file(path: str, field: str):
 
 
 def slack_value(text: str) -> float:
-    """The prefix-affinity slack S, 1 .. MAX_FLEET: a slack of the fleet size or more already caps nothing
+    """The prefix-affinity slack S, 1 .. MAX_FLEET: a slack of the fleet size or more caps nothing
     (each host may take every request), and a bound keeps ceil(S x (i+1) / F) a 64-bit integer."""
     from pyverify.commands.argtypes import MAX_FLEET, bounded_number
 
@@ -75,12 +75,12 @@ def add_routing_options(parser) -> None:
 
 
 def print_json(data: object) -> None:
-    """Write ``--json`` output: strict JSON, which has no NaN or Infinity (Python's json writes both unless told not to)."""
+    """Write ``--json`` output as strict JSON: no NaN or Infinity (Python's json writes both)."""
     try:
         text = json.dumps(data, indent=2, allow_nan=False)
     except ValueError:
-        raise UserError("the result holds a number that is not finite (NaN or infinity), which JSON cannot carry; "
-                        "nothing was written") from None
+        raise UserError("the result holds a number that is not finite (NaN or infinity), which JSON "
+                        "cannot carry; nothing was written") from None
     print(text)
 
 
@@ -235,7 +235,7 @@ def simulate_in_python(args) -> Simulation:
 
 
 def engine_refusal(args) -> None:
-    """What ``simulate --eviction vllm|sglang`` (and --page-size) cannot do; checked as the flags are parsed."""
+    """What ``simulate --eviction vllm|sglang`` (and --page-size) cannot do; checked at parse time."""
     if args.eviction not in ENGINE_EVICTIONS and args.page_size is None:
         return
     if args.page_size is not None and args.eviction not in (SGLANG, SGLANG_FIFO):

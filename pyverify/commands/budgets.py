@@ -35,7 +35,9 @@ def eviction_list(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(f"{engines[0]!r} is a serving engine's exact cache, replayed by 'pyverify simulate "
                                          f"--eviction {engines[0]}' only; budgets takes {', '.join(EVICTIONS)} "
                                          f"({TAIL_FIRST} is vLLM's free queue, idealised)")
-    return list(dict.fromkeys(names)) if set(names) <= set(EVICTIONS) else choice_list(text, EVICTIONS, "eviction policy")
+    if not names or not set(names) <= set(EVICTIONS):
+        return choice_list(text, EVICTIONS, "eviction policy")  # refuses, naming the closest
+    return list(dict.fromkeys(names))
 
 
 def register(subparsers) -> None:

@@ -18,9 +18,9 @@ from pyverify.sim.names import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LRU
 from pyverify.sim.window import Window, warmup_fraction
 
 
-#: The range of a rate or scale flag (replay's --arrival-scale, token rates, bandwidths): wide enough for
-#: any fleet, narrow enough that times in seconds keep their precision (an arrival scaled by 1e300 makes
-#: every duration vanish beside it, and sums of such times overflow to NaN).
+#: The range of a rate or scale flag (replay's --arrival-scale, token rates, bandwidths): wide
+#: enough for any fleet, narrow enough that times in seconds keep their precision (an arrival
+#: scaled by 1e300 makes every duration vanish beside it, and sums of such times overflow to NaN).
 POSITIVE_NUMBER_RANGE = (1e-9, 1e9)
 
 
@@ -50,28 +50,36 @@ def add_kv_size_options(parser, required: bool = False) -> None:
 
 
 #: What --capacity-gib needs, in every message that says so.
-GIB_NEEDS = "--kv-model NAME, --kv-model-config PATH or --kv-bytes-per-token BYTES to convert GiB to blocks"
+GIB_NEEDS = ("--kv-model NAME, --kv-model-config PATH or --kv-bytes-per-token BYTES to convert GiB "
+             "to blocks")
+
+
+def _given(args, *names: str) -> bool:
+    return any(getattr(args, name, None) is not None for name in names)
+
+
+def kv_given(args) -> bool:
+    """Whether a flag gives the KV bytes per token."""
+    return _given(args, "kv_model", "kv_model_config", "kv_bytes_per_token")
 
 
 def capacity_flag_problem(args) -> str | None:
-    """What the capacity and KV flags cannot do together, in one line, or None: checked as the flags are parsed."""
-    kv_given = any(getattr(args, name, None) is not None for name in ("kv_model", "kv_model_config", "kv_bytes_per_token"))
-    if getattr(args, "capacity_gib", None) is not None and not kv_given:
+    """What the capacity and KV flags cannot do together, in one line, or None (at parse time)."""
+    if _given(args, "capacity_gib") and not kv_given(args):
         return f"--capacity-gib: needs {GIB_NEEDS}"
     for flag in ("host_capacity", "pool_capacity"):  # replay's lower tiers, sized as the GPU tier is
         amount = getattr(args, flag, None)
-        if getattr(amount, "unit", None) == "GiB" and not kv_given:
+        if getattr(amount, "unit", None) == "GiB" and not kv_given(args):
             return f"--{flag.replace('_', '-')} {amount}: needs {GIB_NEEDS}"
-    capacity_given = any(getattr(args, name, None) is not None for name in ("capacity", "capacity_tokens", "capacity_gib"))
     eviction = getattr(args, "eviction", None)
-    if eviction in ENGINE_EVICTIONS and not capacity_given:
-        return (f"--eviction {eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
-                "the engine's pool size")
+    if eviction in ENGINE_EVICTIONS and not _given(args, "capacity", "capacity_tokens", "capacity_gib"):
+        return (f"--eviction {eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or "
+                "--capacity-gib): the engine's pool size")
     return None
 
 
 def kv_flag_words(args) -> str:
-    """The flag that gave the KV size, as the user gave it (``--kv-model llama-3.1-8b``), for notes about it."""
+    """The flag that gave the KV size as the user gave it (``--kv-model llama-3.1-8b``), for notes."""
     config = getattr(args, "kv_model_config", None)
     return (f"--kv-model {args.kv_model}" if getattr(args, "kv_model", None) is not None
             else f"--kv-model-config {config}" if config is not None else "--kv-bytes-per-token")
@@ -133,26 +141,31 @@ def resolve_cache_size(args, instance, path: str) -> CacheSize:
     tokens = getattr(args, "capacity_tokens", None)
     gib = getattr(args, "capacity_gib", None)
     if gib is not None:
-        blocks = blocks_of(argtypes.CacheAmount(gib, "GiB"), "--capacity-gib", block, kv, path, "use --capacity")
-        return CacheSize(blocks, f"{gib:g} GiB / ({kv.bytes_per_token:g} bytes/token x {block} tokens/block) = {blocks} blocks", kv, gib)
+        amount = argtypes.CacheAmount(gib, "GiB")
+        blocks = blocks_of(amount, "--capacity-gib", block, kv, path, "use --capacity")
+        words = f"{gib:g} GiB / ({kv.bytes_per_token:g} bytes/token x {block} tokens/block) = {blocks} blocks"
+        return CacheSize(blocks, words, kv, gib)
     if tokens is not None:
-        blocks = blocks_of(argtypes.CacheAmount(tokens, "tokens"), "--capacity-tokens", block, kv, path, "use --capacity")
+        amount = argtypes.CacheAmount(tokens, "tokens")
+        blocks = blocks_of(amount, "--capacity-tokens", block, kv, path, "use --capacity")
         return CacheSize(blocks, f"{tokens} tokens / {block} tokens/block = {blocks} blocks", kv)
     if args.capacity is not None:
         return CacheSize(args.capacity, f"{args.capacity} blocks", kv)
     return CacheSize(None, "uncapacitated", kv)
 
 
-def blocks_of(amount: "argtypes.CacheAmount", flag: str, block: int | None, kv: KVSize | None, path: str, remedy: str) -> int:
-    """Whole blocks of a cache size given in blocks, tokens or GiB (``flag`` gave it): the one conversion of
-    every capacity flag. Tokens and GiB need the input's block size, GiB also KV bytes per token; ``remedy``
-    says what to give instead when the input has no block size."""
+def blocks_of(amount: "argtypes.CacheAmount", flag: str, block: int | None, kv: KVSize | None,
+              path: str, remedy: str) -> int:
+    """Whole blocks of a cache size in blocks, tokens or GiB (``flag`` gave it): the one conversion of
+    every capacity flag. Tokens and GiB need the input's block size, GiB also the KV bytes per
+    token; ``remedy`` says what to give instead when the input has no block size."""
     if amount.unit == "blocks":
         return int(amount.value)
     if amount.unit == "GiB" and kv is None:
         raise UserError(f"{flag}: needs {GIB_NEEDS}")
     if block is None:
-        raise UserError(f"{path}: block_size_tokens: not given, so {flag} cannot be converted to blocks; {remedy}")
+        raise UserError(f"{path}: block_size_tokens: not given, so {flag} cannot be converted to "
+                        f"blocks; {remedy}")
     if amount.unit == "tokens":
         blocks = int(amount.value) // block
         if blocks < 1:
@@ -160,7 +173,8 @@ def blocks_of(amount: "argtypes.CacheAmount", flag: str, block: int | None, kv: 
         return blocks
     blocks = blocks_for_gib(amount.value, kv.bytes_per_token, block)
     if blocks < 1:
-        raise UserError(f"{flag}: {amount.value:g} GiB is less than one block ({block} tokens x {kv.bytes_per_token:g} bytes)")
+        raise UserError(f"{flag}: {amount.value:g} GiB is less than one block ({block} tokens x "
+                        f"{kv.bytes_per_token:g} bytes)")
     return blocks
 
 
@@ -195,5 +209,6 @@ def window_of(args) -> Window:
     return Window(getattr(args, "warmup_fraction", 0.0))
 
 
-__all__ = ["CacheSize", "add_cache_options", "blocks_of", "capacity_flag_problem", "kv_flag_words", "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
+__all__ = ["CacheSize", "add_cache_options", "blocks_of", "capacity_flag_problem", "kv_flag_words", "kv_given",
+           "add_kv_size_options", "check_page_size", "gib_of_blocks", "positive_number",
            "prompt_tokens_of", "resolve_cache_size", "window_of"]

@@ -100,7 +100,7 @@ def run_check_events(args) -> int:
         "first_difference": first_difference,
         "assumed": "each prompt is its full blocks exactly; requests run one at a time; nothing cached before the log",
     }
-    # A difference is a check that ran and failed: exit status 1, with the report on stdout either way.
+    # A difference is a check that ran and failed: exit status 1, the report printed either way.
     status = 0 if first_difference is None else 1
     if args.json:
         print_json(report)

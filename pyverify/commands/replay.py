@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
-from pyverify.commands.argtypes import add_flag_check, cache_amount, capacity_blocks, capacity_gib, capacity_tokens, chart_path, choice_list, fleet_size, positive_int
+from pyverify.commands.argtypes import (add_flag_check, cache_amount, capacity_blocks, capacity_gib, capacity_tokens,
+                                       chart_path, choice_list, fleet_size, positive_int)
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
-from pyverify.commands.cache_options import capacity_flag_problem, check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
+from pyverify.commands.cache_options import (blocks_of, capacity_flag_problem, check_page_size, kv_flag_words, kv_given,
+                                            kv_of, positive_number, prompt_tokens_of, resolve_cache_size)
 from pyverify.errors import UserError
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
-from pyverify.commands.cache_options import blocks_of, kv_flag_words, kv_of
 from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_GPUS_PER_HOST, DEFAULT_KV_MODEL, DEFAULT_MAX_RUNNING,
                                   MEASURED_PREFILL_TOKENS_PER_S_PER_GPU, PREFILL_RATE_MODEL, prefill_rate_note)
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
@@ -51,21 +52,20 @@ DESCRIPTION = (
 
 
 def tier_capacity(text: str):
-    """--host-capacity, --pool-capacity: unlimited (inf), or a size in blocks, tokens or GiB as the GPU tier takes."""
+    """--host-capacity, --pool-capacity: unlimited (inf), or blocks, tokens or GiB as the GPU tier's."""
     if text.strip().lower() in ("inf", "infinite", "unlimited"):
         return None
     return cache_amount(text)
 
 
 def resolve_tiers(args, instance) -> None:
-    """The lower tiers' sizes in whole blocks, converted as the GPU tier's are (cache_options.blocks_of)."""
+    """The lower tiers' sizes in whole blocks, converted as the GPU tier's (cache_options.blocks_of)."""
     kv = kv_of(args)
     for name in ("host_capacity", "pool_capacity"):
         amount = getattr(args, name)
         if amount is not None and amount is not False:
-            blocks = blocks_of(amount, f"--{name.replace('_', '-')}", instance.block_size_tokens, kv, args.trace,
-                               "give it in blocks")
-            setattr(args, name, blocks)
+            flag = f"--{name.replace('_', '-')}"
+            setattr(args, name, blocks_of(amount, flag, instance.block_size_tokens, kv, args.trace, "give it in blocks"))
 
 
 def non_negative(text: str) -> float:
@@ -107,11 +107,12 @@ def register(subparsers) -> None:
     parser.add_argument("--page-size", type=positive_int, metavar="TOKENS",
                         help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the "
                              "input's block size (default: the block size)")
-    sizes = ("N blocks, or with a unit as the GPU tier takes them: Ntokens (rounded down to whole blocks), NGiB "
-             "(needs --kv-model, --kv-model-config or --kv-bytes-per-token)")
-    parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar="N[tokens|GiB]|inf",
+    sizes = ("N blocks, or with a unit as the GPU tier takes them: Ntokens (rounded down to whole "
+             "blocks), NGiB (needs --kv-model, --kv-model-config or --kv-bytes-per-token)")
+    tier = "N[tokens|GiB]|inf"
+    parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar=tier,
                         help=f"add a host-DRAM tier per host (LRU) of {sizes}, or unlimited (inf); default: none")
-    parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar="N[tokens|GiB]|inf",
+    parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar=tier,
                         help=f"add a shared pool tier (LRU) of {sizes}, or unlimited (inf); default: no pool")
     parser.add_argument("--compare", action="store_true",
                         help="run GPU only, GPU + host DRAM (with --host-capacity), GPU + pool (with --pool-capacity) "
@@ -121,9 +122,10 @@ def register(subparsers) -> None:
     parser.add_argument("--arrival-scale", type=positive_number, default=1.0, metavar="S",
                         help="arrival time = timestamp x S (S < 1 compresses the trace: more load; default: 1)")
     parser.add_argument("--prefill-tokens-per-s", type=positive_number, metavar="R",
-                        help=f"prefill rate of one host (default: the rate measured on the --kv-model where pyverify has one, "
-                             f"else {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, {SOURCES['prefill_tokens_per_s']}, with a note when "
-                             "the KV size comes from another model)")
+                        help="prefill rate of one host (default: the rate measured on the --kv-model where "
+                             f"pyverify has one, else {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, "
+                             f"{SOURCES['prefill_tokens_per_s']}, with a note when the KV size comes from "
+                             "another model)")
     parser.add_argument("--decode-tokens-per-s", type=positive_number, default=DEFAULT_DECODE_TOKENS_PER_S, metavar="R",
                         help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:.1f}, {SOURCES['decode_tokens_per_s']})")
     parser.add_argument("--max-running", type=positive_int, default=DEFAULT_MAX_RUNNING, metavar="N",
@@ -157,7 +159,7 @@ def register(subparsers) -> None:
 
 @dataclass(frozen=True)
 class PrefillRate:
-    """Replay's prefill rate of one host, where it comes from, and a note when it does not fit the KV model."""
+    """Replay's prefill rate of one host, where it comes from, a note when it does not fit the KV."""
 
     tokens_per_s: float
     source: str
@@ -168,23 +170,23 @@ class PrefillRate:
 
 
 def prefill_rate_of(args) -> PrefillRate:
-    """``--prefill-tokens-per-s``; else the rate measured on the ``--kv-model`` (the default KV model when no KV
-    size is given); else the default rate, with the note ``cost`` prints for the same case."""
+    """``--prefill-tokens-per-s``; else the rate measured on the ``--kv-model`` (the default KV model
+    when no KV size is given); else the default rate, with the note ``cost`` prints for that case."""
     if args.prefill_tokens_per_s is not None:
         return PrefillRate(args.prefill_tokens_per_s, "--prefill-tokens-per-s")
-    kv_given = any(getattr(args, name, None) is not None for name in ("kv_model", "kv_model_config", "kv_bytes_per_token"))
-    model = args.kv_model if kv_given else DEFAULT_KV_MODEL
+    model = args.kv_model if kv_given(args) else DEFAULT_KV_MODEL
     if model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
         return PrefillRate(MEASURED_PREFILL_TOKENS_PER_S_PER_GPU[model] * DEFAULT_GPUS_PER_HOST,
                            f"measured on {model}: {SOURCES['prefill_tokens_per_s']}")
-    return PrefillRate(DEFAULT_PREFILL_TOKENS_PER_S, SOURCES["prefill_tokens_per_s"],
-                       prefill_rate_note(kv_flag_words(args), args.kv_model, "--prefill-tokens-per-s RATE"))
+    note = prefill_rate_note(kv_flag_words(args), args.kv_model, "--prefill-tokens-per-s RATE")
+    return PrefillRate(DEFAULT_PREFILL_TOKENS_PER_S, SOURCES["prefill_tokens_per_s"], note)
 
 
 def kv_words(args, service) -> str:
     """The KV model the transfer times use, named for the header."""
     named = (args.kv_model or getattr(args, "kv_model_config", None)
-             or ("--kv-bytes-per-token" if args.kv_bytes_per_token is not None else f"{DEFAULT_KV_MODEL} (default)"))
+             or ("--kv-bytes-per-token" if args.kv_bytes_per_token is not None
+                 else f"{DEFAULT_KV_MODEL} (default)"))
     return f"KV {named}, {service.kv_bytes_per_token:g} bytes/token"
 
 
@@ -193,7 +195,8 @@ def service_of(args, instance):
 
     from pyverify.fleet.service import ServiceModel
 
-    service = ServiceModel(prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s, decode_tokens_per_s=args.decode_tokens_per_s,
+    service = ServiceModel(prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s,
+                           decode_tokens_per_s=args.decode_tokens_per_s,
                            max_running=args.max_running, block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS)
     kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))
     if kv is not None:
@@ -275,13 +278,16 @@ def run_replay(args) -> int:
                     summary.update(token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS))
                     summaries.append({"timed": timed, "tiers": label,
                                       "host_capacity": json_capacity(host), "pool_capacity": json_capacity(pool), **summary})
-    gpu_text = "GPU uncapacitated" if args.capacity is None else f"GPU {args.capacity} blocks/host, {eviction_name(args.eviction)}"
+    gpu_text = ("GPU uncapacitated" if args.capacity is None
+                else f"GPU {args.capacity} blocks/host, {eviction_name(args.eviction)}")
     host_text = "" if args.host_capacity is False else f", host DRAM {capacity_text(args.host_capacity)}/host (LRU)"
     pool_text = ", no pool" if args.pool_capacity is False else f", pool {capacity_text(args.pool_capacity)} (LRU)"
     rate = prefill_rate_of(args)
-    rate_from = "--prefill-tokens-per-s" if args.prefill_tokens_per_s is not None else f"measured on {PREFILL_RATE_MODEL}"
-    timing_text = (f"arrivals x {args.arrival_scale:g}, {kv_words(args, service)}, prefill {service.prefill_tokens_per_s:.0f} "
-                   f"tok/s ({rate_from}), decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host")
+    rate_from = ("--prefill-tokens-per-s" if args.prefill_tokens_per_s is not None
+                 else f"measured on {PREFILL_RATE_MODEL}")
+    timing_text = (f"arrivals x {args.arrival_scale:g}, {kv_words(args, service)}, "
+                   f"prefill {service.prefill_tokens_per_s:.0f} tok/s ({rate_from}), "
+                   f"decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host")
     if args.no_timing:
         timing_text = "no timing (one request at a time)"
     elif args.compare:
@@ -298,7 +304,8 @@ def run_replay(args) -> int:
             "pool": args.pool_capacity is not False, "pool_capacity": json_capacity(args.pool_capacity),
             "timed": not args.no_timing, "compare": args.compare, "arrival_scale": args.arrival_scale,
             "service": service.to_json(),
-            "kv": {"model": args.kv_model or getattr(args, "kv_model_config", None), "bytes_per_token": service.kv_bytes_per_token},
+            "kv": {"model": args.kv_model or getattr(args, "kv_model_config", None),
+                   "bytes_per_token": service.kv_bytes_per_token},
             "prefill_rate": rate.to_json(),
             "router_options": {"seed": args.seed, "affinity_slack": args.affinity_slack,
                                "overlap_weight": args.overlap_weight, "load_weight": args.load_weight},

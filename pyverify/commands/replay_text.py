@@ -94,8 +94,9 @@ def print_details(summaries: Sequence[dict]) -> None:
             busy = f"; most prefill time: host {busiest['host']}, {busiest['prefill_busy_s']:.1f} s"
         peak = ""
         if summary["timed"] and summary["peak_load"]["host"] is not None:
-            most = summary["peak_load"]  # exact, from every arrival and end (load_over_time only samples it)
-            peak = f"; load peaks at {most['requests']} requests (running + queued; host {most['host']}, {most['at_s']:.0f} s)"
+            most = summary["peak_load"]  # exact, from every arrival and end (load_over_time samples)
+            peak = (f"; load peaks at {most['requests']} requests (running + queued; host {most['host']}, "
+                    f"{most['at_s']:.0f} s)")
         print(f"  {summary['router']}: requests per host {load['min_requests']}..{load['max_requests']}, "
               f"longest queue {load['max_queue']}{busy}{peak}")
     for summary in summaries:

@@ -61,19 +61,20 @@ DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU = 5000 / 0.40677 / 2
 #: ``--kv-model`` of another model changes the KV bytes, not this rate.
 PREFILL_RATE_MODEL = "llama-3.3-70b"
 
-#: Prefill tokens per second per GPU that were measured on a model of the KV catalog, by its name. A
-#: ``--kv-model`` found here takes its own rate; any other KV size (another model, a config.json, bytes per
-#: token) takes the default, and the command says so in a note (:func:`prefill_rate_note`).
+#: Prefill tokens per second per GPU measured on a model of the KV catalog, by its name. A
+#: ``--kv-model`` found here takes its own rate; any other KV size (another model, a config.json,
+#: bytes per token) takes the default, and the command says so (:func:`prefill_rate_note`).
 MEASURED_PREFILL_TOKENS_PER_S_PER_GPU = {PREFILL_RATE_MODEL: DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU}
 
 
 def prefill_rate_note(kv_from: str, kv_model: str | None, remedy: str) -> str | None:
-    """Why the prefill rate does not fit the KV size taken from ``kv_from`` (a flag as the user gave it), or None
-    when the rate was measured on that model; ``remedy`` is how to give the model's own rate (the command's flag)."""
+    """Why the prefill rate does not fit the KV size from ``kv_from`` (the flag as given), or None
+    when the rate was measured on that model; ``remedy`` names the command's flag for a rate."""
     if kv_model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
         return None
-    return (f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} (NVIDIA NIM), while the KV "
-            f"bytes per token come from {kv_from}; give {remedy} for the model you mean")
+    return (f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} "
+            f"(NVIDIA NIM), while the KV bytes per token come from {kv_from}; give {remedy} for "
+            "the model you mean")
 
 #: GPUs serving one host (one model instance). Source: the configuration of the
 #: NIM measurement above (TP2), so that the default host prefill rate
@@ -178,9 +179,9 @@ PARAMETERS: dict[str, Parameter] = {
 assert set(PARAMETERS) == {f.name for f in fields(Params)}
 
 
-#: The range of every parameter: wide enough for any fleet, narrow enough that times and bytes stay finite
-#: (a prefill rate of 1e-300 divided by zero; a block of 1e20 tokens passed C's long). Whole-number
-#: parameters (GPUs, tokens per block) stop at 2**20, the largest block any input format allows.
+#: The range of every parameter: wide enough for any fleet, narrow enough that times and bytes
+#: stay finite (a prefill rate of 1e-300 divided by zero; a block of 1e20 tokens passed C's long).
+#: Whole-number parameters (GPUs, tokens per block) stop at 2**20, the largest block size.
 PARAMETER_RANGE = (1e-9, 1e12)
 MAX_WHOLE_PARAMETER = 2**20
 
@@ -200,7 +201,8 @@ def check_value(name: str, value: float) -> float:
     low, high = (1, MAX_WHOLE_PARAMETER) if parameter.integer else PARAMETER_RANGE
     low = low if parameter.positive else 0
     if value < low or value > high:
-        raise UserError(f"{name}: must be from {low:g} to {high:g} ({parameter.unit}), got {value:g}")
+        raise UserError(f"{name}: must be from {low:g} to {high:g} ({parameter.unit}), "
+                        f"got {value:g}")
     if parameter.integer:
         if value != int(value):
             raise UserError(f"{name}: must be a whole number ({parameter.unit}), got {value:g}")

@@ -117,12 +117,12 @@ def time_summary(seconds: Sequence[float]) -> dict:
 
 
 def peak_load(run: ReplayRun, service, output_tokens=None) -> dict | None:
-    """The most requests one host held at once (arrived and not yet ended: running + queued), its host and when.
+    """The most requests one host held at once (arrived, not ended: running + queued), where, when.
 
-    Exact, from every arrival and every end (``load_over_time`` only samples the load): a request ends when its
-    decode does (first token + output tokens / decode rate), one the engine never schedules ends as it arrives;
-    at one instant ends come before arrivals, as the event loop finishes requests before it routes the next.
-    None for an untimed run.
+    Exact, from every arrival and every end (``load_over_time`` only samples the load): a request
+    ends when its decode does (first token + output tokens / decode rate), one the engine never
+    schedules ends as it arrives; at one instant ends come before arrivals, as the event loop
+    finishes requests before it routes the next. None for an untimed run.
     """
     if run.start is None:
         return None
@@ -130,7 +130,8 @@ def peak_load(run: ReplayRun, service, output_tokens=None) -> dict | None:
     events = []
     for index, host in enumerate(run.host_of):
         output = output_tokens[index] if output_tokens is not None else None
-        end = run.first_token[index] + (0.0 if index in never else service.decode_seconds(output or 0))
+        decode = 0.0 if index in never else service.decode_seconds(output or 0)
+        end = run.first_token[index] + decode
         events.append((run.arrival[index], 1, host))
         events.append((end, 0, host))
     events.sort(key=lambda event: (event[0], event[1]))
@@ -177,9 +178,10 @@ def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int, outp
         data["queueing_s"] = time_summary(queueing)
         data["peak_load"] = peak_load(run, service, output_tokens)
         data["load_over_time"] = {"seconds": run.sample_s, "requests_per_host": run.load_samples,
-                                  "meaning": f"per host, requests arrived before each instant and not yet ended (running + queued), "
-                                             f"sampled at {len(run.sample_s)} evenly spaced instants: the load between them "
-                                             "is not seen"}
+                                  "meaning": "per host, requests arrived before each instant and not yet "
+                                             "ended (running + queued), sampled at "
+                                             f"{len(run.sample_s)} evenly spaced instants: the load between "
+                                             "them is not seen (peak_load is exact)"}
     requests = [host.requests for host in run.hosts]
     data["hosts"] = [{"host": index, "requests": host.requests, "gpu_hit_blocks": host.gpu_hit_blocks,
                       "host_hit_blocks": host.host_hit_blocks, "pool_hit_blocks": host.pool_hit_blocks, "recomputed_blocks": host.recomputed_blocks,
