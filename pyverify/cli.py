@@ -135,13 +135,31 @@ class _Parser(argparse.ArgumentParser):
             flags = [option for action in self._actions for option in action.option_strings]
             typo = next((extra.split("=")[0] for extra in extras if extra.startswith("--")), None)
             self.error(f"unrecognized arguments: {' '.join(extras)}" + (did_you_mean(typo, flags) if typo else ""))
+        # Flags that cannot go together are refused here, before any input is read (a trace can
+        # take seconds): each command module registers its rules with argtypes.add_flag_check.
+        for check in getattr(self, "flag_checks", ()):
+            try:
+                problem = check(namespace)
+            except UserError as error:
+                problem = str(error)
+            if problem:
+                self.error(problem)
         return namespace, extras
 
     def error(self, message: str) -> None:  # type: ignore[override]
         choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
         if choice:
             message += did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+        missing = re.match(r"the following arguments are required: (.*)$", message)
+        if missing and self._reads_standard_input(missing.group(1).split(", ")):
+            # 'pyverify simulate < trace.jsonl' reads nothing: the input is named, '-' for stdin.
+            message += " (a file, or - to read standard input)"
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def _reads_standard_input(self, names: list[str]) -> bool:
+        """Whether a positional argument in ``names`` takes ``-`` for standard input (its help says so)."""
+        return any("standard input" in (action.help or "") for action in self._actions
+                   if not action.option_strings and (action.metavar or action.dest) in names)
 
 
 #: The module of :mod:`pyverify.commands` that registers each command, so that running one command imports
@@ -216,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     with signals_unwind():
         try:
             words = sys.argv[1:] if argv is None else argv
+            if not words:  # 'pyverify' alone: its help, as a usage error (status 2, on stderr)
+                build_parser().print_help(sys.stderr)
+                return 2
             # The command is the first word (the top-level flags, --help and --version, come before it, and
             # whatever follows it is the command's): then only its module is imported and its parser built.
             args = build_parser(words[0] if words else None).parse_args(argv)

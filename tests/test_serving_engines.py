@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from pyverify.cli import main
+from .helpers import run_cli
 from pyverify.sim.sglang_radix import SglangRadixCache, sglang_hits
 from pyverify.sim.simulate import LEAF_LRU, POOLED, SGLANG, TAIL_FIRST, VLLM, simulate
 from pyverify.sim.vllm_pool import VllmBlockPool, vllm_hits
@@ -131,8 +132,9 @@ def test_engine_flags_fail_in_one_line(tmp_path, capsys):
                         (["--capacity", "3", "--eviction", "vllm", "--optimum"], "the optima are block-level"),
                         (["--capacity", "3", "--eviction", "sglang", "--routing", "prefix-affinity"], "not with --eviction"),
                         (["--capacity", "1", "--eviction", "sglang", "--page-size", "4"], "holds no page")):
-        assert main(["simulate", str(path), "--model", "pooled", *argv]) == 2
-        err = capsys.readouterr().err.strip()
+        status, _, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", *argv)  # flag checks exit as argparse does
+        err = err.strip()
+        assert status == 2
         assert words in err and "\n" not in err
 
 

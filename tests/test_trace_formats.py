@@ -443,9 +443,11 @@ def test_check_events_names_the_first_difference(capsys, tmp_path):
     run = [ENGINE_RUN[0], {"ts": 2.0, "events": [removed([1]), stored([3], None)]}, ENGINE_RUN[2]]
     path = write(tmp_path, lines(*run))
     status, out, err = run_cli(capsys, "trace", "check-events", str(path), "--json")
-    assert status == 0, err
+    assert status == 1, err  # the check ran and failed
     difference = json.loads(out)["first_difference"]
     assert difference == {"line": 2, "rank": None, "engine_held": 2, "model_held": 2, "only_engine": 1, "only_model": 1}
+    status, out, err = run_cli(capsys, "trace", "check-events", str(path))
+    assert status == 1 and "first difference       line 2" in out, err
 
 
 def test_check_events_reads_only_event_logs(capsys, tmp_path):

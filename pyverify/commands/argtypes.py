@@ -3,34 +3,145 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported where it is used: fractions (and decimal) cost a run that takes no hit rate 2 ms
     from fractions import Fraction
 
 
-def did_you_mean(word: str, candidates) -> str:
-    """`` (did you mean 'X'?)`` for the candidate closest to a mistyped ``word``, or ``''`` (difflib).
+from pyverify.errors import did_you_mean, unknown_name
 
-    The one place names are suggested: the parser (subcommands, flags, choices) and the list types use it.
+
+def add_flag_check(parser, check) -> None:
+    """Have ``parser`` refuse a combination of flags before any input is read.
+
+    ``check(args)`` returns the problem in one line (starting with the flag it is about), or
+    raises it as a UserError, or returns None; the parser (pyverify.cli) reports it as argparse
+    reports a bad flag, under the command's name ('pyverify replay: error: ...'), exit status 2.
     """
-    import difflib
+    parser.flag_checks = [*getattr(parser, "flag_checks", ()), check]
 
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
+def choice_list(text: str, choices, what: str) -> list[str]:
+    """Comma-separated names from ``choices``, no repeats; an unknown one gets the closest name."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in choices]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(unknown_name(what, (unknown or [text])[0], choices))
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"values repeat in {_short(text)}")
+    return names
+
+from pyverify.inputs.kv_models import KV_BYTES_PER_TOKEN_RANGE, MAX_CACHE_BLOCKS, MAX_CACHE_GIB
 from pyverify.inputs.model import MAX_HOSTS
 
+#: The largest whole number any flag takes: past it a count no longer fits the compiled kernels'
+#: 64-bit integers (numba's "Int value is too large").
+MAX_FLAG_INT = 2**62
 
-def positive_int(text: str) -> int:
-    """An integer >= 1."""
+
+def positive_int(text: str, most: int = MAX_FLAG_INT, unit: str = "") -> int:
+    """An integer from 1 to ``most``."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    if value > most:
+        raise argparse.ArgumentTypeError(f"expected at most {most}{unit}, got {_short(text)}")
     return value
+
+
+def _short(text: str) -> str:
+    """``text`` quoted, cut to 40 characters (a value past a bound can be thousands of digits)."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def bounded_number(text: str, low: float, high: float, what: str = "a number",
+                   low_open: bool = True) -> float:
+    """A finite number in (``low``, ``high``] (or [``low``, ``high``] when not ``low_open``)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    above = value > low if low_open else value >= low
+    if not (above and value <= high and math.isfinite(value)):
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+        raise argparse.ArgumentTypeError(f"expected {what} in {interval}, got {_short(text)}")
+    return value
+
+
+def kv_model_name(text: str) -> str:
+    """``--kv-model``: a name in the catalog (pyverify.inputs.kv_models), checked before reading."""
+    from pyverify.errors import UserError
+    from pyverify.inputs.kv_models import lookup
+
+    try:
+        return lookup(text).name
+    except UserError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--kv-model: ")) from None
+
+
+def capacity_blocks(text: str) -> int:
+    """A cache size in blocks, 1 .. :data:`~pyverify.inputs.kv_models.MAX_CACHE_BLOCKS`."""
+    return positive_int(text, MAX_CACHE_BLOCKS, " blocks")
+
+
+def capacity_tokens(text: str) -> int:
+    """A cache size in tokens, 1 .. :data:`~pyverify.inputs.kv_models.MAX_CACHE_BLOCKS`."""
+    return positive_int(text, MAX_CACHE_BLOCKS, " tokens")
+
+
+def capacity_gib(text: str) -> float:
+    """KV memory in GiB, > 0 and at most :data:`~pyverify.inputs.kv_models.MAX_CACHE_GIB`."""
+    return bounded_number(text, 0, MAX_CACHE_GIB, "a number of GiB")
+
+
+#: The units a cache size may be given in, as they are typed (any case), and their names.
+CAPACITY_UNITS = {"": "blocks", "block": "blocks", "blocks": "blocks", "token": "tokens",
+                  "tokens": "tokens", "gib": "GiB"}
+
+
+@dataclass(frozen=True)
+class CacheAmount:
+    """A cache size as the user gave it: a number of blocks, tokens or GiB. It becomes blocks once
+    the input's block size (and, for GiB, the KV bytes per token) is known: cache_options.blocks_of."""
+
+    value: float
+    unit: str
+
+    def __str__(self) -> str:
+        return f"{self.value:g} {self.unit}"
+
+
+def cache_amount(text: str) -> CacheAmount:
+    """A cache size with its unit: ``5000`` or ``5000blocks``, ``2000000tokens``, ``64GiB`` (a space
+    may come before the unit), bounded as --capacity, --capacity-tokens and --capacity-gib are."""
+    import re
+
+    match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*", text)
+    if match is None:
+        raise argparse.ArgumentTypeError("expected a number of blocks, tokens or GiB (5000, 2000000tokens, "
+                                         f"64GiB), got {_short(text)}")
+    number, unit = match.group(1), match.group(2).lower()
+    if unit not in CAPACITY_UNITS:
+        names = ("blocks", "tokens", "GiB")
+        typed = match.group(2)
+        close = did_you_mean(typed, names) or did_you_mean(unit, [name.lower() for name in names])
+        raise argparse.ArgumentTypeError(f"unknown unit {_short(typed)}; choose from: {', '.join(names)}{close}")
+    unit = CAPACITY_UNITS[unit]
+    parse = {"blocks": capacity_blocks, "tokens": capacity_tokens, "GiB": capacity_gib}[unit]
+    return CacheAmount(parse(number), unit)
+
+
+def kv_bytes_per_token(text: str) -> float:
+    """KV bytes per token, in :data:`~pyverify.inputs.kv_models.KV_BYTES_PER_TOKEN_RANGE`."""
+    low, high = KV_BYTES_PER_TOKEN_RANGE
+    return bounded_number(text, low, high, "a number of bytes", low_open=False)
 
 
 def positive_seconds(text: str) -> float:

@@ -6,7 +6,8 @@ import argparse
 import json
 from contextlib import contextmanager
 
-from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, input_file, positive_int
+from pyverify.commands.argtypes import (add_flag_check, capacity_blocks, chart_path, choice_list, fleet_size,
+                                       input_file, positive_int)
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, load_with
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
@@ -15,7 +16,8 @@ from pyverify.commands.engine_options import add_engine_options, arrays_apply, c
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
 from pyverify.commands.cache_options import add_cache_options, check_page_size, prompt_tokens_of, resolve_cache_size, window_of
 # The names only: the simulators and the per-record readers are imported by the runs that use them.
-from pyverify.sim.names import ENGINE_EVICTIONS, MODELS, PER_HOST, POLICY_NAMES, POOLED, SGLANG, SGLANG_FIFO, UNROUTED_FLEET_SIZES, VLLM
+from pyverify.sim.names import (ENGINE_EVICTIONS, LRU, LRU_NOTE, MODELS, PER_HOST, POLICY_NAMES, POOLED, SGLANG, SGLANG_FIFO,
+                                UNROUTED_FLEET_SIZES, VLLM, eviction_name)
 
 ORDER = 10
 
@@ -31,7 +33,7 @@ def fleet_list(text: str) -> list[int]:
 
 def capacity_list(text: str) -> list[int]:
     """Parse ``64,128,256`` into capacities (positive, no repeats)."""
-    return _number_list(text, positive_int, "capacities, such as 64,128,256")
+    return _number_list(text, capacity_blocks, "capacities, such as 64,128,256")
 
 
 def _number_list(text: str, parse, what: str) -> list[int]:
@@ -53,25 +55,16 @@ def about_file(path: str, field: str):
 
 
 def slack_value(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}") from None
-    if not value >= 1 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 1, got {text!r}")
-    return value
+    """The prefix-affinity slack S, 1 .. MAX_FLEET: a slack of the fleet size or more caps nothing
+    (each host may take every request), and a bound keeps ceil(S x (i+1) / F) a 64-bit integer."""
+    from pyverify.commands.argtypes import MAX_FLEET, bounded_number
+
+    return bounded_number(text, 1, MAX_FLEET, "a slack", low_open=False)
 
 
 def policy_list(text: str) -> list[str]:
     """Parse ``round-robin,prefix-affinity`` into known routing policies (no repeats)."""
-    policies = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [policy for policy in policies if policy not in POLICY_NAMES]
-    if unknown or not policies:
-        raise argparse.ArgumentTypeError(f"unknown routing policy {(unknown or [text])[0]!r}; choose from: {', '.join(POLICY_NAMES)}"
-                                         + (did_you_mean(unknown[0], POLICY_NAMES) if unknown else ""))
-    if len(set(policies)) != len(policies):
-        raise argparse.ArgumentTypeError(f"routing policies repeat in {text!r}")
-    return policies
+    return choice_list(text, POLICY_NAMES, "routing policy")
 
 
 def add_routing_options(parser) -> None:
@@ -83,7 +76,13 @@ def add_routing_options(parser) -> None:
 
 
 def print_json(data: object) -> None:
-    print(json.dumps(data, indent=2))
+    """Write ``--json`` output as strict JSON: no NaN or Infinity (Python's json writes both)."""
+    try:
+        text = json.dumps(data, indent=2, allow_nan=False)
+    except ValueError:
+        raise UserError("the result holds a number that is not finite (NaN or infinity), which JSON "
+                        "cannot carry; nothing was written") from None
+    print(text)
 
 
 def register(subparsers) -> None:
@@ -115,6 +114,7 @@ def register(subparsers) -> None:
     sim.add_argument("--json", action="store_true", help="machine-readable output")
     add_engine_options(sim)
     add_input_options(sim)
+    add_flag_check(sim, engine_refusal)
     sim.set_defaults(func=run_simulate)
 
     sw = subparsers.add_parser(
@@ -235,6 +235,18 @@ def simulate_in_python(args) -> Simulation:
     )
 
 
+def engine_refusal(args) -> None:
+    """What ``simulate --eviction vllm|sglang`` (and --page-size) cannot do; checked at parse time."""
+    if args.eviction not in ENGINE_EVICTIONS and args.page_size is None:
+        return
+    if args.page_size is not None and args.eviction not in (SGLANG, SGLANG_FIFO):
+        raise UserError(f"--page-size: only with --eviction {SGLANG}")
+    if args.routing == "prefix-affinity":
+        raise UserError(f"--routing prefix-affinity: not with --eviction {args.eviction} (it routes by the block-level caches)")
+    if getattr(args, "optimum", False):
+        raise UserError(f"--optimum: not with --eviction {args.eviction} (the optima are block-level)")
+
+
 def simulate_engine(args) -> Simulation:
     """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.sim.vllm_pool`,
     :mod:`pyverify.sim.sglang_radix`), fed each prompt's length in tokens."""
@@ -244,14 +256,7 @@ def simulate_engine(args) -> Simulation:
     from pyverify.sim.simulate import caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
-    if args.eviction not in ENGINE_EVICTIONS:
-        raise UserError(f"--page-size: only with --eviction {SGLANG}")
-    if args.page_size is not None and args.eviction not in (SGLANG, SGLANG_FIFO):
-        raise UserError(f"--page-size: only with --eviction {SGLANG}")
-    if args.routing == "prefix-affinity":
-        raise UserError(f"--routing prefix-affinity: not with --eviction {args.eviction} (it routes by the block-level caches)")
-    if getattr(args, "optimum", False):
-        raise UserError(f"--optimum: not with --eviction {args.eviction} (the optima are block-level)")
+    engine_refusal(args)
     loaded = load_described(args.instance)
     instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)
@@ -323,12 +328,14 @@ def report_simulation(args, simulation: Simulation) -> int:
             result["witness"] = sim.witness()
         print_json(result)
         return 0
-    capacity = "uncapacitated" if sim.size.blocks is None else f"capacity {sim.size.words}, {sim.eviction}"
+    capacity = "uncapacitated" if sim.size.blocks is None else f"capacity {sim.size.words}, {eviction_name(sim.eviction)}"
     engine = f"; engine {sim.engine}" if sim.engine else ""
     if sim.routing is None:
         print(f"{sim.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool){engine}")
     else:
         print(f"{sim.name}: {sim.model} demand cache(s), {capacity}, {sim.fleet} hosts ({sim.routing} routing){engine}")
+    if sim.size.blocks is not None and sim.eviction == LRU:
+        print(f"  {LRU_NOTE}")
     print(f"  measured          {sim.window.describe(sim.n_requests)}")
     print(f"  block references  {measured.block_references}")
     print(f"  block hits        {measured.block_hits}")
@@ -378,7 +385,7 @@ def run_sweep(args) -> int:
     else:
         tokens = f" = {capacity * instance.block_size_tokens} tokens" if instance.block_size_tokens else ""
         gib = f" ({size.gib:g} GiB)" if size.gib is not None else ""
-        cache_text = f"{args.eviction.upper()}, {capacity} blocks{tokens}{gib} per host, pool F x {capacity} blocks"
+        cache_text = f"{eviction_name(args.eviction)}, {capacity} blocks{tokens}{gib} per host, pool F x {capacity} blocks"
     charts = []
     if args.chart:
         title = f"{instance.name}: hit rate as the fleet grows ({cache_text})"
@@ -412,6 +419,8 @@ def run_sweep(args) -> int:
         print_json(data)
     else:
         print(f"{instance.name}: {cache_text}, {rows[0].references} block references")
+        if capacity is not None and args.eviction == LRU:
+            print(f"  {LRU_NOTE}")
         if size.kv is not None and size.gib is not None:
             print(f"  KV memory: {size.words}; bytes per token from {size.kv.source}")
         print(f"  measured: {window.describe(instance.n_requests)}; "

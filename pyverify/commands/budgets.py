@@ -7,8 +7,8 @@ import argparse
 from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
 from pyverify.commands.basic import INPUT_HELP, print_json
 from pyverify.commands.engine_options import add_trace_engine_option, load_kernels_before_reading, trace_on_arrays
-from pyverify.commands.argtypes import did_you_mean, target_hit_rate
-from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks, positive_number
+from pyverify.commands.argtypes import capacity_gib, choice_list, target_hit_rate
+from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, read_trace_with
 from pyverify.errors import UserError
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
@@ -22,7 +22,7 @@ def budget_list(text: str) -> list[float]:
     values = []
     for part in text.split(","):
         if part.strip():
-            values.append(positive_number(part.strip()))
+            values.append(capacity_gib(part.strip()))
     if not values:
         raise argparse.ArgumentTypeError("expected comma-separated GiB budgets, such as 1,2,4,8")
     return sorted(set(values))
@@ -35,10 +35,8 @@ def eviction_list(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(f"{engines[0]!r} is a serving engine's exact cache, replayed by 'pyverify simulate "
                                          f"--eviction {engines[0]}' only; budgets takes {', '.join(EVICTIONS)} "
                                          f"({TAIL_FIRST} is vLLM's free queue, idealised)")
-    unknown = [name for name in names if name not in EVICTIONS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown eviction policy {(unknown or [text])[0]!r}; choose from: {', '.join(EVICTIONS)}"
-                                         + (did_you_mean(unknown[0], EVICTIONS) if unknown else ""))
+    if not names or not set(names) <= set(EVICTIONS):
+        return choice_list(text, EVICTIONS, "eviction policy")  # refuses, naming the closest
     return list(dict.fromkeys(names))
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from pyverify.reports.charts import chart_targets
-from pyverify.commands.argtypes import chart_path, fleet_size, input_file, positive_int
+from pyverify.commands.argtypes import capacity_blocks, capacity_gib, chart_path, fleet_size, input_file
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, print_json
-from pyverify.commands.cache_options import add_kv_size_options, positive_number
-from pyverify.inputs.kv_models import blocks_for_gib, kv_size, lookup
+from pyverify.commands.cache_options import add_kv_size_options, kv_flag_words
+from pyverify.inputs.kv_models import blocks_for_gib, kv_size
 from pyverify.cost.params import PARAMETERS, Params, parse_params, parse_sweep  # cheap: the parser lists the names
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with
-from pyverify.cost.params import PREFILL_RATE_MODEL
+from pyverify.cost.params import PREFILL_RATE_MODEL, prefill_rate_note
 from pyverify.errors import UserError, shown
 from pyverify.inputs.load import load_input
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
@@ -50,12 +50,12 @@ def register(subparsers) -> None:
                         help="routing policy (default: the instance's own routing, folded onto a smaller --fleet; round-robin for an input without one)")
     add_routing_options(parser)
     capacity = parser.add_mutually_exclusive_group()
-    capacity.add_argument("--capacity", type=positive_int, help="blocks each host's local cache holds (default: no limit)")
-    capacity.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+    capacity.add_argument("--capacity", type=capacity_blocks, help="blocks each host's local cache holds (default: no limit)")
+    capacity.add_argument("--capacity-gib", type=capacity_gib, metavar="GIB",
                           help="KV memory of each host's local cache in GiB, rounded down to whole blocks with the model's "
                                "kv_bytes_per_token (the same number the transfer time uses)")
     add_kv_size_options(parser)
-    parser.add_argument("--pool-capacity", type=positive_int,
+    parser.add_argument("--pool-capacity", type=capacity_blocks,
                         help="blocks the pool holds (default: capacity x fleet, the hosts' memory pooled; no limit without --capacity)")
     parser.add_argument("--eviction", choices=EVICTIONS, default=LRU, help="eviction policy when a capacity is set (default: lru)")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="write the chart (.png, .svg, or a stem for both)")
@@ -185,13 +185,7 @@ def _prefill_rate_note(args, kv, explicit, spec) -> str | None:
     rate_given = "prefill_tokens_per_s_per_gpu" in explicit or (spec is not None and spec.name == "prefill_tokens_per_s_per_gpu")
     if kv is None or rate_given:
         return None
-    if args.kv_model is not None and lookup(args.kv_model).name == PREFILL_RATE_MODEL:
-        return None
-    config = getattr(args, "kv_model_config", None)
-    kv_from = (f"--kv-model {args.kv_model}" if args.kv_model is not None
-               else f"--kv-model-config {config}" if config is not None else "--kv-bytes-per-token")
-    return (f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} (NVIDIA NIM), while the KV "
-            f"bytes per token come from {kv_from}; give --param prefill_tokens_per_s_per_gpu=RATE for the model you mean")
+    return prefill_rate_note(kv_flag_words(args), args.kv_model, "--param prefill_tokens_per_s_per_gpu=RATE")
 
 
 def _capacity_words(capacity: int | None, pool_capacity: int | None, eviction: str) -> str:

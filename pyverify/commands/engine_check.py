@@ -18,7 +18,7 @@ agreement it finds; it proves nothing about the engine.
 
 from __future__ import annotations
 
-from pyverify.commands.argtypes import positive_int
+from pyverify.commands.argtypes import capacity_blocks
 from pyverify.commands.basic import print_json
 from pyverify.commands.input_options import add_input_options, import_options
 from pyverify.errors import shown
@@ -31,7 +31,7 @@ def register(trace_commands) -> None:
         description=__doc__.split("\n\n", 1)[1].replace("``", "'"),
     )
     check.add_argument("trace", help="a vLLM KV-event log (JSONL: event batches or bare events), or - for standard input")
-    check.add_argument("--capacity", type=positive_int, metavar="BLOCKS",
+    check.add_argument("--capacity", type=capacity_blocks, metavar="BLOCKS",
                        help="blocks in pyverify's pool per rank (vLLM's num_gpu_blocks - 1; default: the most blocks the log shows one rank holding)")
     add_input_options(check)
     check.add_argument("--json", action="store_true", help="machine-readable report")
@@ -100,9 +100,11 @@ def run_check_events(args) -> int:
         "first_difference": first_difference,
         "assumed": "each prompt is its full blocks exactly; requests run one at a time; nothing cached before the log",
     }
+    # A difference is a check that ran and failed: exit status 1, the report printed either way.
+    status = 0 if first_difference is None else 1
     if args.json:
         print_json(report)
-        return 0
+        return status
     print(f"{shown(args.trace)}: {loaded.kind}, {tally['requests']} requests (BlockStored events), blocks of {size} tokens; "
           f"pyverify's vLLM pool (--eviction vllm) of {capacity} blocks per rank ({report['capacity_from']})")
     print(f"  engine hit blocks      {tally['engine_hits']}  (the prefix before each stored run)")
@@ -114,7 +116,7 @@ def run_check_events(args) -> int:
               f"pyverify {first_difference['model_held']} ({first_difference['only_engine']} only in the engine, "
               f"{first_difference['only_model']} only in pyverify)")
     print(f"  assumed                {report['assumed']}")
-    return 0
+    return status
 
 
 __all__ = ["register", "run_check_events"]

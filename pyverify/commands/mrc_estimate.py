@@ -65,6 +65,10 @@ def run_mrc_estimate(args, print_json) -> int:
         trace = ColumnarTrace.from_instance(loaded.instance)
         identity = identity_of(loaded)
     curve = shards_curve(trace.ids, args.sample_rate)
+    if curve.references and not curve.sampled_references:  # an empty sample estimates a hit rate of 1
+        raise UserError(f"--sample-rate {args.sample_rate:g}: the sample took none of the "
+                        f"{curve.references} block references, so there is nothing to estimate "
+                        "from; raise the rate")
     capacities = args.capacities or log_capacities(max(1, int(curve.histogram.size / args.sample_rate)))
     points = curve.points(capacities)
     result = {"instance": trace.name, **identity, "model": "pooled", "eviction": "lru", "lru": LRU_NOTE, "estimate": True, "method": "SHARDS_adj",

@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass
 
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
-from pyverify.commands.argtypes import chart_path, fleet_size, input_file, positive_int
+from pyverify.commands.argtypes import (add_flag_check, cache_amount, capacity_blocks, capacity_gib, capacity_tokens,
+                                       chart_path, choice_list, fleet_size, input_file, positive_int)
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
-from pyverify.commands.cache_options import check_page_size, positive_number, prompt_tokens_of, resolve_cache_size
+from pyverify.commands.cache_options import (blocks_of, capacity_flag_problem, check_page_size, kv_flag_words, kv_given,
+                                            kv_of, positive_number, prompt_tokens_of, resolve_cache_size)
 from pyverify.errors import UserError
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
-from pyverify.cost.params import DEFAULT_BLOCK_TOKENS, DEFAULT_MAX_RUNNING
+from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_GPUS_PER_HOST, DEFAULT_KV_MODEL, DEFAULT_MAX_RUNNING,
+                                  MEASURED_PREFILL_TOKENS_PER_S_PER_GPU, PREFILL_RATE_MODEL, prefill_rate_note)
 from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
+from pyverify.sim.names import LRU_NOTE, eviction_name
 from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO, VLLM
 
 ORDER = 25
@@ -47,9 +52,20 @@ DESCRIPTION = (
 
 
 def tier_capacity(text: str):
+    """--host-capacity, --pool-capacity: unlimited (inf), or blocks, tokens or GiB as the GPU tier's."""
     if text.strip().lower() in ("inf", "infinite", "unlimited"):
         return None
-    return positive_int(text)
+    return cache_amount(text)
+
+
+def resolve_tiers(args, instance) -> None:
+    """The lower tiers' sizes in whole blocks, converted as the GPU tier's (cache_options.blocks_of)."""
+    kv = kv_of(args)
+    for name in ("host_capacity", "pool_capacity"):
+        amount = getattr(args, name)
+        if amount is not None and amount is not False:
+            flag = f"--{name.replace('_', '-')}"
+            setattr(args, name, blocks_of(amount, flag, instance.block_size_tokens, kv, args.trace, "give it in blocks"))
 
 
 def non_negative(text: str) -> float:
@@ -63,13 +79,7 @@ def non_negative(text: str) -> float:
 
 
 def router_list(text: str) -> list[str]:
-    names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [name for name in names if name not in ROUTERS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown router {(unknown or [text])[0]!r}; choose from: {', '.join(ROUTERS)}")
-    if len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError(f"routers repeat in {text!r}")
-    return names
+    return choice_list(text, ROUTERS, "router")
 
 
 def register(subparsers) -> None:
@@ -81,10 +91,10 @@ def register(subparsers) -> None:
                         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)")
     parser.add_argument("--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)")
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--capacity", type=positive_int, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
-    size.add_argument("--capacity-tokens", type=positive_int, metavar="TOKENS",
+    size.add_argument("--capacity", type=capacity_blocks, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
+    size.add_argument("--capacity-tokens", type=capacity_tokens, metavar="TOKENS",
                       help="GPU cache tokens per host, rounded down to whole blocks of the input's block size")
-    size.add_argument("--capacity-gib", type=positive_number, metavar="GIB",
+    size.add_argument("--capacity-gib", type=capacity_gib, metavar="GIB",
                       help="GPU KV memory per host in GiB (2**30 bytes), rounded down to whole blocks; needs --kv-model or --kv-bytes-per-token")
     parser.add_argument("--eviction", choices=REPLAY_EVICTIONS + ENGINE_EVICTIONS, default=LRU,
                         help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS)
@@ -97,10 +107,13 @@ def register(subparsers) -> None:
     parser.add_argument("--page-size", type=positive_int, metavar="TOKENS",
                         help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the "
                              "input's block size (default: the block size)")
-    parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar="N|inf",
-                        help="add a host-DRAM tier of N blocks per host (LRU) or unlimited (inf); default: none")
-    parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar="N|inf",
-                        help="add a shared pool tier of N blocks (LRU) or unlimited (inf); default: no pool")
+    sizes = ("N blocks, or with a unit as the GPU tier takes them: Ntokens (rounded down to whole "
+             "blocks), NGiB (needs --kv-model, --kv-model-config or --kv-bytes-per-token)")
+    tier = "N[tokens|GiB]|inf"
+    parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar=tier,
+                        help=f"add a host-DRAM tier per host (LRU) of {sizes}, or unlimited (inf); default: none")
+    parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar=tier,
+                        help=f"add a shared pool tier (LRU) of {sizes}, or unlimited (inf); default: no pool")
     parser.add_argument("--compare", action="store_true",
                         help="run GPU only, GPU + host DRAM (with --host-capacity), GPU + pool (with --pool-capacity) "
                              "and all three (with both), each timed and with --no-timing, for every router")
@@ -108,8 +121,11 @@ def register(subparsers) -> None:
                         help="one request at a time in file order, no clock: the model of 'simulate --model per-host'")
     parser.add_argument("--arrival-scale", type=positive_number, default=1.0, metavar="S",
                         help="arrival time = timestamp x S (S < 1 compresses the trace: more load; default: 1)")
-    parser.add_argument("--prefill-tokens-per-s", type=positive_number, default=DEFAULT_PREFILL_TOKENS_PER_S, metavar="R",
-                        help=f"prefill rate of one host (default: {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, {SOURCES['prefill_tokens_per_s']})")
+    parser.add_argument("--prefill-tokens-per-s", type=positive_number, metavar="R",
+                        help="prefill rate of one host (default: the rate measured on the --kv-model where "
+                             f"pyverify has one, else {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, "
+                             f"{SOURCES['prefill_tokens_per_s']}, with a note when the KV size comes from "
+                             "another model)")
     parser.add_argument("--decode-tokens-per-s", type=positive_number, default=DEFAULT_DECODE_TOKENS_PER_S, metavar="R",
                         help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:.1f}, {SOURCES['decode_tokens_per_s']})")
     parser.add_argument("--max-running", type=positive_int, default=DEFAULT_MAX_RUNNING, metavar="N",
@@ -139,7 +155,42 @@ def register(subparsers) -> None:
                              "tables pass 8 GiB")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    for check in (timing_refusal, engine_refusal, compiled_refusal, capacity_flag_problem):
+        add_flag_check(parser, check)
     parser.set_defaults(func=run_replay)
+
+
+@dataclass(frozen=True)
+class PrefillRate:
+    """Replay's prefill rate of one host, where it comes from, a note when it does not fit the KV."""
+
+    tokens_per_s: float
+    source: str
+    note: str | None = None
+
+    def to_json(self) -> dict:
+        return {"tokens_per_s": self.tokens_per_s, "source": self.source, "note": self.note}
+
+
+def prefill_rate_of(args) -> PrefillRate:
+    """``--prefill-tokens-per-s``; else the rate measured on the ``--kv-model`` (the default KV model
+    when no KV size is given); else the default rate, with the note ``cost`` prints for that case."""
+    if args.prefill_tokens_per_s is not None:
+        return PrefillRate(args.prefill_tokens_per_s, "--prefill-tokens-per-s")
+    model = args.kv_model if kv_given(args) else DEFAULT_KV_MODEL
+    if model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
+        return PrefillRate(MEASURED_PREFILL_TOKENS_PER_S_PER_GPU[model] * DEFAULT_GPUS_PER_HOST,
+                           f"measured on {model}: {SOURCES['prefill_tokens_per_s']}")
+    note = prefill_rate_note(kv_flag_words(args), args.kv_model, "--prefill-tokens-per-s RATE")
+    return PrefillRate(DEFAULT_PREFILL_TOKENS_PER_S, SOURCES["prefill_tokens_per_s"], note)
+
+
+def kv_words(args, service) -> str:
+    """The KV model the transfer times use, named for the header."""
+    named = (args.kv_model or getattr(args, "kv_model_config", None)
+             or ("--kv-bytes-per-token" if args.kv_bytes_per_token is not None
+                 else f"{DEFAULT_KV_MODEL} (default)"))
+    return f"KV {named}, {service.kv_bytes_per_token:g} bytes/token"
 
 
 def service_of(args, instance):
@@ -147,7 +198,8 @@ def service_of(args, instance):
 
     from pyverify.fleet.service import ServiceModel
 
-    service = ServiceModel(prefill_tokens_per_s=args.prefill_tokens_per_s, decode_tokens_per_s=args.decode_tokens_per_s,
+    service = ServiceModel(prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s,
+                           decode_tokens_per_s=args.decode_tokens_per_s,
                            max_running=args.max_running, block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS)
     kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))
     if kv is not None:
@@ -191,12 +243,12 @@ def run_replay(args) -> int:
     from pyverify.sim.routing import default_fleet
     from pyverify.sim.tokens import instance_token_weights
 
-    if args.compare and args.no_timing:
-        raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
+    timing_refusal(args)
     engine_refusal(args)
     compiled_refusal(args)
     instance = load_with(args, args.trace)
     args.capacity = resolve_cache_size(args, instance, args.trace).blocks
+    resolve_tiers(args, instance)
     engine = engine_inputs(args, instance)
     fleet = args.fleet or default_fleet(instance)
     service = service_of(args, instance)
@@ -225,14 +277,19 @@ def run_replay(args) -> int:
                     routing = tuple(run.host_of)
                     if routing not in forced_by_routing:
                         forced_by_routing[routing] = forced_routed_hits(instance.chains, routing, args.capacity)
-                    summary = run_summary(run, service, bound, forced_by_routing[routing])
+                    summary = run_summary(run, service, bound, forced_by_routing[routing], outputs)
                     summary.update(token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS))
                     summaries.append({"timed": timed, "tiers": label,
                                       "host_capacity": json_capacity(host), "pool_capacity": json_capacity(pool), **summary})
-    gpu_text = "GPU uncapacitated" if args.capacity is None else f"GPU {args.capacity} blocks/host ({args.eviction})"
+    gpu_text = ("GPU uncapacitated" if args.capacity is None
+                else f"GPU {args.capacity} blocks/host, {eviction_name(args.eviction)}")
     host_text = "" if args.host_capacity is False else f", host DRAM {capacity_text(args.host_capacity)}/host (LRU)"
     pool_text = ", no pool" if args.pool_capacity is False else f", pool {capacity_text(args.pool_capacity)} (LRU)"
-    timing_text = (f"arrivals x {args.arrival_scale:g}, prefill {service.prefill_tokens_per_s:.0f} tok/s, "
+    rate = prefill_rate_of(args)
+    rate_from = ("--prefill-tokens-per-s" if args.prefill_tokens_per_s is not None
+                 else f"measured on {PREFILL_RATE_MODEL}")
+    timing_text = (f"arrivals x {args.arrival_scale:g}, {kv_words(args, service)}, "
+                   f"prefill {service.prefill_tokens_per_s:.0f} tok/s ({rate_from}), "
                    f"decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host")
     if args.no_timing:
         timing_text = "no timing (one request at a time)"
@@ -250,6 +307,9 @@ def run_replay(args) -> int:
             "pool": args.pool_capacity is not False, "pool_capacity": json_capacity(args.pool_capacity),
             "timed": not args.no_timing, "compare": args.compare, "arrival_scale": args.arrival_scale,
             "service": service.to_json(),
+            "kv": {"model": args.kv_model or getattr(args, "kv_model_config", None),
+                   "bytes_per_token": service.kv_bytes_per_token},
+            "prefill_rate": rate.to_json(),
             "router_options": {"seed": args.seed, "affinity_slack": args.affinity_slack,
                                "overlap_weight": args.overlap_weight, "load_weight": args.load_weight},
             "bounds": bound.to_json(), "runs": summaries, "charts": [str(path) for path in charts],
@@ -257,6 +317,10 @@ def run_replay(args) -> int:
         })
         return 0
     print(f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}")
+    if rate.note and not args.no_timing:
+        print(f"  NOTE: {rate.note}")
+    if args.capacity is not None and args.eviction == LRU:
+        print(f"  {LRU_NOTE}")
     print_runs(summaries, bound, compare=args.compare)
     for summary in summaries:
         if "unscheduled_requests" in summary:  # an engine eviction: its hits in tokens, and what it refused
@@ -266,6 +330,11 @@ def run_replay(args) -> int:
     for path in charts:
         print(f"chart: {path}")
     return 0
+
+
+def timing_refusal(args) -> None:
+    if args.compare and args.no_timing:
+        raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
 
 
 def engine_refusal(args) -> None:

@@ -93,11 +93,10 @@ def print_details(summaries: Sequence[dict]) -> None:
             busiest = max(summary["hosts"], key=lambda host: (host["prefill_busy_s"], -host["host"]))
             busy = f"; most prefill time: host {busiest['host']}, {busiest['prefill_busy_s']:.1f} s"
         peak = ""
-        if summary["timed"] and summary["load_over_time"]["seconds"]:
-            over_time = summary["load_over_time"]
-            value, at, host = max((count, -k, host) for k, row in enumerate(over_time["requests_per_host"])
-                                  for host, count in enumerate(row))
-            peak = f"; load over time peaks at {value} requests (host {host}, {over_time['seconds'][-at]:.0f} s)"
+        if summary["timed"] and summary["peak_load"]["host"] is not None:
+            most = summary["peak_load"]  # exact, from every arrival and end (load_over_time samples)
+            peak = (f"; load peaks at {most['requests']} requests (running + queued; host {most['host']}, "
+                    f"{most['at_s']:.0f} s)")
         print(f"  {summary['router']}: requests per host {load['min_requests']}..{load['max_requests']}, "
               f"longest queue {load['max_queue']}{busy}{peak}")
     for summary in summaries:

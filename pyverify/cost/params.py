@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Sequence
 
-from pyverify.errors import UserError
+from pyverify.errors import UserError, did_you_mean
 from pyverify.inputs.kv_models import CATALOG
 
 
@@ -60,6 +60,21 @@ DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU = 5000 / 0.40677 / 2
 #: The model the default prefill rate was measured on (a KV catalog name): a
 #: ``--kv-model`` of another model changes the KV bytes, not this rate.
 PREFILL_RATE_MODEL = "llama-3.3-70b"
+
+#: Prefill tokens per second per GPU measured on a model of the KV catalog, by its name. A
+#: ``--kv-model`` found here takes its own rate; any other KV size (another model, a config.json,
+#: bytes per token) takes the default, and the command says so (:func:`prefill_rate_note`).
+MEASURED_PREFILL_TOKENS_PER_S_PER_GPU = {PREFILL_RATE_MODEL: DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU}
+
+
+def prefill_rate_note(kv_from: str, kv_model: str | None, remedy: str) -> str | None:
+    """Why the prefill rate does not fit the KV size from ``kv_from`` (the flag as given), or None
+    when the rate was measured on that model; ``remedy`` names the command's flag for a rate."""
+    if kv_model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
+        return None
+    return (f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} "
+            f"(NVIDIA NIM), while the KV bytes per token come from {kv_from}; give {remedy} for "
+            "the model you mean")
 
 #: GPUs serving one host (one model instance). Source: the configuration of the
 #: NIM measurement above (TP2), so that the default host prefill rate
@@ -164,10 +179,18 @@ PARAMETERS: dict[str, Parameter] = {
 assert set(PARAMETERS) == {f.name for f in fields(Params)}
 
 
+#: The range of every parameter: wide enough for any fleet, narrow enough that times and bytes
+#: stay finite (a prefill rate of 1e-300 divided by zero; a block of 1e20 tokens passed C's long).
+#: Whole-number parameters (GPUs, tokens per block) stop at 2**20, the largest block size.
+PARAMETER_RANGE = (1e-9, 1e12)
+MAX_WHOLE_PARAMETER = 2**20
+
+
 def check_value(name: str, value: float) -> float:
     """Validate one parameter value; UserError (one line) if it is out of range."""
     if name not in PARAMETERS:
-        raise UserError(f"unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}")
+        raise UserError(f"unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}"
+                        + did_you_mean(name, PARAMETERS))
     parameter = PARAMETERS[name]
     if not math.isfinite(value):
         raise UserError(f"{name}: expected a finite number, got {value!r}")
@@ -175,6 +198,11 @@ def check_value(name: str, value: float) -> float:
         raise UserError(f"{name}: must be greater than 0 ({parameter.unit}), got {value:g}")
     if not parameter.positive and value < 0:
         raise UserError(f"{name}: must not be negative ({parameter.unit}), got {value:g}")
+    low, high = (1, MAX_WHOLE_PARAMETER) if parameter.integer else PARAMETER_RANGE
+    low = low if parameter.positive else 0
+    if value < low or value > high:
+        raise UserError(f"{name}: must be from {low:g} to {high:g} ({parameter.unit}), "
+                        f"got {value:g}")
     if parameter.integer:
         if value != int(value):
             raise UserError(f"{name}: must be a whole number ({parameter.unit}), got {value:g}")
@@ -193,7 +221,8 @@ def parse_number(name: str, text: str) -> float:
 def require_known(name: str, where: str) -> None:
     """Refuse a parameter name that the model does not have, listing the ones it has."""
     if name not in PARAMETERS:
-        raise UserError(f"{where}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}")
+        raise UserError(f"{where}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}"
+                        + did_you_mean(name, PARAMETERS))
 
 
 def parse_assignment(text: str) -> tuple[str, float]:
@@ -201,7 +230,8 @@ def parse_assignment(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     name = name.strip()
     if not sep:
-        raise UserError(f"--param {text!r}: expected NAME=VALUE; known parameters: {', '.join(PARAMETERS)}")
+        raise UserError(f"--param {text!r}: expected NAME=VALUE; known parameters: {', '.join(PARAMETERS)}"
+                        + did_you_mean(name, PARAMETERS))
     require_known(name, f"--param {text!r}")
     try:
         return name, parse_number(name, value.strip())

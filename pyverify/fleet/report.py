@@ -116,7 +116,35 @@ def time_summary(seconds: Sequence[float]) -> dict:
     return summary
 
 
-def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int) -> dict:
+def peak_load(run: ReplayRun, service, output_tokens=None) -> dict | None:
+    """The most requests one host held at once (arrived, not ended: running + queued), where, when.
+
+    Exact, from every arrival and every end (``load_over_time`` only samples the load): a request
+    ends when its decode does (first token + output tokens / decode rate), one the engine never
+    schedules ends as it arrives; at one instant ends come before arrivals, as the event loop
+    finishes requests before it routes the next. None for an untimed run.
+    """
+    if run.start is None:
+        return None
+    never = set(run.unscheduled)
+    events = []
+    for index, host in enumerate(run.host_of):
+        output = output_tokens[index] if output_tokens is not None else None
+        decode = 0.0 if index in never else service.decode_seconds(output or 0)
+        end = run.first_token[index] + decode
+        events.append((run.arrival[index], 1, host))
+        events.append((end, 0, host))
+    events.sort(key=lambda event: (event[0], event[1]))
+    load: dict[int, int] = {}
+    peak = {"requests": 0, "host": None, "at_s": None}
+    for time, arrives, host in events:
+        load[host] = load.get(host, 0) + (1 if arrives else -1)
+        if load[host] > peak["requests"]:
+            peak = {"requests": load[host], "host": host, "at_s": time}
+    return peak
+
+
+def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int, output_tokens=None) -> dict:
     """One run as JSON: tier hits, moves, times, per-host load, distance to the bounds."""
     references = run.references
     hits = run.hit_blocks
@@ -148,8 +176,12 @@ def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int) -> d
         queueing = [begin - arrive for begin, arrive in zip(run.start, run.arrival)]
         data["ttft_s"] = time_summary(ttft)
         data["queueing_s"] = time_summary(queueing)
+        data["peak_load"] = peak_load(run, service, output_tokens)
         data["load_over_time"] = {"seconds": run.sample_s, "requests_per_host": run.load_samples,
-                                  "meaning": "per host, requests arrived before each instant and not yet ended (running + queued)"}
+                                  "meaning": "per host, requests arrived before each instant and not yet "
+                                             "ended (running + queued), sampled at "
+                                             f"{len(run.sample_s)} evenly spaced instants: the load between "
+                                             "them is not seen (peak_load is exact)"}
     requests = [host.requests for host in run.hosts]
     data["hosts"] = [{"host": index, "requests": host.requests, "gpu_hit_blocks": host.gpu_hit_blocks,
                       "host_hit_blocks": host.host_hit_blocks, "pool_hit_blocks": host.pool_hit_blocks, "recomputed_blocks": host.recomputed_blocks,

@@ -96,6 +96,10 @@ def read_config(path: str | Path) -> ConfigShape:
     layers = _count(data, "num_hidden_layers", shown, prefix)
     holder, where = (data, prefix) if data.get("torch_dtype", data.get("dtype")) is not None else (top, "")
     dtype = holder.get("torch_dtype", holder.get("dtype"))
+    if dtype is not None and not isinstance(dtype, str):  # first: an object or a list is no dict key
+        field = "torch_dtype" if "torch_dtype" in holder else "dtype"
+        raise located(shown, f"{where}{field}",
+                      f"expected a dtype name such as bfloat16, got {type(dtype).__name__}")
     if dtype is not None and dtype not in TORCH_DTYPE_BYTES:
         field = "torch_dtype" if "torch_dtype" in holder else "dtype"
         raise located(shown, f"{where}{field}", f"unknown dtype {str(dtype)[:40]!r}; known: {', '.join(TORCH_DTYPE_BYTES)} (or name the KV dtype of the serving engine)")

@@ -25,10 +25,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pyverify.errors import UserError
+from pyverify.errors import UserError, did_you_mean
 
 #: Bytes in one GiB.
 GIB = 2**30
+
+#: The largest cache any capacity may name, in blocks (and in tokens): far past any fleet
+#: (2**40 blocks of 16 tokens at 100 KiB a token is over a zettabyte), and small enough that
+#: blocks times a block size (at most 2**20 tokens) stays inside the kernels' 64-bit integers.
+MAX_CACHE_BLOCKS = 2**40
+
+#: The largest KV memory a GiB flag may name (1 EiB per cache), and the range of KV bytes per
+#: token (one layer of one fp8 head of dimension 1 has 2; the catalog's largest is under 2**20).
+MAX_CACHE_GIB = 2**30
+KV_BYTES_PER_TOKEN_RANGE = (1, 2**30)
 
 #: Bytes per KV element by dtype name.
 DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -101,12 +111,21 @@ def lookup(name: str) -> KVModel:
         return CATALOG[name]
     except KeyError:
         raise UserError(f"--kv-model: unknown model {name!r}; known models: {', '.join(CATALOG)} "
-                        "(or give --kv-bytes-per-token)") from None
+                        "(or give --kv-model-config or --kv-bytes-per-token)"
+                        + did_you_mean(name, CATALOG)) from None
 
 
 def blocks_for_gib(gib: float, bytes_per_token: float, block_tokens: int) -> int:
-    """Whole blocks of ``block_tokens`` tokens that fit in ``gib`` GiB (kvcache-simulator's rounding)."""
-    return max(0, math.floor(gib * GIB / (bytes_per_token * block_tokens)))
+    """Whole blocks of ``block_tokens`` tokens that fit in ``gib`` GiB (kvcache-simulator's rounding).
+
+    More than :data:`MAX_CACHE_BLOCKS` is one line of error (the flags bound GiB and bytes per
+    token, not their quotient, which depends on the input's block size).
+    """
+    blocks = gib * GIB / (bytes_per_token * block_tokens)
+    if not blocks <= MAX_CACHE_BLOCKS:
+        raise UserError(f"{gib:g} GiB holds more than {MAX_CACHE_BLOCKS} blocks of {block_tokens} "
+                        f"tokens at {bytes_per_token:g} bytes/token, the most a cache may hold")
+    return max(0, math.floor(blocks))
 
 
 @dataclass(frozen=True)
@@ -143,7 +162,8 @@ def kv_size(model_name: str | None, dtype: str | None, bytes_per_token: float | 
     return KVSize(model.bytes_per_token(dtype), f"{model.name}, {dtype}: {model.shape()} x {DTYPE_BYTES[dtype]} bytes ({model.source})")
 
 
-__all__ = ["CATALOG", "DTYPE_BYTES", "GIB", "KVModel", "KVSize", "blocks_for_gib", "kv_size", "lookup"]
+__all__ = ["CATALOG", "DTYPE_BYTES", "GIB", "KV_BYTES_PER_TOKEN_RANGE", "MAX_CACHE_BLOCKS", "MAX_CACHE_GIB",
+           "KVModel", "KVSize", "blocks_for_gib", "kv_size", "lookup"]
 
 
 #: kvcache-simulator's default KV budgets in GiB (``pyverify budgets``), powers of two from 1 to 16,384.

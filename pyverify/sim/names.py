@@ -31,6 +31,22 @@ SGLANG = "sglang"
 SGLANG_FIFO = "sglang-fifo"
 ENGINE_EVICTIONS = (VLLM, SGLANG, SGLANG_FIFO)
 
+#: What "lru" (--eviction lru, every command's default) is, wherever a command prints it:
+#: chain-order LRU, which idealises an engine's cache. One wording for every header, note
+#: and --help (simulate, sweep, mrc, replay).
+LRU_NAME = "chain-order LRU (not an engine's leaf-first LRU)"
+LRU_NOTE = ("LRU here is chain-order LRU, an idealisation: a request touches its chain's root "
+            "first, so a parent block can be evicted before its child, which no engine does; "
+            "engines evict leaf-first (SGLang) or from a free queue (vLLM): --eviction vllm or "
+            "sglang (simulate, replay) runs their own caches, and 'pyverify budgets --eviction "
+            "lru,leaf-lru' compares leaf-first LRU")
+
+
+def eviction_name(eviction: str) -> str:
+    """An eviction as a header names it: :data:`LRU_NAME` for chain-order LRU, else its value."""
+    return LRU_NAME if eviction == LRU else eviction
+
+
 #: One line per policy, for --help texts and reports.
 EVICTION_HELP = {
     LRU: "chain-order LRU (pyverify's original: touches a chain root first, can evict a parent before its child)",

@@ -92,15 +92,10 @@ from typing import Any, Sequence
 
 from pyverify.sim.kernels import REPLAY_BREAK_EVEN, SGLANG_BREAK_EVEN, TREE_REPLAY_BREAK_EVEN, use_kernels
 from pyverify.sim.names import (  # noqa: F401 (the names, re-exported where they were defined)
-    CHAIN_LRU, ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, FIFO, LEAF_LRU, LRU, MODELS, PER_HOST, POOLED, SGLANG,
-    SGLANG_FIFO, TAIL_FIRST, VLLM,
+    CHAIN_LRU, ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, FIFO, LEAF_LRU, LRU, LRU_NAME, LRU_NOTE, MODELS, PER_HOST,
+    POOLED, SGLANG, SGLANG_FIFO, TAIL_FIRST, VLLM,
 )
 
-#: What "LRU" is wherever ``pyverify mrc`` prints or draws it: its one-pass curves (pyverify.sim.mrc)
-#: are of chain-order LRU, which engines do not use; ``budgets --eviction leaf-lru`` simulates theirs.
-LRU_NAME = "chain-order LRU (not an engine's leaf-first LRU)"
-LRU_NOTE = ("LRU here is chain-order LRU, one pass of stack distances; engines (SGLang, vLLM) evict leaf-first, "
-            "which can differ at the same capacity: 'pyverify budgets --eviction lru,leaf-lru' compares them")
 
 @dataclass(frozen=True)
 class Run:
