@@ -13,6 +13,7 @@ commands read the input as an instance (:func:`needs_instance_reader`).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Callable
 
 from pyverify.commands.argtypes import positive_int
@@ -118,10 +119,9 @@ RICHER_THAN_MOONCAKE = ("kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpul
 
 
 def _richer_than_mooncake(path: str) -> bool:
-    """Whether the file at ``path`` is one of :data:`RICHER_THAN_MOONCAKE`, by its first record (never standard input:
-    it can be read only once). Unreadable or unknown inputs say no: the reader reports them."""
-    import os
-
+    """Whether the file at ``path`` is one of :data:`RICHER_THAN_MOONCAKE`, by its first record, or a Mooncake file
+    that :func:`may_give_sizes` on a later one (never standard input: it can be read only once). Unreadable or
+    unknown inputs say no: the reader reports them."""
     if path == "-" or not os.path.isfile(path):
         return False
     from pyverify.errors import UserError
@@ -131,15 +131,33 @@ def _richer_than_mooncake(path: str) -> bool:
     try:
         with open_source(path) as source:
             head = read_head(source)
-            if head.first_object is None or is_plain_mooncake(head.first_object):
+            if head.first_object is None:
+                return False  # a Parquet file, say: its reader decides
+            if is_plain_mooncake(head.first_object):
                 # Settled without the per-record readers' module (start-up time): each of those formats is told
-                # by the fields of a first record (a Parquet file, say, has none), and Mooncake's alone are not one.
-                return False
+                # by the fields of a first record, and Mooncake's alone are not one; but kvcache-simulator's
+                # block_size and block_tokens count on any record (the strict reader honours them there).
+                return not source.compression and may_give_sizes(path)
             from pyverify.inputs.load import detect_format
 
             return detect_format(head, source.display).key in RICHER_THAN_MOONCAKE
     except (UserError, OSError):
         return False
+
+
+def may_give_sizes(path: str) -> bool:
+    """Whether the file at ``path`` may hold a ``block_size`` or ``block_tokens`` key on some record: it holds
+    the bytes ``block_`` or a backslash (an escape may spell a key). Mooncake's traces hold neither, so they
+    stay on the array path; a file that does is read per record, which honours those keys wherever they stand
+    (the array commands replay 512-token blocks, or the records' first block size, and no per-block weights).
+    One search of the mapped file, at memory speed."""
+    import mmap
+
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return False
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as text:
+            return text.find(b"block_") >= 0 or text.find(b"\\") >= 0
 
 
 #: The fields of a Mooncake record (the released traces have no others).
