@@ -37,6 +37,7 @@ from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, check_instance_name, instance_from_json
 from pyverify.inputs.kv_events import is_kv_event_record, read_kv_events
 from pyverify.inputs.lmcache import LMCACHE_FIELDS, read_lmcache
+from pyverify.inputs.locate import recording, remember
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
 from pyverify.inputs.ragpulse import read_ragpulse
 from pyverify.inputs.reblock import reblock_to_size
@@ -62,6 +63,10 @@ class InputFormat:
     source_sized: bool = False  # --source-block-size applies (a hash-id trace whose blocks may be of any size)
     uses_rag_order: bool = False  # --rag-order and --rag-lengths apply
     reblocks: bool = True  # --block-size may ask for coarser blocks (not for blocks of varying size)
+    #: How the format writes the instance model's per-request fields (``input_tokens``: ``input_length``; ``None``:
+    #: it has none), so that errors found after reading name them as the file does (pyverify.inputs.locate);
+    #: ``None`` for a format that writes them as the model does (an instance file).
+    fields_as_written: dict[str, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,11 @@ def _cut_off(head: Head) -> bool:
     return head.first_line is not None and len(head.first_line) > MAX_LINE_BYTES
 
 
+#: The names Mooncake's records (and the formats built on them, and the Parquet and CSV traces' columns) give the
+#: instance model's per-request fields.
+LENGTHS_WRITE = {"input_tokens": "input_length", "output_tokens": "output_length"}
+MOONCAKE_WRITES = {**LENGTHS_WRITE, "block_tokens": "block_tokens"}
+
 MOONCAKE = InputFormat(
     key="mooncake-jsonl",
     title="Mooncake JSONL trace",
@@ -124,6 +134,7 @@ MOONCAKE = InputFormat(
     weak=lambda head: head.has_any(*MOONCAKE_FIELDS, "timestamp"),
     read=_read_mooncake,
     source_sized=True,
+    fields_as_written=MOONCAKE_WRITES,
 )
 
 RAGPULSE = InputFormat(
@@ -134,6 +145,7 @@ RAGPULSE = InputFormat(
     read=read_ragpulse,
     uses_rag_order=True,
     reblocks=False,
+    fields_as_written=LENGTHS_WRITE,
 )
 
 BAILIAN = InputFormat(
@@ -144,6 +156,7 @@ BAILIAN = InputFormat(
     weak=lambda head: head.has_any(*BAILIAN_FIELDS),
     read=read_bailian,
     source_sized=True,
+    fields_as_written=LENGTHS_WRITE,
 )
 
 KVCACHE_SIMULATOR = InputFormat(
@@ -154,6 +167,7 @@ KVCACHE_SIMULATOR = InputFormat(
                          and isinstance(head.first_object["hash_ids"], list)),
     read=_read_mooncake,
     source_sized=True,
+    fields_as_written=MOONCAKE_WRITES,
 )
 
 INSTANCE = InputFormat(
@@ -172,6 +186,7 @@ TOKEN_LOG = InputFormat(
     detect=lambda head: head.has_any(*TOKEN_FIELDS),
     read=read_token_log,
     hashes_tokens=True,
+    fields_as_written={"input_tokens": "prompt_token_ids"},
 )
 
 CHAT = InputFormat(
@@ -182,6 +197,7 @@ CHAT = InputFormat(
     read=read_chat,
     hashes_tokens=True,
     uses_tokenizer=True,
+    fields_as_written={"input_tokens": "messages", "timestamp": None},
 )
 
 KV_EVENTS = InputFormat(
@@ -191,6 +207,7 @@ KV_EVENTS = InputFormat(
     detect=lambda head: is_kv_event_record(head.first_object),
     weak=lambda head: head.has_any("events") and head.has_any("ts"),
     read=read_kv_events,
+    fields_as_written={"timestamp": "ts", "input_tokens": None},
 )
 
 LMCACHE = InputFormat(
@@ -200,6 +217,7 @@ LMCACHE = InputFormat(
     detect=lambda head: head.has_any("chunk_hashes"),
     weak=lambda head: head.has_any(*LMCACHE_FIELDS),
     read=read_lmcache,
+    fields_as_written={"input_tokens": "seq_len", "timestamp": None},
 )
 
 def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
@@ -228,6 +246,7 @@ PARQUET = InputFormat(
     signature="Parquet (a 'hash_ids' list column; needs pyverify[scale])",
     detect=lambda head: head.first_bytes.startswith(b"PAR1"),
     read=_read_columnar,
+    fields_as_written=LENGTHS_WRITE,
 )
 
 CSV = InputFormat(
@@ -236,6 +255,7 @@ CSV = InputFormat(
     signature="CSV with a header naming a 'hash_ids' column (needs pyverify[scale])",
     detect=_csv_header,
     read=_read_columnar,
+    fields_as_written=LENGTHS_WRITE,
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
@@ -274,7 +294,7 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
     """Read ``path`` (``-`` for standard input) in whatever format it is, validated."""
     if options.name is not None:
         check_instance_name(options.name, "--name")  # before reading: never an instance that pyverify then refuses
-    with open_source(path) as source:
+    with open_source(path) as source, recording(str(path)) as lines:
         fmt = detect_format(read_head(source), source.display)
         if options.tokenizer is not None and not fmt.uses_tokenizer:
             raise UserError(f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}")
@@ -294,6 +314,7 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
             # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).
             instance, more = reblock_to_size(instance, options.block_size, source.display)
             notes = notes + more
+    remember(str(path), fmt.key, lines)
     return Loaded(instance, fmt, source.compression, tuple(notes))
 
 

@@ -19,6 +19,7 @@ It keeps the chains and one dict of parents, never the text.
 from __future__ import annotations
 
 import sys
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -143,6 +144,7 @@ class TraceBuilder:
         self.closure = PrefixClosure()
         self.chains: list[tuple[int, ...]] = []
         self.extra: list[dict[str, Any]] = []
+        self.lines = _LINES.get()  # when a caller asked for them: the line of each request (pyverify.inputs.locate)
         self._last_time: float | int | None = None
         self._last_time_line = 0
         self._warned = False
@@ -185,6 +187,8 @@ class TraceBuilder:
         if labels:
             item["labels"] = labels
         self.extra.append(item)
+        if self.lines is not None:
+            self.lines.append(line)
         if self.progress is not None:
             self.progress(1)
 
@@ -204,6 +208,10 @@ class TraceBuilder:
             block_size_tokens=block_size_tokens,
             extra=tuple(self.extra) if any(self.extra) else (),
         )
+
+
+#: Where every TraceBuilder made while it is set appends each request's line (:mod:`pyverify.inputs.locate`).
+_LINES: ContextVar[Any] = ContextVar("pyverify_request_lines", default=None)
 
 
 #: Warnings already printed: a command that reads its input more than once (certify -o, verify, audit) warns once.
