@@ -204,6 +204,11 @@ def test_ragpulse_makes_one_prefix_chain_per_request(capsys, tmp_path):
     assert loaded.instance.block_size_tokens is None
     status, out, err = run_cli(capsys, "validate", str(path))
     assert status == 0 and out.startswith(f"{path}: RAGPulse trace, 2 requests"), err
+    # No block size: the report says so (and how to weigh the chunks), not "None"
+    assert "block_size_tokens not given in the file" in " ".join(out.split()) and "--rag-lengths" in out
+    assert "None" not in out
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "r.json"))
+    assert status == 0 and "block_size_tokens not given in the file" in " ".join(out.split()), err
     status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
     assert status == 0 and (json.loads(out)["hits"], json.loads(out)["misses"]) == (4, 12), err
 

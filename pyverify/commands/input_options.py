@@ -93,6 +93,16 @@ def identity_of(loaded: "Loaded") -> dict[str, str]:
     return identity
 
 
+def described_block_size(loaded: "Loaded") -> str:
+    """How a text report shows the input's ``block_size_tokens``: the number, or what is true when there is none
+    (the JSON reports keep ``null``)."""
+    size = loaded.instance.block_size_tokens
+    if size is not None:
+        return str(size)
+    hint = "; --rag-lengths gives the chunks' token lengths" if loaded.format.uses_rag_order else ""
+    return f"not given in the file (blocks are counted, not weighed in tokens{hint})"
+
+
 #: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`).
 INSTANCE_FILE = "pyverify-instance"
 
@@ -171,4 +181,4 @@ def is_plain_mooncake(record: object) -> bool:
     return isinstance(record, dict) and isinstance(record.get("hash_ids"), list) and record.keys() <= MOONCAKE_KEYS
 
 
-__all__ = ["INSTANCE_FILE", "add_input_options", "identity_of", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]
+__all__ = ["INSTANCE_FILE", "add_input_options", "described_block_size", "identity_of", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]

@@ -18,8 +18,8 @@ from pyverify.commands.argtypes import chart_path, fleet_size, output_file, targ
 from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.engine_options import add_trace_engine_option, load_kernels_before_reading, trace_on_arrays
-from pyverify.commands.input_options import (add_input_options, identity_of, import_options, load_described_with, load_with,
-                                             needs_instance_reader, read_trace_with)
+from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of, import_options,
+                                             load_described_with, load_with, needs_instance_reader, read_trace_with)
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError, shown
@@ -173,6 +173,8 @@ def run_import(args) -> int:
         for note in loaded.notes:
             print(f"  note: {note}")
         for key, value in summary.items():
+            if key == "block_size_tokens":
+                value = described_block_size(loaded)
             if key not in ("trace", "output", "format", "compression", "notes"):
                 print(f"  {key:17} {value}")
     return 0
