@@ -65,6 +65,10 @@ def register(subparsers) -> None:
     add_input_options(imp)
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
+    formats = trace_commands.add_parser(
+        "formats", help="list the input formats pyverify reads, and how each is told apart by content")
+    formats.add_argument("--json", action="store_true", help="machine-readable list")
+    formats.set_defaults(func=run_formats)
     from pyverify.commands import engine_check
 
     engine_check.register(trace_commands)
@@ -137,6 +141,20 @@ def curve_policies(text: str) -> tuple[str, ...]:
 
 #: What ``trace import -o`` writes, by the output's suffix.
 OUTPUT_SUFFIXES = (".json", ".parquet")
+
+
+def run_formats(args) -> int:
+    """``trace formats``: every input format, in the order they are tried (the 'unknown format' errors point here)."""
+    from pyverify.inputs.load import FORMATS
+
+    if args.json:
+        print_json([{"key": fmt.key, "title": fmt.title, "told_by": fmt.signature} for fmt in FORMATS])
+        return 0
+    print("pyverify reads these formats, told apart by content, never by file name (any of them gzip-compressed "
+          "or from standard input '-', but Parquet and CSV, which are read from a file):")
+    for fmt in FORMATS:
+        print(f"  {fmt.key:24} {fmt.signature}")
+    return 0
 
 
 def run_import(args) -> int:

@@ -263,9 +263,20 @@ FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMU
 
 
 def accepted_formats() -> str:
-    """The sentence that lists the accepted formats (in every 'unknown format' error)."""
-    return ("accepted formats, told apart by content (any of them gzip-compressed, or '-' for standard input): "
-            + "; ".join(fmt.signature for fmt in FORMATS))
+    """Where the accepted formats are listed, for every 'unknown format' error (one short line: the list itself
+    is printed by ``pyverify trace formats``)."""
+    return "see 'pyverify trace formats'"
+
+
+#: The most keys an 'unknown format' error names, and the most characters of each.
+SHOWN_KEYS, SHOWN_KEY_CHARS = 3, 16
+
+
+def shown_keys(record: dict) -> str:
+    """A record's first keys, each cut short, for a one-line error."""
+    keys = [repr(key if len(key) <= SHOWN_KEY_CHARS else key[:SHOWN_KEY_CHARS - 3] + "...") for key in list(record)[:SHOWN_KEYS]]
+    more = len(record) - SHOWN_KEYS
+    return ", ".join(keys) + (f" and {more} more" if more > 0 else "") if keys else "none"
 
 
 def detect_format(head: Head, display: str) -> InputFormat:
@@ -279,8 +290,8 @@ def detect_format(head: Head, display: str) -> InputFormat:
         if fmt.weak is not None and fmt.weak(head):
             return fmt
     if head.first_object is not None:
-        fields = ", ".join(repr(key) for key in list(head.first_object)[:6]) or "none"
-        raise located(display, f"line {head.line_number}", f"no field tells the format (fields: {fields}); {accepted_formats()}")
+        raise located(display, f"line {head.line_number}",
+                      f"the record matches no known format (keys: {shown_keys(head.first_object)}); {accepted_formats()}")
     where = f"line {head.line_number}" if head.line_number else None
     if _cut_off(head):
         raise located(display, where, f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace (and not an instance)")
