@@ -154,7 +154,18 @@ BAILIAN_BAD = [
     ({"hash_ids": [1, -2]}, "line 2.hash_ids[1]: block id -2 is negative"),
     ({"hash_ids": [7, 2]}, "line 2.hash_ids[1]: not prefix-closed"),
     ({"timestamp": 1}, "line 2.timestamp: timestamp 1000 is earlier than 61114"),
+    # bounded in seconds as the milliseconds they become (an instance holds arrival_ms up to 1e18)
+    ({"timestamp": 1e17}, "line 2.timestamp: expected a non-negative number of seconds up to 1e+15, got 1e+17"),
 ]
+
+
+def test_the_latest_bailian_timestamp_imports_to_an_instance_validate_accepts(capsys, tmp_path):
+    first = json.loads(BAILIAN.splitlines()[0])
+    path = write(tmp_path, lines(dict(first, timestamp=1e15)))
+    out = tmp_path / "copy.json"
+    assert run_cli(capsys, "trace", "import", str(path), "-o", str(out))[0] == 0
+    status, _, err = run_cli(capsys, "validate", str(out))
+    assert status == 0, err
 
 
 @pytest.mark.parametrize("change, expected", BAILIAN_BAD)

@@ -104,11 +104,18 @@ def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> 
     return value
 
 
-def optional_timestamp(data: dict[str, Any], display: str, where: str) -> float | int | None:
-    """``data["timestamp"]`` (milliseconds, as in Mooncake's traces) or None; a one-line error otherwise."""
+#: The latest arrival an instance holds, in milliseconds (``requests[i].arrival_ms``).
+MAX_ARRIVAL_MS = 1e18
+
+
+def optional_timestamp(data: dict[str, Any], display: str, where: str, ms_per_unit: int = 1) -> float | int | None:
+    """``data["timestamp"]`` (milliseconds, as in Mooncake's traces; or units of ``ms_per_unit`` milliseconds,
+    1000 for seconds) or None; a one-line error otherwise, bounded so that it fits an instance once converted."""
     value = data.get("timestamp")
-    if value is not None and not (is_number(value) and 0 <= value <= 1e18):
-        raise located(display, f"{where}.timestamp", f"expected a non-negative number, got {value!r}")
+    bound = MAX_ARRIVAL_MS / ms_per_unit
+    if value is not None and not (is_number(value) and 0 <= value <= bound):
+        unit = f" of seconds up to {bound:g}" if ms_per_unit == 1000 else ""
+        raise located(display, f"{where}.timestamp", f"expected a non-negative number{unit}, got {value!r}")
     return value
 
 
