@@ -11,7 +11,7 @@ import json
 import pytest
 
 from pyverify.inputs.load import load_described
-from pyverify.inputs.model import load_instance
+from pyverify.inputs.model import first_prefix_violation, load_instance
 from pyverify.inputs.records import ImportOptions
 
 from .helpers import assert_one_line_error, run_cli
@@ -392,8 +392,26 @@ def test_bare_events_one_per_line(tmp_path):
 def test_a_parent_before_the_log_began_starts_the_chain(tmp_path):
     path = write(tmp_path, lines(stored([5, 6], 999), stored([7], 6)))
     loaded = load_described(path)
-    assert loaded.instance.chains == ((1, 2), (1, 2, 3))
+    # id 0 is hash 999, never stored; id 1 stands for the unseen prefix ending at it, the chains' root
+    assert loaded.instance.chains == ((1, 2, 3), (1, 2, 3, 4))
     assert any("1 events store blocks under a parent not stored earlier" in note for note in loaded.notes)
+
+
+def test_a_log_recorded_mid_run_gives_prefix_closed_chains_every_command_reads(capsys, tmp_path):
+    """Block 10 is first stored under parent 5, which the log has not stored (the recording began mid-run);
+    then 5 is stored, and 10 again under it. Block 10 keeps one parent (the unseen prefix), so the chains are
+    prefix-closed: validate says so truthfully, the imported instance validates, and certify runs."""
+    path = write(tmp_path, lines(stored([10, 11], 5), stored([5], None), stored([10], 5)))
+    loaded = load_described(path)
+    chains = loaded.instance.chains
+    assert chains[2] == chains[0][:2]  # block 10 again: the first request's chain up to it
+    assert first_prefix_violation(chains) is None
+    copy = tmp_path / "copy.json"
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(copy))
+    assert status == 0, err
+    assert run_cli(capsys, "validate", str(copy))[0] == 0
+    status, out, err = run_cli(capsys, "certify", str(path), "--capacity", "2", "--model", "pooled")
+    assert status == 0 and "Traceback" not in err, err
 
 
 KV_EVENTS_BAD = [
@@ -519,3 +537,14 @@ def test_bad_block_tokens_are_one_line(capsys, tmp_path, value, expected):
     path = write(tmp_path, lines({"block_size": 64, "hash_ids": [1, 2], "input_length": 100, "block_tokens": value}))
     status, out, err = run_cli(capsys, "validate", str(path))
     assert_one_line_error(status, out, err, path, expected)
+
+
+def test_check_events_on_a_log_recorded_mid_run_compares_only_stored_blocks(capsys, tmp_path):
+    """The block standing for an unseen prefix is no block the engine held: the pool replays without it."""
+    run = [{"ts": 1.0, "events": [stored([1, 2], 99)]}, {"ts": 2.0, "events": [removed([2]), stored([3], 1)]}]
+    path = write(tmp_path, lines(*run))
+    status, out, err = run_cli(capsys, "trace", "check-events", str(path), "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert (report["lines"], report["lines_where_held_blocks_agree"], report["first_difference"]) == (2, 2, None)
+    assert report["engine_hit_blocks"] == report["model_hit_blocks"] == 1
