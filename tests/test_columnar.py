@@ -527,3 +527,22 @@ def test_every_fast_reader_honours_sizes_given_on_later_records(tmp_path_factory
     same_as_strict(read_jsonl(path), path)
     if strict.block_size_tokens != 512 or any("block_tokens" in item for item in strict.extra):
         assert _richer_than_mooncake(str(path))
+
+
+@pytest.mark.parametrize("columns,where,reason", [
+    ({"label.turn": [1.5, 2.0]}, "label.turn", "expected an integer or a string column, got double"),
+    ({"label.type": ["text", "x" * 300]}, "row 2.label.type", "longer than 256 characters"),
+    ({"label.": [1, 2]}, "label.", "a label's name has 1 to 64 characters"),
+    ({f"label.k{i}": [1, 2] for i in range(17)}, "label.k16", "more than 16 label columns"),
+])
+def test_bad_label_columns_name_the_column(tmp_path, capsys, columns, where, reason):
+    """Label columns read back only as labels an instance may hold (its schema's limits)."""
+    path = parquet_of(tmp_path, [[0, 1], [0, 2]], **columns)
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, f"{where}: {reason}")
+
+
+def test_label_columns_read_back_as_labels(tmp_path):
+    path = parquet_of(tmp_path, [[0, 1], [0, 2]], **{"label.chat_id": [7, None], "label.type": ["text", "search"]})
+    assert [item.get("labels") for item in read_parquet(path).to_instance().extra] == [
+        {"chat_id": 7, "type": "text"}, {"type": "search"}]

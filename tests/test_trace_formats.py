@@ -132,6 +132,30 @@ def test_bailian_is_read_with_16_token_blocks_seconds_and_conversations(capsys, 
     assert copy.extra == instance.extra and copy.chains == instance.chains and copy.block_size_tokens == 16
 
 
+def test_bailian_to_parquet_keeps_its_labels_notes_and_format(capsys, tmp_path):
+    """The Parquet form holds what the instance form holds (the labels as label.KEY columns, read back), and
+    trace import says the same about either: the format and the reader's notes."""
+    pytest.importorskip("pyarrow")
+    path = write(tmp_path, BAILIAN)
+    parquet = tmp_path / "bailian.parquet"
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(parquet))
+    assert status == 0, err
+    assert "valid Qwen-Bailian JSONL trace" in out and "note: timestamps are seconds" in out
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "again.parquet"), "--json")
+    summary = json.loads(out)
+    assert summary["format"] == "qwen-bailian-jsonl" and any("labels" in note for note in summary["notes"])
+    back = load_described(parquet).instance
+    assert back.extra == load_described(path).instance.extra  # labels, route keys, times and lengths
+
+
+def test_a_token_log_to_parquet_says_what_it_left_out(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    path = write(tmp_path, lines({"prompt_token_ids": list(range(40))}, {"prompt_token_ids": [1, 2, 3]}))
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "t.parquet"))
+    assert status == 0, err
+    assert "valid token-id JSONL log" in out and "note: left out 1 request(s)" in out
+
+
 def test_bailian_conversations_route_to_one_host(capsys, tmp_path):
     path = write(tmp_path, BAILIAN)
     status, out, err = run_cli(capsys, "simulate", str(path), "--model", "per-host", "--routing", "route-key", "--fleet", "4", "--json")

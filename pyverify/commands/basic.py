@@ -181,7 +181,7 @@ def run_validate(args) -> int:
             if key == "hosts":
                 value = describe_hosts(instance)
             if key == "block_size_tokens":
-                value = described_block_size(loaded)
+                value = described_block_size(value, loaded)
             if key not in ("file", "format", "compression", "hosts_source"):
                 print(f"  {key:17} {value}")
     return 0

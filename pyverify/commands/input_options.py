@@ -93,10 +93,9 @@ def identity_of(loaded: "Loaded") -> dict[str, str]:
     return identity
 
 
-def described_block_size(loaded: "Loaded") -> str:
-    """How a text report shows the input's ``block_size_tokens``: the number, or what is true when there is none
-    (the JSON reports keep ``null``)."""
-    size = loaded.instance.block_size_tokens
+def described_block_size(size: int | None, loaded: "Loaded") -> str:
+    """How a text report shows an input's ``block_size_tokens`` (``size``; ``loaded``: what the input was): the
+    number, or what is true when there is none (the JSON reports keep ``null``)."""
     if size is not None:
         return str(size)
     hint = "; --rag-lengths gives the chunks' token lengths" if loaded.format.uses_rag_order else ""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:  # annotations only
     import numpy as np
 
+    from pyverify.inputs.load import Loaded
     from pyverify.inputs.records import ImportOptions
 
 
@@ -192,7 +193,7 @@ def run_import(args) -> int:
             print(f"  note: {note}")
         for key, value in summary.items():
             if key == "block_size_tokens":
-                value = described_block_size(loaded)
+                value = described_block_size(value, loaded)
             if key not in ("trace", "output", "format", "compression", "notes"):
                 print(f"  {key:17} {value}")
     return 0
@@ -212,22 +213,27 @@ def _routed_once(args, instance):
     return dataclasses.replace(instance, hosts=fleet, routing=tuple(routing))
 
 
-def _any_input_as_columns(args) -> "ColumnarTrace":
-    """The input as arrays, whatever its format: the column readers for the trace files they
-    read (Mooncake JSONL, CSV, Parquet), else the instance readers (instance JSON, token-id
-    and chat JSONL, and re-blocking or tokenizing flags), converted once."""
+def _any_input_as_columns(args) -> "tuple[ColumnarTrace, Loaded]":
+    """The input as arrays, whatever its format, and what it was (its format, notes): the column readers for
+    the trace files they read (Mooncake JSONL, CSV, Parquet), else the instance readers (instance JSON,
+    token-id and chat JSONL, and re-blocking or tokenizing flags), converted once. The array readers' inputs
+    make no notes; their format is told by content, as the instance readers tell it."""
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.columnar.formats import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
+    from pyverify.inputs.load import CSV, MOONCAKE, PARQUET, Loaded
 
     path = args.trace
     if not needs_instance_reader(args) and (is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)):
-        return read_trace_with(args, path)
-    instance = load_with(args, path)
+        trace = read_trace_with(args, path)
+        fmt = PARQUET if is_parquet(path) else CSV if is_hash_ids_csv(path) else MOONCAKE
+        return trace, Loaded(None, fmt, None)
+    loaded = load_described_with(args, path)
+    instance = loaded.instance
     if any("block_tokens" in item for item in instance.extra):
         # The columnar trace has one block size; blocks of varying size (RAGPulse's chunks) would lose their weights.
         raise UserError(f"{shown(path)}: its blocks differ in size (block_tokens), which a Parquet trace cannot hold; "
                         "write an instance (.json) instead")
-    return ColumnarTrace.from_instance(instance)
+    return ColumnarTrace.from_instance(instance), loaded
 
 
 def run_import_parquet(args) -> int:
@@ -235,7 +241,7 @@ def run_import_parquet(args) -> int:
     from pyverify.inputs.columnar import write_parquet
     from pyverify.sim.counting import pooled_misses
 
-    trace = _any_input_as_columns(args)
+    trace, loaded = _any_input_as_columns(args)
     try:
         write_parquet(trace, args.output)
     except OSError as error:  # pyarrow's own errors name no file ("Error writing bytes to file"): name it
@@ -243,18 +249,25 @@ def run_import_parquet(args) -> int:
     summary = {
         "trace": args.trace,
         "output": args.output,
+        "format": loaded.format.key,
+        "compression": loaded.compression,
         "requests": trace.n_requests,
         "block_references": trace.n_references,
         "distinct_blocks": pooled_misses(trace.ids),
         "block_size_tokens": trace.block_size_tokens,
         "prefix_closed": True,
+        "notes": list(loaded.notes),
     }
     if args.json:
         print_json(summary)
-    else:
-        print(f"{shown(args.trace)}: valid trace, prefix-closed; wrote {shown(args.output)} (Parquet, one row per request)")
+    else:  # as for an instance (run_import): the format, its notes, then the figures
+        print(f"{shown(args.trace)}: valid {loaded.kind}, prefix-closed; wrote {shown(args.output)} (Parquet, one row per request)")
+        for note in loaded.notes:
+            print(f"  note: {note}")
         for key, value in summary.items():
-            if key not in ("trace", "output"):
+            if key == "block_size_tokens":
+                value = described_block_size(value, loaded)
+            if key not in ("trace", "output", "format", "compression", "notes"):
                 print(f"  {key:17} {value}")
     return 0
 
