@@ -49,5 +49,13 @@ def test_a_timed_replay_of_a_log_without_times_names_the_line(tmp_path, capsys):
     path = tmp_path / "lmcache.jsonl"
     path.write_text('\n{"chunk_hashes": [1, 2], "chunk_size": 256, "seq_len": 300}\n')
     status, out, err = run_cli(capsys, "replay", str(path))
-    assert_one_line_error(status, out, err, str(path), "line 2: a timed replay needs a timestamp")
-    assert "gives no timestamp" in err and "requests[" not in err
+    assert_one_line_error(status, out, err, str(path), "line 2.timestamp: a timed replay needs a timestamp")
+    assert "requests[" not in err
+
+
+def test_a_field_the_format_lacks_is_said_so(tmp_path, capsys):
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"messages": [{"role": "user", "content": "' + "hello " * 10 + '"}]}\n')
+    status, out, err = run_cli(capsys, "replay", str(path))
+    assert_one_line_error(status, out, err, str(path), "line 1: a timed replay needs a timestamp")
+    assert "this chat JSONL file gives no timestamp pyverify reads" in err and "requests[" not in err

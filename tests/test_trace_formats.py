@@ -364,13 +364,69 @@ def test_lmcache_errors_are_one_line(capsys, tmp_path, change, expected):
     assert_one_line_error(status, out, err, path, expected)
 
 
-@pytest.mark.parametrize("missing", ["chunk_size", "seq_len"])
-def test_lmcache_missing_fields_are_named(capsys, tmp_path, missing):
-    record = {"chunk_hashes": [1], "chunk_size": 256, "seq_len": 10}
-    del record[missing]
-    path = write(tmp_path, lines(record))
+def test_lmcache_without_a_chunk_size_asks_for_the_flag(capsys, tmp_path):
+    """A chunk size is never guessed: a log that gives none (LMCache's own records none) needs --source-block-size."""
+    path = write(tmp_path, lines({"chunk_hashes": [1], "seq_len": 10}))
     status, out, err = run_cli(capsys, "validate", str(path))
-    assert_one_line_error(status, out, err, path, f"line 1: missing field '{missing}'")
+    assert_one_line_error(status, out, err, path, "line 1: no chunk_size on any line (LMCache's own log")
+    assert "--source-block-size" in err
+    assert run_cli(capsys, "validate", str(path), "--source-block-size", "256")[0] == 0
+
+
+def test_lmcache_a_later_chunk_size_checks_the_lines_before_it(capsys, tmp_path):
+    path = write(tmp_path, lines({"chunk_hashes": ["0x1", "0x2", "0x3"], "seq_len": 300}, {"chunk_hashes": ["0x1"], "chunk_size": 256}))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, "line 1.seq_len: expected more than 512 tokens for 3 chunks of 256, got 300")
+
+
+def test_lmcache_seq_len_is_optional(tmp_path):
+    path = write(tmp_path, lines({"chunk_hashes": [1, 2], "chunk_size": 256}, {"chunk_hashes": [1], "chunk_size": 256, "seq_len": 9}))
+    assert load_described(path).instance.extra == ({}, {"input_tokens": 9})
+
+
+# LMCache's published log (lmcache/v1/lookup_client/record_strategies/file_hash.py): hex hashes of 64 bits, written
+# by hex() after taking a negative hash modulo 2**64; time.time() seconds; no chunk size. Written here by hand.
+LMCACHE_PUBLISHED = lines(
+    {"timestamp": 1733900000.25, "lookup_id": "req-1", "chunk_hashes": ["0x1f", hex(-5 % 2**64)]},
+    {"timestamp": 1733900001.5, "lookup_id": "req-2", "chunk_hashes": ["0x1f", hex(-5 % 2**64), "0xabc"],
+     "seq_len": 700, "chunk_size": 256, "shapes": [[32, 2, 256, 8, 128]], "dtypes": ["bfloat16"]},
+    {"chunk_hashes": [31, -5, 9], "chunk_size": 256, "seq_len": 600},  # the older form: the same hashes as integers
+)
+
+
+def test_lmcache_published_form_hex_hashes_and_chunk_bytes(capsys, tmp_path):
+    path = write(tmp_path, LMCACHE_PUBLISHED)
+    loaded = load_described(path)
+    assert loaded.format.key == "lmcache-jsonl" and loaded.instance.block_size_tokens == 256
+    assert loaded.instance.chains == ((0, 1), (0, 1, 2), (0, 1, 3))  # 0x1f is 31, and -5 is its 64-bit hex
+    assert [item.get("arrival_ms") for item in loaded.instance.extra] == [1733900000250, 1733900001500, None]
+    per_chunk = 32 * 2 * 256 * 8 * 128 * 2  # elements of the shape x 2 bytes of bfloat16
+    assert any(f"a chunk's KV is {per_chunk} bytes" in note and f"{per_chunk // 256} bytes per token" in note
+               for note in loaded.notes)
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
+    assert status == 0 and (json.loads(out)["hits"], json.loads(out)["misses"]) == (4, 4), err
+
+
+LMCACHE_SHAPES_BAD = [
+    ({"shapes": [[2, 3]]}, "line 1: gives shapes without dtypes"),
+    ({"shapes": [[2, 3]], "dtypes": ["float99"]}, "line 1.dtypes[0]: 'float99' is not a dtype pyverify knows"),
+    ({"shapes": [[2, 0]], "dtypes": "float16"}, "line 1.shapes[0]: expected 1 to 8 positive dimensions"),
+    ({"shapes": [[2, 3], [4]], "dtypes": ["float16"]}, "line 1.dtypes: expected a dtype name, or a list of 2"),
+]
+
+
+@pytest.mark.parametrize("change, expected", LMCACHE_SHAPES_BAD)
+def test_lmcache_bad_shapes_and_dtypes_are_one_line(capsys, tmp_path, change, expected):
+    path = write(tmp_path, lines(dict({"chunk_hashes": ["0x1"], "chunk_size": 16}, **change)))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, expected)
+
+
+def test_lmcache_chunks_of_two_sizes_in_bytes_are_refused(capsys, tmp_path):
+    first = {"chunk_hashes": ["0x1"], "chunk_size": 16, "shapes": [[4]], "dtypes": "float16"}
+    path = write(tmp_path, lines(first, dict(first, chunk_hashes=["0x1", "0x2"], dtypes="float32")))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, "line 2.shapes: 16 bytes per chunk, but line 1 gives 8")
 
 
 # --- 5. vLLM KV events (vllm/distributed/kv_events.py), recorded to JSONL --------------

@@ -41,7 +41,8 @@ def add_input_options(parser, recorded: bool = False) -> None:
                             "re-block to (every Kth id; see README 'Input formats')")
     group.add_argument("--source-block-size", type=positive_int, metavar="TOKENS",
                        help="tokens per block of a hash-id trace that does not say (default: the format's: 512 for Mooncake, "
-                            "16 for Qwen-Bailian); a file whose records give block_size must agree")
+                            "16 for Qwen-Bailian; an LMCache log without chunk_size needs it); a file whose records give "
+                            "block_size (chunk_size) must agree")
     group.add_argument("--rag-order", metavar="A,B,...",
                        help="RAGPulse only: the order of a request's components in its prompt (default: "
                             "sys_prompt,passages_ids,history,web_search,user_input)")

@@ -213,11 +213,12 @@ KV_EVENTS = InputFormat(
 LMCACHE = InputFormat(
     key="lmcache-jsonl",
     title="LMCache lookup-hash log",
-    signature="LMCache lookup-hash JSONL ('chunk_hashes', 'chunk_size', 'seq_len'; chunk size as block size)",
+    signature="LMCache lookup-hash JSONL ('chunk_hashes', hex or integers; 'chunk_size' or --source-block-size as block size)",
     detect=lambda head: head.has_any("chunk_hashes"),
     weak=lambda head: head.has_any(*LMCACHE_FIELDS),
     read=read_lmcache,
-    fields_as_written={"input_tokens": "seq_len", "timestamp": None},
+    source_sized=True,
+    fields_as_written={"input_tokens": "seq_len"},
 )
 
 def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
