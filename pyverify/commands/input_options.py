@@ -159,15 +159,20 @@ def may_give_sizes(path: str) -> bool:
     """Whether the file at ``path`` may hold a ``block_size`` or ``block_tokens`` key on some record: it holds
     the bytes ``block_`` or a backslash (an escape may spell a key). Mooncake's traces hold neither, so they
     stay on the array path; a file that does is read per record, which honours those keys wherever they stand
-    (the array commands replay 512-token blocks, or the records' first block size, and no per-block weights).
-    One search of the mapped file, at memory speed."""
+    (the array readers give them too, by the strict reader, but the array replays weigh no block by its own
+    block_tokens).
+    A search or two of the mapped file, at memory speed."""
     import mmap
 
     with open(path, "rb") as handle:
         if os.fstat(handle.fileno()).st_size == 0:
             return False
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as text:
-            return text.find(b"block_") >= 0 or text.find(b"\\") >= 0
+            if text.find(b"\\") >= 0:
+                return True
+            # Mooncake's keys and numbers hold no "k", which one byte search (memchr) finds at memory speed: 2 ms
+            # for 45 MB here, where the search for "block_" took 58 ms.
+            return text.find(b"k") >= 0 and text.find(b"block_") >= 0
 
 
 #: The fields of a Mooncake record (the released traces have no others).
