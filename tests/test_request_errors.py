@@ -59,3 +59,11 @@ def test_a_field_the_format_lacks_is_said_so(tmp_path, capsys):
     status, out, err = run_cli(capsys, "replay", str(path))
     assert_one_line_error(status, out, err, str(path), "line 1: a timed replay needs a timestamp")
     assert "this chat JSONL file gives no timestamp pyverify reads" in err and "requests[" not in err
+
+
+def test_an_engine_cache_names_a_prompt_beyond_its_chain_by_line(tmp_path, capsys):
+    path = tmp_path / "long.jsonl"
+    path.write_text('{"hash_ids": [1], "input_length": 500}\n\n{"hash_ids": [1, 2], "input_length": 2000}\n')
+    status, out, err = run_cli(capsys, "simulate", str(path), "--eviction", "vllm", "--capacity", "4")
+    assert_one_line_error(status, out, err, str(path), "line 3.input_length: 2000 tokens make 3 full blocks of 512")
+    assert "requests[" not in err

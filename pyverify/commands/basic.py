@@ -7,7 +7,7 @@ import json
 from contextlib import contextmanager
 
 from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
-from pyverify.errors import UserError, shown
+from pyverify.errors import RequestError, UserError, shown
 from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of, load_described_with,
                                              load_with)
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
@@ -49,6 +49,8 @@ def about_file(path: str, field: str):
     """Prefix a UserError raised inside with ``path: field:`` so it names the file."""
     try:
         yield
+    except RequestError:
+        raise  # names its file and request already
     except UserError as error:
         raise UserError(f"{path}: {field}: {error}") from None
 
@@ -244,7 +246,7 @@ def simulate_engine(args) -> Simulation:
     from pyverify.inputs.load import load_described
     from pyverify.sim.accounting import tally
     from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
-    from pyverify.sim.simulate import caches_read, engine_hits
+    from pyverify.sim.simulate import PromptBeyondChain, caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
     if args.eviction not in ENGINE_EVICTIONS:
@@ -277,6 +279,8 @@ def simulate_engine(args) -> Simulation:
         try:
             hit_blocks, unscheduled = engine_hits(instance.chains, cache_of, size.blocks, args.eviction,
                                                   prompt_tokens, block, page)
+        except PromptBeyondChain as error:
+            raise RequestError(args.instance, error.index, "input_tokens", error.reason) from None
         except ValueError as error:
             raise UserError(str(error)) from None
     references = instance.n_references
