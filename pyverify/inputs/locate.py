@@ -49,7 +49,7 @@ def relocated(error: RequestError) -> UserError:
     """``error`` in the words of the file it is about (module docstring); as it was when the file is an instance
     (whose words these are), or cannot be read again."""
     path = str(error.path)
-    entry = _READ.get(path) or _read_again(path)
+    entry = _READ.get(path) or _read_again(path, error.index)
     if entry is None:
         return error
     from pyverify.inputs.load import FORMATS
@@ -75,12 +75,33 @@ def relocated(error: RequestError) -> UserError:
     return located(path, where, reason)
 
 
-def _read_again(path: str) -> tuple[str, array] | None:
-    """The input read per record (it was read as arrays), or ``None`` when it cannot be."""
-    from pyverify.inputs.load import load_described
+#: The formats with one request per non-blank line, whatever the line holds.
+LINE_PER_REQUEST = ("mooncake-jsonl", "kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpulse-jsonl", "lmcache-jsonl")
+
+
+def _read_again(path: str, index: int) -> tuple[str, array] | None:
+    """The lines of the input's requests up to ``index`` (it was read as arrays, so none were noted), or ``None``
+    when it cannot be read. A format of one request per non-blank line is counted, not parsed: the error on a
+    big trace comes at once; any other is read per record."""
+    from pyverify.inputs.detect import read_head
+    from pyverify.inputs.load import detect_format, load_described
     from pyverify.inputs.records import ImportOptions
+    from pyverify.inputs.stream import open_source
 
     try:
+        with open_source(path) as source:
+            key = detect_format(read_head(source), source.display).key
+        if key in ("parquet", "csv"):
+            return key, array("q")  # named by row
+        if key in LINE_PER_REQUEST:
+            lines = array("q")
+            with open_source(path) as source:
+                for number, text in enumerate(source.handle, 1):
+                    if text.strip():
+                        lines.append(number)
+                        if len(lines) > index:
+                            break
+            return key, lines
         load_described(path, ImportOptions(allow_unsorted=True, warn=lambda message: None))
     except (UserError, OSError):
         return None
