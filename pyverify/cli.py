@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             args = build_parser(words[0] if words else None).parse_args(argv)
             return int(args.func(args) or 0)
         except UserError as error:
-            if isinstance(error, RequestError):  # a request named as its own file names it, not as the model does
+            if isinstance(error, RequestError):  # named as its file names it, not as the model does
                 from pyverify.inputs.locate import relocated
 
                 error = relocated(error)

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 from pyverify.commands.argtypes import chart_path, did_you_mean, fleet_size, positive_int
 from pyverify.errors import RequestError, UserError, shown
-from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of, load_described_with,
-                                             load_with)
+from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of,
+                                             load_described_with, load_with)
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts

@@ -95,8 +95,8 @@ def identity_of(loaded: "Loaded") -> dict[str, str]:
 
 
 def described_block_size(size: int | None, loaded: "Loaded") -> str:
-    """How a text report shows an input's ``block_size_tokens`` (``size``; ``loaded``: what the input was): the
-    number, or what is true when there is none (the JSON reports keep ``null``)."""
+    """How a text report shows an input's ``block_size_tokens`` (``size``; ``loaded``: what the
+    input was): the number, or what is true when there is none (the JSON reports keep ``null``)."""
     if size is not None:
         return str(size)
     hint = "; --rag-lengths gives the chunks' token lengths" if loaded.format.uses_rag_order else ""
@@ -129,9 +129,9 @@ RICHER_THAN_MOONCAKE = ("kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpul
 
 
 def _richer_than_mooncake(path: str) -> bool:
-    """Whether the file at ``path`` is one of :data:`RICHER_THAN_MOONCAKE`, by its first record, or a Mooncake file
-    that :func:`may_give_sizes` on a later one (never standard input: it can be read only once). Unreadable or
-    unknown inputs say no: the reader reports them."""
+    """Whether the file at ``path`` is one of :data:`RICHER_THAN_MOONCAKE`, by its first record,
+    or a Mooncake file that :func:`may_give_sizes` on a later one (never standard input: it can be
+    read only once). Unreadable or unknown inputs say no: the reader reports them."""
     if path == "-" or not os.path.isfile(path):
         return False
     from pyverify.errors import UserError
@@ -144,9 +144,10 @@ def _richer_than_mooncake(path: str) -> bool:
             if head.first_object is None:
                 return False  # a Parquet file, say: its reader decides
             if is_plain_mooncake(head.first_object):
-                # Settled without the per-record readers' module (start-up time): each of those formats is told
-                # by the fields of a first record, and Mooncake's alone are not one; but kvcache-simulator's
-                # block_size and block_tokens count on any record (the strict reader honours them there).
+                # Settled without the per-record readers' module (start-up time): each of those
+                # formats is told by the fields of a first record, and Mooncake's alone are not one;
+                # but kvcache-simulator's block_size and block_tokens count on any record (the
+                # strict reader honours them there).
                 return not source.compression and may_give_sizes(path)
             from pyverify.inputs.load import detect_format
 
@@ -156,12 +157,12 @@ def _richer_than_mooncake(path: str) -> bool:
 
 
 def may_give_sizes(path: str) -> bool:
-    """Whether the file at ``path`` may hold a ``block_size`` or ``block_tokens`` key on some record: it holds
-    the bytes ``block_`` or a backslash (an escape may spell a key). Mooncake's traces hold neither, so they
-    stay on the array path; a file that does is read per record, which honours those keys wherever they stand
-    (the array readers give them too, by the strict reader, but the array replays weigh no block by its own
-    block_tokens).
-    A search or two of the mapped file, at memory speed."""
+    """Whether the file at ``path`` may hold a ``block_size`` or ``block_tokens`` key on some
+    record: it holds the bytes ``block_`` or a backslash (an escape may spell a key). Mooncake's
+    traces hold neither, so they stay on the array path; a file that does is read per record,
+    which honours those keys wherever they stand (the array readers give them too, by the strict
+    reader, but the array replays weigh no block by its own block_tokens). A search or two of the
+    mapped file, at memory speed."""
     import mmap
 
     with open(path, "rb") as handle:
@@ -170,8 +171,8 @@ def may_give_sizes(path: str) -> bool:
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as text:
             if text.find(b"\\") >= 0:
                 return True
-            # Mooncake's keys and numbers hold no "k", which one byte search (memchr) finds at memory speed: 2 ms
-            # for 45 MB here, where the search for "block_" took 58 ms.
+            # Mooncake's keys and numbers hold no "k", which one byte search (memchr) finds at
+            # memory speed: 2 ms for 45 MB here, where the search for "block_" took 58 ms.
             return text.find(b"k") >= 0 and text.find(b"block_") >= 0
 
 

@@ -201,7 +201,8 @@ def run_replay(args) -> int:
     if not args.no_timing:
         missing = next((index for index, value in enumerate(arrivals) if value is None), None)
         if missing is not None:
-            raise RequestError(args.trace, missing, "timestamp", "a timed replay needs a timestamp on every request (or use --no-timing)")
+            raise RequestError(args.trace, missing, "timestamp",
+                               "a timed replay needs a timestamp on every request (or use --no-timing)")
     options = RouterOptions(seed=args.seed, slack=args.affinity_slack, overlap_weight=args.overlap_weight, load_weight=args.load_weight)
     timings = [True, False] if args.compare else [not args.no_timing]
     configurations = tier_configurations(args)
@@ -310,8 +311,10 @@ def engine_inputs(args, instance) -> dict:
     if prompt_tokens is not None:  # as simulate --eviction vllm|sglang reads them
         for index, (chain, tokens) in enumerate(zip(instance.chains, prompt_tokens)):
             if tokens // block > len(chain):
-                raise RequestError(args.trace, index, "input_tokens", f"{tokens} tokens make {tokens // block} full blocks of {block}, "
-                                   f"but the chain names {len(chain)}: the engine would cache blocks the trace does not name")
+                raise RequestError(args.trace, index, "input_tokens",
+                                   f"{tokens} tokens make {tokens // block} full blocks of {block}, but the "
+                                   f"chain names {len(chain)}: the engine would cache blocks the trace does "
+                                   "not name")
     return {"prompt_tokens": prompt_tokens, "block_size": block, "page_size": page}
 
 

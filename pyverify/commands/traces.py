@@ -19,8 +19,9 @@ from pyverify.commands.argtypes import chart_path, fleet_size, output_file, targ
 from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.engine_options import add_trace_engine_option, load_kernels_before_reading, trace_on_arrays
-from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of, import_options,
-                                             load_described_with, load_with, needs_instance_reader, read_trace_with)
+from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of,
+                                             import_options, load_described_with, load_with,
+                                             needs_instance_reader, read_trace_with)
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError, shown
@@ -67,7 +68,7 @@ def register(subparsers) -> None:
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
     formats = trace_commands.add_parser(
-        "formats", help="list the input formats pyverify reads, and how each is told apart by content")
+        "formats", help="list the input formats pyverify reads, and how each is told apart")
     formats.add_argument("--json", action="store_true", help="machine-readable list")
     formats.set_defaults(func=run_formats)
     from pyverify.commands import engine_check
@@ -145,14 +146,17 @@ OUTPUT_SUFFIXES = (".json", ".parquet")
 
 
 def run_formats(args) -> int:
-    """``trace formats``: every input format, in the order they are tried (the 'unknown format' errors point here)."""
+    """``trace formats``: every input format, in the order they are tried (the 'unknown format'
+    errors point here)."""
     from pyverify.inputs.load import FORMATS
 
     if args.json:
-        print_json([{"key": fmt.key, "title": fmt.title, "told_by": fmt.signature} for fmt in FORMATS])
+        print_json([{"key": fmt.key, "title": fmt.title, "told_by": fmt.signature}
+                    for fmt in FORMATS])
         return 0
-    print("pyverify reads these formats, told apart by content, never by file name (any of them gzip-compressed "
-          "or from standard input '-', but Parquet and CSV, which are read from a file):")
+    print("pyverify reads these formats, told apart by content, never by file name (any of them "
+          "gzip-compressed or from standard input '-', but Parquet and CSV, which are read from a "
+          "file):")
     for fmt in FORMATS:
         print(f"  {fmt.key:24} {fmt.signature}")
     return 0
@@ -214,10 +218,11 @@ def _routed_once(args, instance):
 
 
 def _any_input_as_columns(args) -> "tuple[ColumnarTrace, Loaded]":
-    """The input as arrays, whatever its format, and what it was (its format, notes): the column readers for
-    the trace files they read (Mooncake JSONL, CSV, Parquet), else the instance readers (instance JSON,
-    token-id and chat JSONL, and re-blocking or tokenizing flags), converted once. The array readers' inputs
-    make no notes; their format is told by content, as the instance readers tell it."""
+    """The input as arrays, whatever its format, and what it was (its format, notes): the column
+    readers for the trace files they read (Mooncake JSONL, CSV, Parquet), else the instance readers
+    (instance JSON, token-id and chat JSONL, and re-blocking or tokenizing flags), converted once.
+    The array readers' inputs make no notes; their format is told by content, as the instance
+    readers tell it."""
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.columnar.formats import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
     from pyverify.inputs.load import CSV, MOONCAKE, PARQUET, Loaded
@@ -261,7 +266,8 @@ def run_import_parquet(args) -> int:
     if args.json:
         print_json(summary)
     else:  # as for an instance (run_import): the format, its notes, then the figures
-        print(f"{shown(args.trace)}: valid {loaded.kind}, prefix-closed; wrote {shown(args.output)} (Parquet, one row per request)")
+        print(f"{shown(args.trace)}: valid {loaded.kind}, prefix-closed; wrote {shown(args.output)} "
+              "(Parquet, one row per request)")
         for note in loaded.notes:
             print(f"  note: {note}")
         for key, value in summary.items():

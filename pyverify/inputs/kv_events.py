@@ -95,7 +95,7 @@ class _Log:
         self.ids: dict[Any, int] = {}
         self.declared: dict[int, int | None] = {}  # block -> the parent hash's id it was first stored under (None: unknown)
         self.chain_parent: dict[int, int] = {}  # block -> its parent in the chains pyverify builds
-        self.unseen: set[int] = set()  # the ids standing for prefixes the log never stored (no block the engine held)
+        self.unseen: set[int] = set()  # ids standing for prefixes the log never stored (never held)
         self.block_size: int | None = None
         self.size_line = 0
         self.held_by: dict[int | None, set[int]] = {}  # per data-parallel rank (None: the log gives none)
@@ -144,8 +144,8 @@ class _Log:
                               "this block was stored under another parent earlier: the log's hashes do not name prefixes")
             after = chain[-1] if chain else ROOT
             if self.chain_parent.setdefault(block, after) != after:
-                # First stored under the unseen prefix standing for its parent, which the log stored since: the
-                # block keeps its first chain (one parent per block), and this request's chain is that one.
+                # First stored under the unseen prefix standing for its parent, which the log stored
+                # since: the block keeps its first chain (one parent per block), and so does this request.
                 chain = self.path_to(self.chain_parent[block])
             chain.append(block)
             self.held(rank).add(block)
@@ -163,8 +163,9 @@ class _Log:
         return chain
 
     def unseen_prefix(self, parent: int) -> int:
-        """The block id standing for the prefix ending at ``parent``, a block the log never stored (a chain's root)."""
-        block = self.ids.setdefault(("unseen prefix", parent), len(self.ids))  # a key no hash can equal
+        """The block id standing for the prefix ending at ``parent``, a block the log never stored
+        (a chain's root)."""
+        block = self.ids.setdefault(("unseen prefix", parent), len(self.ids))  # no hash equals it
         self.chain_parent.setdefault(block, ROOT)
         self.unseen.add(block)
         return block
@@ -247,8 +248,9 @@ def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | N
                 chain = log.store(line, at, event, rank)
                 if chain is not None:
                     violation = builder.prefix_violation(chain)
-                    if violation is not None:  # the chains are built prefix-closed: never, unless that is broken
-                        raise located(shown, f"{at}.block_hashes", f"not prefix-closed: {violation[1]}")
+                    if violation is not None:  # never while the chains are built prefix-closed
+                        raise located(shown, f"{at}.block_hashes",
+                                      f"not prefix-closed: {violation[1]}")
                     builder.add(line, chain, arrival)
                     added.append((chain, len(event["block_hashes"]), rank))
                     if rank is not None:
@@ -282,8 +284,8 @@ def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | N
     if ranks:
         notes.append(f"data_parallel_rank is each request's host ({hosts} hosts)")
     if log.orphans:
-        notes.append(f"{log.orphans} events store blocks under a parent not stored earlier in the log (recorded mid-run): "
-                     "their chains start at a block standing for that unseen prefix")
+        notes.append(f"{log.orphans} events store blocks under a parent not stored earlier in the log "
+                     "(recorded mid-run): their chains start at a block standing for that unseen prefix")
     if log.other_media:
         notes.append(f"{log.other_media} BlockStored events of another medium (not GPU) left out")
     return instance, notes, log

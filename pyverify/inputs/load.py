@@ -63,9 +63,10 @@ class InputFormat:
     source_sized: bool = False  # --source-block-size applies (a hash-id trace whose blocks may be of any size)
     uses_rag_order: bool = False  # --rag-order and --rag-lengths apply
     reblocks: bool = True  # --block-size may ask for coarser blocks (not for blocks of varying size)
-    #: How the format writes the instance model's per-request fields (``input_tokens``: ``input_length``; ``None``:
-    #: it has none), so that errors found after reading name them as the file does (pyverify.inputs.locate);
-    #: ``None`` for a format that writes them as the model does (an instance file).
+    #: How the format writes the instance model's per-request fields (``input_tokens``:
+    #: ``input_length``; ``None``: it has none), so that errors found after reading name them as
+    #: the file does (pyverify.inputs.locate); ``None`` for a format that writes them as the model
+    #: does (an instance file).
     fields_as_written: dict[str, str | None] | None = None
 
 
@@ -121,8 +122,8 @@ def _cut_off(head: Head) -> bool:
     return head.first_line is not None and len(head.first_line) > MAX_LINE_BYTES
 
 
-#: The names Mooncake's records (and the formats built on them, and the Parquet and CSV traces' columns) give the
-#: instance model's per-request fields.
+#: The names Mooncake's records (and the formats built on them, and the Parquet and CSV traces'
+#: columns) give the instance model's per-request fields.
 LENGTHS_WRITE = {"input_tokens": "input_length", "output_tokens": "output_length"}
 MOONCAKE_WRITES = {**LENGTHS_WRITE, "block_tokens": "block_tokens"}
 
@@ -264,8 +265,8 @@ FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMU
 
 
 def accepted_formats() -> str:
-    """Where the accepted formats are listed, for every 'unknown format' error (one short line: the list itself
-    is printed by ``pyverify trace formats``)."""
+    """Where the accepted formats are listed, for every 'unknown format' error (one short line: the
+    list itself is printed by ``pyverify trace formats``)."""
     return "see 'pyverify trace formats'"
 
 
@@ -275,7 +276,8 @@ SHOWN_KEYS, SHOWN_KEY_CHARS = 3, 16
 
 def shown_keys(record: dict) -> str:
     """A record's first keys, each cut short, for a one-line error."""
-    keys = [repr(key if len(key) <= SHOWN_KEY_CHARS else key[:SHOWN_KEY_CHARS - 3] + "...") for key in list(record)[:SHOWN_KEYS]]
+    keys = [repr(key if len(key) <= SHOWN_KEY_CHARS else key[:SHOWN_KEY_CHARS - 3] + "...")
+            for key in list(record)[:SHOWN_KEYS]]
     more = len(record) - SHOWN_KEYS
     return ", ".join(keys) + (f" and {more} more" if more > 0 else "") if keys else "none"
 
@@ -291,8 +293,9 @@ def detect_format(head: Head, display: str) -> InputFormat:
         if fmt.weak is not None and fmt.weak(head):
             return fmt
     if head.first_object is not None:
+        keys = shown_keys(head.first_object)
         raise located(display, f"line {head.line_number}",
-                      f"the record matches no known format (keys: {shown_keys(head.first_object)}); {accepted_formats()}")
+                      f"the record matches no known format (keys: {keys}); {accepted_formats()}")
     where = f"line {head.line_number}" if head.line_number else None
     if _cut_off(head):
         raise located(display, where, f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace (and not an instance)")

@@ -1,4 +1,5 @@
-"""Naming a request as its input file names it: ``line 2.input_length``, not ``requests[1].input_tokens``.
+"""Naming a request as its input file names it: ``line 2.input_length``, not
+``requests[1].input_tokens``.
 
 Some problems with a request show only once the input is read: a prompt too
 short for its blocks (:func:`pyverify.sim.tokens.short_prompt_error`), a
@@ -25,13 +26,13 @@ from typing import Iterator
 from pyverify.errors import RequestError, UserError, located
 from pyverify.inputs.records import _LINES
 
-#: Per input read (as the command named it): its format's key and the line of each request, in order.
+#: Per input read (as the command named it): its format's key and each request's line, in order.
 _READ: dict[str, tuple[str, array]] = {}
 
 
 @contextmanager
 def recording(path: str) -> Iterator[array]:
-    """Note the line of every request read meanwhile; kept for :func:`relocated` once the read succeeds."""
+    """Note the line of every request read meanwhile (kept by :func:`remember` once read)."""
     lines = array("q")
     token = _LINES.set(lines)
     try:
@@ -46,8 +47,8 @@ def remember(path: str, format_key: str, lines: array) -> None:
 
 
 def relocated(error: RequestError) -> UserError:
-    """``error`` in the words of the file it is about (module docstring); as it was when the file is an instance
-    (whose words these are), or cannot be read again."""
+    """``error`` in the words of the file it is about (module docstring); as it was when the file
+    is an instance (whose words these are), or cannot be read again."""
     path = str(error.path)
     entry = _READ.get(path) or _read_again(path, error.index)
     if entry is None:
@@ -76,13 +77,14 @@ def relocated(error: RequestError) -> UserError:
 
 
 #: The formats with one request per non-blank line, whatever the line holds.
-LINE_PER_REQUEST = ("mooncake-jsonl", "kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpulse-jsonl", "lmcache-jsonl")
+LINE_PER_REQUEST = ("mooncake-jsonl", "kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpulse-jsonl",
+                    "lmcache-jsonl")
 
 
 def _read_again(path: str, index: int) -> tuple[str, array] | None:
-    """The lines of the input's requests up to ``index`` (it was read as arrays, so none were noted), or ``None``
-    when it cannot be read. A format of one request per non-blank line is counted, not parsed: the error on a
-    big trace comes at once; any other is read per record."""
+    """The lines of the input's requests up to ``index`` (it was read as arrays, so none were
+    noted), or ``None`` when it cannot be read. A format of one request per non-blank line is
+    counted, not parsed: the error on a big trace comes at once; any other is read per record."""
     from pyverify.inputs.detect import read_head
     from pyverify.inputs.load import detect_format, load_described
     from pyverify.inputs.records import ImportOptions

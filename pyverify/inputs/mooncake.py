@@ -64,9 +64,9 @@ MOONCAKE_BLOCK_TOKENS = 512
 #: The fields that say a JSONL record is a Mooncake request.
 MOONCAKE_FIELDS = ("hash_ids", "input_length", "output_length")
 
-#: kvcache-simulator's per-record fields that change how the whole trace is read (its block size, its blocks'
-#: weights), on whichever record they stand: a fast reader that cannot carry them must leave such a file to
-#: :func:`read_mooncake`.
+#: kvcache-simulator's per-record fields that change how the whole trace is read (its block size,
+#: its blocks' weights), on whichever record they stand: a fast reader that cannot carry them must
+#: leave such a file to :func:`read_mooncake`.
 SIZE_FIELDS = frozenset({"block_size", "block_tokens"})
 
 

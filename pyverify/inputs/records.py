@@ -108,14 +108,17 @@ def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> 
 MAX_ARRIVAL_MS = 1e18
 
 
-def optional_timestamp(data: dict[str, Any], display: str, where: str, ms_per_unit: int = 1) -> float | int | None:
-    """``data["timestamp"]`` (milliseconds, as in Mooncake's traces; or units of ``ms_per_unit`` milliseconds,
-    1000 for seconds) or None; a one-line error otherwise, bounded so that it fits an instance once converted."""
+def optional_timestamp(data: dict[str, Any], display: str, where: str,
+                       ms_per_unit: int = 1) -> float | int | None:
+    """``data["timestamp"]`` (milliseconds, as in Mooncake's traces; or units of ``ms_per_unit``
+    milliseconds, 1000 for seconds) or None; a one-line error otherwise, bounded so that it fits
+    an instance once converted."""
     value = data.get("timestamp")
     bound = MAX_ARRIVAL_MS / ms_per_unit
     if value is not None and not (is_number(value) and 0 <= value <= bound):
         unit = f" of seconds up to {bound:g}" if ms_per_unit == 1000 else ""
-        raise located(display, f"{where}.timestamp", f"expected a non-negative number{unit}, got {value!r}")
+        raise located(display, f"{where}.timestamp",
+                      f"expected a non-negative number{unit}, got {value!r}")
     return value
 
 
@@ -151,7 +154,7 @@ class TraceBuilder:
         self.closure = PrefixClosure()
         self.chains: list[tuple[int, ...]] = []
         self.extra: list[dict[str, Any]] = []
-        self.lines = _LINES.get()  # when a caller asked for them: the line of each request (pyverify.inputs.locate)
+        self.lines = _LINES.get()  # each request's line, when asked (pyverify.inputs.locate)
         self._last_time: float | int | None = None
         self._last_time_line = 0
         self._warned = False
@@ -217,7 +220,8 @@ class TraceBuilder:
         )
 
 
-#: Where every TraceBuilder made while it is set appends each request's line (:mod:`pyverify.inputs.locate`).
+#: Where every TraceBuilder made while it is set appends each request's line
+#: (:mod:`pyverify.inputs.locate`).
 _LINES: ContextVar[Any] = ContextVar("pyverify_request_lines", default=None)
 
 

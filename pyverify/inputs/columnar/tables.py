@@ -133,8 +133,8 @@ def check_parquet_file(path: str | Path):
         block_size = parquet_block_size(schema, path)
         if handle.metadata.num_rows == 0:
             raise located(path, None, "empty trace: no requests")
-        others = [name for name in OPTIONAL_COLUMNS if name in schema.names] + [
-            name for name in schema.names if name.startswith(LABEL_PREFIX)]
+        others = [name for name in OPTIONAL_COLUMNS if name in schema.names]
+        others += [name for name in schema.names if name.startswith(LABEL_PREFIX)]
         extra = _optional_columns(pq.read_table(str(path), columns=others), path) if others else {}
     return handle, block_size, extra
 
@@ -407,19 +407,21 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
     return found
 
 
-#: What an instance's ``labels`` may hold (pyverify/schemas/instance.schema.json), so a file read back is one
-#: that validates: keys per request, characters per key, characters per string value.
+#: What an instance's ``labels`` may hold (pyverify/schemas/instance.schema.json), so a file read
+#: back is one that validates: keys per request, characters per key, characters per string value.
 MAX_LABELS, MAX_LABEL_KEY_CHARS, MAX_LABEL_CHARS = 16, 64, 256
 
 
 def _labels(table, path: str | Path) -> list[dict[str, Any] | None] | None:
-    """Each row's labels from the ``label.KEY`` columns (integers or strings; a null: no such label), or ``None``."""
+    """Each row's labels from the ``label.KEY`` columns (integers or strings; a null: no such
+    label), or ``None``."""
     pa = require("pyarrow")
     names = [name for name in table.column_names if name.startswith(LABEL_PREFIX)]
     if not names:
         return None
     if len(names) > MAX_LABELS:
-        raise located(path, names[MAX_LABELS], f"more than {MAX_LABELS} label columns (an instance keeps at most {MAX_LABELS} labels)")
+        raise located(path, names[MAX_LABELS], f"more than {MAX_LABELS} label columns "
+                                               f"(an instance keeps at most {MAX_LABELS} labels)")
     rows: list[dict[str, Any]] = [{} for _ in range(table.num_rows)]
     for name in names:
         key, column = name[len(LABEL_PREFIX):], table.column(name)
@@ -432,7 +434,8 @@ def _labels(table, path: str | Path) -> list[dict[str, Any] | None] | None:
             if value is None:
                 continue
             if text and len(value) > MAX_LABEL_CHARS:
-                raise located(path, f"row {row + 1}.{name}", f"longer than {MAX_LABEL_CHARS} characters")
+                raise located(path, f"row {row + 1}.{name}",
+                              f"longer than {MAX_LABEL_CHARS} characters")
             if not text and not -2**63 <= value < 2**63:
                 raise located(path, f"row {row + 1}.{name}", f"{value} is outside 64 bits")
             rows[row][key] = value

@@ -44,8 +44,9 @@ class ColumnarTrace:
     block_tokens: np.ndarray | None = None
     #: The fleet size the input names (an instance's ``hosts``); ``None``: its largest host id + 1, or 1.
     fleet_size: int | None = None
-    #: Each request's ``labels`` (Qwen-Bailian's chat_id, parent_chat_id, type, turn; ``None``: none), kept for
-    #: grouping as the instance keeps them; no count reads them, and the content digest leaves them out.
+    #: Each request's ``labels`` (Qwen-Bailian's chat_id, parent_chat_id, type, turn; ``None``:
+    #: none), kept for grouping as the instance keeps them; no count reads them, and the content
+    #: digest leaves them out.
     labels: list[dict[str, Any] | None] | None = None
 
     @property

@@ -22,13 +22,15 @@ PARQUET_FORMAT = "pyverify.trace/1"
 #: The metadata's block size of a trace that gives none (an instance of block ids only).
 NO_BLOCK_SIZE = "none"
 
-#: A request label ``KEY`` (an instance's ``labels``, e.g. Qwen-Bailian's ``chat_id``) is the column ``label.KEY``.
+#: A request label ``KEY`` (an instance's ``labels``, e.g. Qwen-Bailian's ``chat_id``) is the
+#: column ``label.KEY``.
 LABEL_PREFIX = "label."
 
 
 def label_columns(labels: list | None, path: str | Path) -> dict[str, str]:
-    """Each label key of a trace's ``labels`` and its column's kind, ``int`` or ``str`` (one kind per key: the
-    instance allows either, and a column holds one); one line of error for a key whose values mix them."""
+    """Each label key of a trace's ``labels`` and its column's kind, ``int`` or ``str`` (one kind
+    per key: the instance allows either, and a column holds one); one line of error for a key
+    whose values mix them."""
     from pyverify.errors import located
 
     kinds: dict[str, str] = {}
@@ -36,8 +38,9 @@ def label_columns(labels: list | None, path: str | Path) -> dict[str, str]:
         for key, value in (item or {}).items():
             kind = "str" if isinstance(value, str) else "int"
             if kinds.setdefault(key, kind) != kind:
-                raise located(path, f"requests[{index}].labels.{key}", "mixes integers and strings across requests: a "
-                                                                       "Parquet column holds one kind; write an instance (.json) instead")
+                raise located(path, f"requests[{index}].labels.{key}",
+                              "mixes integers and strings across requests: a Parquet column holds "
+                              "one kind; write an instance (.json) instead")
     return kinds
 
 
@@ -52,7 +55,7 @@ class ParquetTraceWriter:
                  whole_timestamps: bool = False, labels: dict[str, str] | None = None) -> None:
         self.path = Path(path)
         self.block_size_tokens = block_size_tokens
-        self.labels = labels or {}  # label key -> "int" or "str" (label_columns); written after the other columns
+        self.labels = labels or {}  # key -> "int" or "str" (label_columns); after the other columns
         self.columns = columns + tuple(LABEL_PREFIX + key for key in self.labels)
         self.whole_timestamps = whole_timestamps  # store timestamps as int64 (every one is a whole number)
         self._context = None
@@ -68,7 +71,8 @@ class ParquetTraceWriter:
         fields = [pa.field("hash_ids", pa.list_(pa.int64()), nullable=False)]
         types = {"timestamp": pa.int64() if self.whole_timestamps else pa.float64(), "input_length": pa.int64(), "output_length": pa.int64(),
                  "host": pa.int64(), "route_key": pa.string(),
-                 **{LABEL_PREFIX + key: pa.string() if kind == "str" else pa.int64() for key, kind in self.labels.items()}}
+                 **{LABEL_PREFIX + key: pa.string() if kind == "str" else pa.int64()
+                    for key, kind in self.labels.items()}}
         fields += [pa.field(name, types[name]) for name in self.columns]
         metadata = {b"pyverify.format": PARQUET_FORMAT.encode()}
         # "none" when the trace gives no block size: a file without the key is read as Mooncake's 512.
@@ -109,8 +113,8 @@ def write_parquet(trace: ColumnarTrace, path: str | Path, rows_per_group: int = 
     if trace.route_keys is not None:
         columns += ("route_key",)
     labels = label_columns(trace.labels, path)
-    with ParquetTraceWriter(path, trace.block_size_tokens, columns, whole_timestamps=_whole(trace.timestamps),
-                            labels=labels) as writer:
+    with ParquetTraceWriter(path, trace.block_size_tokens, columns,
+                            whole_timestamps=_whole(trace.timestamps), labels=labels) as writer:
         for start in range(0, trace.n_requests, rows_per_group):
             end = min(start + rows_per_group, trace.n_requests)
             first, last = int(trace.offsets[start]), int(trace.offsets[end])
@@ -124,5 +128,6 @@ def write_parquet(trace: ColumnarTrace, path: str | Path, rows_per_group: int = 
                     chunk = [None if v != v else (int(v) if writer.whole_timestamps else v) for v in chunk.tolist()]
                 values[name] = chunk
             for key in labels:
-                values[LABEL_PREFIX + key] = [None if item is None else item.get(key) for item in trace.labels[start:end]]
+                values[LABEL_PREFIX + key] = [None if item is None else item.get(key)
+                                              for item in trace.labels[start:end]]
             writer.write(trace.ids[first:last], trace.offsets[start:end + 1] - first, **values)
