@@ -25,7 +25,7 @@ from typing import Iterator
 
 from pyverify import __version__
 from pyverify.commands.argtypes import did_you_mean, refuse_writing_inputs
-from pyverify.errors import CheckFailed, UserError, shown
+from pyverify.errors import CheckFailed, RequestError, UserError, shown
 
 
 class Terminated(BaseException):
@@ -243,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
             refuse_writing_inputs(args)  # before any work: no output may replace an input
             return int(args.func(args) or 0)
         except UserError as error:
+            if isinstance(error, RequestError):  # named as its file names it, not as the model does
+                from pyverify.inputs.locate import relocated
+
+                error = relocated(error)
             print(f"pyverify: error: {shown(error, None)}", file=sys.stderr)  # one line, whatever the message holds
             return 2
         except CheckFailed as failure:

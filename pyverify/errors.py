@@ -44,6 +44,22 @@ def located(path: object, field: str | None, reason: str) -> UserError:
     return UserError(": ".join(parts))
 
 
+class RequestError(UserError):
+    """A problem with request ``index`` of the input at ``path``, found after the input was read
+    (a prompt too short for its blocks, a timestamp a timed replay needs), with ``field`` as the
+    instance model names it.
+
+    The message reads ``PATH: requests[INDEX].FIELD: REASON``, which is how an instance file
+    writes it; the CLI names it as any other input file writes it (``line 2.input_length`` of a
+    Mooncake file, ``row 3`` of a Parquet file) through
+    :func:`pyverify.inputs.locate.relocated`."""
+
+    def __init__(self, path: object, index: int, field: str | None, reason: str) -> None:
+        self.path, self.index, self.field, self.reason = path, index, field, reason
+        where = f"requests[{index}]" + (f".{field}" if field else "")
+        super().__init__(str(located(path, where, reason)))
+
+
 class CheckFailed(Exception):
     """A check ran and the thing checked is wrong (a tampered certificate, a
     registry that does not match, an overclaiming scope): reported as one line,

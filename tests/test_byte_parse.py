@@ -34,6 +34,9 @@ def lines(draw, index: int):
     """One line: a plain Mooncake line with random spacing and key order, sometimes broken by a hostile fragment."""
     chain = draw(st.lists(st.integers(0, 6), min_size=1, max_size=5))
     members = {"hash_ids": chain}
+    if index > 0 and draw(st.integers(0, 5)) == 0:  # kvcache-simulator's fields, on a later line only
+        key = draw(st.sampled_from(["block_size", "block_tokens"]))
+        members[key] = draw(st.sampled_from([16, 64])) if key == "block_size" else [draw(st.integers(1, 600)) for _ in chain]
     for key in KEYS[1:]:
         if draw(st.booleans()):
             members[key] = index if key == "timestamp" else draw(st.integers(0, 10**6))
@@ -71,9 +74,10 @@ def strict_of(path):
 
 def assert_same_trace(mine: ColumnarTrace, theirs: ColumnarTrace) -> None:
     assert np.array_equal(mine.ids, theirs.ids) and np.array_equal(mine.offsets, theirs.offsets)
-    for name in ("timestamps", "input_tokens", "output_tokens"):
+    for name in ("timestamps", "input_tokens", "output_tokens", "block_tokens"):
         a, b = getattr(mine, name), getattr(theirs, name)
         assert (a is None) == (b is None) and (a is None or np.array_equal(a, b, equal_nan=True)), name
+    assert mine.block_size_tokens == theirs.block_size_tokens
     assert content_sha256(mine) == content_sha256(theirs)
     assert np.array_equal(first_references(mine.ids), first_references(theirs.ids))
 

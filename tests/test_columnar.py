@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("pyarrow")
@@ -60,9 +60,10 @@ def same_as_strict(trace: ColumnarTrace, path) -> None:
     strict = ColumnarTrace.from_instance(import_mooncake(path))
     assert np.array_equal(trace.ids, strict.ids)
     assert np.array_equal(trace.offsets, strict.offsets)
-    for name in ("timestamps", "input_tokens", "output_tokens"):
+    for name in ("timestamps", "input_tokens", "output_tokens", "block_tokens"):
         mine, theirs = getattr(trace, name), getattr(strict, name)
         assert (mine is None) == (theirs is None) and (mine is None or np.array_equal(mine, theirs, equal_nan=True)), name
+    assert trace.block_size_tokens == strict.block_size_tokens
 
 
 def parsed_as_strict(parsed, strict: ColumnarTrace | None, error: str | None, parser: str) -> ColumnarTrace | None:
@@ -190,6 +191,9 @@ ODD_BUT_GOOD = {
     "no final newline": GOOD,
     "tabs and CRLF": GOOD.replace(", ", ",\t") + "\r\n" + GOOD + "\r\n",
     "null timestamp": '{"timestamp": null, "hash_ids": [0, 1]}\n',
+    # kvcache-simulator's fields count on any record, not only the first (the strict reader honours them there)
+    "block_size on a later line": GOOD + '\n{"timestamp": 1, "block_size": 64, "hash_ids": [0, 1, 2]}\n',
+    "block_tokens on a later line": GOOD + '\n{"timestamp": 1, "block_tokens": [8, 8], "hash_ids": [0, 3]}\n',
 }
 
 
@@ -446,3 +450,99 @@ def test_engines_recognise_trace_files_by_content_not_by_name(tmp_path):
     (tmp_path / "trace.jsonl.gz").write_bytes(gzip.compress(mooncake.encode()))
     assert not is_trace_file(str(tmp_path / "trace.jsonl.gz"))
     assert not is_trace_file(str(tmp_path))  # a directory
+
+
+# kvcache-simulator's block_size or block_tokens on a later record only: the strict reader honours them there
+# (README: "records that give none share it"), so every path must read them, whatever the first record says.
+LATER_SIZES = {
+    "block_size": '{"hash_ids": [1, 2], "input_length": 1024}\n{"hash_ids": [1, 3], "input_length": 1000}\n'
+                  '{"block_size": 64, "hash_ids": [1, 2, 4], "input_length": 1500}\n',
+    "block_tokens": '{"hash_ids": [1, 2], "input_length": 1024}\n'
+                    '{"block_tokens": [5, 7], "hash_ids": [1, 3], "input_length": 1000}\n',
+}
+
+
+@pytest.mark.parametrize("field", sorted(LATER_SIZES))
+def test_a_size_field_on_a_later_record_reads_the_same_on_every_path(tmp_path, capsys, field):
+    path = tmp_path / "kvs.jsonl"
+    path.write_text(LATER_SIZES[field])
+    reports = {}
+    for engine in ("auto", "python"):
+        status, out, err = run_cli(capsys, "simulate", str(path), "--capacity-tokens", "1024", "--engine", engine, "--json")
+        assert status == 0, err
+        report = json.loads(out)
+        reports[engine] = (report["sha256"], report["cache_size"]["capacity_blocks"], report["measured"]["token_hit_rate"])
+    assert reports["auto"] == reports["python"]
+    strict = import_mooncake(path)
+    assert read_columnar(path).block_size_tokens == strict.block_size_tokens
+    status, _, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "kvs.parquet"))
+    if field == "block_tokens":  # weights per block: refused, as when the first record gives them
+        assert status == 2 and "block_tokens" in err and not (tmp_path / "kvs.parquet").exists()
+    else:
+        assert status == 0, err
+        same_as_strict(read_parquet(tmp_path / "kvs.parquet"), path)
+
+
+@st.composite
+def files_sized_later(draw) -> bytes:
+    """Prefix-closed Mooncake files (each chain a path down a small tree) whose later records, and only those,
+    carry kvcache-simulator's ``block_size`` (sometimes two different ones, which the strict reader refuses)
+    or ``block_tokens``, in the form json.dumps writes, so every fast parser is tempted by the first line."""
+    from pyverify.inputs.columnar.plain_parse import SEPARATORS
+
+    node_ids: dict[tuple[int, ...], int] = {}
+    style = draw(st.sampled_from(SEPARATORS))
+    sizes = draw(st.lists(st.sampled_from([16, 64, 512]), min_size=1, max_size=2))
+    n = draw(st.integers(2, 6))
+    lines = []
+    for index in range(n):
+        path = draw(st.lists(st.integers(0, 2), min_size=1, max_size=5))
+        chain = [node_ids.setdefault(tuple(path[:depth + 1]), len(node_ids)) for depth in range(len(path))]
+        record = {"timestamp": index, "input_length": draw(st.integers(0, 4000)), "hash_ids": chain}
+        if index > 0 and draw(st.booleans()):
+            if draw(st.booleans()):
+                record = {"block_size": draw(st.sampled_from(sizes)), **record}
+            else:
+                record["block_tokens"] = [draw(st.integers(1, 600)) for _ in chain]
+        lines.append(json.dumps(record, separators=style))
+    return ("\n".join(lines) + "\n").encode()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=files_sized_later())
+def test_every_fast_reader_honours_sizes_given_on_later_records(tmp_path_factory, fast_reader, data):
+    """Each fast path reads such a file as the strict reader does (block size and weights included) or names
+    the same line; and the commands' dispatch sends it to the per-record readers, which honour them."""
+    from pyverify.commands.input_options import _richer_than_mooncake
+
+    path = tmp_path_factory.mktemp("sized") / "t.jsonl"
+    path.write_bytes(data)
+    try:
+        strict = import_mooncake(path)
+    except UserError as error:
+        with pytest.raises(UserError) as raised:
+            read_jsonl(path)
+        assert str(raised.value) == str(error)
+        return
+    same_as_strict(read_jsonl(path), path)
+    if strict.block_size_tokens != 512 or any("block_tokens" in item for item in strict.extra):
+        assert _richer_than_mooncake(str(path))
+
+
+@pytest.mark.parametrize("columns,where,reason", [
+    ({"label.turn": [1.5, 2.0]}, "label.turn", "expected an integer or a string column, got double"),
+    ({"label.type": ["text", "x" * 300]}, "row 2.label.type", "longer than 256 characters"),
+    ({"label.": [1, 2]}, "label.", "a label's name has 1 to 64 characters"),
+    ({f"label.k{i}": [1, 2] for i in range(17)}, "label.k16", "more than 16 label columns"),
+])
+def test_bad_label_columns_name_the_column(tmp_path, capsys, columns, where, reason):
+    """Label columns read back only as labels an instance may hold (its schema's limits)."""
+    path = parquet_of(tmp_path, [[0, 1], [0, 2]], **columns)
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, f"{where}: {reason}")
+
+
+def test_label_columns_read_back_as_labels(tmp_path):
+    path = parquet_of(tmp_path, [[0, 1], [0, 2]], **{"label.chat_id": [7, None], "label.type": ["text", "search"]})
+    assert [item.get("labels") for item in read_parquet(path).to_instance().extra] == [
+        {"chat_id": 7, "type": "text"}, {"type": "search"}]

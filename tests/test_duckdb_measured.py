@@ -84,7 +84,7 @@ def test_a_prompt_too_short_for_its_blocks_is_refused_in_the_simulators_words(tm
     outputs = []
     for engine in ("duckdb", "python"):
         status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--engine", engine)
-        assert_one_line_error(status, out, err, path, "requests[1].input_tokens: 32 tokens cannot fill 3 blocks of 16 tokens")
+        assert_one_line_error(status, out, err, path, "row 2.input_length: 32 tokens cannot fill 3 blocks of 16 tokens")
         outputs.append(err)
     assert outputs[0] == outputs[1]
 

@@ -63,10 +63,10 @@ def test_trace_import_refuses_fewer_hosts_than_the_routing_uses(capsys, tmp_path
 
 
 UNKNOWN = [
-    ('{"a": 1}\n', "line 1: no field tells the format (fields: 'a'); accepted formats"),
-    ("\n\nhello\n", "line 3: not a format pyverify reads; accepted formats"),
+    ('{"a": 1}\n', "line 1: the record matches no known format (keys: 'a'); see 'pyverify trace formats'"),
+    ("\n\nhello\n", "line 3: not a format pyverify reads; see 'pyverify trace formats'"),
     ("[1, 2]\n", "line 1: not a format pyverify reads"),
-    ('{\n  "hosts": 2\n}\n', "a JSON document that is not a pyverify instance (no 'format' field); accepted formats"),
+    ('{\n  "hosts": 2\n}\n', "a JSON document that is not a pyverify instance (no 'format' field); see 'pyverify trace formats'"),
     ("", "empty input: no requests"),
     ('{"timestamp": 1}\n', "line 1: missing field 'hash_ids'"),  # a Mooncake field suggests the format
     ('{"hosts": 1, "requests": [{"blocks": [1]}]}\n', "not a pyverify instance (no 'format' field)"),  # so do an instance's
@@ -85,16 +85,21 @@ def test_unknown_formats_are_one_line_naming_the_accepted_ones(capsys, tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["input.data"]
 
 
-def test_the_error_names_every_registered_format(tmp_path):
-    from pyverify.errors import UserError
+def test_an_unknown_record_is_a_short_line_and_trace_formats_lists_every_format(capsys, tmp_path):
+    """The error names the file, the line and a few of the record's keys, each cut short, in under 200
+    characters however many keys it has; the formats are listed by 'pyverify trace formats'."""
     from pyverify.inputs.load import FORMATS
 
     path = tmp_path / "x"
-    path.write_text('{"a": 1}\n')
-    with pytest.raises(UserError) as caught:
-        load_input(path)
-    for fmt in FORMATS:
-        assert fmt.signature in str(caught.value)
+    path.write_text(json.dumps({f"an_unusually_long_key_number_{i}": i for i in range(40)}) + "\n")
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, "line 1: the record matches no known format (keys: 'an_unusually_...'")
+    assert "and 37 more" in err and "see 'pyverify trace formats'" in err
+    assert len(err.strip()) - len(str(path)) < 200
+    status, out, err = run_cli(capsys, "trace", "formats")
+    assert status == 0 and all(fmt.key in out and fmt.signature in out for fmt in FORMATS), err
+    status, out, err = run_cli(capsys, "trace", "formats", "--json")
+    assert status == 0 and [item["key"] for item in json.loads(out)] == [fmt.key for fmt in FORMATS]
 
 
 # --- gzip (by magic bytes) and standard input ('-') --------------------------

@@ -39,7 +39,7 @@ def plain_files(draw):
         record = {key: (index if key == "timestamp" else draw(st.integers(0, 10**draw(st.integers(1, 16))))) for key in keys[:-1]}
         record["hash_ids"] = draw(st.lists(st.integers(0, draw(st.sampled_from([6, 99, 10**8, 10**15, 10**16]))), min_size=1, max_size=12))
         lines.append(json.dumps(record, separators=style))
-    damage = draw(st.integers(0, 5))
+    damage = draw(st.integers(0, 6))
     at = draw(st.integers(0, n - 1)) if draw(st.integers(0, 3)) == 0 else n - 1
     if damage == 1:  # a few bytes replaced
         line = lines[at]
@@ -58,6 +58,11 @@ def plain_files(draw):
     elif damage == 4:  # a whole line replaced, or duplicated keys
         lines[at] = draw(st.sampled_from(["", " ", "{}", '{"hash_ids": [0], "hash_ids": [0]}', '{"hash_ids": [0], "x": 1}',
                                           '{"timestamp": 1}', '{"hash_ids": []}', "[0]", lines[at] + " ", " " + lines[at]]))
+    elif damage == 6:  # kvcache-simulator's block size or block weights, given on this line only
+        record = json.loads(lines[at])
+        extra = draw(st.sampled_from([{"block_size": draw(st.sampled_from([16, 64]))},
+                                      {"block_tokens": [draw(st.integers(1, 600)) for _ in record["hash_ids"]]}]))
+        lines[at] = json.dumps({**extra, **record} if draw(st.booleans()) else {**record, **extra}, separators=style)
     body = "\n".join(lines)
     ending = draw(st.sampled_from(["\n", "\n", "", "\r\n", "\n\n", " \n"]))
     return (body + ending).encode("utf-8")

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from pyverify.inputs.load import load_described
-from pyverify.inputs.model import load_instance
+from pyverify.inputs.model import first_prefix_violation, load_instance
 from pyverify.inputs.records import ImportOptions
 
 from .helpers import assert_one_line_error, run_cli
@@ -132,6 +132,30 @@ def test_bailian_is_read_with_16_token_blocks_seconds_and_conversations(capsys, 
     assert copy.extra == instance.extra and copy.chains == instance.chains and copy.block_size_tokens == 16
 
 
+def test_bailian_to_parquet_keeps_its_labels_notes_and_format(capsys, tmp_path):
+    """The Parquet form holds what the instance form holds (the labels as label.KEY columns, read back), and
+    trace import says the same about either: the format and the reader's notes."""
+    pytest.importorskip("pyarrow")
+    path = write(tmp_path, BAILIAN)
+    parquet = tmp_path / "bailian.parquet"
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(parquet))
+    assert status == 0, err
+    assert "valid Qwen-Bailian JSONL trace" in out and "note: timestamps are seconds" in out
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "again.parquet"), "--json")
+    summary = json.loads(out)
+    assert summary["format"] == "qwen-bailian-jsonl" and any("labels" in note for note in summary["notes"])
+    back = load_described(parquet).instance
+    assert back.extra == load_described(path).instance.extra  # labels, route keys, times and lengths
+
+
+def test_a_token_log_to_parquet_says_what_it_left_out(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    path = write(tmp_path, lines({"prompt_token_ids": list(range(40))}, {"prompt_token_ids": [1, 2, 3]}))
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "t.parquet"))
+    assert status == 0, err
+    assert "valid token-id JSONL log" in out and "note: left out 1 request(s)" in out
+
+
 def test_bailian_conversations_route_to_one_host(capsys, tmp_path):
     path = write(tmp_path, BAILIAN)
     status, out, err = run_cli(capsys, "simulate", str(path), "--model", "per-host", "--routing", "route-key", "--fleet", "4", "--json")
@@ -154,7 +178,18 @@ BAILIAN_BAD = [
     ({"hash_ids": [1, -2]}, "line 2.hash_ids[1]: block id -2 is negative"),
     ({"hash_ids": [7, 2]}, "line 2.hash_ids[1]: not prefix-closed"),
     ({"timestamp": 1}, "line 2.timestamp: timestamp 1000 is earlier than 61114"),
+    # bounded in seconds as the milliseconds they become (an instance holds arrival_ms up to 1e18)
+    ({"timestamp": 1e17}, "line 2.timestamp: expected a non-negative number of seconds up to 1e+15, got 1e+17"),
 ]
+
+
+def test_the_latest_bailian_timestamp_imports_to_an_instance_validate_accepts(capsys, tmp_path):
+    first = json.loads(BAILIAN.splitlines()[0])
+    path = write(tmp_path, lines(dict(first, timestamp=1e15)))
+    out = tmp_path / "copy.json"
+    assert run_cli(capsys, "trace", "import", str(path), "-o", str(out))[0] == 0
+    status, _, err = run_cli(capsys, "validate", str(out))
+    assert status == 0, err
 
 
 @pytest.mark.parametrize("change, expected", BAILIAN_BAD)
@@ -204,6 +239,11 @@ def test_ragpulse_makes_one_prefix_chain_per_request(capsys, tmp_path):
     assert loaded.instance.block_size_tokens is None
     status, out, err = run_cli(capsys, "validate", str(path))
     assert status == 0 and out.startswith(f"{path}: RAGPulse trace, 2 requests"), err
+    # No block size: the report says so (and how to weigh the chunks), not "None"
+    assert "block_size_tokens not given in the file" in " ".join(out.split()) and "--rag-lengths" in out
+    assert "None" not in out
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "r.json"))
+    assert status == 0 and "block_size_tokens not given in the file" in " ".join(out.split()), err
     status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
     assert status == 0 and (json.loads(out)["hits"], json.loads(out)["misses"]) == (4, 12), err
 
@@ -324,13 +364,69 @@ def test_lmcache_errors_are_one_line(capsys, tmp_path, change, expected):
     assert_one_line_error(status, out, err, path, expected)
 
 
-@pytest.mark.parametrize("missing", ["chunk_size", "seq_len"])
-def test_lmcache_missing_fields_are_named(capsys, tmp_path, missing):
-    record = {"chunk_hashes": [1], "chunk_size": 256, "seq_len": 10}
-    del record[missing]
-    path = write(tmp_path, lines(record))
+def test_lmcache_without_a_chunk_size_asks_for_the_flag(capsys, tmp_path):
+    """A chunk size is never guessed: a log that gives none (LMCache's own records none) needs --source-block-size."""
+    path = write(tmp_path, lines({"chunk_hashes": [1], "seq_len": 10}))
     status, out, err = run_cli(capsys, "validate", str(path))
-    assert_one_line_error(status, out, err, path, f"line 1: missing field '{missing}'")
+    assert_one_line_error(status, out, err, path, "line 1: no chunk_size on any line (LMCache's own log")
+    assert "--source-block-size" in err
+    assert run_cli(capsys, "validate", str(path), "--source-block-size", "256")[0] == 0
+
+
+def test_lmcache_a_later_chunk_size_checks_the_lines_before_it(capsys, tmp_path):
+    path = write(tmp_path, lines({"chunk_hashes": ["0x1", "0x2", "0x3"], "seq_len": 300}, {"chunk_hashes": ["0x1"], "chunk_size": 256}))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, "line 1.seq_len: expected more than 512 tokens for 3 chunks of 256, got 300")
+
+
+def test_lmcache_seq_len_is_optional(tmp_path):
+    path = write(tmp_path, lines({"chunk_hashes": [1, 2], "chunk_size": 256}, {"chunk_hashes": [1], "chunk_size": 256, "seq_len": 9}))
+    assert load_described(path).instance.extra == ({}, {"input_tokens": 9})
+
+
+# LMCache's published log (lmcache/v1/lookup_client/record_strategies/file_hash.py): hex hashes of 64 bits, written
+# by hex() after taking a negative hash modulo 2**64; time.time() seconds; no chunk size. Written here by hand.
+LMCACHE_PUBLISHED = lines(
+    {"timestamp": 1733900000.25, "lookup_id": "req-1", "chunk_hashes": ["0x1f", hex(-5 % 2**64)]},
+    {"timestamp": 1733900001.5, "lookup_id": "req-2", "chunk_hashes": ["0x1f", hex(-5 % 2**64), "0xabc"],
+     "seq_len": 700, "chunk_size": 256, "shapes": [[32, 2, 256, 8, 128]], "dtypes": ["bfloat16"]},
+    {"chunk_hashes": [31, -5, 9], "chunk_size": 256, "seq_len": 600},  # the older form: the same hashes as integers
+)
+
+
+def test_lmcache_published_form_hex_hashes_and_chunk_bytes(capsys, tmp_path):
+    path = write(tmp_path, LMCACHE_PUBLISHED)
+    loaded = load_described(path)
+    assert loaded.format.key == "lmcache-jsonl" and loaded.instance.block_size_tokens == 256
+    assert loaded.instance.chains == ((0, 1), (0, 1, 2), (0, 1, 3))  # 0x1f is 31, and -5 is its 64-bit hex
+    assert [item.get("arrival_ms") for item in loaded.instance.extra] == [1733900000250, 1733900001500, None]
+    per_chunk = 32 * 2 * 256 * 8 * 128 * 2  # elements of the shape x 2 bytes of bfloat16
+    assert any(f"a chunk's KV is {per_chunk} bytes" in note and f"{per_chunk // 256} bytes per token" in note
+               for note in loaded.notes)
+    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
+    assert status == 0 and (json.loads(out)["hits"], json.loads(out)["misses"]) == (4, 4), err
+
+
+LMCACHE_SHAPES_BAD = [
+    ({"shapes": [[2, 3]]}, "line 1: gives shapes without dtypes"),
+    ({"shapes": [[2, 3]], "dtypes": ["float99"]}, "line 1.dtypes[0]: 'float99' is not a dtype pyverify knows"),
+    ({"shapes": [[2, 0]], "dtypes": "float16"}, "line 1.shapes[0]: expected 1 to 8 positive dimensions"),
+    ({"shapes": [[2, 3], [4]], "dtypes": ["float16"]}, "line 1.dtypes: expected a dtype name, or a list of 2"),
+]
+
+
+@pytest.mark.parametrize("change, expected", LMCACHE_SHAPES_BAD)
+def test_lmcache_bad_shapes_and_dtypes_are_one_line(capsys, tmp_path, change, expected):
+    path = write(tmp_path, lines(dict({"chunk_hashes": ["0x1"], "chunk_size": 16}, **change)))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, expected)
+
+
+def test_lmcache_chunks_of_two_sizes_in_bytes_are_refused(capsys, tmp_path):
+    first = {"chunk_hashes": ["0x1"], "chunk_size": 16, "shapes": [[4]], "dtypes": "float16"}
+    path = write(tmp_path, lines(first, dict(first, chunk_hashes=["0x1", "0x2"], dtypes="float32")))
+    status, out, err = run_cli(capsys, "validate", str(path))
+    assert_one_line_error(status, out, err, path, "line 2.shapes: 16 bytes per chunk, but line 1 gives 8")
 
 
 # --- 5. vLLM KV events (vllm/distributed/kv_events.py), recorded to JSONL --------------
@@ -376,8 +472,26 @@ def test_bare_events_one_per_line(tmp_path):
 def test_a_parent_before_the_log_began_starts_the_chain(tmp_path):
     path = write(tmp_path, lines(stored([5, 6], 999), stored([7], 6)))
     loaded = load_described(path)
-    assert loaded.instance.chains == ((1, 2), (1, 2, 3))
+    # id 0 is hash 999, never stored; id 1 stands for the unseen prefix ending at it, the chains' root
+    assert loaded.instance.chains == ((1, 2, 3), (1, 2, 3, 4))
     assert any("1 events store blocks under a parent not stored earlier" in note for note in loaded.notes)
+
+
+def test_a_log_recorded_mid_run_gives_prefix_closed_chains_every_command_reads(capsys, tmp_path):
+    """Block 10 is first stored under parent 5, which the log has not stored (the recording began mid-run);
+    then 5 is stored, and 10 again under it. Block 10 keeps one parent (the unseen prefix), so the chains are
+    prefix-closed: validate says so truthfully, the imported instance validates, and certify runs."""
+    path = write(tmp_path, lines(stored([10, 11], 5), stored([5], None), stored([10], 5)))
+    loaded = load_described(path)
+    chains = loaded.instance.chains
+    assert chains[2] == chains[0][:2]  # block 10 again: the first request's chain up to it
+    assert first_prefix_violation(chains) is None
+    copy = tmp_path / "copy.json"
+    status, out, err = run_cli(capsys, "trace", "import", str(path), "-o", str(copy))
+    assert status == 0, err
+    assert run_cli(capsys, "validate", str(copy))[0] == 0
+    status, out, err = run_cli(capsys, "certify", str(path), "--capacity", "2", "--model", "pooled")
+    assert status == 0 and "Traceback" not in err, err
 
 
 KV_EVENTS_BAD = [
@@ -505,3 +619,14 @@ def test_bad_block_tokens_are_one_line(capsys, tmp_path, value, expected):
     path = write(tmp_path, lines({"block_size": 64, "hash_ids": [1, 2], "input_length": 100, "block_tokens": value}))
     status, out, err = run_cli(capsys, "validate", str(path))
     assert_one_line_error(status, out, err, path, expected)
+
+
+def test_check_events_on_a_log_recorded_mid_run_compares_only_stored_blocks(capsys, tmp_path):
+    """The block standing for an unseen prefix is no block the engine held: the pool replays without it."""
+    run = [{"ts": 1.0, "events": [stored([1, 2], 99)]}, {"ts": 2.0, "events": [removed([2]), stored([3], 1)]}]
+    path = write(tmp_path, lines(*run))
+    status, out, err = run_cli(capsys, "trace", "check-events", str(path), "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert (report["lines"], report["lines_where_held_blocks_agree"], report["first_difference"]) == (2, 2, None)
+    assert report["engine_hit_blocks"] == report["model_hit_blocks"] == 1

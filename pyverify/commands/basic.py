@@ -8,8 +8,9 @@ from contextlib import contextmanager
 
 from pyverify.commands.argtypes import (add_flag_check, capacity_blocks, chart_path, choice_list, fleet_size,
                                        input_file, positive_int)
-from pyverify.errors import UserError, shown
-from pyverify.commands.input_options import add_input_options, identity_of, load_described_with, load_with
+from pyverify.errors import RequestError, UserError, shown
+from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of,
+                                             load_described_with, load_with)
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
@@ -50,6 +51,8 @@ def about_file(path: str, field: str):
     """Prefix a UserError raised inside with ``path: field:`` so it names the file."""
     try:
         yield
+    except RequestError:
+        raise  # names its file and request already
     except UserError as error:
         raise UserError(f"{path}: {field}: {error}") from None
 
@@ -179,6 +182,8 @@ def run_validate(args) -> int:
         for key, value in summary.items():
             if key == "hosts":
                 value = describe_hosts(instance)
+            if key == "block_size_tokens":
+                value = described_block_size(value, loaded)
             if key not in ("file", "format", "compression", "hosts_source"):
                 print(f"  {key:17} {value}")
     return 0
@@ -253,7 +258,7 @@ def simulate_engine(args) -> Simulation:
     from pyverify.inputs.load import load_described
     from pyverify.sim.accounting import tally
     from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
-    from pyverify.sim.simulate import caches_read, engine_hits
+    from pyverify.sim.simulate import PromptBeyondChain, caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
     engine_refusal(args)
@@ -279,6 +284,8 @@ def simulate_engine(args) -> Simulation:
         try:
             hit_blocks, unscheduled = engine_hits(instance.chains, cache_of, size.blocks, args.eviction,
                                                   prompt_tokens, block, page)
+        except PromptBeyondChain as error:
+            raise RequestError(args.instance, error.index, "input_tokens", error.reason) from None
         except ValueError as error:
             raise UserError(str(error)) from None
     references = instance.n_references

@@ -61,6 +61,7 @@ def run_check_events(args) -> int:
         nonlocal first_difference
         touched = set()
         for chain, stored, rank in added:
+            chain = tuple(block for block in chain if block not in log.unseen)  # never held
             pool = pools.get(rank)
             if pool is None:
                 pool = pools[rank] = VllmBlockPool(capacity, size)

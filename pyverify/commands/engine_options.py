@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pyverify.engines import ENGINES
 from pyverify.commands.input_options import needs_instance_reader
-from pyverify.errors import UserError
+from pyverify.errors import RequestError, UserError
 from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
 
 
@@ -219,7 +219,7 @@ def run_simulate_counts(args, print_json) -> int:
         measure = Measure(window_of(args), per_host=args.model == PER_HOST)
     try:
         counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace, args.allow_unsorted, measure)
-    except MissingExtra:
+    except (MissingExtra, RequestError):  # a RequestError names its file and request already
         raise
     except UserError as error:
         text = str(error)

@@ -18,7 +18,7 @@ from pyverify.commands.argtypes import (add_flag_check, cache_amount, capacity_b
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
 from pyverify.commands.cache_options import (blocks_of, capacity_flag_problem, check_page_size, kv_flag_words, kv_given,
                                             kv_of, positive_number, prompt_tokens_of, resolve_cache_size)
-from pyverify.errors import UserError
+from pyverify.errors import RequestError, UserError
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
 from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_GPUS_PER_HOST, DEFAULT_KV_MODEL, DEFAULT_MAX_RUNNING,
@@ -256,7 +256,8 @@ def run_replay(args) -> int:
     if not args.no_timing:
         missing = next((index for index, value in enumerate(arrivals) if value is None), None)
         if missing is not None:
-            raise UserError(f"{args.trace}: requests[{missing}].timestamp: a timed replay needs a timestamp on every request (or use --no-timing)")
+            raise RequestError(args.trace, missing, "timestamp",
+                               "a timed replay needs a timestamp on every request (or use --no-timing)")
     options = RouterOptions(seed=args.seed, slack=args.affinity_slack, overlap_weight=args.overlap_weight, load_weight=args.load_weight)
     timings = [True, False] if args.compare else [not args.no_timing]
     configurations = tier_configurations(args)
@@ -382,8 +383,10 @@ def engine_inputs(args, instance) -> dict:
     if prompt_tokens is not None:  # as simulate --eviction vllm|sglang reads them
         for index, (chain, tokens) in enumerate(zip(instance.chains, prompt_tokens)):
             if tokens // block > len(chain):
-                raise UserError(f"{args.trace}: requests[{index}]: {tokens} tokens make {tokens // block} full blocks of {block}, "
-                                f"but the chain names {len(chain)}: the engine would cache blocks the trace does not name")
+                raise RequestError(args.trace, index, "input_tokens",
+                                   f"{tokens} tokens make {tokens // block} full blocks of {block}, but the "
+                                   f"chain names {len(chain)}: the engine would cache blocks the trace does "
+                                   "not name")
     return {"prompt_tokens": prompt_tokens, "block_size": block, "page_size": page}
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:  # annotations only
     import numpy as np
 
+    from pyverify.inputs.load import Loaded
     from pyverify.inputs.records import ImportOptions
 
 
@@ -18,7 +19,8 @@ from pyverify.commands.argtypes import chart_path, fleet_size, input_file, outpu
 from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.engine_options import add_trace_engine_option, load_kernels_before_reading, trace_on_arrays
-from pyverify.commands.input_options import (add_input_options, identity_of, import_options, load_described_with, load_with,
+from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of,
+                                             import_options, load_described_with, load_with,
                                              needs_instance_reader, read_trace_with)
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.commands.tables import aligned_table
@@ -65,6 +67,10 @@ def register(subparsers) -> None:
     add_input_options(imp)
     imp.add_argument("--json", action="store_true", help="machine-readable summary")
     imp.set_defaults(func=run_import)
+    formats = trace_commands.add_parser(
+        "formats", help="list the input formats pyverify reads, and how each is told apart")
+    formats.add_argument("--json", action="store_true", help="machine-readable list")
+    formats.set_defaults(func=run_formats)
     from pyverify.commands import engine_check
 
     engine_check.register(trace_commands)
@@ -142,6 +148,23 @@ def curve_policies(text: str) -> tuple[str, ...]:
 OUTPUT_SUFFIXES = (".json", ".parquet")
 
 
+def run_formats(args) -> int:
+    """``trace formats``: every input format, in the order they are tried (the 'unknown format'
+    errors point here)."""
+    from pyverify.inputs.load import FORMATS
+
+    if args.json:
+        print_json([{"key": fmt.key, "title": fmt.title, "told_by": fmt.signature}
+                    for fmt in FORMATS])
+        return 0
+    print("pyverify reads these formats, told apart by content, never by file name (any of them "
+          "gzip-compressed or from standard input '-', but Parquet and CSV, which are read from a "
+          "file):")
+    for fmt in FORMATS:
+        print(f"  {fmt.key:24} {fmt.signature}")
+    return 0
+
+
 def run_import(args) -> int:
     suffix = Path(str(args.output)).suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
@@ -176,6 +199,8 @@ def run_import(args) -> int:
         for note in loaded.notes:
             print(f"  note: {note}")
         for key, value in summary.items():
+            if key == "block_size_tokens":
+                value = described_block_size(value, loaded)
             if key not in ("trace", "output", "format", "compression", "notes"):
                 print(f"  {key:17} {value}")
     return 0
@@ -195,22 +220,28 @@ def _routed_once(args, instance):
     return dataclasses.replace(instance, hosts=fleet, routing=tuple(routing))
 
 
-def _any_input_as_columns(args) -> "ColumnarTrace":
-    """The input as arrays, whatever its format: the column readers for the trace files they
-    read (Mooncake JSONL, CSV, Parquet), else the instance readers (instance JSON, token-id
-    and chat JSONL, and re-blocking or tokenizing flags), converted once."""
+def _any_input_as_columns(args) -> "tuple[ColumnarTrace, Loaded]":
+    """The input as arrays, whatever its format, and what it was (its format, notes): the column
+    readers for the trace files they read (Mooncake JSONL, CSV, Parquet), else the instance readers
+    (instance JSON, token-id and chat JSONL, and re-blocking or tokenizing flags), converted once.
+    The array readers' inputs make no notes; their format is told by content, as the instance
+    readers tell it."""
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.columnar.formats import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
+    from pyverify.inputs.load import CSV, MOONCAKE, PARQUET, Loaded
 
     path = args.trace
     if not needs_instance_reader(args) and (is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)):
-        return read_trace_with(args, path)
-    instance = load_with(args, path)
+        trace = read_trace_with(args, path)
+        fmt = PARQUET if is_parquet(path) else CSV if is_hash_ids_csv(path) else MOONCAKE
+        return trace, Loaded(None, fmt, None)
+    loaded = load_described_with(args, path)
+    instance = loaded.instance
     if any("block_tokens" in item for item in instance.extra):
         # The columnar trace has one block size; blocks of varying size (RAGPulse's chunks) would lose their weights.
         raise UserError(f"{shown(path)}: its blocks differ in size (block_tokens), which a Parquet trace cannot hold; "
                         "write an instance (.json) instead")
-    return ColumnarTrace.from_instance(instance)
+    return ColumnarTrace.from_instance(instance), loaded
 
 
 def run_import_parquet(args) -> int:
@@ -218,7 +249,7 @@ def run_import_parquet(args) -> int:
     from pyverify.inputs.columnar import write_parquet
     from pyverify.sim.counting import pooled_misses
 
-    trace = _any_input_as_columns(args)
+    trace, loaded = _any_input_as_columns(args)
     try:
         write_parquet(trace, args.output)
     except OSError as error:  # pyarrow's own errors name no file ("Error writing bytes to file"): name it
@@ -226,18 +257,26 @@ def run_import_parquet(args) -> int:
     summary = {
         "trace": args.trace,
         "output": args.output,
+        "format": loaded.format.key,
+        "compression": loaded.compression,
         "requests": trace.n_requests,
         "block_references": trace.n_references,
         "distinct_blocks": pooled_misses(trace.ids),
         "block_size_tokens": trace.block_size_tokens,
         "prefix_closed": True,
+        "notes": list(loaded.notes),
     }
     if args.json:
         print_json(summary)
-    else:
-        print(f"{shown(args.trace)}: valid trace, prefix-closed; wrote {shown(args.output)} (Parquet, one row per request)")
+    else:  # as for an instance (run_import): the format, its notes, then the figures
+        print(f"{shown(args.trace)}: valid {loaded.kind}, prefix-closed; wrote {shown(args.output)} "
+              "(Parquet, one row per request)")
+        for note in loaded.notes:
+            print(f"  note: {note}")
         for key, value in summary.items():
-            if key not in ("trace", "output"):
+            if key == "block_size_tokens":
+                value = described_block_size(value, loaded)
+            if key not in ("trace", "output", "format", "compression", "notes"):
                 print(f"  {key:17} {value}")
     return 0
 

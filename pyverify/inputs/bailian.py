@@ -76,7 +76,7 @@ def read_bailian(source: Input, options: ImportOptions) -> tuple[Instance, list[
     orphans = 0
     for line, where, data in iter_objects(source.handle, shown):
         chain = tuple(check_hash_ids(data, shown, where))
-        seconds = optional_timestamp(data, shown, where)
+        seconds = optional_timestamp(data, shown, where, ms_per_unit=1000)  # bounded as ms
         input_length = optional_count(data, "input_length", shown, where)
         output_length = optional_count(data, "output_length", shown, where)
         chat = _chat_id(data, "chat_id", shown, where, 0)

@@ -30,8 +30,15 @@ and the prefix its hits. Block ids are the hashes numbered 0, 1, 2, ... in
 order of first appearance. Checks: one ``block_size`` for the log; a block
 keeps the parent it was first stored under (a hash stored under two parents
 is one line of error); ``token_ids``, when given, hold ``block_size`` tokens
-per stored block. A parent not stored earlier in the log (the recording began
-later) starts its children's chains at them, and a note counts such events.
+per stored block.
+
+A log recorded from a running engine may store blocks under a parent it never
+stored (the recording began later). Their chains start at one block id that
+stands for that unseen prefix (its own id, told apart from the parent's, which
+the log may store later under a prefix of its own), and a note counts such
+events. A block stored again later keeps the chain it was first stored in, so
+every block keeps one parent: the chains are prefix-closed, and the reader
+checks it (an instance file written from them reads back the same).
 Events whose ``medium`` is neither ``GPU`` nor null (a CPU or disk tier) are
 left out and counted. ``data_parallel_rank`` is each request's host (then
 every batch must give it). ``BlockRemoved`` and ``AllBlocksCleared`` produce
@@ -88,6 +95,7 @@ class _Log:
         self.ids: dict[Any, int] = {}
         self.declared: dict[int, int | None] = {}  # block -> the parent hash's id it was first stored under (None: unknown)
         self.chain_parent: dict[int, int] = {}  # block -> its parent in the chains pyverify builds
+        self.unseen: set[int] = set()  # ids standing for prefixes the log never stored (never held)
         self.block_size: int | None = None
         self.size_line = 0
         self.held_by: dict[int | None, set[int]] = {}  # per data-parallel rank (None: the log gives none)
@@ -125,13 +133,8 @@ class _Log:
         start = parent
         if parent is not None and parent not in self.chain_parent:
             self.orphans += 1
-            start = None
-        chain: list[int] = []
-        walk = start
-        while walk is not None and walk != ROOT:
-            chain.append(walk)
-            walk = self.chain_parent[walk]
-        chain.reverse()
+            start = self.unseen_prefix(parent)
+        chain = self.path_to(start)
         before = parent
         for position, value in enumerate(hashes):
             block = self.ids.setdefault(value, len(self.ids))
@@ -139,12 +142,33 @@ class _Log:
             if known != before:
                 raise located(shown, f"{where}.block_hashes[{position}]",
                               "this block was stored under another parent earlier: the log's hashes do not name prefixes")
-            self.chain_parent.setdefault(block, chain[-1] if chain else ROOT)
+            after = chain[-1] if chain else ROOT
+            if self.chain_parent.setdefault(block, after) != after:
+                # First stored under the unseen prefix standing for its parent, which the log stored
+                # since: the block keeps its first chain (one parent per block), and so does this request.
+                chain = self.path_to(self.chain_parent[block])
             chain.append(block)
             self.held(rank).add(block)
             before = block
         self.peak = max(self.peak, len(self.held(rank)))
         return tuple(chain)
+
+    def path_to(self, block: int | None) -> list[int]:
+        """The chain ending at ``block`` (empty for the root or ``None``), root first."""
+        chain: list[int] = []
+        while block is not None and block != ROOT:
+            chain.append(block)
+            block = self.chain_parent[block]
+        chain.reverse()
+        return chain
+
+    def unseen_prefix(self, parent: int) -> int:
+        """The block id standing for the prefix ending at ``parent``, a block the log never stored
+        (a chain's root)."""
+        block = self.ids.setdefault(("unseen prefix", parent), len(self.ids))  # no hash equals it
+        self.chain_parent.setdefault(block, ROOT)
+        self.unseen.add(block)
+        return block
 
     def remove(self, where: str, event: dict[str, Any], rank: int | None = None) -> None:
         medium = event.get("medium")
@@ -223,6 +247,10 @@ def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | N
             if kind == "BlockStored":
                 chain = log.store(line, at, event, rank)
                 if chain is not None:
+                    violation = builder.prefix_violation(chain)
+                    if violation is not None:  # never while the chains are built prefix-closed
+                        raise located(shown, f"{at}.block_hashes",
+                                      f"not prefix-closed: {violation[1]}")
                     builder.add(line, chain, arrival)
                     added.append((chain, len(event["block_hashes"]), rank))
                     if rank is not None:
@@ -256,7 +284,8 @@ def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | N
     if ranks:
         notes.append(f"data_parallel_rank is each request's host ({hosts} hosts)")
     if log.orphans:
-        notes.append(f"{log.orphans} events store blocks under a parent not stored earlier in the log: their chains start at the stored blocks")
+        notes.append(f"{log.orphans} events store blocks under a parent not stored earlier in the log "
+                     "(recorded mid-run): their chains start at a block standing for that unseen prefix")
     if log.other_media:
         notes.append(f"{log.other_media} BlockStored events of another medium (not GPU) left out")
     return instance, notes, log

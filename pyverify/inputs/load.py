@@ -37,6 +37,7 @@ from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, check_instance_name, instance_from_json
 from pyverify.inputs.kv_events import is_kv_event_record, read_kv_events
 from pyverify.inputs.lmcache import LMCACHE_FIELDS, read_lmcache
+from pyverify.inputs.locate import recording, remember
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
 from pyverify.inputs.ragpulse import read_ragpulse
 from pyverify.inputs.reblock import reblock_to_size
@@ -62,6 +63,11 @@ class InputFormat:
     source_sized: bool = False  # --source-block-size applies (a hash-id trace whose blocks may be of any size)
     uses_rag_order: bool = False  # --rag-order and --rag-lengths apply
     reblocks: bool = True  # --block-size may ask for coarser blocks (not for blocks of varying size)
+    #: How the format writes the instance model's per-request fields (``input_tokens``:
+    #: ``input_length``; ``None``: it has none), so that errors found after reading name them as
+    #: the file does (pyverify.inputs.locate); ``None`` for a format that writes them as the model
+    #: does (an instance file).
+    fields_as_written: dict[str, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,11 @@ def _cut_off(head: Head) -> bool:
     return head.first_line is not None and len(head.first_line) > MAX_LINE_BYTES
 
 
+#: The names Mooncake's records (and the formats built on them, and the Parquet and CSV traces'
+#: columns) give the instance model's per-request fields.
+LENGTHS_WRITE = {"input_tokens": "input_length", "output_tokens": "output_length"}
+MOONCAKE_WRITES = {**LENGTHS_WRITE, "block_tokens": "block_tokens"}
+
 MOONCAKE = InputFormat(
     key="mooncake-jsonl",
     title="Mooncake JSONL trace",
@@ -124,6 +135,7 @@ MOONCAKE = InputFormat(
     weak=lambda head: head.has_any(*MOONCAKE_FIELDS, "timestamp"),
     read=_read_mooncake,
     source_sized=True,
+    fields_as_written=MOONCAKE_WRITES,
 )
 
 RAGPULSE = InputFormat(
@@ -134,6 +146,7 @@ RAGPULSE = InputFormat(
     read=read_ragpulse,
     uses_rag_order=True,
     reblocks=False,
+    fields_as_written=LENGTHS_WRITE,
 )
 
 BAILIAN = InputFormat(
@@ -144,6 +157,7 @@ BAILIAN = InputFormat(
     weak=lambda head: head.has_any(*BAILIAN_FIELDS),
     read=read_bailian,
     source_sized=True,
+    fields_as_written=LENGTHS_WRITE,
 )
 
 KVCACHE_SIMULATOR = InputFormat(
@@ -154,6 +168,7 @@ KVCACHE_SIMULATOR = InputFormat(
                          and isinstance(head.first_object["hash_ids"], list)),
     read=_read_mooncake,
     source_sized=True,
+    fields_as_written=MOONCAKE_WRITES,
 )
 
 INSTANCE = InputFormat(
@@ -172,6 +187,7 @@ TOKEN_LOG = InputFormat(
     detect=lambda head: head.has_any(*TOKEN_FIELDS),
     read=read_token_log,
     hashes_tokens=True,
+    fields_as_written={"input_tokens": "prompt_token_ids"},
 )
 
 CHAT = InputFormat(
@@ -182,6 +198,7 @@ CHAT = InputFormat(
     read=read_chat,
     hashes_tokens=True,
     uses_tokenizer=True,
+    fields_as_written={"input_tokens": "messages", "timestamp": None},
 )
 
 KV_EVENTS = InputFormat(
@@ -191,15 +208,18 @@ KV_EVENTS = InputFormat(
     detect=lambda head: is_kv_event_record(head.first_object),
     weak=lambda head: head.has_any("events") and head.has_any("ts"),
     read=read_kv_events,
+    fields_as_written={"timestamp": "ts", "input_tokens": None},
 )
 
 LMCACHE = InputFormat(
     key="lmcache-jsonl",
     title="LMCache lookup-hash log",
-    signature="LMCache lookup-hash JSONL ('chunk_hashes', 'chunk_size', 'seq_len'; chunk size as block size)",
+    signature="LMCache lookup-hash JSONL ('chunk_hashes', hex or integers; 'chunk_size' or --source-block-size as block size)",
     detect=lambda head: head.has_any("chunk_hashes"),
     weak=lambda head: head.has_any(*LMCACHE_FIELDS),
     read=read_lmcache,
+    source_sized=True,
+    fields_as_written={"input_tokens": "seq_len"},
 )
 
 def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
@@ -228,6 +248,7 @@ PARQUET = InputFormat(
     signature="Parquet (a 'hash_ids' list column; needs pyverify[scale])",
     detect=lambda head: head.first_bytes.startswith(b"PAR1"),
     read=_read_columnar,
+    fields_as_written=LENGTHS_WRITE,
 )
 
 CSV = InputFormat(
@@ -236,6 +257,7 @@ CSV = InputFormat(
     signature="CSV with a header naming a 'hash_ids' column (needs pyverify[scale])",
     detect=_csv_header,
     read=_read_columnar,
+    fields_as_written=LENGTHS_WRITE,
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
@@ -243,9 +265,21 @@ FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMU
 
 
 def accepted_formats() -> str:
-    """The sentence that lists the accepted formats (in every 'unknown format' error)."""
-    return ("accepted formats, told apart by content (any of them gzip-compressed, or '-' for standard input): "
-            + "; ".join(fmt.signature for fmt in FORMATS))
+    """Where the accepted formats are listed, for every 'unknown format' error (one short line: the
+    list itself is printed by ``pyverify trace formats``)."""
+    return "see 'pyverify trace formats'"
+
+
+#: The most keys an 'unknown format' error names, and the most characters of each.
+SHOWN_KEYS, SHOWN_KEY_CHARS = 3, 16
+
+
+def shown_keys(record: dict) -> str:
+    """A record's first keys, each cut short, for a one-line error."""
+    keys = [repr(key if len(key) <= SHOWN_KEY_CHARS else key[:SHOWN_KEY_CHARS - 3] + "...")
+            for key in list(record)[:SHOWN_KEYS]]
+    more = len(record) - SHOWN_KEYS
+    return ", ".join(keys) + (f" and {more} more" if more > 0 else "") if keys else "none"
 
 
 def detect_format(head: Head, display: str) -> InputFormat:
@@ -259,8 +293,9 @@ def detect_format(head: Head, display: str) -> InputFormat:
         if fmt.weak is not None and fmt.weak(head):
             return fmt
     if head.first_object is not None:
-        fields = ", ".join(repr(key) for key in list(head.first_object)[:6]) or "none"
-        raise located(display, f"line {head.line_number}", f"no field tells the format (fields: {fields}); {accepted_formats()}")
+        keys = shown_keys(head.first_object)
+        raise located(display, f"line {head.line_number}",
+                      f"the record matches no known format (keys: {keys}); {accepted_formats()}")
     where = f"line {head.line_number}" if head.line_number else None
     if _cut_off(head):
         raise located(display, where, f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace (and not an instance)")
@@ -274,7 +309,7 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
     """Read ``path`` (``-`` for standard input) in whatever format it is, validated."""
     if options.name is not None:
         check_instance_name(options.name, "--name")  # before reading: never an instance that pyverify then refuses
-    with open_source(path) as source:
+    with open_source(path) as source, recording(str(path)) as lines:
         fmt = detect_format(read_head(source), source.display)
         if options.tokenizer is not None and not fmt.uses_tokenizer:
             raise UserError(f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}")
@@ -294,6 +329,7 @@ def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -
             # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).
             instance, more = reblock_to_size(instance, options.block_size, source.display)
             notes = notes + more
+    remember(str(path), fmt.key, lines)
     return Loaded(instance, fmt, source.compression, tuple(notes))
 
 

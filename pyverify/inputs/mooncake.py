@@ -64,6 +64,11 @@ MOONCAKE_BLOCK_TOKENS = 512
 #: The fields that say a JSONL record is a Mooncake request.
 MOONCAKE_FIELDS = ("hash_ids", "input_length", "output_length")
 
+#: kvcache-simulator's per-record fields that change how the whole trace is read (its block size,
+#: its blocks' weights), on whichever record they stand: a fast reader that cannot carry them must
+#: leave such a file to :func:`read_mooncake`.
+SIZE_FIELDS = frozenset({"block_size", "block_tokens"})
+
 
 @dataclass(frozen=True)
 class TraceRecord:
@@ -201,4 +206,4 @@ def import_mooncake(
         return read_mooncake(source, options)
 
 
-__all__ = ["BlockSizeRule", "MOONCAKE_BLOCK_TOKENS", "check_hash_ids", "MOONCAKE_FIELDS", "TraceRecord", "import_mooncake", "iter_mooncake", "iter_records", "read_mooncake"]
+__all__ = ["BlockSizeRule", "MOONCAKE_BLOCK_TOKENS", "SIZE_FIELDS", "check_hash_ids", "MOONCAKE_FIELDS", "TraceRecord", "import_mooncake", "iter_mooncake", "iter_records", "read_mooncake"]

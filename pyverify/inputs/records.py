@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -127,11 +128,21 @@ def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> 
     return value
 
 
-def optional_timestamp(data: dict[str, Any], display: str, where: str) -> float | int | None:
-    """``data["timestamp"]`` (milliseconds, as in Mooncake's traces) or None; a one-line error otherwise."""
+#: The latest arrival an instance holds, in milliseconds (``requests[i].arrival_ms``).
+MAX_ARRIVAL_MS = 1e18
+
+
+def optional_timestamp(data: dict[str, Any], display: str, where: str,
+                       ms_per_unit: int = 1) -> float | int | None:
+    """``data["timestamp"]`` (milliseconds, as in Mooncake's traces; or units of ``ms_per_unit``
+    milliseconds, 1000 for seconds) or None; a one-line error otherwise, bounded so that it fits
+    an instance once converted."""
     value = data.get("timestamp")
-    if value is not None and not (is_number(value) and 0 <= value <= 1e18):
-        raise located(display, f"{where}.timestamp", f"expected a non-negative number, got {value!r}")
+    bound = MAX_ARRIVAL_MS / ms_per_unit
+    if value is not None and not (is_number(value) and 0 <= value <= bound):
+        unit = f" of seconds up to {bound:g}" if ms_per_unit == 1000 else ""
+        raise located(display, f"{where}.timestamp",
+                      f"expected a non-negative number{unit}, got {value!r}")
     return value
 
 
@@ -167,6 +178,7 @@ class TraceBuilder:
         self.closure = PrefixClosure()
         self.chains: list[tuple[int, ...]] = []
         self.extra: list[dict[str, Any]] = []
+        self.lines = _LINES.get()  # each request's line, when asked (pyverify.inputs.locate)
         self._last_time: float | int | None = None
         self._last_time_line = 0
         self._warned = False
@@ -209,6 +221,8 @@ class TraceBuilder:
         if labels:
             item["labels"] = labels
         self.extra.append(item)
+        if self.lines is not None:
+            self.lines.append(line)
         if self.progress is not None:
             self.progress(1)
 
@@ -228,6 +242,11 @@ class TraceBuilder:
             block_size_tokens=block_size_tokens,
             extra=tuple(self.extra) if any(self.extra) else (),
         )
+
+
+#: Where every TraceBuilder made while it is set appends each request's line
+#: (:mod:`pyverify.inputs.locate`).
+_LINES: ContextVar[Any] = ContextVar("pyverify_request_lines", default=None)
 
 
 #: Warnings already printed: a command that reads its input more than once (certify -o, verify, audit) warns once.

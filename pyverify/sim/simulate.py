@@ -199,6 +199,16 @@ def simulate(
     )
 
 
+class PromptBeyondChain(ValueError):
+    """Request ``index``'s prompt holds more full blocks than its chain names (``reason`` says how
+    many); the command names the request and its prompt length as its input file does
+    (errors.RequestError)."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(f"requests[{index}]: {reason}")
+        self.index, self.reason = index, reason
+
+
 def engine_hits(
     chains: Sequence[Sequence[int]],
     cache_of: Sequence[int],
@@ -227,8 +237,9 @@ def engine_hits(
     for index, (chain, tokens) in enumerate(zip(chains, prompt_tokens, strict=True)):
         full = tokens // size
         if full > len(chain):
-            raise ValueError(f"requests[{index}]: {tokens} tokens make {full} full blocks of {size}, but the chain "
-                             f"names {len(chain)}: the engine would cache blocks the trace does not name")
+            raise PromptBeyondChain(index, f"{tokens} tokens make {full} full blocks of {size}, but "
+                                           f"the chain names {len(chain)}: the engine would cache "
+                                           "blocks the trace does not name")
         # A trace that names a partial last block (Mooncake's hash_ids do): the engine never hashes it.
         full_chains.append(chain if full == len(chain) else chain[:full])
     chains = full_chains

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from pyverify.errors import UserError
+from pyverify.errors import RequestError, UserError
 
 
 @dataclass(frozen=True)
@@ -147,10 +147,12 @@ def weights_of_lengths(
             break
         k, counts = int(lengths[index]), given[index]
         if not isinstance(counts, (list, tuple)) or len(counts) != k:
-            raise UserError(f"{where}: requests[{index}].block_tokens: expected a list of {k} token counts, one per block")
+            raise RequestError(where, index, "block_tokens",
+                               f"expected a list of {k} token counts, one per block")
         for position, value in enumerate(counts):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise UserError(f"{where}: requests[{index}].block_tokens[{position}]: expected a positive integer, got {value!r}")
+                raise RequestError(where, index, f"block_tokens[{position}]",
+                                   f"expected a positive integer, got {value!r}")
         flat[offsets[index]:offsets[index + 1]] = counts
     if short.size:
         raise short_prompt_error(where, first_short, int(lengths[first_short]), int(totals[first_short]), block_size)
@@ -174,8 +176,9 @@ def weights_of_lengths(
 
 def short_prompt_error(where: str, index: int, blocks: int, total: int, block_size: int) -> UserError:
     """The refusal of a prompt length that leaves its last block no token (every reader and engine says it so)."""
-    return UserError(f"{where}: requests[{index}].input_tokens: {total} tokens cannot fill {blocks} blocks of "
-                     f"{block_size} tokens (needs more than {block_size * (blocks - 1)})")
+    return RequestError(where, index, "input_tokens",
+                        f"{total} tokens cannot fill {blocks} blocks of {block_size} tokens "
+                        f"(needs more than {block_size * (blocks - 1)})")
 
 
 def describe_weights(sources: set[str], block_size: int, partial: bool, uncached: bool) -> str:

@@ -23,7 +23,7 @@ from pyverify.inputs.columnar.digest import begin_content_sha256
 from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.formats import is_parquet
 from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
-from pyverify.inputs.columnar.write import NO_BLOCK_SIZE
+from pyverify.inputs.columnar.write import LABEL_PREFIX, NO_BLOCK_SIZE
 from pyverify.inputs.model import (MAX_HOSTS, MAX_TOKEN_COUNT, check_block_size_tokens,
                                    check_host_id)
 from pyverify.inputs.stream import stem_of
@@ -135,6 +135,7 @@ def check_parquet_file(path: str | Path):
         if handle.metadata.num_rows == 0:
             raise located(path, None, "empty trace: no requests")
         others = [name for name in OPTIONAL_COLUMNS if name in schema.names]
+        others += [name for name in schema.names if name.startswith(LABEL_PREFIX)]
         extra = _optional_columns(pq.read_table(str(path), columns=others), path) if others else {}
     return handle, block_size, extra
 
@@ -412,4 +413,42 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
         found["hosts"] = raw.astype(np.int64)
     if "route_key" in table.column_names:
         found["route_keys"] = [None if v is None else str(v) for v in table.column("route_key").to_pylist()]
+    labels = _labels(table, path)
+    if labels is not None:
+        found["labels"] = labels
     return found
+
+
+#: What an instance's ``labels`` may hold (pyverify/schemas/instance.schema.json), so a file read
+#: back is one that validates: keys per request, characters per key, characters per string value.
+MAX_LABELS, MAX_LABEL_KEY_CHARS, MAX_LABEL_CHARS = 16, 64, 256
+
+
+def _labels(table, path: str | Path) -> list[dict[str, Any] | None] | None:
+    """Each row's labels from the ``label.KEY`` columns (integers or strings; a null: no such
+    label), or ``None``."""
+    pa = require("pyarrow")
+    names = [name for name in table.column_names if name.startswith(LABEL_PREFIX)]
+    if not names:
+        return None
+    if len(names) > MAX_LABELS:
+        raise located(path, names[MAX_LABELS], f"more than {MAX_LABELS} label columns "
+                                               f"(an instance keeps at most {MAX_LABELS} labels)")
+    rows: list[dict[str, Any]] = [{} for _ in range(table.num_rows)]
+    for name in names:
+        key, column = name[len(LABEL_PREFIX):], table.column(name)
+        if not 0 < len(key) <= MAX_LABEL_KEY_CHARS:
+            raise located(path, name, f"a label's name has 1 to {MAX_LABEL_KEY_CHARS} characters")
+        text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+        if not (text or pa.types.is_integer(column.type) or pa.types.is_null(column.type)):
+            raise located(path, name, f"expected an integer or a string column, got {column.type}")
+        for row, value in enumerate(column.to_pylist()):
+            if value is None:
+                continue
+            if text and len(value) > MAX_LABEL_CHARS:
+                raise located(path, f"row {row + 1}.{name}",
+                              f"longer than {MAX_LABEL_CHARS} characters")
+            if not text and not -2**63 <= value < 2**63:
+                raise located(path, f"row {row + 1}.{name}", f"{value} is outside 64 bits")
+            rows[row][key] = value
+    return [row or None for row in rows] if any(rows) else None

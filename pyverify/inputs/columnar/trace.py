@@ -44,6 +44,10 @@ class ColumnarTrace:
     block_tokens: np.ndarray | None = None
     #: The fleet size the input names (an instance's ``hosts``); ``None``: its largest host id + 1, or 1.
     fleet_size: int | None = None
+    #: Each request's ``labels`` (Qwen-Bailian's chat_id, parent_chat_id, type, turn; ``None``:
+    #: none), kept for grouping as the instance keeps them; no count reads them, and the content
+    #: digest leaves them out.
+    labels: list[dict[str, Any] | None] | None = None
 
     @property
     def n_requests(self) -> int:
@@ -80,6 +84,8 @@ class ColumnarTrace:
                 item["route_key"] = keys[index]
             if weights is not None and bounds[index] < bounds[index + 1] and weights[bounds[index]] >= 0:
                 item["block_tokens"] = weights[bounds[index]:bounds[index + 1]]
+            if self.labels is not None and self.labels[index]:
+                item["labels"] = dict(self.labels[index])
             extra.append(item)
         hosts = None if self.hosts is None else tuple(self.hosts.tolist())
         fleet = self.fleet_size if self.fleet_size is not None else (int(self.hosts.max()) + 1 if hosts else 1)
@@ -107,6 +113,7 @@ class ColumnarTrace:
             return np.array([item.get(key, np.nan) for item in instance.extra], dtype=dtype)
 
         keys = [item.get("route_key") for item in instance.extra] if instance.extra else None
+        labels = [item.get("labels") for item in instance.extra] if instance.extra else None
         weights = None
         if instance.extra and any("block_tokens" in item for item in instance.extra):
             weights = np.fromiter((w for item, chain in zip(instance.extra, instance.chains)
@@ -119,4 +126,5 @@ class ColumnarTrace:
             input_tokens=column("input_tokens", np.float64),
             output_tokens=column("output_tokens", np.float64),
             block_size_tokens=instance.block_size_tokens, block_tokens=weights, fleet_size=instance.hosts,
+            labels=labels if labels and any(labels) else None,
         )

@@ -22,6 +22,27 @@ PARQUET_FORMAT = "pyverify.trace/1"
 #: The metadata's block size of a trace that gives none (an instance of block ids only).
 NO_BLOCK_SIZE = "none"
 
+#: A request label ``KEY`` (an instance's ``labels``, e.g. Qwen-Bailian's ``chat_id``) is the
+#: column ``label.KEY``.
+LABEL_PREFIX = "label."
+
+
+def label_columns(labels: list | None, path: str | Path) -> dict[str, str]:
+    """Each label key of a trace's ``labels`` and its column's kind, ``int`` or ``str`` (one kind
+    per key: the instance allows either, and a column holds one); one line of error for a key
+    whose values mix them."""
+    from pyverify.errors import located
+
+    kinds: dict[str, str] = {}
+    for index, item in enumerate(labels or ()):
+        for key, value in (item or {}).items():
+            kind = "str" if isinstance(value, str) else "int"
+            if kinds.setdefault(key, kind) != kind:
+                raise located(path, f"requests[{index}].labels.{key}",
+                              "mixes integers and strings across requests: a Parquet column holds "
+                              "one kind; write an instance (.json) instead")
+    return kinds
+
 
 class ParquetTraceWriter:
     """Write a trace as Parquet, one row group per :meth:`write`, atomically.
@@ -31,10 +52,11 @@ class ParquetTraceWriter:
     """
 
     def __init__(self, path: str | Path, block_size_tokens: int | None = DEFAULT_BLOCK_TOKENS, columns: tuple[str, ...] = (),
-                 whole_timestamps: bool = False) -> None:
+                 whole_timestamps: bool = False, labels: dict[str, str] | None = None) -> None:
         self.path = Path(path)
         self.block_size_tokens = block_size_tokens
-        self.columns = columns
+        self.labels = labels or {}  # key -> "int" or "str" (label_columns); after the other columns
+        self.columns = columns + tuple(LABEL_PREFIX + key for key in self.labels)
         self.whole_timestamps = whole_timestamps  # store timestamps as int64 (every one is a whole number)
         self._context = None
         self._writer = None
@@ -48,7 +70,9 @@ class ParquetTraceWriter:
         tmp = self._context.__enter__()
         fields = [pa.field("hash_ids", pa.list_(pa.int64()), nullable=False)]
         types = {"timestamp": pa.int64() if self.whole_timestamps else pa.float64(), "input_length": pa.int64(), "output_length": pa.int64(),
-                 "host": pa.int64(), "route_key": pa.string()}
+                 "host": pa.int64(), "route_key": pa.string(),
+                 **{LABEL_PREFIX + key: pa.string() if kind == "str" else pa.int64()
+                    for key, kind in self.labels.items()}}
         fields += [pa.field(name, types[name]) for name in self.columns]
         metadata = {b"pyverify.format": PARQUET_FORMAT.encode()}
         # "none" when the trace gives no block size: a file without the key is read as Mooncake's 512.
@@ -88,7 +112,9 @@ def write_parquet(trace: ColumnarTrace, path: str | Path, rows_per_group: int = 
     columns = tuple(name for name, values in present.items() if values is not None)
     if trace.route_keys is not None:
         columns += ("route_key",)
-    with ParquetTraceWriter(path, trace.block_size_tokens, columns, whole_timestamps=_whole(trace.timestamps)) as writer:
+    labels = label_columns(trace.labels, path)
+    with ParquetTraceWriter(path, trace.block_size_tokens, columns,
+                            whole_timestamps=_whole(trace.timestamps), labels=labels) as writer:
         for start in range(0, trace.n_requests, rows_per_group):
             end = min(start + rows_per_group, trace.n_requests)
             first, last = int(trace.offsets[start]), int(trace.offsets[end])
@@ -101,4 +127,7 @@ def write_parquet(trace: ColumnarTrace, path: str | Path, rows_per_group: int = 
                 elif name == "timestamp":
                     chunk = [None if v != v else (int(v) if writer.whole_timestamps else v) for v in chunk.tolist()]
                 values[name] = chunk
+            for key in labels:
+                values[LABEL_PREFIX + key] = [None if item is None else item.get(key)
+                                              for item in trace.labels[start:end]]
             writer.write(trace.ids[first:last], trace.offsets[start:end + 1] - first, **values)
