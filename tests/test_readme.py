@@ -28,7 +28,7 @@ def test_ci_runs_the_readme_install_and_test_commands():
 
 
 def test_readme_figures_match_what_the_commands_print():
-    """Every deterministic figure block in README.md is what its command prints today
+    """Every deterministic figure block in README.md and docs/ is what its command prints today
     (scripts/readme_figures.py regenerates them; timings are kept out of this check)."""
     import subprocess
     import sys
@@ -38,7 +38,8 @@ def test_readme_figures_match_what_the_commands_print():
     assert result.returncode == 0, result.stderr
 
 
-def test_every_figure_block_has_a_command():
+def readme_figures():
+    """scripts/readme_figures.py, imported as a module."""
     import importlib.util
     import sys
 
@@ -46,8 +47,47 @@ def test_every_figure_block_has_a_command():
     module = importlib.util.module_from_spec(spec)
     sys.modules["readme_figures"] = module  # dataclasses look their module up while the class is built
     spec.loader.exec_module(module)
-    names = set(module.blocks((REPO / "README.md").read_text()))
-    assert names == {figure.name for figure in module.FIGURES}
+    return module
+
+
+def test_every_figure_block_has_a_command():
+    """Every figure block in README.md or a docs/ page has a command, and every command a block."""
+    module = readme_figures()
+    assert set(module.figure_pages()) == {figure.name for figure in module.FIGURES}
+
+
+def test_a_stale_figure_in_a_docs_page_is_reported_and_regenerated(tmp_path, monkeypatch):
+    """A figure moved into docs/ is still checked against its command, and regenerated in place."""
+    import shutil
+
+    module = readme_figures()
+    monkeypatch.setattr(module, "REPO", tmp_path)
+    (tmp_path / "instances").mkdir()
+    shutil.copy(REPO / "instances" / "lab-512x32x16.json", tmp_path / "instances")
+    (tmp_path / "README.md").write_text("# short\n")
+    page = tmp_path / "docs" / "howto" / "page.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("<!-- figure: lab-sweep -->\n```\n$ pyverify sweep instances/lab-512x32x16.json\n"
+                    "a number that is no longer printed\n```\n<!-- /figure -->\n")
+    lab_sweep = [figure for figure in module.FIGURES if figure.name == "lab-sweep"]
+    drifted = module.check(lab_sweep)
+    assert len(drifted) == 1 and "docs/howto/page.md" in drifted[0], drifted
+    assert module.main(["--only", "lab-sweep"]) == 0
+    assert "pooled hit rate" in page.read_text()
+    assert module.check(lab_sweep) == []
+
+
+def test_a_figure_marked_in_two_pages_is_refused(tmp_path, monkeypatch):
+    import pytest
+
+    module = readme_figures()
+    monkeypatch.setattr(module, "REPO", tmp_path)
+    block = "<!-- figure: audit -->\n```\n$ pyverify audit\n```\n<!-- /figure -->\n"
+    (tmp_path / "README.md").write_text(block)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "tutorial.md").write_text(block)
+    with pytest.raises(SystemExit, match="both README.md and docs/tutorial.md"):
+        module.figure_pages()
 
 
 def test_ci_installs_the_test_libraries_at_pinned_versions():
