@@ -90,6 +90,17 @@ def test_a_figure_marked_in_two_pages_is_refused(tmp_path, monkeypatch):
         module.figure_pages()
 
 
+def test_readme_is_short():
+    """A newcomer reads the README in ten minutes: the rest lives in docs/."""
+    assert len((REPO / "README.md").read_text().splitlines()) <= 250
+
+
+def test_readme_links_point_at_files_in_the_repository():
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", (REPO / "README.md").read_text()):
+        if "://" not in target:
+            assert (REPO / target).is_file(), target
+
+
 def test_ci_installs_the_test_libraries_at_pinned_versions():
     """A new release of a test library must not turn main red on the next new machine: the install
     takes constraints.txt (scripts/lock_test_deps.sh regenerates it), which pins each one exactly."""

@@ -1,0 +1,37 @@
+"""The documentation site under docs/ builds with MkDocs, strictly, and its flag reference is complete."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import REPO
+
+
+def test_the_docs_site_builds_strictly(tmp_path):
+    """`mkdocs build --strict` fails on any warning: a broken link or anchor, a page left out of
+    the navigation, a hook that fails. The commands page is generated from the parser."""
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.skip("mkdocs is not installed (it is in the dev extra: pip install -e '.[dev]')")
+    site = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+                             "-f", str(REPO / "mkdocs.yml"), "-d", str(site)],
+                            cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    commands = (site / "reference" / "commands" / "index.html").read_text()
+    from pyverify.cli import COMMAND_MODULES
+
+    for name in COMMAND_MODULES:
+        assert f'id="pyverify-{name}"' in commands, name
+    assert "--capacity" in commands
+
+
+def test_every_docs_page_is_in_the_navigation():
+    nav = (REPO / "mkdocs.yml").read_text()
+    pages = {str(path.relative_to(REPO / "docs")) for path in (REPO / "docs").rglob("*.md")}
+    listed = set(re.findall(r":\s+(\S+\.md)\s*$", nav, re.M))
+    assert pages == listed
