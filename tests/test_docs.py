@@ -30,6 +30,15 @@ def test_the_docs_site_builds_strictly(tmp_path):
     assert "--capacity" in commands
 
 
+def test_no_comment_points_at_a_missing_design_document():
+    """Source comments point at pages that exist (docs/explanation/model.md), not at a DESIGN.md."""
+    assert not (REPO / "DESIGN.md").exists()
+    mentions = [str(path.relative_to(REPO)) for path in (REPO / "pyverify").rglob("*")
+                if path.is_file() and path.suffix in (".py", ".json")
+                and "DESIGN.md" in path.read_text(encoding="utf-8")]
+    assert mentions == []
+
+
 def test_every_docs_page_is_in_the_navigation():
     nav = (REPO / "mkdocs.yml").read_text()
     pages = {str(path.relative_to(REPO / "docs")) for path in (REPO / "docs").rglob("*.md")}

@@ -1,6 +1,6 @@
 """The one model every part of pyverify shares: requests, fleets, instances.
 
-Definitions (DESIGN.md, "Model and semantics"):
+Definitions (docs/explanation/model.md):
 
 * A **request** is a chain of block ids ``(b1, ..., bk)``, ``k >= 1``; each id
   names the whole prefix up to and including its block (vLLM's chained block

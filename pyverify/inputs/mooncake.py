@@ -20,7 +20,7 @@ problem with a one-line :class:`~pyverify.errors.UserError` of the form
 * ``timestamp`` is a non-negative number, ``input_length`` and
   ``output_length`` are non-negative integers, when present (the released
   traces always carry all three);
-* prefix closure (DESIGN.md, "Model and semantics"): every id keeps one parent
+* prefix closure (docs/explanation/model.md): every id keeps one parent
   throughout the file; the first violation is reported with its line and its
   position in ``hash_ids``;
 * time order (decreasing timestamps are an error unless ``allow_unsorted``;

@@ -1,6 +1,6 @@
 """Demand-cache runs: pooled or per-host, uncapacitated or capacitated.
 
-Semantics (DESIGN.md, "Model and semantics"), one definition used everywhere:
+Semantics (docs/explanation/model.md), one definition used everywhere:
 
 * Every cache starts empty and gains a block only by missing on it.
 * A request reads exactly one cache: the pool (``pooled``) or its own host's
