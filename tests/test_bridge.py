@@ -275,3 +275,23 @@ def test_instance_is_found_by_content_in_any_file(tmp_path):
     del raw["instance"]["content_sha256"]
     with pytest.raises(CheckFailed, match=r"instance.sha256: no instance file in .* hashes to"):
         find_instance(cert_path, raw, [search])
+
+
+def test_a_trace_certificates_report_says_which_hash_was_checked(tmp_path):
+    """A trace certificate is matched by its content digest; its file SHA-256 depends on the path the
+    trace was read from and is not checked, so the report must not print it as the instance's identity."""
+    import json
+
+    from pyverify.cli import main
+    from pyverify.lean.bridge import BridgeEntry
+    from pyverify.reports.markdown import instance_fact_markdown
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [1, 3]}\n{"hash_ids": [1, 2, 4]}\n')
+    assert main(["certify", str(trace), "--model", "pooled", "-o", str(tmp_path / "c.json")]) == 0
+    cert = json.loads((tmp_path / "c.json").read_text())
+    entry = BridgeEntry(certificate="c.json", instance_file=str(trace), certificate_data=cert,
+                        verify_lines=[], theorems=[], link=None)
+    line = next(line for line in instance_fact_markdown(entry) if line.startswith("- instance:"))
+    content, sha = cert["instance"]["content_sha256"], cert["instance"]["sha256"]
+    assert f"content digest `{content}` (checked)" in line and f"SHA-256 `{sha}` not checked" in line

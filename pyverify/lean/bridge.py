@@ -254,7 +254,8 @@ class BridgeEntry:
         solvers = cert["solvers"]
         return {
             "certificate": self.certificate,
-            "instance": {"name": cert["instance"]["name"], "file": self.instance_file, "sha256": cert["instance"]["sha256"]},
+            "instance": {"name": cert["instance"]["name"], "file": self.instance_file, "sha256": cert["instance"]["sha256"],
+                         "content_sha256": cert["instance"].get("content_sha256")},
             "cache_model": cert["cache_model"],
             "claim": cert["claim"],
             "status": cert["status"],

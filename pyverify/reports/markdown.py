@@ -27,13 +27,25 @@ def yes_no(flag: bool | None) -> str:
     return {True: "yes", False: "no", None: "n/a"}[flag]
 
 
+def instance_identity(instance: dict) -> str:
+    """How the certificate names its instance, and which of its hashes the checker compared.
+
+    A trace's certificate is matched by its content digest; the SHA-256 of the canonical JSON it also
+    carries depends on the path the trace was read from, so ``verify`` does not check it (and says so).
+    """
+    if instance.get("content_sha256"):
+        return (f"content digest `{instance['content_sha256']}` (checked); "
+                f"SHA-256 `{instance['sha256']}` not checked (it depends on the path read)")
+    return f"SHA-256 `{instance['sha256']}`"
+
+
 def instance_fact_markdown(entry: BridgeEntry) -> list[str]:
     fact = entry.instance_fact()
     model = fact["cache_model"]
     size = "uncapacitated" if model["capacity"] is None else f"capacity {model['capacity']} blocks per cache"
     lines = [
         f"- certificate: `{fact['certificate']}`",
-        f"- instance: `{fact['instance']['file']}` ({fact['instance']['name']}), SHA-256 `{fact['instance']['sha256']}`",
+        f"- instance: `{fact['instance']['file']}` ({fact['instance']['name']}), {instance_identity(fact['instance'])}",
         f"- cache model: {model['model']}, {size}, starting empty, routing {model['routing']}",
         f"- claim (scope: {fact['claim']['scope']}): {fact['claim']['statement']}",
         f"- status {fact['status']} on this instance: objective {fact['objective']} misses, bound {fact['bound']}",
