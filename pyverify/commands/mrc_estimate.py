@@ -10,7 +10,7 @@ from pyverify.errors import UserError
 from pyverify.commands.input_options import identity_of, load_described_with, needs_instance_reader, read_trace_with
 
 ESTIMATE_NOTE = ("ESTIMATE (SHARDS spatial sampling, Waldspurger et al., FAST 2015); measured error against the exact "
-                 "curve: see the README, 'Approximate curves'")
+                 "curve: see docs/howto/large-traces.md, 'Approximate curves'")
 
 
 def sample_rate(text: str) -> float:

@@ -139,7 +139,7 @@ def bridge_markdown(report: BridgeReport, heading: str = "##") -> str:
     return guarded("\n".join(parts))
 
 
-#: What a reader of a report must trust, and what not (the README's "What a reviewer must trust").
+#: What a reader of a report must trust, and what not (docs/explanation/theorems.md, "What a reviewer must trust").
 TRUST = (
     "The trusted checker, `pyverify/trusted/check.py` and `pyverify/trusted/recount.py`: small code that imports no solver and no simulator, and recounts every certified number from the instance file.",
     "The Lean 4.35.0 kernel, in the runtime whose SHA-256 is pinned (`pyverify/lean/runtime.py`), for the general facts.",

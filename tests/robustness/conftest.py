@@ -1,7 +1,7 @@
 """The robustness campaign's tally: how many hostile runs were tried, handled, and found defects.
 
 Each campaign test records its runs in :data:`TALLY`; ``tests/conftest.py`` prints the
-totals at the end of the run (and the README's reliability section quotes them).
+totals at the end of the run (and docs/reference/reliability.md quotes them).
 Scale the campaign with ``PYVERIFY_CAMPAIGN_SCALE`` (default 1 in CI; try 5
 locally for five times as many random mutants and kill times).
 """
