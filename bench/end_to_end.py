@@ -195,7 +195,7 @@ def commands_for(jsonl: Path, parquet: Path, fleet: int, polars: bool) -> dict[s
                 commands[f"polars {model} {kind}"] = [py, "-c", POLARS, str(path), str(hosts)]
         if kind == "JSONL":
             commands["plain script pooled JSONL"] = [py, "-c", PLAIN, str(jsonl), "0"]
-            commands[f"plain script per-host JSONL"] = [py, "-c", PLAIN, str(jsonl), str(fleet)]
+            commands["plain script per-host JSONL"] = [py, "-c", PLAIN, str(jsonl), str(fleet)]
     return commands
 
 

@@ -217,8 +217,8 @@ def test_pooling_bound_uses_the_capacity_and_every_hit_rate_says_what_it_assumes
     assert result["hit_rate"]["pooled"] - result["hit_rate"]["per_host"] <= bound["value"] + 1e-12
     status, out, err = run_cli(capsys, "cost", conversation, "--capacity", "2")
     assert "per-host caches on this routing, uncapacitated" in out
-    assert f"per-host caches, 2 blocks per host (lru)" in out and f"{result['hit_rate']['per_host']:.4f}" in out
-    assert f"pooling can add at most" in out and f"{bound['value']:.4f}  (capacity 2 blocks per host" in out
+    assert "per-host caches, 2 blocks per host (lru)" in out and f"{result['hit_rate']['per_host']:.4f}" in out
+    assert "pooling can add at most" in out and f"{bound['value']:.4f}  (capacity 2 blocks per host" in out
     assert "block hit rate (2 blocks per host, pool 32 blocks, lru): per-host" in out
 
     uncapacitated = cost_json(capsys, conversation)

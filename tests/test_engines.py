@@ -19,7 +19,7 @@ from pyverify.engines import duckdb as duckdb_engine  # noqa: E402
 from pyverify.engines import numpy_engine  # noqa: E402
 from pyverify.engines.routing import ONE_MACHINE, random_hosts, static_hosts  # noqa: E402
 from pyverify.errors import UserError  # noqa: E402
-from pyverify.inputs.columnar import ColumnarTrace, read_columnar, write_parquet  # noqa: E402
+from pyverify.inputs.columnar import ColumnarTrace, write_parquet  # noqa: E402
 from pyverify.inputs.model import Instance  # noqa: E402
 from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
 from pyverify.sim.mrc import lru_curve  # noqa: E402

@@ -11,7 +11,6 @@ dtype for dtype.
 from __future__ import annotations
 
 import contextlib
-import json
 
 import numpy as np
 import pytest

@@ -31,7 +31,7 @@ import pyverify.sim.kernels as kernels
 import pyverify.sim.mrc as mrc
 import pyverify.sim.simulate as simulate_module
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
-from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances, stack_distances_fenwick, stack_distances_numpy
+from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances_fenwick, stack_distances_numpy
 from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, TAIL_FIRST, _capacitated_hits, simulate
 
 from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE, REPO

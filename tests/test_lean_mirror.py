@@ -584,7 +584,6 @@ def test_lru_misses_eq_far(requests, capacity):
 # --- prefix_lru_eq_flat (lean/PrefixPool/LruPrefix.lean) ------------------------------------
 
 from pyverify.sim.mrc import lru_curve  # noqa: E402
-from pyverify.sim.simulate import PER_HOST  # noqa: E402
 
 
 def test_prefix_lru_examples():
@@ -662,7 +661,7 @@ def test_per_host_lru_examples():
 # --- pooled_min_le_per_host_min (lean/PrefixPool/PooledMemory.lean) ---------------------
 
 from pyverify.lean.bridge import flat_min_misses as bridge_flat_min_misses  # noqa: E402
-from pyverify.sim.opt_curve import memory_limit_summary, optimal_curve  # noqa: E402
+from pyverify.sim.opt_curve import memory_limit_summary  # noqa: E402
 
 
 def host_blocks(chains, routing):

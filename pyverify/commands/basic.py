@@ -10,7 +10,7 @@ from pyverify.commands.argtypes import (add_flag_check, capacity_blocks, chart_p
                                        input_file, positive_int)
 from pyverify.errors import RequestError, UserError, shown
 from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of,
-                                             load_described_with, load_with)
+                                             load_described_with)
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts

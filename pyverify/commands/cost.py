@@ -13,7 +13,6 @@ from pyverify.cost.params import PARAMETERS, Params, parse_params, parse_sweep  
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with
 from pyverify.cost.params import PREFILL_RATE_MODEL, prefill_rate_note
 from pyverify.errors import UserError, shown
-from pyverify.inputs.load import load_input
 from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
 from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
 

@@ -180,7 +180,6 @@ def run_simulate_counts(args, print_json) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
     from pyverify.commands.input_options import identity_of, load_described_with
     from pyverify.inputs.columnar import ColumnarTrace
-    from pyverify.inputs.load import load_input
     from pyverify.inputs.stream import stem_of
 
     from pyverify.engines.select import choose, count

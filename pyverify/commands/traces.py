@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:  # annotations only
     import numpy as np
 
+    from pyverify.inputs.columnar.trace import ColumnarTrace
     from pyverify.inputs.load import Loaded
     from pyverify.inputs.records import ImportOptions
 
@@ -20,14 +21,13 @@ from pyverify.commands.cache_options import add_kv_size_options, gib_of_blocks
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options, capacity_list, print_json
 from pyverify.commands.engine_options import add_trace_engine_option, load_kernels_before_reading, trace_on_arrays
 from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of,
-                                             import_options, load_described_with, load_with,
-                                             needs_instance_reader, read_trace_with)
+                                             import_options, load_described_with, needs_instance_reader, read_trace_with)
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError, shown
 from pyverify.fileio import write_error, write_text_atomic
 from pyverify.inputs.kv_models import kv_size
-from pyverify.inputs.load import load_described, load_input
+from pyverify.inputs.load import load_described
 from pyverify.inputs.model import content_sha256, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import ONLINE_POLICIES, POLICIES, RoutingOptions, default_fleet, default_policy, route
@@ -220,7 +220,7 @@ def _routed_once(args, instance):
     return dataclasses.replace(instance, hosts=fleet, routing=tuple(routing))
 
 
-def _any_input_as_columns(args) -> "tuple[ColumnarTrace, Loaded]":
+def _any_input_as_columns(args) -> tuple[ColumnarTrace, Loaded]:
     """The input as arrays, whatever its format, and what it was (its format, notes): the column
     readers for the trace files they read (Mooncake JSONL, CSV, Parquet), else the instance readers
     (instance JSON, token-id and chat JSONL, and re-blocking or tokenizing flags), converted once.

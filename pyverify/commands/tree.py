@@ -13,8 +13,7 @@ from pyverify.commands.argtypes import chart_path, input_file
 from pyverify.commands.basic import INPUT_HELP
 from pyverify.reports.charts import save_figure
 from pyverify.commands.input_options import add_input_options, load_with
-from pyverify.errors import UserError, shown
-from pyverify.inputs.load import load_input
+from pyverify.errors import shown
 from pyverify.inputs.model import ROOT, prefix_tree
 
 ORDER = 15

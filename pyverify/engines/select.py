@@ -10,7 +10,6 @@ since it needs a cluster (or starts a local one).
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 

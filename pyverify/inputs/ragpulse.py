@@ -41,7 +41,6 @@ the chunks before it and the chunk itself.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pyverify.errors import UserError, located

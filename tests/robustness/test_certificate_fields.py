@@ -166,9 +166,9 @@ def packed(tmp_path_factory):
 
 def set_capacity(data, value):
     data["cache_model"]["capacity"] = value
-    for record in data["solvers"].values():
-        if record is not None:
-            record["problem"]["capacity"] = value
+    for solver in data["solvers"].values():
+        if solver is not None:
+            solver["problem"]["capacity"] = value
 
 
 def set_read_with(key, value):

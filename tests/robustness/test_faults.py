@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from pyverify.cli import main
 from pyverify.outdir import MARKER, StagedDirectory, recover
 
 from ..conftest import LAB_INSTANCE, REPO
