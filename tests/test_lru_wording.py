@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from pyverify.sim.simulate import LRU_NAME, LRU_NOTE  # re-exported from pyverify.sim.names
 
 from .conftest import REPO
-from .helpers import run_cli
+from .helpers import run_cli, write_timed_trace
 
 INSTANCE = str(REPO / "instances" / "lab-512x32x16.json")
 
 
 @pytest.fixture
 def trace(tmp_path):
-    path = tmp_path / "timed.jsonl"
-    records = [{"timestamp": 100 * i, "input_length": 2000, "output_length": 8, "hash_ids": [1, 2, 3 + i % 5]} for i in range(20)]
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    return str(path)
+    return write_timed_trace(tmp_path)
 
 
 def test_the_note_says_what_lru_idealises_and_points_to_the_engines():

@@ -6,15 +6,12 @@ import json
 
 import pytest
 
-from .helpers import run_cli
+from .helpers import run_cli, write_timed_trace
 
 
 @pytest.fixture
 def trace(tmp_path):
-    path = tmp_path / "timed.jsonl"
-    records = [{"timestamp": 100 * i, "input_length": 2000, "output_length": 8, "hash_ids": [1, 2, 3 + i % 5]} for i in range(20)]
-    path.write_text("".join(json.dumps(record) + "\n" for record in records))
-    return str(path)
+    return write_timed_trace(tmp_path)
 
 
 def replay_json(capsys, trace, *flags):
