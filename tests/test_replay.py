@@ -14,6 +14,7 @@ from pyverify.fleet.service import ServiceModel
 from pyverify.inputs.model import Instance
 from pyverify.sim.routing import RoutingOptions, route
 from pyverify.sim.simulate import PER_HOST, POOLED, distinct_count, simulate
+from tests.conftest import REPO
 from tests.helpers import run_cli
 from tests.strategies import prefix_closed_chains
 
@@ -281,3 +282,41 @@ def test_requests_that_never_overlap_in_time_give_the_untimed_hits(chains, fleet
     untimed = replay(chains, Router(router, fleet), capacity, eviction, pool, timed=False)
     assert (timed.host_of, timed.gpu_hits, timed.pool_hits) == (untimed.host_of, untimed.gpu_hits, untimed.pool_hits)
     assert timed.start == timed.arrival
+
+
+def test_per_request_lines_hold_each_requests_host_hits_and_times(tmp_path, capsys):
+    # As test_three_requests_one_at_a_time: r0 first token at 1, decode 10/10 = 1 s, ends at 2;
+    # r1 waits for the slot, hits [1, 2], first token at 2.5, decode 5/10 = 0.5 s, ends at 3;
+    # r2 arrives at 4, first token at 4.5, no output: ends at 4.5.
+    out = tmp_path / "requests.jsonl"
+    run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "1", "--per-request", str(out))
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["request"] for line in lines] == [0, 1, 2]
+    assert {line["router"] for line in lines} == {run["router"]} and {line["host"] for line in lines} == {0}
+    assert [line["hit_blocks"] for line in lines] == [{"gpu": 0, "host": 0, "pool": 0},
+                                                      {"gpu": 2, "host": 0, "pool": 0},
+                                                      {"gpu": 0, "host": 0, "pool": 0}]
+    assert [line["arrival_s"] for line in lines] == pytest.approx([0.0, 0.5, 4.0])
+    assert [line["first_token_s"] for line in lines] == pytest.approx([1.0, 2.5, 4.5])
+    assert [line["ttft_s"] for line in lines] == pytest.approx([1.0, 2.0, 0.5])
+    assert [line["finish_s"] for line in lines] == pytest.approx([2.0, 3.0, 4.5])
+
+
+def test_per_request_lines_add_up_to_each_runs_summary(tmp_path, capsys):
+    out = tmp_path / "requests.jsonl"
+    instance = REPO / "instances" / "mooncake-synthetic.json"
+    requests = len(json.loads(instance.read_text())["requests"])
+    status, text, err = run_cli(capsys, "replay", str(instance), "--compare", "--fleet", "4",
+                                "--router", "round-robin,kv-aware", "--capacity", "200",
+                                "--per-request", str(out), "--json")
+    assert status == 0, err
+    runs = json.loads(text)["runs"]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(runs) == 4 and len(lines) == requests * len(runs)
+    for run in runs:
+        mine = [line for line in lines if line["router"] == run["router"] and line["timed"] == run["timed"]]
+        assert [line["request"] for line in mine] == list(range(requests))
+        for tier, blocks in run["hit_blocks_by_tier"].items():
+            assert sum(line["hit_blocks"][tier] for line in mine) == blocks
+        if not run["timed"]:
+            assert all(line["ttft_s"] is None and line["finish_s"] is None for line in mine)

@@ -7,6 +7,7 @@ loop); this module parses flags, runs one replay per router, and prints.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.commands.argtypes import (add_flag_check, cache_amount, capacity_blocks, capacity_gib, capacity_tokens,
-                                       chart_path, choice_list, fleet_size, input_file, positive_int)
+                                       chart_path, choice_list, fleet_size, input_file, output_file, positive_int)
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
 from pyverify.commands.cache_options import (blocks_of, capacity_flag_problem, check_page_size, kv_flag_words, kv_given,
                                             kv_of, positive_number, prompt_tokens_of, resolve_cache_size)
@@ -154,6 +155,10 @@ def register(subparsers) -> None:
                              "python what the caches hold; auto takes python where it is cheaper or the "
                              "tables pass 8 GiB")
     parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
+    parser.add_argument("--per-request", type=output_file, metavar="PATH",
+                        help="write one JSON line per request and run: request (its 0-based position in the "
+                             "trace), router, host, hit_blocks by tier, arrival_s, first_token_s, ttft_s, "
+                             "finish_s (null when untimed)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     for check in (timing_refusal, engine_refusal, compiled_refusal, capacity_flag_problem):
         add_flag_check(parser, check)
@@ -237,7 +242,7 @@ def capacity_text(capacity) -> str:
 def run_replay(args) -> int:
     from pyverify.commands.replay_text import local_against_global, print_runs
     from pyverify.fleet.replay import replay
-    from pyverify.fleet.report import bounds, forced_routed_hits, run_summary
+    from pyverify.fleet.report import bounds, forced_routed_hits, per_request_records, run_summary
     from pyverify.fleet.routers import Router, RouterOptions
     from pyverify.progress import progress_bar
     from pyverify.sim.routing import default_fleet
@@ -266,6 +271,7 @@ def run_replay(args) -> int:
     weights = instance_token_weights(instance, args.trace)
     forced_by_routing: dict[tuple, int] = {}
     summaries = []
+    request_lines: list[str] = []
     total = instance.n_requests * len(args.router) * len(timings) * len(configurations)
     with progress_bar(total, "replay", unit="request") as advance:
         for timed in timings:
@@ -282,6 +288,13 @@ def run_replay(args) -> int:
                     summary.update(token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS))
                     summaries.append({"timed": timed, "tiers": label,
                                       "host_capacity": json_capacity(host), "pool_capacity": json_capacity(pool), **summary})
+                    if args.per_request:
+                        request_lines.extend(json.dumps(record, allow_nan=False) + "\n" for record in
+                                             per_request_records(run, service, outputs, timed=timed, tiers=label))
+    if args.per_request:
+        from pyverify.fileio import write_text_atomic
+
+        write_text_atomic(args.per_request, "".join(request_lines))
     gpu_text = ("GPU uncapacitated" if args.capacity is None
                 else f"GPU {args.capacity} blocks/host, {eviction_name(args.eviction)}")
     host_text = "" if args.host_capacity is False else f", host DRAM {capacity_text(args.host_capacity)}/host (LRU)"

@@ -116,6 +116,44 @@ def time_summary(seconds: Sequence[float]) -> dict:
     return summary
 
 
+def request_ends(run: ReplayRun, service, output_tokens=None) -> list[float] | None:
+    """When each request ends (seconds): its first token plus its decode, as the event loop frees
+    its slot; a request the engine never schedules ends as it arrives. None for an untimed run."""
+    if run.start is None:
+        return None
+    never = set(run.unscheduled)
+    ends = []
+    for index in range(len(run.host_of)):
+        output = output_tokens[index] if output_tokens is not None else None
+        decode = 0.0 if index in never else service.decode_seconds(output or 0)
+        ends.append(run.first_token[index] + decode)
+    return ends
+
+
+def per_request_records(run: ReplayRun, service, output_tokens=None, **labels) -> list[dict]:
+    """One record per request of ``run``: where it went, what it hit in each tier, and when.
+
+    ``request`` is the request's 0-based position in the trace; times are seconds from the first
+    arrival (None for an untimed run); ``labels`` (the run's timing and tiers) go on every record.
+    """
+    ends = request_ends(run, service, output_tokens)
+    never = set(run.unscheduled)
+    records = []
+    for index, host in enumerate(run.host_of):
+        timed = ends is not None
+        arrival = run.arrival[index] if timed else None
+        first = run.first_token[index] if timed else None
+        records.append({
+            "request": index, "router": run.router, **labels, "host": host,
+            "scheduled": index not in never,
+            "hit_blocks": {"gpu": run.gpu_hits[index], "host": run.host_hits[index], "pool": run.pool_hits[index]},
+            "arrival_s": arrival, "first_token_s": first,
+            "ttft_s": None if first is None else first - arrival,
+            "finish_s": ends[index] if timed else None,
+        })
+    return records
+
+
 def peak_load(run: ReplayRun, service, output_tokens=None) -> dict | None:
     """The most requests one host held at once (arrived, not ended: running + queued), where, when.
 
@@ -124,16 +162,13 @@ def peak_load(run: ReplayRun, service, output_tokens=None) -> dict | None:
     schedules ends as it arrives; at one instant ends come before arrivals, as the event loop
     finishes requests before it routes the next. None for an untimed run.
     """
-    if run.start is None:
+    ends = request_ends(run, service, output_tokens)
+    if ends is None:
         return None
-    never = set(run.unscheduled)
     events = []
     for index, host in enumerate(run.host_of):
-        output = output_tokens[index] if output_tokens is not None else None
-        decode = 0.0 if index in never else service.decode_seconds(output or 0)
-        end = run.first_token[index] + decode
         events.append((run.arrival[index], 1, host))
-        events.append((end, 0, host))
+        events.append((ends[index], 0, host))
     events.sort(key=lambda event: (event[0], event[1]))
     load: dict[int, int] = {}
     peak = {"requests": 0, "host": None, "at_s": None}

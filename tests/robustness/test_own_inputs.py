@@ -35,9 +35,10 @@ WRITERS = {
     "mrc --chart": (["mrc", "INPUT"], "--chart", ".svg"),
     "cost --chart": (["cost", "INPUT"], "--chart", ".png"),
     "replay --chart": (["replay", "INPUT"], "--chart", ".png"),
+    "replay --per-request": (["replay", "INPUT"], "--per-request", ".jsonl"),
     "tree --draw": (["tree", "INPUT"], "--draw", ".svg"),
 }
-CHARTS = [name for name, (_, flag, _) in WRITERS.items() if flag != "-o"]
+CHARTS = [name for name, (_, flag, _) in WRITERS.items() if flag in ("--chart", "--draw")]
 
 
 def same_name(folder: Path, victim: str) -> tuple[str, str]:
