@@ -138,13 +138,15 @@ def replay_json(capsys, trace, *flags):
 
 
 def test_three_requests_one_at_a_time(tmp_path, capsys):
-    # r0: starts 0, prefill 1024/1024 = 1 s (TTFT 1), decode 10/10 = 1 s, ends at 2.
-    # r1: arrives 0.5, waits for r0's slot until 2 (queue 1.5), hits [1, 2]: computes 512 tokens = 0.5 s; TTFT 2.5 - 0.5 = 2.
+    # r0: starts 0, prefill 1024/1024 = 1 s (TTFT 1); prefill gives the first of its 10 tokens, so
+    # decode is 9/10 = 0.9 s: ends at 1.9.
+    # r1: arrives 0.5, waits for r0's slot until 1.9 (queue 1.4), hits [1, 2]: computes 512 tokens = 0.5 s;
+    # TTFT 2.4 - 0.5 = 1.9.
     # r2: arrives 4, idle host, 512 tokens = 0.5 s: TTFT 0.5.
-    # TTFT [1, 2, 0.5]: p50 1, p90 1 + 0.8 x 1 = 1.8, p99 1.98, mean 3.5 / 3; queueing [0, 1.5, 0].
+    # TTFT [1, 1.9, 0.5]: p50 1, p90 1 + 0.8 x 0.9 = 1.72, p99 1.882, mean 3.4 / 3; queueing [0, 1.4, 0].
     run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "1")
-    assert run["ttft_s"] == pytest.approx({"p50": 1.0, "p90": 1.8, "p99": 1.98, "mean": 3.5 / 3})
-    assert run["queueing_s"] == pytest.approx({"p50": 0.0, "p90": 1.2, "p99": 1.47, "mean": 0.5})
+    assert run["ttft_s"] == pytest.approx({"p50": 1.0, "p90": 1.72, "p99": 1.882, "mean": 3.4 / 3})
+    assert run["queueing_s"] == pytest.approx({"p50": 0.0, "p90": 1.12, "p99": 1.372, "mean": 1.4 / 3})
     assert run["hit_blocks_by_tier"] == {"gpu": 2, "host": 0, "pool": 0}
     assert run["recomputed_blocks"] == 4
     assert run["load"]["max_queue"] == 1  # r1 waited; nobody else did
@@ -159,10 +161,10 @@ def test_three_requests_two_at_a_time(tmp_path, capsys):
 
 
 def test_arrival_scale_compresses_time(tmp_path, capsys):
-    # x 0.25: r1 arrives at 0.125 s and waits until 2 (TTFT 2.375); r2 arrives at 1 s, waits for r1's end (2.5 + 0.5 = 3),
-    # then 0.5 s of prefill: TTFT 3.5 - 1 = 2.5.
+    # x 0.25: r1 arrives at 0.125 s and waits until 1.9 (TTFT 2.4 - 0.125 = 2.275); r2 arrives at 1 s,
+    # waits for r1's end (2.4 + 4/10 = 2.8), then 0.5 s of prefill: TTFT 3.3 - 1 = 2.3.
     run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "1", "--arrival-scale", "0.25")
-    assert run["ttft_s"]["mean"] == pytest.approx((1.0 + 2.375 + 2.5) / 3)
+    assert run["ttft_s"]["mean"] == pytest.approx((1.0 + 2.275 + 2.3) / 3)
 
 
 def test_a_pool_hit_pays_latency_and_transfer(tmp_path, capsys):
@@ -184,15 +186,16 @@ def test_a_pool_hit_pays_latency_and_transfer(tmp_path, capsys):
 @pytest.mark.parametrize("eviction", EVICTIONS)
 def test_pinned_blocks_are_not_evicted_and_admission_waits_for_room(eviction):
     service = ServiceModel(prefill_tokens_per_s=512, decode_tokens_per_s=1, max_running=2)
-    # r0 [1] runs 1 + 100 s; r1 [2] runs 1 + 1 s; r2 [3] at 5 s: the cache {1, 2} is full, 1 is older but pinned,
+    # r0 [1] runs 1 + 99 s (prefill gives the first of its 100 tokens); r1 [2] runs 1 s (its one token comes
+    # out of prefill); r2 [3] at 5 s: the cache {1, 2} is full, 1 is older but pinned,
     # so 2 is evicted; r3 [1] at 6 s hits. The same policy without pinning (simulate) evicts 1.
     chains = [(1,), (2,), (3,), (1,)]
     run = replay(chains, Router("round-robin", 1), 2, eviction, False, service, [0, 0, 5000, 6000], None, [100, 1, 1, 1])
     assert run.gpu_hits == [0, 0, 0, 1]
     assert simulate(chains, None, POOLED, capacity=2, eviction=eviction).hit_blocks == (0, 0, 0, 0)
-    # r1 [2, 3] cannot start beside r0's pinned [1] in 2 blocks: it waits until r0 ends (101 s).
+    # r1 [2, 3] cannot start beside r0's pinned [1] in 2 blocks: it waits until r0 ends (1 + 99 = 100 s).
     run = replay([(1,), (2, 3)], Router("round-robin", 1), 2, eviction, False, service, [0, 0], None, [100, 1])
-    assert run.start == [0.0, 101.0]
+    assert run.start == [0.0, 100.0]
 
 
 # --- the command line -----------------------------------------------------------
@@ -285,8 +288,8 @@ def test_requests_that_never_overlap_in_time_give_the_untimed_hits(chains, fleet
 
 
 def test_per_request_lines_hold_each_requests_host_hits_and_times(tmp_path, capsys):
-    # As test_three_requests_one_at_a_time: r0 first token at 1, decode 10/10 = 1 s, ends at 2;
-    # r1 waits for the slot, hits [1, 2], first token at 2.5, decode 5/10 = 0.5 s, ends at 3;
+    # As test_three_requests_one_at_a_time: r0 first token at 1, decode 9/10 = 0.9 s, ends at 1.9;
+    # r1 waits for the slot, hits [1, 2], first token at 2.4, decode 4/10 = 0.4 s, ends at 2.8;
     # r2 arrives at 4, first token at 4.5, no output: ends at 4.5.
     out = tmp_path / "requests.jsonl"
     run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "1", "--per-request", str(out))
@@ -297,9 +300,9 @@ def test_per_request_lines_hold_each_requests_host_hits_and_times(tmp_path, caps
                                                       {"gpu": 2, "host": 0, "pool": 0},
                                                       {"gpu": 0, "host": 0, "pool": 0}]
     assert [line["arrival_s"] for line in lines] == pytest.approx([0.0, 0.5, 4.0])
-    assert [line["first_token_s"] for line in lines] == pytest.approx([1.0, 2.5, 4.5])
-    assert [line["ttft_s"] for line in lines] == pytest.approx([1.0, 2.0, 0.5])
-    assert [line["finish_s"] for line in lines] == pytest.approx([2.0, 3.0, 4.5])
+    assert [line["first_token_s"] for line in lines] == pytest.approx([1.0, 2.4, 4.5])
+    assert [line["ttft_s"] for line in lines] == pytest.approx([1.0, 1.9, 0.5])
+    assert [line["finish_s"] for line in lines] == pytest.approx([1.9, 2.8, 4.5])
 
 
 def test_per_request_lines_add_up_to_each_runs_summary(tmp_path, capsys):

@@ -231,11 +231,12 @@ def test_overlap_pins_blocks_so_a_later_request_evicts_another_and_the_next_wait
     """Pool of 3 blocks of 4 tokens (physical b1, b2, b3; free queue front first), one host, max_running 2.
 
     Timed (prefill 1,000 tokens/s, decode 1 token/s):
-    * t=1 R0 [10, 11] (8 tokens, 10 output): b1=10, b2=11; runs until 11.008. Free: [b3].
+    * t=1 R0 [10, 11] (8 tokens, 10 output: the first from prefill, 9 decode steps): b1=10, b2=11; runs
+      until 10.008. Free: [b3].
     * t=3 R1 [20] (4 tokens, 0 output): b3=20; ends 3.004, b3 back (hashed) at the back. Free: [b3].
     * t=4 R2 [10] (4 tokens: cap (4-1)//4 = 0 hit blocks): pops b3, evicting 20 (R0 holds b1, b2). Ends 4.004.
     * t=4 R3 [20, 21] (8 tokens) waits behind R2 (2 running); at 4.004 it needs 2 blocks, 1 is free: allocate_slots
-      refuses it while R0 runs, so it waits at the head until R0 ends at 11.008; 20 is gone: 0 hits.
+      refuses it while R0 runs, so it waits at the head until R0 ends at 10.008; 20 is gone: 0 hits.
     Untimed, R0 ends first and frees b2, b1 to the back (free [b3, b2, b1]); R1 takes b3 (free [b2, b1, b3]);
     R2 pops b2, evicting 11, not 20; R3 hits 20: 1 hit.
     """
@@ -243,7 +244,7 @@ def test_overlap_pins_blocks_so_a_later_request_evicts_another_and_the_next_wait
     timed = replay(chains, Router("round-robin", 1), 3, "vllm", service=seconds_service(2), arrival_ms=[1000, 3000, 4000, 4000],
                    output_tokens=[10, 0, 0, 10], prompt_tokens=tokens, block_size=4)
     assert timed.gpu_hits == [0, 0, 0, 0]
-    assert timed.start == [1.0, 3.0, 4.0, 10.008 + 1.0]
+    assert timed.start == [1.0, 3.0, 4.0, 1.0 + 0.008 + 9.0]
     untimed = replay(chains, Router("round-robin", 1), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4)
     assert untimed.gpu_hits == [0, 0, 0, 1]
 
@@ -256,8 +257,8 @@ def test_a_prompt_longer_than_the_pool_waits_for_the_host_to_empty_then_is_never
                  output_tokens=[5, 0, 0], prompt_tokens=tokens, block_size=4)
     assert run.unscheduled == [1]
     assert run.gpu_hits == [0, 0, 1]  # R2: 5 tokens, (5-1)//4 = 1 block of R0 cached
-    assert run.start[1] == run.first_token[1] == 5.004  # R0: prefill 4 tokens (0.004 s) + 5 s decode
-    assert run.start[2] == 5.004 and run.hosts[0].recomputed_blocks == 1 + 3 + 0
+    assert run.start[1] == run.first_token[1] == 4.004  # R0: prefill 4 tokens (0.004 s) + 4 s decode
+    assert run.start[2] == 4.004 and run.hosts[0].recomputed_blocks == 1 + 3 + 0
 
 
 def test_the_cli_runs_timed_vllm_and_reports_its_fields(tmp_path, capsys):

@@ -158,7 +158,7 @@ def peak_load(run: ReplayRun, service, output_tokens=None) -> dict | None:
     """The most requests one host held at once (arrived, not ended: running + queued), where, when.
 
     Exact, from every arrival and every end (``load_over_time`` only samples the load): a request
-    ends when its decode does (first token + output tokens / decode rate), one the engine never
+    ends when its decode does (first token + (output tokens - 1) / decode rate), one the engine never
     schedules ends as it arrives; at one instant ends come before arrivals, as the event loop
     finishes requests before it routes the next. None for an untimed run.
     """

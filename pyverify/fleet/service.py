@@ -9,8 +9,10 @@ below whatever else runs beside it (no batching slowdown is modelled):
   their bytes / ``host_bandwidth_gb_s``, and when some come from the pool,
   ``fetch_latency_ms`` + their bytes / ``pool_bandwidth_gb_s``; the first
   token appears when prefill ends (writes to lower tiers are not waited on);
-* decode time = ``output_length`` / ``decode_tokens_per_s``; the request
-  ends (and frees its slot and its pinned blocks) when decode ends.
+* decode time = (``output_length`` - 1) / ``decode_tokens_per_s``: the first
+  token comes out of prefill's last forward pass, as in vLLM, SGLang and
+  Dynamo's mocker, and each later token is one decode step; the request ends
+  (and frees its slot and its pinned blocks) when decode ends.
 
 Tokens to compute: the request's ``input_length`` less the tokens of its hit
 blocks (any tier), at least 0; a request without ``input_length`` counts
@@ -80,7 +82,8 @@ class ServiceModel:
         return seconds
 
     def decode_seconds(self, output_tokens: int) -> float:
-        return output_tokens / self.decode_tokens_per_s
+        """Decode after the first token: ``output_tokens - 1`` steps (prefill gives the first)."""
+        return max(output_tokens - 1, 0) / self.decode_tokens_per_s
 
     def to_json(self) -> dict:
         return {**asdict(self), "sources": SOURCES}

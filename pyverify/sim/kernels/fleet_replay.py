@@ -336,7 +336,7 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
                     prefill += host_fetch_latency_ms / 1000.0 + h * block_bytes / (host_bandwidth_gb_s * 1e9)
                 if p:
                     prefill += fetch_latency_ms / 1000.0 + p * block_bytes / (pool_bandwidth_gb_s * 1e9)
-                decode = output_tokens[q] / decode_tokens_per_s
+                decode = max(output_tokens[q] - 1, 0) / decode_tokens_per_s
                 start[q] = when
                 first_token[q] = when + prefill
                 busy[host] += prefill
