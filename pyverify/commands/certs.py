@@ -153,13 +153,13 @@ def _certify(args) -> int:
         print(f"pyverify: {stopped}", file=sys.stderr)
         return 1
     cert = done.certificate
-    check_s = None
+    check_s = canonical = None
     if args.output:
         check_started = time.perf_counter()
         if cert["witness"] is None:
-            write_packed_certificate(cert, packed, args.output, args.instance, trace)
+            canonical = write_packed_certificate(cert, packed, args.output, args.instance, trace)
         else:
-            write_certificate(cert, args.output, args.instance)
+            canonical = write_certificate(cert, args.output, args.instance, instance)
         check_s = time.perf_counter() - check_started
     cp, z3, recorded_min = cert["solvers"]["cp-sat"], cert["solvers"]["z3"], cert["solvers"].get("min")
     summary = {
@@ -184,6 +184,7 @@ def _certify(args) -> int:
         "check_time_s": None if check_s is None else round(check_s, 3),
         "total_time_s": round(time.perf_counter() - args.started, 3),
         "certificate": args.output,
+        "canonical_instance": None if canonical is None else str(canonical),
     }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -229,6 +230,9 @@ def _certify(args) -> int:
         print(f"  relies on     {line}")
     if args.output:
         print(f"certificate written to {args.output} (verified by the checker)")
+    if canonical is not None:
+        print(f"canonical instance written to {canonical} (what 'pyverify verify' reads: the "
+              "checker's own reader reads no other format)")
     return 0
 
 
