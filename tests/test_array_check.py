@@ -30,6 +30,7 @@ def loops(request, monkeypatch):
         monkeypatch.setattr(array_check, "kernel", lambda function: function)
         monkeypatch.setattr(array_recount, "kernel", lambda function: function)
     else:
+        monkeypatch.setattr(compiled, "_accelerate", True)  # numba, as certify's check runs them
         monkeypatch.setattr(array_check, "kernel", compiled.kernel)
         monkeypatch.setattr(array_recount, "kernel", compiled.kernel)
     return request.param

@@ -337,6 +337,7 @@ def write_checked(cert: dict[str, Any], target: str | Path, instance_path: str |
     (``instance_json()``) there, atomically together and only if the trusted checker accepts the
     pair; returns ``canonical``."""
     from pyverify.fileio import atomic_outputs, refuse_inputs
+    from pyverify.trusted.compiled import accelerated
 
     targets = [Path(target)]
     if canonical is not None:
@@ -356,8 +357,10 @@ def write_checked(cert: dict[str, Any], target: str | Path, instance_path: str |
                 text = json.dumps(instance_json(), separators=(",", ":"), ensure_ascii=False)
                 temporaries[1].write_text(text + "\n", encoding="utf-8")
             lines: list[str] = []
-            if verify(str(temporaries[0]), str(instance_path), lines.append,
-                      read_already=read_already, canonical_at=at) != 0:
+            with accelerated():  # numba, if installed: the user's verify runs on NumPy alone
+                status = verify(str(temporaries[0]), str(instance_path), lines.append,
+                                read_already=read_already, canonical_at=at)
+            if status != 0:
                 raise UserError(f"{target}: not written: the checker rejected the certificate "
                                 f"({lines[-1]})")
     finally:

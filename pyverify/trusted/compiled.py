@@ -1,16 +1,21 @@
-"""The array checker's loops, compiled by numba when it is installed (imported only when first used).
+"""The array checker's loops, compiled by numba only when asked (:func:`accelerated`).
 
 The trusted checker's own copy of the lazy pattern of :mod:`pyverify.sim.compiled`
 (it may not import the simulator). The loops are plain Python over numpy
-arrays: without numba :func:`kernel` returns the function itself, which
-gives the same answers, slowly. Tests run both forms.
+arrays, and by default :func:`kernel` returns the function itself: ``pyverify
+verify`` runs on NumPy alone, with no compiler (numba, LLVM) in its trusted
+base. numba is an accelerator only: certify's own check before writing a
+certificate turns it on, and tests hold both forms equal
+(``tests/test_array_check.py``).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 _compiled: dict[Callable, Callable] = {}
+_accelerate = False  # compile the loops with numba (see the module docstring)
 _helpers: list[Callable] = []  # small functions the loops call; numba must know them before it compiles a caller
 _registered = 0  # how many of _helpers numba knows
 
@@ -26,8 +31,22 @@ def jitable(function: Callable) -> Callable:
     return function
 
 
+@contextmanager
+def accelerated() -> Iterator[None]:
+    """Within the block, :func:`kernel` compiles the loops with numba when it is installed."""
+    global _accelerate
+    before, _accelerate = _accelerate, True
+    try:
+        yield
+    finally:
+        _accelerate = before
+
+
 def kernel(function: Callable) -> Callable:
-    """``function`` compiled by numba (cached per user, never in the checkout), or ``function`` itself without numba."""
+    """``function`` compiled by numba (cached per user, never in the checkout) inside
+    :func:`accelerated`, else ``function`` itself (the default, and without numba)."""
+    if not _accelerate:
+        return function
     if function not in _compiled:
         try:
             from numba import njit
@@ -52,4 +71,4 @@ def _register_helpers() -> None:
     _registered = len(_helpers)
 
 
-__all__ = ["jitable", "kernel"]
+__all__ = ["accelerated", "jitable", "kernel"]

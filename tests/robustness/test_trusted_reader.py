@@ -282,3 +282,16 @@ def test_the_checker_refuses_what_the_inputs_reader_refuses(tmp_path, text, wher
         load_input(str(path))
     with pytest.raises(UserError, match=re.escape(where)):
         read_instance(str(path))
+
+
+def test_verify_runs_the_array_checker_without_numba_by_default(capsys, tmp_path):
+    from pyverify.trusted import compiled
+
+    trace, cert = write_trace(tmp_path / "t.jsonl"), tmp_path / "c.json"
+    assert run_cli(capsys, "certify", str(trace), "--model", "pooled", "--capacity", "2",
+                   "--witness-form", "packed", "-o", str(cert))[0] == 0
+    compiled._compiled.clear()
+    status, out, err = run_cli(capsys, "verify", str(cert), str(trace))
+    assert status == 0 and "VERIFIED" in out, out + err
+    # no loop was compiled: verify's trusted base holds no compiler (LLVM)
+    assert all(loop is function for function, loop in compiled._compiled.items())
