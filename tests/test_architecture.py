@@ -35,18 +35,18 @@ def relative(path: Path) -> str:
     return str(path.relative_to(PACKAGE))
 
 
-#: The trusted modules that work on arrays (packed witnesses): they alone may import numpy, and numba only through
-#: trusted/compiled.py; the plain-Python checker (check.py, digest.py, recount.py) stays free of both.
+#: The trusted modules that work on arrays (packed witnesses): they alone may import numpy; none
+#: imports numba (certify lends it from outside); the plain-Python checker (check.py, digest.py,
+#: recount.py, reader.py) stays free of both.
 TRUSTED_ARRAY_MODULES = {"packed.py", "array_check.py", "array_recount.py", "array_digest.py", "compiled.py"}
 
 
 @pytest.mark.parametrize("path", modules_in("trusted"), ids=relative)
 def test_trusted_imports_no_searcher(path):
-    forbidden = ("ortools", "z3", "pyverify.certify", "pyverify.sim", "pyverify.commands", "pyverify.reports", "pyverify.engines")
+    forbidden = ("ortools", "z3", "pyverify.certify", "pyverify.sim", "pyverify.commands", "pyverify.reports", "pyverify.engines",
+                 "numba", "pyverify.inputs")
     if path.name not in TRUSTED_ARRAY_MODULES:
-        forbidden += ("numpy", "numba")
-    elif path.name != "compiled.py":
-        forbidden += ("numba",)
+        forbidden += ("numpy",)
     bad = {name for name in imports_of(path) if name.startswith(forbidden)}
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
@@ -69,14 +69,15 @@ def test_inputs_layer_is_at_the_bottom(path):
 
 # --- the trusted checker's whole import closure ------------------------------------------------
 
-#: Third-party modules the trusted checker may import (beyond the standard library). numba is
-#: imported only by trusted/compiled.py (the array checker's loops; see NUMBA_ONLY_IN).
+#: Third-party modules the trusted checker may import (beyond the standard library): no compiler
+#: (numba is lent to certify's own check from outside, pyverify/certify/accelerate.py).
 TRUSTED_THIRD_PARTY = {"numpy", "jsonschema"}
-NUMBA_ONLY_IN = {"pyverify.trusted.compiled"}
-#: Bounds on the pyverify code the trusted checker runs: source lines without docstrings, comments
-#: and blank lines (the goal: under 1,500), and physical lines (everything a reader scrolls past).
+#: Bounds on the pyverify code the trusted checker runs (12 modules; on main: 44 modules, 7,709
+#: lines): lines of code, without docstrings, comments and blank lines (1,340 now), and physical
+#: lines (2,009 now: check.py's docstrings state what each verdict rests on). The issue's goal is
+#: 1,500 physical lines; the second bound is set where this change reached.
 MAX_TRUSTED_CODE_LINES = 1500
-MAX_TRUSTED_PHYSICAL_LINES = 2100
+MAX_TRUSTED_PHYSICAL_LINES = 2050
 
 
 def module_path(name: str) -> Path | None:
@@ -159,8 +160,8 @@ def code_lines(path: Path) -> int:
 
 def test_the_trusted_closure_is_small_and_reads_no_input_module():
     found, _ = trusted_closure()
-    untrusted = sorted(name for name in found if not name.startswith(("pyverify.trusted", "pyverify.errors"))
-                       and name not in ("pyverify", "pyverify.numba_cache"))
+    untrusted = sorted(name for name in found if name != "pyverify"
+                       and not name.startswith(("pyverify.trusted", "pyverify.errors")))
     assert not untrusted, f"the trusted checker imports {untrusted}"
     code = sum(code_lines(path) for path in found.values())
     physical = sum(len(path.read_text(encoding="utf-8").splitlines()) for path in found.values())
@@ -173,9 +174,8 @@ def test_the_trusted_closure_imports_only_the_listed_third_party_modules():
 
     _, outside = trusted_closure()
     for name, modules in outside.items():
-        allowed = TRUSTED_THIRD_PARTY | ({"numba"} if name in NUMBA_ONLY_IN else set())
-        bad = {module for module in modules if module not in sys.stdlib_module_names and module != "__future__"
-               and module not in allowed}
+        bad = {module for module in modules if module not in sys.stdlib_module_names
+               and module != "__future__" and module not in TRUSTED_THIRD_PARTY}
         assert not bad, f"{name} imports {sorted(bad)}"
 
 

@@ -337,7 +337,7 @@ def write_checked(cert: dict[str, Any], target: str | Path, instance_path: str |
     (``instance_json()``) there, atomically together and only if the trusted checker accepts the
     pair; returns ``canonical``."""
     from pyverify.fileio import atomic_outputs, refuse_inputs
-    from pyverify.trusted.compiled import accelerated
+    from pyverify.certify.accelerate import accelerated
 
     targets = [Path(target)]
     if canonical is not None:
