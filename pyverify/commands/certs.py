@@ -60,7 +60,11 @@ def register(subparsers) -> None:
                            "packed (pyverify.certificate/2: flat integer arrays in base64, the trace read and solved as arrays; "
                            "needs --capacity, records no greedy runs); auto (default): packed for a trace file of "
                            f"{PACKED_MIN_REFERENCES:,} block references or more with --capacity and no --greedy, else lists")
-    cert.add_argument("-o", "--output", type=output_file, metavar="PATH", help="write the certificate here (checked by `pyverify verify` first)")
+    cert.add_argument("-o", "--output", type=output_file, metavar="PATH", help=(
+        "write the certificate here (checked by `pyverify verify` first); for an input the "
+        "trusted checker does not read itself (any format but a pyverify instance and Mooncake "
+        "JSONL, or read with --block-size, --tokenizer or --rag-*), also its canonical "
+        "instance beside it (PATH without .json, plus .instance.json)"))
     cert.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_input_options(cert)
     cert.set_defaults(func=run_certify)
@@ -71,6 +75,9 @@ def register(subparsers) -> None:
         description=(
             "Re-check a pyverify.certificate/1 (or /2, its witness packed in arrays) without any solver: the instance hash, the witness run replayed "
             "by the model's rules, the compulsory floor, and the consistency of the recorded solver results. "
+            "The checker reads the instance with its own short reader (a pyverify instance or "
+            "Mooncake JSONL); for any other input it reads the canonical instance certify wrote "
+            "beside the certificate, and says so. "
             "Exit 0 if it verifies, 1 with the reason on the first failed check, 2 for a malformed file."
         ),
     )
