@@ -411,7 +411,7 @@ def is_document(open_input: Callable[[], io.BufferedIOBase], path: str) -> bool:
     lines): an instance, not JSON lines. Neither JSON nor JSON lines: one line of error."""
     with open_input() as handle:
         chunk = handle.read(1 << 16)
-    head = chunk.lstrip()
+    head = chunk.removeprefix(b"\xef\xbb\xbf").lstrip()  # a UTF-8 byte-order mark is not content
     if head[:1] not in (b"{", b""):
         raise located(shown_path(path), None, f"neither JSON nor JSON lines: {OWN_FORMATS}")
     first, newline, _ = head.partition(b"\n")

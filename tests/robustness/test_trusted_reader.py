@@ -238,6 +238,14 @@ def test_the_checker_reads_gzip_unsorted_and_source_sized_traces_alike(tmp_path)
     assert theirs == ours
 
 
+def test_the_checker_reads_crlf_lines_and_a_byte_order_mark_alike(tmp_path):
+    path = tmp_path / "t.jsonl"
+    text = "".join(json.dumps({"hash_ids": list(c)}) + "\r\n" for c in CHAINS)
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    theirs, ours = both_digests(path)
+    assert theirs == ours
+
+
 @pytest.mark.parametrize("case", sorted(INSTANCE_CASES))
 def test_the_checker_reads_an_instance_file_as_the_inputs_reader_does(tmp_path, case):
     path = tmp_path / "i.json"
