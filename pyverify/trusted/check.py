@@ -369,7 +369,7 @@ def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = prin
     try:
         counts = PlainCounts
         if fmt == PACKED_CERTIFICATE_FORMAT:
-            counts = ArrayCounts if read_already is not None else _counts_on_arrays
+            counts = _counts_on_arrays if isinstance(instance, reader.Instance) else ArrayCounts
         _verify(cert, instance, instance_path, say, counts, witness, file_format)
     except CheckFailed as failure:
         say(f"FAILED: {failure}")

@@ -303,3 +303,17 @@ def test_verify_runs_the_array_checker_without_numba_by_default(capsys, tmp_path
     assert status == 0 and "VERIFIED" in out, out + err
     # no loop was compiled: verify's trusted base holds no compiler (LLVM)
     assert all(loop is function for function, loop in compiled._compiled.items())
+
+
+def test_a_packed_certificate_of_parquet_is_checked_on_its_canonical_instance(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    trace, parquet = write_trace(tmp_path / "t.jsonl"), tmp_path / "t.parquet"
+    cert = tmp_path / "c.json"
+    assert run_cli(capsys, "trace", "import", str(trace), "-o", str(parquet))[0] == 0
+    status, out, err = run_cli(capsys, "certify", str(parquet), "--model", "pooled",
+                               "--capacity", "2", "--witness-form", "packed", "-o", str(cert))
+    assert status == 0, err
+    assert json.loads(cert.read_text())["instance"]["canonical_file"] == "c.instance.json"
+    status, out, err = run_cli(capsys, "verify", str(cert), str(parquet))
+    assert status == 0 and "VERIFIED OPTIMAL" in out, out + err
+    assert f"instance {tmp_path / 'c.instance.json'}: content sha256" in out
