@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from pyverify.sim.belady_min import min_run
 from pyverify.sim.forced_min import forced_run
+from pyverify.certify.accelerate import numba_compile
 from pyverify.trusted import array_check, array_recount, compiled, recount
 from pyverify.trusted.array_digest import content_sha256_arrays
 from pyverify.trusted.check import CheckFailed, replay
@@ -30,6 +31,7 @@ def loops(request, monkeypatch):
         monkeypatch.setattr(array_check, "kernel", lambda function: function)
         monkeypatch.setattr(array_recount, "kernel", lambda function: function)
     else:
+        monkeypatch.setattr(compiled, "compiler", numba_compile)  # numba, as certify's check runs them
         monkeypatch.setattr(array_check, "kernel", compiled.kernel)
         monkeypatch.setattr(array_recount, "kernel", compiled.kernel)
     return request.param

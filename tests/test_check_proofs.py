@@ -273,11 +273,11 @@ def test_checker_imports_no_solver_or_searcher():
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
     assert not {name for name in imported if name.split(".")[0] in ("ortools", "z3") or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))}
-    # inputs.load reads a trace the way every command does (JSONL importer), with the reading flags the certificate
-    # records (inputs.records); trusted.recount is the checker's own MIN/LRU. A packed certificate is read as arrays
-    # (inputs.arrays_load) and checked by the checker's own array code (trusted.packed, array_check, array_digest).
-    assert imported <= {"__future__", "json", "importlib", "typing", "pyverify.errors", "pyverify.inputs.model", "pyverify.inputs.load",
-                        "pyverify.inputs.records", "pyverify.trusted", "pyverify.inputs.arrays_load", "pyverify.trusted.packed",
+    # The checker reads with its own reader (trusted.reader), never pyverify.inputs (the whole import
+    # closure is bounded in tests/test_architecture.py); trusted.recount is its own MIN/LRU. A packed
+    # certificate is checked by its own array code (trusted.packed, array_check, array_digest).
+    assert imported <= {"__future__", "json", "os", "importlib", "typing", "types", "jsonschema",
+                        "pyverify.errors", "pyverify.trusted", "pyverify.trusted.packed",
                         "pyverify.trusted.array_check", "pyverify.trusted.array_digest"}
     recount_source = (REPO / "pyverify" / "trusted" / "recount.py").read_text()
     recount_imports = {node.module if isinstance(node, ast.ImportFrom) else alias.name

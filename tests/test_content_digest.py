@@ -126,12 +126,20 @@ def test_a_certificate_of_the_parquet_file_verifies_on_the_jsonl_file(tmp_path, 
     assert recorded["content_sha256"] == trusted_digest(load_input(str(jsonl)))
     status, out, _ = run_cli(capsys, "verify", str(cert), str(jsonl))
     assert status == 0 and "content sha256" in out and "VERIFIED" in out
-    # The same trace under another file name is the same instance; verify says whose name differs.
+    # The checker reads no Parquet: it read the canonical instance certify wrote beside the
+    # certificate, and says that the file named here was not read.
+    assert "the canonical instance certify wrote beside the certificate" in out
+    assert f"instance {jsonl}: not read" in out
+    # A certificate of the JSONL: the same trace under another file name is the same instance;
+    # verify says whose name differs.
+    assert run_cli(capsys, "certify", str(jsonl), "--model", "pooled", "--capacity", "3",
+                   "-o", str(cert))[0] == 0
     renamed = tmp_path / "saved-elsewhere.jsonl"
     renamed.write_text(jsonl.read_text())
     status, out, _ = run_cli(capsys, "verify", str(cert), str(renamed))
-    assert status == 0 and "named 'saved-elsewhere' here, 'conv' in the certificate" in out and "VERIFIED" in out
-    # Other content is another instance, whatever its format.
+    assert status == 0 and "named 'saved-elsewhere' here, 'conv' in the certificate" in out
+    assert "VERIFIED" in out
+    # Other content is another instance.
     changed = write_jsonl(tmp_path / "conv2.jsonl", JSONL[:-1] + [dict(JSONL[-1], output_length=3)])
     (tmp_path / "conv.jsonl").write_text(changed.read_text())
     status, out, _ = run_cli(capsys, "verify", str(cert), str(jsonl))

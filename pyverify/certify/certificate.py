@@ -40,7 +40,6 @@ from pyverify.sim.belady_min import min_run
 from pyverify.sim.forced_min import ADMISSIONS, BYPASS, FORCED, forced_run
 from pyverify.trusted.check import CERTIFICATE_FORMAT, basis_of, claim_statement, verify
 from pyverify.errors import UserError
-from pyverify.fileio import atomic_path
 from pyverify.inputs.model import Instance, content_sha256, instance_sha256
 
 #: Above this many block references, certify uses MIN (no solver model). CP-SAT and
@@ -280,10 +279,90 @@ def dumps(cert: dict[str, Any]) -> str:
     return render(cert, "") + "\n"
 
 
-def write_certificate(cert: dict[str, Any], target: str | Path, instance_path: str | Path) -> None:
-    """Write ``cert`` to ``target`` atomically, only if the trusted checker accepts it."""
-    with atomic_path(target) as tmp:
-        tmp.write_text(dumps(cert), encoding="utf-8")
-        lines: list[str] = []
-        if verify(str(tmp), str(instance_path), lines.append) != 0:
-            raise UserError(f"{target}: not written: the checker rejected the certificate ({lines[-1]})")
+def write_certificate(cert: dict[str, Any], target: str | Path, instance_path: str | Path,
+                      instance: Instance | None = None) -> Path | None:
+    """Write ``cert`` to ``target`` atomically, only if the trusted checker accepts it.
+
+    With ``instance`` (the instance as certify read it), an input the trusted checker does not read
+    itself gets its canonical instance written beside the certificate (:func:`canonical_target`),
+    atomically with it; returns where (else None)."""
+    canonical = None if instance is None else canonical_target(target, instance_path,
+                                                               cert["instance"])
+    return write_checked(cert, target, instance_path, canonical,
+                         lambda tmp: tmp.write_text(dumps(cert), encoding="utf-8"),
+                         lambda: instance.to_json())
+
+
+#: The input formats (:mod:`pyverify.inputs.load` keys) the trusted checker reads itself
+#: (:mod:`pyverify.trusted.reader`); every other input reaches it as a canonical instance.
+DIRECT_FORMATS = ("pyverify-instance", "mooncake-jsonl", "kvcache-simulator-jsonl")
+
+
+def canonical_target(target: str | Path, instance_path: str | Path | None,
+                     named: dict[str, Any]) -> Path | None:
+    """Where the canonical instance of a certificate written to ``target`` goes (``C.instance.json``
+    for ``C.json``), or None when the trusted checker reads the input itself: a file (not standard
+    input) in a format of :data:`DIRECT_FORMATS`, read with no flag but ``OWN_READING_FLAGS``."""
+    from pyverify.inputs.detect import read_head
+    from pyverify.inputs.load import detect_format
+    from pyverify.inputs.stream import is_stdin, open_source
+    from pyverify.trusted.check import OWN_READING_FLAGS
+
+    path = Path(target)
+    canonical = path.with_name(f"{path.stem if path.suffix else path.name}.instance.json")
+    if instance_path is None or is_stdin(str(instance_path)):
+        return canonical
+    if any(key not in OWN_READING_FLAGS for key in named.get("read_with", {})):
+        return canonical
+    with open_source(instance_path) as source:
+        key = detect_format(read_head(source), source.display).key
+    return None if key in DIRECT_FORMATS else canonical
+
+
+#: How every canonical instance certify writes begins (compact JSON, "format" first): a file of
+#: that name that begins otherwise is not one, and is never written over.
+CANONICAL_START = b'{"format":"pyverify.instance/1"'
+
+
+def _is_canonical(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        return handle.read(len(CANONICAL_START)) == CANONICAL_START
+
+
+def write_checked(cert: dict[str, Any], target: str | Path, instance_path: str | Path,
+                  canonical: Path | None, write, instance_json, read_already=None) -> Path | None:
+    """Write the certificate (``write(tmp)``) and, if ``canonical``, the instance
+    (``instance_json()``) there, atomically together and only if the trusted checker accepts the
+    pair; returns ``canonical``."""
+    from pyverify.fileio import atomic_outputs, refuse_inputs
+    from pyverify.certify.accelerate import accelerated
+
+    targets = [Path(target)]
+    if canonical is not None:
+        refuse_inputs(canonical, [str(instance_path)])
+        if canonical.exists() and not _is_canonical(canonical):
+            raise UserError(f"{canonical}: exists and is not a canonical instance certify wrote: "
+                            "refusing to write over it (certify writes the canonical instance of "
+                            f"{target} there; move that file or name another -o)")
+        cert["instance"]["canonical_file"] = canonical.name
+        targets.append(canonical)
+    try:
+        with atomic_outputs(targets) as temporaries:
+            write(temporaries[0])
+            at = None
+            if canonical is not None:
+                at = str(temporaries[1])
+                text = json.dumps(instance_json(), separators=(",", ":"), ensure_ascii=False)
+                temporaries[1].write_text(text + "\n", encoding="utf-8")
+            lines: list[str] = []
+            with accelerated():  # numba, if installed: the user's verify runs on NumPy alone
+                status = verify(str(temporaries[0]), str(instance_path), lines.append,
+                                read_already=read_already, canonical_at=at)
+            if status != 0:
+                raise UserError(f"{target}: not written: the checker rejected the certificate "
+                                f"({lines[-1]})")
+    finally:
+        cert["instance"].pop("canonical_file", None)  # the caller's certificate stays as it was
+    return canonical

@@ -24,8 +24,7 @@ import numpy as np
 
 from pyverify import __version__
 from pyverify.errors import UserError
-from pyverify.fileio import atomic_path
-from pyverify.trusted.check import PACKED_CERTIFICATE_FORMAT, basis_of, claim_statement, verify
+from pyverify.trusted.check import PACKED_CERTIFICATE_FORMAT, basis_of, claim_statement
 from pyverify.trusted.packed import PACKED_ARRAYS, PACKED_ENCODING
 
 #: Bytes of an array encoded per write (a multiple of 3, so the base64 pieces join with no padding between them).
@@ -106,17 +105,18 @@ def _floor(ids: np.ndarray, cache_of_reference: np.ndarray) -> int:
 
 
 def write_packed_certificate(cert: dict[str, Any], arrays: dict[str, np.ndarray], target: str | Path, instance_path: str | Path,
-                             trace=None) -> None:
+                             trace=None) -> Path | None:
     """Write ``cert`` with its witness ``arrays`` packed, streamed, atomically, only if the trusted checker accepts it.
 
     ``trace``: the trace as certify read it, handed to the checker so that it is not read again."""
-    from pyverify.certify.certificate import dumps
+    from pyverify.certify.certificate import canonical_target, dumps, write_checked
 
     marks = {key: f"@@packed:{key}@@" for key in PACKED_ARRAYS}
     cert = dict(cert, witness={"encoding": PACKED_ENCODING, **{
         key: {"dtype": _dtype(arrays[key]), "length": int(arrays[key].size), "base64": marks[key]} for key in PACKED_ARRAYS}})
-    text = dumps(cert)
-    with atomic_path(target) as tmp:
+
+    def write(tmp) -> None:
+        text = dumps(cert)
         with open(tmp, "w", encoding="ascii") as out:
             for key in PACKED_ARRAYS:
                 before, text = text.split(json.dumps(marks[key]), 1)
@@ -126,9 +126,11 @@ def write_packed_certificate(cert: dict[str, Any], arrays: dict[str, np.ndarray]
                     out.write(base64.b64encode(data[start:start + ENCODE_STEP].tobytes()).decode("ascii"))
                 out.write('"')
             out.write(text)
-        lines: list[str] = []
-        if verify(str(tmp), str(instance_path), lines.append, read_already=trace) != 0:
-            raise UserError(f"{target}: not written: the checker rejected the certificate ({lines[-1]})")
+
+    canonical = None if trace is None else canonical_target(target, instance_path,
+                                                            cert["instance"])
+    return write_checked(cert, target, instance_path, canonical, write,
+                         lambda: trace.to_instance().to_json(), read_already=trace)
 
 
 def _dtype(values: np.ndarray) -> str:

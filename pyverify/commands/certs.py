@@ -60,7 +60,11 @@ def register(subparsers) -> None:
                            "packed (pyverify.certificate/2: flat integer arrays in base64, the trace read and solved as arrays; "
                            "needs --capacity, records no greedy runs); auto (default): packed for a trace file of "
                            f"{PACKED_MIN_REFERENCES:,} block references or more with --capacity and no --greedy, else lists")
-    cert.add_argument("-o", "--output", type=output_file, metavar="PATH", help="write the certificate here (checked by `pyverify verify` first)")
+    cert.add_argument("-o", "--output", type=output_file, metavar="PATH", help=(
+        "write the certificate here (checked by `pyverify verify` first); for an input the "
+        "trusted checker does not read itself (any format but a pyverify instance and Mooncake "
+        "JSONL, or read with --block-size, --tokenizer or --rag-*), also its canonical "
+        "instance beside it (PATH without .json, plus .instance.json)"))
     cert.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_input_options(cert)
     cert.set_defaults(func=run_certify)
@@ -71,6 +75,9 @@ def register(subparsers) -> None:
         description=(
             "Re-check a pyverify.certificate/1 (or /2, its witness packed in arrays) without any solver: the instance hash, the witness run replayed "
             "by the model's rules, the compulsory floor, and the consistency of the recorded solver results. "
+            "The checker reads the instance with its own short reader (a pyverify instance or "
+            "Mooncake JSONL); for any other input it reads the canonical instance certify wrote "
+            "beside the certificate, and says so. "
             "Exit 0 if it verifies, 1 with the reason on the first failed check, 2 for a malformed file."
         ),
     )
@@ -153,13 +160,13 @@ def _certify(args) -> int:
         print(f"pyverify: {stopped}", file=sys.stderr)
         return 1
     cert = done.certificate
-    check_s = None
+    check_s = canonical = None
     if args.output:
         check_started = time.perf_counter()
         if cert["witness"] is None:
-            write_packed_certificate(cert, packed, args.output, args.instance, trace)
+            canonical = write_packed_certificate(cert, packed, args.output, args.instance, trace)
         else:
-            write_certificate(cert, args.output, args.instance)
+            canonical = write_certificate(cert, args.output, args.instance, instance)
         check_s = time.perf_counter() - check_started
     cp, z3, recorded_min = cert["solvers"]["cp-sat"], cert["solvers"]["z3"], cert["solvers"].get("min")
     summary = {
@@ -184,6 +191,7 @@ def _certify(args) -> int:
         "check_time_s": None if check_s is None else round(check_s, 3),
         "total_time_s": round(time.perf_counter() - args.started, 3),
         "certificate": args.output,
+        "canonical_instance": None if canonical is None else str(canonical),
     }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -229,6 +237,9 @@ def _certify(args) -> int:
         print(f"  relies on     {line}")
     if args.output:
         print(f"certificate written to {args.output} (verified by the checker)")
+    if canonical is not None:
+        print(f"canonical instance written to {canonical} (what 'pyverify verify' reads: the "
+              "checker's own reader reads no other format)")
     return 0
 
 

@@ -128,7 +128,7 @@ def run_audit(
                 result = certify(instance, model, None, time_limit, [], use_z3=True, instance_path=instance_path,
                                  read_with=reading_record(reading))
                 cert_paths[model] = cert_dir / f"{safe_file_stem(instance.name, digest)}.{model}.json"
-                write_certificate(result.certificate, cert_paths[model], instance_path)
+                write_certificate(result.certificate, cert_paths[model], instance_path, instance)
                 done[model] = result.certificate
             return done
 

@@ -204,4 +204,14 @@ class ArrayCounts:
         return forced_misses_arrays(self.keyed.of_references, self.offsets, self.caches, capacity, self.keyed.universe)
 
 
-__all__ = ["ArrayCounts", "PairKeys", "distinct_keys", "replay_arrays"]
+def counts_on_chains(chains, caches: list[int]) -> ArrayCounts:
+    """:class:`ArrayCounts` on chains held as tuples (as :mod:`pyverify.trusted.reader` reads)."""
+    from types import SimpleNamespace
+
+    offsets = np.zeros(len(chains) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, chains), np.int64, len(chains)), out=offsets[1:])
+    ids = np.fromiter((block for chain in chains for block in chain), np.int64, int(offsets[-1]))
+    return ArrayCounts(SimpleNamespace(ids=ids, offsets=offsets), caches)
+
+
+__all__ = ["ArrayCounts", "counts_on_chains", "PairKeys", "distinct_keys", "replay_arrays"]

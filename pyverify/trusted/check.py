@@ -17,9 +17,11 @@ rules themselves (``pyverify/certify/placement.py``, rules 1-4):
    admitted and held when it ends; a longer chain's blocks beyond ``C`` are
    computed, not cached). Absent, admission is ``bypass`` and rule 5 is off.
 
-What it trusts: :mod:`pyverify.inputs` to load the instance or JSONL trace and
-compute its SHA-256 (the project's one definition of an instance; the
-certificate names the instance by that hash), and jsonschema for the
+What it trusts: its own short reader (:mod:`pyverify.trusted.reader`, stdlib
+``json``) for a ``pyverify.instance/1`` file or a Mooncake JSONL trace -- every
+other input reaches it as the canonical instance certify writes beside the
+certificate (``instance.canonical_file``), so no fast parser of
+:mod:`pyverify.inputs` reads what it checks -- and jsonschema for the
 certificate's shape (the long per-request run arrays are type-checked here by
 a plain loop).
 
@@ -78,14 +80,12 @@ Every check prints one line; the first failure prints ``FAILED: reason`` and
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 from typing import Any, Callable
 
 from pyverify.errors import UserError, located
-from pyverify.inputs.load import load_described
-from pyverify.inputs.records import options_from_record, reading_record
-from pyverify.inputs.model import instance_sha256, read_json, validate_schema
-from pyverify.trusted import digest, recount
+from pyverify.trusted import digest, reader, recount
 
 CERTIFICATE_FORMAT = "pyverify.certificate/1"
 #: A certificate whose witness is packed into flat arrays (:mod:`pyverify.trusted.packed`), for runs of millions of
@@ -210,6 +210,9 @@ def labels_not_checked(cert: dict[str, Any]) -> list[str]:
     if "path" in cert["instance"]:
         lines.append(f"instance.path {cert['instance']['path']!r}: where certify read the instance "
                      "(a label; the file checked is the one named on this command line)")
+    if "canonical_file" in cert["instance"] and "read_with" in cert["instance"]:
+        lines.append(f"instance.read_with {cert['instance']['read_with']}: how certify read the "
+                     "original input (a label here: the checker read the canonical instance it wrote)")
     for name in ("cp-sat", "z3", "min"):
         record = cert["solvers"].get(name)
         if record is not None and "parameters" in record:
@@ -325,15 +328,18 @@ def validate_certificate(cert: Any, cert_path: str) -> None:
                                   f"non-negative integer (at most {MAX_INTEGER})")
 
 
-def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print, read_already=None, **reading: Any) -> int:
+def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = print,
+           read_already=None, canonical_at: str | None = None, **reading: Any) -> int:
     """Check a certificate against an instance; print each check. 0 = verified, 1 = failed.
 
     The instance is read with the reading flags the certificate records
     (``instance.read_with``), each overridden by a flag in ``reading`` that is set.
     ``read_already``: for certify's check of a packed certificate before writing it, the trace as it read it
     (the same reader, :func:`pyverify.inputs.arrays_load.load_arrays`, so not read a second time); its content
-    digest is computed here all the same. ``pyverify verify`` always reads the instance itself."""
-    cert = read_json(cert_path)
+    digest is computed here all the same. ``pyverify verify`` always reads the instance itself.
+    ``canonical_at``: for certify's check before renaming its files into place, where the canonical
+    instance the certificate names (``instance.canonical_file``) is for now."""
+    cert = reader.read_document(cert_path)
     if isinstance(cert, dict) and cert.get("format", CERTIFICATE_FORMAT) not in CERTIFICATE_FORMATS:
         raise located(cert_path, "format", f"is {cert['format']!r}; this checker reads {' and '.join(CERTIFICATE_FORMATS)} only")
     validate_certificate(cert, cert_path)
@@ -353,17 +359,17 @@ def verify(cert_path: str, instance_path: str, say: Callable[[str], None] = prin
     elif is_packed(cert["witness"]):
         raise located(cert_path, "witness.encoding", f"a packed witness belongs in a {PACKED_CERTIFICATE_FORMAT}, not a {fmt}")
     say(f"certificate {cert_path}: {fmt}, matches its JSON Schema")
-    if fmt == PACKED_CERTIFICATE_FORMAT:
-        instance = read_already if read_already is not None else read_instance_arrays(cert, cert_path, instance_path, **reading)
-        file_format = None  # read as arrays: no canonical JSON to hash
+    own = read_already is not None and "canonical_file" not in cert["instance"]
+    if fmt == PACKED_CERTIFICATE_FORMAT and own:
+        instance, file_format = read_already, None  # certify's own arrays: no canonical JSON here
     else:
-        loaded = load_described(instance_path, _options(cert, cert_path, reading))
-        instance, file_format, witness = loaded.instance, loaded.format.key, cert["witness"]
-    flags = reading_flags(cert, cert_path, **reading)
-    if flags:
-        say(f"instance {instance_path}: read with {flags} (as 'pyverify trace import' reads it)")
+        instance, file_format, instance_path = read_certified(cert, cert_path, instance_path, say,
+                                                              canonical_at, **reading)
+    witness = cert["witness"] if fmt != PACKED_CERTIFICATE_FORMAT else witness
     try:
-        counts = ArrayCounts if fmt == PACKED_CERTIFICATE_FORMAT else PlainCounts
+        counts = PlainCounts
+        if fmt == PACKED_CERTIFICATE_FORMAT:
+            counts = _counts_on_arrays if isinstance(instance, reader.Instance) else ArrayCounts
         _verify(cert, instance, instance_path, say, counts, witness, file_format)
     except CheckFailed as failure:
         say(f"FAILED: {failure}")
@@ -407,7 +413,8 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
     if "content_sha256" in named:
         # The identity is the content (pyverify.content/1), so the same trace in another format verifies;
         # instance.sha256 (the certified file's canonical JSON) is informational.
-        identity = digest.content_sha256(instance) if counts is PlainCounts else _array_digest(instance)
+        plain = isinstance(instance, reader.Instance)
+        identity = digest.content_sha256(instance) if plain else _array_digest(instance)
         require(named["content_sha256"] == identity, f"instance.content_sha256 is {named['content_sha256']}, but the content of {instance_path} "
                                                      f"hashes to {identity}: the certificate is for another instance")
         key, words = "content_sha256", f"content sha256 {identity} matches (pyverify.content/1, any format)"
@@ -415,7 +422,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
         if "sha256" in named:
             file_hash = _check_file_hash(named, instance, instance_path, file_format, require)
     else:  # certificates written before content digests: the canonical JSON names the instance
-        identity = instance_sha256(instance)
+        identity = reader.canonical_sha256(instance)
         require(named["sha256"] == identity, f"instance.sha256 is {named['sha256']}, but {instance_path} hashes to {identity}: the certificate is for another instance")
         key, words, file_hash = "instance_sha256", f"sha256 {identity} matches", None
     if key == "instance_sha256" or (file_hash is not None and file_format == INSTANCE_FILE):
@@ -547,7 +554,7 @@ def _verify(cert: dict[str, Any], instance, instance_path: str, say: Callable[[s
 
 #: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`), the file
 #: ``instance.sha256`` names.
-INSTANCE_FILE = "pyverify-instance"
+INSTANCE_FILE = reader.INSTANCE_FORMAT
 
 
 def _check_file_hash(named: dict[str, Any], instance, instance_path: str, file_format: str | None,
@@ -561,7 +568,7 @@ def _check_file_hash(named: dict[str, Any], instance, instance_path: str, file_f
         return (f"instance.sha256 {recorded}: not checked (the canonical JSON of the input as "
                 "certify read it, which names the path it was read from; "
                 f"{instance_path} is identified by its content digest above)")
-    found = instance_sha256(instance)
+    found = reader.canonical_sha256(instance)
     require(recorded == found,
             f"instance.sha256 is {recorded}, but {instance_path} hashes to {found} "
             "(its canonical JSON): the content is the one certified, but the instance file is not "
@@ -583,16 +590,103 @@ def _caches_read(model: str, routing: str, hosts: int | None, instance, require)
     return list(given) if hasattr(instance, "routing") else given.tolist()
 
 
+#: The reading flags the checker's own reader applies to a Mooncake JSONL trace (as
+#: :mod:`pyverify.inputs.mooncake` does); an input read with any other flag reaches the checker
+#: as the canonical instance certify writes beside the certificate.
+OWN_READING_FLAGS = ("allow_unsorted", "source_block_size")
+
+
+def reading_of(cert: dict[str, Any], reading: dict[str, Any]) -> dict[str, Any]:
+    """The reading flags the certificate records (its schema checked their shapes), each
+    overridden by a flag in ``reading`` that is set (``None``, ``False`` and ``()`` are not)."""
+    flags = dict(cert["instance"].get("read_with", {}))
+    flags.update({key: list(value) if isinstance(value, tuple) else value
+                  for key, value in reading.items() if value not in (None, False, ())})
+    return flags
+
+
+def canonical_path(cert: dict[str, Any], cert_path: str) -> str | None:
+    """The canonical instance the certificate names (``instance.canonical_file``), beside it."""
+    name = cert["instance"].get("canonical_file")
+    if name is None:
+        return None
+    return os.path.join("" if cert_path == "-" else os.path.dirname(cert_path), name)
+
+
+def read_certified(cert: dict[str, Any], cert_path: str, instance_path: str,
+                   say: Callable[[str], None], canonical_at: str | None = None, **reading: Any):
+    """``(instance, form, path read)``, read by the checker's own reader
+    (:mod:`pyverify.trusted.reader`): the canonical instance the certificate names, else
+    ``instance_path`` read as the certificate records."""
+    flags = reading_of(cert, reading)
+    canonical = canonical_path(cert, cert_path)
+    if canonical is not None:
+        canonical = canonical_at or canonical
+        if not os.path.isfile(canonical):
+            raise located(cert_path, "instance.canonical_file", f"names {canonical!r}, which is not "
+                          "a file (certify writes it beside the certificate: keep the two together)")
+        instance, form = reader.read_instance(canonical)
+        if form != reader.INSTANCE_FORMAT:
+            raise located(canonical, None,
+                          f"not a {reader.INSTANCE_FORMAT} document (instance.canonical_file)")
+        say(f"instance {canonical}: the canonical instance certify wrote beside the certificate "
+            "(instance.canonical_file), read by the checker's own reader")
+        if instance_path != canonical and not _same_file(instance_path, canonical):
+            say(f"instance {instance_path}: not read; the checker read the canonical instance "
+                "written by certify, whose content digest is checked against the certificate below "
+                "(the digest is the identity)")
+        given = reading_of({"instance": {}}, reading)
+        if given:
+            say(f"reading flags {_flags_text(given)}: not applied (the canonical instance is read "
+                "as it stands)")
+        return instance, form, canonical
+    other = [key for key in flags if key not in OWN_READING_FLAGS]
+    if other:
+        flag = "--" + other[0].replace("_", "-")
+        raise located(cert_path, f"instance.read_with.{other[0]}", "the trusted checker reads "
+                      f"{reader.INSTANCE_FORMAT} files and Mooncake JSONL as they stand; an input "
+                      f"read with {flag} reaches it as the canonical instance certify writes beside "
+                      "the certificate (instance.canonical_file), and this certificate names none: "
+                      "certify again")
+    instance, form = reader.read_instance(instance_path, flags.get("allow_unsorted", False),
+                                          flags.get("source_block_size"))
+    if flags:
+        say(f"instance {instance_path}: read with {_flags_text(flags)} "
+            "(as 'pyverify trace import' reads it)")
+    return instance, form, instance_path
+
+
+def _same_file(first: str, second: str) -> bool:
+    try:
+        return first != "-" and os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _flags_text(flags: dict[str, Any]) -> str:
+    """Reading flags as command-line flags."""
+    words = []
+    for key, value in flags.items():
+        flag = f"--{key.replace('_', '-')}"
+        if value is True:
+            words.append(flag)
+        elif key == "rag_lengths":  # one flag per side file, as given on the command line
+            words += [f"{flag} {item}" for item in value]
+        else:
+            words.append(f"{flag} {','.join(value) if isinstance(value, list) else value}")
+    return " ".join(words)
+
+
 def read_instance(cert: dict[str, Any], cert_path: str, instance_path: str, **reading: Any):
-    """The instance at ``instance_path``, read as the certificate records (``instance.read_with``), then ``reading``."""
-    return load_described(instance_path, _options(cert, cert_path, reading)).instance
+    """The instance :func:`verify` checks the certificate against (read as it reads it)."""
+    return read_certified(cert, cert_path, instance_path, lambda line: None, None, **reading)[0]
 
 
-def read_instance_arrays(cert: dict[str, Any], cert_path: str, instance_path: str, **reading: Any):
-    """The instance as flat arrays (:func:`pyverify.inputs.arrays_load.load_arrays`), read as :func:`read_instance` reads it."""
-    from pyverify.inputs.arrays_load import load_arrays
+def _counts_on_arrays(instance, caches: list[int]):
+    """The array checker's counts on the chains of an instance the checker's reader read."""
+    from pyverify.trusted.array_check import counts_on_chains
 
-    return load_arrays(instance_path, _options(cert, cert_path, reading))
+    return counts_on_chains(instance.chains, caches)
 
 
 def _array_digest(trace) -> str:
@@ -601,22 +695,20 @@ def _array_digest(trace) -> str:
     return content_sha256_arrays(trace)
 
 
-def reading_flags(cert: dict[str, Any], cert_path: str, **reading: Any) -> str:
-    """The reading flags :func:`read_instance` applies, as command-line flags (empty: none)."""
-    flags = []
-    for key, value in reading_record(_options(cert, cert_path, reading)).items():
-        flag = f"--{key.replace('_', '-')}"
-        if value is True:
-            flags.append(flag)
-        elif key == "rag_lengths":  # one flag per side file, as given on the command line
-            flags += [f"{flag} {item}" for item in value]
-        else:
-            flags.append(f"{flag} {','.join(value) if isinstance(value, list) else value}")
-    return " ".join(flags)
+def validate_schema(data: Any, path: str, schema: dict[str, Any]) -> None:
+    """One line naming the first (most relevant) schema violation; integers are strict here
+    (``1.0`` is not one, as every reader of pyverify holds)."""
+    import jsonschema
 
-
-def _options(cert: dict[str, Any], cert_path: str, reading: dict[str, Any]):
-    return options_from_record(cert["instance"].get("read_with", {}), cert_path, "instance.read_with", **reading)
+    base = jsonschema.Draft202012Validator
+    strict = base.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
+    validator = jsonschema.validators.extend(base, type_checker=strict)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}"
+                        for part in error.absolute_path).lstrip(".")
+        raise located(path, where or "(top level)", error.message)
 
 
 def verify_quiet(cert_path: str, instance_path: str) -> tuple[int, list[str]]:

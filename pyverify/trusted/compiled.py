@@ -1,55 +1,37 @@
-"""The array checker's loops, compiled by numba when it is installed (imported only when first used).
+"""The array checker's loops run as written, plain Python over NumPy, unless a compiler is lent.
 
-The trusted checker's own copy of the lazy pattern of :mod:`pyverify.sim.compiled`
-(it may not import the simulator). The loops are plain Python over numpy
-arrays: without numba :func:`kernel` returns the function itself, which
-gives the same answers, slowly. Tests run both forms.
+``pyverify verify`` runs the loops as they stand, so no compiler (numba, LLVM)
+is in its trusted base, and nothing here imports one. A caller outside the
+trusted code may lend one for a while (certify's own check before it writes a
+certificate: :func:`pyverify.certify.accelerate.accelerated`, numba when
+installed); the answers are the same, and ``tests/test_array_check.py`` runs
+both forms.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
+#: The compiler lent by :mod:`pyverify.certify.accelerate` (None: the loops run as written).
+compiler: Callable[[Callable], Callable] | None = None
 _compiled: dict[Callable, Callable] = {}
-_helpers: list[Callable] = []  # small functions the loops call; numba must know them before it compiles a caller
-_registered = 0  # how many of _helpers numba knows
+#: Small functions the loops call (a compiler must know them before it compiles a caller).
+helpers: list[Callable] = []
 
 
 def jitable(function: Callable) -> Callable:
-    """Mark ``function`` as callable from a compiled loop; it stays a plain Python function.
-
-    numba resolves a loop's calls when it compiles the loop, so the helpers are
-    registered with ``numba.extending.register_jitable`` (which keeps the Python
-    function as it is) on the first compilation, not at import.
-    """
-    _helpers.append(function)
+    """Mark ``function`` as callable from a compiled loop; it stays a plain Python function."""
+    helpers.append(function)
     return function
 
 
 def kernel(function: Callable) -> Callable:
-    """``function`` compiled by numba (cached per user, never in the checkout), or ``function`` itself without numba."""
+    """``function`` itself, or compiled by the lent :data:`compiler` (once per function)."""
+    if compiler is None:
+        return function
     if function not in _compiled:
-        try:
-            from numba import njit
-        except ImportError:  # pragma: no cover - numba is optional
-            _compiled[function] = function
-        else:
-            from pyverify.numba_cache import caching
-
-            _register_helpers()
-            _compiled[function] = njit(cache=caching(), nogil=True)(function)
+        _compiled[function] = compiler(function)
     return _compiled[function]
 
 
-
-def _register_helpers() -> None:
-    """Tell numba of the helpers marked since the last compilation (a module imported later may add some)."""
-    global _registered
-    from numba.extending import register_jitable
-
-    for helper in _helpers[_registered:]:
-        register_jitable(helper)
-    _registered = len(_helpers)
-
-
-__all__ = ["jitable", "kernel"]
+__all__ = ["helpers", "jitable", "kernel"]

@@ -70,10 +70,20 @@ def test_the_file_hash_is_said_to_match_or_not_to_be_checked(certified, capsys, 
     recorded = json.loads(cert.read_text())["instance"]["sha256"]
     assert status == 0
     assert f"instance.sha256 {recorded} matches (the canonical JSON of {instance})" in out
-    # The same content as a Parquet trace: the identity is the content; the file hash cannot be
-    # checked there.
+    # The same content as a Parquet trace: the trusted checker reads no Parquet (its own reader
+    # reads instance files and Mooncake JSONL only), and says so in one line.
     trace = tmp_path / "tiny.parquet"
     assert main(["trace", "import", str(instance), "-o", str(trace)]) == 0
+    status, out, err = run(capsys, "verify", str(cert), str(trace))
+    assert status == 2 and "VERIFIED" not in out
+    assert "the trusted checker reads only pyverify.instance/1 files and Mooncake JSONL" in err
+
+
+def test_the_file_hash_of_a_trace_is_said_not_to_be_checked(capsys, tmp_path):
+    trace, cert = tmp_path / "t.jsonl", tmp_path / "t.cert.json"
+    trace.write_text("".join(json.dumps({"hash_ids": chain}) + "\n" for chain in ([1, 2], [3], [1, 2, 4])))
+    certify(trace, cert)
+    recorded = json.loads(cert.read_text())["instance"]["sha256"]
     status, out, _ = run(capsys, "verify", str(cert), str(trace))
     assert status == 0 and "VERIFIED OPTIMAL" in out
     assert f"instance.sha256 {recorded}: not checked" in out
