@@ -38,7 +38,7 @@ def seconds(values: list[float]) -> str:
     return f"{low:.1f} s" if high - low < 0.05 else f"{low:.1f}-{high:.1f} s"
 
 
-LIST_CHECKER = ("check.py", "recount.py", "digest.py")  # what verify runs on a list-form certificate
+LIST_CHECKER = ("reader.py", "check.py", "recount.py", "digest.py")  # what verify runs on a list-form certificate
 PACKED_CHECKER = ("packed.py", "array_check.py", "array_recount.py", "array_digest.py", "compiled.py")  # added for packed ones
 
 

@@ -64,23 +64,3 @@ class CheckFailed(Exception):
     """A check ran and the thing checked is wrong (a tampered certificate, a
     registry that does not match, an overclaiming scope): reported as one line,
     exit status 1, so scripts can tell it from bad input (status 2)."""
-
-
-def did_you_mean(word: str, candidates) -> str:
-    """`` (did you mean 'X'?)`` for the candidate closest to a mistyped ``word``, or ``''``.
-
-    The one place names are suggested: the parser (subcommands, flags, choices), the list types
-    (pyverify.commands.argtypes.choice_list) and every lookup of a name a user types (KV models,
-    cost parameters) use it.
-    """
-    import difflib
-
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def unknown_name(what: str, word: str, candidates) -> str:
-    """``unknown WHAT 'word'; choose from: a, b, c`` and the closest: one wording for every lookup."""
-    candidates = list(candidates)
-    listed = ", ".join(candidates)
-    return f"unknown {what} '{shown(word)}'; choose from: {listed}" + did_you_mean(word, candidates)

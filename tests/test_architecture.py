@@ -72,10 +72,10 @@ def test_inputs_layer_is_at_the_bottom(path):
 #: Third-party modules the trusted checker may import (beyond the standard library): no compiler
 #: (numba is lent to certify's own check from outside, pyverify/certify/accelerate.py).
 TRUSTED_THIRD_PARTY = {"numpy", "jsonschema"}
-#: Bounds on the pyverify code the trusted checker runs (12 modules; on main: 44 modules, 7,709
-#: lines): lines of code, without docstrings, comments and blank lines (1,340 now), and physical
-#: lines (2,009 now: check.py's docstrings state what each verdict rests on). The issue's goal is
-#: 1,500 physical lines; the second bound is set where this change reached.
+#: Bounds on the pyverify code the trusted checker runs (12 modules, where the package's own
+#: closure was 44 modules and 7,709 lines): lines of code, without docstrings, comments and blank
+#: lines (1,362 now), and physical lines (2,037 now: check.py's docstrings state what each verdict
+#: rests on). The goal is 1,500 physical lines; the second bound holds what was reached.
 MAX_TRUSTED_CODE_LINES = 1500
 MAX_TRUSTED_PHYSICAL_LINES = 2050
 

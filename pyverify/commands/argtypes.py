@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # imported where it is used: fractions (and decimal) cost a r
     from fractions import Fraction
 
 
-from pyverify.errors import did_you_mean, unknown_name
+from pyverify.suggestions import did_you_mean, unknown_name
 
 
 def add_flag_check(parser, check) -> None:

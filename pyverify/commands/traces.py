@@ -137,7 +137,7 @@ def curve_policies(text: str) -> tuple[str, ...]:
     names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
     unknown = [name for name in names if name not in CURVE_POLICIES]
     if not names or unknown:
-        from pyverify.errors import did_you_mean
+        from pyverify.suggestions import did_you_mean
 
         raise argparse.ArgumentTypeError(f"expected lru, opt, opt-forced or several of them comma-separated, not {text!r}"
                                          + (did_you_mean(unknown[0], CURVE_POLICIES) if unknown else ""))

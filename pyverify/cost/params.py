@@ -14,7 +14,8 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Sequence
 
-from pyverify.errors import UserError, did_you_mean
+from pyverify.errors import UserError
+from pyverify.suggestions import did_you_mean
 from pyverify.inputs.kv_models import CATALOG
 
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pyverify.errors import UserError, did_you_mean
+from pyverify.errors import UserError
+from pyverify.suggestions import did_you_mean
 
 #: Bytes in one GiB.
 GIB = 2**30
