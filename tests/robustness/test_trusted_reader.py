@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -49,22 +50,18 @@ def write_trace(path, chains=CHAINS):
     return path
 
 
-def test_a_forged_canonical_instance_with_a_consistent_certificate_is_refused(capsys, tmp_path):
+def certify_reblocked(capsys, tmp_path: Path) -> tuple[Path, Path]:
+    """A trace certified with --block-size, which the checker's reader does not apply: certify
+    writes the canonical instance beside the certificate (c.instance.json)."""
     trace, cert = write_trace(tmp_path / "t.jsonl"), tmp_path / "c.json"
-    status, out, err = run_cli(
-        capsys,
-        "certify",
-        str(trace),
-        "--model",
-        "pooled",
-        "--capacity",
-        "2",
-        "--block-size",
-        "1024",
-        "-o",
-        str(cert),
-    )
+    status, _, err = run_cli(capsys, "certify", str(trace), "--model", "pooled", "--capacity", "2",
+                             "--block-size", "1024", "-o", str(cert))
     assert status == 0, err
+    return trace, cert
+
+
+def test_a_forged_canonical_instance_with_a_consistent_certificate_is_refused(capsys, tmp_path):
+    trace, cert = certify_reblocked(capsys, tmp_path)
     canonical = tmp_path / "c.instance.json"
     assert json.loads(cert.read_text())["instance"]["canonical_file"] == canonical.name
     # The forger swaps the canonical instance for another trace and makes the certificate agree with
@@ -84,23 +81,7 @@ def test_a_forged_canonical_instance_with_a_consistent_certificate_is_refused(ca
 
 
 def test_verify_names_the_canonical_file_it_read_not_the_original(capsys, tmp_path):
-    trace, cert = write_trace(tmp_path / "t.jsonl"), tmp_path / "c.json"
-    assert (
-        run_cli(
-            capsys,
-            "certify",
-            str(trace),
-            "--model",
-            "pooled",
-            "--capacity",
-            "2",
-            "--block-size",
-            "1024",
-            "-o",
-            str(cert),
-        )[0]
-        == 0
-    )
+    trace, cert = certify_reblocked(capsys, tmp_path)
     trace.write_text("not read any more\n")  # verify never reads the original input
     status, out, err = run_cli(capsys, "verify", str(cert), str(trace))
     assert status == 0, out + err
