@@ -27,8 +27,8 @@ pyverify loads its modules from bytecode) with this checkout first on
 one untimed warm-up run of every command. Every pyverify answer (misses, in
 the ``--json`` runs) is checked equal to the plain script's; a mismatch is
 printed and the exit status is 1. The table, the machine (architecture,
-cores, Python) and the load average before and after are printed and written
-to ``--out`` (default ``bench/startup-<today>.txt``). Not a test: nothing
+cores, Python) and the load average before and after are printed, and written
+to ``--out`` if given (results are kept outside the repository). Not a test: nothing
 here asserts a time.
 """
 
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fleet", type=int, default=16)
     parser.add_argument("--script", type=Path, default=Path(sys.executable).with_name("pyverify"),
                         help="the installed console script (default: pyverify beside this interpreter, not a pyenv shim)")
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / f"startup-{datetime.date.today().isoformat()}.txt")
+    parser.add_argument("--out", type=Path, help="also write the output to this file")
     args = parser.parse_args(argv)
     if not args.trace.is_file():
         print(f"{args.trace}: absent (set PYVERIFY_MOONCAKE_TRACES); nothing measured")
@@ -163,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     lines += problems or ["answers: pyverify's references and misses equal the plain script's (pooled and per-host)"]
     text = "\n".join(lines) + "\n"
     print(text, end="")
-    args.out.write_text(text, encoding="utf-8")
-    print(f"written to {args.out}")
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"written to {args.out}")
     return 1 if problems else 0
 
 

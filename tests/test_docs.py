@@ -44,3 +44,11 @@ def test_every_docs_page_is_in_the_navigation():
     pages = {str(path.relative_to(REPO / "docs")) for path in (REPO / "docs").rglob("*.md")}
     listed = set(re.findall(r":\s+(\S+\.md)\s*$", nav, re.M))
     assert pages == listed
+
+
+def test_no_dated_bench_results_are_kept_in_the_repository():
+    """Bench results belong outside git or on the one regenerated benchmarks page, not as dated files."""
+    import re
+
+    dated = [path.name for path in (REPO / "bench").iterdir() if re.search(r"\d{4}-\d{2}-\d{2}", path.name)]
+    assert dated == []

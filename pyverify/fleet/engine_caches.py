@@ -18,7 +18,7 @@ With timing, several requests run on a host at once, each keeping its blocks
 in use. vLLM's model covers that (:meth:`VllmGpu.start` / :meth:`VllmGpu.finish`:
 per-block reference counts, allocation refused while too few blocks are free;
 checked against vLLM 0.33.0's own BlockPool with up to 8 overlapping requests,
-``bench/engine_parity-vllm-overlap-2026-12-02.txt``), so ``vllm`` runs timed.
+``git show 5a744a9:bench/engine_parity-vllm-overlap-2026-12-02.txt``), so ``vllm`` runs timed.
 SGLang's model serves a request *alone* (``lock_ref`` on matched nodes and
 pages allocated outside the tree while others run are not modelled), so the
 replay offers ``sglang`` and ``sglang-fifo`` with ``--no-timing`` only. Every
