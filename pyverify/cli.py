@@ -264,7 +264,6 @@ def main(argv: list[str] | None = None) -> int:
             print("pyverify: error: input nested too deeply to process", file=sys.stderr)
             return 2
         except MemoryError:  # the frames holding the memory are gone by now: a line can be written
-            words = sys.argv[1:] if argv is None else argv
             print(f"pyverify: error: {out_of_memory(words)}", file=sys.stderr)
             return 2
         except Exception:

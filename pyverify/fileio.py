@@ -42,20 +42,15 @@ def nearest_existing_folder(path: Path) -> Path:
     return folder
 
 
-def same_file(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
-    """Whether two paths lead to one existing file: one name, a hard link, or a link to it."""
-    try:
-        one, other = os.stat(first), os.stat(second)  # follows symbolic links, on both sides
-    except (OSError, ValueError):  # missing, unreadable, or not a path (a NUL byte)
-        return False
-    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
+def same_file(first: str | os.PathLike[str] | int, second: str | os.PathLike[str]) -> bool:
+    """Whether two paths lead to one existing file: one name, a hard link, or a link to it.
 
-
-def stdin_is_file(target: str | os.PathLike[str]) -> bool:
-    """Whether standard input is redirected from ``target`` itself (``< target``)."""
+    ``first`` may be an open file descriptor (0: what standard input was redirected from).
+    """
     try:
-        one, other = os.fstat(0), os.stat(target)
-    except (OSError, ValueError):  # no standard input, or no such target
+        # os.stat takes a descriptor too, and follows symbolic links, on both sides
+        one, other = os.stat(first), os.stat(second)
+    except (OSError, ValueError):  # missing, unreadable, closed, or not a path (a NUL byte)
         return False
     return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
 
@@ -69,7 +64,7 @@ def refuse_inputs(target: str | os.PathLike[str], inputs: Iterable[str | os.Path
     """
     for given in inputs:
         if is_stdin(given):
-            if stdin_is_file(target):
+            if same_file(0, target):  # standard input redirected from the target itself
                 raise located(target, None, "is this command's standard input: refusing to write "
                                             "over it; name another output file")
             continue
