@@ -38,6 +38,8 @@ WRITERS = {
     "mrc-chart": (["mrc", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
     "cost-chart": (["cost", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
     "tree-draw": (["tree", str(SMALL), "--draw", "OUT"], "chart"),
+    "replay-chart": (["replay", str(SMALL), "--no-timing", "--chart", "OUT"], "chart"),
+    "replay-per-request": (["replay", str(SMALL), "--no-timing", "--per-request", "OUT"], "file"),
 }
 
 
