@@ -49,20 +49,45 @@ def main() -> None:
     print(f"trace: {args.trace} ({size / 2**20:,.0f} MiB on disk, Parquet zstd)")
     print(f"free disk where DuckDB spills: {shutil.disk_usage('/tmp').free / GIB:.0f} GiB")
     env = dict(os.environ, PYVERIFY_DUCKDB_MEMORY=os.environ.get("PYVERIFY_DUCKDB_MEMORY", "2.5GB"))
-    print(f"DuckDB memory limit {env['PYVERIFY_DUCKDB_MEMORY']} (PYVERIFY_DUCKDB_MEMORY); it spills past it")
+    print(
+        f"DuckDB memory limit {env['PYVERIFY_DUCKDB_MEMORY']} (PYVERIFY_DUCKDB_MEMORY); it spills past it"
+    )
     runs = {
-        f"per-host, {args.fleet} hosts round-robin": ["--model", "per-host", "--fleet", str(args.fleet), "--routing", "round-robin"],
+        f"per-host, {args.fleet} hosts round-robin": [
+            "--model",
+            "per-host",
+            "--fleet",
+            str(args.fleet),
+            "--routing",
+            "round-robin",
+        ],
         "pooled": ["--model", "pooled"],
     }
     for label, flags in runs.items():
-        result = measure([sys.executable, "-m", "pyverify", "simulate", str(args.trace), *flags, "--engine", "duckdb", "--json"], env)
+        result = measure(
+            [
+                sys.executable,
+                "-m",
+                "pyverify",
+                "simulate",
+                str(args.trace),
+                *flags,
+                "--engine",
+                "duckdb",
+                "--json",
+            ],
+            env,
+        )
         if result["status"] != 0:
             print(f"{label}: FAILED: {result['stderr']}")
             continue
         data = json.loads(result["stdout"])
         peak = result["peak_rss_bytes"] / GIB
-        print(f"{label:34} references {data['references']:,}  misses {data['misses']:,}  hit rate {data['hit_rate']:.4f}  "
-              f"{result['seconds']:.0f} s  peak RSS {peak:.2f} GiB (goal < 4 GiB: {'met' if peak < 4 else 'NOT met'})", flush=True)
+        print(
+            f"{label:34} references {data['references']:,}  misses {data['misses']:,}  hit rate {data['hit_rate']:.4f}  "
+            f"{result['seconds']:.0f} s  peak RSS {peak:.2f} GiB (goal < 4 GiB: {'met' if peak < 4 else 'NOT met'})",
+            flush=True,
+        )
     if generated and not args.keep:
         args.trace.unlink()
         print(f"deleted {args.trace}")

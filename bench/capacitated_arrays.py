@@ -63,7 +63,12 @@ entry()
 
 def timed(argv: list[str]) -> tuple[float, int, dict]:
     """Wall seconds, peak RSS (bytes) and the JSON printed by ``argv``, run in a fresh process."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")])
+        ),
+    }
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         child = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
@@ -82,29 +87,68 @@ def main() -> int:
     parser.add_argument("--refs", type=int, default=20_000_000)
     parser.add_argument("--capacity", type=int, default=100_000)
     parser.add_argument("--eviction", default="leaf-lru")
-    parser.add_argument("--budgets", action="store_true", help="also time pyverify budgets both ways")
+    parser.add_argument(
+        "--budgets", action="store_true", help="also time pyverify budgets both ways"
+    )
     args = parser.parse_args()
     gib = 1024**3
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace.jsonl"
         write_jsonl(path, args.refs)
-        print(f"trace: {args.refs:,} references, {path.stat().st_size / gib:.2f} GiB of JSONL; "
-              f"one pooled cache of {args.capacity:,} blocks, {args.eviction}")
-        sim_s, sim_rss, sim = timed([sys.executable, "-c", SIMULATOR, str(path), str(args.capacity), args.eviction])
-        arr_s, arr_rss, arr = timed([sys.executable, "-m", "pyverify", "simulate", str(path), "--model", "pooled",
-                                     "--capacity", str(args.capacity), "--eviction", args.eviction, "--engine", "numpy", "--json"])
+        print(
+            f"trace: {args.refs:,} references, {path.stat().st_size / gib:.2f} GiB of JSONL; "
+            f"one pooled cache of {args.capacity:,} blocks, {args.eviction}"
+        )
+        sim_s, sim_rss, sim = timed(
+            [sys.executable, "-c", SIMULATOR, str(path), str(args.capacity), args.eviction]
+        )
+        arr_s, arr_rss, arr = timed(
+            [
+                sys.executable,
+                "-m",
+                "pyverify",
+                "simulate",
+                str(path),
+                "--model",
+                "pooled",
+                "--capacity",
+                str(args.capacity),
+                "--eviction",
+                args.eviction,
+                "--engine",
+                "numpy",
+                "--json",
+            ]
+        )
         if args.budgets:
-            budget_args = [str(path), "--kv-model", "llama-3.3-70b", "--eviction", args.eviction, "--json"]
-            chains_budgets = timed([sys.executable, "-c", BUDGETS, str(1 << 62), *budget_args])  # no file is big
-            arrays_budgets = timed([sys.executable, "-c", BUDGETS, "1", *budget_args])  # every file is big
+            budget_args = [
+                str(path),
+                "--kv-model",
+                "llama-3.3-70b",
+                "--eviction",
+                args.eviction,
+                "--json",
+            ]
+            chains_budgets = timed(
+                [sys.executable, "-c", BUDGETS, str(1 << 62), *budget_args]
+            )  # no file is big
+            arrays_budgets = timed(
+                [sys.executable, "-c", BUDGETS, "1", *budget_args]
+            )  # every file is big
     keys = ("block_hits", "block_references", "token_hits", "tokens")
     same = all(sim["measured"][key] == arr["measured"][key] for key in keys)
     print(f"  simulator (Python chains):   {sim_s:6.1f} s, peak RSS {sim_rss / gib:5.2f} GiB")
     print(f"  array path (--engine numpy): {arr_s:6.1f} s, peak RSS {arr_rss / gib:5.2f} GiB")
-    print(f"  ratios simulator / arrays: time {sim_s / arr_s:.1f}x, peak RSS {sim_rss / arr_rss:.1f}x")
-    print(f"  block hits {arr['measured']['block_hits']:,}, token hits {arr['measured']['token_hits']:,}: "
-          f"{'the same from both' if same else 'DIFFERENT'}")
+    print(
+        f"  ratios simulator / arrays: time {sim_s / arr_s:.1f}x, peak RSS {sim_rss / arr_rss:.1f}x"
+    )
+    print(
+        f"  block hits {arr['measured']['block_hits']:,}, token hits {arr['measured']['token_hits']:,}: "
+        f"{'the same from both' if same else 'DIFFERENT'}"
+    )
     if args.budgets:
         (c_s, c_rss, c_out), (a_s, a_rss, a_out) = chains_budgets, arrays_budgets
         if not a_out.get("engine") or "engine" in c_out:
@@ -113,8 +157,10 @@ def main() -> int:
         print(f"  budgets, {len(a_out['points'][args.eviction])} budgets ({args.eviction}):")
         print(f"    on chains (instance):      {c_s:6.1f} s, peak RSS {c_rss / gib:5.2f} GiB")
         print(f"    on arrays (auto):          {a_s:6.1f} s, peak RSS {a_rss / gib:5.2f} GiB")
-        print(f"    ratios chains / arrays: time {c_s / a_s:.1f}x, peak RSS {c_rss / a_rss:.1f}x; "
-              f"{'every point the same' if budgets_same else 'DIFFERENT POINTS'}")
+        print(
+            f"    ratios chains / arrays: time {c_s / a_s:.1f}x, peak RSS {c_rss / a_rss:.1f}x; "
+            f"{'every point the same' if budgets_same else 'DIFFERENT POINTS'}"
+        )
         same = same and bool(budgets_same)
     return 0 if same else 1
 

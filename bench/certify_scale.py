@@ -61,8 +61,10 @@ def main() -> None:
     formats = args.formats.split(",")
     env_python = [sys.executable, "-m", "pyverify"]
     load = os.getloadavg()[0]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), Python {platform.python_version()}, "
-          f"load {load:.1f} at the start; medians of {args.rounds} interleaved rounds")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), Python {platform.python_version()}, "
+        f"load {load:.1f} at the start; medians of {args.rounds} interleaved rounds"
+    )
     with tempfile.TemporaryDirectory(prefix="certify-scale-") as folder:
         traces = {}
         for size in sizes:
@@ -70,27 +72,50 @@ def main() -> None:
                 path = Path(folder) / f"trace-{size}.{fmt}"
                 (write_jsonl if fmt == "jsonl" else write_parquet)(path, size)
                 traces[size, fmt] = path
-        measured: dict[tuple[int, str], dict[str, list]] = {key: {"certify": [], "verify": []} for key in traces}
+        measured: dict[tuple[int, str], dict[str, list]] = {
+            key: {"certify": [], "verify": []} for key in traces
+        }
         cert_bytes = {}
         for _ in range(args.rounds):
             for key, path in traces.items():
                 cert = Path(folder) / f"cert-{key[0]}-{key[1]}.json"
-                measured[key]["certify"].append(run(env_python + ["certify", str(path), "--model", "pooled", "--capacity",
-                                                                   str(args.capacity), "--time-limit", "600", "-o", str(cert)]))
+                measured[key]["certify"].append(
+                    run(
+                        env_python
+                        + [
+                            "certify",
+                            str(path),
+                            "--model",
+                            "pooled",
+                            "--capacity",
+                            str(args.capacity),
+                            "--time-limit",
+                            "600",
+                            "-o",
+                            str(cert),
+                        ]
+                    )
+                )
                 measured[key]["verify"].append(run(env_python + ["verify", str(cert), str(path)]))
                 cert_bytes[key] = cert.stat().st_size
-        print(f"{'references':>11} {'format':>7} | {'certify s':>9} {'us/ref':>6} {'MiB':>6} | {'verify s':>8} {'us/ref':>6} {'MiB':>6} | "
-              f"{'sum s':>6} {'/60 s':>6} {'peak/2GiB':>9} | cert MiB")
+        print(
+            f"{'references':>11} {'format':>7} | {'certify s':>9} {'us/ref':>6} {'MiB':>6} | {'verify s':>8} {'us/ref':>6} {'MiB':>6} | "
+            f"{'sum s':>6} {'/60 s':>6} {'peak/2GiB':>9} | cert MiB"
+        )
         for (size, fmt), runs in measured.items():
             c_s = statistics.median(s for s, _ in runs["certify"])
             c_b = statistics.median(b for _, b in runs["certify"])
             v_s = statistics.median(s for s, _ in runs["verify"])
             v_b = statistics.median(b for _, b in runs["verify"])
-            print(f"{size:>11,} {fmt:>7} | {c_s:9.1f} {c_s / size * 1e6:6.2f} {c_b / 2**20:6.0f} | {v_s:8.1f} {v_s / size * 1e6:6.2f} "
-                  f"{v_b / 2**20:6.0f} | {c_s + v_s:6.1f} {(c_s + v_s) / TARGET_SECONDS:6.2f} {max(c_b, v_b) / TARGET_BYTES:9.2f} | "
-                  f"{cert_bytes[size, fmt] / 2**20:.1f}")
-    print(f"load {os.getloadavg()[0]:.1f} at the end. Target (issue #23): sum under {TARGET_SECONDS:.0f} s (ratio < 1), "
-          "each peak under 2 GiB (ratio < 1).")
+            print(
+                f"{size:>11,} {fmt:>7} | {c_s:9.1f} {c_s / size * 1e6:6.2f} {c_b / 2**20:6.0f} | {v_s:8.1f} {v_s / size * 1e6:6.2f} "
+                f"{v_b / 2**20:6.0f} | {c_s + v_s:6.1f} {(c_s + v_s) / TARGET_SECONDS:6.2f} {max(c_b, v_b) / TARGET_BYTES:9.2f} | "
+                f"{cert_bytes[size, fmt] / 2**20:.1f}"
+            )
+    print(
+        f"load {os.getloadavg()[0]:.1f} at the end. Target (issue #23): sum under {TARGET_SECONDS:.0f} s (ratio < 1), "
+        "each peak under 2 GiB (ratio < 1)."
+    )
 
 
 if __name__ == "__main__":

@@ -55,7 +55,15 @@ from synthetic import chains_of, synthetic_trace  # noqa: E402
 
 from pyverify.sim.counting import dense_ids, reference_hosts  # noqa: E402
 from pyverify.sim.mrc import curve_from_distances, lru_curve_of_references, stack_distances_numpy  # noqa: E402
-from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, POOLED, TAIL_FIRST, _capacitated_hits, simulate  # noqa: E402
+from pyverify.sim.simulate import (
+    FIFO,
+    LEAF_LRU,
+    LRU,
+    POOLED,
+    TAIL_FIRST,
+    _capacitated_hits,
+    simulate,
+)  # noqa: E402
 
 TRACE = HERE.parents[1] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
 ORACLE = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
@@ -68,7 +76,9 @@ def plain_fenwick_pass():
 
     from pyverify.sim.numba_cache import caching
 
-    return njit(cache=caching())(olken_distances)  # numba's cache in the per-user folder, as the kernels', not in bench/__pycache__
+    return njit(cache=caching())(
+        olken_distances
+    )  # numba's cache in the per-user folder, as the kernels', not in bench/__pycache__
 
 
 def best_of(function, repeats: int = 3):
@@ -131,8 +141,10 @@ def curves(label: str, ids: np.ndarray, lengths: np.ndarray, fleet: int) -> None
     print(f"    kernel (dense ids + dead-mark pass) {t_kernel * 1e3:8.1f} ms  {rate(n, t_kernel)}")
     print(f"    plain numba Fenwick pass            {t_plain * 1e3:8.1f} ms  {rate(n, t_plain)}")
     print(f"    numpy construction (mrc before)     {t_numpy * 1e3:8.1f} ms  {rate(n, t_numpy)}")
-    print(f"    ratio plain Fenwick / kernel: {t_plain / t_kernel:.2f}x (goal >= 1); "
-          f"numpy / kernel: {t_numpy / t_kernel:.1f}x")
+    print(
+        f"    ratio plain Fenwick / kernel: {t_plain / t_kernel:.2f}x (goal >= 1); "
+        f"numpy / kernel: {t_numpy / t_kernel:.1f}x"
+    )
     routing = np.arange(lengths.size) % fleet
     hosts = reference_hosts(routing, lengths)
     t_host, per_host = best_of(lambda: lru_curve_of_references(ids, hosts, fleet))
@@ -141,13 +153,26 @@ def curves(label: str, ids: np.ndarray, lengths: np.ndarray, fleet: int) -> None
     dense_keys, key_universe = dense_ids(keys)
     t_plain_host, host_distances = best_of(lambda: plain(dense_keys, key_universe))
     t_numpy_host, old_host = once(lambda: curve_from_distances(stack_distances_numpy(keys)))
-    agree("per-host curve", True, same_curve(per_host, curve_from_distances(host_distances)), same_curve(per_host, old_host))
-    print(f"  exact LRU curve, {fleet} hosts round-robin: histograms of all 3 agree ({per_host.cold:,} cold)")
+    agree(
+        "per-host curve",
+        True,
+        same_curve(per_host, curve_from_distances(host_distances)),
+        same_curve(per_host, old_host),
+    )
+    print(
+        f"  exact LRU curve, {fleet} hosts round-robin: histograms of all 3 agree ({per_host.cold:,} cold)"
+    )
     print(f"    kernel (grouping by host included)  {t_host * 1e3:8.1f} ms  {rate(n, t_host)}")
-    print(f"    plain numba Fenwick pass            {t_plain_host * 1e3:8.1f} ms  {rate(n, t_plain_host)}  "
-          f"(on host-grouped ids, grouping not timed)")
-    print(f"    numpy construction (mrc before)     {t_numpy_host * 1e3:8.1f} ms  {rate(n, t_numpy_host)}")
-    print(f"    ratio plain Fenwick / kernel: {t_plain_host / t_host:.2f}x; numpy / kernel: {t_numpy_host / t_host:.1f}x")
+    print(
+        f"    plain numba Fenwick pass            {t_plain_host * 1e3:8.1f} ms  {rate(n, t_plain_host)}  "
+        f"(on host-grouped ids, grouping not timed)"
+    )
+    print(
+        f"    numpy construction (mrc before)     {t_numpy_host * 1e3:8.1f} ms  {rate(n, t_numpy_host)}"
+    )
+    print(
+        f"    ratio plain Fenwick / kernel: {t_plain_host / t_host:.2f}x; numpy / kernel: {t_numpy_host / t_host:.1f}x"
+    )
 
 
 def libcachesim_lru(ids: np.ndarray, capacity: int) -> tuple[float, int]:
@@ -162,9 +187,13 @@ def libcachesim_lru(ids: np.ndarray, capacity: int) -> tuple[float, int]:
         records["size"] = 1
         records["next"] = -1
         records.tofile(path)
-        reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
+        reader = lcs.TraceReader(
+            str(path), lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True)
+        )
         hashpower = max(10, math.ceil(math.log2(max(int(np.unique(ids).size), 2))) + 1)
-        seconds, miss_ratio = best_of(lambda: lcs.LRU(capacity, hashpower=hashpower).process_trace(reader)[0])
+        seconds, miss_ratio = best_of(
+            lambda: lcs.LRU(capacity, hashpower=hashpower).process_trace(reader)[0]
+        )
     return seconds, round(miss_ratio * n)
 
 
@@ -180,9 +209,17 @@ def one_capacity(label: str, ids: np.ndarray, lengths: np.ndarray, capacity: int
     order, bounds = np.arange(lengths.size), np.array([0, lengths.size])
     print(f"  {label}, one pooled cache of {capacity:,} blocks:")
     for eviction in (LRU, FIFO):
-        t_kernel, hits = best_of(lambda: replay(dense, starts, order, bounds, link_array(universe), capacity, eviction == LRU))
-        t_simulate, run = best_of(lambda: simulate(chains, None, POOLED, capacity=capacity, eviction=eviction))
-        t_python, oracle = once(lambda: _capacitated_hits(chains, [0] * len(chains), capacity, eviction))
+        t_kernel, hits = best_of(
+            lambda: replay(
+                dense, starts, order, bounds, link_array(universe), capacity, eviction == LRU
+            )
+        )
+        t_simulate, run = best_of(
+            lambda: simulate(chains, None, POOLED, capacity=capacity, eviction=eviction)
+        )
+        t_python, oracle = once(
+            lambda: _capacitated_hits(chains, [0] * len(chains), capacity, eviction)
+        )
         misses = n - int(hits.sum())
         agree(f"{eviction} witness", hits.tolist(), list(run.hit_blocks), oracle)
         results = [f"kernel {misses:,}", f"simulate {run.misses:,}", f"Python {n - sum(oracle):,}"]
@@ -191,30 +228,58 @@ def one_capacity(label: str, ids: np.ndarray, lengths: np.ndarray, capacity: int
             agree("LRU misses vs libCacheSim", misses, lcs_misses)
             results.append(f"libCacheSim {lcs_misses:,}")
         print(f"    {eviction.upper()} misses: {', '.join(results)} (witnesses agree)")
-        print(f"      replay kernel on arrays             {t_kernel * 1e3:8.1f} ms  {rate(n, t_kernel)}")
-        print(f"      simulate() from Python chains       {t_simulate * 1e3:8.1f} ms  {rate(n, t_simulate)}")
+        print(
+            f"      replay kernel on arrays             {t_kernel * 1e3:8.1f} ms  {rate(n, t_kernel)}"
+        )
+        print(
+            f"      simulate() from Python chains       {t_simulate * 1e3:8.1f} ms  {rate(n, t_simulate)}"
+        )
         if eviction == LRU:
-            print(f"      libCacheSim LRU (C, flat sequence)  {t_lcs * 1e3:8.1f} ms  {rate(n, t_lcs)}")
-        print(f"      Python OrderedDict (the oracle)     {t_python * 1e3:8.1f} ms  {rate(n, t_python)}")
+            print(
+                f"      libCacheSim LRU (C, flat sequence)  {t_lcs * 1e3:8.1f} ms  {rate(n, t_lcs)}"
+            )
+        print(
+            f"      Python OrderedDict (the oracle)     {t_python * 1e3:8.1f} ms  {rate(n, t_python)}"
+        )
         line = f"      ratios: Python / kernel {t_python / t_kernel:.1f}x, Python / simulate() {t_python / t_simulate:.1f}x"
         if eviction == LRU:
-            line += (f"; libCacheSim / kernel {t_lcs / t_kernel:.2f}x, libCacheSim / simulate() {t_lcs / t_simulate:.2f}x"
-                     " (goal > 1)")
+            line += (
+                f"; libCacheSim / kernel {t_lcs / t_kernel:.2f}x, libCacheSim / simulate() {t_lcs / t_simulate:.2f}x"
+                " (goal > 1)"
+            )
         print(line)
         if eviction == LRU:
             lcs_lru_seconds = t_lcs
     for eviction in (LEAF_LRU, TAIL_FIRST):
-        t_kernel, (hits, closed) = best_of(lambda: tree_replay(dense, starts, order, bounds, universe, capacity, eviction == LEAF_LRU))
-        t_simulate, run = best_of(lambda: simulate(chains, None, POOLED, capacity=capacity, eviction=eviction))
-        t_python, oracle = once(lambda: _capacitated_hits(chains, [0] * len(chains), capacity, eviction))
+        t_kernel, (hits, closed) = best_of(
+            lambda: tree_replay(
+                dense, starts, order, bounds, universe, capacity, eviction == LEAF_LRU
+            )
+        )
+        t_simulate, run = best_of(
+            lambda: simulate(chains, None, POOLED, capacity=capacity, eviction=eviction)
+        )
+        t_python, oracle = once(
+            lambda: _capacitated_hits(chains, [0] * len(chains), capacity, eviction)
+        )
         agree(f"{eviction} witness", closed, True)
         agree(f"{eviction} witness", hits.tolist(), list(run.hit_blocks), oracle)
-        print(f"    {eviction} misses: kernel {n - int(hits.sum()):,}, simulate {run.misses:,}, Python {n - sum(oracle):,} (witnesses agree)")
-        print(f"      tree replay kernel on arrays        {t_kernel * 1e3:8.1f} ms  {rate(n, t_kernel)}")
-        print(f"      simulate() from Python chains       {t_simulate * 1e3:8.1f} ms  {rate(n, t_simulate)}")
-        print(f"      Python reference cache (the oracle) {t_python * 1e3:8.1f} ms  {rate(n, t_python)}")
-        print(f"      ratios: Python / kernel {t_python / t_kernel:.1f}x, Python / simulate() {t_python / t_simulate:.1f}x; "
-              f"for scale, libCacheSim's flat LRU above / kernel {lcs_lru_seconds / t_kernel:.2f}x")
+        print(
+            f"    {eviction} misses: kernel {n - int(hits.sum()):,}, simulate {run.misses:,}, Python {n - sum(oracle):,} (witnesses agree)"
+        )
+        print(
+            f"      tree replay kernel on arrays        {t_kernel * 1e3:8.1f} ms  {rate(n, t_kernel)}"
+        )
+        print(
+            f"      simulate() from Python chains       {t_simulate * 1e3:8.1f} ms  {rate(n, t_simulate)}"
+        )
+        print(
+            f"      Python reference cache (the oracle) {t_python * 1e3:8.1f} ms  {rate(n, t_python)}"
+        )
+        print(
+            f"      ratios: Python / kernel {t_python / t_kernel:.1f}x, Python / simulate() {t_python / t_simulate:.1f}x; "
+            f"for scale, libCacheSim's flat LRU above / kernel {lcs_lru_seconds / t_kernel:.2f}x"
+        )
 
 
 GENERATE = r"""
@@ -244,8 +309,15 @@ print(json.dumps({{"seconds": seconds, "cold": curve.cold, "reused": int(curve.h
 
 def run_python(code: str) -> str:
     """Run ``code`` in a fresh interpreter (this checkout first on the path); return its stdout."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")])
+        ),
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout
 
 
 def big_curve(refs: int) -> None:
@@ -259,12 +331,16 @@ def big_curve(refs: int) -> None:
         data = json.loads(run_python(CURVE.format(path=path)).strip().splitlines()[-1])
     peak, before = data["peak"], data["before"]
     working = peak - before
-    print(f"synthetic trace, {refs:,} references (int32 ids, {refs * 4 / gib:.2f} GiB; generated in {generated:.1f} s): "
-          f"{data['cold']:,} distinct, {data['reused']:,} re-references, largest distance {data['max_distance']:,}")
+    print(
+        f"synthetic trace, {refs:,} references (int32 ids, {refs * 4 / gib:.2f} GiB; generated in {generated:.1f} s): "
+        f"{data['cold']:,} distinct, {data['reused']:,} re-references, largest distance {data['max_distance']:,}"
+    )
     print(f"  exact LRU curve in {data['seconds']:.1f} s = {rate(refs, data['seconds'])}")
-    print(f"  peak RSS {peak / gib:.2f} GiB = {peak / refs:.1f} bytes per reference, of which the process with "
-          f"its ids loaded {before / gib:.2f} GiB and the curve's working memory {working / gib:.2f} GiB "
-          f"= {working / refs:.1f} bytes per reference")
+    print(
+        f"  peak RSS {peak / gib:.2f} GiB = {peak / refs:.1f} bytes per reference, of which the process with "
+        f"its ids loaded {before / gib:.2f} GiB and the curve's working memory {working / gib:.2f} GiB "
+        f"= {working / refs:.1f} bytes per reference"
+    )
 
 
 def main() -> None:
@@ -276,11 +352,15 @@ def main() -> None:
     args = parser.parse_args()
     import numba
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}, "
-          f"numpy {np.__version__}, numba {numba.__version__}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}, "
+        f"numpy {np.__version__}, numba {numba.__version__}"
+    )
     if args.big_refs:
         big_curve(args.big_refs)
-    print(f"kernels compiled or loaded from numba's cache in {warm_up():.2f} s (not in the timings below)")
+    print(
+        f"kernels compiled or loaded from numba's cache in {warm_up():.2f} s (not in the timings below)"
+    )
     if TRACE.exists():
         from pyverify.inputs.mooncake import import_mooncake
         from pyverify.sim.counting import flatten

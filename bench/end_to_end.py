@@ -56,7 +56,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from trace_files import write_jsonl, write_parquet  # noqa: E402
 
-CONVERSATION = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake") / "conversation_trace.jsonl"
+CONVERSATION = (
+    Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake")
+    / "conversation_trace.jsonl"
+)
 
 PLAIN = """
 import json, sys
@@ -121,9 +124,13 @@ CURVE_CAPACITY = 100_000
 def run(argv: list[str]) -> tuple[float, int, str]:
     """``(wall seconds, peak RSS bytes, stdout)`` of one fresh process."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: pyverify's modules load from bytecode, not compiled each run
+    env.pop(
+        "PYTHONDONTWRITEBYTECODE", None
+    )  # as installed: pyverify's modules load from bytecode, not compiled each run
     start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
+    child = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO
+    )
     out, err = child.communicate()
     wall = time.perf_counter() - start
     _, status, usage = os.wait4(child.pid, 0) if child.returncode is None else (0, 0, None)
@@ -135,10 +142,12 @@ def run(argv: list[str]) -> tuple[float, int, str]:
 
 def run_measured(argv: list[str]) -> tuple[float, int, str]:
     """:func:`run`, with the peak memory of that process alone (a wrapper waits for it with ``wait4``)."""
-    wrapper = ("import os, subprocess, sys, time, json; t = time.perf_counter(); "
-               "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE); out = p.stdout.read(); "
-               "_, status, usage = os.wait4(p.pid, 0); "
-               "print(json.dumps({'wall': time.perf_counter() - t, 'peak': usage.ru_maxrss * 1024, 'status': status, 'out': out.decode()}))")
+    wrapper = (
+        "import os, subprocess, sys, time, json; t = time.perf_counter(); "
+        "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE); out = p.stdout.read(); "
+        "_, status, usage = os.wait4(p.pid, 0); "
+        "print(json.dumps({'wall': time.perf_counter() - t, 'peak': usage.ru_maxrss * 1024, 'status': status, 'out': out.decode()}))"
+    )
     _, _, out = run([sys.executable, "-c", wrapper, *argv])
     data = json.loads(out)
     if data["status"]:
@@ -155,25 +164,60 @@ def misses_of(command: str, out: str) -> int:
         return -1
     if command.startswith("pyverify mrc"):
         return json.loads(out)["points"][0]["misses"]
-    return json.loads(out)["misses"] if command.startswith("pyverify") else int(out.strip().splitlines()[-1])
+    return (
+        json.loads(out)["misses"]
+        if command.startswith("pyverify")
+        else int(out.strip().splitlines()[-1])
+    )
 
 
 def curve_commands(parquet: Path, olken: Path) -> dict[str, list[str]]:
     """The exact LRU curve (``mrc``) against one LRU capacity (``simulate --capacity``) and the plain Olken pass,
     all from the Parquet file (so parsing weighs least), each answering the misses at :data:`CURVE_CAPACITY`."""
     py, c = sys.executable, str(CURVE_CAPACITY)
-    return {"pyverify mrc curve": [py, "-m", "pyverify", "mrc", str(parquet), "--capacities", c, "--json"],
-            "pyverify simulate lru curve": [py, "-m", "pyverify", "simulate", str(parquet), "--capacity", c, "--json"],
-            "plain numba Olken curve": [py, str(olken), str(parquet), c]}
+    return {
+        "pyverify mrc curve": [
+            py,
+            "-m",
+            "pyverify",
+            "mrc",
+            str(parquet),
+            "--capacities",
+            c,
+            "--json",
+        ],
+        "pyverify simulate lru curve": [
+            py,
+            "-m",
+            "pyverify",
+            "simulate",
+            str(parquet),
+            "--capacity",
+            c,
+            "--json",
+        ],
+        "plain numba Olken curve": [py, str(olken), str(parquet), c],
+    }
 
 
 def start_up_commands(tiny: Path) -> dict[str, list[str]]:
     """The floors under a run: the two libraries every array reader imports, and each tool's pooled count of
     a two-request Parquet file ``tiny`` (start-up, imports and output, with next to nothing to count)."""
     py = sys.executable
-    return {f"{START_UP}: import numpy, pyarrow.parquet": [py, "-c", "import numpy, pyarrow.parquet"],
-            f"{START_UP}: pyverify, 2 requests": [py, "-m", "pyverify", "simulate", str(tiny), "--model", "pooled", "--json"],
-            f"{START_UP}: duckdb, 2 requests": [py, "-c", DUCKDB, str(tiny), "0"]}
+    return {
+        f"{START_UP}: import numpy, pyarrow.parquet": [py, "-c", "import numpy, pyarrow.parquet"],
+        f"{START_UP}: pyverify, 2 requests": [
+            py,
+            "-m",
+            "pyverify",
+            "simulate",
+            str(tiny),
+            "--model",
+            "pooled",
+            "--json",
+        ],
+        f"{START_UP}: duckdb, 2 requests": [py, "-c", DUCKDB, str(tiny), "0"],
+    }
 
 
 def write_tiny_parquet(path: Path) -> None:
@@ -189,7 +233,17 @@ def commands_for(jsonl: Path, parquet: Path, fleet: int, polars: bool) -> dict[s
     for kind, path in (("JSONL", jsonl), ("Parquet", parquet)):
         for model, hosts in (("pooled", 0), ("per-host", fleet)):
             extra = ["--fleet", str(fleet)] if hosts else []
-            commands[f"pyverify {model} {kind}"] = [py, "-m", "pyverify", "simulate", str(path), "--model", model, *extra, "--json"]
+            commands[f"pyverify {model} {kind}"] = [
+                py,
+                "-m",
+                "pyverify",
+                "simulate",
+                str(path),
+                "--model",
+                model,
+                *extra,
+                "--json",
+            ]
             commands[f"duckdb {model} {kind}"] = [py, "-c", DUCKDB, str(path), str(hosts)]
             if polars:
                 commands[f"polars {model} {kind}"] = [py, "-c", POLARS, str(path), str(hosts)]
@@ -199,7 +253,9 @@ def commands_for(jsonl: Path, parquet: Path, fleet: int, polars: bool) -> dict[s
     return commands
 
 
-def measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict[str, list[float]], dict[str, int], dict[str, int]]:
+def measure(
+    commands: dict[str, list[str]], rounds: int
+) -> tuple[dict[str, list[float]], dict[str, int], dict[str, int]]:
     times: dict[str, list[float]] = {name: [] for name in commands}
     peaks: dict[str, int] = {name: 0 for name in commands}
     answers: dict[str, int] = {}
@@ -230,7 +286,13 @@ def ratio(times: dict[str, list[float]], ours: str, theirs: str) -> str:
     return f"{mine / peer:.2f}x ({mine:.2f} s / {peer:.2f} s; rounds {min(per_round):.2f}-{max(per_round):.2f}x)"
 
 
-def report(title: str, refs: int, times: dict[str, list[float]], peaks: dict[str, int], answers: dict[str, int]) -> bool:
+def report(
+    title: str,
+    refs: int,
+    times: dict[str, list[float]],
+    peaks: dict[str, int],
+    answers: dict[str, int],
+) -> bool:
     medians = {name: statistics.median(values) for name, values in times.items()}
     print(f"\n## {title}: {refs:,} block references, median of the rounds, whole processes")
     print("| command | median wall | peak RSS | bytes/ref | answer |")
@@ -239,29 +301,49 @@ def report(title: str, refs: int, times: dict[str, list[float]], peaks: dict[str
         if name.startswith(START_UP):
             print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | - | - |")
         else:
-            print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} | {answers[name]:,} |")
+            print(
+                f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} | {answers[name]:,} |"
+            )
     same = True
     for model in ("pooled", "per-host", "curve"):
         wanted = {answers[name] for name in answers if f" {model} " in f" {name} "}
         if len(wanted) != 1:
-            print(f"MISMATCH ({model}): {sorted((name, answers[name]) for name in answers if f' {model} ' in f' {name} ')}")
+            print(
+                f"MISMATCH ({model}): {sorted((name, answers[name]) for name in answers if f' {model} ' in f' {name} ')}"
+            )
             same = False
     for model in ("pooled", "per-host"):
         for kind in ("JSONL", "Parquet"):
             peers = [name for name in ("duckdb", "polars") if f"{name} {model} {kind}" in medians]
-            print("ratio pyverify/" + ", ".join(f"{name}: {ratio(times, f'pyverify {model} {kind}', f'{name} {model} {kind}')}"
-                                                for name in peers) + f"  [{model}, {kind}]")
-    ours, theirs = medians.get(f"{START_UP}: pyverify, 2 requests"), medians.get(f"{START_UP}: duckdb, 2 requests")
+            print(
+                "ratio pyverify/"
+                + ", ".join(
+                    f"{name}: {ratio(times, f'pyverify {model} {kind}', f'{name} {model} {kind}')}"
+                    for name in peers
+                )
+                + f"  [{model}, {kind}]"
+            )
+    ours, theirs = (
+        medians.get(f"{START_UP}: pyverify, 2 requests"),
+        medians.get(f"{START_UP}: duckdb, 2 requests"),
+    )
     if ours is not None and theirs is not None:
         past = []  # each tool's time past its own start-up (its run on the two-request file), set against the other's
         for model in ("pooled", "per-host"):
-            mine, peer = medians[f"pyverify {model} Parquet"] - ours, medians[f"duckdb {model} Parquet"] - theirs
+            mine, peer = (
+                medians[f"pyverify {model} Parquet"] - ours,
+                medians[f"duckdb {model} Parquet"] - theirs,
+            )
             past.append(f"{model} Parquet {mine / peer:.2f}x ({mine:.3f} s / {peer:.3f} s)")
-        print(f"start-up: import numpy, pyarrow.parquet {medians[f'{START_UP}: import numpy, pyarrow.parquet']:.3f} s, pyverify on 2 requests "
-              f"{ours:.3f} s, duckdb {theirs:.3f} s; past it, pyverify/duckdb: " + ", ".join(past))
+        print(
+            f"start-up: import numpy, pyarrow.parquet {medians[f'{START_UP}: import numpy, pyarrow.parquet']:.3f} s, pyverify on 2 requests "
+            f"{ours:.3f} s, duckdb {theirs:.3f} s; past it, pyverify/duckdb: " + ", ".join(past)
+        )
     if "pyverify mrc curve" in medians:
-        print(f"ratio mrc/simulate --capacity {CURVE_CAPACITY}: {ratio(times, 'pyverify mrc curve', 'pyverify simulate lru curve')}; "
-              f"mrc/plain numba Olken pass: {ratio(times, 'pyverify mrc curve', 'plain numba Olken curve')}")
+        print(
+            f"ratio mrc/simulate --capacity {CURVE_CAPACITY}: {ratio(times, 'pyverify mrc curve', 'pyverify simulate lru curve')}; "
+            f"mrc/plain numba Olken pass: {ratio(times, 'pyverify mrc curve', 'plain numba Olken curve')}"
+        )
     return same
 
 
@@ -274,13 +356,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         import polars  # noqa: F401
+
         polars_here = True
     except ImportError:
         polars_here = False
     sizes = [args.refs] + ([20_000_000] if args.big and args.refs != 20_000_000 else [])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load {load:.1f} at the start; "
-          f"{args.rounds} rounds, interleaved; Polars {'included' if polars_here else 'not importable, skipped'}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, load {load:.1f} at the start; "
+        f"{args.rounds} rounds, interleaved; Polars {'included' if polars_here else 'not importable, skipped'}"
+    )
     ok = True
     with tempfile.TemporaryDirectory() as scratch:
         tiny = Path(scratch) / "two_requests.parquet"
@@ -289,34 +374,63 @@ def main(argv: list[str] | None = None) -> int:
             jsonl, parquet = Path(scratch) / f"t{refs}.jsonl", Path(scratch) / f"t{refs}.parquet"
             write_jsonl(jsonl, refs)
             write_parquet(parquet, refs)
-            print(f"\nwrote {jsonl.name} ({jsonl.stat().st_size / 2**20:.0f} MiB) and {parquet.name} ({parquet.stat().st_size / 2**20:.0f} MiB)")
+            print(
+                f"\nwrote {jsonl.name} ({jsonl.stat().st_size / 2**20:.0f} MiB) and {parquet.name} ({parquet.stat().st_size / 2**20:.0f} MiB)"
+            )
             olken = Path(scratch) / OLKEN.name
             shutil.copyfile(OLKEN, olken)
-            commands = {**commands_for(jsonl, parquet, args.fleet, polars_here), **curve_commands(parquet, olken), **start_up_commands(tiny)}
+            commands = {
+                **commands_for(jsonl, parquet, args.fleet, polars_here),
+                **curve_commands(parquet, olken),
+                **start_up_commands(tiny),
+            }
             times, peaks, answers = measure(commands, args.rounds)
             ok &= report("synthetic trace", refs, times, peaks, answers)
             jsonl.unlink()
             parquet.unlink()
     if CONVERSATION.is_file():
         py = sys.executable
-        commands = {"pyverify pooled conversation": [py, "-m", "pyverify", "simulate", str(CONVERSATION), "--model", "pooled", "--json"],
-                    "plain script pooled conversation": [py, "-c", PLAIN, str(CONVERSATION), "0"],
-                    "numpy script pooled conversation": [py, "-c", NUMPY_SCRIPT, str(CONVERSATION)]}
+        commands = {
+            "pyverify pooled conversation": [
+                py,
+                "-m",
+                "pyverify",
+                "simulate",
+                str(CONVERSATION),
+                "--model",
+                "pooled",
+                "--json",
+            ],
+            "plain script pooled conversation": [py, "-c", PLAIN, str(CONVERSATION), "0"],
+            "numpy script pooled conversation": [py, "-c", NUMPY_SCRIPT, str(CONVERSATION)],
+        }
         times, peaks, answers = measure(commands, args.rounds)
         medians = {name: statistics.median(values) for name, values in times.items()}
-        refs = json.loads(run([py, "-m", "pyverify", "simulate", str(CONVERSATION), "--model", "pooled", "--json"])[2])["references"]
+        refs = json.loads(
+            run(
+                [py, "-m", "pyverify", "simulate", str(CONVERSATION), "--model", "pooled", "--json"]
+            )[2]
+        )["references"]
         print(f"\n## Mooncake conversation trace: {refs:,} block references")
         for name, wall in medians.items():
-            print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} bytes/ref | {answers[name]:,} |")
+            print(
+                f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | {peaks[name] / refs:.0f} bytes/ref | {answers[name]:,} |"
+            )
         if len(set(answers.values())) != 1:
             print(f"MISMATCH: {answers}")
             ok = False
-        print(f"ratio pyverify/plain script, conversation trace, pooled: "
-              f"{ratio(times, 'pyverify pooled conversation', 'plain script pooled conversation')}")
-        print(f"ratio pyverify/numpy script (the same parse, counted by np.unique), conversation trace, pooled: "
-              f"{ratio(times, 'pyverify pooled conversation', 'numpy script pooled conversation')}")
+        print(
+            f"ratio pyverify/plain script, conversation trace, pooled: "
+            f"{ratio(times, 'pyverify pooled conversation', 'plain script pooled conversation')}"
+        )
+        print(
+            f"ratio pyverify/numpy script (the same parse, counted by np.unique), conversation trace, pooled: "
+            f"{ratio(times, 'pyverify pooled conversation', 'numpy script pooled conversation')}"
+        )
     else:
-        print(f"\n{CONVERSATION}: absent (set PYVERIFY_MOONCAKE_TRACES); the conversation-trace ratio is skipped")
+        print(
+            f"\n{CONVERSATION}: absent (set PYVERIFY_MOONCAKE_TRACES); the conversation-trace ratio is skipped"
+        )
     return 0 if ok else 1
 
 

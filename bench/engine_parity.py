@@ -83,7 +83,10 @@ from pyverify.sim.vllm_pool import VllmBlockPool, vllm_hits  # noqa: E402
 def generated_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
     """Prompts as token ids: conversations, shared system prompts, re-sends, odd and short lengths."""
     rng = random.Random(seed)
-    systems = [[rng.randrange(1, 50_000) for _ in range(rng.choice([block, 2 * block, 3 * block + 5]))] for _ in range(3)]
+    systems = [
+        [rng.randrange(1, 50_000) for _ in range(rng.choice([block, 2 * block, 3 * block + 5]))]
+        for _ in range(3)
+    ]
     conversations: list[list[int]] = []
     prompts: list[list[int]] = []
     while len(prompts) < n:
@@ -92,9 +95,13 @@ def generated_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
             prompts.append(list(rng.choice(prompts)))
         elif kind < 0.2:  # shorter than one block
             prompts.append([rng.randrange(1, 50_000) for _ in range(rng.randrange(1, block))])
-        elif kind < 0.55 and conversations:  # the next turn of a conversation: history + answer + question
+        elif (
+            kind < 0.55 and conversations
+        ):  # the next turn of a conversation: history + answer + question
             index = rng.randrange(len(conversations))
-            history = conversations[index] + [rng.randrange(1, 50_000) for _ in range(rng.randrange(1, 3 * block))]
+            history = conversations[index] + [
+                rng.randrange(1, 50_000) for _ in range(rng.randrange(1, 3 * block))
+            ]
             conversations[index] = history
             prompts.append(list(history))
         else:  # a new conversation, often under a shared system prompt
@@ -114,7 +121,9 @@ def aligned_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
     cannot show (point 3).
     """
     rng = random.Random(seed)
-    heads = [[rng.randrange(1, 50_000) for _ in range(block * rng.randrange(1, 4))] for _ in range(4)]
+    heads = [
+        [rng.randrange(1, 50_000) for _ in range(block * rng.randrange(1, 4))] for _ in range(4)
+    ]
     prompts: list[list[int]] = []
     while len(prompts) < n:
         kind = rng.random()
@@ -123,7 +132,10 @@ def aligned_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
         elif kind < 0.5 and prompts:
             prompts.append(list(rng.choice(prompts)))
         else:
-            prompts.append(list(rng.choice(heads)) + [rng.randrange(1, 50_000) for _ in range(block * rng.randrange(1, 4))])
+            prompts.append(
+                list(rng.choice(heads))
+                + [rng.randrange(1, 50_000) for _ in range(block * rng.randrange(1, 4))]
+            )
     return prompts
 
 
@@ -147,12 +159,24 @@ class VllmEngine:
         from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec
 
         init_none_hash(sha256)
-        spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=torch.float32)
-        config = KVCacheConfig(num_blocks=capacity + 1, kv_cache_tensors=[],  # + the null block
-                               kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)])
-        self.manager = KVCacheManager(config, **_accepted(KVCacheManager.__init__, max_model_len=1 << 20,
-                                                          scheduler_block_size=block_size, hash_block_size=block_size,
-                                                          enable_caching=True))
+        spec = FullAttentionSpec(
+            block_size=block_size, num_kv_heads=1, head_size=1, dtype=torch.float32
+        )
+        config = KVCacheConfig(
+            num_blocks=capacity + 1,
+            kv_cache_tensors=[],  # + the null block
+            kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)],
+        )
+        self.manager = KVCacheManager(
+            config,
+            **_accepted(
+                KVCacheManager.__init__,
+                max_model_len=1 << 20,
+                scheduler_block_size=block_size,
+                hash_block_size=block_size,
+                enable_caching=True,
+            ),
+        )
         self.hasher = get_request_block_hasher(block_size, sha256)
         self.requests: dict[int, object] = {}
 
@@ -161,12 +185,25 @@ class VllmEngine:
         from vllm.sampling_params import SamplingParams
         from vllm.v1.request import Request
 
-        request = Request(**_accepted(Request.__init__, request_id=str(index), prompt_token_ids=tokens,
-                                      sampling_params=SamplingParams(max_tokens=1), pooling_params=None,
-                                      eos_token_id=None, block_hasher=self.hasher, mm_features=None,
-                                      lora_request=None, cache_salt=None))
+        request = Request(
+            **_accepted(
+                Request.__init__,
+                request_id=str(index),
+                prompt_token_ids=tokens,
+                sampling_params=SamplingParams(max_tokens=1),
+                pooling_params=None,
+                eos_token_id=None,
+                block_hasher=self.hasher,
+                mm_features=None,
+                lora_request=None,
+                cache_salt=None,
+            )
+        )
         computed, hit_tokens = self.manager.get_computed_blocks(request)[:2]
-        if self.manager.allocate_slots(request, len(tokens) - hit_tokens, hit_tokens, computed) is None:
+        if (
+            self.manager.allocate_slots(request, len(tokens) - hit_tokens, hit_tokens, computed)
+            is None
+        ):
             return None
         self.requests[index] = request
         return hit_tokens
@@ -175,7 +212,9 @@ class VllmEngine:
         self.manager.free(self.requests.pop(index))
 
 
-def vllm_engine_hits(prompts: list[list[int]], capacity: int, block_size: int) -> tuple[list[int], list[int]]:
+def vllm_engine_hits(
+    prompts: list[list[int]], capacity: int, block_size: int
+) -> tuple[list[int], list[int]]:
     """Hit tokens per request from vLLM's own KVCacheManager, one request at a time, and the requests it never schedules."""
     engine = VllmEngine(capacity, block_size)
     hits, unscheduled = [], []
@@ -209,7 +248,9 @@ class OurVllm:
         self.pool.finish(self.held.pop(index))
 
 
-def overlapping(prompts: list[list[int]], engine, max_running: int, seed: int) -> tuple[list[int], list[int]]:
+def overlapping(
+    prompts: list[list[int]], engine, max_running: int, seed: int
+) -> tuple[list[int], list[int]]:
     """Requests started in file order and finished in a seeded random order, at most ``max_running`` at once.
 
     A request the pool refuses while others run waits: a running request (chosen
@@ -220,7 +261,11 @@ def overlapping(prompts: list[list[int]], engine, max_running: int, seed: int) -
     rng = random.Random(seed)
     hits, never, running, index = [0] * len(prompts), [], [], 0
     while index < len(prompts) or running:
-        if index < len(prompts) and len(running) < max_running and (not running or rng.random() < 0.6):
+        if (
+            index < len(prompts)
+            and len(running) < max_running
+            and (not running or rng.random() < 0.6)
+        ):
             hit = engine.start(index, prompts[index])
             if hit is not None:
                 hits[index] = hit
@@ -239,8 +284,9 @@ def overlapping(prompts: list[list[int]], engine, max_running: int, seed: int) -
 # --- SGLang -------------------------------------------------------------------
 
 
-def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size: int,
-                       policy: str = "lru") -> tuple[list[int], list[int]]:
+def sglang_engine_hits(
+    prompts: list[list[int]], capacity_tokens: int, page_size: int, policy: str = "lru"
+) -> tuple[list[int], list[int]]:
     """Hit tokens per request from SGLang's own RadixCache and token allocator, and the requests that never fit.
 
     One request at a time, as the scheduler runs it (SGLang 0.5.23):
@@ -270,15 +316,27 @@ def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size
         allocator = TokenToKVPoolAllocator(size, torch.float16, "cpu", None, False)
     else:
         allocator = PagedTokenToKVPoolAllocator(size, page_size, torch.float16, "cpu", None, False)
-    cache = rc.RadixCache(CacheInitParams(disable=False, req_to_token_pool=None, token_to_kv_pool_allocator=allocator,
-                                          page_size=page_size, eviction_policy=policy))
+    cache = rc.RadixCache(
+        CacheInitParams(
+            disable=False,
+            req_to_token_pool=None,
+            token_to_kv_pool_allocator=allocator,
+            page_size=page_size,
+            eviction_policy=policy,
+        )
+    )
     # tp_worker.py get_worker_info, with no --context-length below the pool
     max_req_input_len = min(1 << 40, allocator.size) - 1 - 5
     hits, unscheduled = [], []
     for index, tokens in enumerate(prompts):
         n = len(tokens)
         ids = array("q", tokens)
-        if validate_input_length(SimpleNamespace(origin_input_ids=tokens), max_req_input_len, False) is not None:
+        if (
+            validate_input_length(
+                SimpleNamespace(origin_input_ids=tokens), max_req_input_len, False
+            )
+            is not None
+        ):
             unscheduled.append(index)  # refused before it reaches the cache
             hits.append(0)
             continue
@@ -296,14 +354,16 @@ def sglang_engine_hits(prompts: list[list[int]], capacity_tokens: int, page_size
         # release_kv_cache(checkpoint=True): RadixCache._insert_cache, then checkpoint
         aligned = n // page_size * page_size
         key = rc.RadixKey(ids).page_aligned(page_size)
-        result = cache.insert(InsertParams(key=key, value=kv[:aligned].clone(), inserted_len=0, priority=0))
+        result = cache.insert(
+            InsertParams(key=key, value=kv[:aligned].clone(), inserted_len=0, priority=0)
+        )
         if result.prefix_len > hit:  # the duplicates of what the tree already held
-            allocator.free_segment(kv[hit:result.prefix_len], start_pos=hit)
+            allocator.free_segment(kv[hit : result.prefix_len], start_pos=hit)
         again = cache.match_prefix(MatchPrefixParams(key=key))
         cache.unlock(lock)
         lock = cache.lock(again.last_device_node)
         if aligned < n:  # free_kv_row: the unaligned tail (its page)
-            allocator.free(new[aligned - hit:])
+            allocator.free(new[aligned - hit :])
         elif len(new) > extension:
             allocator.free(new[extension:])
         cache.unlock(lock)
@@ -344,28 +404,45 @@ SGLANG_MODELS = {"python": sglang_hits, "compiled": sglang_kernel_hits}
 MODEL = "python"
 
 
-def ours(prompts: list[list[int]], engine: str, capacity_tokens: int, block: int, policy: str = "lru",
-         chains: list[tuple[int, ...]] | None = None) -> tuple[list[int], list[int]]:
+def ours(
+    prompts: list[list[int]],
+    engine: str,
+    capacity_tokens: int,
+    block: int,
+    policy: str = "lru",
+    chains: list[tuple[int, ...]] | None = None,
+) -> tuple[list[int], list[int]]:
     """pyverify's hit tokens per request (prompts shorter than a block included, as chains of no blocks)."""
-    chains = chains if chains is not None else [chain_of_tokens(tokens, block) for tokens in prompts]
+    chains = (
+        chains if chains is not None else [chain_of_tokens(tokens, block) for tokens in prompts]
+    )
     lengths = [len(tokens) for tokens in prompts]
     zeros = [0] * len(prompts)
     if engine == "vllm":
-        hits, unscheduled = VLLM_MODELS[MODEL](chains, lengths, zeros, capacity_tokens // block, block)
+        hits, unscheduled = VLLM_MODELS[MODEL](
+            chains, lengths, zeros, capacity_tokens // block, block
+        )
     else:
-        hits, unscheduled = SGLANG_MODELS[MODEL](chains, lengths, zeros, capacity_tokens // block, block, block, policy)
+        hits, unscheduled = SGLANG_MODELS[MODEL](
+            chains, lengths, zeros, capacity_tokens // block, block, block, policy
+        )
     return [h * block for h in hits], unscheduled
 
 
-def compare(name: str, theirs: tuple[list[int], list[int]], mine: tuple[list[int], list[int]]) -> tuple[int, int]:
+def compare(
+    name: str, theirs: tuple[list[int], list[int]], mine: tuple[list[int], list[int]]
+) -> tuple[int, int]:
     """Print one line (and the first disagreements); return (requests compared, requests equal)."""
     their_hits, their_unscheduled = theirs
     our_hits, our_unscheduled = mine
     wrong = [i for i, (a, b) in enumerate(zip(their_hits, our_hits, strict=True)) if a != b]
     wrong += [i for i in sorted(set(their_unscheduled) ^ set(our_unscheduled)) if i not in wrong]
-    print(f"{name}: {len(their_hits)} requests, {len(their_hits) - len(wrong)} equal; hit tokens engine "
-          f"{sum(their_hits)}, pyverify {sum(our_hits)}; never scheduled: engine {len(their_unscheduled)}, "
-          f"pyverify {len(our_unscheduled)}", flush=True)
+    print(
+        f"{name}: {len(their_hits)} requests, {len(their_hits) - len(wrong)} equal; hit tokens engine "
+        f"{sum(their_hits)}, pyverify {sum(our_hits)}; never scheduled: engine {len(their_unscheduled)}, "
+        f"pyverify {len(our_unscheduled)}",
+        flush=True,
+    )
     for i in wrong[:5]:
         print(f"  request {i}: engine {their_hits[i]} hit tokens, pyverify {our_hits[i]}")
     return len(their_hits), len(their_hits) - len(wrong)
@@ -389,7 +466,9 @@ class LazyMooncake:
             yield [h * MOONCAKE_BLOCK + t + 1 for h in ids for t in range(MOONCAKE_BLOCK)][:length]
 
 
-def mooncake_at_its_block_size(path: Path, engines: list[str], blocks: list[int]) -> tuple[int, int]:
+def mooncake_at_its_block_size(
+    path: Path, engines: list[str], blocks: list[int]
+) -> tuple[int, int]:
     """The whole trace at 512-token blocks (pages): engines on its tokens, pyverify on the trace as
     ``pyverify simulate`` loads it (``load_input``, ``engine_hits`` with ``input_tokens``)."""
     from pyverify.inputs.load import load_input
@@ -406,12 +485,23 @@ def mooncake_at_its_block_size(path: Path, engines: list[str], blocks: list[int]
             runs.append(("vllm", lambda: vllm_engine_hits(prompts, capacity, MOONCAKE_BLOCK)))
         if "sglang" in engines:
             for policy in ("lru", "fifo"):
-                runs.append((f"sglang-{policy}" if policy == "fifo" else "sglang",
-                             lambda policy=policy: sglang_engine_hits(prompts, capacity * MOONCAKE_BLOCK, MOONCAKE_BLOCK, policy)))
+                runs.append(
+                    (
+                        f"sglang-{policy}" if policy == "fifo" else "sglang",
+                        lambda policy=policy: sglang_engine_hits(
+                            prompts, capacity * MOONCAKE_BLOCK, MOONCAKE_BLOCK, policy
+                        ),
+                    )
+                )
         for eviction, run in runs:
-            hits, unscheduled = engine_hits(instance.chains, zeros, capacity, eviction, lengths, MOONCAKE_BLOCK)
-            a, b = compare(f"mooncake (all, blocks of 512), {eviction}, {capacity} blocks", run(),
-                           ([h * MOONCAKE_BLOCK for h in hits], unscheduled))
+            hits, unscheduled = engine_hits(
+                instance.chains, zeros, capacity, eviction, lengths, MOONCAKE_BLOCK
+            )
+            a, b = compare(
+                f"mooncake (all, blocks of 512), {eviction}, {capacity} blocks",
+                run(),
+                ([h * MOONCAKE_BLOCK for h in hits], unscheduled),
+            )
             compared, equal = compared + a, equal + b
     return compared, equal
 
@@ -421,27 +511,50 @@ def capacities(prompts: list[list[int]], block: int, count: int = 6) -> list[int
     distinct = {block_id for tokens in prompts for block_id in chain_of_tokens(tokens, 16)}
     working = max(len(distinct) * 16 + max(map(len, prompts)) + 16, 128)
     low = 64
-    sizes = sorted({int(low * (working / low) ** (i / (count - 1))) // 16 * 16 for i in range(count)})
+    sizes = sorted(
+        {int(low * (working / low) ** (i / (count - 1))) // 16 * 16 for i in range(count)}
+    )
     return sizes
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=400, help="generated requests (default 400)")
+    parser.add_argument(
+        "--requests", type=int, default=400, help="generated requests (default 400)"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--model", choices=("python", "compiled"), default="python",
-                        help="pyverify's Python reference models (default) or the compiled kernels simulate runs on large traces")
-    parser.add_argument("--engine", choices=("vllm", "sglang", "both"), default="both",
-                        help="which engine to drive (each may live in its own venv); default both")
-    parser.add_argument("--mooncake-requests", type=int, default=200,
-                        help="first N requests of $PYVERIFY_MOONCAKE_TRACES/synthetic_trace.jsonl, expanded to "
-                             "tokens (0: skip; default 200)")
-    parser.add_argument("--mooncake-blocks", type=lambda text: [int(x) for x in text.split(",") if x],
-                        default=[8, 64, 256, 1024, 5859],
-                        help="pool sizes (blocks of 512) for the whole Mooncake trace at its own block size "
-                             "(default 8,64,256,1024,5859; empty: skip)")
-    parser.add_argument("--max-running", type=lambda text: [int(x) for x in text.split(",") if x], default=[2, 4, 8],
-                        help="vLLM with several requests running at once, up to N (default 2,4,8; empty: skip)")
+    parser.add_argument(
+        "--model",
+        choices=("python", "compiled"),
+        default="python",
+        help="pyverify's Python reference models (default) or the compiled kernels simulate runs on large traces",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("vllm", "sglang", "both"),
+        default="both",
+        help="which engine to drive (each may live in its own venv); default both",
+    )
+    parser.add_argument(
+        "--mooncake-requests",
+        type=int,
+        default=200,
+        help="first N requests of $PYVERIFY_MOONCAKE_TRACES/synthetic_trace.jsonl, expanded to "
+        "tokens (0: skip; default 200)",
+    )
+    parser.add_argument(
+        "--mooncake-blocks",
+        type=lambda text: [int(x) for x in text.split(",") if x],
+        default=[8, 64, 256, 1024, 5859],
+        help="pool sizes (blocks of 512) for the whole Mooncake trace at its own block size "
+        "(default 8,64,256,1024,5859; empty: skip)",
+    )
+    parser.add_argument(
+        "--max-running",
+        type=lambda text: [int(x) for x in text.split(",") if x],
+        default=[2, 4, 8],
+        help="vLLM with several requests running at once, up to N (default 2,4,8; empty: skip)",
+    )
     args = parser.parse_args(argv)
     engines = ["vllm", "sglang"] if args.engine == "both" else [args.engine]
     global MODEL
@@ -452,56 +565,110 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for name in engines:
         print(f"{name} {importlib.import_module(name).__version__}", flush=True)
-    traces = [("generated", generated_trace(args.requests, args.seed, block=16)),
-              ("aligned+short", aligned_trace(args.requests // 2, args.seed, block=16))]
-    mooncake = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or Path(__file__).resolve().parent.parent.parent
-                    / "shared" / "data" / "mooncake") / "synthetic_trace.jsonl"
+    traces = [
+        ("generated", generated_trace(args.requests, args.seed, block=16)),
+        ("aligned+short", aligned_trace(args.requests // 2, args.seed, block=16)),
+    ]
+    mooncake = (
+        Path(
+            os.environ.get("PYVERIFY_MOONCAKE_TRACES")
+            or Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mooncake"
+        )
+        / "synthetic_trace.jsonl"
+    )
     if args.mooncake_requests and mooncake.exists():
-        traces.append((f"mooncake[:{args.mooncake_requests}]", mooncake_prompts(mooncake, args.mooncake_requests)))
+        traces.append(
+            (
+                f"mooncake[:{args.mooncake_requests}]",
+                mooncake_prompts(mooncake, args.mooncake_requests),
+            )
+        )
     elif args.mooncake_requests:
         print(f"{mooncake}: absent (set PYVERIFY_MOONCAKE_TRACES); the Mooncake trace is skipped")
     compared = equal = 0
     for trace, prompts in traces:
         short = sum(len(tokens) < 16 for tokens in prompts)
         sizes = capacities(prompts, 16)
-        print(f"{trace}: {len(prompts)} prompts, {sum(map(len, prompts))} tokens, {short} shorter than 16 tokens; "
-              f"pools of {sizes} tokens", flush=True)
+        print(
+            f"{trace}: {len(prompts)} prompts, {sum(map(len, prompts))} tokens, {short} shorter than 16 tokens; "
+            f"pools of {sizes} tokens",
+            flush=True,
+        )
         for block in (16, 1):
             chains = [chain_of_tokens(tokens, block) for tokens in prompts]
             for capacity in sizes:
                 runs = []
                 if "vllm" in engines:
-                    runs.append((f"vllm, blocks of {block}", "vllm", "lru",
-                                 lambda: vllm_engine_hits(prompts, capacity // block, block)))
+                    runs.append(
+                        (
+                            f"vllm, blocks of {block}",
+                            "vllm",
+                            "lru",
+                            lambda: vllm_engine_hits(prompts, capacity // block, block),
+                        )
+                    )
                 if "sglang" in engines:
                     for policy in ("lru", "fifo"):
-                        runs.append((f"sglang {policy}, page size {block}", "sglang", policy,
-                                     lambda policy=policy: sglang_engine_hits(prompts, capacity, block, policy)))
+                        runs.append(
+                            (
+                                f"sglang {policy}, page size {block}",
+                                "sglang",
+                                policy,
+                                lambda policy=policy: sglang_engine_hits(
+                                    prompts, capacity, block, policy
+                                ),
+                            )
+                        )
                 for label, engine, policy, run in runs:
                     theirs = run()
-                    a, b = compare(f"{trace}, {label}, {capacity} tokens", theirs,
-                                   ours(prompts, engine, capacity, block, policy, chains))
+                    a, b = compare(
+                        f"{trace}, {label}, {capacity} tokens",
+                        theirs,
+                        ours(prompts, engine, capacity, block, policy, chains),
+                    )
                     compared, equal = compared + a, equal + b
                     kept = [i for i, chain in enumerate(chains) if chain]
-                    if len(kept) < len(chains):  # point 3: an imported instance leaves these prompts out
-                        imported = ours([prompts[i] for i in kept], engine, capacity, block, policy,
-                                        [chains[i] for i in kept])
+                    if len(kept) < len(
+                        chains
+                    ):  # point 3: an imported instance leaves these prompts out
+                        imported = ours(
+                            [prompts[i] for i in kept],
+                            engine,
+                            capacity,
+                            block,
+                            policy,
+                            [chains[i] for i in kept],
+                        )
                         differ = sum(theirs[0][i] != h for i, h in zip(kept, imported[0]))
-                        print(f"  as an imported instance ({len(chains) - len(kept)} prompts shorter than a block "
-                              f"left out): {differ} of the other {len(kept)} requests differ from the engine")
-        if "vllm" in engines:  # several requests running at once on one pool (VllmBlockPool.start / finish)
+                        print(
+                            f"  as an imported instance ({len(chains) - len(kept)} prompts shorter than a block "
+                            f"left out): {differ} of the other {len(kept)} requests differ from the engine"
+                        )
+        if (
+            "vllm" in engines
+        ):  # several requests running at once on one pool (VllmBlockPool.start / finish)
             for capacity in sizes:
                 for max_running in args.max_running:
                     block = 16
-                    theirs = overlapping(prompts, VllmEngine(capacity // block, block), max_running, args.seed)
-                    mine = overlapping(prompts, OurVllm(capacity // block, block), max_running, args.seed)
-                    a, b = compare(f"{trace}, vllm, blocks of {block}, {capacity} tokens, up to {max_running} running",
-                                   theirs, mine)
+                    theirs = overlapping(
+                        prompts, VllmEngine(capacity // block, block), max_running, args.seed
+                    )
+                    mine = overlapping(
+                        prompts, OurVllm(capacity // block, block), max_running, args.seed
+                    )
+                    a, b = compare(
+                        f"{trace}, vllm, blocks of {block}, {capacity} tokens, up to {max_running} running",
+                        theirs,
+                        mine,
+                    )
                     compared, equal = compared + a, equal + b
     if args.mooncake_blocks and mooncake.exists():
         a, b = mooncake_at_its_block_size(mooncake, engines, args.mooncake_blocks)
         compared, equal = compared + a, equal + b
-    print(f"requests compared {compared}, equal {equal}" + ("" if compared == equal else f", {compared - equal} differ"))
+    print(
+        f"requests compared {compared}, equal {equal}"
+        + ("" if compared == equal else f", {compared - equal} differ")
+    )
     return 0 if compared == equal else 1
 
 

@@ -55,7 +55,9 @@ def best_of(rounds: int, function):
 
 def prompts_of(tokens: int) -> list[list[int]]:
     """The Mooncake synthetic trace's first requests as token ids, until ``tokens`` tokens."""
-    traces = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES", HERE.parents[1] / "shared" / "data" / "mooncake"))
+    traces = Path(
+        os.environ.get("PYVERIFY_MOONCAKE_TRACES", HERE.parents[1] / "shared" / "data" / "mooncake")
+    )
     prompts, total = [], 0
     for prompt in engine_parity.mooncake_prompts(traces / "synthetic_trace.jsonl", None):
         if total >= tokens:
@@ -74,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import sglang
     except ImportError:
-        print("SGLang is not installed here (see bench/engine_parity.py for its venv): nothing to compare")
+        print(
+            "SGLang is not installed here (see bench/engine_parity.py for its venv): nothing to compare"
+        )
         return 0
     prompts = prompts_of(args.tokens)
     chains = [chain_of_tokens(prompt, 1) for prompt in prompts]
@@ -82,22 +86,42 @@ def main(argv: list[str] | None = None) -> int:
     distinct = len({block for chain in chains for block in chain})
     pool = max(1, int(distinct * args.pool_fraction))
     lengths, hosts = [len(prompt) for prompt in prompts], [0] * len(prompts)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, sglang {sglang.__version__}")
-    print(f"{len(prompts):,} Mooncake prompts, {references:,} tokens = block references at page size 1, "
-          f"{distinct:,} distinct; pool {pool:,} tokens ({args.pool_fraction:.0%} of the distinct)")
-    sglang_kernel_hits(chains[:2], lengths[:2], hosts[:2], pool, 1, 1)  # compile, or load from numba's cache
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, sglang {sglang.__version__}"
+    )
+    print(
+        f"{len(prompts):,} Mooncake prompts, {references:,} tokens = block references at page size 1, "
+        f"{distinct:,} distinct; pool {pool:,} tokens ({args.pool_fraction:.0%} of the distinct)"
+    )
+    sglang_kernel_hits(
+        chains[:2], lengths[:2], hosts[:2], pool, 1, 1
+    )  # compile, or load from numba's cache
     tree_hits(chains[:2], hosts[:2], pool, "leaf-lru")
-    t_engine, (engine_hits, engine_unscheduled) = best_of(args.rounds, lambda: engine_parity.sglang_engine_hits(prompts, pool, 1))
-    t_kernel, (kernel_hits, kernel_unscheduled) = best_of(args.rounds, lambda: sglang_kernel_hits(chains, lengths, hosts, pool, 1, 1))
+    t_engine, (engine_hits, engine_unscheduled) = best_of(
+        args.rounds, lambda: engine_parity.sglang_engine_hits(prompts, pool, 1)
+    )
+    t_kernel, (kernel_hits, kernel_unscheduled) = best_of(
+        args.rounds, lambda: sglang_kernel_hits(chains, lengths, hosts, pool, 1, 1)
+    )
     t_leaf, leaf_hits = best_of(args.rounds, lambda: tree_hits(chains, hosts, pool, "leaf-lru"))
-    differ = sum(a != b for a, b in zip(engine_hits, kernel_hits)) + (engine_unscheduled != kernel_unscheduled)
-    print(f"  SGLang RadixCache (its own code)         {t_engine:7.2f} s  {references / t_engine / 1e6:6.1f}M refs/s  "
-          f"hit tokens {sum(engine_hits):,}")
-    print(f"  pyverify --eviction sglang, compiled     {t_kernel:7.2f} s  {references / t_kernel / 1e6:6.1f}M refs/s  "
-          f"hit tokens {sum(kernel_hits):,}; requests that differ from SGLang: {differ}")
-    print(f"  pyverify --eviction leaf-lru, compiled   {t_leaf:7.2f} s  {references / t_leaf / 1e6:6.1f}M refs/s  "
-          f"hit tokens {sum(leaf_hits):,} (the idealised policy, for scale)")
-    print(f"ratio pyverify sglang kernel / SGLang: {t_kernel / t_engine:.3f}x; leaf-lru kernel / SGLang: {t_leaf / t_engine:.3f}x")
+    differ = sum(a != b for a, b in zip(engine_hits, kernel_hits)) + (
+        engine_unscheduled != kernel_unscheduled
+    )
+    print(
+        f"  SGLang RadixCache (its own code)         {t_engine:7.2f} s  {references / t_engine / 1e6:6.1f}M refs/s  "
+        f"hit tokens {sum(engine_hits):,}"
+    )
+    print(
+        f"  pyverify --eviction sglang, compiled     {t_kernel:7.2f} s  {references / t_kernel / 1e6:6.1f}M refs/s  "
+        f"hit tokens {sum(kernel_hits):,}; requests that differ from SGLang: {differ}"
+    )
+    print(
+        f"  pyverify --eviction leaf-lru, compiled   {t_leaf:7.2f} s  {references / t_leaf / 1e6:6.1f}M refs/s  "
+        f"hit tokens {sum(leaf_hits):,} (the idealised policy, for scale)"
+    )
+    print(
+        f"ratio pyverify sglang kernel / SGLang: {t_kernel / t_engine:.3f}x; leaf-lru kernel / SGLang: {t_leaf / t_engine:.3f}x"
+    )
     return 1 if differ else 0
 
 

@@ -36,15 +36,38 @@ def main() -> None:
     generated = not args.trace.exists()
     if generated:
         write_parquet(args.trace, args.refs)
-    print(f"machine: 2 cores, 24 GiB (shared); trace {args.trace} ({args.trace.stat().st_size / 2**20:,.0f} MiB Parquet), "
-          f"{args.refs:,} references")
-    models = {"pooled": ["--model", "pooled"],
-              f"per-host ({args.fleet} hosts, round-robin)": ["--model", "per-host", "--fleet", str(args.fleet), "--routing", "round-robin"]}
+    print(
+        f"machine: 2 cores, 24 GiB (shared); trace {args.trace} ({args.trace.stat().st_size / 2**20:,.0f} MiB Parquet), "
+        f"{args.refs:,} references"
+    )
+    models = {
+        "pooled": ["--model", "pooled"],
+        f"per-host ({args.fleet} hosts, round-robin)": [
+            "--model",
+            "per-host",
+            "--fleet",
+            str(args.fleet),
+            "--routing",
+            "round-robin",
+        ],
+    }
     for label, flags in models.items():
         print(f"{label}:")
         results = {}
         for engine in ("numpy", "duckdb", "dask"):
-            result = measure([sys.executable, "-m", "pyverify", "simulate", str(args.trace), *flags, "--engine", engine, "--json"])
+            result = measure(
+                [
+                    sys.executable,
+                    "-m",
+                    "pyverify",
+                    "simulate",
+                    str(args.trace),
+                    *flags,
+                    "--engine",
+                    engine,
+                    "--json",
+                ]
+            )
             if result["status"] != 0:
                 print(f"  {engine:7} FAILED: {result['stderr'][-500:]}")
                 continue
@@ -53,10 +76,14 @@ def main() -> None:
         assert len(misses) == 1, f"engines disagree: {misses}"
         base = results["numpy"][0]["seconds"]
         for engine, (result, data) in results.items():
-            print(f"  {engine:7} {result['seconds']:7.1f} s  peak RSS {result['peak_rss_bytes'] / GIB:5.2f} GiB  "
-                  f"{base / result['seconds']:5.2f}x numpy's speed  misses {data['misses']:,}")
-    print("note: Dask's time includes starting and stopping a local 2-worker cluster; peak RSS is the largest "
-          "single process (client or worker).")
+            print(
+                f"  {engine:7} {result['seconds']:7.1f} s  peak RSS {result['peak_rss_bytes'] / GIB:5.2f} GiB  "
+                f"{base / result['seconds']:5.2f}x numpy's speed  misses {data['misses']:,}"
+            )
+    print(
+        "note: Dask's time includes starting and stopping a local 2-worker cluster; peak RSS is the largest "
+        "single process (client or worker)."
+    )
     if generated and not args.keep:
         args.trace.unlink()
 

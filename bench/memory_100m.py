@@ -44,7 +44,9 @@ BASELINE = "import numpy, pyverify.sim.counting"
 def peak_rss_of(code: str) -> tuple[int, str]:
     """Run ``code`` in a fresh interpreter; return (its peak RSS in bytes, its stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if after < before:  # ru_maxrss of children is the max over all waited-for children
         raise RuntimeError("cannot attribute peak RSS")
@@ -59,12 +61,18 @@ def main() -> None:
     baseline, _ = peak_rss_of(BASELINE)
     peak, out = peak_rss_of(CHILD.format(here=str(HERE), refs=args.refs, fleet=args.fleet))
     data = json.loads(out)
-    gib = 1024 ** 3
-    print(f"{data['refs']:,} synthetic references ({data['requests']:,} requests), {args.fleet} hosts round-robin: "
-          f"pooled misses {data['pooled']:,}, per-host misses {data['per_host']:,}")
-    print(f"  generate {data['generate_s']:.1f} s; count {data['count_s']:.2f} s = {data['refs'] / data['count_s'] / 1e6:.1f} M refs/s")
-    print(f"  peak RSS {peak / gib:.2f} GiB (interpreter + numpy alone: {baseline / gib:.2f} GiB); "
-          f"goal < 2 GB (1.86 GiB): {'met' if peak < 2e9 else 'NOT met'}")
+    gib = 1024**3
+    print(
+        f"{data['refs']:,} synthetic references ({data['requests']:,} requests), {args.fleet} hosts round-robin: "
+        f"pooled misses {data['pooled']:,}, per-host misses {data['per_host']:,}"
+    )
+    print(
+        f"  generate {data['generate_s']:.1f} s; count {data['count_s']:.2f} s = {data['refs'] / data['count_s'] / 1e6:.1f} M refs/s"
+    )
+    print(
+        f"  peak RSS {peak / gib:.2f} GiB (interpreter + numpy alone: {baseline / gib:.2f} GiB); "
+        f"goal < 2 GB (1.86 GiB): {'met' if peak < 2e9 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -39,18 +39,30 @@ def main() -> None:
     ids, lengths = synthetic_trace(args.refs)
     made = time.perf_counter() - start
     before = peak_rss_mb()
-    print(f"synthetic trace: {ids.size:,} references, {lengths.size:,} requests, "
-          f"{np.unique(ids).size:,} distinct blocks (made in {made:.1f} s; peak RSS so far {before:.0f} MB)")
+    print(
+        f"synthetic trace: {ids.size:,} references, {lengths.size:,} requests, "
+        f"{np.unique(ids).size:,} distinct blocks (made in {made:.1f} s; peak RSS so far {before:.0f} MB)"
+    )
     warm = time.perf_counter()
-    min_run_flat(np.array([1, 2, 1], dtype=np.int64), np.array([1, 1, 1]), None, 1)  # numba compiles or loads its cache once
-    print(f"one-time kernel preparation (numba compile or cache load): {(time.perf_counter() - warm) * 1e3:.0f} ms, not counted below")
+    min_run_flat(
+        np.array([1, 2, 1], dtype=np.int64), np.array([1, 1, 1]), None, 1
+    )  # numba compiles or loads its cache once
+    print(
+        f"one-time kernel preparation (numba compile or cache load): {(time.perf_counter() - warm) * 1e3:.0f} ms, not counted below"
+    )
     start = time.perf_counter()
     hit_blocks, _, misses = min_run_flat(ids, lengths, None, args.capacity)
     took = time.perf_counter() - start
-    print(f"MIN, capacity {args.capacity:,} blocks: {misses:,} misses, hit rate {1 - misses / ids.size:.4f}")
-    print(f"  time {took:.1f} s ({ids.size / took / 1e6:.2f}M references/s; goal: 10M in under 30 s)")
-    print(f"  peak RSS {peak_rss_mb():.0f} MB for the whole process "
-          f"({(peak_rss_mb() * 2**20) / ids.size:.0f} bytes per reference; trace arrays alone: {(ids.nbytes + lengths.nbytes) / 2**20:.0f} MB)")
+    print(
+        f"MIN, capacity {args.capacity:,} blocks: {misses:,} misses, hit rate {1 - misses / ids.size:.4f}"
+    )
+    print(
+        f"  time {took:.1f} s ({ids.size / took / 1e6:.2f}M references/s; goal: 10M in under 30 s)"
+    )
+    print(
+        f"  peak RSS {peak_rss_mb():.0f} MB for the whole process "
+        f"({(peak_rss_mb() * 2**20) / ids.size:.0f} bytes per reference; trace arrays alone: {(ids.nbytes + lengths.nbytes) / 2**20:.0f} MB)"
+    )
 
 
 if __name__ == "__main__":

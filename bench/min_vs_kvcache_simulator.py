@@ -22,7 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
+TRACE = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
+)
 
 
 def main() -> None:
@@ -51,32 +53,52 @@ def main() -> None:
     python_s = time.perf_counter() - start
     ensure_cpp_simulator()
     start = time.perf_counter()
-    cpp = run_cpp_sweep(trace, capacities=[capacity], policies=["optimal"], warmup_requests=plan.warmup_requests)
+    cpp = run_cpp_sweep(
+        trace, capacities=[capacity], policies=["optimal"], warmup_requests=plan.warmup_requests
+    )
     cpp_s = time.perf_counter() - start
     cpp_hits = cpp.results[("optimal", capacity)].hitTokens
 
     chains = import_mooncake(TRACE).chains
     ids, lengths = flatten(chains)
     warm = time.perf_counter()
-    min_run_flat(np.array([1, 2, 1], dtype=np.int64), np.array([1, 1, 1]), None, 1)  # numba compiles or loads its cache once
-    print(f"one-time kernel preparation (numba compile or cache load): {(time.perf_counter() - warm) * 1e3:.0f} ms, not counted below")
+    min_run_flat(
+        np.array([1, 2, 1], dtype=np.int64), np.array([1, 1, 1]), None, 1
+    )  # numba compiles or loads its cache once
+    print(
+        f"one-time kernel preparation (numba compile or cache load): {(time.perf_counter() - warm) * 1e3:.0f} ms, not counted below"
+    )
     start = time.perf_counter()
     hit_blocks, _, misses = min_run_flat(ids, lengths, None, capacity)
     ours_s = time.perf_counter() - start
     start = time.perf_counter()
     min_run(chains, None, capacity)
     witness_s = time.perf_counter() - start
-    lengths_in = [json.loads(line)["input_length"] for line in TRACE.read_text().splitlines() if line.strip()]
-    ours_hits = sum(min(512, max(1, lengths_in[t] - i * 512)) for t in range(plan.warmup_requests, len(chains)) for i in range(hit_blocks[t]))
+    lengths_in = [
+        json.loads(line)["input_length"] for line in TRACE.read_text().splitlines() if line.strip()
+    ]
+    ours_hits = sum(
+        min(512, max(1, lengths_in[t] - i * 512))
+        for t in range(plan.warmup_requests, len(chains))
+        for i in range(hit_blocks[t])
+    )
     assert ours_hits == theirs.hitTokens == cpp_hits, (ours_hits, theirs.hitTokens, cpp_hits)
     print(f"Mooncake synthetic trace, {ids.size:,} block references, capacity {capacity} blocks:")
-    print(f"  hit tokens in the last 50% of requests agree: {ours_hits:,} of {theirs.totalTokens:,} ({theirs.hitRate:.4f}); "
-          f"MIN over the whole trace: {misses:,} misses")
+    print(
+        f"  hit tokens in the last 50% of requests agree: {ours_hits:,} of {theirs.totalTokens:,} ({theirs.hitRate:.4f}); "
+        f"MIN over the whole trace: {misses:,} misses"
+    )
     print(f"  pyverify MIN (no witness)           {ours_s * 1e3:8.1f} ms")
     print(f"  pyverify MIN (with witness)         {witness_s * 1e3:8.1f} ms")
-    print(f"  kvcache-simulator OPTIMAL, Python   {python_s * 1e3:8.1f} ms (+ {plan_s * 1e3:.0f} ms building its plan)")
-    print(f"  kvcache-simulator OPTIMAL, C++      {cpp_s * 1e3:8.1f} ms (writes its binary trace, runs its compiled simulator)")
-    print(f"  ratios: Python backend / MIN {python_s / ours_s:.2f}x, C++ backend / MIN {cpp_s / ours_s:.2f}x (goal: MIN faster)")
+    print(
+        f"  kvcache-simulator OPTIMAL, Python   {python_s * 1e3:8.1f} ms (+ {plan_s * 1e3:.0f} ms building its plan)"
+    )
+    print(
+        f"  kvcache-simulator OPTIMAL, C++      {cpp_s * 1e3:8.1f} ms (writes its binary trace, runs its compiled simulator)"
+    )
+    print(
+        f"  ratios: Python backend / MIN {python_s / ours_s:.2f}x, C++ backend / MIN {cpp_s / ours_s:.2f}x (goal: MIN faster)"
+    )
 
 
 if __name__ == "__main__":

@@ -28,7 +28,9 @@ from synthetic import synthetic_trace  # noqa: E402
 
 from pyverify.sim.mrc import curve_from_distances, log_capacities, stack_distances  # noqa: E402
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
+TRACE = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
+)
 ORACLE = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
 
 
@@ -53,7 +55,9 @@ def compare(label: str, ids: np.ndarray) -> None:
         records["next"] = -1
         records.tofile(path)
         write = time.perf_counter() - start
-        reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
+        reader = lcs.TraceReader(
+            str(path), lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True)
+        )
         hashpower = max(10, math.ceil(math.log2(max(distinct, 2))) + 1)
         theirs = 0.0
         for capacity in capacities:
@@ -62,12 +66,20 @@ def compare(label: str, ids: np.ndarray) -> None:
             theirs += time.perf_counter() - start
             misses = round(miss_ratio * n)
             assert misses == curve.misses(capacity), (capacity, misses, curve.misses(capacity))
-    print(f"{label}: {n:,} references, {distinct:,} distinct; misses agree at all {len(capacities)} capacities "
-          f"({capacities[0]}..{capacities[-1]})")
-    print(f"  pyverify exact curve, all {curve.max_useful_capacity:,} capacities: {ours * 1e3:9.1f} ms")
-    print(f"  libCacheSim LRU, {len(capacities)} capacities:             {theirs * 1e3:9.1f} ms"
-          f"  (+ {write * 1e3:.1f} ms writing its trace file)")
-    print(f"  ratio libCacheSim / pyverify: {theirs / ours:.2f}x ({'faster' if ours < theirs else 'SLOWER'}; goal: faster)")
+    print(
+        f"{label}: {n:,} references, {distinct:,} distinct; misses agree at all {len(capacities)} capacities "
+        f"({capacities[0]}..{capacities[-1]})"
+    )
+    print(
+        f"  pyverify exact curve, all {curve.max_useful_capacity:,} capacities: {ours * 1e3:9.1f} ms"
+    )
+    print(
+        f"  libCacheSim LRU, {len(capacities)} capacities:             {theirs * 1e3:9.1f} ms"
+        f"  (+ {write * 1e3:.1f} ms writing its trace file)"
+    )
+    print(
+        f"  ratio libCacheSim / pyverify: {theirs / ours:.2f}x ({'faster' if ours < theirs else 'SLOWER'}; goal: faster)"
+    )
 
 
 def main() -> None:

@@ -52,7 +52,12 @@ def main() -> None:
     from numba import njit
 
     path, capacity = sys.argv[1], int(sys.argv[2])
-    ids = pq.read_table(path, columns=["hash_ids"]).column("hash_ids").combine_chunks().values.to_numpy()
+    ids = (
+        pq.read_table(path, columns=["hash_ids"])
+        .column("hash_ids")
+        .combine_chunks()
+        .values.to_numpy()
+    )
     d = njit(cache=True)(olken_distances)(ids, int(ids.max()) + 1)
     print(int(np.count_nonzero(d < 0) + np.count_nonzero(d >= capacity)))
 

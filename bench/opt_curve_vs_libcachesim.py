@@ -33,7 +33,9 @@ from pyverify.sim.belady_min import next_uses  # noqa: E402
 from pyverify.sim.mrc import curve_from_distances, log_capacities  # noqa: E402
 from pyverify.sim.opt_curve import opt_distances  # noqa: E402
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
+TRACE = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
+)
 ORACLE = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
 NEVER = np.iinfo(np.int64).max
 
@@ -51,7 +53,9 @@ def oracle_file(path: Path, ids: np.ndarray) -> None:
 def run_belady(path: Path, capacity: int, n: int, distinct: int) -> tuple[int, float]:
     import libcachesim as lcs
 
-    reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
+    reader = lcs.TraceReader(
+        str(path), lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True)
+    )
     hashpower = max(10, math.ceil(math.log2(max(distinct, 2))) + 1)
     start = time.perf_counter()
     miss_ratio, _ = lcs.Belady(capacity, hashpower=hashpower).process_trace(reader)
@@ -78,15 +82,29 @@ def compare(label: str, ids: np.ndarray) -> None:
         for capacity in capacities:
             misses, took = run_belady(bypass, capacity + 1, 2 * n, distinct + n)
             theirs += took
-            assert misses - n == curve.misses(capacity), (capacity, misses - n, curve.misses(capacity))
+            assert misses - n == curve.misses(capacity), (
+                capacity,
+                misses - n,
+                curve.misses(capacity),
+            )
             demand += run_belady(plain, capacity, n, distinct)[1]
-    print(f"{label}: {n:,} references, {distinct:,} distinct; misses agree at all {len(capacities)} capacities "
-          f"({capacities[0]}..{capacities[-1]})")
-    print(f"  pyverify optimal curve, all {curve.max_useful_capacity:,} capacities, one pass: {ours * 1e3:9.1f} ms")
-    print(f"  libCacheSim Belady (bypass emulation, same numbers), {len(capacities)} runs: {theirs * 1e3:9.1f} ms")
-    print(f"  libCacheSim Belady (plain demand form, other numbers), {len(capacities)} runs: {demand * 1e3:9.1f} ms")
-    print(f"  ratio libCacheSim (same numbers) / pyverify: {theirs / ours:.2f}x "
-          f"({'faster' if ours < theirs else 'SLOWER'}; goal: at least 5x faster)")
+    print(
+        f"{label}: {n:,} references, {distinct:,} distinct; misses agree at all {len(capacities)} capacities "
+        f"({capacities[0]}..{capacities[-1]})"
+    )
+    print(
+        f"  pyverify optimal curve, all {curve.max_useful_capacity:,} capacities, one pass: {ours * 1e3:9.1f} ms"
+    )
+    print(
+        f"  libCacheSim Belady (bypass emulation, same numbers), {len(capacities)} runs: {theirs * 1e3:9.1f} ms"
+    )
+    print(
+        f"  libCacheSim Belady (plain demand form, other numbers), {len(capacities)} runs: {demand * 1e3:9.1f} ms"
+    )
+    print(
+        f"  ratio libCacheSim (same numbers) / pyverify: {theirs / ours:.2f}x "
+        f"({'faster' if ours < theirs else 'SLOWER'}; goal: at least 5x faster)"
+    )
 
 
 def main() -> None:
@@ -94,8 +112,12 @@ def main() -> None:
     parser.add_argument("--refs", type=int, default=300_000)
     args = parser.parse_args()
     start = time.perf_counter()
-    opt_distances(np.array([1, 2, 1], dtype=np.int64))  # numba compiles (or loads its cache) once per process
-    print(f"one-time kernel preparation (numba compile or cache load): {(time.perf_counter() - start) * 1e3:.0f} ms, not counted below")
+    opt_distances(
+        np.array([1, 2, 1], dtype=np.int64)
+    )  # numba compiles (or loads its cache) once per process
+    print(
+        f"one-time kernel preparation (numba compile or cache load): {(time.perf_counter() - start) * 1e3:.0f} ms, not counted below"
+    )
     if TRACE.exists():
         from pyverify.inputs.mooncake import import_mooncake
         from pyverify.sim.counting import flatten

@@ -85,17 +85,46 @@ def parsers(path: Path, everything: bool) -> dict:
     schema = pa.schema([("hash_ids", pa.list_(pa.int64()))])
     candidates = {
         "pyverify fast JSONL path (checks included)": lambda: read_jsonl(path).n_references,
-        "orjson per line (parse only)": lambda: flat([orjson.loads(line)["hash_ids"] for line in path.read_bytes().splitlines()]),
-        "msgspec typed lines (parse only)": lambda: flat([r.hash_ids for r in msgspec.json.Decoder(Line).decode_lines(path.read_bytes())]),
-        "pyarrow.json (parse only)": lambda: pj.read_json(path, parse_options=pj.ParseOptions(
-            explicit_schema=schema, unexpected_field_behavior="ignore")).column("hash_ids").combine_chunks().values.to_numpy().size,
-        "duckdb read_json (parse only)": lambda: duckdb.sql(
-            f"SELECT unnest(hash_ids) AS id FROM read_json('{path}', columns={{hash_ids: 'BIGINT[]'}})").fetchnumpy()["id"].size,
-        "Parquet via pyverify (checks included)": lambda: read_parquet(path.with_suffix(".parquet")).n_references,
+        "orjson per line (parse only)": lambda: flat(
+            [orjson.loads(line)["hash_ids"] for line in path.read_bytes().splitlines()]
+        ),
+        "msgspec typed lines (parse only)": lambda: flat(
+            [r.hash_ids for r in msgspec.json.Decoder(Line).decode_lines(path.read_bytes())]
+        ),
+        "pyarrow.json (parse only)": lambda: (
+            pj.read_json(
+                path,
+                parse_options=pj.ParseOptions(
+                    explicit_schema=schema, unexpected_field_behavior="ignore"
+                ),
+            )
+            .column("hash_ids")
+            .combine_chunks()
+            .values.to_numpy()
+            .size
+        ),
+        "duckdb read_json (parse only)": lambda: (
+            duckdb.sql(
+                f"SELECT unnest(hash_ids) AS id FROM read_json('{path}', columns={{hash_ids: 'BIGINT[]'}})"
+            )
+            .fetchnumpy()["id"]
+            .size
+        ),
+        "Parquet via pyverify (checks included)": lambda: (
+            read_parquet(path.with_suffix(".parquet")).n_references
+        ),
     }
-    if not everything:  # per-line parsers in Python are the slow ones: measured at the smaller size only
-        candidates = {name: f for name, f in candidates.items() if "per line" not in name and "typed lines" not in name}
-    return {name: best_of(function, 2 if everything else 1)[0] for name, function in candidates.items()}
+    if (
+        not everything
+    ):  # per-line parsers in Python are the slow ones: measured at the smaller size only
+        candidates = {
+            name: f
+            for name, f in candidates.items()
+            if "per line" not in name and "typed lines" not in name
+        }
+    return {
+        name: best_of(function, 2 if everything else 1)[0] for name, function in candidates.items()
+    }
 
 
 def main() -> None:
@@ -110,20 +139,42 @@ def main() -> None:
         parquet = jsonl.with_suffix(".parquet")
         write_jsonl(jsonl, refs)
         write_parquet(parquet, refs)
-        print(f"\n{refs:,} references: JSONL {jsonl.stat().st_size / 2**20:,.0f} MiB, Parquet {parquet.stat().st_size / 2**20:,.0f} MiB")
+        print(
+            f"\n{refs:,} references: JSONL {jsonl.stat().st_size / 2**20:,.0f} MiB, Parquet {parquet.stat().st_size / 2**20:,.0f} MiB"
+        )
         print("loading only (in process; best of 2 at 10M, one run above):")
         loads = parsers(jsonl, everything=refs <= 10_000_000)
         if refs <= 10_000_000:
             from pyverify.inputs.mooncake import import_mooncake
 
-            loads["pyverify strict reader (import_mooncake)"] = best_of(lambda: import_mooncake(jsonl), 1)[0]
+            loads["pyverify strict reader (import_mooncake)"] = best_of(
+                lambda: import_mooncake(jsonl), 1
+            )[0]
         fast = loads["pyverify fast JSONL path (checks included)"]
         for name, seconds in loads.items():
             print(f"  {name:45} {seconds:7.2f} s  ({seconds / fast:5.2f}x the fast path)")
         print("end to end (fresh process each):")
         runs = {
-            "pyverify simulate --model pooled (JSONL)": [sys.executable, "-m", "pyverify", "simulate", str(jsonl), "--model", "pooled", "--json"],
-            "pyverify simulate --model pooled (Parquet)": [sys.executable, "-m", "pyverify", "simulate", str(parquet), "--model", "pooled", "--json"],
+            "pyverify simulate --model pooled (JSONL)": [
+                sys.executable,
+                "-m",
+                "pyverify",
+                "simulate",
+                str(jsonl),
+                "--model",
+                "pooled",
+                "--json",
+            ],
+            "pyverify simulate --model pooled (Parquet)": [
+                sys.executable,
+                "-m",
+                "pyverify",
+                "simulate",
+                str(parquet),
+                "--model",
+                "pooled",
+                "--json",
+            ],
             "DuckDB count(DISTINCT) on the JSONL": [sys.executable, "-c", DUCKDB_COUNT, str(jsonl)],
             "plain Python json.loads + set": [sys.executable, "-c", PLAIN_PYTHON, str(jsonl)],
         }
@@ -135,8 +186,10 @@ def main() -> None:
         assert len(answers) == 1, f"the counts differ: {results}"
         duck = results["DuckDB count(DISTINCT) on the JSONL"]["seconds"]
         for name, result in results.items():
-            print(f"  {name:45} {result['seconds']:7.2f} s  peak {result['peak_rss_bytes'] / GIB:5.2f} GiB  "
-                  f"({duck / result['seconds']:5.2f}x DuckDB's speed)")
+            print(
+                f"  {name:45} {result['seconds']:7.2f} s  peak {result['peak_rss_bytes'] / GIB:5.2f} GiB  "
+                f"({duck / result['seconds']:5.2f}x DuckDB's speed)"
+            )
         print(f"  all four count {answers.pop():,} distinct blocks")
         if not args.keep:
             jsonl.unlink()

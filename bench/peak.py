@@ -27,13 +27,22 @@ def measure(command: list[str], env: dict | None = None) -> dict:
 
 
 def main() -> None:
-    command = sys.argv[sys.argv.index("--") + 1:]
+    command = sys.argv[sys.argv.index("--") + 1 :]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # Linux: KiB
-    print(json.dumps({"seconds": seconds, "peak_rss_bytes": peak, "status": done.returncode,
-                      "stdout": done.stdout, "stderr": done.stderr[-2000:]}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_rss_bytes": peak,
+                "status": done.returncode,
+                "stdout": done.stdout,
+                "stderr": done.stderr[-2000:],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

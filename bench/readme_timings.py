@@ -24,12 +24,17 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TRACE = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake") / "synthetic_trace.jsonl"
+TRACE = (
+    Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake")
+    / "synthetic_trace.jsonl"
+)
 
 
 def wall(argv: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pyverify", *argv], cwd=REPO, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pyverify", *argv], cwd=REPO, check=True, capture_output=True
+    )
     return time.perf_counter() - start
 
 
@@ -38,8 +43,19 @@ def seconds(values: list[float]) -> str:
     return f"{low:.1f} s" if high - low < 0.05 else f"{low:.1f}-{high:.1f} s"
 
 
-LIST_CHECKER = ("reader.py", "check.py", "recount.py", "digest.py")  # what verify runs on a list-form certificate
-PACKED_CHECKER = ("packed.py", "array_check.py", "array_recount.py", "array_digest.py", "compiled.py")  # added for packed ones
+LIST_CHECKER = (
+    "reader.py",
+    "check.py",
+    "recount.py",
+    "digest.py",
+)  # what verify runs on a list-form certificate
+PACKED_CHECKER = (
+    "packed.py",
+    "array_check.py",
+    "array_recount.py",
+    "array_digest.py",
+    "compiled.py",
+)  # added for packed ones
 
 
 def trusted_lines(names: tuple[str, ...]) -> int:
@@ -57,12 +73,28 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         pooled, per_host = str(Path(scratch) / "pooled.json"), str(Path(scratch) / "per-host.json")
         commands = [
-            ("`certify $T --model pooled --capacity 4096 -o c.json`",
-             ["certify", str(TRACE), "--model", "pooled", "--capacity", "4096", "-o", pooled]),
+            (
+                "`certify $T --model pooled --capacity 4096 -o c.json`",
+                ["certify", str(TRACE), "--model", "pooled", "--capacity", "4096", "-o", pooled],
+            ),
             ("`verify c.json $T` (pooled)", ["verify", pooled, str(TRACE)]),
-            ("`certify $T --model per-host --routing round-robin --fleet 16 --capacity 4096 -o c.json`",
-             ["certify", str(TRACE), "--model", "per-host", "--routing", "round-robin", "--fleet", "16",
-              "--capacity", "4096", "-o", per_host]),
+            (
+                "`certify $T --model per-host --routing round-robin --fleet 16 --capacity 4096 -o c.json`",
+                [
+                    "certify",
+                    str(TRACE),
+                    "--model",
+                    "per-host",
+                    "--routing",
+                    "round-robin",
+                    "--fleet",
+                    "16",
+                    "--capacity",
+                    "4096",
+                    "-o",
+                    per_host,
+                ],
+            ),
             ("`verify c.json $T` (per host)", ["verify", per_host, str(TRACE)]),
             ("`bounded-check -n 6 -k 6`", ["bounded-check", "-n", "6", "-k", "6"]),
             ("`bounded-check -n 7 -k 7`", ["bounded-check", "-n", "7", "-k", "7"]),
@@ -73,14 +105,18 @@ def main(argv: list[str] | None = None) -> int:
                 times[label].append(wall(command))
     cores = os.cpu_count()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}, "
-          f"load {load:.1f} at the end; {args.rounds} fresh processes each, interleaved")
+    print(
+        f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}, "
+        f"load {load:.1f} at the end; {args.rounds} fresh processes each, interleaved"
+    )
     print("| command | wall time (fastest-slowest) |")
     print("| --- | --- |")
     for label, values in times.items():
         print(f"| {label} | {seconds(values)} |")
-    print(f"trusted checker: {trusted_lines(LIST_CHECKER)} lines for list certificates (pyverify/trusted/"
-          f"{' + '.join(LIST_CHECKER)}), {trusted_lines(PACKED_CHECKER)} more for packed ones ({' + '.join(PACKED_CHECKER)})")
+    print(
+        f"trusted checker: {trusted_lines(LIST_CHECKER)} lines for list certificates (pyverify/trusted/"
+        f"{' + '.join(LIST_CHECKER)}), {trusted_lines(PACKED_CHECKER)} more for packed ones ({' + '.join(PACKED_CHECKER)})"
+    )
     return 0
 
 

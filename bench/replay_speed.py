@@ -38,11 +38,13 @@ from pyverify.sim.kernels.replay import flat_requests, link_array, replay as lru
 
 
 def trace_of(requests: int) -> list[tuple[int, ...]]:
-    ids, lengths = synthetic_trace(40 * requests)  # ~27 references per request on average: enough for N requests
+    ids, lengths = synthetic_trace(
+        40 * requests
+    )  # ~27 references per request on average: enough for N requests
     if lengths.size < requests:
         raise SystemExit(f"the generator gave {lengths.size} requests, fewer than {requests}")
     lengths = lengths[:requests]
-    return chains_of(ids[:int(lengths.sum())], lengths)
+    return chains_of(ids[: int(lengths.sum())], lengths)
 
 
 def seconds(call) -> tuple[float, object]:
@@ -64,12 +66,16 @@ def main() -> None:
     args = parser.parse_args()
     chains = trace_of(args.requests)
     references = sum(map(len, chains))
-    print(f"machine: {platform.node()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, load average at start {os.getloadavg()[0]:.2f}")
+    print(
+        f"machine: {platform.node()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, load average at start {os.getloadavg()[0]:.2f}"
+    )
     if not args.timed_only:
         untimed(args, chains, references)
     timed(args, chains, references)
-    print(f"load average at the end: {os.getloadavg()[0]:.2f} (1 min), {os.getloadavg()[1]:.2f} (5 min)")
+    print(
+        f"load average at the end: {os.getloadavg()[0]:.2f} (1 min), {os.getloadavg()[1]:.2f} (5 min)"
+    )
 
 
 def timed(args, chains, references) -> None:
@@ -80,61 +86,150 @@ def timed(args, chains, references) -> None:
     service = ServiceModel()
 
     def call(requests, engine):
-        return replay(chains[:requests], Router("kv-aware", args.fleet), args.capacity, "lru", args.pool_capacity, service,
-                      arrival_ms[:requests], inputs[:requests], outputs[:requests], arrival_scale=10.0,
-                      host_capacity=args.host_capacity, engine=engine)
+        return replay(
+            chains[:requests],
+            Router("kv-aware", args.fleet),
+            args.capacity,
+            "lru",
+            args.pool_capacity,
+            service,
+            arrival_ms[:requests],
+            inputs[:requests],
+            outputs[:requests],
+            arrival_scale=10.0,
+            host_capacity=args.host_capacity,
+            engine=engine,
+        )
 
-    print(f"timed: kv-aware over {args.fleet} hosts, LRU {args.capacity} blocks/host, host DRAM {args.host_capacity} "
-          f"blocks/host, pool {args.pool_capacity} blocks, arrivals 1 ms apart x arrival scale 10, 1 output token")
+    print(
+        f"timed: kv-aware over {args.fleet} hosts, LRU {args.capacity} blocks/host, host DRAM {args.host_capacity} "
+        f"blocks/host, pool {args.pool_capacity} blocks, arrivals 1 ms apart x arrival scale 10, 1 output token"
+    )
     call(100, "compiled")  # load the kernel
     subset = args.timed_python_requests
     python_s, python_run = seconds(lambda: call(subset, "python"))
     assert call(subset, "compiled") == python_run, "compiled and Python timed runs differ"
     call_s, run = seconds(lambda: call(n, "compiled"))
     extrapolated = python_s * n / subset
-    print(f"python event loop, timed: {python_s:.2f} s on {subset:,} requests; extrapolated to {n:,} "
-          f"(x {n / subset:g}, an extrapolation, not a run): {extrapolated:.1f} s")
-    print(f"compiled, timed: whole replay() call {call_s:.2f} s on {n:,} requests ({references:,} references)")
-    print(f"ratio (extrapolated python / compiled call): {extrapolated / call_s:.0f}x; equal runs checked on the "
-          f"{subset:,}-request subset; hits GPU {run.gpu_hit_blocks / references:.4f}, DRAM "
-          f"{run.host_hit_blocks / references:.4f}, pool {run.pool_hit_blocks / references:.4f}; "
-          f"mean TTFT {sum(f - a for f, a in zip(run.first_token, run.arrival)) / n:.3f} s")
+    print(
+        f"python event loop, timed: {python_s:.2f} s on {subset:,} requests; extrapolated to {n:,} "
+        f"(x {n / subset:g}, an extrapolation, not a run): {extrapolated:.1f} s"
+    )
+    print(
+        f"compiled, timed: whole replay() call {call_s:.2f} s on {n:,} requests ({references:,} references)"
+    )
+    print(
+        f"ratio (extrapolated python / compiled call): {extrapolated / call_s:.0f}x; equal runs checked on the "
+        f"{subset:,}-request subset; hits GPU {run.gpu_hit_blocks / references:.4f}, DRAM "
+        f"{run.host_hit_blocks / references:.4f}, pool {run.pool_hit_blocks / references:.4f}; "
+        f"mean TTFT {sum(f - a for f, a in zip(run.first_token, run.arrival)) / n:.3f} s"
+    )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "trace.jsonl"
         with open(path, "w", encoding="utf-8") as out:
-            out.writelines(f'{{"timestamp": {index}, "input_length": {inputs[index]}, "output_length": 1, '
-                           f'"hash_ids": [{", ".join(map(str, chain))}]}}\n' for index, chain in enumerate(chains))
-        command = [sys.executable, "-m", "pyverify", "replay", str(path), "--fleet", str(args.fleet), "--capacity",
-                   str(args.capacity), "--host-capacity", str(args.host_capacity), "--pool-capacity", str(args.pool_capacity),
-                   "--router", "kv-aware", "--arrival-scale", "10", "--engine", "compiled", "--json"]
-        command_s, done = seconds(lambda: subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            out.writelines(
+                f'{{"timestamp": {index}, "input_length": {inputs[index]}, "output_length": 1, '
+                f'"hash_ids": [{", ".join(map(str, chain))}]}}\n'
+                for index, chain in enumerate(chains)
+            )
+        command = [
+            sys.executable,
+            "-m",
+            "pyverify",
+            "replay",
+            str(path),
+            "--fleet",
+            str(args.fleet),
+            "--capacity",
+            str(args.capacity),
+            "--host-capacity",
+            str(args.host_capacity),
+            "--pool-capacity",
+            str(args.pool_capacity),
+            "--router",
+            "kv-aware",
+            "--arrival-scale",
+            "10",
+            "--engine",
+            "compiled",
+            "--json",
+        ]
+        command_s, done = seconds(
+            lambda: subprocess.run(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            )
+        )
         assert done.returncode == 0, done.stderr
-    print(f"whole command, timed: pyverify replay FILE --fleet {args.fleet} --capacity {args.capacity} --host-capacity "
-          f"{args.host_capacity} --pool-capacity {args.pool_capacity} --router kv-aware --arrival-scale 10 --engine compiled "
-          f"--json: {command_s:.1f} s wall (reading the JSONL and the bounds included)")
+    print(
+        f"whole command, timed: pyverify replay FILE --fleet {args.fleet} --capacity {args.capacity} --host-capacity "
+        f"{args.host_capacity} --pool-capacity {args.pool_capacity} --router kv-aware --arrival-scale 10 --engine compiled "
+        f"--json: {command_s:.1f} s wall (reading the JSONL and the bounds included)"
+    )
 
 
 def untimed(args, chains, references) -> None:
-    print(f"trace: bench/synthetic.py, {len(chains):,} requests, {references:,} references; "
-          f"round-robin over {args.fleet} hosts, LRU {args.capacity} blocks/host, untimed")
+    print(
+        f"trace: bench/synthetic.py, {len(chains):,} requests, {references:,} references; "
+        f"round-robin over {args.fleet} hosts, LRU {args.capacity} blocks/host, untimed"
+    )
 
     warm = chains[:100]
-    replay(warm, Router("round-robin", args.fleet), args.capacity, "lru", timed=False, engine="compiled")  # load the kernel
-    subset = chains[:args.python_requests]
-    python_s, python_run = seconds(lambda: replay(subset, Router("round-robin", args.fleet), args.capacity, "lru",
-                                                  timed=False, engine="python"))
-    compiled_subset = replay(subset, Router("round-robin", args.fleet), args.capacity, "lru", timed=False, engine="compiled")
+    replay(
+        warm,
+        Router("round-robin", args.fleet),
+        args.capacity,
+        "lru",
+        timed=False,
+        engine="compiled",
+    )  # load the kernel
+    subset = chains[: args.python_requests]
+    python_s, python_run = seconds(
+        lambda: replay(
+            subset,
+            Router("round-robin", args.fleet),
+            args.capacity,
+            "lru",
+            timed=False,
+            engine="python",
+        )
+    )
+    compiled_subset = replay(
+        subset,
+        Router("round-robin", args.fleet),
+        args.capacity,
+        "lru",
+        timed=False,
+        engine="compiled",
+    )
     assert compiled_subset == python_run, "compiled and Python runs differ"
-    call_s, run = seconds(lambda: replay(chains, Router("round-robin", args.fleet), args.capacity, "lru", timed=False,
-                                         engine="compiled"))
-    ids, universe, starts, order, bounds = flat_requests(chains, [index % args.fleet for index in range(len(chains))])
-    kernel_s, _ = seconds(lambda: lru_kernel(ids, starts, order, bounds, link_array(universe), args.capacity, True))
+    call_s, run = seconds(
+        lambda: replay(
+            chains,
+            Router("round-robin", args.fleet),
+            args.capacity,
+            "lru",
+            timed=False,
+            engine="compiled",
+        )
+    )
+    ids, universe, starts, order, bounds = flat_requests(
+        chains, [index % args.fleet for index in range(len(chains))]
+    )
+    kernel_s, _ = seconds(
+        lambda: lru_kernel(ids, starts, order, bounds, link_array(universe), args.capacity, True)
+    )
     extrapolated = python_s * len(chains) / len(subset)
-    print(f"python event loop: {python_s:.2f} s on {len(subset):,} requests; extrapolated to {len(chains):,} "
-          f"(x {len(chains) / len(subset):g}, an extrapolation, not a run): {extrapolated:.1f} s")
-    print(f"compiled: whole replay() call {call_s:.2f} s, kernel alone {kernel_s:.2f} s, on {len(chains):,} requests")
-    print(f"ratio (extrapolated python / compiled call): {extrapolated / call_s:.0f}x; "
-          f"equal runs checked on the {len(subset):,}-request subset; hit rate {run.hit_blocks / run.references:.4f}")
+    print(
+        f"python event loop: {python_s:.2f} s on {len(subset):,} requests; extrapolated to {len(chains):,} "
+        f"(x {len(chains) / len(subset):g}, an extrapolation, not a run): {extrapolated:.1f} s"
+    )
+    print(
+        f"compiled: whole replay() call {call_s:.2f} s, kernel alone {kernel_s:.2f} s, on {len(chains):,} requests"
+    )
+    print(
+        f"ratio (extrapolated python / compiled call): {extrapolated / call_s:.0f}x; "
+        f"equal runs checked on the {len(subset):,}-request subset; hit rate {run.hit_blocks / run.references:.4f}"
+    )
 
 
 if __name__ == "__main__":

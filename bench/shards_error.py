@@ -34,14 +34,18 @@ def report(label, ids) -> None:
     exact_seconds = time.perf_counter() - start
     capacities = log_capacities(exact.max_useful_capacity)
     print(f"{label}: {ids.size:,} references, exact curve {exact_seconds:.2f} s")
-    print(f"  {'rate':>6} {'sampled refs':>13} {'mean abs err':>13} {'max abs err':>12} {'time':>8}")
+    print(
+        f"  {'rate':>6} {'sampled refs':>13} {'mean abs err':>13} {'max abs err':>12} {'time':>8}"
+    )
     for rate in RATES:
         start = time.perf_counter()
         estimate = shards_curve(ids, rate)
         seconds = time.perf_counter() - start
         error = curve_error(estimate, exact, capacities)
-        print(f"  {rate:>6} {estimate.sampled_references:>13,} {error['mean_abs_error']:>13.4f} "
-              f"{error['max_abs_error']:>12.4f} {seconds:>7.2f}s")
+        print(
+            f"  {rate:>6} {estimate.sampled_references:>13,} {error['mean_abs_error']:>13.4f} "
+            f"{error['max_abs_error']:>12.4f} {seconds:>7.2f}s"
+        )
 
 
 def main() -> None:

@@ -46,7 +46,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TRACES = Path(os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake")
+TRACES = Path(
+    os.environ.get("PYVERIFY_MOONCAKE_TRACES") or REPO.parent / "shared" / "data" / "mooncake"
+)
 
 #: The plain script of issue #23: one json.loads per line and a set; prints references, distinct blocks, hits.
 #: With a fleet size F > 0 as its second argument, the set holds (host, block) pairs, request i on host i mod F.
@@ -69,12 +71,16 @@ print(refs, len(seen), refs - len(seen))
 def run(argv: list[str]) -> tuple[float, str]:
     """``(wall seconds, stdout)`` of one fresh process, from just before its start until it has been reaped."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: pyverify's modules load from bytecode, not compiled each run
+    env.pop(
+        "PYTHONDONTWRITEBYTECODE", None
+    )  # as installed: pyverify's modules load from bytecode, not compiled each run
     start = time.perf_counter()
     child = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
     wall = time.perf_counter() - start
     if child.returncode:
-        raise SystemExit(f"{' '.join(argv)}: exit {child.returncode}: {child.stderr.decode()[-400:]}")
+        raise SystemExit(
+            f"{' '.join(argv)}: exit {child.returncode}: {child.stderr.decode()[-400:]}"
+        )
     return wall, child.stdout.decode()
 
 
@@ -95,7 +101,9 @@ def commands_for(trace: Path, fleet: int, script: Path) -> dict[str, list[str]]:
     }
 
 
-def measure(commands: dict[str, list[str]], rounds: int) -> tuple[dict[str, list[float]], dict[str, str]]:
+def measure(
+    commands: dict[str, list[str]], rounds: int
+) -> tuple[dict[str, list[float]], dict[str, str]]:
     times: dict[str, list[float]] = {name: [] for name in commands}
     outputs: dict[str, str] = {}
     for argv in commands.values():  # warm-up, untimed: bytecode written once
@@ -115,17 +123,24 @@ def check(outputs: dict[str, str]) -> list[str]:
         refs, distinct, _ = (int(word) for word in outputs[f"plain script, {model}"].split())
         report = json.loads(outputs[f"pyverify simulate, {model} --json"])
         if (report["references"], report["misses"]) != (refs, distinct):
-            problems.append(f"MISMATCH ({model}): pyverify references/misses {report['references']}/{report['misses']}, "
-                            f"plain script {refs}/{distinct}")
+            problems.append(
+                f"MISMATCH ({model}): pyverify references/misses {report['references']}/{report['misses']}, "
+                f"plain script {refs}/{distinct}"
+            )
     return problems
 
 
 def table(times: dict[str, list[float]], rounds: int) -> list[str]:
     medians = {name: statistics.median(values) for name, values in times.items()}
     plain = medians["plain script, pooled"]
-    lines = [f"| command | median wall ({rounds} rounds) | min | max | / plain script, pooled |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        f"| command | median wall ({rounds} rounds) | min | max | / plain script, pooled |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for name, values in times.items():
-        lines.append(f"| {name} | {medians[name]:.3f} s | {min(values):.3f} s | {max(values):.3f} s | {medians[name] / plain:.2f}x |")
+        lines.append(
+            f"| {name} | {medians[name]:.3f} s | {min(values):.3f} s | {max(values):.3f} s | {medians[name] / plain:.2f}x |"
+        )
     return lines
 
 
@@ -134,20 +149,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--trace", type=Path, default=TRACES / "conversation_trace.jsonl")
     parser.add_argument("--fleet", type=int, default=16)
-    parser.add_argument("--script", type=Path, default=Path(sys.executable).with_name("pyverify"),
-                        help="the installed console script (default: pyverify beside this interpreter, not a pyenv shim)")
+    parser.add_argument(
+        "--script",
+        type=Path,
+        default=Path(sys.executable).with_name("pyverify"),
+        help="the installed console script (default: pyverify beside this interpreter, not a pyenv shim)",
+    )
     parser.add_argument("--out", type=Path, help="also write the output to this file")
     args = parser.parse_args(argv)
     if not args.trace.is_file():
         print(f"{args.trace}: absent (set PYVERIFY_MOONCAKE_TRACES); nothing measured")
         return 0
     if not args.script.is_file():
-        raise SystemExit(f"{args.script}: no console script (pip install -e . installs it; or pass --script)")
+        raise SystemExit(
+            f"{args.script}: no console script (pip install -e . installs it; or pass --script)"
+        )
     before = os.getloadavg()
     started = datetime.datetime.now(datetime.timezone.utc)
     times, outputs = measure(commands_for(args.trace, args.fleet, args.script), args.rounds)
     after = os.getloadavg()
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     lines = [
         f"# bench/startup.py --rounds {args.rounds}, run {started:%Y-%m-%d %H:%M} UTC at commit {commit or '?'}",
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
@@ -160,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     problems = check(outputs)
-    lines += problems or ["answers: pyverify's references and misses equal the plain script's (pooled and per-host)"]
+    lines += problems or [
+        "answers: pyverify's references and misses equal the plain script's (pooled and per-host)"
+    ]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if args.out:

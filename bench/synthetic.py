@@ -17,8 +17,13 @@ from typing import Iterator
 import numpy as np
 
 
-def synthetic_chunks(n_refs: int, seed: int = 0, prompts: int = 20_000, mean_suffix: int = 10,
-                     chunk_requests: int = 200_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+def synthetic_chunks(
+    n_refs: int,
+    seed: int = 0,
+    prompts: int = 20_000,
+    mean_suffix: int = 10,
+    chunk_requests: int = 200_000,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``(ids int64, lengths int64)`` per chunk of requests, in order: the trace, streamed with bounded memory."""
     rng = np.random.default_rng(seed)
     prompt_len = rng.integers(5, 60, prompts).astype(np.int64)
@@ -43,20 +48,25 @@ def synthetic_chunks(n_refs: int, seed: int = 0, prompts: int = 20_000, mean_suf
         if take < total:  # cut the last request that fits partly (a cut chain is still a prefix)
             ends = np.cumsum(lengths)
             last = int(np.searchsorted(ends, take, side="left"))
-            lengths = lengths[:last + 1].copy()
+            lengths = lengths[: last + 1].copy()
             lengths[-1] -= int(ends[last] - take)
         filled += take
         yield block[:take].astype(np.int64), lengths.astype(np.int64)
 
 
-def synthetic_trace(n_refs: int, seed: int = 0, prompts: int = 20_000, mean_suffix: int = 10,
-                    chunk_requests: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+def synthetic_trace(
+    n_refs: int,
+    seed: int = 0,
+    prompts: int = 20_000,
+    mean_suffix: int = 10,
+    chunk_requests: int = 200_000,
+) -> tuple[np.ndarray, np.ndarray]:
     """The whole trace: ``ids`` (int32, filled chunk by chunk so only one chunk is int64 at a time) and ``lengths``."""
     ids = np.empty(n_refs, dtype=np.int32)
     lengths_parts = []
     filled = 0
     for chunk_ids, lengths in synthetic_chunks(n_refs, seed, prompts, mean_suffix, chunk_requests):
-        ids[filled:filled + chunk_ids.size] = chunk_ids
+        ids[filled : filled + chunk_ids.size] = chunk_ids
         filled += chunk_ids.size
         lengths_parts.append(lengths.astype(np.int32))
     return ids, np.concatenate(lengths_parts)

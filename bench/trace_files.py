@@ -32,8 +32,10 @@ def write_jsonl(path: Path, n_refs: int, seed: int = 0) -> None:
             flat = ids.tolist()
             lines = []
             for a, b in zip(bounds[:-1], bounds[1:]):
-                lines.append(f'{{"timestamp": {request}, "input_length": {512 * (b - a)}, "output_length": 1, '
-                             f'"hash_ids": [{", ".join(map(str, flat[a:b]))}]}}\n')
+                lines.append(
+                    f'{{"timestamp": {request}, "input_length": {512 * (b - a)}, "output_length": 1, '
+                    f'"hash_ids": [{", ".join(map(str, flat[a:b]))}]}}\n'
+                )
                 request += 1
             out.writelines(lines)
 
@@ -57,7 +59,9 @@ def main() -> None:
         if path:
             start = time.perf_counter()
             write(path, args.refs, args.seed)
-            print(f"wrote {path}: {path.stat().st_size / 2**20:.1f} MiB in {time.perf_counter() - start:.1f} s")
+            print(
+                f"wrote {path}: {path.stat().st_size / 2**20:.1f} MiB in {time.perf_counter() - start:.1f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ from synthetic import synthetic_trace  # noqa: E402
 
 from pyverify.sim.counting import count_uncapacitated, reference_hosts  # noqa: E402
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
+TRACE = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
+)
 
 
 def python_loop(ids: list[int], hosts: list[int]) -> tuple[int, int]:
@@ -46,16 +48,22 @@ def best_of(function, repeats: int):
 
 def compare(label: str, ids: np.ndarray, lengths: np.ndarray, fleet: int, repeats: int) -> None:
     routing = np.arange(lengths.size, dtype=np.int32) % fleet  # round-robin
-    fast_time, fast = best_of(lambda: count_uncapacitated(ids, reference_hosts(routing, lengths), fleet), repeats)
+    fast_time, fast = best_of(
+        lambda: count_uncapacitated(ids, reference_hosts(routing, lengths), fleet), repeats
+    )
     id_list, host_list = ids.tolist(), reference_hosts(routing, lengths).tolist()
     loop_time, loop = best_of(lambda: python_loop(id_list, host_list), 1)
     assert fast == loop, (fast, loop)
     n = ids.size
-    print(f"{label}: {n:,} references, {fleet} hosts (round-robin), pooled misses {fast[0]:,}, per-host misses {fast[1]:,}")
+    print(
+        f"{label}: {n:,} references, {fleet} hosts (round-robin), pooled misses {fast[0]:,}, per-host misses {fast[1]:,}"
+    )
     print(f"  numpy   {fast_time * 1e3:9.1f} ms  {n / fast_time / 1e6:8.1f} M refs/s")
     print(f"  python  {loop_time * 1e3:9.1f} ms  {n / loop_time / 1e6:8.1f} M refs/s")
-    print(f"  speed-up {loop_time / fast_time:.1f}x (goal >= 20x); throughput goal >= 20 M refs/s: "
-          f"{'met' if n / fast_time >= 20e6 else 'NOT met'}")
+    print(
+        f"  speed-up {loop_time / fast_time:.1f}x (goal >= 20x); throughput goal >= 20 M refs/s: "
+        f"{'met' if n / fast_time >= 20e6 else 'NOT met'}"
+    )
 
 
 def main() -> None:

@@ -64,7 +64,9 @@ def signals_unwind() -> Iterator[None]:
     the one line saying the run was stopped is what the user reads.
     """
 
-    can_retry = hasattr(signal, "setitimer")  # not on Windows: there the signal is raised where it lands
+    can_retry = hasattr(
+        signal, "setitimer"
+    )  # not on Windows: there the signal is raised where it lands
 
     def stop(signum, frame):
         if can_retry and _in_finalizer(frame):
@@ -114,7 +116,10 @@ def command_modules() -> list:
 
     import pyverify.commands as package
 
-    modules = [importlib.import_module(f"{package.__name__}.{info.name}") for info in pkgutil.iter_modules(package.__path__)]
+    modules = [
+        importlib.import_module(f"{package.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(package.__path__)
+    ]
     modules = [module for module in modules if hasattr(module, "register")]
     return sorted(modules, key=lambda module: (getattr(module, "ORDER", 100), module.__name__))
 
@@ -134,7 +139,10 @@ class _Parser(argparse.ArgumentParser):
         if extras:
             flags = [option for action in self._actions for option in action.option_strings]
             typo = next((extra.split("=")[0] for extra in extras if extra.startswith("--")), None)
-            self.error(f"unrecognized arguments: {' '.join(extras)}" + (did_you_mean(typo, flags) if typo else ""))
+            self.error(
+                f"unrecognized arguments: {' '.join(extras)}"
+                + (did_you_mean(typo, flags) if typo else "")
+            )
         # Flags that cannot go together are refused here, before any input is read (a trace can
         # take seconds): each command module registers its rules with argtypes.add_flag_check.
         for check in getattr(self, "flag_checks", ()):
@@ -158,8 +166,11 @@ class _Parser(argparse.ArgumentParser):
 
     def _reads_standard_input(self, names: list[str]) -> bool:
         """Whether a positional argument in ``names`` takes ``-`` for standard input (its help says so)."""
-        return any("standard input" in (action.help or "") for action in self._actions
-                   if not action.option_strings and (action.metavar or action.dest) in names)
+        return any(
+            "standard input" in (action.help or "")
+            for action in self._actions
+            if not action.option_strings and (action.metavar or action.dest) in names
+        )
 
 
 #: The module of :mod:`pyverify.commands` that registers each command, so that running one command imports
@@ -168,9 +179,22 @@ class _Parser(argparse.ArgumentParser):
 #: (a new module's) is still found, by building them all, as are ``--help`` and typos; tests/test_startup.py
 #: checks this table against what the modules register.
 COMMAND_MODULES = {
-    "validate": "basic", "simulate": "basic", "sweep": "basic", "audit": "audit", "budgets": "budgets", "tree": "tree",
-    "certify": "certs", "verify": "certs", "bounded-check": "certs", "trace": "traces", "mrc": "traces",
-    "replay": "replay", "cost": "cost", "lean": "lean", "bridge": "bridge", "check-events": "engine_check",
+    "validate": "basic",
+    "simulate": "basic",
+    "sweep": "basic",
+    "audit": "audit",
+    "budgets": "budgets",
+    "tree": "tree",
+    "certify": "certs",
+    "verify": "certs",
+    "bounded-check": "certs",
+    "trace": "traces",
+    "mrc": "traces",
+    "replay": "replay",
+    "cost": "cost",
+    "lean": "lean",
+    "bridge": "bridge",
+    "check-events": "engine_check",
 }
 
 
@@ -197,7 +221,10 @@ def _stopped_by_signal() -> int:
     terminated = bool(received) and received[-1] == signal.SIGTERM
     if not reported:
         reported.append(True)
-        print(f"pyverify: {'terminated' if terminated else 'interrupted'}; nothing partial was left behind", file=sys.stderr)
+        print(
+            f"pyverify: {'terminated' if terminated else 'interrupted'}; nothing partial was left behind",
+            file=sys.stderr,
+        )
     return 143 if terminated else 130
 
 
@@ -210,22 +237,29 @@ def out_of_memory(argv: list[str]) -> str:
 
     from pyverify.inputs.jsonread import MAX_INPUT_ENV, max_input_bytes
 
-    words = [word for word in argv[:2] if not word.startswith("-") and "." not in word]  # no flag, no file
+    words = [
+        word for word in argv[:2] if not word.startswith("-") and "." not in word
+    ]  # no flag, no file
     command = " ".join(["pyverify", *words])
     try:
         cap = resource.getrlimit(resource.RLIMIT_AS)[0]
     except (OSError, ValueError):
         cap = resource.RLIM_INFINITY
-    held = ("the machine's memory" if cap == resource.RLIM_INFINITY
-            else f"the address-space limit of {cap} bytes (ulimit -v)")
+    held = (
+        "the machine's memory"
+        if cap == resource.RLIM_INFINITY
+        else f"the address-space limit of {cap} bytes (ulimit -v)"
+    )
     try:
         bound = f"{max_input_bytes()} bytes"
     except UserError:
         bound = "a bound"
-    return (f"out of memory: {shown(command, 80)} needed more than {held}; "
-            f"each input may hold {bound} after decompression ({MAX_INPUT_ENV}): "
-            "lower it to refuse such inputs at once, lower the flags that size the run "
-            "(--capacity, --fleet, ...), or allow more memory")
+    return (
+        f"out of memory: {shown(command, 80)} needed more than {held}; "
+        f"each input may hold {bound} after decompression ({MAX_INPUT_ENV}): "
+        "lower it to refuse such inputs at once, lower the flags that size the run "
+        "(--capacity, --fleet, ...), or allow more memory"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
                 from pyverify.inputs.locate import relocated
 
                 error = relocated(error)
-            print(f"pyverify: error: {shown(error, None)}", file=sys.stderr)  # one line, whatever the message holds
+            print(
+                f"pyverify: error: {shown(error, None)}", file=sys.stderr
+            )  # one line, whatever the message holds
             return 2
         except CheckFailed as failure:
             print(f"pyverify: refused: {shown(failure, None)}", file=sys.stderr)
@@ -258,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         except OSError as error:  # the machine said no: a full disk, a read-only folder
             where = f"{shown(error.filename)}: " if getattr(error, "filename", None) else ""
-            print(f"pyverify: error: {where}{shown(error.strerror or error, None)}", file=sys.stderr)
+            print(
+                f"pyverify: error: {where}{shown(error.strerror or error, None)}", file=sys.stderr
+            )
             return 2
         except RecursionError:
             print("pyverify: error: input nested too deeply to process", file=sys.stderr)
@@ -286,7 +324,9 @@ def entry() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
     if received:
-        sys.unraisablehook = lambda unraisable: None  # as inside signals_unwind: the run was stopped
+        sys.unraisablehook = lambda unraisable: (
+            None
+        )  # as inside signals_unwind: the run was stopped
         # Stopped by a signal: everything was cleaned up while unwinding. Leave
         # without interpreter finalisation, where an extension's own pending
         # interrupt could still end the process by the signal (status -2).
@@ -309,7 +349,11 @@ def _leave(status: int) -> None:
     import atexit
     import threading
 
-    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
+    if any(
+        thread.is_alive() and not thread.daemon
+        for thread in threading.enumerate()
+        if thread is not threading.main_thread()
+    ):
         sys.exit(status)
     atexit._run_exitfuncs()  # noqa: SLF001 (the documented atexit functions, run as finalisation would)
     try:

@@ -65,15 +65,23 @@ def refuse_inputs(target: str | os.PathLike[str], inputs: Iterable[str | os.Path
     for given in inputs:
         if is_stdin(given):
             if same_file(0, target):  # standard input redirected from the target itself
-                raise located(target, None, "is this command's standard input: refusing to write "
-                                            "over it; name another output file")
+                raise located(
+                    target,
+                    None,
+                    "is this command's standard input: refusing to write "
+                    "over it; name another output file",
+                )
             continue
         if not same_file(target, given):
             continue
         same_name = os.path.abspath(given) == os.path.abspath(target)
         how = "" if same_name else f"the same file as {shown(given)}, "
-        raise located(target, None, f"is {how}an input of this command: refusing to write over it; "
-                                    "name another output file")
+        raise located(
+            target,
+            None,
+            f"is {how}an input of this command: refusing to write over it; "
+            "name another output file",
+        )
 
 
 def refuse_folder_name(text: str | os.PathLike[str]) -> None:
@@ -87,8 +95,9 @@ def refuse_folder_name(text: str | os.PathLike[str]) -> None:
         raise located(text, None, "names a folder: name the file to write (such as new/out.json)")
 
 
-def check_output_file(target: str | os.PathLike[str],
-                      inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
+def check_output_file(
+    target: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = ()
+) -> Path:
     """Refuse, before any work, an output file that cannot be written safely.
 
     Refused: a name that ends as a folder's does (``new/``), one of the
@@ -164,7 +173,7 @@ def is_stale_temporary(path: Path, target: Path) -> bool:
     prefix = f".{target.name}."
     if not (path.name.startswith(prefix) and path.name.endswith(PART_SUFFIX)):
         return False
-    numbers = re.fullmatch(r"([0-9]+)\.([0-9]+)", path.name[len(prefix):-len(PART_SUFFIX)])
+    numbers = re.fullmatch(r"([0-9]+)\.([0-9]+)", path.name[len(prefix) : -len(PART_SUFFIX)])
     if numbers is None:
         return False
     try:
@@ -247,7 +256,9 @@ def atomic_outputs(targets: Sequence[str | os.PathLike[str]]) -> Iterator[list[P
     """
     paths = [Path(target) for target in targets]
     temporaries: list[Path] = []
-    made_folders: list[Path] = []  # missing folders of the targets, made for this write and removed if it fails
+    made_folders: list[
+        Path
+    ] = []  # missing folders of the targets, made for this write and removed if it fails
     try:
         for target in paths:
             check_output_file(target)

@@ -39,14 +39,18 @@ def _keep_freed_memory() -> None:
     before it exits. Elsewhere than glibc, or when the user tuned glibc's malloc (``GLIBC_TUNABLES`` or a
     ``MALLOC_*_`` variable), nothing is changed.
     """
-    if not sys.platform.startswith("linux") or any(name == "GLIBC_TUNABLES" or (name.startswith("MALLOC_") and name.endswith("_"))
-                                                   for name in os.environ):
+    if not sys.platform.startswith("linux") or any(
+        name == "GLIBC_TUNABLES" or (name.startswith("MALLOC_") and name.endswith("_"))
+        for name in os.environ
+    ):
         return
     try:
         import ctypes
 
         libc = ctypes.CDLL(None)
-        if not hasattr(libc, "gnu_get_libc_version"):  # musl and others: their own malloc, left alone
+        if not hasattr(
+            libc, "gnu_get_libc_version"
+        ):  # musl and others: their own malloc, left alone
             return
         libc.mallopt(M_MMAP_MAX, 0)
         libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1)  # an int; the largest it takes
@@ -71,8 +75,10 @@ def entry() -> None:
     try:
         from pyverify.cli import entry as run
     except MemoryError:  # the CLI's own handler is not there yet: the same one line
-        sys.stderr.write("pyverify: error: out of memory while starting (ulimit -v is below what Python and "
-                         "NumPy need); nothing was read or written\n")
+        sys.stderr.write(
+            "pyverify: error: out of memory while starting (ulimit -v is below what Python and "
+            "NumPy need); nothing was read or written\n"
+        )
         os._exit(2)
 
     run()

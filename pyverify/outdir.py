@@ -64,8 +64,10 @@ from pyverify.inputs.stream import is_stdin
 #: The marker file that makes a directory pyverify's to replace.
 MARKER = ".pyverify-output.json"
 #: What the marker says to a person who opens it.
-MARKER_NOTE = ("made by pyverify; a later run may replace this directory if it holds only the files listed here, "
-               "unchanged; add a file of your own and pyverify will refuse to replace it")
+MARKER_NOTE = (
+    "made by pyverify; a later run may replace this directory if it holds only the files listed here, "
+    "unchanged; add a file of your own and pyverify will refuse to replace it"
+)
 STAGING = "pyverify-staging"
 OLD = "pyverify-old"
 
@@ -73,7 +75,14 @@ OLD = "pyverify-old"
 KIND_NAMES = {"audit": "an audit report", "lean-build": "a Lean build folder"}
 
 #: What an audit directory written before file lists existed (pyverify 0.1, no marker) holds.
-LEGACY_AUDIT_ENTRIES = {"report.md", "report.html", "summary.json", "sweep.png", "sweep.svg", "certificates"}
+LEGACY_AUDIT_ENTRIES = {
+    "report.md",
+    "report.html",
+    "summary.json",
+    "sweep.png",
+    "sweep.svg",
+    "certificates",
+}
 
 #: Lean build products a build folder may hold when its marker lists no files, and the
 #: bytes an ``.olean`` starts with (Lean 4 writes ``olean`` then a version byte).
@@ -82,7 +91,11 @@ OLEAN_MAGIC = b"olean"
 
 
 def _kind_name(kind: object) -> str:
-    return KIND_NAMES.get(kind, f"a pyverify {kind!r} folder") if isinstance(kind, str) else "a pyverify folder of no kind"
+    return (
+        KIND_NAMES.get(kind, f"a pyverify {kind!r} folder")
+        if isinstance(kind, str)
+        else "a pyverify folder of no kind"
+    )
 
 
 def file_sha256(path: Path) -> str:
@@ -108,8 +121,11 @@ def _walk(directory: Path) -> Iterator[tuple[str, Path]]:
 
 def written_files(directory: Path) -> dict[str, str]:
     """Every regular file under ``directory`` (the marker left out) with its SHA-256: what a marker lists."""
-    return {relative: file_sha256(path) for relative, path in _walk(directory)
-            if path.is_file() and not path.is_symlink()}
+    return {
+        relative: file_sha256(path)
+        for relative, path in _walk(directory)
+        if path.is_file() and not path.is_symlink()
+    }
 
 
 def _marker_data(directory: Path) -> dict | None:
@@ -146,7 +162,9 @@ def record_written_files(directory: str | os.PathLike[str]) -> None:
 
 def _foreign_in_listed(directory: Path, listed: dict) -> str | None:
     """The first entry that is not one of ``listed`` (relative path -> SHA-256) with its hash; None if none."""
-    folders = {parent.as_posix() for name in listed for parent in Path(name).parents if parent != Path(".")}
+    folders = {
+        parent.as_posix() for name in listed for parent in Path(name).parents if parent != Path(".")
+    }
     for relative, path in _walk(directory):
         if path.is_symlink():
             return f"{relative} (a symbolic link, which pyverify did not write)"
@@ -181,7 +199,11 @@ def _audit_summary(directory: Path) -> dict | None:
         summary = json.loads((directory / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return summary if isinstance(summary, dict) and summary.get("format") == "pyverify.audit/1" else None
+    return (
+        summary
+        if isinstance(summary, dict) and summary.get("format") == "pyverify.audit/1"
+        else None
+    )
 
 
 def _foreign_in_legacy_audit(directory: Path) -> str | None:
@@ -190,13 +212,19 @@ def _foreign_in_legacy_audit(directory: Path) -> str | None:
     if summary is None:
         return "summary.json (missing, or not an audit summary)"
     certificates = summary.get("certificates")
-    named = {entry.get("file") for entry in certificates.values() if isinstance(entry, dict)} if isinstance(certificates, dict) else set()
+    named = (
+        {entry.get("file") for entry in certificates.values() if isinstance(entry, dict)}
+        if isinstance(certificates, dict)
+        else set()
+    )
     for relative, path in _walk(directory):
         if path.is_symlink():
             return f"{relative} (a symbolic link, which pyverify did not write)"
         if relative == "certificates" and path.is_dir():
             continue
-        top_level_report_file = "/" not in relative and relative in LEGACY_AUDIT_ENTRIES - {"certificates"}
+        top_level_report_file = "/" not in relative and relative in LEGACY_AUDIT_ENTRIES - {
+            "certificates"
+        }
         if not path.is_file() or not (top_level_report_file or relative in named):
             return f"{relative}{'/' if path.is_dir() else ''} (an audit does not write it)"
     return None
@@ -212,7 +240,11 @@ def why_not_replaceable(directory: Path, kind: str) -> str | None:
         return None
     marker = _marker_data(directory)
     if marker is None:
-        if kind == "audit" and (directory / "summary.json").is_file() and _audit_summary(directory) is not None:
+        if (
+            kind == "audit"
+            and (directory / "summary.json").is_file()
+            and _audit_summary(directory) is not None
+        ):
             foreign = _foreign_in_legacy_audit(directory)  # a pyverify 0.1 report: no marker yet
             return None if foreign is None else f"holds {foreign}"
         return f"was not made by pyverify (no {MARKER} in it)"
@@ -275,14 +307,25 @@ def _refuse_inputs_inside(target: Path, inputs: Iterable[str | os.PathLike[str]]
         for place in {Path(os.path.abspath(given)), Path(given).resolve()}:
             for folder in {Path(os.path.abspath(target)), real_target}:
                 if place == folder or folder in place.parents:
-                    raise located(target, None, f"holds {given}, an input of this command: refusing to replace it; "
-                                                "name another directory")
+                    raise located(
+                        target,
+                        None,
+                        f"holds {given}, an input of this command: refusing to replace it; "
+                        "name another directory",
+                    )
                 if place in folder.parents:
-                    raise located(target, None, f"lies inside {given}, an input of this command: name another directory")
+                    raise located(
+                        target,
+                        None,
+                        f"lies inside {given}, an input of this command: name another directory",
+                    )
 
 
-def check_output_dir(target: str | os.PathLike[str], kind: str = "audit",
-                     inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
+def check_output_dir(
+    target: str | os.PathLike[str],
+    kind: str = "audit",
+    inputs: Iterable[str | os.PathLike[str]] = (),
+) -> Path:
     """Refuse, before any work, an output directory pyverify may not write or replace with one of ``kind``.
 
     ``inputs`` are the paths the command reads (``-`` for standard input is
@@ -290,7 +333,9 @@ def check_output_dir(target: str | os.PathLike[str], kind: str = "audit",
     """
     target = Path(target)
     if target.name in ("", ".", "..") or target.resolve() == Path(target.resolve().anchor):
-        raise located(target, None, "names the current, parent or root folder: name a new directory")
+        raise located(
+            target, None, "names the current, parent or root folder: name a new directory"
+        )
     if target.is_symlink():
         raise located(target, None, "is a symbolic link; name the directory itself")
     _refuse_inputs_inside(target, inputs)
@@ -299,11 +344,19 @@ def check_output_dir(target: str | os.PathLike[str], kind: str = "audit",
             raise located(target, None, "exists and is not a directory")
         why_not = _why_not_steady(target, kind)
         if why_not is not None:
-            advice = "name a new directory, or move your files out of this one" if why_not.startswith("holds") else "name a new directory"
+            advice = (
+                "name a new directory, or move your files out of this one"
+                if why_not.startswith("holds")
+                else "name a new directory"
+            )
             raise located(target, None, f"exists and {why_not}: refusing to replace it; {advice}")
         here = Path.cwd().resolve()
         if here == target.resolve() or target.resolve() in here.parents:
-            raise located(target, None, "contains the current folder: run from elsewhere or name another directory")
+            raise located(
+                target,
+                None,
+                "contains the current folder: run from elsewhere or name another directory",
+            )
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise located(target, None, f"cannot be written: the folder {folder} does not exist")
@@ -319,8 +372,10 @@ def _siblings(target: Path, kind: str) -> list[tuple[Path, int]]:
     found = []
     for path in folder.iterdir():
         if path.name.startswith(prefix) and path.is_dir() and not path.is_symlink():
-            pid = path.name[len(prefix):].split(".", 1)[0]
-            if pid.isdigit() and _marker_data(path) is not None:  # our name and our marker: a run's own folder
+            pid = path.name[len(prefix) :].split(".", 1)[0]
+            if (
+                pid.isdigit() and _marker_data(path) is not None
+            ):  # our name and our marker: a run's own folder
                 found.append((path, int(pid)))
     return found
 
@@ -331,14 +386,22 @@ def recover(target: Path, say: Callable[[str], None]) -> None:
         for old, pid in _siblings(target, OLD):
             if process_alive(pid):
                 continue
-            complete = [s for s, p in _siblings(target, STAGING) if p == pid and (_marker_data(s) or {}).get("complete")]
+            complete = [
+                s
+                for s, p in _siblings(target, STAGING)
+                if p == pid and (_marker_data(s) or {}).get("complete")
+            ]
             if complete:
                 os.rename(complete[0], target)
                 shutil.rmtree(old, ignore_errors=True)
-                say(f"pyverify: {target}: finished switching in the report of an interrupted run (process {pid})")
+                say(
+                    f"pyverify: {target}: finished switching in the report of an interrupted run (process {pid})"
+                )
             else:
                 os.rename(old, target)
-                say(f"pyverify: {target}: restored the previous report, left aside by an interrupted run (process {pid})")
+                say(
+                    f"pyverify: {target}: restored the previous report, left aside by an interrupted run (process {pid})"
+                )
             break
     for kind in (STAGING, OLD):
         for leftover, pid in _siblings(target, kind):
@@ -379,8 +442,13 @@ class StagedDirectory:
     without committing (an error, Ctrl-C, SIGTERM) removes the staging folder.
     """
 
-    def __init__(self, target: str | os.PathLike[str], kind: str, say: Callable[[str], None] | None = None,
-                 inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
+    def __init__(
+        self,
+        target: str | os.PathLike[str],
+        kind: str,
+        say: Callable[[str], None] | None = None,
+        inputs: Iterable[str | os.PathLike[str]] = (),
+    ) -> None:
         self.target = check_output_dir(target, kind, inputs)
         self.inputs = list(inputs)
         self.kind = kind
@@ -391,7 +459,9 @@ class StagedDirectory:
         recover(self.target, self.say)
         folder = self.target.parent if str(self.target.parent) else Path(".")
         try:
-            self.path = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.{STAGING}.{os.getpid()}.", dir=folder))
+            self.path = Path(
+                tempfile.mkdtemp(prefix=f".{self.target.name}.{STAGING}.{os.getpid()}.", dir=folder)
+            )
             os.chmod(self.path, 0o777 & ~_umask())  # mkdtemp makes 0700; a report is for reading
             self._write_marker(complete=False)
         except OSError as error:
@@ -416,16 +486,26 @@ class StagedDirectory:
             except OSError as error:
                 if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                     raise
-            why_not = _why_not_steady(self.target, self.kind) if self.target.is_dir() and not self.target.is_symlink() else "is no longer a directory"
+            why_not = (
+                _why_not_steady(self.target, self.kind)
+                if self.target.is_dir() and not self.target.is_symlink()
+                else "is no longer a directory"
+            )
             if why_not is not None:  # changed since the check before the work: never replace it
-                raise located(self.target, None, f"changed while the report was built: it {why_not}; left as it is, "
-                                                 "and the new report was not written")
+                raise located(
+                    self.target,
+                    None,
+                    f"changed while the report was built: it {why_not}; left as it is, "
+                    "and the new report was not written",
+                )
             try:
                 if _exchange(self.path, self.target):
                     return  # self.path now holds the previous report; __exit__ removes it
             except FileNotFoundError:
                 continue  # another run moved it away meanwhile: try again
-            old = self.path.parent / f".{self.target.name}.{OLD}.{os.getpid()}.{secrets.token_hex(4)}"
+            old = (
+                self.path.parent / f".{self.target.name}.{OLD}.{os.getpid()}.{secrets.token_hex(4)}"
+            )
             try:
                 os.rename(self.target, old)
             except FileNotFoundError:
@@ -435,7 +515,11 @@ class StagedDirectory:
             self.path = None
             shutil.rmtree(old, ignore_errors=True)
             return
-        raise located(self.target, None, "kept changing while switching the report into place (another run?); try again")
+        raise located(
+            self.target,
+            None,
+            "kept changing while switching the report into place (another run?); try again",
+        )
 
     def _discard(self) -> None:
         if self.path is not None:
@@ -471,10 +555,26 @@ def sweep_dead_temporaries(prefix: str) -> None:
     """Remove ``$TMPDIR/PREFIX-PID-*`` folders whose process is gone (left by a SIGKILL)."""
     folder = Path(tempfile.gettempdir())
     for path in folder.glob(f"{prefix}-*-*"):
-        pid = path.name[len(prefix) + 1:].split("-", 1)[0]
-        if pid.isdigit() and not process_alive(int(pid)) and path.is_dir() and not path.is_symlink():
+        pid = path.name[len(prefix) + 1 :].split("-", 1)[0]
+        if (
+            pid.isdigit()
+            and not process_alive(int(pid))
+            and path.is_dir()
+            and not path.is_symlink()
+        ):
             shutil.rmtree(path, ignore_errors=True)
 
 
-__all__ = ["LEGACY_AUDIT_ENTRIES", "MARKER", "StagedDirectory", "check_output_dir", "fresh_owned_dir", "owned_by_pyverify",
-           "record_written_files", "recover", "sweep_dead_temporaries", "why_not_replaceable", "written_files"]
+__all__ = [
+    "LEGACY_AUDIT_ENTRIES",
+    "MARKER",
+    "StagedDirectory",
+    "check_output_dir",
+    "fresh_owned_dir",
+    "owned_by_pyverify",
+    "record_written_files",
+    "recover",
+    "sweep_dead_temporaries",
+    "why_not_replaceable",
+    "written_files",
+]

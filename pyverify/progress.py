@@ -55,14 +55,18 @@ class PlainProgress:
 
 
 @contextmanager
-def progress_bar(total: int | None, description: str, unit: str = "it") -> Iterator[Callable[..., None]]:
+def progress_bar(
+    total: int | None, description: str, unit: str = "it"
+) -> Iterator[Callable[..., None]]:
     """Yield ``advance(n=1)``: a tqdm bar on a terminal stderr, else :class:`PlainProgress` lines."""
     if not sys.stderr.isatty():
         yield PlainProgress(total, description, unit, plain_interval_s()).advance
         return
     from tqdm import tqdm
 
-    with tqdm(total=total, desc=description, unit=unit, leave=False, file=sys.stderr, dynamic_ncols=True) as bar:
+    with tqdm(
+        total=total, desc=description, unit=unit, leave=False, file=sys.stderr, dynamic_ncols=True
+    ) as bar:
         yield lambda n=1: bar.update(n)
 
 

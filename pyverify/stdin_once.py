@@ -89,11 +89,17 @@ def _spool_of(stream: BinaryIO) -> BinaryIO:
         while chunk := stream.read(CHUNK_BYTES):
             total += len(chunk)
             if total > limit:
-                raise located(STDIN_DISPLAY, None, f"larger than the input limit of {limit} bytes (set {MAX_INPUT_ENV} to raise it)")
+                raise located(
+                    STDIN_DISPLAY,
+                    None,
+                    f"larger than the input limit of {limit} bytes (set {MAX_INPUT_ENV} to raise it)",
+                )
             spool.write(chunk)
     except OSError as error:
         spool.close()
-        raise located(STDIN_DISPLAY, None, f"cannot read and keep standard input: {error.strerror or error}") from None
+        raise located(
+            STDIN_DISPLAY, None, f"cannot read and keep standard input: {error.strerror or error}"
+        ) from None
     except BaseException:
         spool.close()
         raise

@@ -36,8 +36,15 @@ def optimum(chains: tuple[tuple[int, ...], ...], capacity: int) -> int:
         while hits < len(chain) and chain[hits] in held:
             hits += 1
         pool = sorted(held | set(chain))
-        return len(chain) - hits + min(best(t + 1, frozenset(keep)) for size in range(min(capacity, len(pool)) + 1)
-                                       for keep in combinations(pool, size))
+        return (
+            len(chain)
+            - hits
+            + min(
+                best(t + 1, frozenset(keep))
+                for size in range(min(capacity, len(pool)) + 1)
+                for keep in combinations(pool, size)
+            )
+        )
 
     return best(0, frozenset())
 
@@ -65,11 +72,15 @@ def main() -> int:
                 for capacity in capacities:
                     mine, best = min_run(chains, None, capacity).misses, optimum(chains, capacity)
                     if mine != best:
-                        print(f"COUNTEREXAMPLE: chains {chains}, capacity {capacity}: MIN {mine}, optimum {best}")
+                        print(
+                            f"COUNTEREXAMPLE: chains {chains}, capacity {capacity}: MIN {mine}, optimum {best}"
+                        )
                         return 1
                     checked += 1
-    print(f"MIN = optimum on all {checked:,} cases: every trace of 1..{args.requests} requests over trees of "
-          f"{args.nodes} nodes, capacities {capacities} ({time.perf_counter() - started:.0f} s)")
+    print(
+        f"MIN = optimum on all {checked:,} cases: every trace of 1..{args.requests} requests over trees of "
+        f"{args.nodes} nodes, capacities {capacities} ({time.perf_counter() - started:.0f} s)"
+    )
     return 0
 
 

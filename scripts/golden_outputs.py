@@ -27,17 +27,48 @@ MOONCAKE = "instances/mooncake-synthetic.json"
 #: name -> the words after `pyverify` (run from the repository's top folder, so paths print alike).
 COMMANDS = {
     "simulate-lab-pooled": ["simulate", LAB, "--json"],
-    "simulate-lab-per-host-c2": ["simulate", LAB, "--model", "per-host", "--capacity", "2", "--json"],
-    "simulate-mooncake-c1000-vllm": ["simulate", MOONCAKE, "--capacity", "1000", "--eviction", "vllm",
-                                     "--json"],
+    "simulate-lab-per-host-c2": [
+        "simulate",
+        LAB,
+        "--model",
+        "per-host",
+        "--capacity",
+        "2",
+        "--json",
+    ],
+    "simulate-mooncake-c1000-vllm": [
+        "simulate",
+        MOONCAKE,
+        "--capacity",
+        "1000",
+        "--eviction",
+        "vllm",
+        "--json",
+    ],
     "sweep-lab": ["sweep", LAB, "--json"],
     "mrc-lab": ["mrc", LAB, "--json"],
-    "budgets-mooncake": ["budgets", MOONCAKE, "--budgets-gib", "1,4", "--kv-bytes-per-token", "327680",
-                         "--json"],
+    "budgets-mooncake": [
+        "budgets",
+        MOONCAKE,
+        "--budgets-gib",
+        "1,4",
+        "--kv-bytes-per-token",
+        "327680",
+        "--json",
+    ],
     "cost-lab": ["cost", LAB, "--json"],
     "replay-mooncake": ["replay", MOONCAKE, "--json"],
-    "certify-gap-pooled-c4": ["certify", GAP, "--model", "pooled", "--capacity", "4", "--json",
-                              "-o", "{tmp}/certificate.json"],
+    "certify-gap-pooled-c4": [
+        "certify",
+        GAP,
+        "--model",
+        "pooled",
+        "--capacity",
+        "4",
+        "--json",
+        "-o",
+        "{tmp}/certificate.json",
+    ],
 }
 
 #: Keys whose values are times measured on this machine, wherever they occur.
@@ -56,11 +87,20 @@ def stable(value):
 def output(name: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         words = [word.format(tmp=tmp) for word in COMMANDS[name]]
-        result = subprocess.run([sys.executable, "-m", "pyverify", *words], cwd=REPO, capture_output=True,
-                                text=True, timeout=600)
+        result = subprocess.run(
+            [sys.executable, "-m", "pyverify", *words],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if result.returncode != 0:
-            raise SystemExit(f"pyverify {' '.join(words)}: exit {result.returncode}: {result.stderr.strip()}")
-        return stable(json.loads(result.stdout.replace(tmp, "{tmp}")))  # where it wrote, as the command says
+            raise SystemExit(
+                f"pyverify {' '.join(words)}: exit {result.returncode}: {result.stderr.strip()}"
+            )
+        return stable(
+            json.loads(result.stdout.replace(tmp, "{tmp}"))
+        )  # where it wrote, as the command says
 
 
 def first_difference(expected, got, where: str = "") -> str | None:

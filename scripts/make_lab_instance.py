@@ -102,12 +102,18 @@ def render(instance: dict) -> str:
     """One request per line: readable in a diff, stable byte for byte."""
     head = {key: value for key, value in instance.items() if key != "requests"}
     lines = json.dumps(head, indent=2)[:-2] + ',\n  "requests": [\n'
-    lines += ",\n".join("    " + json.dumps(r, separators=(", ", ": ")) for r in instance["requests"])
+    lines += ",\n".join(
+        "    " + json.dumps(r, separators=(", ", ": ")) for r in instance["requests"]
+    )
     return lines + "\n  ]\n}\n"
 
 
 def main() -> None:
-    target = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "instances" / "lab-512x32x16.json")
+    target = Path(
+        sys.argv[1]
+        if len(sys.argv) > 1
+        else Path(__file__).resolve().parents[1] / "instances" / "lab-512x32x16.json"
+    )
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_text(render(build()), encoding="utf-8")

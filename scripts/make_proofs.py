@@ -27,7 +27,13 @@ PROOFS = [
     ("instances/greedy-gap-30.json", "pooled", 4, "proofs/greedy-gap-30.pooled-c4.json"),
     # Forced admission (the optimum of a cache that admits what it fetches, as vLLM and SGLang do)
     # on the Mooncake synthetic trace at 256 blocks of 512 tokens: the README's engine comparison.
-    ("instances/mooncake-synthetic.json", "pooled", 256, "proofs/mooncake-synthetic.forced-c256.json", "forced"),
+    (
+        "instances/mooncake-synthetic.json",
+        "pooled",
+        256,
+        "proofs/mooncake-synthetic.forced-c256.json",
+        "forced",
+    ),
 ]
 
 

@@ -49,7 +49,14 @@ def assert_one_line_error(status, stdout, stderr, path, expected):
 def write_timed_trace(folder: Path) -> str:
     """A small timed Mooncake-style trace (20 requests, 100 ms apart, five shared tails) in ``folder``."""
     path = folder / "timed.jsonl"
-    records = [{"timestamp": 100 * i, "input_length": 2000, "output_length": 8,
-                "hash_ids": [1, 2, 3 + i % 5]} for i in range(20)]
+    records = [
+        {
+            "timestamp": 100 * i,
+            "input_length": 2000,
+            "output_length": 8,
+            "hash_ids": [1, 2, 3 + i % 5],
+        }
+        for i in range(20)
+    ]
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
     return str(path)

@@ -38,13 +38,28 @@ def relative(path: Path) -> str:
 #: The trusted modules that work on arrays (packed witnesses): they alone may import numpy; none
 #: imports numba (certify lends it from outside); the plain-Python checker (check.py, digest.py,
 #: recount.py, reader.py) stays free of both.
-TRUSTED_ARRAY_MODULES = {"packed.py", "array_check.py", "array_recount.py", "array_digest.py", "compiled.py"}
+TRUSTED_ARRAY_MODULES = {
+    "packed.py",
+    "array_check.py",
+    "array_recount.py",
+    "array_digest.py",
+    "compiled.py",
+}
 
 
 @pytest.mark.parametrize("path", modules_in("trusted"), ids=relative)
 def test_trusted_imports_no_searcher(path):
-    forbidden = ("ortools", "z3", "pyverify.certify", "pyverify.sim", "pyverify.commands", "pyverify.reports", "pyverify.engines",
-                 "numba", "pyverify.inputs")
+    forbidden = (
+        "ortools",
+        "z3",
+        "pyverify.certify",
+        "pyverify.sim",
+        "pyverify.commands",
+        "pyverify.reports",
+        "pyverify.engines",
+        "numba",
+        "pyverify.inputs",
+    )
     if path.name not in TRUSTED_ARRAY_MODULES:
         forbidden += ("numpy",)
     bad = {name for name in imports_of(path) if name.startswith(forbidden)}
@@ -55,15 +70,25 @@ def test_the_array_modules_are_named():
     assert TRUSTED_ARRAY_MODULES <= {p.name for p in modules_in("trusted")}
 
 
-@pytest.mark.parametrize("path", [p for p in PACKAGE.rglob("*.py") if "commands" not in p.parts and p.name != "cli.py"],
-                         ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize(
+    "path",
+    [p for p in PACKAGE.rglob("*.py") if "commands" not in p.parts and p.name != "cli.py"],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
 def test_nothing_below_the_commands_imports_them(path):
     assert not {name for name in imports_of(path) if name.startswith("pyverify.commands")}
 
 
 @pytest.mark.parametrize("path", modules_in("inputs"), ids=relative)
 def test_inputs_layer_is_at_the_bottom(path):
-    upper = ("pyverify.sim", "pyverify.certify", "pyverify.lean", "pyverify.reports", "pyverify.cost", "pyverify.trusted")
+    upper = (
+        "pyverify.sim",
+        "pyverify.certify",
+        "pyverify.lean",
+        "pyverify.reports",
+        "pyverify.cost",
+        "pyverify.trusted",
+    )
     assert not {name for name in imports_of(path) if name.startswith(upper)}
 
 
@@ -73,11 +98,11 @@ def test_inputs_layer_is_at_the_bottom(path):
 #: (numba is lent to certify's own check from outside, pyverify/certify/accelerate.py).
 TRUSTED_THIRD_PARTY = {"numpy", "jsonschema"}
 #: Bounds on the pyverify code the trusted checker runs (12 modules, where the package's own
-#: closure was 44 modules and 7,709 lines): lines of code, without docstrings, comments and blank
-#: lines (1,362 now), and physical lines (2,037 now: check.py's docstrings state what each verdict
-#: rests on). The goal is 1,500 physical lines; the second bound holds what was reached.
-MAX_TRUSTED_CODE_LINES = 1500
-MAX_TRUSTED_PHYSICAL_LINES = 2050
+#: closure was 44 modules and 7,709 lines), as `ruff format` lays it out: lines of code, without
+#: docstrings, comments and blank lines (1,935 now), and physical lines (2,614 now). The goal is
+#: 1,500 physical lines; the bounds hold what was reached.
+MAX_TRUSTED_CODE_LINES = 1940
+MAX_TRUSTED_PHYSICAL_LINES = 2620
 
 
 def module_path(name: str) -> Path | None:
@@ -102,7 +127,11 @@ def imported_names(path: Path, package: str | None = None) -> set[str]:
     against ``package`` (default: the file's own); ``from X import y`` names ``X.y`` too (``y`` may be
     a submodule)."""
     if package is None:
-        package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+        package = (
+            module_name(path)
+            if path.name == "__init__.py"
+            else module_name(path).rpartition(".")[0]
+        )
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -147,11 +176,23 @@ def code_lines(path: Path) -> int:
     docstrings: set[int] = set()
     for node in ast.walk(ast.parse(text)):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
     lines: set[int] = set()
-    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    skip = {
+        tokenize.COMMENT,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENDMARKER,
+    }
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
         if token.type not in skip:
             lines.update(range(token.start[0], token.end[0] + 1))
@@ -160,12 +201,17 @@ def code_lines(path: Path) -> int:
 
 def test_the_trusted_closure_is_small_and_reads_no_input_module():
     found, _ = trusted_closure()
-    untrusted = sorted(name for name in found if name != "pyverify"
-                       and not name.startswith(("pyverify.trusted", "pyverify.errors")))
+    untrusted = sorted(
+        name
+        for name in found
+        if name != "pyverify" and not name.startswith(("pyverify.trusted", "pyverify.errors"))
+    )
     assert not untrusted, f"the trusted checker imports {untrusted}"
     code = sum(code_lines(path) for path in found.values())
     physical = sum(len(path.read_text(encoding="utf-8").splitlines()) for path in found.values())
-    assert code < MAX_TRUSTED_CODE_LINES, f"{code} lines of code in {len(found)} modules: {sorted(found)}"
+    assert code < MAX_TRUSTED_CODE_LINES, (
+        f"{code} lines of code in {len(found)} modules: {sorted(found)}"
+    )
     assert physical <= MAX_TRUSTED_PHYSICAL_LINES, f"{physical} lines in {len(found)} modules"
 
 
@@ -174,13 +220,20 @@ def test_the_trusted_closure_imports_only_the_listed_third_party_modules():
 
     _, outside = trusted_closure()
     for name, modules in outside.items():
-        bad = {module for module in modules if module not in sys.stdlib_module_names
-               and module != "__future__" and module not in TRUSTED_THIRD_PARTY}
+        bad = {
+            module
+            for module in modules
+            if module not in sys.stdlib_module_names
+            and module != "__future__"
+            and module not in TRUSTED_THIRD_PARTY
+        }
         assert not bad, f"{name} imports {sorted(bad)}"
 
 
 def test_the_closure_walk_follows_imports_inside_functions_and_relative_ones(tmp_path):
-    assert "pyverify.trusted.array_check" in imported_names(PACKAGE / "trusted" / "check.py")  # in a function
+    assert "pyverify.trusted.array_check" in imported_names(
+        PACKAGE / "trusted" / "check.py"
+    )  # in a function
     source = tmp_path / "m.py"
     source.write_text("def f():\n    from .reader import parse\n    from .. import inputs\n")
     found = imported_names(source, "pyverify.trusted")

@@ -40,23 +40,42 @@ TRACE = MOONCAKE_SYNTHETIC
 needs_trace = pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 
 
-@given(routed_instances(), st.one_of(st.none(), st.integers(1, 12)), st.sampled_from(EVICTIONS),
-       st.sampled_from([0.0, 0.25, 0.5]), st.data())
+@given(
+    routed_instances(),
+    st.one_of(st.none(), st.integers(1, 12)),
+    st.sampled_from(EVICTIONS),
+    st.sampled_from([0.0, 0.25, 0.5]),
+    st.data(),
+)
 def test_array_run_equals_the_simulator(case, capacity, eviction, fraction, data):
     chains, hosts, routing = case
     block = data.draw(st.integers(1, 8))
-    extra = [{"input_tokens": block * (len(chain) - 1) + data.draw(st.integers(1, 2 * block))} for chain in chains]
-    instance = Instance(name="t", hosts=hosts, chains=tuple(map(tuple, chains)), routing=tuple(routing),
-                        block_size_tokens=block, extra=tuple(extra))
+    extra = [
+        {"input_tokens": block * (len(chain) - 1) + data.draw(st.integers(1, 2 * block))}
+        for chain in chains
+    ]
+    instance = Instance(
+        name="t",
+        hosts=hosts,
+        chains=tuple(map(tuple, chains)),
+        routing=tuple(routing),
+        block_size_tokens=block,
+        extra=tuple(extra),
+    )
     trace = ColumnarTrace.from_instance(instance)
     window = Window(fraction)
     weights = token_weights(chains, block, extra)
     assert trace_token_weights(trace, "t").block_tokens.tolist() == weights.block_tokens.tolist()
-    for model, cache_of in ((POOLED, np.zeros(len(chains), dtype=np.int64)), (PER_HOST, np.asarray(routing))):
+    for model, cache_of in (
+        (POOLED, np.zeros(len(chains), dtype=np.int64)),
+        (PER_HOST, np.asarray(routing)),
+    ):
         run = simulate(chains, routing, model, capacity=capacity, eviction=eviction)
         hits = array_hits(trace, cache_of, capacity, eviction)
         assert hits.tolist() == list(run.hit_blocks), (model, capacity, eviction)
-        assert tally_offsets(trace.offsets, hits, trace_token_weights(trace, "t"), window) == tally(chains, run.hit_blocks, weights, window)
+        assert tally_offsets(trace.offsets, hits, trace_token_weights(trace, "t"), window) == tally(
+            chains, run.hit_blocks, weights, window
+        )
 
 
 # --- the command ----------------------------------------------------------------------
@@ -84,31 +103,68 @@ def python_json(capsys, *argv):
 @pytest.mark.parametrize("eviction", EVICTIONS)
 @pytest.mark.parametrize("model", [POOLED, PER_HOST])
 def test_engine_numpy_prints_what_the_simulator_prints(capsys, model, eviction):
-    argv = [str(TRACE), "--model", model, "--capacity-gib", "32", "--kv-model", "llama-3.3-70b",
-            "--eviction", eviction, "--warmup-fraction", "0.5", "--witness"]
+    argv = [
+        str(TRACE),
+        "--model",
+        model,
+        "--capacity-gib",
+        "32",
+        "--kv-model",
+        "llama-3.3-70b",
+        "--eviction",
+        eviction,
+        "--warmup-fraction",
+        "0.5",
+        "--witness",
+    ]
     same_report(python_json(capsys, *argv), simulate_json(capsys, *argv, "--engine", "numpy"))
 
 
 @needs_trace
 def test_auto_keeps_the_capacity_and_the_window(capsys, monkeypatch):
-    argv = [str(TRACE), "--model", "pooled", "--capacity-gib", "64", "--kv-model", "llama-3.3-70b", "--warmup-fraction", "0.5"]
+    argv = [
+        str(TRACE),
+        "--model",
+        "pooled",
+        "--capacity-gib",
+        "64",
+        "--kv-model",
+        "llama-3.3-70b",
+        "--warmup-fraction",
+        "0.5",
+    ]
     simulator = python_json(capsys, *argv)
-    monkeypatch.setattr(basic, "simulate_in_python", None)  # the default must not need the per-record path
+    monkeypatch.setattr(
+        basic, "simulate_in_python", None
+    )  # the default must not need the per-record path
     arrays = simulate_json(capsys, *argv)
     assert arrays["capacity"] == 409 and arrays["window"]["warmup_fraction"] == 0.5
     assert arrays == simulator
     # Uncapacitated, whole trace, no witness: on arrays too, with tokens and the digest.
     counted = simulate_json(capsys, str(TRACE), "--model", "pooled")
-    assert "engine" not in counted and counted["misses"] == 43924 and counted["measured"]["tokens"] == 61194628
+    assert (
+        "engine" not in counted
+        and counted["misses"] == 43924
+        and counted["measured"]["tokens"] == 61194628
+    )
     # --engine numpy still gives the plain count of blocks, naming the engine.
-    assert simulate_json(capsys, str(TRACE), "--model", "pooled", "--engine", "numpy")["engine"] == "numpy"
+    assert (
+        simulate_json(capsys, str(TRACE), "--model", "pooled", "--engine", "numpy")["engine"]
+        == "numpy"
+    )
 
 
 @needs_trace
-@pytest.mark.parametrize("flag", [["--capacity", "10"], ["--capacity-tokens", "5120"], ["--witness"]])
-def test_out_of_core_engines_refuse_what_they_cannot_count(capsys, flag):  # a window DuckDB measures: test_duckdb_measured.py
+@pytest.mark.parametrize(
+    "flag", [["--capacity", "10"], ["--capacity-tokens", "5120"], ["--witness"]]
+)
+def test_out_of_core_engines_refuse_what_they_cannot_count(
+    capsys, flag
+):  # a window DuckDB measures: test_duckdb_measured.py
     pytest.importorskip("duckdb")
-    status, out, err = run_cli(capsys, "simulate", str(TRACE), "--model", "pooled", "--engine", "duckdb", *flag)
+    status, out, err = run_cli(
+        capsys, "simulate", str(TRACE), "--model", "pooled", "--engine", "duckdb", *flag
+    )
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert "--engine duckdb: the out-of-core engines count uncapacitated caches" in err
 
@@ -118,22 +174,42 @@ def test_a_parquet_trace_with_hosts_is_folded_as_the_simulator_folds_it(capsys, 
     from pyverify.inputs.columnar import write_parquet
 
     rng = np.random.default_rng(3)
-    chains = [tuple(range(1000 * (i % 7), 1000 * (i % 7) + int(rng.integers(1, 9)))) for i in range(300)]
+    chains = [
+        tuple(range(1000 * (i % 7), 1000 * (i % 7) + int(rng.integers(1, 9)))) for i in range(300)
+    ]
     routing = tuple(int(h) for h in rng.integers(0, 8, len(chains)))
-    instance = Instance(name="hosts", hosts=8, chains=tuple(chains), routing=routing, block_size_tokens=16)
+    instance = Instance(
+        name="hosts", hosts=8, chains=tuple(chains), routing=routing, block_size_tokens=16
+    )
     path = tmp_path / "hosts.parquet"
     write_parquet(ColumnarTrace.from_instance(instance), path)
-    for argv in (["--model", "per-host", "--fleet", "4", "--capacity", "3", "--eviction", "leaf-lru"],
-                 ["--model", "per-host", "--capacity", "5"],
-                 ["--model", "pooled", "--capacity", "20", "--eviction", "fifo", "--witness"]):
-        same_report(python_json(capsys, str(path), *argv), simulate_json(capsys, str(path), *argv, "--engine", "numpy"))
+    for argv in (
+        ["--model", "per-host", "--fleet", "4", "--capacity", "3", "--eviction", "leaf-lru"],
+        ["--model", "per-host", "--capacity", "5"],
+        ["--model", "pooled", "--capacity", "20", "--eviction", "fifo", "--witness"],
+    ):
+        same_report(
+            python_json(capsys, str(path), *argv),
+            simulate_json(capsys, str(path), *argv, "--engine", "numpy"),
+        )
         assert simulate_json(capsys, str(path), *argv) == python_json(capsys, str(path), *argv)
 
 
 @needs_trace
 def test_routing_errors_name_the_file(capsys, tmp_path):
-    status, out, err = run_cli(capsys, "simulate", str(TRACE), "--model", "per-host", "--routing", "given",
-                               "--capacity", "10", "--engine", "numpy")
+    status, out, err = run_cli(
+        capsys,
+        "simulate",
+        str(TRACE),
+        "--model",
+        "per-host",
+        "--routing",
+        "given",
+        "--capacity",
+        "10",
+        "--engine",
+        "numpy",
+    )
     assert_one_line_error(status, out, err, str(TRACE), "routing")
 
 
@@ -151,8 +227,18 @@ def test_without_numba_the_simulator_answers(capsys, monkeypatch):
 
 @needs_trace
 def test_budgets_on_a_big_file_equal_the_budgets_on_chains(capsys, monkeypatch):
-    on_chains, on_arrays = small_then_big(capsys, monkeypatch, "budgets", str(TRACE), "--kv-model", "llama-3.3-70b",
-                                          "--eviction", "lru,fifo,leaf-lru,tail-first", "--warmup-fraction", "0.5")
+    on_chains, on_arrays = small_then_big(
+        capsys,
+        monkeypatch,
+        "budgets",
+        str(TRACE),
+        "--kv-model",
+        "llama-3.3-70b",
+        "--eviction",
+        "lru,fifo,leaf-lru,tail-first",
+        "--warmup-fraction",
+        "0.5",
+    )
     assert len(on_arrays["points"]["leaf-lru"]) == 15
     same_report(on_chains, on_arrays)
 
@@ -177,24 +263,49 @@ def test_counts_default_to_the_simulators_routing(capsys, tmp_path):
     from pyverify.inputs.columnar import write_parquet
 
     rng = np.random.default_rng(5)
-    chains = tuple(tuple(range(100 * (i % 9), 100 * (i % 9) + int(rng.integers(1, 6)))) for i in range(200))
-    routed = Instance(name="routed", hosts=8, chains=chains, routing=tuple(int(h) for h in rng.integers(0, 8, len(chains))))
+    chains = tuple(
+        tuple(range(100 * (i % 9), 100 * (i % 9) + int(rng.integers(1, 6)))) for i in range(200)
+    )
+    routed = Instance(
+        name="routed",
+        hosts=8,
+        chains=chains,
+        routing=tuple(int(h) for h in rng.integers(0, 8, len(chains))),
+    )
     parquet = tmp_path / "routed.parquet"
     write_parquet(ColumnarTrace.from_instance(routed), parquet)
     unrouted = tmp_path / "unrouted.json"
     unrouted.write_text(json.dumps(Instance(name="unrouted", hosts=4, chains=chains).to_json()))
     for path, argv in ((parquet, ["--fleet", "4"]), (parquet, []), (unrouted, [])):
         simulator = simulate_json(capsys, str(path), "--model", "per-host", *argv)
-        counted = simulate_json(capsys, str(path), "--model", "per-host", *argv, "--engine", "numpy")
+        counted = simulate_json(
+            capsys, str(path), "--model", "per-host", *argv, "--engine", "numpy"
+        )
         assert counted["engine"] == "numpy"
-        assert (counted["routing"], counted["fleet_size"], counted["misses"]) == \
-            (simulator["routing"], simulator["fleet_size"], simulator["misses"]), (path, argv)
+        assert (counted["routing"], counted["fleet_size"], counted["misses"]) == (
+            simulator["routing"],
+            simulator["fleet_size"],
+            simulator["misses"],
+        ), (path, argv)
 
 
 @needs_trace
-@pytest.mark.parametrize("model", [["--model", "pooled"], ["--model", "per-host", "--fleet", "8", "--routing", "prefix-hash"]])
+@pytest.mark.parametrize(
+    "model",
+    [["--model", "pooled"], ["--model", "per-host", "--fleet", "8", "--routing", "prefix-hash"]],
+)
 def test_mrc_on_a_big_file_equals_the_mrc_on_chains(capsys, monkeypatch, model):
-    on_chains, on_arrays = small_then_big(capsys, monkeypatch, "mrc", str(TRACE), *model, "--policy", "lru,opt",
-                                          "--capacities", "64,512,4096,20000", "--verify")
+    on_chains, on_arrays = small_then_big(
+        capsys,
+        monkeypatch,
+        "mrc",
+        str(TRACE),
+        *model,
+        "--policy",
+        "lru,opt",
+        "--capacities",
+        "64,512,4096,20000",
+        "--verify",
+    )
     assert on_arrays["verified"] is True and "token_hit_rate" in on_arrays["points"][0]
     same_report(on_chains, on_arrays)

@@ -16,7 +16,19 @@ from .conftest import LAB_INSTANCE, MOONCAKE_SYNTHETIC, NO_MOONCAKE, REPO
 @pytest.fixture(scope="module")
 def audit_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("audit") / "audit-out"
-    assert main(["audit", str(LAB_INSTANCE), "-o", str(out), "--registry", str(REPO / "lean" / "theorems.json")]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                str(LAB_INSTANCE),
+                "-o",
+                str(out),
+                "--registry",
+                str(REPO / "lean" / "theorems.json"),
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -39,15 +51,32 @@ def test_report_directory_has_everything(audit_dir):
 def test_summary_numbers(audit_dir):
     summary = json.loads((audit_dir / "summary.json").read_text())
     certs = summary["certificates"]
-    assert (certs["pooled"]["status"], certs["pooled"]["objective"], certs["pooled"]["bound"]) == ("OPTIMAL", 32, 32)
-    assert (certs["per-host"]["status"], certs["per-host"]["objective"], certs["per-host"]["bound"]) == ("OPTIMAL", 338, 338)
+    assert (certs["pooled"]["status"], certs["pooled"]["objective"], certs["pooled"]["bound"]) == (
+        "OPTIMAL",
+        32,
+        32,
+    )
+    assert (
+        certs["per-host"]["status"],
+        certs["per-host"]["objective"],
+        certs["per-host"]["bound"],
+    ) == ("OPTIMAL", 338, 338)
     rows = {row["fleet_size"]: row for row in summary["sweep"]["rows"]}
     assert rows[2]["per_host_hit_rate"] == 0.875 and rows[16]["per_host_misses"] == 338
     assert all(row["pooled_hit_rate"] == 0.9375 for row in rows.values())
     assert summary["lean"]["ok"] and all(t["axioms"] == [] for t in summary["lean"]["theorems"])
     links = [entry["link"] for entry in summary["bridge"]["certificates"]]
     assert [(link["covered"], link["agrees"]) for link in links] == [(True, True), (True, True)]
-    assert [step["step"] for step in summary["steps"]] == ["validate", "sweep", "memory limit", "certify", "verify", "lean check", "bridge", "report"]
+    assert [step["step"] for step in summary["steps"]] == [
+        "validate",
+        "sweep",
+        "memory limit",
+        "certify",
+        "verify",
+        "lean check",
+        "bridge",
+        "report",
+    ]
     # The memory-limit section, recounted here from the instance with the LRU reference and the MIN oracle.
     from pyverify.certify.belady import belady_misses
     from pyverify.inputs.model import load_instance
@@ -87,11 +116,25 @@ def test_bad_instance_leaves_no_report(tmp_path, capsys):
 def test_rerun_replaces_the_old_report(tmp_path):
     out = tmp_path / "out"
     registry = str(REPO / "lean" / "theorems.json")
-    assert main(["audit", str(REPO / "instances" / "greedy-gap-30.json"), "-o", str(out), "--registry", registry]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                str(REPO / "instances" / "greedy-gap-30.json"),
+                "-o",
+                str(out),
+                "--registry",
+                registry,
+            ]
+        )
+        == 0
+    )
     stale = sorted(p.name for p in (out / "certificates").iterdir())
     assert main(["audit", str(LAB_INSTANCE), "-o", str(out), "--registry", registry]) == 0
     now = sorted(p.name for p in (out / "certificates").iterdir())
-    assert now == ["lab-512x32x16.per-host.json", "lab-512x32x16.pooled.json"] and not set(stale) & set(now)
+    assert now == ["lab-512x32x16.per-host.json", "lab-512x32x16.pooled.json"] and not set(
+        stale
+    ) & set(now)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside it
     # A file of the user's in the report is never replaced with it (tests/robustness/test_faults.py has the cases).
     (out / "mine.txt").write_text("mine")
@@ -127,7 +170,9 @@ def test_html_report_shows_each_lean_statement_as_a_code_block(audit_dir):
     stated = [fact for entry in summary["bridge"]["certificates"] for fact in entry["general_fact"]]
     assert stated
     for fact in stated:
-        assert any(block.strip().startswith(f"{fact['theorem']} : ") for block in parser.pre), fact["theorem"]
+        assert any(block.strip().startswith(f"{fact['theorem']} : ") for block in parser.pre), fact[
+            "theorem"
+        ]
 
 
 def test_audit_of_the_mooncake_trace(tmp_path):
@@ -140,9 +185,26 @@ def test_audit_of_the_mooncake_trace(tmp_path):
     from .helpers import flat_lru_misses
 
     out = tmp_path / "report"
-    assert main(["audit", str(trace), "-o", str(out), "--registry", str(REPO / "lean" / "theorems.json")]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                str(trace),
+                "-o",
+                str(out),
+                "--registry",
+                str(REPO / "lean" / "theorems.json"),
+            ]
+        )
+        == 0
+    )
     summary = json.loads((out / "summary.json").read_text())
-    pages = [block for line in trace.read_text().splitlines() if line.strip() for block in json.loads(line)["hash_ids"]]
+    pages = [
+        block
+        for line in trace.read_text().splitlines()
+        if line.strip()
+        for block in json.loads(line)["hash_ids"]
+    ]
     assert summary["certificates"]["pooled"]["objective"] == len(set(pages))
     local = summary["memory_limit"]["local_vs_global"]
     assert (local["nodes"], local["node_capacity_blocks"]) == (16, 3_000_000 // 512)
@@ -163,7 +225,11 @@ def test_the_report_words_solver_records_as_the_certifiers(audit_dir):
         assert cert["solver_times_s"]["checked"] == NOT_RECHECKED
         records = json.loads((audit_dir / cert["file"]).read_text())["solvers"]
         for record in filter(None, records.values()):
-            shown = [line for line in text if record["version"] in line or f"{record['wall_time_s']} s" in line]
+            shown = [
+                line
+                for line in text
+                if record["version"] in line or f"{record['wall_time_s']} s" in line
+            ]
             assert shown, (model, record["name"])
             assert all(NOT_RECHECKED in line for line in shown), shown
 
@@ -176,7 +242,10 @@ def test_the_report_says_what_to_trust_and_where_the_node_size_comes_from(tmp_pa
 
     assert main(["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "rep")]) == 0
     report = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
-    assert "## With a memory limit (simulation and Belady's MIN): one pooled cache, then 16 per-host caches" in report
+    assert (
+        "## With a memory limit (simulation and Belady's MIN): one pooled cache, then 16 per-host caches"
+        in report
+    )
     assert "Each node in the local-against-global line holds 2 blocks, an equal share" in report
     assert "## What you must trust" in report and "pyverify/trusted/check.py" in report
     assert "covers caches with no size limit and no eviction" not in report
@@ -186,11 +255,21 @@ def test_the_report_says_what_to_trust_and_where_the_node_size_comes_from(tmp_pa
 def test_the_node_size_is_an_option(tmp_path, capsys):
     from pyverify.cli import main
 
-    assert main(["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "rep"), "--node-blocks", "4"]) == 0
+    assert (
+        main(["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "rep"), "--node-blocks", "4"]) == 0
+    )
     report = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
-    assert "Each node in the local-against-global line holds 4 blocks, as `audit --node-blocks` asked." in report
+    assert (
+        "Each node in the local-against-global line holds 4 blocks, as `audit --node-blocks` asked."
+        in report
+    )
     capsys.readouterr()
-    assert main(["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "other"), "--node-tokens", "1000"]) == 2
+    assert (
+        main(["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "other"), "--node-tokens", "1000"])
+        == 2
+    )
     err = capsys.readouterr().err
-    assert f"{LAB_INSTANCE}: block_size_tokens: not given, so --node-tokens cannot be converted" in err
+    assert (
+        f"{LAB_INSTANCE}: block_size_tokens: not given, so --node-tokens cannot be converted" in err
+    )
     assert not (tmp_path / "other").exists()

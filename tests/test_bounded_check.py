@@ -42,7 +42,11 @@ def test_command(capsys):
     status = main(["bounded-check", "-n", "5", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert status == 0
-    assert out["results"][0]["proved"] and out["results"][0]["max_length"] == 5 and out["results"][0]["openings"] == 5
+    assert (
+        out["results"][0]["proved"]
+        and out["results"][0]["max_length"] == 5
+        and out["results"][0]["openings"] == 5
+    )
 
 
 def test_command_search_and_text(capsys):

@@ -44,7 +44,9 @@ def lab_certificates(tmp_path_factory):
     directory = tmp_path_factory.mktemp("proofs")
     instance = load_instance(LAB_INSTANCE)
     for model in ("pooled", "per-host"):
-        done = certify(instance, model, None, 60.0, [], use_z3=True, instance_path=str(LAB_INSTANCE))
+        done = certify(
+            instance, model, None, 60.0, [], use_z3=True, instance_path=str(LAB_INSTANCE)
+        )
         write_certificate(done.certificate, directory / f"lab.{model}.json", LAB_INSTANCE)
     return directory
 
@@ -86,7 +88,10 @@ def test_predicted_counts_are_recomputed_from_the_file(proofs, lean_result):
     raw = json.loads(LAB_INSTANCE.read_text())
     openings = {r["blocks"][0] for r in raw["requests"]}
     pairs = {(r["host"], r["blocks"][0]) for r in raw["requests"]}
-    predicted = {e.certificate_data["cache_model"]["model"]: e.link.predicted for e in bridge(proofs, lean_result).entries}
+    predicted = {
+        e.certificate_data["cache_model"]["model"]: e.link.predicted
+        for e in bridge(proofs, lean_result).entries
+    }
     assert predicted == {"pooled": len(openings), "per-host": len(pairs)}
 
 
@@ -98,12 +103,26 @@ def test_report_passes_the_wording_guard(proofs, lean_result):
 
 def test_capacitated_certificate_is_not_covered_and_not_an_error(tmp_path, lean_result):
     instance_path = tmp_path / "small.json"
-    instance_path.write_text(json.dumps({
-        "format": "pyverify.instance/1", "name": "small", "hosts": 1,
-        "requests": [{"blocks": [b], "host": 0} for b in (1, 2, 3, 1, 2, 3, 1)],
-    }))
+    instance_path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "small",
+                "hosts": 1,
+                "requests": [{"blocks": [b], "host": 0} for b in (1, 2, 3, 1, 2, 3, 1)],
+            }
+        )
+    )
     proofs = tmp_path / "proofs"
-    done = certify(load_instance(instance_path), "pooled", 2, 30.0, [], use_z3=True, instance_path=str(instance_path))
+    done = certify(
+        load_instance(instance_path),
+        "pooled",
+        2,
+        30.0,
+        [],
+        use_z3=True,
+        instance_path=str(instance_path),
+    )
     write_certificate(done.certificate, proofs / "small.json", instance_path)
     report = run_bridge(proofs, REGISTRY, [tmp_path], lean_result)
     (entry,) = report.entries
@@ -117,7 +136,9 @@ def test_capacitated_certificate_is_not_covered_and_not_an_error(tmp_path, lean_
 
 def test_overclaiming_scope_is_refused(proofs, lean_result):
     edit_json(proofs / "lab.pooled.json", lambda c: c["claim"].update(scope="every instance"))
-    with pytest.raises(CheckFailed, match=r"lab.pooled.json: claim.scope: 'every instance' overclaims"):
+    with pytest.raises(
+        CheckFailed, match=r"lab.pooled.json: claim.scope: 'every instance' overclaims"
+    ):
         bridge(proofs, lean_result)
 
 
@@ -128,30 +149,57 @@ def test_tampered_certificate_is_refused(proofs, lean_result):
 
 
 def test_certificate_for_an_unknown_instance_is_refused(proofs, lean_result):
-    edit_json(proofs / "lab.pooled.json", lambda c: c["instance"].update(sha256="0" * 64, content_sha256="0" * 64,
-                                                                       path="nowhere.json"))
+    edit_json(
+        proofs / "lab.pooled.json",
+        lambda c: c["instance"].update(
+            sha256="0" * 64, content_sha256="0" * 64, path="nowhere.json"
+        ),
+    )
     with pytest.raises(CheckFailed, match="no instance file in .* hashes to 0000"):
         bridge(proofs, lean_result)
 
 
 def test_unknown_theorem_is_refused(proofs, lean_result):
     edit_json(proofs / "lab.pooled.json", lambda c: c.update(theorem="pooled_is_best_everywhere"))
-    with pytest.raises(CheckFailed, match="names 'pooled_is_best_everywhere', which is not in the theorem registry"):
+    with pytest.raises(
+        CheckFailed, match="names 'pooled_is_best_everywhere', which is not in the theorem registry"
+    ):
         bridge(proofs, lean_result)
 
 
-def test_capacitated_certificate_linked_to_the_uncapacitated_theorem_is_refused(tmp_path, lean_result):
+def test_capacitated_certificate_linked_to_the_uncapacitated_theorem_is_refused(
+    tmp_path, lean_result
+):
     instance_path = tmp_path / "small.json"
-    instance_path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "small", "hosts": 1,
-                                         "requests": [{"blocks": [b], "host": 0} for b in (1, 2, 1, 3, 1)]}))
-    done = certify(load_instance(instance_path), "pooled", 1, 30.0, [], use_z3=True, instance_path=str(instance_path))
+    instance_path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "small",
+                "hosts": 1,
+                "requests": [{"blocks": [b], "host": 0} for b in (1, 2, 1, 3, 1)],
+            }
+        )
+    )
+    done = certify(
+        load_instance(instance_path),
+        "pooled",
+        1,
+        30.0,
+        [],
+        use_z3=True,
+        instance_path=str(instance_path),
+    )
     cert = copy.deepcopy(done.certificate)
     cert["theorem"] = "pooled_misses_eq_distinct"
     proofs = tmp_path / "proofs"
     proofs.mkdir()
     (proofs / "small.json").write_text(json.dumps(cert))
-    with pytest.raises(CheckFailed, match="names 'pooled_misses_eq_distinct', which is not about this certificate's model "
-                                          r"\(one pooled cache, capacity 1 blocks per cache, .*\): it is about caches with no capacity"):
+    with pytest.raises(
+        CheckFailed,
+        match="names 'pooled_misses_eq_distinct', which is not about this certificate's model "
+        r"\(one pooled cache, capacity 1 blocks per cache, .*\): it is about caches with no capacity",
+    ):
         run_bridge(proofs, REGISTRY, [tmp_path], lean_result)
 
 
@@ -171,7 +219,9 @@ def test_registry_statement_and_hash_both_edited_is_refused(tmp_path, proofs, le
     entry["statement"] = entry["statement"].replace("distinct_count", "pooled_misses")
     entry["statement_sha256"] = hashlib.sha256(entry["statement"].encode()).hexdigest()
     registry.write_text(json.dumps(data))
-    with pytest.raises(CheckFailed, match="pooled_misses_eq_distinct: statement differs from what Lean prints"):
+    with pytest.raises(
+        CheckFailed, match="pooled_misses_eq_distinct: statement differs from what Lean prints"
+    ):
         bridge(proofs, lean_result, registry)
 
 
@@ -179,7 +229,11 @@ def test_failed_lean_check_is_refused(tmp_path, proofs):
     project = tmp_path / "lean"
     shutil.copytree(REPO / "lean", project, ignore=shutil.ignore_patterns(".lake"))
     pooled = project / "PrefixPool" / "Pooled.lean"
-    pooled.write_text(pooled.read_text().replace("cache_misses_nil_eq_count Natural.eqb_lawful requests", "rfl", 1))
+    pooled.write_text(
+        pooled.read_text().replace(
+            "cache_misses_nil_eq_count Natural.eqb_lawful requests", "rfl", 1
+        )
+    )
     failed = runner.check(project, emit=lambda line: None)
     assert not failed.ok
     with pytest.raises(CheckFailed, match="the Lean check has not passed on the current sources"):
@@ -188,7 +242,17 @@ def test_failed_lean_check_is_refused(tmp_path, proofs):
 
 def test_cli_refusal_is_one_line_exit_1(proofs, capsys):
     edit_json(proofs / "lab.pooled.json", lambda c: c["claim"].update(scope="all fleets"))
-    status = main(["bridge", "--proofs", str(proofs), "--registry", str(REGISTRY), "--instances", str(REPO / "instances")])
+    status = main(
+        [
+            "bridge",
+            "--proofs",
+            str(proofs),
+            "--registry",
+            str(REGISTRY),
+            "--instances",
+            str(REPO / "instances"),
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 1
     assert err.count("\n") == 1 and err.startswith("pyverify: refused: ") and "overclaims" in err
@@ -196,16 +260,31 @@ def test_cli_refusal_is_one_line_exit_1(proofs, capsys):
 
 def test_block_chains_link_to_the_block_theorems(tmp_path, lean_result):
     instance_path = tmp_path / "chains.json"
-    instance_path.write_text(json.dumps({
-        "format": "pyverify.instance/1", "name": "chains", "hosts": 2,
-        "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [1, 3], "host": 1}, {"blocks": [1, 2, 4], "host": 1}],
-    }))
+    instance_path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "chains",
+                "hosts": 2,
+                "requests": [
+                    {"blocks": [1, 2], "host": 0},
+                    {"blocks": [1, 3], "host": 1},
+                    {"blocks": [1, 2, 4], "host": 1},
+                ],
+            }
+        )
+    )
     proofs = tmp_path / "proofs"
     instance = load_instance(instance_path)
     for model in ("pooled", "per-host"):
-        done = certify(instance, model, None, 30.0, [], use_z3=True, instance_path=str(instance_path))
+        done = certify(
+            instance, model, None, 30.0, [], use_z3=True, instance_path=str(instance_path)
+        )
         write_certificate(done.certificate, proofs / f"{model}.json", instance_path)
-    entries = {e.certificate_data["cache_model"]["model"]: e for e in run_bridge(proofs, REGISTRY, [tmp_path], lean_result).entries}
+    entries = {
+        e.certificate_data["cache_model"]["model"]: e
+        for e in run_bridge(proofs, REGISTRY, [tmp_path], lean_result).entries
+    }
     pooled, per_host = entries["pooled"], entries["per-host"]
     assert pooled.theorems[0].name == "pooled_block_misses_eq_distinct"
     assert pooled.link.covered and pooled.link.predicted == 4 and pooled.link.agrees
@@ -218,7 +297,11 @@ def test_block_chains_link_to_the_block_theorems(tmp_path, lean_result):
     assert all(h.holds for h in per_host.link.hypotheses)
     assert "prefix-closed chains" in [h.text for h in per_host.link.hypotheses]
     # Without the block theorem in the registry, the opening theorems do not cover these chains.
-    registry = {name: t for name, t in load_registry(REGISTRY).items() if name != "per_host_block_misses_eq_distinct_pairs"}
+    registry = {
+        name: t
+        for name, t in load_registry(REGISTRY).items()
+        if name != "per_host_block_misses_eq_distinct_pairs"
+    }
     entry = link_certificate(proofs / "per-host.json", instance_path, registry)
     assert entry.theorems[0].name == "per_host_misses_eq_distinct_pairs"
     assert not entry.link.covered and "openings" in entry.link.why_not
@@ -228,31 +311,64 @@ def test_per_host_block_theorem_needs_prefix_closure(tmp_path):
     """Instances are prefix-closed when loaded; the bridge checks it again
     itself before citing the per-host block theorem, on the whole trace."""
     crossed = Instance(name="crossed", hosts=2, chains=((1, 2), (3, 2)), routing=(0, 1))
-    cert = {"cache_model": {"model": "per-host", "eviction": "offline-optimal", "warm_start": False, "capacity": None}}
+    cert = {
+        "cache_model": {
+            "model": "per-host",
+            "eviction": "offline-optimal",
+            "warm_start": False,
+            "capacity": None,
+        }
+    }
     found = {h.text: h for h in hypotheses_for(cert, crossed, openings_only=False)}
     assert not found["prefix-closed chains"].holds
     tree = Instance(name="tree", hosts=2, chains=((1, 2), (1, 3), (1, 2, 4)), routing=(0, 1, 1))
     assert all(h.holds for h in hypotheses_for(cert, tree, openings_only=False))
     assert predicted_misses("per-host", tree) == (6, "distinct (host, block) pairs")
-    assert choose_theorems("per-host", tree, load_registry(REGISTRY)) == (["per_host_block_misses_eq_distinct_pairs"], False)
+    assert choose_theorems("per-host", tree, load_registry(REGISTRY)) == (
+        ["per_host_block_misses_eq_distinct_pairs"],
+        False,
+    )
 
 
 def test_per_host_block_certificate_with_a_wrong_count_is_refused(tmp_path, lean_result):
     """A verified per-host certificate on chains whose objective is not the pair
     count is refused by the bridge (the verify step is stubbed to pass here)."""
     instance_path = tmp_path / "chains.json"
-    instance_path.write_text(json.dumps({
-        "format": "pyverify.instance/1", "name": "chains", "hosts": 2,
-        "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [1, 3], "host": 1}, {"blocks": [1, 2, 4], "host": 1}],
-    }))
-    done = certify(load_instance(instance_path), "per-host", None, 30.0, [], use_z3=True, instance_path=str(instance_path))
+    instance_path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "chains",
+                "hosts": 2,
+                "requests": [
+                    {"blocks": [1, 2], "host": 0},
+                    {"blocks": [1, 3], "host": 1},
+                    {"blocks": [1, 2, 4], "host": 1},
+                ],
+            }
+        )
+    )
+    done = certify(
+        load_instance(instance_path),
+        "per-host",
+        None,
+        30.0,
+        [],
+        use_z3=True,
+        instance_path=str(instance_path),
+    )
     cert = copy.deepcopy(done.certificate)
     cert["objective"] = 5
     path = tmp_path / "per-host.json"
     path.write_text(json.dumps(cert))
-    with pytest.raises(CheckFailed, match="objective 5 differs from the 6 distinct \\(host, block\\) pairs that "
-                                          "per_host_block_misses_eq_distinct_pairs predicts"):
-        link_certificate(path, instance_path, load_registry(REGISTRY), verify=lambda c, i: (0, ["OK"]), raw=cert)
+    with pytest.raises(
+        CheckFailed,
+        match="objective 5 differs from the 6 distinct \\(host, block\\) pairs that "
+        "per_host_block_misses_eq_distinct_pairs predicts",
+    ):
+        link_certificate(
+            path, instance_path, load_registry(REGISTRY), verify=lambda c, i: (0, ["OK"]), raw=cert
+        )
 
 
 def test_instance_is_found_by_content_in_any_file(tmp_path):
@@ -261,8 +377,21 @@ def test_instance_is_found_by_content_in_any_file(tmp_path):
     from pyverify.lean.bridge import find_instance
 
     cert_path = tmp_path / "gap.json"
-    assert main(["certify", str(REPO / "instances" / "greedy-gap-30.json"), "--model", "pooled", "--capacity", "4",
-                 "-o", str(cert_path)]) == 0
+    assert (
+        main(
+            [
+                "certify",
+                str(REPO / "instances" / "greedy-gap-30.json"),
+                "--model",
+                "pooled",
+                "--capacity",
+                "4",
+                "-o",
+                str(cert_path),
+            ]
+        )
+        == 0
+    )
     raw = json.loads(cert_path.read_text())
     assert "content_sha256" in raw["instance"]
     search = tmp_path / "elsewhere"
@@ -290,8 +419,16 @@ def test_a_trace_certificates_report_says_which_hash_was_checked(tmp_path):
     trace.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [1, 3]}\n{"hash_ids": [1, 2, 4]}\n')
     assert main(["certify", str(trace), "--model", "pooled", "-o", str(tmp_path / "c.json")]) == 0
     cert = json.loads((tmp_path / "c.json").read_text())
-    entry = BridgeEntry(certificate="c.json", instance_file=str(trace), certificate_data=cert,
-                        verify_lines=[], theorems=[], link=None)
+    entry = BridgeEntry(
+        certificate="c.json",
+        instance_file=str(trace),
+        certificate_data=cert,
+        verify_lines=[],
+        theorems=[],
+        link=None,
+    )
     line = next(line for line in instance_fact_markdown(entry) if line.startswith("- instance:"))
     content, sha = cert["instance"]["content_sha256"], cert["instance"]["sha256"]
-    assert f"content digest `{content}` (checked)" in line and f"SHA-256 `{sha}` not checked" in line
+    assert (
+        f"content digest `{content}` (checked)" in line and f"SHA-256 `{sha}` not checked" in line
+    )

@@ -24,8 +24,36 @@ from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
 from tests.test_columnar import parsed_as_strict, random_chains, same_as_strict, write_lines  # noqa: E402
 
 # Fragments a hostile line may carry in place of a value, a key or a separator.
-HOSTILE = ["-1", "1.5", "1e3", "1E3", "true", "null", "01", "9223372036854775808", "1234567890123456789", '"7"',
-           "NaN", "Infinity", "[]", "{}", "[0,]", "\\u0030", "\ufeff", "\r", "\t", "", " ", ",", "}", "{", "]", "[", '"', ":"]
+HOSTILE = [
+    "-1",
+    "1.5",
+    "1e3",
+    "1E3",
+    "true",
+    "null",
+    "01",
+    "9223372036854775808",
+    "1234567890123456789",
+    '"7"',
+    "NaN",
+    "Infinity",
+    "[]",
+    "{}",
+    "[0,]",
+    "\\u0030",
+    "\ufeff",
+    "\r",
+    "\t",
+    "",
+    " ",
+    ",",
+    "}",
+    "{",
+    "]",
+    "[",
+    '"',
+    ":",
+]
 KEYS = ["hash_ids", "timestamp", "input_length", "output_length"]
 
 
@@ -34,15 +62,28 @@ def lines(draw, index: int):
     """One line: a plain Mooncake line with random spacing and key order, sometimes broken by a hostile fragment."""
     chain = draw(st.lists(st.integers(0, 6), min_size=1, max_size=5))
     members = {"hash_ids": chain}
-    if index > 0 and draw(st.integers(0, 5)) == 0:  # kvcache-simulator's fields, on a later line only
+    if (
+        index > 0 and draw(st.integers(0, 5)) == 0
+    ):  # kvcache-simulator's fields, on a later line only
         key = draw(st.sampled_from(["block_size", "block_tokens"]))
-        members[key] = draw(st.sampled_from([16, 64])) if key == "block_size" else [draw(st.integers(1, 600)) for _ in chain]
+        members[key] = (
+            draw(st.sampled_from([16, 64]))
+            if key == "block_size"
+            else [draw(st.integers(1, 600)) for _ in chain]
+        )
     for key in KEYS[1:]:
         if draw(st.booleans()):
             members[key] = index if key == "timestamp" else draw(st.integers(0, 10**6))
     order = draw(st.permutations(list(members)))
     space = draw(st.sampled_from(["", " ", "  "]))
-    text = "{" + ("," + space).join(f'"{key}"{space}:{space}{json.dumps(members[key], separators=(",", space + ""))}' for key in order) + "}"
+    text = (
+        "{"
+        + ("," + space).join(
+            f'"{key}"{space}:{space}{json.dumps(members[key], separators=(",", space + ""))}'
+            for key in order
+        )
+        + "}"
+    )
     numbers = [match.span() for match in re.finditer(r"[0-9]+", text)]
     if draw(st.integers(0, 3)) == 0:  # a value replaced by a hostile one
         begin, end = draw(st.sampled_from(numbers))
@@ -50,9 +91,19 @@ def lines(draw, index: int):
     elif draw(st.integers(0, 3)) == 0:  # broken somewhere
         at = draw(st.integers(0, len(text)))
         cut = draw(st.integers(0, 3))
-        text = text[:at] + draw(st.sampled_from(HOSTILE)) + text[at + cut:]
+        text = text[:at] + draw(st.sampled_from(HOSTILE)) + text[at + cut :]
     if draw(st.integers(0, 9)) == 0:
-        text = draw(st.sampled_from(['{"hash_ids": [0], "hash_ids": [0]}', '{"hash_ids": [0], "x": 1}', "", " ", '{"timestamp": 1}']))
+        text = draw(
+            st.sampled_from(
+                [
+                    '{"hash_ids": [0], "hash_ids": [0]}',
+                    '{"hash_ids": [0], "x": 1}',
+                    "",
+                    " ",
+                    '{"timestamp": 1}',
+                ]
+            )
+        )
     return text
 
 
@@ -76,7 +127,9 @@ def assert_same_trace(mine: ColumnarTrace, theirs: ColumnarTrace) -> None:
     assert np.array_equal(mine.ids, theirs.ids) and np.array_equal(mine.offsets, theirs.offsets)
     for name in ("timestamps", "input_tokens", "output_tokens", "block_tokens"):
         a, b = getattr(mine, name), getattr(theirs, name)
-        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b, equal_nan=True)), name
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b, equal_nan=True)), (
+            name
+        )
     assert mine.block_size_tokens == theirs.block_size_tokens
     assert content_sha256(mine) == content_sha256(theirs)
     assert np.array_equal(first_references(mine.ids), first_references(theirs.ids))
@@ -88,9 +141,13 @@ def always_compiled(monkeypatch):
     monkeypatch.setattr(jsonl_module, "MIN_BYTES", 0)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(files(), st.booleans())
-def test_byte_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_path_factory, monkeypatch, data, split):
+def test_byte_parser_accepts_only_what_the_strict_reader_reads_the_same(
+    tmp_path_factory, monkeypatch, data, split
+):
     """Whole, and cut in two halves parsed on two threads (as a big file is), timestamps checked across the cut."""
     path = tmp_path_factory.mktemp("bytes") / "t.jsonl"
     path.write_bytes(data)
@@ -105,7 +162,9 @@ def test_byte_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_path
         assert_same_trace(mine, strict)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(files())
 def test_reader_with_the_byte_parser_gives_the_strict_result_or_error(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("reader") / "t.jsonl"
@@ -131,8 +190,17 @@ def test_byte_parser_takes_a_plain_mooncake_file(tmp_path, seed):
     if seed % 2:  # sparse ids of up to 19 digits: beyond the parser's 18, left to the other readers
         return
     assert parsed is not None
-    same_as_strict(ColumnarTrace(name="t", ids=parsed[0], offsets=parsed[1], timestamps=parsed[2], input_tokens=parsed[3],
-                                 output_tokens=parsed[4]), path)
+    same_as_strict(
+        ColumnarTrace(
+            name="t",
+            ids=parsed[0],
+            offsets=parsed[1],
+            timestamps=parsed[2],
+            input_tokens=parsed[3],
+            output_tokens=parsed[4],
+        ),
+        path,
+    )
 
 
 def test_timestamps_that_go_back_across_the_cut_are_declined(monkeypatch):
@@ -140,7 +208,10 @@ def test_timestamps_that_go_back_across_the_cut_are_declined(monkeypatch):
     forward = b'{"hash_ids": [0], "timestamp": 1}\n{"hash_ids": [0, 1]}\n{"hash_ids": [0], "timestamp": 2}\n'
     assert len(byte_parse._parts(forward)) == 2
     assert read_mooncake_bytes(forward, MAX_LINE_BYTES)[2].tolist()[::2] == [1.0, 2.0]
-    assert read_mooncake_bytes(forward.replace(b'"timestamp": 1', b'"timestamp": 3'), MAX_LINE_BYTES) is None
+    assert (
+        read_mooncake_bytes(forward.replace(b'"timestamp": 1', b'"timestamp": 3'), MAX_LINE_BYTES)
+        is None
+    )
 
 
 def test_a_huge_line_is_declined(tmp_path):

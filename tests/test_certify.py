@@ -39,9 +39,17 @@ def test_lab_certified_fast(lab, model, expected):
     done = certify(lab, model, None, time_limit=60, instance_path=str(LAB_INSTANCE))
     elapsed = time.perf_counter() - started
     cert = done.certificate
-    assert (cert["status"], cert["objective"], cert["bound"], cert["floor"]) == ("OPTIMAL", expected, expected, expected)
+    assert (cert["status"], cert["objective"], cert["bound"], cert["floor"]) == (
+        "OPTIMAL",
+        expected,
+        expected,
+        expected,
+    )
     assert cert["solvers"]["cp-sat"]["status"] == "OPTIMAL"
-    assert (cert["solvers"]["z3"]["at_objective"], cert["solvers"]["z3"]["below_objective"]) == ("sat", "unsat")
+    assert (cert["solvers"]["z3"]["at_objective"], cert["solvers"]["z3"]["below_objective"]) == (
+        "sat",
+        "unsat",
+    )
     assert done.cpsat.wall_time_s < 10 and done.z3.wall_time_s < 10 and elapsed < 20
 
 
@@ -50,13 +58,25 @@ def test_certify_command_summary_and_file(capsys, tmp_path):
     status = main(["certify", str(LAB_INSTANCE), "--model", "pooled", "-o", str(out_path)])
     out = capsys.readouterr().out
     assert status == 0
-    assert "status        OPTIMAL" in out and "misses        32" in out and "bound         32" in out
+    assert (
+        "status        OPTIMAL" in out and "misses        32" in out and "bound         32" in out
+    )
     assert "Z3            confirmed" in out
     assert verify_quiet(str(out_path), str(LAB_INSTANCE))[0] == 0
 
 
 def test_certify_json(capsys):
-    status = main(["certify", str(REPO / "instances" / "greedy-gap-30.json"), "--model", "pooled", "--capacity", "4", "--json"])
+    status = main(
+        [
+            "certify",
+            str(REPO / "instances" / "greedy-gap-30.json"),
+            "--model",
+            "pooled",
+            "--capacity",
+            "4",
+            "--json",
+        ]
+    )
     summary = json.loads(capsys.readouterr().out)
     assert status == 0
     assert (summary["status"], summary["objective"], summary["bound"]) == ("OPTIMAL", 24, 24)
@@ -83,7 +103,9 @@ def test_certify_bad_flags(capsys, argv, message):
 
 def test_certify_malformed_instance_leaves_no_file(capsys, tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"format": "pyverify.instance/1", "name": "x", "hosts": 1, "requests": [{"blocks": []}]}')
+    bad.write_text(
+        '{"format": "pyverify.instance/1", "name": "x", "hosts": 1, "requests": [{"blocks": []}]}'
+    )
     out = tmp_path / "cert.json"
     status = main(["certify", str(bad), "--model", "pooled", "-o", str(out)])
     err = capsys.readouterr().err
@@ -93,7 +115,16 @@ def test_certify_malformed_instance_leaves_no_file(capsys, tmp_path):
 
 def test_per_host_needs_routing(capsys, tmp_path):
     path = tmp_path / "i.json"
-    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "x", "hosts": 2, "requests": [{"blocks": [1]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "x",
+                "hosts": 2,
+                "requests": [{"blocks": [1]}],
+            }
+        )
+    )
     status = main(["certify", str(path), "--model", "per-host"])
     assert status == 2 and "gives none" in capsys.readouterr().err
 
@@ -125,7 +156,9 @@ def test_time_limit_never_yields_optimal(tmp_path):
     path.write_text(json.dumps(instance.to_json()))
     done = certify(instance, "pooled", 5, time_limit=0.001, use_z3=False, instance_path=str(path))
     cert = done.certificate
-    assert cert["status"] == "FEASIBLE" and "optimality not established" in cert["claim"]["statement"]
+    assert (
+        cert["status"] == "FEASIBLE" and "optimality not established" in cert["claim"]["statement"]
+    )
     target = tmp_path / "c.json"
     write_certificate(cert, target, path)
     status, lines = verify_quiet(str(target), str(path))
@@ -135,7 +168,9 @@ def test_time_limit_never_yields_optimal(tmp_path):
     from pyverify.trusted.check import claim_statement
 
     cert["status"] = "OPTIMAL"
-    cert["claim"]["statement"] = claim_statement("pooled", 5, "OPTIMAL", cert["objective"], cert["bound"])
+    cert["claim"]["statement"] = claim_statement(
+        "pooled", 5, "OPTIMAL", cert["objective"], cert["bound"]
+    )
     target.write_text(json.dumps(cert))
     status, lines = verify_quiet(str(target), str(path))
     assert status == 1 and "the records support FEASIBLE" in lines[-1]
@@ -170,19 +205,33 @@ def test_cpsat_and_z3_agree_and_the_checker_accepts(problem):
     assert solved.objective >= floor
     if problem.capacity is None:
         # Uncapacitated: the optimum is the compulsory floor, and the simulator's keep-everything run attains it.
-        expected = pooled_misses(problem.chains) if problem.model == "pooled" else per_host_misses(problem.chains, problem.cache_of)
+        expected = (
+            pooled_misses(problem.chains)
+            if problem.model == "pooled"
+            else per_host_misses(problem.chains, problem.cache_of)
+        )
         assert solved.objective == floor == expected
     # Both solvers' runs replay under the trusted checker's rules with the reported misses.
     from pyverify.certify.placement import canonical_schedule
 
-    witness = {"cache_of": list(problem.cache_of), "hit_blocks": list(solved.hit_blocks),
-               "dropped": canonical_schedule(problem.chains, problem.cache_of, solved.hit_blocks)}
-    assert replay(problem.chains, problem.cache_of, problem.capacity, witness, "w") == solved.objective
-    assert replay(problem.chains, problem.cache_of, problem.capacity, confirmation.witness, "z3") <= solved.objective
+    witness = {
+        "cache_of": list(problem.cache_of),
+        "hit_blocks": list(solved.hit_blocks),
+        "dropped": canonical_schedule(problem.chains, problem.cache_of, solved.hit_blocks),
+    }
+    assert (
+        replay(problem.chains, problem.cache_of, problem.capacity, witness, "w") == solved.objective
+    )
+    assert (
+        replay(problem.chains, problem.cache_of, problem.capacity, confirmation.witness, "z3")
+        <= solved.objective
+    )
     # Greedy runs are legal runs, so never below the optimum.
     for policy in greedy.POLICIES.values():
         hits = policy(problem)
-        assert replay(problem.chains, problem.cache_of, problem.capacity, greedy.run_of(problem, hits), "g") == problem.references - sum(hits)
+        assert replay(
+            problem.chains, problem.cache_of, problem.capacity, greedy.run_of(problem, hits), "g"
+        ) == problem.references - sum(hits)
         assert problem.references - sum(hits) >= solved.objective
 
 
@@ -199,10 +248,16 @@ def test_problem_from_instance_pooled_ignores_routing():
 def test_time_spent_before_the_search_counts_against_the_limit(lab):
     from pyverify.certify.certificate import Stopped
 
-    with pytest.raises(Stopped, match="time-limit 5 s ran out"):  # a trace (above the solver limit): no witness in time
-        certify(lab, "pooled", 64, time_limit=5, started=time.perf_counter() - 6, solver_limit=0)  # reading took 6 s of 5
+    with pytest.raises(
+        Stopped, match="time-limit 5 s ran out"
+    ):  # a trace (above the solver limit): no witness in time
+        certify(
+            lab, "pooled", 64, time_limit=5, started=time.perf_counter() - 6, solver_limit=0
+        )  # reading took 6 s of 5
     small = certify(lab, "pooled", 64, time_limit=5, started=time.perf_counter() - 6, use_z3=False)
-    assert small.certificate["status"] != "OPTIMAL"  # a small instance keeps its greedy fallback witness, never OPTIMAL
+    assert (
+        small.certificate["status"] != "OPTIMAL"
+    )  # a small instance keeps its greedy fallback witness, never OPTIMAL
 
 
 def test_greedy_runs_that_would_not_fit_are_skipped_on_a_trace(lab, monkeypatch):
@@ -212,7 +267,9 @@ def test_greedy_runs_that_would_not_fit_are_skipped_on_a_trace(lab, monkeypatch)
 
     def slow_min(*args, **kwargs):
         run = real(*args, **kwargs)
-        time.sleep(1.2)  # MIN "took" at least 1.2 s, so at most 0.8 s of the 2 s limit is left: less than MIN took
+        time.sleep(
+            1.2
+        )  # MIN "took" at least 1.2 s, so at most 0.8 s of the 2 s limit is left: less than MIN took
         return run
 
     monkeypatch.setattr(certificate, "min_run", slow_min)
@@ -220,15 +277,33 @@ def test_greedy_runs_that_would_not_fit_are_skipped_on_a_trace(lab, monkeypatch)
     assert done.skipped == ("lru", "most-frequent") and "greedy" not in done.certificate
     assert done.certificate["status"] == "OPTIMAL"  # the witness is MIN's, whatever was skipped
     unhurried = certify(lab, "pooled", 64, time_limit=600, solver_limit=0)
-    assert unhurried.skipped == () and [g["policy"] for g in unhurried.certificate["greedy"]] == ["lru", "most-frequent"]
+    assert unhurried.skipped == () and [g["policy"] for g in unhurried.certificate["greedy"]] == [
+        "lru",
+        "most-frequent",
+    ]
     assert unhurried.certificate["objective"] == done.certificate["objective"]
 
 
 def test_certify_prints_where_the_time_went(capsys, tmp_path):
-    status = main(["certify", str(LAB_INSTANCE), "--model", "pooled", "--capacity", "64", "-o", str(tmp_path / "c.json"), "--json"])
+    status = main(
+        [
+            "certify",
+            str(LAB_INSTANCE),
+            "--model",
+            "pooled",
+            "--capacity",
+            "64",
+            "-o",
+            str(tmp_path / "c.json"),
+            "--json",
+        ]
+    )
     summary = json.loads(capsys.readouterr().out)
     assert status == 0 and summary["greedy_skipped"] == []
-    assert 0 < summary["check_time_s"] <= summary["total_time_s"] and summary["wall_time_s"] <= summary["total_time_s"]
+    assert (
+        0 < summary["check_time_s"] <= summary["total_time_s"]
+        and summary["wall_time_s"] <= summary["total_time_s"]
+    )
 
 
 def test_every_cpsat_solve_sets_the_inclusion_presolve_workaround(monkeypatch):

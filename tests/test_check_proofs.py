@@ -37,7 +37,11 @@ def instance_of(cert_path: Path) -> Path:
 
 def test_proofs_present():
     names = {path.name for path in PROOFS}
-    assert {"lab-512x32x16.pooled.json", "lab-512x32x16.per-host-16.json", "greedy-gap-30.pooled-c4.json"} <= names
+    assert {
+        "lab-512x32x16.pooled.json",
+        "lab-512x32x16.per-host-16.json",
+        "greedy-gap-30.pooled-c4.json",
+    } <= names
 
 
 @pytest.mark.parametrize("cert_path", PROOFS, ids=lambda p: p.name)
@@ -52,11 +56,18 @@ def test_lab_numbers_are_the_seed_numbers():
     per_host = load(REPO / "proofs" / "lab-512x32x16.per-host-16.json")
     # Independent arithmetic on the raw instance file: distinct openings, distinct (host, opening) pairs.
     raw = json.loads(LAB_INSTANCE.read_text())["requests"]
-    assert (pooled["status"], pooled["objective"], pooled["bound"]) == ("OPTIMAL", 32, 32) == ("OPTIMAL", len({tuple(r["blocks"]) for r in raw}), 32)
+    assert (
+        (pooled["status"], pooled["objective"], pooled["bound"])
+        == ("OPTIMAL", 32, 32)
+        == ("OPTIMAL", len({tuple(r["blocks"]) for r in raw}), 32)
+    )
     assert (per_host["status"], per_host["objective"], per_host["bound"]) == ("OPTIMAL", 338, 338)
     assert len({(r["host"], tuple(r["blocks"])) for r in raw}) == 338
     for cert in (pooled, per_host):
-        assert cert["solvers"]["z3"]["at_objective"] == "sat" and cert["solvers"]["z3"]["below_objective"] == "unsat"
+        assert (
+            cert["solvers"]["z3"]["at_objective"] == "sat"
+            and cert["solvers"]["z3"]["below_objective"] == "unsat"
+        )
         assert cert["claim"]["scope"] == "this instance"
 
 
@@ -70,10 +81,20 @@ def test_greedy_gap_certificate_shows_greedy_above_the_optimum():
 
 #: Fields that are labels or measurements, not claims: the checker does not (and cannot) check them.
 INFORMATIONAL = {
-    ("instance", "path"), ("created_by",), ("solvers", "cp-sat", "version"), ("solvers", "cp-sat", "wall_time_s"),
-    ("solvers", "cp-sat", "parameters"), ("solvers", "z3", "version"), ("solvers", "z3", "wall_time_s"),
-    ("solvers", "z3", "parameters"), ("solvers", "cp-sat", "name"), ("solvers", "z3", "name"),
-    ("solvers", "min", "name"), ("solvers", "min", "version"), ("solvers", "min", "wall_time_s"), ("solvers", "min", "parameters"),
+    ("instance", "path"),
+    ("created_by",),
+    ("solvers", "cp-sat", "version"),
+    ("solvers", "cp-sat", "wall_time_s"),
+    ("solvers", "cp-sat", "parameters"),
+    ("solvers", "z3", "version"),
+    ("solvers", "z3", "wall_time_s"),
+    ("solvers", "z3", "parameters"),
+    ("solvers", "cp-sat", "name"),
+    ("solvers", "z3", "name"),
+    ("solvers", "min", "name"),
+    ("solvers", "min", "version"),
+    ("solvers", "min", "wall_time_s"),
+    ("solvers", "min", "parameters"),
 }
 
 
@@ -104,13 +125,25 @@ def mutations_of(value):
     if value is None:
         return [1]
     if isinstance(value, str):
-        swaps = {"OPTIMAL": "FEASIBLE", "FEASIBLE": "OPTIMAL", "sat": "unknown", "unsat": "unknown", "unknown": "sat",
-                 "pooled": "per-host", "per-host": "pooled", "this instance": "all instances"}
+        swaps = {
+            "OPTIMAL": "FEASIBLE",
+            "FEASIBLE": "OPTIMAL",
+            "sat": "unknown",
+            "unsat": "unknown",
+            "unknown": "sat",
+            "pooled": "per-host",
+            "per-host": "pooled",
+            "this instance": "all instances",
+        }
         if value in swaps:
             return [swaps[value]]
         if len(value) == 64 and all(c in "0123456789abcdef" for c in value):
             return [("1" if value[0] != "1" else "2") + value[1:]]
-        return [value.replace("no run has fewer", "no run on any instance has fewer") if "no run has fewer" in value else value + " (edited)"]
+        return [
+            value.replace("no run has fewer", "no run on any instance has fewer")
+            if "no run has fewer" in value
+            else value + " (edited)"
+        ]
     return []
 
 
@@ -135,7 +168,9 @@ def mutated_certificates(cert_path: Path, witness_samples: int = 25):
             continue
         (witness if path[0] in ("witness", "greedy") else plain).append((path, value))
     # Every non-witness field; a deterministic sample of witness entries, always including the first and last.
-    chosen = plain + sample(witness[1:-1], witness_samples, cert_path.name) + [witness[0], witness[-1]]
+    chosen = (
+        plain + sample(witness[1:-1], witness_samples, cert_path.name) + [witness[0], witness[-1]]
+    )
     for path, value in chosen:
         for new in mutations_of(value):
             edited = copy.deepcopy(cert)
@@ -179,11 +214,15 @@ def test_dropped_entries_are_checked(tmp_path):
         edited = copy.deepcopy(cert)
         edited["witness"]["dropped"][t][0] = 999  # never fetched
         assert refused(edited)
-    hit_next = [t for t in range(len(instance["requests"]) - 1) if cert["witness"]["hit_blocks"][t + 1] > 0]
+    hit_next = [
+        t for t in range(len(instance["requests"]) - 1) if cert["witness"]["hit_blocks"][t + 1] > 0
+    ]
     assert hit_next
     for t in hit_next:  # pooled: request t + 1 reads the same cache and hits its first block
         edited = copy.deepcopy(cert)
-        edited["witness"]["dropped"][t] = sorted(edited["witness"]["dropped"][t] + [instance["requests"][t + 1]["blocks"][0]])
+        edited["witness"]["dropped"][t] = sorted(
+            edited["witness"]["dropped"][t] + [instance["requests"][t + 1]["blocks"][0]]
+        )
         assert refused(edited)
 
 
@@ -197,9 +236,15 @@ def run(capsys, *argv):
 
 
 def test_verify_command_prints_each_check(capsys):
-    status, out, _ = run(capsys, "verify", str(REPO / "proofs" / "lab-512x32x16.pooled.json"), str(LAB_INSTANCE))
+    status, out, _ = run(
+        capsys, "verify", str(REPO / "proofs" / "lab-512x32x16.pooled.json"), str(LAB_INSTANCE)
+    )
     assert status == 0
-    assert "sha256" in out and "replayed 512 requests" in out and "compulsory floor: 32 distinct blocks" in out
+    assert (
+        "sha256" in out
+        and "replayed 512 requests" in out
+        and "compulsory floor: 32 distinct blocks" in out
+    )
     assert "VERIFIED OPTIMAL on this instance only" in out
 
 
@@ -214,7 +259,9 @@ def test_verify_command_mutated_objective(capsys, tmp_path):
 
 
 def test_wrong_instance_is_refused(capsys):
-    status, out, _ = run(capsys, "verify", str(REPO / "proofs" / "greedy-gap-30.pooled-c4.json"), str(LAB_INSTANCE))
+    status, out, _ = run(
+        capsys, "verify", str(REPO / "proofs" / "greedy-gap-30.pooled-c4.json"), str(LAB_INSTANCE)
+    )
     assert status == 1
     assert "FAILED: instance.sha256" in out and "another instance" in out
 
@@ -224,7 +271,9 @@ def test_per_host_certificate_against_instance_edited_by_one_host(capsys, tmp_pa
     data["requests"][0]["host"] = (data["requests"][0]["host"] + 1) % data["hosts"]
     edited = tmp_path / "lab.json"
     edited.write_text(json.dumps(data))
-    status, out, _ = run(capsys, "verify", str(REPO / "proofs" / "lab-512x32x16.per-host-16.json"), str(edited))
+    status, out, _ = run(
+        capsys, "verify", str(REPO / "proofs" / "lab-512x32x16.per-host-16.json"), str(edited)
+    )
     assert status == 1 and "FAILED: instance.sha256" in out
 
 
@@ -258,7 +307,12 @@ def test_wrong_type_names_the_field(capsys, tmp_path):
 def test_missing_files(capsys, tmp_path):
     status, _, err = run(capsys, "verify", str(tmp_path / "none.json"), str(LAB_INSTANCE))
     assert status == 2 and "no such file" in err
-    status, _, err = run(capsys, "verify", str(REPO / "proofs" / "lab-512x32x16.pooled.json"), str(tmp_path / "none.json"))
+    status, _, err = run(
+        capsys,
+        "verify",
+        str(REPO / "proofs" / "lab-512x32x16.pooled.json"),
+        str(tmp_path / "none.json"),
+    )
     assert status == 2 and "no such file" in err
 
 
@@ -272,17 +326,36 @@ def test_checker_imports_no_solver_or_searcher():
             imported |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
-    assert not {name for name in imported if name.split(".")[0] in ("ortools", "z3") or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))}
+    assert not {
+        name
+        for name in imported
+        if name.split(".")[0] in ("ortools", "z3")
+        or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))
+    }
     # The checker reads with its own reader (trusted.reader), never pyverify.inputs (the whole import
     # closure is bounded in tests/test_architecture.py); trusted.recount is its own MIN/LRU. A packed
     # certificate is checked by its own array code (trusted.packed, array_check, array_digest).
-    assert imported <= {"__future__", "json", "os", "importlib", "typing", "types", "jsonschema",
-                        "pyverify.errors", "pyverify.trusted", "pyverify.trusted.packed",
-                        "pyverify.trusted.array_check", "pyverify.trusted.array_digest"}
+    assert imported <= {
+        "__future__",
+        "json",
+        "os",
+        "importlib",
+        "typing",
+        "types",
+        "jsonschema",
+        "pyverify.errors",
+        "pyverify.trusted",
+        "pyverify.trusted.packed",
+        "pyverify.trusted.array_check",
+        "pyverify.trusted.array_digest",
+    }
     recount_source = (REPO / "pyverify" / "trusted" / "recount.py").read_text()
-    recount_imports = {node.module if isinstance(node, ast.ImportFrom) else alias.name
-                       for node in ast.walk(ast.parse(recount_source)) if isinstance(node, (ast.Import, ast.ImportFrom))
-                       for alias in node.names}
+    recount_imports = {
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(ast.parse(recount_source))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
     assert recount_imports <= {"__future__", "heapq", "collections", "typing"}
 
 
@@ -297,4 +370,7 @@ def test_a_file_name_cannot_add_a_verdict_line(tmp_path, capsys):
     shutil.copy(proof, forged_name)
     main(["verify", str(forged_name), str(REPO / "instances" / "lab-512x32x16.json")])
     out = capsys.readouterr().out
-    assert not any(line.startswith("VERIFIED OPTIMAL on this instance only: forged") for line in out.splitlines()), out
+    assert not any(
+        line.startswith("VERIFIED OPTIMAL on this instance only: forged")
+        for line in out.splitlines()
+    ), out

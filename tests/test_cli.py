@@ -18,8 +18,16 @@ def write(tmp_path, name, text):
     return str(path)
 
 
-GOOD = {"format": "pyverify.instance/1", "name": "t", "hosts": 2,
-        "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [1, 3], "host": 1}, {"blocks": [1, 2], "host": 0}]}
+GOOD = {
+    "format": "pyverify.instance/1",
+    "name": "t",
+    "hosts": 2,
+    "requests": [
+        {"blocks": [1, 2], "host": 0},
+        {"blocks": [1, 3], "host": 1},
+        {"blocks": [1, 2], "host": 0},
+    ],
+}
 
 
 def test_validate_ok(capsys, tmp_path):
@@ -44,11 +52,24 @@ def test_simulate_json_with_witness(capsys, tmp_path):
     [
         ("{not json", "malformed JSON at line 1"),
         (json.dumps({**GOOD, "hosts": "two"}), "hosts: 'two' is not of type 'integer'"),
-        (json.dumps({**GOOD, "requests": [{"blocks": [1], "host": 5}]}), "requests[0].host: host 5 out of range"),
-        (json.dumps({**GOOD, "requests": [{"blocks": [], "host": 0}]}), "requests[0].blocks: [] should be non-empty"),
-        (json.dumps({**GOOD, "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [3, 2], "host": 0}]}),
-         "requests[1].blocks[1]: not prefix-closed"),
-        (json.dumps({k: v for k, v in GOOD.items() if k != "name"}), "'name' is a required property"),
+        (
+            json.dumps({**GOOD, "requests": [{"blocks": [1], "host": 5}]}),
+            "requests[0].host: host 5 out of range",
+        ),
+        (
+            json.dumps({**GOOD, "requests": [{"blocks": [], "host": 0}]}),
+            "requests[0].blocks: [] should be non-empty",
+        ),
+        (
+            json.dumps(
+                {**GOOD, "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [3, 2], "host": 0}]}
+            ),
+            "requests[1].blocks[1]: not prefix-closed",
+        ),
+        (
+            json.dumps({k: v for k, v in GOOD.items() if k != "name"}),
+            "'name' is a required property",
+        ),
     ],
 )
 @pytest.mark.parametrize("command", [["validate"], ["simulate", "--model", "pooled"], ["sweep"]])
@@ -61,7 +82,11 @@ def test_missing_file_and_bad_flags(capsys, tmp_path):
     status, _, err = run_cli(capsys, "validate", str(tmp_path / "nope.json"))
     assert status == 2 and "nope.json: no such file" in err
     status, _, err = run_cli(capsys, "sweep", str(LAB_INSTANCE), "--fleets", "2,0")
-    assert status == 2 and "--fleets: expected a positive integer, got '0'" in err and len(err.strip().splitlines()) == 1
+    assert (
+        status == 2
+        and "--fleets: expected a positive integer, got '0'" in err
+        and len(err.strip().splitlines()) == 1
+    )
     status, _, err = run_cli(capsys, "simulate", str(LAB_INSTANCE), "--model", "shared")
     assert status == 2 and "invalid choice: 'shared'" in err
     status, _, err = run_cli(capsys, "sweep", str(LAB_INSTANCE), "--fleets", "32")
@@ -75,10 +100,27 @@ def test_unrouted_input_defaults_to_round_robin_in_every_command(capsys, tmp_pat
     status, out, _ = run_cli(capsys, "simulate", path, "--model", "per-host", "--json")
     result = json.loads(out)
     assert status == 0 and (result["routing"], result["fleet_size"]) == ("round-robin", 2)
-    status, out, _ = run_cli(capsys, "simulate", path, "--model", "per-host", "--routing", "round-robin", "--fleet", "2", "--json")
+    status, out, _ = run_cli(
+        capsys,
+        "simulate",
+        path,
+        "--model",
+        "per-host",
+        "--routing",
+        "round-robin",
+        "--fleet",
+        "2",
+        "--json",
+    )
     assert json.loads(out)["misses"] == result["misses"]
-    status, out, err = run_cli(capsys, "simulate", path, "--model", "per-host", "--routing", "given")
-    assert status == 2 and err.startswith(f"pyverify: error: {path}: routing: ") and "gives none" in err
+    status, out, err = run_cli(
+        capsys, "simulate", path, "--model", "per-host", "--routing", "given"
+    )
+    assert (
+        status == 2
+        and err.startswith(f"pyverify: error: {path}: routing: ")
+        and "gives none" in err
+    )
 
 
 def test_bad_chart_path_leaves_no_file(capsys, tmp_path):
@@ -90,7 +132,9 @@ def test_bad_chart_path_leaves_no_file(capsys, tmp_path):
 
 def test_real_entry_point_has_no_traceback(tmp_path):
     path = write(tmp_path, "bad.json", "[1, 2")
-    result = subprocess.run([sys.executable, "-m", "pyverify.cli", "validate", path], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pyverify.cli", "validate", path], capture_output=True, text=True
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
@@ -115,21 +159,47 @@ def test_help_imports_no_heavy_package():
     import subprocess
     import sys
 
-    heavy = {"numpy", "jsonschema", "networkx", "matplotlib", "ortools", "z3", "pyarrow", "duckdb", "dask", "numba", "tqdm"}
-    script = ("import sys; from pyverify.cli import build_parser; build_parser(); "
-              f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(heavy)!r})))")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    heavy = {
+        "numpy",
+        "jsonschema",
+        "networkx",
+        "matplotlib",
+        "ortools",
+        "z3",
+        "pyarrow",
+        "duckdb",
+        "dask",
+        "numba",
+        "tqdm",
+    }
+    script = (
+        "import sys; from pyverify.cli import build_parser; build_parser(); "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(heavy)!r})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 
 
 def test_validate_pluralises_hosts_and_says_where_the_count_comes_from(capsys, tmp_path):
-    trace = write(tmp_path, "t.jsonl", json.dumps({"timestamp": 0, "input_length": 512, "output_length": 1, "hash_ids": [1]}) + "\n")
+    trace = write(
+        tmp_path,
+        "t.jsonl",
+        json.dumps({"timestamp": 0, "input_length": 512, "output_length": 1, "hash_ids": [1]})
+        + "\n",
+    )
     status, out, err = run_cli(capsys, "validate", trace)
     assert status == 0, err
-    assert "1 host (none named: commands route it to 16 hosts unless --fleet)" in out and "1 hosts" not in out
+    assert (
+        "1 host (none named: commands route it to 16 hosts unless --fleet)" in out
+        and "1 hosts" not in out
+    )
     status, out, _ = run_cli(capsys, "validate", trace, "--json")
-    assert json.loads(out)["hosts"] == 1 and json.loads(out)["hosts_source"].startswith("none named")
+    assert json.loads(out)["hosts"] == 1 and json.loads(out)["hosts_source"].startswith(
+        "none named"
+    )
     status, out, _ = run_cli(capsys, "validate", str(LAB_INSTANCE))
     assert "16 hosts (given by its routing)" in out
 
@@ -137,9 +207,26 @@ def test_validate_pluralises_hosts_and_says_where_the_count_comes_from(capsys, t
 def test_audit_says_hosts_the_same_way(capsys, tmp_path):
     from .conftest import REPO
 
-    trace = write(tmp_path, "t.jsonl", "".join(json.dumps({"timestamp": i, "input_length": 1024, "output_length": 1,
-                                                           "hash_ids": [1, 2 + i]}) + "\n" for i in range(2)))
-    status, out, err = run_cli(capsys, "audit", trace, "-o", str(tmp_path / "report"), "--registry", str(REPO / "lean" / "theorems.json"))
+    trace = write(
+        tmp_path,
+        "t.jsonl",
+        "".join(
+            json.dumps(
+                {"timestamp": i, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2 + i]}
+            )
+            + "\n"
+            for i in range(2)
+        ),
+    )
+    status, out, err = run_cli(
+        capsys,
+        "audit",
+        trace,
+        "-o",
+        str(tmp_path / "report"),
+        "--registry",
+        str(REPO / "lean" / "theorems.json"),
+    )
     assert status == 0, err
     said = "1 host (none named: commands route it to 16 hosts unless --fleet)"
     assert said in out and "1 hosts" not in out
@@ -149,9 +236,17 @@ def test_audit_says_hosts_the_same_way(capsys, tmp_path):
 
 def test_simulate_defaults_to_one_pooled_cache(capsys):
     """``simulate T --eviction E --capacity C`` (no --model) is the pooled run, the one cache an engine keeps."""
-    status, implicit, _ = run_cli(capsys, "simulate", str(LAB_INSTANCE), "--capacity", "8", "--json")
+    status, implicit, _ = run_cli(
+        capsys, "simulate", str(LAB_INSTANCE), "--capacity", "8", "--json"
+    )
     assert status == 0
-    status, pooled, _ = run_cli(capsys, "simulate", str(LAB_INSTANCE), "--model", "pooled", "--capacity", "8", "--json")
+    status, pooled, _ = run_cli(
+        capsys, "simulate", str(LAB_INSTANCE), "--model", "pooled", "--capacity", "8", "--json"
+    )
     assert status == 0 and json.loads(implicit) == json.loads(pooled)
-    status, per_host, _ = run_cli(capsys, "simulate", str(LAB_INSTANCE), "--model", "per-host", "--capacity", "8", "--json")
-    assert json.loads(per_host) != json.loads(implicit)  # the default is a real choice, not a run that ignores --model
+    status, per_host, _ = run_cli(
+        capsys, "simulate", str(LAB_INSTANCE), "--model", "per-host", "--capacity", "8", "--json"
+    )
+    assert json.loads(per_host) != json.loads(
+        implicit
+    )  # the default is a real choice, not a run that ignores --model

@@ -15,13 +15,20 @@ pytest.importorskip("pyarrow")
 
 from pyverify.errors import UserError  # noqa: E402
 from pyverify.inputs.columnar import (  # noqa: E402
-    ColumnarTrace, _fast_jsonl, first_violation, is_prefix_closed, read_columnar, read_csv, read_jsonl,
-    read_parquet, write_parquet,
+    ColumnarTrace,
+    _fast_jsonl,
+    first_violation,
+    is_prefix_closed,
+    read_columnar,
+    read_csv,
+    read_jsonl,
+    read_parquet,
+    write_parquet,
 )
 from pyverify.inputs.load import load_input  # noqa: E402
 from pyverify.inputs.model import first_prefix_violation  # noqa: E402
 from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
-from tests.conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE# noqa: E402
+from tests.conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE  # noqa: E402
 from tests.helpers import assert_one_line_error, run_cli  # noqa: E402
 
 MOONCAKE = MOONCAKE_SYNTHETIC
@@ -53,7 +60,17 @@ def random_chains(seed: int, requests: int = 300) -> list[list[int]]:
 def write_lines(path, chains, **fields) -> None:
     with open(path, "w") as out:
         for index, chain in enumerate(chains):
-            out.write(json.dumps({"timestamp": index, "input_length": 512 * len(chain), "output_length": 1, "hash_ids": chain}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "timestamp": index,
+                        "input_length": 512 * len(chain),
+                        "output_length": 1,
+                        "hash_ids": chain,
+                    }
+                )
+                + "\n"
+            )
 
 
 def same_as_strict(trace: ColumnarTrace, path) -> None:
@@ -62,11 +79,15 @@ def same_as_strict(trace: ColumnarTrace, path) -> None:
     assert np.array_equal(trace.offsets, strict.offsets)
     for name in ("timestamps", "input_tokens", "output_tokens", "block_tokens"):
         mine, theirs = getattr(trace, name), getattr(strict, name)
-        assert (mine is None) == (theirs is None) and (mine is None or np.array_equal(mine, theirs, equal_nan=True)), name
+        assert (mine is None) == (theirs is None) and (
+            mine is None or np.array_equal(mine, theirs, equal_nan=True)
+        ), name
     assert trace.block_size_tokens == strict.block_size_tokens
 
 
-def parsed_as_strict(parsed, strict: ColumnarTrace | None, error: str | None, parser: str) -> ColumnarTrace | None:
+def parsed_as_strict(
+    parsed, strict: ColumnarTrace | None, error: str | None, parser: str
+) -> ColumnarTrace | None:
     """A fast parser's columns ``(ids, offsets, timestamps, input_tokens, output_tokens)`` as a trace, when the
     strict reader (its ``strict`` trace or ``error``) read the same file; ``None`` when the reader would still
     decline them (a prefix-closure violation, timestamps going back), and the strict reader then refuses it."""
@@ -79,7 +100,14 @@ def parsed_as_strict(parsed, strict: ColumnarTrace | None, error: str | None, pa
         assert error is not None
         return None
     assert error is None, f"{parser} accepted a file the strict reader refuses: {error}"
-    return ColumnarTrace(name=strict.name, ids=ids, offsets=offsets, timestamps=columns[0], input_tokens=columns[1], output_tokens=columns[2])
+    return ColumnarTrace(
+        name=strict.name,
+        ids=ids,
+        offsets=offsets,
+        timestamps=columns[0],
+        input_tokens=columns[1],
+        output_tokens=columns[2],
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -98,15 +126,23 @@ def test_pyarrows_chunks_are_read_as_one_trace(tmp_path, monkeypatch, seed, bloc
     import pyverify.inputs.columnar.jsonl as jsonl_module
 
     monkeypatch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
-    monkeypatch.setattr(jsonl_module, "read_plain_mooncake", lambda *args: None)  # json.dumps' form: pyarrow reads it here
+    monkeypatch.setattr(
+        jsonl_module, "read_plain_mooncake", lambda *args: None
+    )  # json.dumps' form: pyarrow reads it here
     monkeypatch.setattr(jsonl_module, "JSON_BLOCK_BYTES", block)
     path = tmp_path / "t.jsonl"
     write_lines(path, random_chains(seed))
     data = path.read_bytes()
-    chunks = jsonl_module._parse_jsonl(data, max(map(len, data.splitlines()))).column("hash_ids").num_chunks
+    chunks = (
+        jsonl_module._parse_jsonl(data, max(map(len, data.splitlines())))
+        .column("hash_ids")
+        .num_chunks
+    )
     assert (chunks > 1) == (block < 1 << 22)
     fast = _fast_jsonl(path)
-    assert fast is not None, "the pyarrow path must take a plain Mooncake file in any number of chunks"
+    assert fast is not None, (
+        "the pyarrow path must take a plain Mooncake file in any number of chunks"
+    )
     same_as_strict(fast, path)
 
 
@@ -145,7 +181,16 @@ BAD_LINES = {
 }
 
 
-@pytest.fixture(params=["json", "pyarrow", "pyarrow in blocks of a line", "byte parser", "plain parser", "plain parser in pieces"])
+@pytest.fixture(
+    params=[
+        "json",
+        "pyarrow",
+        "pyarrow in blocks of a line",
+        "byte parser",
+        "plain parser",
+        "plain parser in pieces",
+    ]
+)
 def fast_reader(request, monkeypatch):
     """Each fast JSONL path in turn: the standard library's json (files below ``STDLIB_MAX_BYTES``, as these
     are), pyarrow's (here every file; in one block, and in blocks of about a line, so a table of many chunks
@@ -174,7 +219,9 @@ def fast_reader(request, monkeypatch):
 @pytest.mark.parametrize("name", sorted(BAD_LINES))
 def test_fast_path_refuses_what_the_strict_reader_refuses(tmp_path, fast_reader, name):
     path = tmp_path / "bad.jsonl"
-    path.write_text("\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2]}', BAD_LINES[name], GOOD]) + "\n")
+    path.write_text(
+        "\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2]}', BAD_LINES[name], GOOD]) + "\n"
+    )
     with pytest.raises(UserError) as strict:
         import_mooncake(path)
     with pytest.raises(UserError) as fast:
@@ -186,14 +233,17 @@ def test_fast_path_refuses_what_the_strict_reader_refuses(tmp_path, fast_reader,
 # Files the strict reader accepts but the fast path cannot vouch for: the result must still be the strict one.
 ODD_BUT_GOOD = {
     "blank lines": GOOD + "\n\n   \n" + GOOD + "\n",
-    "unknown fields": GOOD[:-1] + ', "type": "chat", "w": 2.5, "flag": true, "nested": {"a": [1]}}\n',
+    "unknown fields": GOOD[:-1]
+    + ', "type": "chat", "w": 2.5, "flag": true, "nested": {"a": [1]}}\n',
     "escaped unknown key": GOOD[:-1] + ', "caf\\u00e9": 1}\n',
     "no final newline": GOOD,
     "tabs and CRLF": GOOD.replace(", ", ",\t") + "\r\n" + GOOD + "\r\n",
     "null timestamp": '{"timestamp": null, "hash_ids": [0, 1]}\n',
     # kvcache-simulator's fields count on any record, not only the first (the strict reader honours them there)
-    "block_size on a later line": GOOD + '\n{"timestamp": 1, "block_size": 64, "hash_ids": [0, 1, 2]}\n',
-    "block_tokens on a later line": GOOD + '\n{"timestamp": 1, "block_tokens": [8, 8], "hash_ids": [0, 3]}\n',
+    "block_size on a later line": GOOD
+    + '\n{"timestamp": 1, "block_size": 64, "hash_ids": [0, 1, 2]}\n',
+    "block_tokens on a later line": GOOD
+    + '\n{"timestamp": 1, "block_tokens": [8, 8], "hash_ids": [0, 3]}\n',
 }
 
 
@@ -208,13 +258,21 @@ def test_cautious_fast_path_still_gives_the_strict_result(tmp_path, fast_reader,
 def test_vectorised_prefix_closure_finds_the_same_first_violation(seed, monkeypatch):
     from pyverify.inputs.columnar import closure
 
-    monkeypatch.setattr(closure, "CHUNK", 7)  # many chunks, chains cut across them (patched where is_prefix_closed reads it)
+    monkeypatch.setattr(
+        closure, "CHUNK", 7
+    )  # many chunks, chains cut across them (patched where is_prefix_closed reads it)
     monkeypatch.setattr(closure, "STEP", 3)  # and steps within a chunk
-    monkeypatch.setattr(closure, "worth_it", lambda *args: False)  # numpy's passes, even once numba is loaded
+    monkeypatch.setattr(
+        closure, "worth_it", lambda *args: False
+    )  # numpy's passes, even once numba is loaded
     chains = random_chains(seed, 80)
     rng = random.Random(seed)
     victim = rng.randrange(1, len(chains))
-    chains[victim] = chains[victim][:-1] + [chains[rng.randrange(len(chains))][0]] if len(chains[victim]) > 1 else [chains[0][-1]]
+    chains[victim] = (
+        chains[victim][:-1] + [chains[rng.randrange(len(chains))][0]]
+        if len(chains[victim]) > 1
+        else [chains[0][-1]]
+    )
     lengths = [len(c) for c in chains]
     ids = np.array([b for c in chains for b in c], dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -228,8 +286,11 @@ def test_vectorised_prefix_closure_finds_the_same_first_violation(seed, monkeypa
 
 
 @settings(max_examples=400, deadline=None)
-@given(chains=st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=5), min_size=1, max_size=8),
-       chunk=st.sampled_from([1, 2, 3, 5, 1 << 24]), step=st.sampled_from([1, 2, 1 << 16]))
+@given(
+    chains=st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=5), min_size=1, max_size=8),
+    chunk=st.sampled_from([1, 2, 3, 5, 1 << 24]),
+    step=st.sampled_from([1, 2, 1 << 16]),
+)
 def test_prefix_closure_on_arrays_agrees_with_the_strict_checker(chains, chunk, step):
     """Arbitrary chains over a few ids (most of them not prefix-closed: an id after two parents, after the root
     and a block, or twice in a chain), read back in chunks and steps of every size: closed exactly when the strict
@@ -248,7 +309,9 @@ def test_prefix_closure_on_arrays_agrees_with_the_strict_checker(chains, chunk, 
         closure.CHUNK, closure.STEP, closure.worth_it = saved
     assert closed == (expected is None)
     found = first_violation(ids, offsets)
-    assert found == (None if expected is None else (expected.request, expected.position, expected.reason))
+    assert found == (
+        None if expected is None else (expected.request, expected.position, expected.reason)
+    )
 
 
 def test_parquet_round_trip_and_every_command_reads_it(tmp_path, capsys):
@@ -264,7 +327,10 @@ def test_parquet_round_trip_and_every_command_reads_it(tmp_path, capsys):
     renamed = tmp_path / "trace.data"
     renamed.write_bytes(parquet.read_bytes())
     assert load_input(renamed).chains == import_mooncake(jsonl).chains
-    for argv in (["validate"], ["simulate", "--model", "per-host", "--routing", "round-robin", "--fleet", "4"]):
+    for argv in (
+        ["validate"],
+        ["simulate", "--model", "per-host", "--routing", "round-robin", "--fleet", "4"],
+    ):
         a = run_cli(capsys, *argv[:1], str(renamed), *argv[1:], "--json")
         b = run_cli(capsys, *argv[:1], str(jsonl), *argv[1:], "--json")
         assert a[0] == b[0] == 0
@@ -292,15 +358,28 @@ def parquet_of(tmp_path, lists, type_=None, **columns):
     return path
 
 
-@pytest.mark.parametrize("lists,type_,where,reason", [
-    ([[0, 1], []], None, "row 2.hash_ids", "empty"),
-    ([[0, 1], None], None, "row 2.hash_ids", "missing"),
-    ([[0, 1], [0, None]], None, "row 2.hash_ids[1]", "block id is null"),
-    ([[0, 1], [2, -3]], None, "row 2.hash_ids[1]", "block id -3 is negative"),
-    ([[0, 1], [1]], None, "row 2.hash_ids[0]", "not prefix-closed: block 1 follows the root here but followed block 0 earlier"),
-    ([[0, 2**63]], "uint64", "row 1.hash_ids[1]", "block id 9223372036854775808 is larger than 2**63-1"),
-    ([["a"]], "str", "hash_ids", "expected a list of integer block ids"),
-])
+@pytest.mark.parametrize(
+    "lists,type_,where,reason",
+    [
+        ([[0, 1], []], None, "row 2.hash_ids", "empty"),
+        ([[0, 1], None], None, "row 2.hash_ids", "missing"),
+        ([[0, 1], [0, None]], None, "row 2.hash_ids[1]", "block id is null"),
+        ([[0, 1], [2, -3]], None, "row 2.hash_ids[1]", "block id -3 is negative"),
+        (
+            [[0, 1], [1]],
+            None,
+            "row 2.hash_ids[0]",
+            "not prefix-closed: block 1 follows the root here but followed block 0 earlier",
+        ),
+        (
+            [[0, 2**63]],
+            "uint64",
+            "row 1.hash_ids[1]",
+            "block id 9223372036854775808 is larger than 2**63-1",
+        ),
+        ([["a"]], "str", "hash_ids", "expected a list of integer block ids"),
+    ],
+)
 def test_bad_parquet_names_row_and_field(tmp_path, capsys, lists, type_, where, reason):
     import pyarrow as pa
 
@@ -319,7 +398,9 @@ def test_parquet_host_and_route_key_columns(tmp_path):
 
 def test_csv_with_a_hash_ids_column(tmp_path):
     path = tmp_path / "t.csv"
-    path.write_text('timestamp,hash_ids,input_length\n0,"[0, 1, 2]",1536\n1,0 1 3,1536\n2,[4],512\n')
+    path.write_text(
+        'timestamp,hash_ids,input_length\n0,"[0, 1, 2]",1536\n1,0 1 3,1536\n2,[4],512\n'
+    )
     trace = read_csv(path)
     assert trace.ids.tolist() == [0, 1, 2, 0, 1, 3, 4]
     assert trace.offsets.tolist() == [0, 3, 6, 7]
@@ -327,12 +408,15 @@ def test_csv_with_a_hash_ids_column(tmp_path):
     assert load_input(path).chains == ((0, 1, 2), (0, 1, 3), (4,))
 
 
-@pytest.mark.parametrize("cell,where,reason", [
-    ('"[0, x]"', "row 2.hash_ids[1]", "'x' is not an integer"),
-    ('"[]"', "row 2.hash_ids", "empty"),
-    ('"[0, 1.5]"', "row 2.hash_ids[1]", "not an integer"),
-    ('"[1, 9]"', "row 2.hash_ids[1]", "not prefix-closed"),
-])
+@pytest.mark.parametrize(
+    "cell,where,reason",
+    [
+        ('"[0, x]"', "row 2.hash_ids[1]", "'x' is not an integer"),
+        ('"[]"', "row 2.hash_ids", "empty"),
+        ('"[0, 1.5]"', "row 2.hash_ids[1]", "not an integer"),
+        ('"[1, 9]"', "row 2.hash_ids[1]", "not prefix-closed"),
+    ],
+)
 def test_bad_csv_names_row_and_field(tmp_path, capsys, cell, where, reason):
     path = tmp_path / "t.csv"
     path.write_text(f'hash_ids\n"[9]"\n{cell}\n')
@@ -353,14 +437,18 @@ def test_parquet_is_read_row_group_by_row_group_with_global_rows(tmp_path):
     back = read_parquet(path)
     assert np.array_equal(back.ids, trace.ids) and np.array_equal(back.offsets, trace.offsets)
     bad = [[0, 1], [0, 2], [3], [3, 4], [5, -6], [7]]
-    pq.write_table(pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path, row_group_size=2)
+    pq.write_table(
+        pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path, row_group_size=2
+    )
     with pytest.raises(UserError, match=r"row 5\.hash_ids\[1\]: block id -6 is negative"):
         read_parquet(path)
 
 
 @pytest.mark.parametrize("rows_per_group", [None, 7])
 @pytest.mark.parametrize("batch", [1, 3, 4096])
-def test_parquet_is_streamed_in_batches_with_global_rows(tmp_path, monkeypatch, batch, rows_per_group):
+def test_parquet_is_streamed_in_batches_with_global_rows(
+    tmp_path, monkeypatch, batch, rows_per_group
+):
     """One thread streams the file in batches of rows (and each row group is read in batches on its thread):
     the trace and the rows errors name are the same in batches of any size, and the batches are that size."""
     import math
@@ -374,19 +462,26 @@ def test_parquet_is_streamed_in_batches_with_global_rows(tmp_path, monkeypatch, 
     chains = random_chains(6, 50)
     trace = ColumnarTrace.from_instance(import_mooncake(_jsonl(tmp_path, chains)))
     path = tmp_path / "batches.parquet"
-    write_parquet(trace, path, **({} if rows_per_group is None else {"rows_per_group": rows_per_group}))
+    write_parquet(
+        trace, path, **({} if rows_per_group is None else {"rows_per_group": rows_per_group})
+    )
     groups = pq.ParquetFile(path).metadata.num_row_groups
     assert (groups == 1) == (rows_per_group is None)
     chunks = list(tables._hash_id_chunks(path, groups))
     sizes = [len(chunk) for chunk in chunks]
-    assert sum(sizes) == len(chains) and max(sizes) == min(batch, rows_per_group or batch, len(chains))
+    assert sum(sizes) == len(chains) and max(sizes) == min(
+        batch, rows_per_group or batch, len(chains)
+    )
     if groups == 1:
         assert len(chunks) == math.ceil(len(chains) / batch)
     back = read_parquet(path)
     assert np.array_equal(back.ids, trace.ids) and np.array_equal(back.offsets, trace.offsets)
     bad = [[0, 1], [0, 2], [3], [3, 4], [5, -6], [7]]
-    pq.write_table(pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path,
-                   **({} if rows_per_group is None else {"row_group_size": 2}))
+    pq.write_table(
+        pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}),
+        path,
+        **({} if rows_per_group is None else {"row_group_size": 2}),
+    )
     with pytest.raises(UserError, match=r"row 5\.hash_ids\[1\]: block id -6 is negative"):
         read_parquet(path)
     unclosed = [[0, 1], [0, 2], [3], [5, 1]]  # block 1 after 0, then after 5
@@ -404,19 +499,26 @@ def test_a_one_row_group_parquet_keeps_its_ids_without_a_copy(tmp_path, element)
     import pyarrow.parquet as pq
 
     rank: dict[int, int] = {}
-    chains = [[rank.setdefault(block, len(rank)) for block in chain] for chain in random_chains(5, 40)]  # fit int32
+    chains = [
+        [rank.setdefault(block, len(rank)) for block in chain] for chain in random_chains(5, 40)
+    ]  # fit int32
     lists = pa.array(chains, type=pa.list_(getattr(pa, element)()))
     one, many = tmp_path / "one.parquet", tmp_path / "many.parquet"
     pq.write_table(pa.table({"hash_ids": lists}), one)
     pq.write_table(pa.table({"hash_ids": lists}), many, row_group_size=7)
-    assert pq.ParquetFile(one).metadata.num_row_groups == 1 and pq.ParquetFile(many).metadata.num_row_groups > 1
+    assert (
+        pq.ParquetFile(one).metadata.num_row_groups == 1
+        and pq.ParquetFile(many).metadata.num_row_groups > 1
+    )
     single, grouped = read_parquet(one), read_parquet(many)
     assert single.ids.dtype == np.int64 and np.array_equal(single.ids, grouped.ids)
     assert np.array_equal(single.offsets, grouped.offsets) and single.offsets[0] == 0
     root = single.ids
     while isinstance(root.base, np.ndarray):
         root = root.base
-    assert isinstance(root.base, pa.Buffer) == (element != "int32")  # a view of the decoded column, or a copy
+    assert isinstance(root.base, pa.Buffer) == (
+        element != "int32"
+    )  # a view of the decoded column, or a copy
     assert single.ids.tolist() == [block for chain in chains for block in chain]
 
 
@@ -442,7 +544,7 @@ def test_engines_recognise_trace_files_by_content_not_by_name(tmp_path):
         "instance.jsonl": ('{"format": "pyverify.instance/1", "chains": [[1]]}\n', False),
         "pretty.json": ('{\n  "hash_ids": [1]\n}\n', False),
         "empty.jsonl": ("", False),
-        "header.csv": ("timestamp,hash_ids\n0,\"[1, 2]\"\n", True),
+        "header.csv": ('timestamp,hash_ids\n0,"[1, 2]"\n', True),
     }
     for name, (text, expected) in files.items():
         (tmp_path / name).write_text(text)
@@ -456,9 +558,9 @@ def test_engines_recognise_trace_files_by_content_not_by_name(tmp_path):
 # (README: "records that give none share it"), so every path must read them, whatever the first record says.
 LATER_SIZES = {
     "block_size": '{"hash_ids": [1, 2], "input_length": 1024}\n{"hash_ids": [1, 3], "input_length": 1000}\n'
-                  '{"block_size": 64, "hash_ids": [1, 2, 4], "input_length": 1500}\n',
+    '{"block_size": 64, "hash_ids": [1, 2, 4], "input_length": 1500}\n',
     "block_tokens": '{"hash_ids": [1, 2], "input_length": 1024}\n'
-                    '{"block_tokens": [5, 7], "hash_ids": [1, 3], "input_length": 1000}\n',
+    '{"block_tokens": [5, 7], "hash_ids": [1, 3], "input_length": 1000}\n',
 }
 
 
@@ -468,14 +570,22 @@ def test_a_size_field_on_a_later_record_reads_the_same_on_every_path(tmp_path, c
     path.write_text(LATER_SIZES[field])
     reports = {}
     for engine in ("auto", "python"):
-        status, out, err = run_cli(capsys, "simulate", str(path), "--capacity-tokens", "1024", "--engine", engine, "--json")
+        status, out, err = run_cli(
+            capsys, "simulate", str(path), "--capacity-tokens", "1024", "--engine", engine, "--json"
+        )
         assert status == 0, err
         report = json.loads(out)
-        reports[engine] = (report["sha256"], report["cache_size"]["capacity_blocks"], report["measured"]["token_hit_rate"])
+        reports[engine] = (
+            report["sha256"],
+            report["cache_size"]["capacity_blocks"],
+            report["measured"]["token_hit_rate"],
+        )
     assert reports["auto"] == reports["python"]
     strict = import_mooncake(path)
     assert read_columnar(path).block_size_tokens == strict.block_size_tokens
-    status, _, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "kvs.parquet"))
+    status, _, err = run_cli(
+        capsys, "trace", "import", str(path), "-o", str(tmp_path / "kvs.parquet")
+    )
     if field == "block_tokens":  # weights per block: refused, as when the first record gives them
         assert status == 2 and "block_tokens" in err and not (tmp_path / "kvs.parquet").exists()
     else:
@@ -497,7 +607,10 @@ def files_sized_later(draw) -> bytes:
     lines = []
     for index in range(n):
         path = draw(st.lists(st.integers(0, 2), min_size=1, max_size=5))
-        chain = [node_ids.setdefault(tuple(path[:depth + 1]), len(node_ids)) for depth in range(len(path))]
+        chain = [
+            node_ids.setdefault(tuple(path[: depth + 1]), len(node_ids))
+            for depth in range(len(path))
+        ]
         record = {"timestamp": index, "input_length": draw(st.integers(0, 4000)), "hash_ids": chain}
         if index > 0 and draw(st.booleans()):
             if draw(st.booleans()):
@@ -508,9 +621,13 @@ def files_sized_later(draw) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=files_sized_later())
-def test_every_fast_reader_honours_sizes_given_on_later_records(tmp_path_factory, fast_reader, data):
+def test_every_fast_reader_honours_sizes_given_on_later_records(
+    tmp_path_factory, fast_reader, data
+):
     """Each fast path reads such a file as the strict reader does (block size and weights included) or names
     the same line; and the commands' dispatch sends it to the per-record readers, which honour them."""
     from pyverify.commands.input_options import _richer_than_mooncake
@@ -529,12 +646,19 @@ def test_every_fast_reader_honours_sizes_given_on_later_records(tmp_path_factory
         assert _richer_than_mooncake(str(path))
 
 
-@pytest.mark.parametrize("columns,where,reason", [
-    ({"label.turn": [1.5, 2.0]}, "label.turn", "expected an integer or a string column, got double"),
-    ({"label.type": ["text", "x" * 300]}, "row 2.label.type", "longer than 256 characters"),
-    ({"label.": [1, 2]}, "label.", "a label's name has 1 to 64 characters"),
-    ({f"label.k{i}": [1, 2] for i in range(17)}, "label.k16", "more than 16 label columns"),
-])
+@pytest.mark.parametrize(
+    "columns,where,reason",
+    [
+        (
+            {"label.turn": [1.5, 2.0]},
+            "label.turn",
+            "expected an integer or a string column, got double",
+        ),
+        ({"label.type": ["text", "x" * 300]}, "row 2.label.type", "longer than 256 characters"),
+        ({"label.": [1, 2]}, "label.", "a label's name has 1 to 64 characters"),
+        ({f"label.k{i}": [1, 2] for i in range(17)}, "label.k16", "more than 16 label columns"),
+    ],
+)
 def test_bad_label_columns_name_the_column(tmp_path, capsys, columns, where, reason):
     """Label columns read back only as labels an instance may hold (its schema's limits)."""
     path = parquet_of(tmp_path, [[0, 1], [0, 2]], **columns)
@@ -543,6 +667,10 @@ def test_bad_label_columns_name_the_column(tmp_path, capsys, columns, where, rea
 
 
 def test_label_columns_read_back_as_labels(tmp_path):
-    path = parquet_of(tmp_path, [[0, 1], [0, 2]], **{"label.chat_id": [7, None], "label.type": ["text", "search"]})
+    path = parquet_of(
+        tmp_path, [[0, 1], [0, 2]], **{"label.chat_id": [7, None], "label.type": ["text", "search"]}
+    )
     assert [item.get("labels") for item in read_parquet(path).to_instance().extra] == [
-        {"chat_id": 7, "type": "text"}, {"type": "search"}]
+        {"chat_id": 7, "type": "text"},
+        {"type": "search"},
+    ]

@@ -30,12 +30,15 @@ from .strategies import prefix_closed_chains
 
 pytest.importorskip("pyarrow")
 
-optional_fields = st.fixed_dictionaries({}, optional={
-    "arrival_ms": st.one_of(st.integers(0, 10**12), st.floats(0, 1e12, allow_nan=False)),
-    "input_tokens": st.integers(0, 2**53),
-    "output_tokens": st.integers(0, 2**53),
-    "route_key": st.text(max_size=8),
-})
+optional_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "arrival_ms": st.one_of(st.integers(0, 10**12), st.floats(0, 1e12, allow_nan=False)),
+        "input_tokens": st.integers(0, 2**53),
+        "output_tokens": st.integers(0, 2**53),
+        "route_key": st.text(max_size=8),
+    },
+)
 
 
 @st.composite
@@ -43,20 +46,43 @@ def instances(draw) -> Instance:
     chains = draw(prefix_closed_chains())
     routed = draw(st.booleans())
     hosts = draw(st.integers(1, 6))
-    routing = tuple(draw(st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains)))) if routed else None
+    routing = (
+        tuple(draw(st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains))))
+        if routed
+        else None
+    )
     extra = draw(st.lists(optional_fields, min_size=len(chains), max_size=len(chains)))
     if draw(st.booleans()):  # tokens per block (RAGPulse's chunks), on some requests
-        extra = [dict(item, block_tokens=draw(st.lists(st.integers(1, 4096), min_size=len(chain), max_size=len(chain))))
-                 if draw(st.booleans()) else item for item, chain in zip(extra, chains)]
+        extra = [
+            dict(
+                item,
+                block_tokens=draw(
+                    st.lists(st.integers(1, 4096), min_size=len(chain), max_size=len(chain))
+                ),
+            )
+            if draw(st.booleans())
+            else item
+            for item, chain in zip(extra, chains)
+        ]
     extra = tuple(extra)
-    return Instance(name="h", hosts=hosts, chains=tuple(chains), routing=routing, block_size_tokens=draw(st.sampled_from([None, 16, 512])),
-                    extra=extra if any(extra) else ())
+    return Instance(
+        name="h",
+        hosts=hosts,
+        chains=tuple(chains),
+        routing=routing,
+        block_size_tokens=draw(st.sampled_from([None, 16, 512])),
+        extra=extra if any(extra) else (),
+    )
 
 
 @settings(max_examples=200, deadline=None)
 @given(instance=instances())
 def test_the_numpy_digest_equals_the_trusted_one(instance):
-    assert arrays_digest(ColumnarTrace.from_instance(instance)) == trusted_digest(instance) == content_sha256(instance)
+    assert (
+        arrays_digest(ColumnarTrace.from_instance(instance))
+        == trusted_digest(instance)
+        == content_sha256(instance)
+    )
     # ... and survives the instance JSON (what 'trace import -o x.json' writes) read back
     again = instance_from_json(json.loads(json.dumps(instance.to_json())))
     assert trusted_digest(again) == trusted_digest(instance)
@@ -65,26 +91,43 @@ def test_the_numpy_digest_equals_the_trusted_one(instance):
 @settings(max_examples=100, deadline=None)
 @given(instance=instances(), data=st.data())
 def test_names_are_outside_the_digest_and_content_inside(instance, data):
-    renamed = dataclasses.replace(instance, name="other", description="described", source="elsewhere")
+    renamed = dataclasses.replace(
+        instance, name="other", description="described", source="elsewhere"
+    )
     assert trusted_digest(renamed) == trusted_digest(instance)
     chains = list(instance.chains)
     index = data.draw(st.integers(0, len(chains) - 1))
-    changes = [dataclasses.replace(instance, hosts=instance.hosts + 1),
-               dataclasses.replace(instance, block_size_tokens=(instance.block_size_tokens or 8) * 2),
-               dataclasses.replace(instance, chains=tuple(chains[:index] + chains[index + 1:]),
-                                   routing=None if instance.routing is None else instance.routing[:index] + instance.routing[index + 1:],
-                                   extra=instance.extra[:index] + instance.extra[index + 1:] if instance.extra else ())
-               if len(chains) > 1 else None,
-               dataclasses.replace(instance, chains=tuple(chains[:index + 1] + chains[index:]),
-                                   routing=None if instance.routing is None else instance.routing[:index + 1] + instance.routing[index:],
-                                   extra=instance.extra[:index + 1] + instance.extra[index:] if instance.extra else ())]
+    changes = [
+        dataclasses.replace(instance, hosts=instance.hosts + 1),
+        dataclasses.replace(instance, block_size_tokens=(instance.block_size_tokens or 8) * 2),
+        dataclasses.replace(
+            instance,
+            chains=tuple(chains[:index] + chains[index + 1 :]),
+            routing=None
+            if instance.routing is None
+            else instance.routing[:index] + instance.routing[index + 1 :],
+            extra=instance.extra[:index] + instance.extra[index + 1 :] if instance.extra else (),
+        )
+        if len(chains) > 1
+        else None,
+        dataclasses.replace(
+            instance,
+            chains=tuple(chains[: index + 1] + chains[index:]),
+            routing=None
+            if instance.routing is None
+            else instance.routing[: index + 1] + instance.routing[index:],
+            extra=instance.extra[: index + 1] + instance.extra[index:] if instance.extra else (),
+        ),
+    ]
     if instance.routing is not None and instance.hosts > 1:
         routing = list(instance.routing)
         routing[index] = (routing[index] + 1) % instance.hosts
         changes.append(dataclasses.replace(instance, routing=tuple(routing)))
     extra = [dict(item) for item in instance.extra] or [{} for _ in chains]
     tokens = extra[index].get("output_tokens", 0)
-    extra[index]["output_tokens"] = tokens + 1 if tokens < 2**53 else tokens - 1  # exact in float64, as the arrays hold it
+    extra[index]["output_tokens"] = (
+        tokens + 1 if tokens < 2**53 else tokens - 1
+    )  # exact in float64, as the arrays hold it
     changes.append(dataclasses.replace(instance, extra=tuple(extra)))
     for changed in filter(None, changes):
         assert trusted_digest(changed) != trusted_digest(instance)
@@ -111,8 +154,12 @@ def test_one_trace_in_three_formats_has_one_digest(tmp_path, capsys):
         status, _, err = run_cli(capsys, "trace", "import", str(source), "-o", str(target))
         assert status == 0, err
     digests = {trusted_digest(load_input(str(path))) for path in (jsonl, parquet, instance)}
-    reports = {json.loads(run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")[1])["sha256"]
-               for path in (jsonl, parquet, instance)}
+    reports = {
+        json.loads(run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")[1])[
+            "sha256"
+        ]
+        for path in (jsonl, parquet, instance)
+    }
     assert len(digests) == 1 and reports == digests
 
 
@@ -120,7 +167,9 @@ def test_a_certificate_of_the_parquet_file_verifies_on_the_jsonl_file(tmp_path, 
     jsonl = write_jsonl(tmp_path / "conv.jsonl")
     parquet, cert = tmp_path / "conv.parquet", tmp_path / "c.json"
     assert run_cli(capsys, "trace", "import", str(jsonl), "-o", str(parquet))[0] == 0
-    status, _, err = run_cli(capsys, "certify", str(parquet), "--model", "pooled", "--capacity", "3", "-o", str(cert))
+    status, _, err = run_cli(
+        capsys, "certify", str(parquet), "--model", "pooled", "--capacity", "3", "-o", str(cert)
+    )
     assert status == 0, err
     recorded = json.loads(cert.read_text())["instance"]
     assert recorded["content_sha256"] == trusted_digest(load_input(str(jsonl)))
@@ -132,8 +181,12 @@ def test_a_certificate_of_the_parquet_file_verifies_on_the_jsonl_file(tmp_path, 
     assert f"instance {jsonl}: not read" in out
     # A certificate of the JSONL: the same trace under another file name is the same instance;
     # verify says whose name differs.
-    assert run_cli(capsys, "certify", str(jsonl), "--model", "pooled", "--capacity", "3",
-                   "-o", str(cert))[0] == 0
+    assert (
+        run_cli(
+            capsys, "certify", str(jsonl), "--model", "pooled", "--capacity", "3", "-o", str(cert)
+        )[0]
+        == 0
+    )
     renamed = tmp_path / "saved-elsewhere.jsonl"
     renamed.write_text(jsonl.read_text())
     status, out, _ = run_cli(capsys, "verify", str(cert), str(renamed))
@@ -160,23 +213,39 @@ def test_jsonl_parquet_json_round_trip_keeps_every_field(tmp_path, capsys):
     requests = json.loads(instance.read_text())["requests"]
     for record, request in zip(JSONL, requests, strict=True):
         assert request["blocks"] == record["hash_ids"]
-        for key, field in (("timestamp", "arrival_ms"), ("input_length", "input_tokens"), ("output_length", "output_tokens")):
+        for key, field in (
+            ("timestamp", "arrival_ms"),
+            ("input_length", "input_tokens"),
+            ("output_length", "output_tokens"),
+        ):
             assert request[field] == record[key] and type(request[field]) is int
 
 
 def test_parquet_keeps_hosts_keys_and_fractional_times(tmp_path, capsys):
     from pyverify.inputs.columnar import write_parquet
 
-    extra = ({"arrival_ms": 0.5, "input_tokens": 20, "route_key": "a"}, {"arrival_ms": 2, "output_tokens": 9},
-             {"arrival_ms": 2.25, "input_tokens": 40, "output_tokens": 1, "route_key": "b"})
-    original = Instance(name="t", hosts=3, chains=((1, 2), (1,), (5, 6, 7)), routing=(2, 0, 2), block_size_tokens=16, extra=extra)
+    extra = (
+        {"arrival_ms": 0.5, "input_tokens": 20, "route_key": "a"},
+        {"arrival_ms": 2, "output_tokens": 9},
+        {"arrival_ms": 2.25, "input_tokens": 40, "output_tokens": 1, "route_key": "b"},
+    )
+    original = Instance(
+        name="t",
+        hosts=3,
+        chains=((1, 2), (1,), (5, 6, 7)),
+        routing=(2, 0, 2),
+        block_size_tokens=16,
+        extra=extra,
+    )
     parquet, instance = tmp_path / "t.parquet", tmp_path / "t.json"
     write_parquet(ColumnarTrace.from_instance(original), parquet)
     assert run_cli(capsys, "trace", "import", str(parquet), "-o", str(instance))[0] == 0
     assert run_cli(capsys, "validate", str(instance))[0] == 0
     requests = json.loads(instance.read_text())["requests"]
     assert [r["host"] for r in requests] == [2, 0, 2]
-    assert [{k: v for k, v in r.items() if k not in ("blocks", "host")} for r in requests] == list(extra)
+    assert [{k: v for k, v in r.items() if k not in ("blocks", "host")} for r in requests] == list(
+        extra
+    )
     assert type(requests[1]["arrival_ms"]) is int and type(requests[0]["input_tokens"]) is int
     assert trusted_digest(load_input(str(instance))) == trusted_digest(original)
 

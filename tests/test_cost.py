@@ -32,8 +32,14 @@ from .strategies import routed_instances
 
 # A toy parameter set chosen so every number below can be done by hand:
 # R = 100 tokens/s, k = 1000 bytes/token, B = 1e6 bytes/s, latency 10 ms.
-TOY = Params(kv_bytes_per_token=1000, prefill_tokens_per_s_per_gpu=100, gpus_per_host=1,
-             pool_bandwidth_gb_s=1e-3, fetch_latency_ms=10, block_tokens=100)
+TOY = Params(
+    kv_bytes_per_token=1000,
+    prefill_tokens_per_s_per_gpu=100,
+    gpus_per_host=1,
+    pool_bandwidth_gb_s=1e-3,
+    fetch_latency_ms=10,
+    block_tokens=100,
+)
 
 
 def runs(chains, routing, capacity=None, pool_capacity=None):
@@ -98,7 +104,9 @@ def test_break_even_statuses():
     chains = [(1,), (1,)]
     local, pooled = runs(chains, [0, 1])
     split = token_split(chains, local, pooled, 100)  # one fetch of 100 tokens: saves 1 s at R = 100
-    assert break_even(split, replace(TOY, fetch_latency_ms=1000)).status == NEVER_PAYS  # latency 1 s eats it all
+    assert (
+        break_even(split, replace(TOY, fetch_latency_ms=1000)).status == NEVER_PAYS
+    )  # latency 1 s eats it all
     assert break_even(split, replace(TOY, fetch_latency_ms=999)).status == PAYS_ABOVE
     none = token_split(chains, local, None, 100)
     be = break_even(none, TOY)
@@ -123,7 +131,9 @@ def test_distribution_percentiles():
 def test_defaults_are_the_cited_figures():
     params = Params()
     assert params.kv_bytes_per_token == 320 * 1024  # LLaMA3-70B, Mooncake
-    assert params.prefill_rate == pytest.approx(5000 / 0.40677)  # NIM: 5000 tokens, TTFT 406.77 ms, on the 2-GPU host
+    assert params.prefill_rate == pytest.approx(
+        5000 / 0.40677
+    )  # NIM: 5000 tokens, TTFT 406.77 ms, on the 2-GPU host
     assert params.pool_bandwidth_gb_s == 87.0
     for parameter in PARAMETERS.values():
         assert parameter.source and parameter.unit
@@ -137,8 +147,10 @@ def test_sweep_reports_where_the_conclusion_flips():
     rows = sweep_rows(lambda p: split, params, parse_sweep("pool_bandwidth_gb_s=0.00005:0.00025:3"))
     assert [row.value for row in rows] == pytest.approx([5e-5, 1.5e-4, 2.5e-4])
     assert [row.verdict for row in rows] == ["pool loses", "pool pays", "pool pays"]
-    assert sweep_conclusion(rows) == ("the conclusion changes as pool_bandwidth_gb_s varies: "
-                                      "between 5e-05 (pool loses) and 0.00015 (pool pays)")
+    assert sweep_conclusion(rows) == (
+        "the conclusion changes as pool_bandwidth_gb_s varies: "
+        "between 5e-05 (pool loses) and 0.00015 (pool pays)"
+    )
     same = sweep_rows(lambda p: split, params, parse_sweep("pool_bandwidth_gb_s=1:2:2"))
     assert "does not change" in sweep_conclusion(same)
 
@@ -149,7 +161,10 @@ def test_sweep_reports_where_the_conclusion_flips():
 @pytest.mark.parametrize(
     "assignment, message",
     [
-        ("bandwidth=3", "unknown parameter 'bandwidth'; known parameters: kv_bytes_per_token, prefill_tokens_per_s_per_gpu"),
+        (
+            "bandwidth=3",
+            "unknown parameter 'bandwidth'; known parameters: kv_bytes_per_token, prefill_tokens_per_s_per_gpu",
+        ),
         ("pool_bandwidth_gb_s", "expected NAME=VALUE"),
         ("pool_bandwidth_gb_s=fast", "expected a number, got 'fast'"),
         ("pool_bandwidth_gb_s=0", "must be greater than 0"),
@@ -169,7 +184,11 @@ def test_bad_params(assignment, message):
 
 def test_zero_latency_is_allowed_and_repeats_are_not():
     params, names = parse_params(["fetch_latency_ms=0", "gpus_per_host=8"])
-    assert params.fetch_latency_ms == 0 and params.gpus_per_host == 8 and names == ["fetch_latency_ms", "gpus_per_host"]
+    assert (
+        params.fetch_latency_ms == 0
+        and params.gpus_per_host == 8
+        and names == ["fetch_latency_ms", "gpus_per_host"]
+    )
     with pytest.raises(UserError, match="given more than once"):
         parse_params(["gpus_per_host=8", "gpus_per_host=4"])
 

@@ -37,9 +37,39 @@ VARIANTS = [
     ["--model", "pooled", "--warmup-fraction", "0.4", "--witness"],
     ["--model", "per-host", "--fleet", "4", "--witness"],
     ["--model", "pooled", "--capacity", "300"],
-    ["--model", "per-host", "--capacity", "40", "--eviction", "fifo", "--warmup-fraction", "0.5", "--witness"],
-    ["--model", "per-host", "--routing", "prefix-hash", "--fleet", "3", "--capacity-tokens", "51200", "--eviction", "leaf-lru"],
-    ["--model", "pooled", "--capacity", "77", "--eviction", "tail-first", "--warmup-fraction", "0.25"],
+    [
+        "--model",
+        "per-host",
+        "--capacity",
+        "40",
+        "--eviction",
+        "fifo",
+        "--warmup-fraction",
+        "0.5",
+        "--witness",
+    ],
+    [
+        "--model",
+        "per-host",
+        "--routing",
+        "prefix-hash",
+        "--fleet",
+        "3",
+        "--capacity-tokens",
+        "51200",
+        "--eviction",
+        "leaf-lru",
+    ],
+    [
+        "--model",
+        "pooled",
+        "--capacity",
+        "77",
+        "--eviction",
+        "tail-first",
+        "--warmup-fraction",
+        "0.25",
+    ],
 ]
 
 
@@ -69,7 +99,11 @@ def test_the_default_equals_the_per_record_path_on_the_mooncake_trace(capsys, mo
     needs_kernels(argv)
     default, oracle = default_and_oracle(capsys, monkeypatch, str(MOONCAKE_SYNTHETIC), *argv)
     assert default == oracle
-    assert len(default["sha256"]) == 64 and default["measured"]["tokens"] is not None and "engine" not in default
+    assert (
+        len(default["sha256"]) == 64
+        and default["measured"]["tokens"] is not None
+        and "engine" not in default
+    )
 
 
 @needs_trace
@@ -94,7 +128,20 @@ def test_mrc_takes_the_digest_beside_the_curve(capsys, monkeypatch):
     monkeypatch.setattr(digest, "BACKGROUND_DIGEST_MIN", 0)
     reports = []
     for engine in ("auto", "python"):
-        assert main(["mrc", str(MOONCAKE_SYNTHETIC), "--capacities", "1,50,5000", "--json", "--engine", engine]) == 0
+        assert (
+            main(
+                [
+                    "mrc",
+                    str(MOONCAKE_SYNTHETIC),
+                    "--capacities",
+                    "1,50,5000",
+                    "--json",
+                    "--engine",
+                    engine,
+                ]
+            )
+            == 0
+        )
         reports.append(json.loads(capsys.readouterr().out))
     assert reports[0] == reports[1] and len(reports[0]["sha256"]) == 64
 
@@ -106,7 +153,11 @@ def test_the_digest_thread_hands_back_its_error(monkeypatch):
     import pyverify.inputs.columnar.digest as digest
     from pyverify.inputs.columnar.trace import ColumnarTrace
 
-    trace = ColumnarTrace(name="t", ids=np.array([0, 1, 0], dtype=np.int64), offsets=np.array([0, 2, 3], dtype=np.int64))
+    trace = ColumnarTrace(
+        name="t",
+        ids=np.array([0, 1, 0], dtype=np.int64),
+        offsets=np.array([0, 2, 3], dtype=np.int64),
+    )
     monkeypatch.setattr(digest, "BACKGROUND_DIGEST_MIN", 0)
     assert digest.content_sha256_beside(trace)() == digest.content_sha256(trace)
 
@@ -118,7 +169,9 @@ def test_the_digest_thread_hands_back_its_error(monkeypatch):
     waiting = digest.content_sha256_beside(other)
     with pytest.raises(MemoryError, match="no room to hash"):
         waiting()
-    with pytest.raises(MemoryError, match="no room to hash"):  # and by content_sha256, which waits for the same digest
+    with pytest.raises(
+        MemoryError, match="no room to hash"
+    ):  # and by content_sha256, which waits for the same digest
         digest.content_sha256(other)
 
 
@@ -132,8 +185,10 @@ def test_a_digest_begun_by_the_reader_is_the_one_used(monkeypatch, tmp_path):
     from pyverify.trusted.digest import content_sha256 as trusted_sha256
 
     path = tmp_path / "t.jsonl"
-    path.write_text('{"timestamp": 0, "input_length": 1100, "output_length": 3, "hash_ids": [0, 1, 2]}\n'
-                    '{"timestamp": 5, "input_length": 600, "output_length": 4, "hash_ids": [0, 3]}\n')
+    path.write_text(
+        '{"timestamp": 0, "input_length": 1100, "output_length": 3, "hash_ids": [0, 1, 2]}\n'
+        '{"timestamp": 5, "input_length": 600, "output_length": 4, "hash_ids": [0, 3]}\n'
+    )
     monkeypatch.setattr(digest, "BACKGROUND_DIGEST_MIN", 0)
     hashed = []
     inner = digest._digest_of
@@ -142,7 +197,9 @@ def test_a_digest_begun_by_the_reader_is_the_one_used(monkeypatch, tmp_path):
     assert trace in digest._begun
     first, again = digest.content_sha256(trace), digest.content_sha256_beside(trace)()
     assert first == again == inner(trace) == trusted_sha256(trace.to_instance())
-    assert hashed == [trace]  # once, by the reader's thread (inner(trace) above called the original)
+    assert hashed == [
+        trace
+    ]  # once, by the reader's thread (inner(trace) above called the original)
     assert np.array_equal(trace.ids, [0, 1, 2, 0, 3])
 
 
@@ -183,14 +240,28 @@ HYPOTHESIS_VARIANTS = [
     ["--model", "pooled"],
     ["--model", "per-host", "--fleet", "3"],
     ["--model", "pooled", "--warmup-fraction", "0.5", "--witness"],
-    ["--model", "per-host", "--fleet", "2", "--capacity", "3", "--eviction", "leaf-lru", "--witness"],
+    [
+        "--model",
+        "per-host",
+        "--fleet",
+        "2",
+        "--capacity",
+        "3",
+        "--eviction",
+        "leaf-lru",
+        "--witness",
+    ],
     ["--model", "pooled", "--capacity", "4", "--eviction", "lru", "--warmup-fraction", "0.3"],
 ]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(records=mooncake_records(), variant=st.sampled_from(HYPOTHESIS_VARIANTS))
-def test_the_default_equals_the_per_record_path_on_hypothesis_traces(capsys, monkeypatch, tmp_path_factory, records, variant):
+def test_the_default_equals_the_per_record_path_on_hypothesis_traces(
+    capsys, monkeypatch, tmp_path_factory, records, variant
+):
     needs_kernels(variant)
     folder = tmp_path_factory.mktemp("jsonl")
     jsonl = folder / "trace.jsonl"
@@ -205,19 +276,34 @@ def test_the_default_equals_the_per_record_path_on_hypothesis_traces(capsys, mon
     assert from_parquet == parquet_oracle == default
 
 
-@pytest.mark.parametrize("argv", [["--model", "pooled"], ["--model", "per-host", "--fleet", "2", "--witness"],
-                                  ["--model", "pooled", "--capacity", "2", "--warmup-fraction", "0.5"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--model", "pooled"],
+        ["--model", "per-host", "--fleet", "2", "--witness"],
+        ["--model", "pooled", "--capacity", "2", "--warmup-fraction", "0.5"],
+    ],
+    ids=" ".join,
+)
 def test_the_default_equals_the_per_record_path_on_a_csv_trace(capsys, monkeypatch, tmp_path, argv):
     needs_kernels(argv)
     path = tmp_path / "t.csv"
-    path.write_text('hash_ids,timestamp,input_length,output_length\n"[0,1]",0,700,3\n"[0,1,2]",1,1100,4\n"[5]",2,100,5\n"[0]",2,300,1\n')
+    path.write_text(
+        'hash_ids,timestamp,input_length,output_length\n"[0,1]",0,700,3\n"[0,1,2]",1,1100,4\n"[5]",2,100,5\n"[0]",2,300,1\n'
+    )
     default, oracle = default_and_oracle(capsys, monkeypatch, str(path), *argv)
     assert default == oracle and default["measured"]["tokens"] is not None
 
 
 @settings(max_examples=200, deadline=None)
-@given(chains=prefix_closed_chains(), hosts=st.lists(st.integers(0, 3), min_size=30, max_size=30), table=st.booleans(),
-       compiled=st.booleans(), threads=st.booleans(), step=st.sampled_from([1, 3, 4096]))
+@given(
+    chains=prefix_closed_chains(),
+    hosts=st.lists(st.integers(0, 3), min_size=30, max_size=30),
+    table=st.booleans(),
+    compiled=st.booleans(),
+    threads=st.booleans(),
+    step=st.sampled_from([1, 3, 4096]),
+)
 def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled, threads, step):
     """The uncapacitated hits the default counts without a replay (a position table, or a sort when the
     keys are too many for a table; per host, the trace laid out host by host unless numba is loaded, its
@@ -230,19 +316,25 @@ def test_uncapacitated_hits_are_the_simulators(chains, hosts, table, compiled, t
 
     ids = np.array([b for chain in chains for b in chain], dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum([len(c) for c in chains]))).astype(np.int64)
-    cache_of = np.array(hosts[:len(chains)], dtype=np.int64)
+    cache_of = np.array(hosts[: len(chains)], dtype=np.int64)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(counting, "REQUEST_STEP", step)
-        patch.setattr(numpy_engine, "TABLE_STEP", step)  # first references marked a few at a time, step after step
+        patch.setattr(
+            numpy_engine, "TABLE_STEP", step
+        )  # first references marked a few at a time, step after step
         patch.setattr(numpy_engine, "HOST_STEP", step)  # and per host, a few requests at a time
-        if not table:  # as if the keys were too many for a table: np.unique finds the first references
+        if (
+            not table
+        ):  # as if the keys were too many for a table: np.unique finds the first references
             patch.setattr(numpy_engine, "KEY_TABLE_FACTOR", 0)
             patch.setattr(numpy_engine, "KEY_TABLE_MIN", 0)
         if compiled:  # numba loaded: first_references' compiled pass, where it is installed
             pytest.importorskip("numba")
         else:  # numba not loaded: the numpy passes, per host with the trace laid out host by host
             patch.setattr(numpy_engine, "numba_loaded", lambda: False)
-            patch.setattr(numpy_engine, "THREADED_MIN", 0 if threads else numpy_engine.THREADED_MIN)  # hosts on two threads
+            patch.setattr(
+                numpy_engine, "THREADED_MIN", 0 if threads else numpy_engine.THREADED_MIN
+            )  # hosts on two threads
             patch.setattr(numpy_engine, "compiled_first_references", lambda *args: None)
         pooled = numpy_engine.uncapacitated_hits(ids, offsets)
         per_host = numpy_engine.uncapacitated_hits(ids, offsets, cache_of, 4)
@@ -257,15 +349,60 @@ import pyverify.commands.budgets as budgets  # noqa: E402
 import pyverify.commands.traces as traces  # noqa: E402
 
 #: The per-record reader each command calls, taken away from the default run.
-PER_RECORD_READER = {"mrc": (traces, "load_described_with"), "budgets": (budgets, "load_described_with")}
+PER_RECORD_READER = {
+    "mrc": (traces, "load_described_with"),
+    "budgets": (budgets, "load_described_with"),
+}
 
 COMMAND_VARIANTS = [
     ["mrc", "--policy", "lru,opt", "--capacities", "64,512,4096", "--verify"],
-    ["mrc", "--model", "per-host", "--fleet", "4", "--policy", "lru", "--target-hit-rate", "0.3", "--kv-model", "llama-3.1-8b"],
-    ["mrc", "--model", "per-host", "--routing", "prefix-hash", "--fleet", "3", "--policy", "lru,opt-forced", "--capacities", "100,1000"],
-    ["budgets", "--kv-model", "llama-3.3-70b", "--budgets-gib", "1,4,32", "--eviction", "lru,fifo,leaf-lru,tail-first",
-     "--warmup-fraction", "0.5"],
-    ["budgets", "--kv-bytes-per-token", "4096", "--budgets-gib", "2,16", "--optimum", "--target-hit-rate", "0.4"],
+    [
+        "mrc",
+        "--model",
+        "per-host",
+        "--fleet",
+        "4",
+        "--policy",
+        "lru",
+        "--target-hit-rate",
+        "0.3",
+        "--kv-model",
+        "llama-3.1-8b",
+    ],
+    [
+        "mrc",
+        "--model",
+        "per-host",
+        "--routing",
+        "prefix-hash",
+        "--fleet",
+        "3",
+        "--policy",
+        "lru,opt-forced",
+        "--capacities",
+        "100,1000",
+    ],
+    [
+        "budgets",
+        "--kv-model",
+        "llama-3.3-70b",
+        "--budgets-gib",
+        "1,4,32",
+        "--eviction",
+        "lru,fifo,leaf-lru,tail-first",
+        "--warmup-fraction",
+        "0.5",
+    ],
+    [
+        "budgets",
+        "--kv-bytes-per-token",
+        "4096",
+        "--budgets-gib",
+        "2,16",
+        "--optimum",
+        "--target-hit-rate",
+        "0.4",
+    ],
 ]
 
 
@@ -289,31 +426,55 @@ def command_default_and_oracle(capsys, monkeypatch, command, path, *argv) -> tup
 
 @needs_trace
 @pytest.mark.parametrize("argv", COMMAND_VARIANTS, ids=" ".join)
-def test_mrc_and_budgets_by_default_equal_the_per_record_path_on_the_mooncake_trace(capsys, monkeypatch, argv):
-    default, oracle = command_default_and_oracle(capsys, monkeypatch, argv[0], str(MOONCAKE_SYNTHETIC), *argv[1:])
+def test_mrc_and_budgets_by_default_equal_the_per_record_path_on_the_mooncake_trace(
+    capsys, monkeypatch, argv
+):
+    default, oracle = command_default_and_oracle(
+        capsys, monkeypatch, argv[0], str(MOONCAKE_SYNTHETIC), *argv[1:]
+    )
     assert default == oracle
     assert "engine" not in default and "instance_sha256" not in default
     simulated = report(capsys, str(MOONCAKE_SYNTHETIC), "--model", "pooled")
     assert default["sha256"] == simulated["sha256"]  # one name for the instance in every command
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(records=mooncake_records(), variant=st.sampled_from([
-    ["mrc", "--policy", "lru,opt", "--verify"],
-    ["mrc", "--model", "per-host", "--fleet", "2", "--policy", "lru,opt", "--verify"],
-    ["budgets", "--kv-bytes-per-token", "200000", "--budgets-gib", "0.2,0.5,1", "--eviction", "lru,fifo,leaf-lru,tail-first"],
-]))
-def test_mrc_and_budgets_by_default_equal_the_per_record_path_on_hypothesis_traces(capsys, monkeypatch, tmp_path_factory,
-                                                                                   records, variant):
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    records=mooncake_records(),
+    variant=st.sampled_from(
+        [
+            ["mrc", "--policy", "lru,opt", "--verify"],
+            ["mrc", "--model", "per-host", "--fleet", "2", "--policy", "lru,opt", "--verify"],
+            [
+                "budgets",
+                "--kv-bytes-per-token",
+                "200000",
+                "--budgets-gib",
+                "0.2,0.5,1",
+                "--eviction",
+                "lru,fifo,leaf-lru,tail-first",
+            ],
+        ]
+    ),
+)
+def test_mrc_and_budgets_by_default_equal_the_per_record_path_on_hypothesis_traces(
+    capsys, monkeypatch, tmp_path_factory, records, variant
+):
     folder = tmp_path_factory.mktemp("jsonl")
     jsonl = folder / "trace.jsonl"
     jsonl.write_text("".join(json.dumps(record) + "\n" for record in records))
-    default, oracle = command_default_and_oracle(capsys, monkeypatch, variant[0], str(jsonl), *variant[1:])
+    default, oracle = command_default_and_oracle(
+        capsys, monkeypatch, variant[0], str(jsonl), *variant[1:]
+    )
     assert default == oracle
     parquet = tmp_path_factory.mktemp("parquet") / "trace.parquet"
     status, _, err = run_cli(capsys, "trace", "import", str(jsonl), "-o", str(parquet))
     assert status == 0, err
-    from_parquet, parquet_oracle = command_default_and_oracle(capsys, monkeypatch, variant[0], str(parquet), *variant[1:])
+    from_parquet, parquet_oracle = command_default_and_oracle(
+        capsys, monkeypatch, variant[0], str(parquet), *variant[1:]
+    )
     assert from_parquet == parquet_oracle == default  # the digest is the content, not the file
 
 
@@ -334,9 +495,20 @@ def test_every_command_names_the_instance_by_its_content_digest(capsys, tmp_path
     and for the same trace as a pyverify.instance/1 file; the instance file's reports also carry ``instance_sha256``,
     the SHA-256 of its canonical JSON (as certificates name it), which validate and trace import always report."""
     jsonl = tmp_path / "t.jsonl"
-    jsonl.write_text("".join(json.dumps({"hash_ids": chain, "timestamp": i, "input_length": 512 * len(chain) - 7,
-                                         "output_length": 3}) + "\n"
-                             for i, chain in enumerate([[0, 1], [0, 1, 2], [5], [0], [5, 6], [0, 1, 2, 3]])))
+    jsonl.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "hash_ids": chain,
+                    "timestamp": i,
+                    "input_length": 512 * len(chain) - 7,
+                    "output_length": 3,
+                }
+            )
+            + "\n"
+            for i, chain in enumerate([[0, 1], [0, 1, 2], [5], [0], [5, 6], [0, 1, 2, 3]])
+        )
+    )
     instance = tmp_path / "t.json"
     status, out, err = run_cli(capsys, "trace", "import", str(jsonl), "-o", str(instance), "--json")
     assert status == 0, err
@@ -349,7 +521,11 @@ def test_every_command_names_the_instance_by_its_content_digest(capsys, tmp_path
             found = command_json(capsys, command, str(path), *argv)
             assert found["sha256"] == validated["sha256"], (command, path)
             if is_instance:
-                assert found["instance_sha256"] == validated["instance_sha256"] == imported["instance_sha256"], command
+                assert (
+                    found["instance_sha256"]
+                    == validated["instance_sha256"]
+                    == imported["instance_sha256"]
+                ), command
             else:
                 assert "instance_sha256" not in found, (command, path)
 
@@ -360,8 +536,18 @@ def test_mrc_on_arrays_needs_no_numba(capsys, monkeypatch):
     without numba the default mrc still reads the trace as arrays and prints the per-record path's report."""
     import pyverify.sim.kernels as kernels
 
-    argv = [str(MOONCAKE_SYNTHETIC), "--model", "per-host", "--fleet", "3", "--policy", "lru", "--capacities", "50,900",
-            "--verify"]
+    argv = [
+        str(MOONCAKE_SYNTHETIC),
+        "--model",
+        "per-host",
+        "--fleet",
+        "3",
+        "--policy",
+        "lru",
+        "--capacities",
+        "50,900",
+        "--verify",
+    ]
     oracle = command_json(capsys, "mrc", *argv, "--engine", "python")
     with monkeypatch.context() as patch:
         patch.setattr(kernels, "available", lambda: False)

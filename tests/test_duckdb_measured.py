@@ -30,7 +30,9 @@ def prompt_lengths(chains, rng: random.Random, missing: float) -> list[int | Non
     lengths = []
     for chain in chains:
         k = len(chain)
-        lengths.append(None if rng.random() < missing else rng.randint(BLOCK * (k - 1) + 1, BLOCK * (k + 1)))
+        lengths.append(
+            None if rng.random() < missing else rng.randint(BLOCK * (k - 1) + 1, BLOCK * (k + 1))
+        )
     return lengths
 
 
@@ -39,8 +41,10 @@ def write_parquet(path, chains, lengths, block_size: int | None = BLOCK) -> None
     if lengths is not None:
         columns["input_length"] = pa.array(lengths, type=pa.int64())
     table = pa.table(columns)
-    meta = {b"pyverify.format": b"pyverify.trace/1",
-            b"pyverify.block_size_tokens": str(block_size).encode() if block_size else b"none"}
+    meta = {
+        b"pyverify.format": b"pyverify.trace/1",
+        b"pyverify.block_size_tokens": str(block_size).encode() if block_size else b"none",
+    }
     pq.write_table(table.replace_schema_metadata(meta), str(path), row_group_size=37)
 
 
@@ -53,17 +57,35 @@ def report(capsys, path, *argv) -> dict:
     return found
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])  # capsys is read out per call
-@given(seed=st.integers(0, 10**6), missing=st.sampled_from([0.0, 0.3, 1.0]),
-       warmup=st.sampled_from([0.0, 0.25, 0.999]), fleet=st.integers(1, 5),
-       model=st.sampled_from(["pooled", "per-host"]), routing=st.sampled_from(["round-robin", "random", "prefix-hash"]))
-def test_duckdb_reports_what_the_simulator_does(tmp_path_factory, capsys, seed, missing, warmup, fleet, model, routing):
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)  # capsys is read out per call
+@given(
+    seed=st.integers(0, 10**6),
+    missing=st.sampled_from([0.0, 0.3, 1.0]),
+    warmup=st.sampled_from([0.0, 0.25, 0.999]),
+    fleet=st.integers(1, 5),
+    model=st.sampled_from(["pooled", "per-host"]),
+    routing=st.sampled_from(["round-robin", "random", "prefix-hash"]),
+)
+def test_duckdb_reports_what_the_simulator_does(
+    tmp_path_factory, capsys, seed, missing, warmup, fleet, model, routing
+):
     rng = random.Random(seed)
     chains = random_chains(seed, requests=rng.randint(1, 60))
     lengths = prompt_lengths(chains, rng, missing)
     path = tmp_path_factory.mktemp("measured") / "t.parquet"
     write_parquet(path, chains, lengths)
-    argv = ["--model", model, "--warmup-fraction", str(warmup), "--fleet", str(fleet), "--routing", routing]
+    argv = [
+        "--model",
+        model,
+        "--warmup-fraction",
+        str(warmup),
+        "--fleet",
+        str(fleet),
+        "--routing",
+        routing,
+    ]
     duckdb = report(capsys, path, *argv, "--engine", "duckdb")
     assert duckdb == report(capsys, path, *argv, "--engine", "python")
     assert duckdb["measured"]["tokens"] is not None
@@ -72,19 +94,33 @@ def test_duckdb_reports_what_the_simulator_does(tmp_path_factory, capsys, seed, 
 def test_without_a_block_size_it_counts_blocks_only(tmp_path, capsys):
     path = tmp_path / "t.parquet"
     write_parquet(path, random_chains(3, 40), None, block_size=None)
-    duckdb = report(capsys, path, "--model", "pooled", "--warmup-fraction", "0.5", "--engine", "duckdb")
-    assert duckdb == report(capsys, path, "--model", "pooled", "--warmup-fraction", "0.5", "--engine", "python")
+    duckdb = report(
+        capsys, path, "--model", "pooled", "--warmup-fraction", "0.5", "--engine", "duckdb"
+    )
+    assert duckdb == report(
+        capsys, path, "--model", "pooled", "--warmup-fraction", "0.5", "--engine", "python"
+    )
     assert duckdb["measured"]["tokens"] is None and duckdb["token_weights"] is None
 
 
 def test_a_prompt_too_short_for_its_blocks_is_refused_in_the_simulators_words(tmp_path, capsys):
     chains = [[0, 1], [0, 1, 2], [0, 1, 2, 3]]
     path = tmp_path / "t.parquet"
-    write_parquet(path, chains, [20, 2 * BLOCK, 60])  # the second: 32 tokens cannot fill 3 blocks of 16
+    write_parquet(
+        path, chains, [20, 2 * BLOCK, 60]
+    )  # the second: 32 tokens cannot fill 3 blocks of 16
     outputs = []
     for engine in ("duckdb", "python"):
-        status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--engine", engine)
-        assert_one_line_error(status, out, err, path, "row 2.input_length: 32 tokens cannot fill 3 blocks of 16 tokens")
+        status, out, err = run_cli(
+            capsys, "simulate", str(path), "--model", "pooled", "--engine", engine
+        )
+        assert_one_line_error(
+            status,
+            out,
+            err,
+            path,
+            "row 2.input_length: 32 tokens cannot fill 3 blocks of 16 tokens",
+        )
         outputs.append(err)
     assert outputs[0] == outputs[1]
 
@@ -92,5 +128,7 @@ def test_a_prompt_too_short_for_its_blocks_is_refused_in_the_simulators_words(tm
 def test_duckdb_still_refuses_a_capacity(tmp_path, capsys):
     path = tmp_path / "t.parquet"
     write_parquet(path, random_chains(1, 10), None)
-    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--engine", "duckdb", "--capacity", "4")
+    status, out, err = run_cli(
+        capsys, "simulate", str(path), "--model", "pooled", "--engine", "duckdb", "--capacity", "4"
+    )
     assert status == 2 and out == "" and "drop --capacity*/--witness" in err

@@ -25,7 +25,7 @@ from pyverify.inputs.mooncake import import_mooncake  # noqa: E402
 from pyverify.sim.mrc import lru_curve  # noqa: E402
 from pyverify.sim.routing import RoutingOptions, route  # noqa: E402
 from pyverify.sim.simulate import PER_HOST, POOLED, simulate  # noqa: E402
-from tests.conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE# noqa: E402
+from tests.conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE  # noqa: E402
 from tests.helpers import assert_one_line_error, run_cli  # noqa: E402
 from tests.test_columnar import random_chains  # noqa: E402
 
@@ -36,7 +36,9 @@ POLICIES = ("round-robin", "random", "prefix-hash", "route-key", "given", "fold"
 @pytest.fixture(scope="module")
 def cluster():
     """A real dask.distributed cluster: two worker processes, one thread each."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as local:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as local:
         yield local.scheduler_address
 
 
@@ -46,7 +48,13 @@ def routed_instance(seed: int) -> Instance:
     rng = random.Random(seed)
     routing = tuple(rng.randrange(6) for _ in chains)
     extra = tuple({"route_key": f"user-{rng.randrange(40)}"} for _ in chains)
-    return Instance(name=f"r{seed}", hosts=6, chains=tuple(tuple(c) for c in chains), routing=routing, extra=extra)
+    return Instance(
+        name=f"r{seed}",
+        hosts=6,
+        chains=tuple(tuple(c) for c in chains),
+        routing=routing,
+        extra=extra,
+    )
 
 
 def instances():
@@ -115,27 +123,60 @@ def test_numpy_engine_equals_the_simulator(case):
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_duckdb_engine_equals_the_simulator_on_parquet_and_in_memory(case, parquet_files):
     instance, fleet, policy = case
-    check(duckdb_engine.count(parquet_files[instance.name], fleet, policy, seed=5), instance, fleet, policy, 5)
-    check(duckdb_engine.count(ColumnarTrace.from_instance(instance), fleet, policy, seed=5), instance, fleet, policy, 5)
+    check(
+        duckdb_engine.count(parquet_files[instance.name], fleet, policy, seed=5),
+        instance,
+        fleet,
+        policy,
+        5,
+    )
+    check(
+        duckdb_engine.count(ColumnarTrace.from_instance(instance), fleet, policy, seed=5),
+        instance,
+        fleet,
+        policy,
+        5,
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_dask_engine_equals_the_simulator_on_two_workers(case, parquet_files, cluster, monkeypatch):
     instance, fleet, policy = case
-    check(dask_engine.count(parquet_files[instance.name], fleet, policy, seed=5, scheduler=cluster), instance, fleet, policy, 5)
-    monkeypatch.setattr(dask_engine, "PIECE_REQUESTS", 97)  # many pieces: buckets gather ids from several workers
-    check(dask_engine.count(ColumnarTrace.from_instance(instance), fleet, policy, seed=5, scheduler=cluster),
-          instance, fleet, policy, 5)
+    check(
+        dask_engine.count(parquet_files[instance.name], fleet, policy, seed=5, scheduler=cluster),
+        instance,
+        fleet,
+        policy,
+        5,
+    )
+    monkeypatch.setattr(
+        dask_engine, "PIECE_REQUESTS", 97
+    )  # many pieces: buckets gather ids from several workers
+    check(
+        dask_engine.count(
+            ColumnarTrace.from_instance(instance), fleet, policy, seed=5, scheduler=cluster
+        ),
+        instance,
+        fleet,
+        policy,
+        5,
+    )
 
 
 @pytest.mark.parametrize("policy", ["round-robin", "random", "prefix-hash"])
-def test_dask_per_host_lru_curves_equal_the_one_machine_curve(policy, parquet_files, cluster, monkeypatch):
+def test_dask_per_host_lru_curves_equal_the_one_machine_curve(
+    policy, parquet_files, cluster, monkeypatch
+):
     instance = instances()[-1]
     monkeypatch.setattr(dask_engine, "PIECE_REQUESTS", 500)
     for source in (parquet_files[instance.name], ColumnarTrace.from_instance(instance)):
         curve = dask_engine.lru_curves(source, 8, policy, seed=5, scheduler=cluster)
         exact = lru_curve(instance.chains, route(instance, 8, policy, RoutingOptions(seed=5)), 8)
-        assert (curve.references, curve.cold, curve.caches) == (exact.references, exact.cold, exact.caches)
+        assert (curve.references, curve.cold, curve.caches) == (
+            exact.references,
+            exact.cold,
+            exact.caches,
+        )
         assert np.array_equal(curve.histogram, exact.histogram)
 
 
@@ -148,13 +189,26 @@ def test_vectorised_random_routing_is_pythons(seed, fleet):
 
 def test_prefix_affinity_says_it_runs_on_one_machine(tmp_path, capsys, cluster):
     with pytest.raises(UserError, match="runs on one machine only"):
-        dask_engine.count(ColumnarTrace.from_instance(routed_instance(1)), 4, "prefix-affinity", scheduler=cluster)
+        dask_engine.count(
+            ColumnarTrace.from_instance(routed_instance(1)), 4, "prefix-affinity", scheduler=cluster
+        )
     with pytest.raises(UserError, match="runs on one machine only"):
         duckdb_engine.count(ColumnarTrace.from_instance(routed_instance(1)), 4, "prefix-affinity")
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps({"hash_ids": c}) + "\n" for c in random_chains(2, 30)))
-    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "per-host", "--fleet", "4",
-                               "--routing", "prefix-affinity", "--engine", "duckdb")
+    status, out, err = run_cli(
+        capsys,
+        "simulate",
+        str(path),
+        "--model",
+        "per-host",
+        "--fleet",
+        "4",
+        "--routing",
+        "prefix-affinity",
+        "--engine",
+        "duckdb",
+    )
     assert_one_line_error(status, out, err, path, ONE_MACHINE)
 
 
@@ -163,7 +217,9 @@ def bad_parquet(tmp_path):
     import pyarrow.parquet as pq
 
     path = tmp_path / "bad.parquet"
-    pq.write_table(pa.table({"hash_ids": pa.array([[0, 1], [0, 2], [5, 1]], type=pa.list_(pa.int64()))}), path)
+    pq.write_table(
+        pa.table({"hash_ids": pa.array([[0, 1], [0, 2], [5, 1]], type=pa.list_(pa.int64()))}), path
+    )
     return path
 
 
@@ -172,9 +228,23 @@ def test_engines_refuse_a_bad_trace_with_the_numpy_paths_words(tmp_path, capsys,
     said = set()
     for engine in ("numpy", "duckdb", "dask"):
         extra = ["--scheduler", cluster] if engine == "dask" else []
-        status, out, err = run_cli(capsys, "simulate", str(path), "--model", "per-host", "--fleet", "2",
-                                   "--routing", "round-robin", "--engine", engine, *extra)
-        assert_one_line_error(status, out, err, path, "row 3.hash_ids[1]: not prefix-closed: block 1 follows block 5")
+        status, out, err = run_cli(
+            capsys,
+            "simulate",
+            str(path),
+            "--model",
+            "per-host",
+            "--fleet",
+            "2",
+            "--routing",
+            "round-robin",
+            "--engine",
+            engine,
+            *extra,
+        )
+        assert_one_line_error(
+            status, out, err, path, "row 3.hash_ids[1]: not prefix-closed: block 1 follows block 5"
+        )
         said.add(err)
     assert len(said) == 1
 
@@ -186,8 +256,13 @@ def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
     outputs = []
     for source in (MOONCAKE, parquet):
         for engine, extra in (("numpy", []), ("duckdb", []), ("dask", ["--scheduler", cluster])):
-            for model in (["--model", "pooled"], ["--model", "per-host", "--fleet", "16", "--routing", "random", "--seed", "3"]):
-                status, out, err = run_cli(capsys, "simulate", str(source), *model, "--engine", engine, *extra, "--json")
+            for model in (
+                ["--model", "pooled"],
+                ["--model", "per-host", "--fleet", "16", "--routing", "random", "--seed", "3"],
+            ):
+                status, out, err = run_cli(
+                    capsys, "simulate", str(source), *model, "--engine", engine, *extra, "--json"
+                )
                 assert status == 0, err
                 data = json.loads(out)
                 assert data["engine"] == engine
@@ -195,7 +270,10 @@ def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
     # The simulator itself (no engine: capacity-free runs of the instance file).
     instance_file = tmp_path / "mc.json"
     assert run_cli(capsys, "trace", "import", str(MOONCAKE), "-o", str(instance_file))[0] == 0
-    for model in (["--model", "pooled"], ["--model", "per-host", "--fleet", "16", "--routing", "random", "--seed", "3"]):
+    for model in (
+        ["--model", "pooled"],
+        ["--model", "per-host", "--fleet", "16", "--routing", "random", "--seed", "3"],
+    ):
         status, out, _ = run_cli(capsys, "simulate", str(instance_file), *model, "--json")
         data = json.loads(out)
         assert "engine" not in data
@@ -203,14 +281,20 @@ def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
     assert len(set(outputs)) == 2, outputs
 
 
-def test_auto_reads_every_trace_file_as_arrays_and_big_parquet_by_duckdb(tmp_path, capsys, monkeypatch, parquet_files):
+def test_auto_reads_every_trace_file_as_arrays_and_big_parquet_by_duckdb(
+    tmp_path, capsys, monkeypatch, parquet_files
+):
     import pyverify.engines
     from pyverify.commands import basic
 
     path = parquet_files["r1"]
-    status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json", "--engine", "python")
+    status, out, _ = run_cli(
+        capsys, "simulate", str(path), "--model", "pooled", "--json", "--engine", "python"
+    )
     oracle = json.loads(out)
-    monkeypatch.setattr(basic, "simulate_in_python", None)  # whatever the size: the array path, the same report
+    monkeypatch.setattr(
+        basic, "simulate_in_python", None
+    )  # whatever the size: the array path, the same report
     status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
     assert status == 0 and json.loads(out) == oracle and "engine" not in oracle
     monkeypatch.setattr(pyverify.engines, "AUTO_DUCKDB_BYTES", 1)  # where choose reads it
@@ -218,11 +302,17 @@ def test_auto_reads_every_trace_file_as_arrays_and_big_parquet_by_duckdb(tmp_pat
     assert status == 0 and json.loads(out)["engine"] == "duckdb"
 
 
-def test_a_missing_extra_is_one_line_saying_how_to_get_it(tmp_path, capsys, monkeypatch, parquet_files):
+def test_a_missing_extra_is_one_line_saying_how_to_get_it(
+    tmp_path, capsys, monkeypatch, parquet_files
+):
     monkeypatch.setitem(__import__("sys").modules, "duckdb", None)  # as if not installed
-    status, out, err = run_cli(capsys, "simulate", str(parquet_files["r1"]), "--model", "pooled", "--engine", "duckdb")
+    status, out, err = run_cli(
+        capsys, "simulate", str(parquet_files["r1"]), "--model", "pooled", "--engine", "duckdb"
+    )
     assert status == 2 and out == ""
-    assert err.strip().splitlines() == ["pyverify: error: duckdb is needed for this; install the scale extra: pip install 'pyverify[scale]'"]
+    assert err.strip().splitlines() == [
+        "pyverify: error: duckdb is needed for this; install the scale extra: pip install 'pyverify[scale]'"
+    ]
 
 
 def test_a_trace_without_hosts_is_routed_round_robin_by_default(tmp_path, capsys):
@@ -230,7 +320,18 @@ def test_a_trace_without_hosts_is_routed_round_robin_by_default(tmp_path, capsys
     unrouted = Instance(name="u", hosts=1, chains=instance.chains)
     path = tmp_path / "u.parquet"
     write_parquet(ColumnarTrace.from_instance(unrouted), path)
-    status, out, err = run_cli(capsys, "simulate", str(path), "--model", "per-host", "--fleet", "16", "--engine", "duckdb", "--json")
+    status, out, err = run_cli(
+        capsys,
+        "simulate",
+        str(path),
+        "--model",
+        "per-host",
+        "--fleet",
+        "16",
+        "--engine",
+        "duckdb",
+        "--json",
+    )
     assert status == 0, err
     data = json.loads(out)
     routing = route(unrouted, 16, "round-robin")
@@ -255,8 +356,17 @@ def test_a_dask_worker_reads_its_row_group_in_batches_as_written(tmp_path, monke
     hosts = np.arange(len(chains)) % 5
     keys = [f"user-{i % 7}" for i in range(len(chains))]
     path = tmp_path / "t.parquet"
-    pq.write_table(pa.table({"hash_ids": pa.array(chains, type=pa.list_(pa.int64())), "host": pa.array(hosts),
-                             "route_key": pa.array(keys)}), path, row_group_size=11)
+    pq.write_table(
+        pa.table(
+            {
+                "hash_ids": pa.array(chains, type=pa.list_(pa.int64())),
+                "host": pa.array(hosts),
+                "route_key": pa.array(keys),
+            }
+        ),
+        path,
+        row_group_size=11,
+    )
     groups = pq.ParquetFile(path).metadata.num_row_groups
     assert groups == 6
     for group in range(groups):
@@ -264,10 +374,15 @@ def test_a_dask_worker_reads_its_row_group_in_batches_as_written(tmp_path, monke
         data = dask_engine._load((str(path), group))
         want = np.concatenate([np.array(chain) for chain in chains[first:last]])
         assert data["ids"].dtype == np.int64 and np.array_equal(data["ids"], want)
-        assert np.array_equal(data["offsets"], offsets[first:last + 1] - offsets[first])
-        assert np.array_equal(data["hosts"], hosts[first:last]) and data["route_keys"] == keys[first:last]
+        assert np.array_equal(data["offsets"], offsets[first : last + 1] - offsets[first])
+        assert (
+            np.array_equal(data["hosts"], hosts[first:last])
+            and data["route_keys"] == keys[first:last]
+        )
     bad = [[0, 1], [0, 2], [3], [3, 4], [5, -6], [7]]
-    pq.write_table(pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path, row_group_size=2)
+    pq.write_table(
+        pa.table({"hash_ids": pa.array(bad, type=pa.list_(pa.int64()))}), path, row_group_size=2
+    )
     assert dask_engine._load((str(path), 0))["route_keys"] is None
     with pytest.raises(ValueError, match=r"block id -6 is negative"):
         dask_engine._load((str(path), 2))

@@ -41,6 +41,7 @@ def replay_by(implementation):
 
 # --- by hand ----------------------------------------------------------------
 
+
 @each_implementation
 def test_leaf_first_keeps_the_shared_parent_where_chain_order_evicts_it(implementation):
     with replay_by(implementation):
@@ -50,7 +51,11 @@ def test_leaf_first_keeps_the_shared_parent_where_chain_order_evicts_it(implemen
         # leaf-first: (1,4) evicts the leaf 3, keeping 1 -> 2; then (1,2,3) hits 1 and 2.
         assert simulate(chains, None, POOLED, capacity=3, eviction=LEAF_LRU).hit_blocks == (0, 1, 2)
         # vLLM: (1,2,3) frees 3,2,1 in that order, so 3 is evicted first as well.
-        assert simulate(chains, None, POOLED, capacity=3, eviction=TAIL_FIRST).hit_blocks == (0, 1, 2)
+        assert simulate(chains, None, POOLED, capacity=3, eviction=TAIL_FIRST).hit_blocks == (
+            0,
+            1,
+            2,
+        )
 
 
 @each_implementation
@@ -69,7 +74,15 @@ def test_fifo_does_not_reinsert_a_held_block(implementation):
         # capacity 3: after (8) evicts 1, request (1,2) misses on 1 although 2 is held;
         # 2 keeps its entry time, so (9) evicts 2 and the last (1,2) hits only 1.
         chains = [(1,), (7,), (1, 2), (8,), (1, 2), (9,), (1, 2)]
-        assert simulate(chains, None, POOLED, capacity=3, eviction=FIFO).hit_blocks == (0, 0, 1, 0, 0, 0, 1)
+        assert simulate(chains, None, POOLED, capacity=3, eviction=FIFO).hit_blocks == (
+            0,
+            0,
+            1,
+            0,
+            0,
+            0,
+            1,
+        )
 
 
 def test_tail_first_ranks_by_hand():
@@ -80,6 +93,7 @@ def test_tail_first_ranks_by_hand():
 
 
 # --- reference implementations of the definitions -----------------------------
+
 
 def leaf_lru_reference(chains, capacity):
     """Leaf-first LRU by definition, scanning every cached block (no heap)."""
@@ -129,14 +143,18 @@ def top_priority_reference(chains, capacity):
 @given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 8))
 def test_leaf_lru_equals_its_definition(implementation, chains, capacity):
     with replay_by(implementation):
-        assert simulate(chains, None, POOLED, capacity=capacity, eviction=LEAF_LRU).hit_blocks == leaf_lru_reference(chains, capacity)
+        assert simulate(
+            chains, None, POOLED, capacity=capacity, eviction=LEAF_LRU
+        ).hit_blocks == leaf_lru_reference(chains, capacity)
 
 
 @each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30), st.integers(1, 8))
 def test_tail_first_free_queue_keeps_the_top_priority_blocks(implementation, chains, capacity):
     with replay_by(implementation):
-        assert simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST).hit_blocks == top_priority_reference(chains, capacity)
+        assert simulate(
+            chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST
+        ).hit_blocks == top_priority_reference(chains, capacity)
 
 
 @each_implementation
@@ -151,6 +169,7 @@ def test_tail_first_and_leaf_lru_agree_when_every_chain_fits(implementation, cha
 
 # --- the one-pass curve ----------------------------------------------------------
 
+
 @each_implementation
 @given(prefix_closed_chains(max_nodes=14, max_requests=30))
 def test_tail_first_curve_equals_per_capacity_tail_first_runs(implementation, chains):
@@ -159,7 +178,9 @@ def test_tail_first_curve_equals_per_capacity_tail_first_runs(implementation, ch
         distinct = len({b for chain in chains for b in chain})
         capacities = list(range(1, distinct + 2))
         for capacity, hits in zip(capacities, curve.block_hits(capacities)):
-            assert hits == simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST).hits
+            assert (
+                hits == simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST).hits
+            )
 
 
 @each_implementation
@@ -188,7 +209,10 @@ def test_tail_first_curve_on_a_random_larger_trace():
         chains.append(tuple(reversed(path)))
     curve = weighted_curve(tail_first_ranks(chains), chains)
     for capacity in (1, 3, 10, 30, 100, 250, 400):
-        assert curve.block_hits([capacity])[0] == simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST).hits
+        assert (
+            curve.block_hits([capacity])[0]
+            == simulate(chains, None, POOLED, capacity=capacity, eviction=TAIL_FIRST).hits
+        )
 
 
 @given(routed_instances(), st.integers(1, 6), st.sampled_from([LEAF_LRU, TAIL_FIRST, FIFO]))

@@ -12,13 +12,22 @@ import pytest
 
 from pyverify.commands.argtypes import chart_path, input_file, output_file, refuse_writing_inputs
 from pyverify.errors import UserError
-from pyverify.fileio import (check_output_file, new_temporary, refuse_folder_name, same_file,
-                             sweep_stale_temporaries, write_text_atomic)
+from pyverify.fileio import (
+    check_output_file,
+    new_temporary,
+    refuse_folder_name,
+    same_file,
+    sweep_stale_temporaries,
+    write_text_atomic,
+)
 
 
 def dead_pid() -> int:
-    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                              capture_output=True, text=True).stdout)
+    return int(
+        subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+        ).stdout
+    )
 
 
 # --- an output that is an input -----------------------------------------------------------
@@ -67,8 +76,9 @@ def test_the_command_line_declares_outputs_and_inputs(files, monkeypatch):
         refuse_writing_inputs(argparse.Namespace(output=output_file("in.json"), rag_lengths=inputs))
     (files / "c.svg").write_text("a trace named c.svg")
     with pytest.raises(UserError, match="c.svg: is an input"):
-        refuse_writing_inputs(argparse.Namespace(instance=input_file("c.svg"),
-                                                 chart=chart_path("c")))
+        refuse_writing_inputs(
+            argparse.Namespace(instance=input_file("c.svg"), chart=chart_path("c"))
+        )
     # a value not declared an input (an instance name, say) is not one
     refuse_writing_inputs(argparse.Namespace(output=output_file("in.json"), name="in.json"))
 
@@ -91,10 +101,12 @@ def test_a_file_name_is_not_a_folder_name():
 
 def killed_writer(target: Path) -> list[Path]:
     """Run a writer of ``target`` that is killed (SIGKILL) half way; the temporaries it left."""
-    script = ("import os, signal, sys\nfrom pyverify.fileio import atomic_path\n"
-              "with atomic_path(sys.argv[1]) as tmp:\n"
-              "    tmp.write_bytes(b'half a file')\n"
-              "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    script = (
+        "import os, signal, sys\nfrom pyverify.fileio import atomic_path\n"
+        "with atomic_path(sys.argv[1]) as tmp:\n"
+        "    tmp.write_bytes(b'half a file')\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     subprocess.run([sys.executable, "-c", script, str(target)], check=False)
     return sorted(p for p in target.parent.iterdir() if p.name.startswith(f".{target.name}."))
 

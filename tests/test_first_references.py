@@ -47,17 +47,26 @@ def way(request, monkeypatch):
     return request.param
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(references(), st.booleans())
 def test_first_references_equal_the_set_walk(way, case, pooled):
     ids, caches, fleet = case
-    marks = first_references(np.asarray(ids, dtype=np.int64), None if pooled else np.asarray(caches, dtype=np.int64), fleet)
+    marks = first_references(
+        np.asarray(ids, dtype=np.int64),
+        None if pooled else np.asarray(caches, dtype=np.int64),
+        fleet,
+    )
     assert marks.dtype == bool
     assert marks.tolist() == first_by_sets(ids, None if pooled else caches)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 1 << 20)), max_size=40), st.sampled_from([1, 2, 3, 4096]))
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 1 << 20)), max_size=40),
+    st.sampled_from([1, 2, 3, 4096]),
+)
 def test_sums_per_request_equal_python_sums(requests, step):
     """Each request's sum of marks, empty requests (0) included, in steps of any number of requests."""
     from unittest import mock
@@ -65,9 +74,13 @@ def test_sums_per_request_equal_python_sums(requests, step):
     import pyverify.sim.counting as counting
 
     lengths = [length for length, _ in requests]
-    marks = np.array([bool(seed >> k & 1) for length, seed in requests for k in range(length)], dtype=bool)
+    marks = np.array(
+        [bool(seed >> k & 1) for length, seed in requests for k in range(length)], dtype=bool
+    )
     offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))).astype(np.int64)
     with mock.patch.object(counting, "REQUEST_STEP", step):
         sums = counting.sums_per_request(marks, offsets)
     assert sums.dtype == np.int64
-    assert sums.tolist() == [int(marks[a:b].sum()) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    assert sums.tolist() == [
+        int(marks[a:b].sum()) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())
+    ]

@@ -45,8 +45,16 @@ def restate(cert):
     """Make the claim and basis agree with the (forged) numbers and model, as a careful forger would."""
     cm = cert["cache_model"]
     admission = cm.get("admission", "bypass")
-    cert["claim"]["statement"] = claim_statement(cm["model"], cm["capacity"], cert["status"], cert["objective"], cert["bound"],
-                                                 cm["routing"], cm.get("hosts"), admission)
+    cert["claim"]["statement"] = claim_statement(
+        cm["model"],
+        cm["capacity"],
+        cert["status"],
+        cert["objective"],
+        cert["bound"],
+        cm["routing"],
+        cm.get("hosts"),
+        admission,
+    )
     cert["basis"] = basis_of(cm["capacity"], cert["status"], admission)
 
 
@@ -58,18 +66,42 @@ def instance():
 @pytest.fixture(scope="module")
 def forced_small(instance):
     """CP-SAT and Z3 with the forced constraint (small route)."""
-    return certify(instance, "pooled", 3, time_limit=120, workers=1, instance_path=str(INSTANCE), admission="forced").certificate
+    return certify(
+        instance,
+        "pooled",
+        3,
+        time_limit=120,
+        workers=1,
+        instance_path=str(INSTANCE),
+        admission="forced",
+    ).certificate
 
 
 @pytest.fixture(scope="module")
 def forced_large(instance):
     """The forced rule's run as the witness (the trace-scale route), forced by a solver limit of 0."""
-    return certify(instance, "pooled", 3, time_limit=120, instance_path=str(INSTANCE), admission="forced", solver_limit=0).certificate
+    return certify(
+        instance,
+        "pooled",
+        3,
+        time_limit=120,
+        instance_path=str(INSTANCE),
+        admission="forced",
+        solver_limit=0,
+    ).certificate
 
 
 @pytest.fixture(scope="module")
 def bypass_large(instance):
-    return certify(instance, "pooled", 3, time_limit=120, instance_path=str(INSTANCE), solver_limit=0, greedy_policies=[]).certificate
+    return certify(
+        instance,
+        "pooled",
+        3,
+        time_limit=120,
+        instance_path=str(INSTANCE),
+        solver_limit=0,
+        greedy_policies=[],
+    ).certificate
 
 
 def test_forced_certificates_verify_on_both_routes(tmp_path, instance, forced_small, forced_large):
@@ -82,7 +114,9 @@ def test_forced_certificates_verify_on_both_routes(tmp_path, instance, forced_sm
         assert "greedy" not in cert
         status, lines = check(tmp_path, cert)
         assert status == 0, lines[-1]
-        assert lines[-1].startswith("VERIFIED OPTIMAL on this instance only, for caches that admit every block they fetch and keep")
+        assert lines[-1].startswith(
+            "VERIFIED OPTIMAL on this instance only, for caches that admit every block they fetch and keep"
+        )
         assert any("not proved in Lean" in line for line in lines)
     assert forced_small["solvers"]["cp-sat"]["problem"]["admission"] == "forced"
     assert forced_small["solvers"]["z3"]["below_objective"] == "unsat"
@@ -154,8 +188,17 @@ def test_forgery_bypass_solver_record_in_a_forced_certificate(tmp_path, forced_l
 
 @pytest.fixture(scope="module")
 def per_host(instance):
-    return certify(instance, "per-host", 2, time_limit=120, instance_path=str(INSTANCE), admission="forced", solver_limit=0,
-                   routing="round-robin", hosts=3).certificate
+    return certify(
+        instance,
+        "per-host",
+        2,
+        time_limit=120,
+        instance_path=str(INSTANCE),
+        admission="forced",
+        solver_limit=0,
+        routing="round-robin",
+        hosts=3,
+    ).certificate
 
 
 def test_forgery_per_host_hosts_swapped(tmp_path, instance, per_host):
@@ -173,9 +216,13 @@ def test_forgery_per_host_hosts_swapped(tmp_path, instance, per_host):
     assert status == 1 and "reads cache" in lines[-1], lines[-1]
 
 
-def test_forgery_bypass_greedy_run_in_a_forced_certificate(tmp_path, forced_large, bypass_large, instance):
+def test_forgery_bypass_greedy_run_in_a_forced_certificate(
+    tmp_path, forced_large, bypass_large, instance
+):
     """A greedy run that bypasses, added to a forced certificate: replayed by rule 5, it is refused."""
-    full = certify(instance, "pooled", 3, time_limit=120, instance_path=str(INSTANCE), solver_limit=0).certificate
+    full = certify(
+        instance, "pooled", 3, time_limit=120, instance_path=str(INSTANCE), solver_limit=0
+    ).certificate
     forged = copy.deepcopy(forced_large)
     forged["greedy"] = [g for g in full["greedy"] if g["policy"] == "most-frequent"]
     status, lines = check(tmp_path, forged)
@@ -183,12 +230,23 @@ def test_forgery_bypass_greedy_run_in_a_forced_certificate(tmp_path, forced_larg
 
 
 @settings(max_examples=200, deadline=None)
-@given(prefix_closed_chains(max_nodes=6, max_requests=8), st.integers(1, 3), st.integers(1, 2), st.data())
+@given(
+    prefix_closed_chains(max_nodes=6, max_requests=8),
+    st.integers(1, 3),
+    st.integers(1, 2),
+    st.data(),
+)
 def test_recount_is_the_optimum_and_the_canonical_schedule_replays(chains, capacity, hosts, data):
     """The checker's own count equals exhaustive search; CP-SAT-style hits give a forced run by rules 1-5."""
-    routing = data.draw(st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains)))
+    routing = data.draw(
+        st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains))
+    )
     optimum = exhaustive_forced_fleet(chains, routing, capacity)
-    assert recount.forced_misses(chains, routing, capacity) == optimum == forced_misses(chains, routing, capacity)
+    assert (
+        recount.forced_misses(chains, routing, capacity)
+        == optimum
+        == forced_misses(chains, routing, capacity)
+    )
     run = forced_run(chains, routing, capacity)
     assert replay(chains, routing, capacity, run.as_witness(), "witness", forced=True) == optimum
     canonical = canonical_forced_schedule(chains, routing, run.hit_blocks, capacity)
@@ -199,9 +257,16 @@ def test_recount_is_the_optimum_and_the_canonical_schedule_replays(chains, capac
 def test_cpsat_and_z3_with_forced_admission_agree_with_the_rule():
     from pyverify.certify import cpsat, z3check
 
-    cases = [([[3], [2], [3]], 1), ([[9], [1, 2], [9]], 2), ([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]], 2), ([[0], [2], [0, 1], [2]], 2)]
+    cases = [
+        ([[3], [2], [3]], 1),
+        ([[9], [1, 2], [9]], 2),
+        ([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]], 2),
+        ([[0], [2], [0, 1], [2]], 2),
+    ]
     for chains, capacity in cases:
-        problem = Problem("pooled", tuple(map(tuple, chains)), (0,) * len(chains), capacity, "forced")
+        problem = Problem(
+            "pooled", tuple(map(tuple, chains)), (0,) * len(chains), capacity, "forced"
+        )
         solved = cpsat.solve(problem, workers=1)
         assert solved.status == "OPTIMAL"
         assert solved.objective == z3check.optimum(problem) == forced_misses(chains, None, capacity)
@@ -219,8 +284,22 @@ def test_cli_certify_forced_json(tmp_path, capsys):
     from pyverify.cli import main
 
     out = tmp_path / "forced.json"
-    code = main(["certify", str(INSTANCE), "--model", "pooled", "--capacity", "3", "--admission", "forced", "--no-z3",
-                 "-o", str(out), "--json"])
+    code = main(
+        [
+            "certify",
+            str(INSTANCE),
+            "--model",
+            "pooled",
+            "--capacity",
+            "3",
+            "--admission",
+            "forced",
+            "--no-z3",
+            "-o",
+            str(out),
+            "--json",
+        ]
+    )
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["admission"] == "forced" and summary["objective"] == 32

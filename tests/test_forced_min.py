@@ -37,7 +37,7 @@ def exhaustive_forced(chains, capacity: int) -> int:
         hits = 0
         while hits < len(chain) and chain[hits] in held:
             hits += 1
-        required = frozenset(chain[:min(len(chain), capacity)])
+        required = frozenset(chain[: min(len(chain), capacity)])
         optional = sorted((held | set(chain)) - required)
         room = capacity - len(required)
         result = None
@@ -91,7 +91,13 @@ def exhaustive_pinned_victims(chains, capacity: int) -> int:
 
 
 def misses_of(chains, capacity, eviction, routing=None) -> int:
-    run = simulate(chains, routing, "pooled" if routing is None else "per-host", capacity=capacity, eviction=eviction)
+    run = simulate(
+        chains,
+        routing,
+        "pooled" if routing is None else "per-host",
+        capacity=capacity,
+        eviction=eviction,
+    )
     return run.references - run.hits
 
 
@@ -104,7 +110,12 @@ def test_smallest_difference_from_bypass():
 def test_pinning_matters():
     """Unpinned forced admission would keep {9, 2} (2 without its parent) and miss 3 times; engines pin: 4."""
     chains = [[9], [1, 2], [9]]
-    assert forced_misses(chains, None, 2) == 4 == exhaustive_forced(chains, 2) == exhaustive_pinned_victims(chains, 2)
+    assert (
+        forced_misses(chains, None, 2)
+        == 4
+        == exhaustive_forced(chains, 2)
+        == exhaustive_pinned_victims(chains, 2)
+    )
     assert min_misses(chains, None, 2) == 3
 
 
@@ -120,7 +131,9 @@ def test_chain_longer_than_the_cache_keeps_its_first_blocks():
 def test_forced_rule_is_the_exhaustive_optimum(chains, capacity):
     forced = forced_misses(chains, None, capacity)
     assert forced == exhaustive_forced(chains, capacity)
-    assert forced == exhaustive_pinned_victims(chains, capacity)  # every eviction choice of a block-by-block engine
+    assert forced == exhaustive_pinned_victims(
+        chains, capacity
+    )  # every eviction choice of a block-by-block engine
     assert forced >= min_misses(chains, None, capacity)
 
 
@@ -128,7 +141,9 @@ def test_forced_rule_is_the_exhaustive_optimum(chains, capacity):
 @given(prefix_closed_chains(max_nodes=10, max_requests=25), st.integers(1, 6))
 def test_forced_run_is_a_prefix_cache_run_and_bounds(chains, capacity):
     ids, lengths = flatten(chains)
-    hit_blocks, dropped, misses = forced_run_flat(ids, lengths, None, capacity, witness=True, closure=True)
+    hit_blocks, dropped, misses = forced_run_flat(
+        ids, lengths, None, capacity, witness=True, closure=True
+    )
     assert misses == forced_misses(chains, None, capacity)
     assert min_misses(chains, None, capacity) <= misses
     # Engine policies that admit every block and keep the running request's blocks cannot do better.
@@ -139,21 +154,36 @@ def test_forced_run_is_a_prefix_cache_run_and_bounds(chains, capacity):
     for chain, h, gone in zip(chains, hit_blocks, dropped):
         assert all(b in held for b in chain[:h]) and (h == len(chain) or chain[h] not in held)
         after = (held | set(chain)) - set(gone)
-        assert set(chain[:min(len(chain), capacity)]) <= after and len(after) <= capacity
+        assert set(chain[: min(len(chain), capacity)]) <= after and len(after) <= capacity
         held = after
 
 
 def test_fifo_can_beat_it_by_evicting_a_block_in_use():
     """kvcache-simulator's FIFO evicts the running request's hit block: not a forced-admission cache in this sense."""
     chains = [[0], [2], [0, 1], [2]]
-    assert misses_of(chains, 2, "fifo") == 3 < forced_misses(chains, None, 2) == 4 == exhaustive_forced(chains, 2)
+    assert (
+        misses_of(chains, 2, "fifo")
+        == 3
+        < forced_misses(chains, None, 2)
+        == 4
+        == exhaustive_forced(chains, 2)
+    )
 
 
 @settings(max_examples=150, deadline=None)
-@given(prefix_closed_chains(max_nodes=6, max_requests=8), st.integers(1, 3), st.integers(1, 3), st.data())
+@given(
+    prefix_closed_chains(max_nodes=6, max_requests=8),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.data(),
+)
 def test_per_host_is_the_sum_over_hosts(chains, capacity, hosts, data):
-    routing = data.draw(st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains)))
-    assert forced_misses(chains, routing, capacity) == exhaustive_forced_fleet(chains, routing, capacity)
+    routing = data.draw(
+        st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains))
+    )
+    assert forced_misses(chains, routing, capacity) == exhaustive_forced_fleet(
+        chains, routing, capacity
+    )
     assert forced_misses(chains, routing, capacity) >= min_misses(chains, routing, capacity)
 
 
@@ -163,10 +193,20 @@ def test_compiled_rule_makes_the_loops_choices(chains, capacity, hosts, data):
     """The compiled forced rule (pyverify.sim.forced_min._forced_one_cache) = the Python loop: hits, misses, the witness."""
     from pyverify.sim import forced_min
 
-    routing = data.draw(st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains)))
+    routing = data.draw(
+        st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains))
+    )
     ids, lengths = flatten(chains)
     ids = ids * 7 + 3  # ids that are not dense: the witness names the original ids
-    expected = forced_run_flat(ids, lengths, routing, capacity, witness=True, closure=True)  # closure=True: the loop
-    got = forced_min._run_compiled(ids, lengths, forced_min.np.asarray(routing, dtype=forced_min.np.int64), capacity, None,
-                                   witness=True)
+    expected = forced_run_flat(
+        ids, lengths, routing, capacity, witness=True, closure=True
+    )  # closure=True: the loop
+    got = forced_min._run_compiled(
+        ids,
+        lengths,
+        forced_min.np.asarray(routing, dtype=forced_min.np.int64),
+        capacity,
+        None,
+        witness=True,
+    )
     assert got == (list(expected[0]), list(expected[1]), expected[2])

@@ -42,7 +42,9 @@ def check(tmp_path, cert):
 def restate(cert):
     """Make the claim and basis match the forged numbers, as a forger would."""
     cm = cert["cache_model"]
-    cert["claim"]["statement"] = claim_statement(cm["model"], cm["capacity"], cert["status"], cert["objective"], cert["bound"])
+    cert["claim"]["statement"] = claim_statement(
+        cm["model"], cm["capacity"], cert["status"], cert["objective"], cert["bound"]
+    )
     cert["basis"] = basis_of(cm["capacity"], cert["status"])
 
 
@@ -93,7 +95,9 @@ def test_7b_capacity_changed_in_every_place(tmp_path, cert):
     forged["cache_model"]["capacity"] = 5
     for name in ("cp-sat", "z3", "min"):
         forged["solvers"][name]["problem"]["capacity"] = 5
-    del forged["greedy"]  # the 'lru' run would betray the edit (LRU at 5 differs); a forger drops it
+    del forged[
+        "greedy"
+    ]  # the 'lru' run would betray the edit (LRU at 5 differs); a forger drops it
     restate(forged)
     status, lines = check(tmp_path, forged)
     assert status == 1 and "exceeds the fewest misses, 20" in lines[-1], lines[-1]
@@ -163,13 +167,16 @@ def test_feasible_bound_cannot_exceed_the_optimum(tmp_path, cert):
     assert status == 1 and "exceeds the fewest misses, 24" in lines[-1], lines[-1]
 
 
-@pytest.mark.parametrize("key, index, value, message", [
-    ("hit_blocks", 3, 1.0, "not a non-negative integer"),
-    ("hit_blocks", 0, True, "not a non-negative integer"),
-    ("cache_of", 5, -1, "not a non-negative integer"),
-    ("dropped", 2, [1, "x"], "other than a non-negative integer"),
-    ("dropped", 2, 7, "not a list of block ids"),
-])
+@pytest.mark.parametrize(
+    "key, index, value, message",
+    [
+        ("hit_blocks", 3, 1.0, "not a non-negative integer"),
+        ("hit_blocks", 0, True, "not a non-negative integer"),
+        ("cache_of", 5, -1, "not a non-negative integer"),
+        ("dropped", 2, [1, "x"], "other than a non-negative integer"),
+        ("dropped", 2, 7, "not a list of block ids"),
+    ],
+)
 def test_run_arrays_are_typed_one_line_exit_2(capsys, tmp_path, cert, key, index, value, message):
     """The run arrays are checked by a plain loop (not jsonschema, too slow on a trace's witness): same contract."""
     from .helpers import assert_one_line_error, run_cli
@@ -200,15 +207,33 @@ NEVER = "0.0-never-ran"
 def invented_cpsat(cert):
     """A CP-SAT record agreeing with the certificate's numbers, of a run that never happened."""
     cm = cert["cache_model"]
-    return {"name": "OR-Tools CP-SAT", "version": NEVER, "problem": {"instance_sha256": cert["instance"]["sha256"],
-            "model": cm["model"], "capacity": cm["capacity"]}, "status": "OPTIMAL", "objective": cert["objective"],
-            "bound": cert["objective"], "wall_time_s": 4242.0, "parameters": {"num_workers": 64}}
+    return {
+        "name": "OR-Tools CP-SAT",
+        "version": NEVER,
+        "problem": {
+            "instance_sha256": cert["instance"]["sha256"],
+            "model": cm["model"],
+            "capacity": cm["capacity"],
+        },
+        "status": "OPTIMAL",
+        "objective": cert["objective"],
+        "bound": cert["objective"],
+        "wall_time_s": 4242.0,
+        "parameters": {"num_workers": 64},
+    }
 
 
 def invented_z3(cert):
     record = invented_cpsat(cert)
-    return {"name": "Z3", "version": NEVER, "problem": record["problem"], "objective": cert["objective"],
-            "at_objective": "sat", "below_objective": "unsat", "wall_time_s": 4242.0}
+    return {
+        "name": "Z3",
+        "version": NEVER,
+        "problem": record["problem"],
+        "objective": cert["objective"],
+        "at_objective": "sat",
+        "below_objective": "unsat",
+        "wall_time_s": 4242.0,
+    }
 
 
 def forge_lab_versions(cert):
@@ -236,8 +261,18 @@ FORGED_RECORDS = [
     ("lab pooled: versions and times", LAB, LAB_INSTANCE, forge_lab_versions),
     ("lab per-host: versions and times", LAB_PER_HOST, LAB_INSTANCE, forge_lab_versions),
     ("lab pooled: both records invented", LAB, LAB_INSTANCE, forge_lab_records_outright),
-    ("capacitated: MIN record kept, solvers invented", CERT, INSTANCE, forge_min_only_with_solvers_added),
-    ("capacitated: MIN record dropped, solvers invented", CERT, INSTANCE, forge_capacitated_cpsat_only),
+    (
+        "capacitated: MIN record kept, solvers invented",
+        CERT,
+        INSTANCE,
+        forge_min_only_with_solvers_added,
+    ),
+    (
+        "capacitated: MIN record dropped, solvers invented",
+        CERT,
+        INSTANCE,
+        forge_capacitated_cpsat_only,
+    ),
 ]
 
 
@@ -256,11 +291,17 @@ def assert_never_stated_as_fact(lines):
     shown = [line for line in lines if NEVER in line or "4242" in line]
     assert shown, "the forged records are not listed at all"
     for line in shown:
-        assert NOT_RECHECKED in line and "relied on:" not in line.replace("not relied on:", ""), line
+        assert NOT_RECHECKED in line and "relied on:" not in line.replace("not relied on:", ""), (
+            line
+        )
 
 
-@pytest.mark.parametrize("what, source, instance, forge", FORGED_RECORDS, ids=[f[0] for f in FORGED_RECORDS])
-def test_forged_solver_records_are_never_printed_as_facts(tmp_path, capsys, what, source, instance, forge):
+@pytest.mark.parametrize(
+    "what, source, instance, forge", FORGED_RECORDS, ids=[f[0] for f in FORGED_RECORDS]
+)
+def test_forged_solver_records_are_never_printed_as_facts(
+    tmp_path, capsys, what, source, instance, forge
+):
     """`pyverify verify` (the command) and the bridge's report on each forgery."""
     from pyverify.cli import main
     from pyverify.lean.bridge import link_certificate, load_registry, BridgeReport
@@ -270,14 +311,19 @@ def test_forged_solver_records_are_never_printed_as_facts(tmp_path, capsys, what
     assert main(["verify", str(target), str(instance)]) == 0  # the verdict itself is true
     printed = capsys.readouterr().out.splitlines()
     assert printed[-1].startswith("VERIFIED OPTIMAL")
-    assert not any(line.startswith("relied on:") and ("CP-SAT" in line or "Z3" in line) for line in printed)
+    assert not any(
+        line.startswith("relied on:") and ("CP-SAT" in line or "Z3" in line) for line in printed
+    )
     assert_never_stated_as_fact(printed)
 
     entry = link_certificate(target, instance, load_registry(REPO / "lean" / "theorems.json"))
     report = bridge_markdown(BridgeReport("theorems.json", [entry])).splitlines()
     assert_never_stated_as_fact(report)
     fact = entry.instance_fact()
-    assert "solvers" not in fact and fact["solver_records"]["checked"] == "reported by the certifier, not re-checked"
+    assert (
+        "solvers" not in fact
+        and fact["solver_records"]["checked"] == "reported by the certifier, not re-checked"
+    )
     assert_never_stated_as_fact(fact["solver_records"]["lines"])
 
 
@@ -293,7 +339,14 @@ def content_certificate(tmp_path_factory):
     from pyverify.inputs.model import load_instance
 
     folder = tmp_path_factory.mktemp("content")
-    done = certify(load_instance(INSTANCE), "pooled", 4, time_limit=60, use_z3=False, instance_path=str(INSTANCE))
+    done = certify(
+        load_instance(INSTANCE),
+        "pooled",
+        4,
+        time_limit=60,
+        use_z3=False,
+        instance_path=str(INSTANCE),
+    )
     return done.certificate, folder
 
 
@@ -305,22 +358,34 @@ def forged_instance(folder, change):
     return path
 
 
-@pytest.mark.parametrize("change", [
-    lambda d: d["requests"][0].update(output_tokens=1),  # content the replay never reads
-    lambda d: d["requests"][3].update(arrival_ms=12),
-    lambda d: d.update(hosts=d["hosts"] + 1),
-    lambda d: d["requests"].append(dict(d["requests"][0])),
-], ids=["output-tokens", "arrival", "fleet", "one-more-request"])
-def test_changed_content_with_the_old_hash_recomputed_is_refused(tmp_path, content_certificate, change):
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["requests"][0].update(output_tokens=1),  # content the replay never reads
+        lambda d: d["requests"][3].update(arrival_ms=12),
+        lambda d: d.update(hosts=d["hosts"] + 1),
+        lambda d: d["requests"].append(dict(d["requests"][0])),
+    ],
+    ids=["output-tokens", "arrival", "fleet", "one-more-request"],
+)
+def test_changed_content_with_the_old_hash_recomputed_is_refused(
+    tmp_path, content_certificate, change
+):
     from pyverify.inputs.model import instance_sha256, load_instance
 
     genuine, folder = content_certificate
     assert verify_quiet(write(tmp_path / "genuine.json", genuine), str(INSTANCE))[0] == 0
     instance = forged_instance(tmp_path, change)
     forged = copy.deepcopy(genuine)
-    forged["instance"]["sha256"] = instance_sha256(load_instance(instance))  # the old-style hash, recomputed
+    forged["instance"]["sha256"] = instance_sha256(
+        load_instance(instance)
+    )  # the old-style hash, recomputed
     status, lines = verify_quiet(write(tmp_path / "forged.json", forged), str(instance))
-    assert status == 1 and lines[-1].startswith("FAILED: instance.content_sha256") and "another instance" in lines[-1]
+    assert (
+        status == 1
+        and lines[-1].startswith("FAILED: instance.content_sha256")
+        and "another instance" in lines[-1]
+    )
     # Dropping the content digest (posing as an old certificate) leaves the solver records naming the content.
     del forged["instance"]["content_sha256"]
     status, lines = verify_quiet(write(tmp_path / "forged.json", forged), str(instance))

@@ -12,10 +12,13 @@ from pyverify.inputs.model import instance_sha256, load_instance
 from .conftest import LAB_INSTANCE
 from .helpers import assert_one_line_error, run_cli
 
-MOONCAKE = "".join(json.dumps(r) + "\n" for r in (
-    {"timestamp": 0, "input_length": 1000, "output_length": 7, "hash_ids": [10, 11]},
-    {"timestamp": 3, "input_length": 600, "output_length": 1, "hash_ids": [10, 12]},
-))
+MOONCAKE = "".join(
+    json.dumps(r) + "\n"
+    for r in (
+        {"timestamp": 0, "input_length": 1000, "output_length": 7, "hash_ids": [10, 11]},
+        {"timestamp": 3, "input_length": 600, "output_length": 1, "hash_ids": [10, 12]},
+    )
+)
 
 
 @pytest.mark.parametrize("name", ["t.jsonl", "t.txt", "t.json", "t"])
@@ -27,7 +30,9 @@ def test_a_mooncake_trace_is_recognised_under_any_name(capsys, tmp_path, name):
     assert loaded.instance.chains == ((10, 11), (10, 12))
     status, out, _ = run_cli(capsys, "validate", str(path))
     assert status == 0
-    assert out.splitlines()[0] == f"{path}: Mooncake JSONL trace, 2 requests, valid and prefix-closed"
+    assert (
+        out.splitlines()[0] == f"{path}: Mooncake JSONL trace, 2 requests, valid and prefix-closed"
+    )
     assert "valid pyverify.instance/1" not in out
 
 
@@ -45,42 +50,71 @@ def test_an_instance_is_recognised_pretty_or_on_one_line(capsys, tmp_path, name)
     status, out, _ = run_cli(capsys, "validate", str(one_line), "--json")
     assert status == 0
     summary = json.loads(out)
-    assert (summary["format"], summary["compression"], summary["requests"]) == ("pyverify-instance", None, 512)
+    assert (summary["format"], summary["compression"], summary["requests"]) == (
+        "pyverify-instance",
+        None,
+        512,
+    )
 
 
 def test_trace_import_of_an_instance_writes_the_same_instance(capsys, tmp_path):
     out = tmp_path / "copy.json"
-    status, stdout, _ = run_cli(capsys, "trace", "import", str(LAB_INSTANCE), "-o", str(out), "--json")
+    status, stdout, _ = run_cli(
+        capsys, "trace", "import", str(LAB_INSTANCE), "-o", str(out), "--json"
+    )
     assert status == 0 and json.loads(stdout)["format"] == "pyverify-instance"
     assert instance_sha256(load_instance(out)) == instance_sha256(load_instance(LAB_INSTANCE))
 
 
 def test_trace_import_refuses_fewer_hosts_than_the_routing_uses(capsys, tmp_path):
     out = tmp_path / "copy.json"
-    status, stdout, err = run_cli(capsys, "trace", "import", str(LAB_INSTANCE), "-o", str(out), "--hosts", "2")
-    assert status == 2 and stdout == "" and err.startswith("pyverify: error: --hosts: 2 is fewer than the 16 hosts")
+    status, stdout, err = run_cli(
+        capsys, "trace", "import", str(LAB_INSTANCE), "-o", str(out), "--hosts", "2"
+    )
+    assert (
+        status == 2
+        and stdout == ""
+        and err.startswith("pyverify: error: --hosts: 2 is fewer than the 16 hosts")
+    )
     assert not out.exists()
 
 
 UNKNOWN = [
-    ('{"a": 1}\n', "line 1: the record matches no known format (keys: 'a'); see 'pyverify trace formats'"),
+    (
+        '{"a": 1}\n',
+        "line 1: the record matches no known format (keys: 'a'); see 'pyverify trace formats'",
+    ),
     ("\n\nhello\n", "line 3: not a format pyverify reads; see 'pyverify trace formats'"),
     ("[1, 2]\n", "line 1: not a format pyverify reads"),
-    ('{\n  "hosts": 2\n}\n', "a JSON document that is not a pyverify instance (no 'format' field); see 'pyverify trace formats'"),
+    (
+        '{\n  "hosts": 2\n}\n',
+        "a JSON document that is not a pyverify instance (no 'format' field); see 'pyverify trace formats'",
+    ),
     ("", "empty input: no requests"),
-    ('{"timestamp": 1}\n', "line 1: missing field 'hash_ids'"),  # a Mooncake field suggests the format
-    ('{"hosts": 1, "requests": [{"blocks": [1]}]}\n', "not a pyverify instance (no 'format' field)"),  # so do an instance's
+    (
+        '{"timestamp": 1}\n',
+        "line 1: missing field 'hash_ids'",
+    ),  # a Mooncake field suggests the format
+    (
+        '{"hosts": 1, "requests": [{"blocks": [1]}]}\n',
+        "not a pyverify instance (no 'format' field)",
+    ),  # so do an instance's
 ]
 
 
 @pytest.mark.parametrize("text, expected", UNKNOWN)
 @pytest.mark.parametrize("command", [["validate"], ["trace", "import"], ["simulate"]])
-def test_unknown_formats_are_one_line_naming_the_accepted_ones(capsys, tmp_path, text, expected, command):
+def test_unknown_formats_are_one_line_naming_the_accepted_ones(
+    capsys, tmp_path, text, expected, command
+):
     path = tmp_path / "input.data"
     path.write_text(text)
     out = tmp_path / "out.json"
-    argv = [*command, str(path)] + (["-o", str(out)] if command[0] == "trace" else []) + (
-        ["--model", "pooled"] if command[0] == "simulate" else [])
+    argv = (
+        [*command, str(path)]
+        + (["-o", str(out)] if command[0] == "trace" else [])
+        + (["--model", "pooled"] if command[0] == "simulate" else [])
+    )
     assert_one_line_error(*run_cli(capsys, *argv), path, expected)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["input.data"]
 
@@ -93,7 +127,13 @@ def test_an_unknown_record_is_a_short_line_and_trace_formats_lists_every_format(
     path = tmp_path / "x"
     path.write_text(json.dumps({f"an_unusually_long_key_number_{i}": i for i in range(40)}) + "\n")
     status, out, err = run_cli(capsys, "validate", str(path))
-    assert_one_line_error(status, out, err, path, "line 1: the record matches no known format (keys: 'an_unusually_...'")
+    assert_one_line_error(
+        status,
+        out,
+        err,
+        path,
+        "line 1: the record matches no known format (keys: 'an_unusually_...'",
+    )
     assert "and 37 more" in err and "see 'pyverify trace formats'" in err
     assert len(err.strip()) - len(str(path)) < 200
     status, out, err = run_cli(capsys, "trace", "formats")
@@ -116,7 +156,9 @@ def feed_stdin(monkeypatch, data: bytes) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
 
 
-@pytest.mark.parametrize("name", ["t.jsonl.gz", "t.jsonl"])  # the name does not matter: the magic bytes do
+@pytest.mark.parametrize(
+    "name", ["t.jsonl.gz", "t.jsonl"]
+)  # the name does not matter: the magic bytes do
 def test_gzip_is_read_by_its_magic_bytes(capsys, tmp_path, name):
     path = tmp_path / name
     path.write_bytes(gzip.compress(MOONCAKE.encode()))
@@ -124,7 +166,9 @@ def test_gzip_is_read_by_its_magic_bytes(capsys, tmp_path, name):
     assert (loaded.format.key, loaded.compression) == ("mooncake-jsonl", "gzip")
     assert loaded.instance.chains == ((10, 11), (10, 12)) and loaded.instance.name == "t"
     status, out, _ = run_cli(capsys, "validate", str(path))
-    assert status == 0 and out.startswith(f"{path}: gzip-compressed Mooncake JSONL trace, 2 requests")
+    assert status == 0 and out.startswith(
+        f"{path}: gzip-compressed Mooncake JSONL trace, 2 requests"
+    )
     packed = tmp_path / "lab.json.gz"
     packed.write_bytes(gzip.compress(LAB_INSTANCE.read_bytes()))
     assert instance_sha256(load_input(packed)) == instance_sha256(load_instance(LAB_INSTANCE))
@@ -138,14 +182,19 @@ def test_stdin_works_wherever_a_file_does(capsys, monkeypatch):
     assert (result["instance"], result["misses"], result["references"]) == ("stdin", 3, 4)
     feed_stdin(monkeypatch, LAB_INSTANCE.read_bytes())
     status, out, _ = run_cli(capsys, "validate", "-")
-    assert status == 0 and out.startswith("-: pyverify instance (pyverify.instance/1), 512 requests")
+    assert status == 0 and out.startswith(
+        "-: pyverify instance (pyverify.instance/1), 512 requests"
+    )
 
 
 def test_stdin_errors_name_stdin(capsys, monkeypatch, tmp_path):
     feed_stdin(monkeypatch, (MOONCAKE + '{"hash_ids": [10, -1]}\n').encode())
     out = tmp_path / "o.json"
-    assert_one_line_error(*run_cli(capsys, "trace", "import", "-", "-o", str(out)), "<stdin>",
-                          "line 3.hash_ids[1]: block id -1 is negative")
+    assert_one_line_error(
+        *run_cli(capsys, "trace", "import", "-", "-o", str(out)),
+        "<stdin>",
+        "line 3.hash_ids[1]: block id -1 is negative",
+    )
     assert not out.exists()
 
 
@@ -153,14 +202,21 @@ def test_a_real_pipe_of_gzip_into_simulate(tmp_path):
     path = tmp_path / "t.jsonl.gz"
     path.write_bytes(gzip.compress(MOONCAKE.encode()))
     with open(path, "rb") as handle:
-        run = subprocess.run([sys.executable, "-m", "pyverify", "simulate", "-", "--model", "pooled", "--json"],
-                             stdin=handle, capture_output=True, cwd=REPO, timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-m", "pyverify", "simulate", "-", "--model", "pooled", "--json"],
+            stdin=handle,
+            capture_output=True,
+            cwd=REPO,
+            timeout=120,
+        )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["misses"] == 3
 
 
 #: Lines that can repeat without breaking time order.
-REPEATABLE = "".join(json.dumps({"timestamp": 0, "hash_ids": [10, 11, 12, 13, 14, 15]}) + "\n" for _ in range(4))
+REPEATABLE = "".join(
+    json.dumps({"timestamp": 0, "hash_ids": [10, 11, 12, 13, 14, 15]}) + "\n" for _ in range(4)
+)
 
 
 def test_corrupt_gzip_is_one_line(capsys, tmp_path):
@@ -173,11 +229,16 @@ def test_corrupt_gzip_is_one_line(capsys, tmp_path):
 
 def test_bounds_count_decompressed_bytes(capsys, monkeypatch, tmp_path):
     path = tmp_path / "bomb.jsonl.gz"
-    path.write_bytes(gzip.compress((REPEATABLE * 500).encode()))  # about 100 kB of text, under 1 kB packed
+    path.write_bytes(
+        gzip.compress((REPEATABLE * 500).encode())
+    )  # about 100 kB of text, under 1 kB packed
     assert path.stat().st_size < 5000
     monkeypatch.setenv("PYVERIFY_MAX_INPUT_BYTES", "50000")
-    assert_one_line_error(*run_cli(capsys, "validate", str(path)), path,
-                        "larger than the input limit of 50000 bytes, counted after decompression")
+    assert_one_line_error(
+        *run_cli(capsys, "validate", str(path)),
+        path,
+        "larger than the input limit of 50000 bytes, counted after decompression",
+    )
 
 
 def test_an_instance_on_one_line_longer_than_a_trace_line(monkeypatch, tmp_path):
@@ -197,8 +258,14 @@ def test_a_terminal_on_stdin_is_refused_not_waited_on(capsys, monkeypatch):
 
     master, slave = os.openpty()  # a terminal nobody types into: reading it would wait forever
     try:
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.FileIO(slave, "rb", closefd=False))))
-        assert_one_line_error(*run_cli(capsys, "validate", "-"), "<stdin>", "is a terminal: pipe or redirect the input")
+        monkeypatch.setattr(
+            sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.FileIO(slave, "rb", closefd=False)))
+        )
+        assert_one_line_error(
+            *run_cli(capsys, "validate", "-"),
+            "<stdin>",
+            "is a terminal: pipe or redirect the input",
+        )
     finally:
         os.close(master)
         os.close(slave)

@@ -13,7 +13,9 @@ import pytest
 
 from .conftest import REPO
 
-spec = importlib.util.spec_from_file_location("golden_outputs", REPO / "scripts" / "golden_outputs.py")
+spec = importlib.util.spec_from_file_location(
+    "golden_outputs", REPO / "scripts" / "golden_outputs.py"
+)
 golden = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(golden)
 
@@ -25,5 +27,8 @@ def test_the_output_is_the_golden_one(name):
 
 
 def test_a_changed_value_is_named_by_its_path():
-    assert golden.first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == ".a[1].b: expected 2, got 3"
+    assert (
+        golden.first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]})
+        == ".a[1].b: expected 2, got 3"
+    )
     assert golden.first_difference({"a": 1}, {"a": 1, "c": 0}) == ".c: new"

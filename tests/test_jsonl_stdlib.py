@@ -29,6 +29,7 @@ def without_the_plain_parser(monkeypatch):
     tests/test_plain_parse.py) would read before either path here is asked."""
     monkeypatch.setattr(jsonl, "read_plain_mooncake", lambda *args: None)
 
+
 #: Files the small path must decline or read as the pyarrow path does (beyond test_columnar's).
 MORE = {
     "plain": GOOD + "\n" + '{"timestamp": 1, "hash_ids": [0, 1, 2]}\n',
@@ -65,7 +66,9 @@ def both(path, monkeypatch):
     small = jsonl._fast_jsonl(path)
     with monkeypatch.context() as patch:
         patch.setattr(jsonl, "STDLIB_MAX_BYTES", 0)
-        patch.setattr(jsonl, "_stdlib_columns", lambda *args: pytest.fail("the pyarrow path was asked for"))
+        patch.setattr(
+            jsonl, "_stdlib_columns", lambda *args: pytest.fail("the pyarrow path was asked for")
+        )
         big = jsonl._fast_jsonl(path)
     data = path.read_bytes()
     counts = jsonl._prescan(data)
@@ -82,8 +85,14 @@ def same_trace(small, big) -> None:
     assert (small.name, small.source) == (big.name, big.source)
 
 
-CASES = {**{f"bad: {k}": "\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2]}', v, GOOD]) + "\n" for k, v in BAD_LINES.items()},
-         **{f"odd: {k}": v for k, v in ODD_BUT_GOOD.items()}, **MORE}
+CASES = {
+    **{
+        f"bad: {k}": "\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2]}', v, GOOD]) + "\n"
+        for k, v in BAD_LINES.items()
+    },
+    **{f"odd: {k}": v for k, v in ODD_BUT_GOOD.items()},
+    **MORE,
+}
 
 
 #: Chunk sizes for the small path's parse: a line per chunk, a few lines per chunk (each chunk's end is sought
@@ -120,7 +129,14 @@ def test_the_small_path_reads_plain_traces(tmp_path, monkeypatch, seed, chunk):
 
 
 def test_plain_cases_are_taken(tmp_path, monkeypatch):
-    for name in ("plain", "no optional fields", "some lines without a length", "spaces", "negative zero", "id 2**63 - 1"):
+    for name in (
+        "plain",
+        "no optional fields",
+        "some lines without a length",
+        "spaces",
+        "negative zero",
+        "id 2**63 - 1",
+    ):
         path = tmp_path / "t.jsonl"
         path.write_text(MORE[name])
         assert both(path, monkeypatch)[2], name

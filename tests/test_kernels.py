@@ -31,8 +31,23 @@ import pyverify.sim.kernels as kernels
 import pyverify.sim.mrc as mrc
 import pyverify.sim.simulate as simulate_module
 from pyverify.sim.counting import dense_ids, flatten, reference_hosts
-from pyverify.sim.mrc import COLD, curve_from_distances, lru_curve, stack_distances_fenwick, stack_distances_numpy
-from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, PER_HOST, POOLED, TAIL_FIRST, _capacitated_hits, simulate
+from pyverify.sim.mrc import (
+    COLD,
+    curve_from_distances,
+    lru_curve,
+    stack_distances_fenwick,
+    stack_distances_numpy,
+)
+from pyverify.sim.simulate import (
+    FIFO,
+    LEAF_LRU,
+    LRU,
+    PER_HOST,
+    POOLED,
+    TAIL_FIRST,
+    _capacitated_hits,
+    simulate,
+)
 
 from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE, REPO
 from .strategies import prefix_closed_chains, routed_instances
@@ -53,14 +68,18 @@ def oracle_histogram(sequence, routing_of_reference=None):
     else:
         distances = []
         for host in sorted(set(routing_of_reference)):
-            distances += stack_distances_fenwick([b for b, h in zip(sequence, routing_of_reference) if h == host])
+            distances += stack_distances_fenwick(
+                [b for b, h in zip(sequence, routing_of_reference) if h == host]
+            )
     curve = curve_from_distances(np.array(distances, dtype=np.int64))
     return curve.histogram.tolist(), curve.cold
 
 
 def kernel_histogram(sequence, hosts=None, fleet=1):
     ids, universe = dense_ids(np.array(sequence, dtype=np.int64))
-    histogram, cold = lru_histogram(ids, universe, None if hosts is None else np.asarray(hosts, dtype=np.int64), fleet)
+    histogram, cold = lru_histogram(
+        ids, universe, None if hosts is None else np.asarray(hosts, dtype=np.int64), fleet
+    )
     return histogram.tolist(), cold
 
 
@@ -113,7 +132,9 @@ def test_per_host_distances_equal_the_fenwick_oracle_host_by_host(references):
     expected = [COLD] * len(references)
     for host in range(4):
         positions = [t for t, (_, h) in enumerate(references) if h == host]
-        for t, distance in zip(positions, stack_distances_fenwick([references[t][0] for t in positions])):
+        for t, distance in zip(
+            positions, stack_distances_fenwick([references[t][0] for t in positions])
+        ):
             expected[t] = distance
     assert distances_of(ids, 21, COLD, hosts, 4).tolist() == expected
 
@@ -124,7 +145,9 @@ def test_distances_across_words_of_dead_marks_equal_the_fenwick_oracle(sequence)
     # of words, exercise the count of the words before p's and the bits of p's own word.
     from pyverify.sim.kernels.stack_distance import distances_of
 
-    assert distances_of(np.array(sequence, dtype=np.int64), 41, COLD).tolist() == stack_distances_fenwick(sequence)
+    assert distances_of(
+        np.array(sequence, dtype=np.int64), 41, COLD
+    ).tolist() == stack_distances_fenwick(sequence)
     assert kernel_histogram(sequence) == oracle_histogram(sequence)
 
 
@@ -140,7 +163,9 @@ def test_previous_reference_at_each_edge_of_a_word(position):
     expected = stack_distances_fenwick(sequence)
     ids, universe = dense_ids(np.array(sequence, dtype=np.int64))
     assert distances_of(ids, universe, COLD).tolist() == expected
-    assert expected[-1] == len(set(fillers) | set(after))  # every other block, once: the oracle counts as LRU does
+    assert expected[-1] == len(
+        set(fillers) | set(after)
+    )  # every other block, once: the oracle counts as LRU does
 
 
 def test_larger_random_trace_equals_vectorised_oracle():
@@ -162,9 +187,9 @@ def test_larger_random_trace_equals_vectorised_oracle():
 def assert_replay_equals_oracle(chains, cache_of, capacities):
     for capacity in capacities:
         for eviction in (LRU, FIFO):
-            assert capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU) == _capacitated_hits(
-                chains, cache_of, capacity, eviction
-            ), (capacity, eviction)
+            assert capacitated_hits(
+                chains, cache_of, capacity, lru=eviction == LRU
+            ) == _capacitated_hits(chains, cache_of, capacity, eviction), (capacity, eviction)
 
 
 @given(routed_instances())
@@ -175,7 +200,10 @@ def test_replay_equals_oracle_pooled_and_per_host(case):
     assert_replay_equals_oracle(chains, routing, capacities)
 
 
-@given(st.lists(st.lists(st.integers(0, 6), max_size=6), max_size=25), st.lists(st.integers(0, 3), min_size=25, max_size=25))
+@given(
+    st.lists(st.lists(st.integers(0, 6), max_size=6), max_size=25),
+    st.lists(st.integers(0, 3), min_size=25, max_size=25),
+)
 def test_replay_equals_oracle_on_any_chains(chains, hosts):
     # Not prefix-closed, repeated blocks within a chain: the refetch path of both policies.
     assert_replay_equals_oracle(chains, hosts[: len(chains)], range(1, 8))
@@ -192,7 +220,9 @@ def test_replay_by_hand():
 
 def test_ids_beyond_64_bits_fall_back_to_python():
     chains = [(2**70, 2**70 + 1), (2**70,)]
-    assert capacitated_hits(chains, [0, 0], 1, lru=True) == _capacitated_hits(chains, [0, 0], 1, LRU)
+    assert capacitated_hits(chains, [0, 0], 1, lru=True) == _capacitated_hits(
+        chains, [0, 0], 1, LRU
+    )
 
 
 # --- leaf-first replay (leaf-lru, tail-first) ---------------------------------------
@@ -233,7 +263,10 @@ def test_tree_replay_by_hand():
         assert tree_hits(chains, [0, 0, 0], 3, eviction) == [0, 1, 2]
 
 
-@given(st.lists(st.lists(st.integers(0, 6), max_size=6), max_size=25), st.lists(st.integers(0, 3), min_size=25, max_size=25))
+@given(
+    st.lists(st.lists(st.integers(0, 6), max_size=6), max_size=25),
+    st.lists(st.integers(0, 3), min_size=25, max_size=25),
+)
 def test_tree_replay_on_chains_that_are_not_prefix_closed(chains, hosts):
     # The kernel's argument needs prefix closure; it detects a violation and the reference answers.
     assert_tree_replay_equals_oracle(chains, hosts[: len(chains)], range(1, 8))
@@ -271,14 +304,18 @@ def kernel_misses(chains, capacity, lru):
 def test_lru_replay_equals_libcachesim(chains):
     flat = [block for chain in chains for block in chain]
     for capacity in range(1, len(set(flat)) + 1):
-        assert kernel_misses(chains, capacity, lru=True) == libcachesim_misses(lcs.LRU, flat, capacity)
+        assert kernel_misses(chains, capacity, lru=True) == libcachesim_misses(
+            lcs.LRU, flat, capacity
+        )
 
 
 @given(st.lists(st.integers(0, 15), max_size=80))
 def test_fifo_replay_equals_libcachesim_on_one_block_chains(sequence):
     chains = [(block,) for block in sequence]
     for capacity in range(1, 10):
-        assert kernel_misses(chains, capacity, lru=False) == libcachesim_misses(lcs.FIFO, sequence, capacity)
+        assert kernel_misses(chains, capacity, lru=False) == libcachesim_misses(
+            lcs.FIFO, sequence, capacity
+        )
 
 
 # --- the Mooncake trace ------------------------------------------------------
@@ -314,22 +351,34 @@ def test_simulate_and_curve_through_the_kernels_equal_the_oracle(case):
 
     chains, hosts, routing = case
     calls, curve_calls, tree_calls = [], [], []
-    real, real_curve, real_tree = replay.capacitated_hits, stack_distance.lru_histogram, tree_replay.tree_hits
-    with pytest.MonkeyPatch.context() as patch:  # every input counts as large; count the kernel's calls
+    real, real_curve, real_tree = (
+        replay.capacitated_hits,
+        stack_distance.lru_histogram,
+        tree_replay.tree_hits,
+    )
+    with (
+        pytest.MonkeyPatch.context() as patch
+    ):  # every input counts as large; count the kernel's calls
         patch.setattr(kernels, "MIN_REFERENCES", 0)
         patch.setattr(mrc, "CURVE_BREAK_EVEN", 0)
         patch.setattr(simulate_module, "REPLAY_BREAK_EVEN", 0)
         patch.setattr(replay, "capacitated_hits", lambda *a, **k: calls.append(1) or real(*a, **k))
         patch.setattr(simulate_module, "TREE_REPLAY_BREAK_EVEN", 0)
-        patch.setattr(tree_replay, "tree_hits", lambda *a, **k: tree_calls.append(1) or real_tree(*a, **k))
+        patch.setattr(
+            tree_replay, "tree_hits", lambda *a, **k: tree_calls.append(1) or real_tree(*a, **k)
+        )
         for model, cache_of in ((POOLED, [0] * len(chains)), (PER_HOST, routing)):
             for capacity in (1, 2, 4):
                 for eviction in (LRU, FIFO, LEAF_LRU, TAIL_FIRST):
                     run = simulate(chains, routing, model, capacity=capacity, eviction=eviction)
-                    assert list(run.hit_blocks) == _capacitated_hits(chains, cache_of, capacity, eviction)
+                    assert list(run.hit_blocks) == _capacitated_hits(
+                        chains, cache_of, capacity, eviction
+                    )
         assert len(calls) == 12, "simulate did not use the kernel"
         assert len(tree_calls) == 12, "simulate did not use the tree kernel"
-        patch.setattr(stack_distance, "lru_histogram", lambda *a: curve_calls.append(1) or real_curve(*a))
+        patch.setattr(
+            stack_distance, "lru_histogram", lambda *a: curve_calls.append(1) or real_curve(*a)
+        )
         pooled, per_host = lru_curve(chains), lru_curve(chains, routing, hosts)
         assert len(curve_calls) == 2, "lru_curve did not use the kernel"
     flat = [block for chain in chains for block in chain]
@@ -343,9 +392,13 @@ def test_small_inputs_stay_in_python(monkeypatch):
     assert not kernels.use_kernels(small, large)
     assert kernels.use_kernels(large, large) == kernels.available()
     # Below break-even, a kernel is used only once numba's start-up is paid in this process.
-    assert kernels.use_kernels(medium, large) == kernels.available()  # this module imported the kernels
+    assert (
+        kernels.use_kernels(medium, large) == kernels.available()
+    )  # this module imported the kernels
     for name in kernels._KERNEL_MODULES:
-        monkeypatch.delitem(sys.modules, name, raising=False)  # a kernel this test run has not imported yet
+        monkeypatch.delitem(
+            sys.modules, name, raising=False
+        )  # a kernel this test run has not imported yet
     assert not kernels.use_kernels(medium, large)
 
 
@@ -371,8 +424,14 @@ def test_without_numba_the_python_code_answers(monkeypatch):
     chains = [(1, 2), (1, 3), (1, 2)]
     assert simulate(chains, None, POOLED, capacity=2, eviction=FIFO).hit_blocks == (0, 1, 0)
     assert simulate(chains, None, POOLED, capacity=2, eviction=LEAF_LRU).hit_blocks == (0, 1, 1)
-    assert simulate(chains, None, POOLED, capacity=2, eviction=simulate_module.VLLM).hit_blocks == (0, 1, 1)
-    assert simulate(chains, None, POOLED, capacity=20, eviction=simulate_module.SGLANG).hit_blocks == (0, 1, 1)
+    assert simulate(chains, None, POOLED, capacity=2, eviction=simulate_module.VLLM).hit_blocks == (
+        0,
+        1,
+        1,
+    )
+    assert simulate(
+        chains, None, POOLED, capacity=20, eviction=simulate_module.SGLANG
+    ).hit_blocks == (0, 1, 1)
     assert lru_curve(chains).misses(3) == 3
 
 
@@ -387,8 +446,14 @@ def test_help_does_not_load_numba():
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print('numba' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert out.stdout.strip().splitlines()[-1] == "False"
 
 
@@ -399,9 +464,15 @@ def test_a_budget_sweep_weighs_the_kernel_against_all_its_runs(monkeypatch):
 
     asked = []
     real = simulate_module.use_kernels
-    monkeypatch.setattr(simulate_module, "use_kernels", lambda work, break_even: asked.append(work) or real(work, break_even))
+    monkeypatch.setattr(
+        simulate_module,
+        "use_kernels",
+        lambda work, break_even: asked.append(work) or real(work, break_even),
+    )
     chains = [(1, 2, 3), (1, 2, 4), (5,)] * 10
-    points = budget_sweep(chains, [1.0, 2.0, 4.0], bytes_per_token=1 << 20, block_tokens=1024, eviction=LEAF_LRU)
+    points = budget_sweep(
+        chains, [1.0, 2.0, 4.0], bytes_per_token=1 << 20, block_tokens=1024, eviction=LEAF_LRU
+    )
     assert [point.capacity_blocks for point in points] == [1, 2, 4]
     assert asked == [3 * 70] * 3  # 70 references, 3 budgets
 
@@ -410,10 +481,12 @@ def test_a_budget_sweep_weighs_the_kernel_against_all_its_runs(monkeypatch):
 
 CHAINS = [(1, 2), (3,), (1, 2, 4), (3,), (1, 2)]
 #: A kernel module's kernel (LRU replay) and one compiled through pyverify.sim.compiled (MIN's count).
-KERNEL_RUN = ("from pyverify.sim.kernels.replay import capacitated_hits\n"
-              "from pyverify.sim.belady_min import min_run_flat\n"
-              f"print(capacitated_hits({CHAINS}, [0] * {len(CHAINS)}, 2, True))\n"
-              f"print(min_run_flat([b for c in {CHAINS} for b in c], [len(c) for c in {CHAINS}], capacity=2)[2])")
+KERNEL_RUN = (
+    "from pyverify.sim.kernels.replay import capacitated_hits\n"
+    "from pyverify.sim.belady_min import min_run_flat\n"
+    f"print(capacitated_hits({CHAINS}, [0] * {len(CHAINS)}, 2, True))\n"
+    f"print(min_run_flat([b for c in {CHAINS} for b in c], [len(c) for c in {CHAINS}], capacity=2)[2])"
+)
 
 
 def compiled_files(folder):
@@ -428,23 +501,34 @@ def test_kernels_never_write_their_cache_into_the_package(tmp_path, where):
     import shutil
 
     source = tmp_path / "src"
-    shutil.copytree(REPO / "pyverify", source / "pyverify", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "pyverify", source / "pyverify", ignore=shutil.ignore_patterns("__pycache__")
+    )
     blocked = tmp_path / "a-file"
     blocked.write_text("not a directory, so nothing can be created under it (even by root)")
     env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
-    env.update(PYTHONPATH=str(source), HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.update(
+        PYTHONPATH=str(source), HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "cache")
+    )
     if where == "numba_cache_dir":
         env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
     if where == "unwritable":
         env.update(HOME=str(blocked), XDG_CACHE_HOME=str(blocked / "cache"))
-    out = subprocess.run([sys.executable, "-c", KERNEL_RUN], capture_output=True, text=True, env=env, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", KERNEL_RUN], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     from pyverify.trusted.recount import min_misses
 
-    assert out.stdout.split("\n")[:2] == [str(_capacitated_hits(CHAINS, [0] * len(CHAINS), 2, "lru")),
-                                          str(min_misses(CHAINS, [0] * len(CHAINS), 2))]
+    assert out.stdout.split("\n")[:2] == [
+        str(_capacitated_hits(CHAINS, [0] * len(CHAINS), 2, "lru")),
+        str(min_misses(CHAINS, [0] * len(CHAINS), 2)),
+    ]
     assert compiled_files(source) == []
-    expected = {"xdg": tmp_path / "cache" / "pyverify" / "numba", "numba_cache_dir": tmp_path / "mine"}
+    expected = {
+        "xdg": tmp_path / "cache" / "pyverify" / "numba",
+        "numba_cache_dir": tmp_path / "mine",
+    }
     cached = compiled_files(tmp_path)
     if where in expected:
         assert {path.name.split(".")[0] for path in cached} == {"replay", "belady_min"}, cached
@@ -463,9 +547,16 @@ def token_traces(draw):
     from pyverify.inputs.tokens_import import chain_of_tokens
 
     block = draw(st.integers(1, 3))
-    bases = draw(st.lists(st.lists(st.integers(0, 2), min_size=0, max_size=6), min_size=1, max_size=3))
-    prompts = draw(st.lists(st.tuples(st.integers(0, len(bases) - 1), st.lists(st.integers(0, 2), max_size=6)),
-                            min_size=1, max_size=25))
+    bases = draw(
+        st.lists(st.lists(st.integers(0, 2), min_size=0, max_size=6), min_size=1, max_size=3)
+    )
+    prompts = draw(
+        st.lists(
+            st.tuples(st.integers(0, len(bases) - 1), st.lists(st.integers(0, 2), max_size=6)),
+            min_size=1,
+            max_size=25,
+        )
+    )
     tokens = [bases[base] + tail or [0] for base, tail in prompts]
     chains = [chain_of_tokens(prompt, block) for prompt in tokens]
     caches = draw(st.lists(st.integers(0, 2), min_size=len(chains), max_size=len(chains)))
@@ -478,16 +569,28 @@ def test_vllm_pool_kernel_equals_the_reference(trace):
     from pyverify.sim.vllm_pool import vllm_hits
 
     chains, tokens, caches, capacity, block = trace
-    assert vllm_kernel_hits(chains, tokens, caches, capacity, block) == vllm_hits(chains, tokens, caches, capacity, block)
+    assert vllm_kernel_hits(chains, tokens, caches, capacity, block) == vllm_hits(
+        chains, tokens, caches, capacity, block
+    )
 
 
 def test_vllm_pool_kernel_on_the_hand_checked_traces():
     from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits
 
     # the traces of tests/test_serving_engines.py (expectations derived there from vLLM's source)
-    assert vllm_kernel_hits([(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6], [0] * 3, 3, 2) == ([0, 1, 2], [])
-    assert vllm_kernel_hits([(1, 2), (5,), (7,), (1,)], [4, 3, 2, 3], [0] * 4, 3, 2) == ([0, 0, 0, 1], [])
-    assert vllm_kernel_hits([(1, 2), (7,), (), (1, 2)], [4, 2, 1, 5], [0] * 4, 3, 2) == ([0, 0, 0, 1], [])
+    assert vllm_kernel_hits([(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6], [0] * 3, 3, 2) == (
+        [0, 1, 2],
+        [],
+    )
+    assert vllm_kernel_hits([(1, 2), (5,), (7,), (1,)], [4, 3, 2, 3], [0] * 4, 3, 2) == (
+        [0, 0, 0, 1],
+        [],
+    )
+    assert vllm_kernel_hits([(1, 2), (7,), (), (1, 2)], [4, 2, 1, 5], [0] * 4, 3, 2) == (
+        [0, 0, 0, 1],
+        [],
+    )
     assert vllm_kernel_hits([(1, 2, 3), (1,)], [6, 3], [0, 0], 2, 2) == ([0, 0], [0])
-    assert vllm_kernel_hits([(1,), (9,), (1,), (1, 5), (7,), (9, 6)], [1, 1, 1, 2, 1, 2], [0] * 6, 4, 1) == (
-        [0, 0, 0, 1, 0, 0], [])
+    assert vllm_kernel_hits(
+        [(1,), (9,), (1,), (1, 5), (7,), (9, 6)], [1, 1, 1, 2, 1, 2], [0] * 6, 4, 1
+    ) == ([0, 0, 0, 1, 0, 0], [])

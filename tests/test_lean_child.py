@@ -35,7 +35,9 @@ def lean_children_of(pid: int) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        ppid = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:")), None)
+        ppid = next(
+            (int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:")), None
+        )
         if ppid == pid and b"lean_main" in cmdline:
             found.append(int(entry.name))
     return found
@@ -43,7 +45,11 @@ def lean_children_of(pid: int) -> list[int]:
 
 def alive(pid: int) -> bool:
     try:
-        state = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("State:"))
+        state = next(
+            line
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("State:")
+        )
     except (OSError, StopIteration):
         return False
     return "Z" not in state  # a zombie has exited
@@ -52,7 +58,9 @@ def alive(pid: int) -> bool:
 def test_a_killed_check_leaves_no_lean_running(tmp_path: Path) -> None:
     parent = subprocess.Popen(
         [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
@@ -66,7 +74,9 @@ def test_a_killed_check_leaves_no_lean_running(tmp_path: Path) -> None:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(alive(child) for child in children):
             time.sleep(0.05)
-        assert not any(alive(child) for child in children), "the Lean child outlived its killed parent"
+        assert not any(alive(child) for child in children), (
+            "the Lean child outlived its killed parent"
+        )
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -85,7 +95,9 @@ def test_the_child_environment_is_explicit(monkeypatch: pytest.MonkeyPatch) -> N
     assert identity.version == runtime.EXPECTED_VERSION
 
 
-def test_a_full_build_folder_is_a_user_error_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_build_folder_is_a_user_error_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Lean failing to write an .olean (a full or read-only disk) used to be
     reported as "FAILED: module ..." (exit 1) as if a proof failed, and left
     the half-built folder behind."""
@@ -100,11 +112,15 @@ def test_a_full_build_folder_is_a_user_error_and_leaves_nothing(tmp_path: Path, 
             calls["n"] += 1
             if calls["n"] > 2:
                 olean = args[args.index("-o") + 1]
-                return subprocess.CompletedProcess(args, 1, "", f"failed to write '{olean}': failed to create file\n")
+                return subprocess.CompletedProcess(
+                    args, 1, "", f"failed to write '{olean}': failed to create file\n"
+                )
         return real(library, args, **kwargs)
 
     monkeypatch.setattr(runtime, "run_lean", full_disk_after_two_modules)
     build = tmp_path / "build"
-    with pytest.raises(UserError, match=r"cannot write the compiled module .*not a failure of the proofs"):
+    with pytest.raises(
+        UserError, match=r"cannot write the compiled module .*not a failure of the proofs"
+    ):
         runner.check(REPO / "lean", backend="wheel", build_dir=build, emit=lambda line: None)
     assert not build.exists(), "the half-built folder was left behind"

@@ -21,7 +21,9 @@ GENERATED = LEAN / "PrefixPool" / "Generated.lean"
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("gen_lean_examples", REPO / "scripts" / "gen_lean_examples.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen_lean_examples", REPO / "scripts" / "gen_lean_examples.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -37,14 +39,39 @@ def test_generation_is_deterministic_and_covers_every_mirror() -> None:
     script = load_script()
     text = script.render()
     assert text == script.render()
-    for lean_name in ("distinct_count", "pooled_misses", "per_host_misses", "distinct_pairs", "openings_of",
-                      "demand_misses", "pooled_block_misses", "distinct_blocks", "per_host_block_misses", "distinct_host_blocks", "prefix_misses", "lru_hits", "lru_cache", "mtf_stack", "since", "min_misses", "per_host_min",
-                      "lru_misses", "far_references", "prefix_lru_misses", "per_host_prefix_lru", "per_host_lru", "Natural.times", "forced_min_misses"):
+    for lean_name in (
+        "distinct_count",
+        "pooled_misses",
+        "per_host_misses",
+        "distinct_pairs",
+        "openings_of",
+        "demand_misses",
+        "pooled_block_misses",
+        "distinct_blocks",
+        "per_host_block_misses",
+        "distinct_host_blocks",
+        "prefix_misses",
+        "lru_hits",
+        "lru_cache",
+        "mtf_stack",
+        "since",
+        "min_misses",
+        "per_host_min",
+        "lru_misses",
+        "far_references",
+        "prefix_lru_misses",
+        "per_host_prefix_lru",
+        "per_host_lru",
+        "Natural.times",
+        "forced_min_misses",
+    ):
         assert f"({lean_name} " in text, lean_name
     assert len(re.findall(r"^example : .* := rfl$", text, re.M)) >= 30
 
 
-def test_a_python_mirror_that_drifts_changes_the_generated_module(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_python_mirror_that_drifts_changes_the_generated_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The values are the mirror's: a mirror off by one writes a different file
     (which the up-to-date test above would then refuse)."""
     script = load_script()
@@ -60,13 +87,17 @@ def test_a_value_the_lean_definition_does_not_compute_is_refused(tmp_path: Path)
     shutil.copytree(LEAN, copy)
     path = copy / "PrefixPool" / "Generated.lean"
     lines = path.read_text(encoding="utf-8").splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("example : Eq (pooled_block_misses"))
+    at = next(
+        i for i, line in enumerate(lines) if line.startswith("example : Eq (pooled_block_misses")
+    )
     value = int(re.search(r"gen_n(\d+) := rfl$", lines[at]).group(1))
     lines[at] = re.sub(r"gen_n\d+ := rfl$", f"gen_n{value + 1} := rfl", lines[at])
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = runner.check(copy, backend="wheel", emit=lambda line: None)
     assert not result.ok
-    assert result.failures[0].startswith(f"module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line {at + 1}: error")
+    assert result.failures[0].startswith(
+        f"module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line {at + 1}: error"
+    )
 
 
 def test_the_generated_module_is_required(tmp_path: Path) -> None:
@@ -75,4 +106,6 @@ def test_the_generated_module_is_required(tmp_path: Path) -> None:
     (copy / "PrefixPool" / "Generated.lean").unlink()
     result = runner.check(copy, backend="wheel", emit=lambda line: None)
     assert not result.ok
-    assert result.failures[0].startswith("module PrefixPool.Generated (PrefixPool/Generated.lean): missing")
+    assert result.failures[0].startswith(
+        "module PrefixPool.Generated (PrefixPool/Generated.lean): missing"
+    )

@@ -56,7 +56,9 @@ def test_demand_runs(openings, data):
     check demand_misses_ge_distinct on it."""
     run, earlier = [], []
     for opening in openings:
-        held = data.draw(st.lists(st.sampled_from(earlier), unique=True) if earlier else st.just([]))
+        held = data.draw(
+            st.lists(st.sampled_from(earlier), unique=True) if earlier else st.just([])
+        )
         run.append((opening, held))
         earlier.append(opening)
     assert demand_valid(run)
@@ -159,7 +161,9 @@ def test_validity_rejects_what_it_should():
     assert not mirror.prefix_valid([[(1, []), (2, [1])], [(3, [1, 2])]], 1)  # over capacity
     # a hit fetches nothing: block 3 cannot appear after a hit on 1
     assert not mirror.prefix_valid([[(1, [])], [(1, [1]), (2, [1, 3])]], 3)
-    assert mirror.flat_valid([(1, []), (1, [1])], 1) and not mirror.flat_valid([(1, []), (2, [2])], 1)
+    assert mirror.flat_valid([(1, []), (1, [1])], 1) and not mirror.flat_valid(
+        [(1, []), (2, [2])], 1
+    )
 
 
 @given(block_chains, st.integers(1, 5))
@@ -179,7 +183,11 @@ def random_prefix_run(data, chains, capacity):
         steps, reading = [], True
         for block in chain:
             if data.draw(st.booleans()):
-                held -= set(data.draw(st.lists(st.sampled_from(sorted(held)), unique=True))) if held else set()
+                held -= (
+                    set(data.draw(st.lists(st.sampled_from(sorted(held)), unique=True)))
+                    if held
+                    else set()
+                )
             steps.append((block, sorted(held)))
             reading = reading and block in held
             if not reading:
@@ -213,10 +221,15 @@ def test_lru_is_the_top_of_the_move_to_front_stack(requests, capacity):
     """The statements of the three LRU theorems, and the Lean model against the simulator."""
     stack = mirror.mtf_stack(requests)
     assert mirror.lru_cache(requests, capacity) == stack[:capacity]
-    assert set(mirror.lru_cache(requests, capacity)) <= set(mirror.lru_cache(requests, capacity + 1))
+    assert set(mirror.lru_cache(requests, capacity)) <= set(
+        mirror.lru_cache(requests, capacity + 1)
+    )
     assert mirror.lru_hits(requests, capacity) <= mirror.lru_hits(requests, capacity + 1)
     if capacity >= 1:
-        assert mirror.lru_hits(requests, capacity) == simulate([[r] for r in requests], None, POOLED, capacity=capacity).hits
+        assert (
+            mirror.lru_hits(requests, capacity)
+            == simulate([[r] for r in requests], None, POOLED, capacity=capacity).hits
+        )
 
 
 def test_lru_examples():
@@ -293,8 +306,12 @@ def chains_of(host, chains, routing):
 def lean_per_host_min(chains, routing, capacity, fleet):
     """Lean's `per_host_min`: over hosts 0..fleet-1, Lean's MIN (the mirror's
     `min_run`) on the host's flattened chains, summed."""
-    return sum(demand_misses(mirror.min_run([b for c in chains_of(h, chains, routing) for b in c], capacity))
-               for h in range(fleet))
+    return sum(
+        demand_misses(
+            mirror.min_run([b for c in chains_of(h, chains, routing) for b in c], capacity)
+        )
+        for h in range(fleet)
+    )
 
 
 def min_prefix_run(chains, capacity):
@@ -302,7 +319,7 @@ def min_prefix_run(chains, capacity):
     flat = mirror.min_run([b for chain in chains for b in chain], capacity)
     run, at = [], 0
     for chain in chains:
-        run.append(flat[at:at + len(chain)])
+        run.append(flat[at : at + len(chain)])
         at += len(chain)
     return run
 
@@ -313,7 +330,10 @@ def test_per_host_min_examples():
     assert chains_of(0, tree, routing) == [[1, 2], [1, 2, 4]] and chains_of(2, tree, routing) == []
     assert lean_per_host_min(tree, routing, 2, 2) == lean_per_host_min(tree, routing, 2, 3) == 5
     assert lean_per_host_min(tree, routing, 1, 2) == 6
-    assert flat_min_misses([b for c in tree for b in c], 2) == 4 and flat_min_misses([b for c in tree for b in c], 1) == 5
+    assert (
+        flat_min_misses([b for c in tree for b in c], 2) == 4
+        and flat_min_misses([b for c in tree for b in c], 1) == 5
+    )
     # what pyverify computes for per-host capacitated certificates: the same sum
     assert recount.min_misses(tree, routing, 2) == belady_min.min_misses(tree, routing, 2) == 5
     assert recount.min_misses(tree, routing, 1) == belady_min.min_misses(tree, routing, 1) == 6
@@ -335,8 +355,10 @@ def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
     expected = lean_per_host_min(chains, routing, capacity, fleet)
     assert recount.min_misses(chains, routing, capacity) == expected
     assert belady_min.min_misses(chains, routing, capacity) == expected
-    pooled_sum = sum(recount.min_misses(chains_of(h, chains, routing), [0] * routing.count(h), capacity)
-                     for h in range(fleet))
+    pooled_sum = sum(
+        recount.min_misses(chains_of(h, chains, routing), [0] * routing.count(h), capacity)
+        for h in range(fleet)
+    )
     assert pooled_sum == expected
     achieved = 0
     for h in range(fleet):
@@ -346,7 +368,9 @@ def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
         assert [[b for b, _ in steps] for steps in run] == own
         achieved += mirror.prefix_misses(run)
     assert achieved == expected
-    fleet_run = {h: random_prefix_run(data, chains_of(h, chains, routing), capacity) for h in range(fleet)}
+    fleet_run = {
+        h: random_prefix_run(data, chains_of(h, chains, routing), capacity) for h in range(fleet)
+    }
     assert all(mirror.prefix_valid(run, capacity) for run in fleet_run.values())
     assert sum(mirror.prefix_misses(run) for run in fleet_run.values()) >= expected
 
@@ -379,7 +403,10 @@ def test_counterexamples_lean_evaluates():
     # (c) Belady's anomaly: FIFO misses 9 times with 3 blocks, 10 with 4; LRU 10 and 8
     anomaly = mirror.ANOMALY_REQUESTS
     assert [mirror.fifo_misses(anomaly, c) for c in (3, 4)] == [9, 10]
-    assert [simulate([[r] for r in anomaly], None, POOLED, capacity=c, eviction=FIFO).misses for c in (3, 4)] == [9, 10]
+    assert [
+        simulate([[r] for r in anomaly], None, POOLED, capacity=c, eviction=FIFO).misses
+        for c in (3, 4)
+    ] == [9, 10]
     assert [mirror.lru_misses(anomaly, c) for c in (3, 4)] == [10, 8]
 
 
@@ -404,10 +431,17 @@ def test_fifo_mirror_is_the_simulators_fifo(requests, capacity):
     chains (the pooled simulator, and the compiled kernel it may use), and a plain deque FIFO."""
     misses = mirror.fifo_misses(requests, capacity)
     assert misses == fifo_misses_here(requests, capacity)
-    assert misses == simulate([[r] for r in requests], None, POOLED, capacity=capacity, eviction=FIFO).misses
+    assert (
+        misses
+        == simulate([[r] for r in requests], None, POOLED, capacity=capacity, eviction=FIFO).misses
+    )
 
 
-@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6)), max_size=30), st.integers(1, 4), st.integers(0, 2))
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6)), max_size=30),
+    st.integers(1, 4),
+    st.integers(0, 2),
+)
 def test_per_host_lru_mirror_is_the_simulators_per_host_lru(routed, capacity, extra):
     """Lean's `per_host_lru_misses` (its mirror) is pyverify's per-host LRU run with
     `capacity` blocks per host on single-block chains, on any fleet that covers
@@ -417,7 +451,10 @@ def test_per_host_lru_mirror_is_the_simulators_per_host_lru(routed, capacity, ex
     fleet = 4 + extra
     misses = mirror.per_host_lru_misses(routed, capacity, fleet)
     assert misses == simulate(blocks, hosts, PER_HOST, capacity=capacity).misses
-    assert mirror.lru_misses([b for _, b in routed], capacity) == simulate(blocks, None, POOLED, capacity=capacity).misses
+    assert (
+        mirror.lru_misses([b for _, b in routed], capacity)
+        == simulate(blocks, None, POOLED, capacity=capacity).misses
+    )
 
 
 # --- per_host_blocks_eq_pooled (lean/PrefixPool/RoutedByRoot.lean) ----------------------
@@ -438,14 +475,21 @@ def test_routed_by_root_examples():
     tree = [(0, [1, 2]), (1, [1, 3]), (0, [1, 2, 4])]
     assert not mirror.routed_by_root(tree, route)
     assert not any(mirror.routed_by_root(tree, lambda b, h=h: h) for h in range(2))
-    assert per_host_misses([c for _, c in tree], [h for h, _ in tree]) == 5 > pooled_misses([c for _, c in tree]) == 4
+    assert (
+        per_host_misses([c for _, c in tree], [h for h, _ in tree])
+        == 5
+        > pooled_misses([c for _, c in tree])
+        == 4
+    )
     assert mirror.routed_by_root([(7, [])], route)  # an empty chain may be anywhere
     # the default prefix-affinity load cap (slack 1.25) is not routing by root:
     # one tree, two hosts, and the third request finds host 0 full
     crowded = [[1], [1], [1], [1]]
     routing = prefix_affinity_routing(crowded, 2).routing
     assert routing[:3] == (0, 0, 1)
-    assert not any(mirror.routed_by_root(list(zip(routing, crowded)), lambda b, h=h: h) for h in range(2))
+    assert not any(
+        mirror.routed_by_root(list(zip(routing, crowded)), lambda b, h=h: h) for h in range(2)
+    )
     assert per_host_misses(crowded, routing) == 2 > pooled_misses(crowded) == 1
 
 
@@ -490,6 +534,8 @@ def test_routing_by_root_on_random_routes(chains, data):
     if per_host_misses(chains, other) != pooled_misses(chains):
         assert per_host_misses(chains, other) > pooled_misses(chains)
         assert not mirror.routed_by_root(list(zip(other, chains)), route.__getitem__)
+
+
 # --- min_misses_mono (lean/PrefixPool/MinMonotone.lean) -------------------------------------
 
 import numpy as np  # noqa: E402
@@ -593,7 +639,11 @@ def test_prefix_lru_examples():
     assert mirror.prefix_lru_misses(tree, 2) == mirror.lru_misses([1, 2, 1, 3, 1, 2, 4], 2) == 5
     crossed = [[1, 2], [3, 2]]
     assert first_prefix_violation(crossed) is not None
-    assert mirror.prefix_lru_misses(crossed, 2) == simulate(crossed, None, POOLED, capacity=2).misses == 4
+    assert (
+        mirror.prefix_lru_misses(crossed, 2)
+        == simulate(crossed, None, POOLED, capacity=2).misses
+        == 4
+    )
     assert mirror.lru_misses([1, 2, 3, 2], 2) == recount.lru_misses(crossed, [0, 0], 2) == 3
 
 
@@ -608,11 +658,19 @@ def test_prefix_lru_mirror_is_the_simulator(chains, capacity):
         from pyverify.sim.kernels.replay import capacitated_hits
 
         references = sum(len(chain) for chain in chains)
-        assert references - sum(capacitated_hits(chains, [0] * len(chains), capacity, lru=True)) == misses
+        assert (
+            references - sum(capacitated_hits(chains, [0] * len(chains), capacity, lru=True))
+            == misses
+        )
     assert misses >= mirror.lru_misses([b for chain in chains for b in chain], capacity)
 
 
-@given(prefix_closed_chains(max_nodes=12, max_requests=25), st.integers(0, 6), st.integers(1, 4), st.data())
+@given(
+    prefix_closed_chains(max_nodes=12, max_requests=25),
+    st.integers(0, 6),
+    st.integers(1, 4),
+    st.data(),
+)
 def test_prefix_lru_eq_flat(chains, capacity, fleet, data):
     """The statement of prefix_lru_eq_flat on the mirrors, and what it licenses:
     on prefix-closed chains the simulator's LRU misses are the trusted
@@ -627,10 +685,14 @@ def test_prefix_lru_eq_flat(chains, capacity, fleet, data):
         return  # pyverify's caches have at least one block
     assert simulate(chains, None, POOLED, capacity=capacity).misses == misses
     assert lru_curve(chains).misses(capacity) == misses
-    routing = data.draw(st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains)))
+    routing = data.draw(
+        st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains))
+    )
     # per_host_prefix_lru_eq_flat (lean/PrefixPool/LruPerHost.lean)
     per_host = mirror.per_host_prefix_lru(chains, routing, capacity, fleet)
-    assert per_host == sum(mirror.prefix_lru_misses(chains_of(h, chains, routing), capacity) for h in range(fleet))
+    assert per_host == sum(
+        mirror.prefix_lru_misses(chains_of(h, chains, routing), capacity) for h in range(fleet)
+    )
     assert per_host == mirror.per_host_lru(chains, routing, capacity, fleet)
     assert simulate(chains, routing, PER_HOST, capacity=capacity).misses == per_host
     assert recount.lru_misses(chains, routing, capacity) == per_host
@@ -642,21 +704,38 @@ def test_per_host_lru_mirrors(chains, capacity, fleet, data):
     """On any chains (prefix-closed or not), routed to hosts below the fleet:
     Lean's `per_host_prefix_lru` (the mirror) is the simulator's per-host
     chain-order LRU, and Lean's `per_host_lru` is the trusted `lru` recount."""
-    routing = data.draw(st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains)))
-    assert mirror.per_host_prefix_lru(chains, routing, capacity, fleet) == \
-        simulate(chains, routing, PER_HOST, capacity=capacity).misses
-    assert mirror.per_host_lru(chains, routing, capacity, fleet) == recount.lru_misses(chains, routing, capacity)
-    assert mirror.per_host_prefix_lru(chains, routing, capacity, fleet + 1) == \
-        mirror.per_host_prefix_lru(chains, routing, capacity, fleet)  # a host with no requests adds nothing
+    routing = data.draw(
+        st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains))
+    )
+    assert (
+        mirror.per_host_prefix_lru(chains, routing, capacity, fleet)
+        == simulate(chains, routing, PER_HOST, capacity=capacity).misses
+    )
+    assert mirror.per_host_lru(chains, routing, capacity, fleet) == recount.lru_misses(
+        chains, routing, capacity
+    )
+    assert mirror.per_host_prefix_lru(
+        chains, routing, capacity, fleet + 1
+    ) == mirror.per_host_prefix_lru(
+        chains, routing, capacity, fleet
+    )  # a host with no requests adds nothing
 
 
 def test_per_host_lru_examples():
     """The numbers lean/PrefixPool/Examples.lean computes on `routed_tree`."""
     tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]
-    assert mirror.per_host_prefix_lru(tree, routing, 2, 2) == mirror.per_host_lru(tree, routing, 2, 2) == 5
+    assert (
+        mirror.per_host_prefix_lru(tree, routing, 2, 2)
+        == mirror.per_host_lru(tree, routing, 2, 2)
+        == 5
+    )
     assert mirror.per_host_prefix_lru(tree, routing, 2, 3) == 5
     crossed = [[1, 2], [3, 2]]
-    assert mirror.per_host_prefix_lru(crossed, [0, 0], 2, 1) == 4 and mirror.per_host_lru(crossed, [0, 0], 2, 1) == 3
+    assert (
+        mirror.per_host_prefix_lru(crossed, [0, 0], 2, 1) == 4
+        and mirror.per_host_lru(crossed, [0, 0], 2, 1) == 3
+    )
+
 
 # --- pooled_min_le_per_host_min (lean/PrefixPool/PooledMemory.lean) ---------------------
 
@@ -674,12 +753,23 @@ def test_pooled_memory_examples():
     assert [mirror.times(n, m) for n, m in [(2, 2), (2, 1), (0, 3), (3, 0)]] == [4, 2, 0, 0]
     tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]
     flat = [b for c in tree for b in c]
-    assert recount.flat_min_misses(flat, mirror.times(2, 2)) == recount.flat_min_misses(flat, mirror.times(2, 1)) == 4
+    assert (
+        recount.flat_min_misses(flat, mirror.times(2, 2))
+        == recount.flat_min_misses(flat, mirror.times(2, 1))
+        == 4
+    )
     assert recount.min_misses(tree, routing, 2) == 5 and recount.min_misses(tree, routing, 1) == 6
     own, own_routing = [[1], [2], [1], [2]], [0, 1, 0, 1]
-    assert lean_per_host_min(own, own_routing, 1, 2) == 2 == bridge_flat_min_misses([1, 2, 1, 2], mirror.times(2, 1))
+    assert (
+        lean_per_host_min(own, own_routing, 1, 2)
+        == 2
+        == bridge_flat_min_misses([1, 2, 1, 2], mirror.times(2, 1))
+    )
     # the hypothesis at work: a request routed to host 1 on a fleet of one host
-    assert lean_per_host_min([[1]], [1], 1, 1) == 0 and bridge_flat_min_misses([1], mirror.times(1, 1)) == 1
+    assert (
+        lean_per_host_min([[1]], [1], 1, 1) == 0
+        and bridge_flat_min_misses([1], mirror.times(1, 1)) == 1
+    )
 
 
 def check_pooled_memory(chains, routing, capacity, fleet):
@@ -715,8 +805,13 @@ def test_pooled_min_le_per_host_min(instance, capacity, extra):
     assert belady_min.min_misses(chains, routing, capacity) == per_host
     assert optimal_curve(chains).misses(fleet * capacity) == pooled
     assert optimal_curve(chains, routing, fleet).misses(capacity) == per_host
-    summary = memory_limit_summary(chains, routing, fleet, node_capacity_blocks=capacity,
-                                   capacities=[fleet * c for c in range(1, 4)])
+    summary = memory_limit_summary(
+        chains,
+        routing,
+        fleet,
+        node_capacity_blocks=capacity,
+        capacities=[fleet * c for c in range(1, 4)],
+    )
     for row in summary["pooled_vs_per_host"]:
         assert row["total_blocks"] == mirror.times(fleet, row["per_host_blocks"])
         assert row["pooled_opt"] >= row["per_host_opt"]
@@ -772,7 +867,11 @@ def random_forced_run(data, blocks, capacity):
     for block in blocks:
         run.append((block, sorted(held)))
         others = sorted(held - {block})
-        keep = data.draw(st.lists(st.sampled_from(others), unique=True, max_size=capacity - 1)) if others else []
+        keep = (
+            data.draw(st.lists(st.sampled_from(others), unique=True, max_size=capacity - 1))
+            if others
+            else []
+        )
         held = set(keep) | {block}
     return run
 
@@ -811,4 +910,9 @@ def test_forced_min_misses_le(blocks, capacity, data):
     lru = mirror.flatten(mirror.lru_prefix_run([[b] for b in blocks], capacity))
     assert mirror.forced_valid(lru, capacity) and misses <= demand_misses(lru)
     for eviction in EVICTIONS:
-        assert misses <= simulate([[b] for b in blocks], None, POOLED, capacity=capacity, eviction=eviction).misses
+        assert (
+            misses
+            <= simulate(
+                [[b] for b in blocks], None, POOLED, capacity=capacity, eviction=eviction
+            ).misses
+        )

@@ -32,8 +32,19 @@ def copy(tmp_path: Path) -> Path:
 
 def run_check(project: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(project)],
-        capture_output=True, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "pyverify.lean.command",
+            "check",
+            "--backend",
+            "wheel",
+            "--project",
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
 
 
@@ -65,17 +76,25 @@ def test_a_vacuous_hypothesis(copy: Path) -> None:
     would become vacuous. The example that applies the theorem no longer
     elaborates; with the examples deleted, the catalog's example is missing."""
     edit(copy / "PrefixPool" / "Pooled.lean", "(fun _ => True)", "(fun _ => False)")
-    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "error")
+    refused(
+        run_check(copy),
+        "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ",
+        "error",
+    )
     examples = copy / "PrefixPool" / "Examples.lean"
     text = examples.read_text(encoding="utf-8")
     start = text.index("/-- A positive example of the hypothesis of `demand_misses_ge_distinct`")
     end = text.index("\n\n", text.index("theorem lru_run_valid"))
-    text = text[:start] + text[end + 2:]
+    text = text[:start] + text[end + 2 :]
     start = text.index("theorem demand_misses_ge_distinct_applies")
     end = text.index("\n\n", start)
-    examples.write_text(text[:start] + text[end + 2:], encoding="utf-8")
-    refused(run_check(copy), "demand_misses_ge_distinct", "demand_misses_ge_distinct_applies",
-            "not a theorem of PrefixPool.Examples")
+    examples.write_text(text[:start] + text[end + 2 :], encoding="utf-8")
+    refused(
+        run_check(copy),
+        "demand_misses_ge_distinct",
+        "demand_misses_ge_distinct_applies",
+        "not a theorem of PrefixPool.Examples",
+    )
 
 
 def test_a_definition_redefined(copy: Path) -> None:
@@ -83,9 +102,16 @@ def test_a_definition_redefined(copy: Path) -> None:
     theorem proved by `rfl`: refused (other proofs about `distinct_count` break,
     and the registry records the definition)."""
     path = copy / "PrefixPool" / "Pooled.lean"
-    edit(path, "  count_distinct Natural.eqb requests\n", "  cache_misses Natural.eqb List.nil requests\n")
-    edit(path, "    Eq (pooled_misses requests) (distinct_count requests) :=\n  cache_misses_nil_eq_count Natural.eqb_lawful requests",
-         "    Eq (pooled_misses requests) (distinct_count requests) :=\n  rfl")
+    edit(
+        path,
+        "  count_distinct Natural.eqb requests\n",
+        "  cache_misses Natural.eqb List.nil requests\n",
+    )
+    edit(
+        path,
+        "    Eq (pooled_misses requests) (distinct_count requests) :=\n  cache_misses_nil_eq_count Natural.eqb_lawful requests",
+        "    Eq (pooled_misses requests) (distinct_count requests) :=\n  rfl",
+    )
     refused(run_check(copy))
 
 
@@ -93,28 +119,52 @@ def test_a_definition_changed_but_equal_is_a_registry_difference(copy: Path) -> 
     """(b') a change to a trusted definition that every proof still accepts (here
     one that even computes the same) is a registry difference naming it: any
     change to what a statement means must be re-approved."""
-    edit(copy / "PrefixPool" / "Pooled.lean", "  count_distinct Natural.eqb requests\n",
-         "  cond Bool.true (count_distinct Natural.eqb requests) Natural.zero\n")
-    refused(run_check(copy), "registry lean/theorems.json is out of date", "definition distinct_count changed")
+    edit(
+        copy / "PrefixPool" / "Pooled.lean",
+        "  count_distinct Natural.eqb requests\n",
+        "  cond Bool.true (count_distinct Natural.eqb requests) Natural.zero\n",
+    )
+    refused(
+        run_check(copy),
+        "registry lean/theorems.json is out of date",
+        "definition distinct_count changed",
+    )
 
 
 def test_a_debug_option_that_skips_the_kernel(copy: Path) -> None:
     """(c) `set_option debug.skipKernelTC true`, refused before anything is built."""
     path = copy / "PrefixPool" / "Pooled.lean"
     edit(path, "/-! ## Theorems -/", "set_option debug.skipKernelTC true\n\n/-! ## Theorems -/")
-    line = next(i for i, l in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if "skipKernelTC" in l)
-    refused(run_check(copy), f"module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line {line}: refused",
-            "debug.skipKernelTC")
+    line = next(
+        i
+        for i, l in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "skipKernelTC" in l
+    )
+    refused(
+        run_check(copy),
+        f"module PrefixPool.Pooled (lean/PrefixPool/Pooled.lean), line {line}: refused",
+        "debug.skipKernelTC",
+    )
 
 
 def test_a_weakening_option_in_the_lakefile(copy: Path) -> None:
     """(c') the same option passed by the lakefile, and extra arguments for lean."""
     lakefile = copy / "lakefile.toml"
     original = lakefile.read_text(encoding="utf-8")
-    lakefile.write_text(original + "leanOptions = { debug = { skipKernelTC = true } }\n", encoding="utf-8")
-    refused(run_check(copy), "build configuration: lakefile.toml: lean_lib[0].leanOptions", "debug.skipKernelTC")
-    lakefile.write_text('leanOptions = { "debug.skipKernelTC" = true }\n' + original, encoding="utf-8")
-    refused(run_check(copy), "build configuration: lakefile.toml: leanOptions", "debug.skipKernelTC")
+    lakefile.write_text(
+        original + "leanOptions = { debug = { skipKernelTC = true } }\n", encoding="utf-8"
+    )
+    refused(
+        run_check(copy),
+        "build configuration: lakefile.toml: lean_lib[0].leanOptions",
+        "debug.skipKernelTC",
+    )
+    lakefile.write_text(
+        'leanOptions = { "debug.skipKernelTC" = true }\n' + original, encoding="utf-8"
+    )
+    refused(
+        run_check(copy), "build configuration: lakefile.toml: leanOptions", "debug.skipKernelTC"
+    )
     lakefile.write_text(original + 'moreLeanArgs = ["--load-dynlib=evil.so"]\n', encoding="utf-8")
     refused(run_check(copy), "build configuration: lakefile.toml: lean_lib[0].moreLeanArgs")
 
@@ -130,7 +180,13 @@ def test_a_sorry(copy: Path) -> None:
     """(e) a `sorry` in a registered theorem."""
     path = copy / "PrefixPool" / "Distinct.lean"
     text = path.read_text(encoding="utf-8")
-    text = re.sub(r"(theorem cache_misses_nil_eq_count.*?:=)(.*?)(\n\n|\Z)", r"\1 sorry\3", text, count=1, flags=re.S)
+    text = re.sub(
+        r"(theorem cache_misses_nil_eq_count.*?:=)(.*?)(\n\n|\Z)",
+        r"\1 sorry\3",
+        text,
+        count=1,
+        flags=re.S,
+    )
     path.write_text(text, encoding="utf-8")
     refused(run_check(copy), "module PrefixPool.Distinct", "uses `sorry`")
 
@@ -176,8 +232,19 @@ def test_the_cli_exits_2_for_a_refused_runtime(tmp_path: Path) -> None:
     fake = tmp_path / "libleanshared.so"
     fake.write_bytes(b"not lean")
     proc = subprocess.run(
-        [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--lean-lib", str(fake)],
-        capture_output=True, text=True, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "pyverify.lean.command",
+            "check",
+            "--backend",
+            "wheel",
+            "--lean-lib",
+            str(fake),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "is not the pinned" in proc.stderr
@@ -189,10 +256,17 @@ def test_a_vacuous_routing_hypothesis(copy: Path) -> None:
     chains only. Its hypothesis's positive example no longer elaborates."""
     module = copy / "PrefixPool" / "RoutedByRoot.lean"
     edit(module, "(fun first _ _ => Eq host (route first)) chain", "(fun _ _ _ => False) chain")
-    edit(module, "def root_routed (route : Natural → Natural) (host : Natural)",
-         "def root_routed (_route : Natural → Natural) (_host : Natural)")
+    edit(
+        module,
+        "def root_routed (route : Natural → Natural) (host : Natural)",
+        "def root_routed (_route : Natural → Natural) (_host : Natural)",
+    )
     edit(module, "    (fun _ _ _ h _ => h)\n", "    (fun _ _ _ h _ => False.elim h)\n")
-    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "root_routed")
+    refused(
+        run_check(copy),
+        "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ",
+        "root_routed",
+    )
 
 
 def test_a_counterexample_definition_hollowed(copy: Path) -> None:
@@ -200,14 +274,26 @@ def test_a_counterexample_definition_hollowed(copy: Path) -> None:
     With the stated values (9 and 10 misses) deleted too, the examples generated
     from the Python mirror refuse it."""
     module = copy / "PrefixPool" / "Counterexamples.lean"
-    edit(module, "def fifo_misses (cap : Natural) (requests : List Natural) : Natural :=\n  fifo_walk cap List.nil requests",
-         "def fifo_misses (cap : Natural) (_requests : List Natural) : Natural :=\n  cap")
-    refused(run_check(copy), "module PrefixPool.Counterexamples", "fifo_misses three anomaly_requests")
-    edit(module, "theorem anomaly_fifo_three : Eq (fifo_misses three anomaly_requests) nine := rfl\n",
-         "example : True := True.intro\n")
-    edit(module, "theorem anomaly_fifo_four : Eq (fifo_misses four anomaly_requests) ten := rfl\n",
-         "example : True := True.intro\n")
+    edit(
+        module,
+        "def fifo_misses (cap : Natural) (requests : List Natural) : Natural :=\n  fifo_walk cap List.nil requests",
+        "def fifo_misses (cap : Natural) (_requests : List Natural) : Natural :=\n  cap",
+    )
+    refused(
+        run_check(copy), "module PrefixPool.Counterexamples", "fifo_misses three anomaly_requests"
+    )
+    edit(
+        module,
+        "theorem anomaly_fifo_three : Eq (fifo_misses three anomaly_requests) nine := rfl\n",
+        "example : True := True.intro\n",
+    )
+    edit(
+        module,
+        "theorem anomaly_fifo_four : Eq (fifo_misses four anomaly_requests) ten := rfl\n",
+        "example : True := True.intro\n",
+    )
     refused(run_check(copy), "module PrefixPool.Generated", "fifo_misses")
+
 
 def test_pooled_memory_capacity_weakened(copy: Path) -> None:
     """`Natural.times n m` changed to `n × (m + 1)`, and the one proof step that
@@ -216,17 +302,31 @@ def test_pooled_memory_capacity_weakened(copy: Path) -> None:
     (a weaker statement). The kernel-evaluated products of Examples.lean refuse
     it; without them, those of Generated.lean (written from the Python mirror)."""
     pooled = copy / "PrefixPool" / "PooledMemory.lean"
-    edit(pooled, "(fun _ product => Natural.plus product m) n",
-         "(fun _ product => Natural.plus product (Natural.succ m)) n")
-    edit(pooled, "(Natural.plus_le_plus ih (h k)))",
-         "(Natural.plus_le_plus ih (Natural.le_trans (h k) (Natural.le_succ cap))))")
-    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "two.times two")
+    edit(
+        pooled,
+        "(fun _ product => Natural.plus product m) n",
+        "(fun _ product => Natural.plus product (Natural.succ m)) n",
+    )
+    edit(
+        pooled,
+        "(Natural.plus_le_plus ih (h k)))",
+        "(Natural.plus_le_plus ih (Natural.le_trans (h k) (Natural.le_succ cap))))",
+    )
+    refused(
+        run_check(copy),
+        "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ",
+        "two.times two",
+    )
     examples = copy / "PrefixPool" / "Examples.lean"
     text = examples.read_text(encoding="utf-8")
     start = text.index("/-- `Natural.times` multiplies")
     end = text.index("\n\n", start)
-    examples.write_text(text[:start] + text[end + 2:], encoding="utf-8")
-    refused(run_check(copy), "module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line ", "error")
+    examples.write_text(text[:start] + text[end + 2 :], encoding="utf-8")
+    refused(
+        run_check(copy),
+        "module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line ",
+        "error",
+    )
 
 
 def test_forced_admission_made_vacuous(copy: Path) -> None:
@@ -236,11 +336,22 @@ def test_forced_admission_made_vacuous(copy: Path) -> None:
     with that theorem deleted, the positive example of `forced_valid` in
     Examples.lean does."""
     forced = copy / "PrefixPool" / "BeladyForced.lean"
-    edit(forced, "  And (flat_valid cap run) (admits_after List.nil run)\n",
-         "  And (flat_valid cap run) (And (admits_after List.nil run) False)\n")
+    edit(
+        forced,
+        "  And (flat_valid cap run) (admits_after List.nil run)\n",
+        "  And (flat_valid cap run) (And (admits_after List.nil run) False)\n",
+    )
     edit(forced, "    h.left h.right hb\n", "    h.left h.right.left hb\n")
-    refused(run_check(copy), "module PrefixPool.BeladyForced (lean/PrefixPool/BeladyForced.lean), line ", "error")
+    refused(
+        run_check(copy),
+        "module PrefixPool.BeladyForced (lean/PrefixPool/BeladyForced.lean), line ",
+        "error",
+    )
     text = forced.read_text(encoding="utf-8")
     cut = text.index("/-- Forced MIN with at least one block is a forced-admission run")
     forced.write_text(text[:cut], encoding="utf-8")
-    refused(run_check(copy), "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ", "error")
+    refused(
+        run_check(copy),
+        "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ",
+        "error",
+    )

@@ -41,11 +41,17 @@ def check(project: Path) -> list[str]:
 
 
 def add_module(project: Path, name: str, body: str, imports: str = "PrefixPool.Core") -> None:
-    (project / "PrefixPool" / f"{name}.lean").write_text(f"prelude\nimport {imports}\n{body}", encoding="utf-8")
+    (project / "PrefixPool" / f"{name}.lean").write_text(
+        f"prelude\nimport {imports}\n{body}", encoding="utf-8"
+    )
     root = project / "PrefixPool.lean"
     text = root.read_text(encoding="utf-8")
-    root.write_text(text.replace("import PrefixPool.Core\n", f"import PrefixPool.Core\nimport PrefixPool.{name}\n", 1),
-                    encoding="utf-8")
+    root.write_text(
+        text.replace(
+            "import PrefixPool.Core\n", f"import PrefixPool.Core\nimport PrefixPool.{name}\n", 1
+        ),
+        encoding="utf-8",
+    )
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -63,44 +69,73 @@ def no_source_scan(monkeypatch: pytest.MonkeyPatch) -> None:
 # --------------------------------------------------------------------------
 # 1. Names the kernel treats specially
 
-OWN_NAT = GEN_OFF + """
+OWN_NAT = (
+    GEN_OFF
+    + """
 inductive Nat : Type where
   | zero : Nat
   | succ (n : Nat) : Nat
 
 noncomputable def Nat.add (n m : Nat) : Nat := Nat.rec n (fun _ r => r) m
 """
+)
 
 
 def test_an_own_nat_is_refused_by_the_scan(copy: Path) -> None:
     add_module(copy, "OwnNat", OWN_NAT)
     failures = check(copy)
-    assert failures and "PrefixPool.OwnNat" in failures[0] and "treats names in `Nat` specially" in failures[0], failures
+    assert (
+        failures
+        and "PrefixPool.OwnNat" in failures[0]
+        and "treats names in `Nat` specially" in failures[0]
+    ), failures
 
 
-@pytest.mark.parametrize("name, body", [
-    ("Nat", OWN_NAT),
-    ("Nat.add", GEN_OFF + "namespace Nat\nnoncomputable def add (n _m : Natural) : Natural := n\nend Nat\n"),
-    ("String", GEN_OFF + "inductive String : Type where\n  | ofList (cs : List Natural) : String\n"),
-    ("Char.ofNat", GEN_OFF + "noncomputable def Char.ofNat (n : Natural) : Natural := n\n"),
-    ("Lean.reduceBool", GEN_OFF + "namespace Lean\nnoncomputable def reduceBool (b : Bool) : Bool := b\nend Lean\n"),
-], ids=lambda value: value if "\n" not in value else "")
-def test_a_kernel_name_is_refused_by_lean_itself(copy: Path, no_source_scan, name: str, body: str) -> None:
+@pytest.mark.parametrize(
+    "name, body",
+    [
+        ("Nat", OWN_NAT),
+        (
+            "Nat.add",
+            GEN_OFF
+            + "namespace Nat\nnoncomputable def add (n _m : Natural) : Natural := n\nend Nat\n",
+        ),
+        (
+            "String",
+            GEN_OFF + "inductive String : Type where\n  | ofList (cs : List Natural) : String\n",
+        ),
+        ("Char.ofNat", GEN_OFF + "noncomputable def Char.ofNat (n : Natural) : Natural := n\n"),
+        (
+            "Lean.reduceBool",
+            GEN_OFF
+            + "namespace Lean\nnoncomputable def reduceBool (b : Bool) : Bool := b\nend Lean\n",
+        ),
+    ],
+    ids=lambda value: value if "\n" not in value else "",
+)
+def test_a_kernel_name_is_refused_by_lean_itself(
+    copy: Path, no_source_scan, name: str, body: str
+) -> None:
     add_module(copy, "Special", body)
     failures = check(copy)
-    assert failures and failures[0].startswith(f"declaration {name}: refused: the Lean kernel treats `{name}` specially"), failures
+    assert failures and failures[0].startswith(
+        f"declaration {name}: refused: the Lean kernel treats `{name}` specially"
+    ), failures
 
 
 # --------------------------------------------------------------------------
 # 2. Options hidden from the scanner
 
 
-@pytest.mark.parametrize("trick", [
-    '«"» set_option debug.skipKernelTC true in «x"»',
-    "'\"' set_option debug.skipKernelTC true in '\"'",
-    'r"\\" set_option debug.skipKernelTC true in "',
-    '`«"» set_option debug.skipKernelTC true in',
-])
+@pytest.mark.parametrize(
+    "trick",
+    [
+        '«"» set_option debug.skipKernelTC true in «x"»',
+        "'\"' set_option debug.skipKernelTC true in '\"'",
+        'r"\\" set_option debug.skipKernelTC true in "',
+        '`«"» set_option debug.skipKernelTC true in',
+    ],
+)
 def test_quotes_that_hid_an_option_are_refused(trick: str) -> None:
     found = sources.problems(f"prelude\n{trick}\ntheorem t : True := True.intro\n")
     assert found and found[0][0] == 2, found
@@ -109,39 +144,57 @@ def test_quotes_that_hid_an_option_are_refused(trick: str) -> None:
 
 def test_an_unclosed_comment_is_refused() -> None:
     assert sources.problems("prelude\n/- never closed\nset_option debug.skipKernelTC true\n") == [
-        (2, "a block comment is not closed")]
+        (2, "a block comment is not closed")
+    ]
 
 
 def test_an_unsafe_def_posing_as_a_theorem_is_refused(copy: Path) -> None:
-    edit(copy / "PrefixPool" / "BeladyOptimal.lean", "theorem min_misses_le ", "unsafe def min_misses_le ")
+    edit(
+        copy / "PrefixPool" / "BeladyOptimal.lean",
+        "theorem min_misses_le ",
+        "unsafe def min_misses_le ",
+    )
     failures = check(copy)
     assert failures and "`unsafe`" in failures[0], failures
 
 
-def test_a_registered_name_that_is_not_a_theorem_is_refused_by_lean(copy: Path, no_source_scan,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_registered_name_that_is_not_a_theorem_is_refused_by_lean(
+    copy: Path, no_source_scan, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A registered name declared as a `def` of a Prop-typed value, the linter
     that warns about it switched off: Lean's own `#print` says it is no theorem."""
     monkeypatch.setattr(trust, "option_problems", lambda text: [])
     pooled = copy / "PrefixPool" / "Pooled.lean"
-    edit(pooled, "theorem pooled_misses_eq_distinct ", "noncomputable def pooled_misses_eq_distinct ")
+    edit(
+        pooled, "theorem pooled_misses_eq_distinct ", "noncomputable def pooled_misses_eq_distinct "
+    )
     edit(pooled, "/-! ## Theorems -/", "set_option linter.defProp false\n\n/-! ## Theorems -/")
-    monkeypatch.setattr(runner.environment, "theorem_modules",
-                        lambda modules: {**_theorems(modules), "pooled_misses_eq_distinct": "PrefixPool.Pooled"})
+    monkeypatch.setattr(
+        runner.environment,
+        "theorem_modules",
+        lambda modules: {**_theorems(modules), "pooled_misses_eq_distinct": "PrefixPool.Pooled"},
+    )
     failures = check(copy)
-    assert failures and failures[0].startswith("registered theorem pooled_misses_eq_distinct: Lean says it is"), failures
+    assert failures and failures[0].startswith(
+        "registered theorem pooled_misses_eq_distinct: Lean says it is"
+    ), failures
 
 
 def _theorems(modules):
     import re
+
     found = {}
     for module in modules:
-        for match in re.finditer(r"^\s*theorem\s+(\S+)", module.path.read_text(encoding="utf-8"), re.M):
+        for match in re.finditer(
+            r"^\s*theorem\s+(\S+)", module.path.read_text(encoding="utf-8"), re.M
+        ):
             found.setdefault(match.group(1), module.name)
     return found
 
 
-@pytest.mark.parametrize("word", ["private", "macro", "notation", "syntax", "#eval", "axiom", "opaque", "export"])
+@pytest.mark.parametrize(
+    "word", ["private", "macro", "notation", "syntax", "#eval", "axiom", "opaque", "export"]
+)
 def test_words_that_hide_or_add_code_are_refused(word: str) -> None:
     text = f"prelude\n{word} foo\n"
     assert any(line == 2 and f"`{word}`" in reason for line, reason in sources.problems(text))
@@ -157,7 +210,9 @@ def test_the_development_passes_the_scan() -> None:
 
 
 @pytest.mark.parametrize("module_name", ["ctypes", "signal", "sitecustomize"])
-def test_a_shadowing_module_in_the_project_is_not_imported(copy: Path, tmp_path: Path, module_name: str) -> None:
+def test_a_shadowing_module_in_the_project_is_not_imported(
+    copy: Path, tmp_path: Path, module_name: str
+) -> None:
     """The Lean child once ran `python -c` with the project as its working
     directory, so a `ctypes.py` there replaced the standard library's (and could
     add `-Ddebug.skipKernelTC=true` to every Lean run)."""
@@ -168,8 +223,20 @@ def test_a_shadowing_module_in_the_project_is_not_imported(copy: Path, tmp_path:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "pyverify.lean.command", "check", "--backend", "wheel", "--project", str(copy)],
-        capture_output=True, text=True, cwd=elsewhere, env={**_env(), "PYTHONPATH": str(REPO)},
+        [
+            sys.executable,
+            "-m",
+            "pyverify.lean.command",
+            "check",
+            "--backend",
+            "wheel",
+            "--project",
+            str(copy),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=elsewhere,
+        env={**_env(), "PYTHONPATH": str(REPO)},
     )
     assert not marker.exists(), f"{module_name}.py in the project was imported"
     assert proc.returncode == 0, proc.stderr
@@ -177,13 +244,16 @@ def test_a_shadowing_module_in_the_project_is_not_imported(copy: Path, tmp_path:
 
 def _env() -> dict[str, str]:
     import os
+
     return dict(os.environ)
 
 
 # --------------------------------------------------------------------------
 # 4. Trusted definitions whose helpers escape the registry
 
-ROUTED_BELOW = "def routed_below (fleet : Natural) (requests : List (Prod Natural (List Natural))) : Prop :="
+ROUTED_BELOW = (
+    "def routed_below (fleet : Natural) (requests : List (Prod Natural (List Natural))) : Prop :="
+)
 
 
 def delegate_routed_below(project: Path, declaration: str) -> None:
@@ -194,28 +264,50 @@ def delegate_routed_below(project: Path, declaration: str) -> None:
     text = path.read_text(encoding="utf-8")
     start = text.index(ROUTED_BELOW)
     end = text.index("\n\n", start)
-    body = text[start + len(ROUTED_BELOW):end]
+    body = text[start + len(ROUTED_BELOW) : end]
     helper = f"{declaration} (fleet : Natural) (requests : List (Prod Natural (List Natural))) : Prop :={body}\n\n"
-    path.write_text(text[:start] + helper + f"{ROUTED_BELOW}\n  {name} fleet requests" + text[end:], encoding="utf-8")
+    path.write_text(
+        text[:start] + helper + f"{ROUTED_BELOW}\n  {name} fleet requests" + text[end:],
+        encoding="utf-8",
+    )
 
 
-@pytest.mark.parametrize("declaration, expect", [
-    ("def «routed-below»", "'«routed-below»' is not a plain ASCII identifier"),
-    ("def routed_below᾽", "'routed_below᾽' is not a plain ASCII identifier"),
-    ("private def hidden_below", "`private`"),
-])
-def test_an_escaping_helper_is_refused_by_the_scan(copy: Path, declaration: str, expect: str) -> None:
+@pytest.mark.parametrize(
+    "declaration, expect",
+    [
+        ("def «routed-below»", "'«routed-below»' is not a plain ASCII identifier"),
+        ("def routed_below᾽", "'routed_below᾽' is not a plain ASCII identifier"),
+        ("private def hidden_below", "`private`"),
+    ],
+)
+def test_an_escaping_helper_is_refused_by_the_scan(
+    copy: Path, declaration: str, expect: str
+) -> None:
     delegate_routed_below(copy, declaration)
     failures = check(copy)
     assert failures and "PrefixPool.PerHostMin" in failures[0] and expect in failures[0], failures
 
 
-@pytest.mark.parametrize("declaration, expect", [
-    ("private def hidden_below", "registered theorem fleet_misses_ge_per_host_min: trusted definition routed_below prints a private name"),
-    ("def «hidden-below»", "definition '«hidden-below»': refused: a constant's name must be a plain ASCII identifier"),
-    ("def hidden_below᾽", "definition 'hidden_below᾽': refused: a constant's name must be a plain ASCII identifier"),
-])
-def test_an_escaping_helper_is_refused_by_lean_itself(copy: Path, no_source_scan, declaration: str, expect: str) -> None:
+@pytest.mark.parametrize(
+    "declaration, expect",
+    [
+        (
+            "private def hidden_below",
+            "registered theorem fleet_misses_ge_per_host_min: trusted definition routed_below prints a private name",
+        ),
+        (
+            "def «hidden-below»",
+            "definition '«hidden-below»': refused: a constant's name must be a plain ASCII identifier",
+        ),
+        (
+            "def hidden_below᾽",
+            "definition 'hidden_below᾽': refused: a constant's name must be a plain ASCII identifier",
+        ),
+    ],
+)
+def test_an_escaping_helper_is_refused_by_lean_itself(
+    copy: Path, no_source_scan, declaration: str, expect: str
+) -> None:
     """The trusted `routed_below` made to delegate to a helper the registry's
     closure used to miss: Lean prints the helper's name, and that print (or the
     name Lean says it has) is refused."""
@@ -232,38 +324,53 @@ def test_an_unsatisfiable_extra_premise_is_refused(copy: Path) -> None:
     """`Eq zero (succ zero)` added to `min_misses_le`: an example per premise kind
     would be satisfied by any other equation's example; the instantiation of
     the theorem itself cannot be written."""
-    edit(copy / "PrefixPool" / "BeladyOptimal.lean",
-         "theorem min_misses_le (cap : Natural) (blocks : List Natural)",
-         "theorem min_misses_le (_absurd : Eq Natural.zero (Natural.succ Natural.zero)) (cap : Natural) (blocks : List Natural)")
+    edit(
+        copy / "PrefixPool" / "BeladyOptimal.lean",
+        "theorem min_misses_le (cap : Natural) (blocks : List Natural)",
+        "theorem min_misses_le (_absurd : Eq Natural.zero (Natural.succ Natural.zero)) (cap : Natural) (blocks : List Natural)",
+    )
     failures = check(copy)
     assert failures and failures[0].startswith("module PrefixPool."), failures
 
 
 def test_an_example_that_does_not_apply_the_theorem_is_refused(copy: Path) -> None:
-    edit(copy / "PrefixPool" / "Examples.lean",
-         "  pooled_block_misses_eq_distinct tree_chains tree_chains_prefix_closed\n",
-         "  rfl\n")
+    edit(
+        copy / "PrefixPool" / "Examples.lean",
+        "  pooled_block_misses_eq_distinct tree_chains tree_chains_prefix_closed\n",
+        "  rfl\n",
+    )
     failures = check(copy)
     assert failures and failures[0].startswith(
         "registered theorem pooled_block_misses_eq_distinct: its example pooled_block_misses_eq_distinct_applies "
-        "is not proved by applying pooled_block_misses_eq_distinct"), failures
+        "is not proved by applying pooled_block_misses_eq_distinct"
+    ), failures
 
 
-def test_a_theorem_with_hypotheses_needs_an_example(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_theorem_with_hypotheses_needs_an_example(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import dataclasses
-    specs = tuple(dataclasses.replace(s, applies=None) if s.name == "min_misses_le" else s for s in catalog.THEOREMS)
+
+    specs = tuple(
+        dataclasses.replace(s, applies=None) if s.name == "min_misses_le" else s
+        for s in catalog.THEOREMS
+    )
     monkeypatch.setattr(catalog, "THEOREMS", specs)
     failures = check(copy)
-    assert failures and failures[0].startswith("registered theorem min_misses_le: its hypothesis `flat_valid cap run`"), failures
+    assert failures and failures[0].startswith(
+        "registered theorem min_misses_le: its hypothesis `flat_valid cap run`"
+    ), failures
 
 
 def test_an_example_about_no_concrete_input_is_refused(copy: Path) -> None:
-    edit(copy / "PrefixPool" / "Examples.lean",
-         "theorem pooled_block_misses_eq_distinct_applies :\n    Eq (pooled_block_misses tree_chains) (distinct_blocks tree_chains) :=\n"
-         "  pooled_block_misses_eq_distinct tree_chains tree_chains_prefix_closed\n",
-         "theorem pooled_block_misses_eq_distinct_applies (chains : List (List Natural)) (h : prefix_closed chains) :\n"
-         "    Eq (pooled_block_misses chains) (distinct_blocks chains) :=\n"
-         "  pooled_block_misses_eq_distinct chains h\n")
+    edit(
+        copy / "PrefixPool" / "Examples.lean",
+        "theorem pooled_block_misses_eq_distinct_applies :\n    Eq (pooled_block_misses tree_chains) (distinct_blocks tree_chains) :=\n"
+        "  pooled_block_misses_eq_distinct tree_chains tree_chains_prefix_closed\n",
+        "theorem pooled_block_misses_eq_distinct_applies (chains : List (List Natural)) (h : prefix_closed chains) :\n"
+        "    Eq (pooled_block_misses chains) (distinct_blocks chains) :=\n"
+        "  pooled_block_misses_eq_distinct chains h\n",
+    )
     failures = check(copy)
     assert failures and "which is not about a concrete input" in failures[0], failures
 
@@ -277,8 +384,13 @@ def test_an_emptied_generated_module_is_refused(copy: Path) -> None:
     header = path.read_text(encoding="utf-8").split("noncomputable def gen_n0", 1)[0]
     path.write_text(header, encoding="utf-8")
     failures = check(copy)
-    assert failures and failures[0].startswith("module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line ") \
-        and "not what the Python mirrors generate" in failures[0], failures
+    assert (
+        failures
+        and failures[0].startswith(
+            "module PrefixPool.Generated (lean/PrefixPool/Generated.lean), line "
+        )
+        and "not what the Python mirrors generate" in failures[0]
+    ), failures
 
 
 def test_an_unused_axiom_is_refused(copy: Path) -> None:
@@ -287,14 +399,24 @@ def test_an_unused_axiom_is_refused(copy: Path) -> None:
     assert failures and "PrefixPool.Extra" in failures[0] and "`axiom`" in failures[0], failures
 
 
-@pytest.mark.parametrize("line", ['srcDir = "elsewhere"', 'buildDir = "b"', '[[require]]\nname = "mathlib"'])
+@pytest.mark.parametrize(
+    "line", ['srcDir = "elsewhere"', 'buildDir = "b"', '[[require]]\nname = "mathlib"']
+)
 def test_lakefile_keys_that_build_another_tree_are_refused(copy: Path, line: str) -> None:
     lakefile = copy / "lakefile.toml"
     text = lakefile.read_text(encoding="utf-8")
-    lakefile.write_text(text.replace('defaultTargets', f'{line}\ndefaultTargets', 1) if "[[" not in line else text + line + "\n",
-                        encoding="utf-8")
+    lakefile.write_text(
+        text.replace("defaultTargets", f"{line}\ndefaultTargets", 1)
+        if "[[" not in line
+        else text + line + "\n",
+        encoding="utf-8",
+    )
     failures = check(copy)
-    assert failures and failures[0].startswith("build configuration: lakefile.toml: ") and "refused" in failures[0], failures
+    assert (
+        failures
+        and failures[0].startswith("build configuration: lakefile.toml: ")
+        and "refused" in failures[0]
+    ), failures
 
 
 def test_the_default_project_is_the_checkout_the_working_directory_is_in(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ def test_options_allowlist() -> None:
 
 
 def test_set_option_in_comments_is_not_one() -> None:
-    text = '-- set_option debug.skipKernelTC true\n/- set_option debug.x true -/\n/- /- nested -/ set_option debug.z true -/\n'
+    text = "-- set_option debug.skipKernelTC true\n/- set_option debug.x true -/\n/- /- nested -/ set_option debug.z true -/\n"
     assert trust.option_problems(text) == []
     text += "set_option debug.skipKernelTC true in\ntheorem t : True := True.intro\n"
     assert trust.option_problems(text) == [(4, trust.option_refusal("debug.skipKernelTC"))]
@@ -44,7 +44,12 @@ def test_blanking_keeps_line_numbers() -> None:
 
 
 def test_premises_of_printed_statements() -> None:
-    assert trust.premises("∀ (requests : List Natural), Eq (pooled_misses requests) (distinct_count requests)") == []
+    assert (
+        trust.premises(
+            "∀ (requests : List Natural), Eq (pooled_misses requests) (distinct_count requests)"
+        )
+        == []
+    )
     assert trust.premises(
         "∀ (fleet : Natural) (requests : List (Prod Natural Natural)), hosts_below fleet requests → "
         "Eq (per_host_misses requests) (sum_below fleet fun host => distinct_count (openings_of host requests))"
@@ -54,18 +59,33 @@ def test_premises_of_printed_statements() -> None:
 
 
 def test_candidate_names_skip_syntax_and_universes() -> None:
-    printed = trust.Printed("f", "def", "def f.{u} : Natural → List.{u} Natural :=\nfun (n : Natural) => @List.nil.{u} Natural")
-    assert trust.candidate_names(printed) == {"Natural", "List", "List.nil", "n"}  # n: Lean says it is no constant
-    shadowed = trust.Printed("g", "def", "def g : Natural → Natural :=\nfun (above : Natural) => _root_.above above")
+    printed = trust.Printed(
+        "f",
+        "def",
+        "def f.{u} : Natural → List.{u} Natural :=\nfun (n : Natural) => @List.nil.{u} Natural",
+    )
+    assert trust.candidate_names(printed) == {
+        "Natural",
+        "List",
+        "List.nil",
+        "n",
+    }  # n: Lean says it is no constant
+    shadowed = trust.Printed(
+        "g", "def", "def g : Natural → Natural :=\nfun (above : Natural) => _root_.above above"
+    )
     assert "above" in trust.candidate_names(shadowed)
 
 
 def _with_applies(monkeypatch: pytest.MonkeyPatch, name: str, applies) -> None:
-    specs = tuple(dataclasses.replace(s, applies=applies) if s.name == name else s for s in catalog.THEOREMS)
+    specs = tuple(
+        dataclasses.replace(s, applies=applies) if s.name == name else s for s in catalog.THEOREMS
+    )
     monkeypatch.setattr(catalog, "THEOREMS", specs)
 
 
-def test_a_theorem_with_hypotheses_and_no_example_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_theorem_with_hypotheses_and_no_example_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _with_applies(monkeypatch, "pooled_block_misses_eq_distinct", None)
     result = runner.check(REPO / "lean", backend="wheel", emit=lambda line: None)
     assert not result.ok
@@ -77,7 +97,9 @@ def test_a_theorem_with_hypotheses_and_no_example_is_refused(monkeypatch: pytest
 
 
 def test_an_example_of_another_theorem_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    _with_applies(monkeypatch, "demand_misses_ge_distinct", "pooled_block_misses_eq_distinct_applies")
+    _with_applies(
+        monkeypatch, "demand_misses_ge_distinct", "pooled_block_misses_eq_distinct_applies"
+    )
     result = runner.check(REPO / "lean", backend="wheel", emit=lambda line: None)
     assert not result.ok
     assert result.failures[0] == (
@@ -87,10 +109,15 @@ def test_an_example_of_another_theorem_is_refused(monkeypatch: pytest.MonkeyPatc
     )
 
 
-def test_a_positive_example_of_one_hypothesis_is_no_longer_enough(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_positive_example_of_one_hypothesis_is_no_longer_enough(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The old rule (a proof of each premise kind) named `lru_run_valid` for
     `demand_misses_ge_distinct`; it proves the hypothesis but does not apply the theorem."""
     _with_applies(monkeypatch, "demand_misses_ge_distinct", "lru_run_valid")
     result = runner.check(REPO / "lean", backend="wheel", emit=lambda line: None)
     assert not result.ok
-    assert "its example lru_run_valid is not proved by applying demand_misses_ge_distinct" in result.failures[0]
+    assert (
+        "its example lru_run_valid is not proved by applying demand_misses_ge_distinct"
+        in result.failures[0]
+    )

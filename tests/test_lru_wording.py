@@ -23,13 +23,16 @@ def test_the_note_says_what_lru_idealises_and_points_to_the_engines():
     assert "--eviction vllm or sglang" in LRU_NOTE
 
 
-@pytest.mark.parametrize("argv", [
-    ["simulate", INSTANCE, "--capacity", "50"],
-    ["simulate", INSTANCE, "--capacity", "50", "--model", "per-host"],
-    ["sweep", INSTANCE, "--capacity", "50"],
-    ["mrc", INSTANCE, "--capacities", "50"],
-    ["replay", "TRACE", "--capacity", "8"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", INSTANCE, "--capacity", "50"],
+        ["simulate", INSTANCE, "--capacity", "50", "--model", "per-host"],
+        ["sweep", INSTANCE, "--capacity", "50"],
+        ["mrc", INSTANCE, "--capacities", "50"],
+        ["replay", "TRACE", "--capacity", "8"],
+    ],
+)
 def test_every_header_names_chain_order_lru_and_what_it_idealises(capsys, trace, argv):
     status, out, err = run_cli(capsys, *[trace if arg == "TRACE" else arg for arg in argv])
     assert status == 0, err
@@ -39,5 +42,7 @@ def test_every_header_names_chain_order_lru_and_what_it_idealises(capsys, trace,
 
 
 def test_an_engine_eviction_gets_no_lru_note(capsys, trace):
-    status, out, err = run_cli(capsys, "simulate", INSTANCE, "--capacity", "50", "--eviction", "fifo")
+    status, out, err = run_cli(
+        capsys, "simulate", INSTANCE, "--capacity", "50", "--eviction", "fifo"
+    )
     assert status == 0 and LRU_NOTE not in out and LRU_NAME not in out

@@ -41,8 +41,14 @@ def exhaustive_prefix_misses(chains, cache_of, capacity) -> int:
             while hits < len(chain) and chain[hits] in held:
                 hits += 1
             pool = sorted(held | set(chain))
-            return len(chain) - hits + min(
-                best(t + 1, frozenset(keep)) for size in range(min(capacity, len(pool)) + 1) for keep in combinations(pool, size)
+            return (
+                len(chain)
+                - hits
+                + min(
+                    best(t + 1, frozenset(keep))
+                    for size in range(min(capacity, len(pool)) + 1)
+                    for keep in combinations(pool, size)
+                )
             )
 
         total += best(0, frozenset())
@@ -59,7 +65,9 @@ def test_min_equals_cpsat_pooled(chains, capacity):
     cache_of = (0,) * len(chains)
     run = min_run(chains, cache_of, capacity)
     assert_legal(chains, cache_of, capacity, run)
-    solved = cpsat.solve(Problem("pooled", tuple(map(tuple, chains)), cache_of, capacity), workers=1)
+    solved = cpsat.solve(
+        Problem("pooled", tuple(map(tuple, chains)), cache_of, capacity), workers=1
+    )
     assert solved.status == "OPTIMAL"
     assert run.misses == solved.objective == recount.min_misses(chains, cache_of, capacity)
 
@@ -70,7 +78,9 @@ def test_min_equals_cpsat_per_host(instance, capacity):
     chains, _, routing = instance
     run = min_run(chains, routing, capacity)
     assert_legal(chains, routing, capacity, run)
-    solved = cpsat.solve(Problem("per-host", tuple(map(tuple, chains)), tuple(routing), capacity), workers=1)
+    solved = cpsat.solve(
+        Problem("per-host", tuple(map(tuple, chains)), tuple(routing), capacity), workers=1
+    )
     assert solved.status == "OPTIMAL"
     assert run.misses == solved.objective == recount.min_misses(chains, routing, capacity)
 
@@ -160,7 +170,9 @@ def test_min_is_optimal_on_every_small_trace():
     for chains in all_prefix_closed_traces(4, 4):
         cache_of = (0,) * len(chains)
         for capacity in (1, 2, 3):
-            assert min_run(chains, cache_of, capacity).misses == exhaustive_prefix_misses(chains, cache_of, capacity), (chains, capacity)
+            assert min_run(chains, cache_of, capacity).misses == exhaustive_prefix_misses(
+                chains, cache_of, capacity
+            ), (chains, capacity)
             checked += 1
     assert checked == 24 * (4 + 16 + 64 + 256) * 3
 

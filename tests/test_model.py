@@ -24,7 +24,13 @@ from .strategies import prefix_closed_chains
 
 
 def instance_json(requests, hosts=2, **extra):
-    return {"format": "pyverify.instance/1", "name": "t", "hosts": hosts, "requests": requests, **extra}
+    return {
+        "format": "pyverify.instance/1",
+        "name": "t",
+        "hosts": hosts,
+        "requests": requests,
+        **extra,
+    }
 
 
 def test_loads_lab_instance():
@@ -36,9 +42,20 @@ def test_loads_lab_instance():
 
 
 def test_hash_ignores_layout_and_key_order():
-    a = instance_from_json(instance_json([{"blocks": [1, 2], "host": 0}, {"host": 1, "blocks": [1]}]))
-    reordered = json.loads(json.dumps({"requests": [{"host": 0, "blocks": [1, 2]}, {"blocks": [1], "host": 1}],
-                                       "hosts": 2, "name": "t", "format": "pyverify.instance/1"}, indent=4))
+    a = instance_from_json(
+        instance_json([{"blocks": [1, 2], "host": 0}, {"host": 1, "blocks": [1]}])
+    )
+    reordered = json.loads(
+        json.dumps(
+            {
+                "requests": [{"host": 0, "blocks": [1, 2]}, {"blocks": [1], "host": 1}],
+                "hosts": 2,
+                "name": "t",
+                "format": "pyverify.instance/1",
+            },
+            indent=4,
+        )
+    )
     b = instance_from_json(reordered)
     assert canonical_json(a) == canonical_json(b)
     assert instance_sha256(a) == instance_sha256(b)
@@ -51,7 +68,11 @@ def test_hash_changes_with_content():
 
 
 def test_round_trip_keeps_optional_fields():
-    data = instance_json([{"blocks": [3], "route_key": "s1", "arrival_ms": 5}], description="d", block_size_tokens=512)
+    data = instance_json(
+        [{"blocks": [3], "route_key": "s1", "arrival_ms": 5}],
+        description="d",
+        block_size_tokens=512,
+    )
     instance = instance_from_json(data)
     assert instance.routing is None
     assert instance_from_json(instance.to_json()) == instance
@@ -66,7 +87,12 @@ def test_round_trip_keeps_optional_fields():
         ([{"blocks": ["a"]}], 2, "requests[0].blocks[0]", "is not of type 'integer'"),
         ([{"blocks": [1], "host": 2}], 2, "requests[0].host", "out of range"),
         ([{"blocks": [1], "host": -1}], 2, "requests[0].host", "less than the minimum"),
-        ([{"blocks": [1], "host": 0}, {"blocks": [1]}], 2, "requests[1].host", "give every request a host or none"),
+        (
+            [{"blocks": [1], "host": 0}, {"blocks": [1]}],
+            2,
+            "requests[1].host",
+            "give every request a host or none",
+        ),
         ([{"blocks": [1], "colour": "red"}], 2, "requests[0]", "'colour' was unexpected"),
         ([{"blocks": [1, 2]}, {"blocks": [3, 2]}], 2, "requests[1].blocks[1]", "not prefix-closed"),
         ([{"blocks": [1, 2]}, {"blocks": [2]}], 2, "requests[1].blocks[0]", "not prefix-closed"),
@@ -83,11 +109,15 @@ def test_bad_requests_name_field_and_reason(requests, hosts, field, reason):
 
 def test_missing_and_extra_top_level_fields():
     with pytest.raises(UserError, match=r"^f.json: \(top level\): 'hosts' is a required property"):
-        instance_from_json({"format": "pyverify.instance/1", "name": "t", "requests": [{"blocks": [1]}]}, "f.json")
+        instance_from_json(
+            {"format": "pyverify.instance/1", "name": "t", "requests": [{"blocks": [1]}]}, "f.json"
+        )
     with pytest.raises(UserError, match="'extra' was unexpected"):
         instance_from_json(instance_json([{"blocks": [1]}], extra=1), "f.json")
     with pytest.raises(UserError, match=r"^f.json: format: "):
-        instance_from_json({**instance_json([{"blocks": [1]}]), "format": "pyverify.instance/2"}, "f.json")
+        instance_from_json(
+            {**instance_json([{"blocks": [1]}]), "format": "pyverify.instance/2"}, "f.json"
+        )
 
 
 def test_first_prefix_violation_is_the_first_one():

@@ -21,6 +21,7 @@ from .helpers import flat_lru_misses
 def flatten(chains):
     return [block for chain in chains for block in chain]
 
+
 TRACE = MOONCAKE_SYNTHETIC
 pytestmark = pytest.mark.skipif(not TRACE.exists(), reason=NO_MOONCAKE)
 
@@ -34,7 +35,12 @@ def chains():
 
 
 def pyverify_json(*argv):
-    result = subprocess.run([sys.executable, "-m", "pyverify.cli", *argv, "--json"], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pyverify.cli", *argv, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(result.stdout)
 
 
@@ -63,7 +69,9 @@ def test_per_host_at_16_hosts_under_static_policies(chains):
         "random": [rng.randrange(FLEET) for _ in chains],
         "prefix-hash": [sha_host(str(chain[0])) for chain in chains],
     }
-    out = pyverify_json("sweep", str(TRACE), "--fleets", str(FLEET), "--routing", ",".join(expected_routing))
+    out = pyverify_json(
+        "sweep", str(TRACE), "--fleets", str(FLEET), "--routing", ",".join(expected_routing)
+    )
     for policy, routing in expected_routing.items():
         row = out["by_routing"][policy][0]
         misses = distinct_pairs(chains, routing)
@@ -81,16 +89,23 @@ def plain_affinity(chains, capacity, slack=1.25):
     routing, misses = [], 0
     for i, chain in enumerate(chains):
         cap = math.ceil(slack * (i + 1) / FLEET)
+
         def prefix(cache):
             n = 0
             while n < len(chain) and chain[n] in cache:
                 n += 1
             return n
-        host = min((h for h in range(FLEET) if loads[h] < cap), key=lambda h: (-prefix(caches[h]), loads[h], h))
+
+        host = min(
+            (h for h in range(FLEET) if loads[h] < cap),
+            key=lambda h: (-prefix(caches[h]), loads[h], h),
+        )
         hit = prefix(caches[host])
         misses += len(chain) - hit
         cache = caches[host]
-        for block in chain:  # flat LRU touch: on a prefix-closed trace this is the longest-prefix run
+        for (
+            block
+        ) in chain:  # flat LRU touch: on a prefix-closed trace this is the longest-prefix run
             if block in cache:
                 cache.move_to_end(block)
             else:
@@ -105,8 +120,19 @@ def plain_affinity(chains, capacity, slack=1.25):
 def test_local_versus_global_at_3m_tokens_per_node(chains):
     """16 nodes x 3M tokens (5859 blocks each) with prefix-affinity, against one pool of 16 x 5859 blocks."""
     references = sum(map(len, chains))
-    out = pyverify_json("sweep", str(TRACE), "--fleets", "16", "--routing", "prefix-affinity", "--capacity-tokens", "3000000")
-    assert out["capacity"] == BLOCKS_PER_NODE and out["pool_capacity"] == {"16": FLEET * BLOCKS_PER_NODE}
+    out = pyverify_json(
+        "sweep",
+        str(TRACE),
+        "--fleets",
+        "16",
+        "--routing",
+        "prefix-affinity",
+        "--capacity-tokens",
+        "3000000",
+    )
+    assert out["capacity"] == BLOCKS_PER_NODE and out["pool_capacity"] == {
+        "16": FLEET * BLOCKS_PER_NODE
+    }
     row = out["rows"][0]
     _, local_misses = plain_affinity(chains, BLOCKS_PER_NODE)
     assert row["per_host_misses"] == local_misses
@@ -116,7 +142,9 @@ def test_local_versus_global_at_3m_tokens_per_node(chains):
 
 def test_local_versus_global_when_memory_is_tight(chains):
     """At 64 blocks (32K tokens) per node the caches evict; recompute both sides the same plain way."""
-    out = pyverify_json("sweep", str(TRACE), "--fleets", "16", "--routing", "prefix-affinity", "--capacity", "64")
+    out = pyverify_json(
+        "sweep", str(TRACE), "--fleets", "16", "--routing", "prefix-affinity", "--capacity", "64"
+    )
     row = out["rows"][0]
     assert row["per_host_misses"] == plain_affinity(chains, 64)[1]
     assert row["pooled_misses"] == flat_lru_misses(flatten(chains), 16 * 64)
@@ -127,5 +155,7 @@ def test_mrc_command_matches_plain_lru(chains):
     by_capacity = {p["capacity_blocks"]: p["misses"] for p in out["points"]}
     for capacity in (100, 5859):
         assert by_capacity[capacity] == flat_lru_misses(flatten(chains), capacity)
-    assert by_capacity[41187] == 43924 and by_capacity[41186] > 43924  # the ceiling is reached exactly there
+    assert (
+        by_capacity[41187] == 43924 and by_capacity[41186] > 43924
+    )  # the ceiling is reached exactly there
     assert out["capacity_reaching_ceiling"] == 41187

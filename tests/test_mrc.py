@@ -25,19 +25,31 @@ from .strategies import prefix_closed_chains, routed_instances
 
 def test_distances_by_hand():
     # a b c a b d a: a's second reference has b, c between -> 2; b: c, a -> 2; a again: b, d -> 2
-    assert stack_distances(np.array([1, 2, 3, 1, 2, 4, 1])).tolist() == [COLD, COLD, COLD, 2, 2, COLD, 2]
+    assert stack_distances(np.array([1, 2, 3, 1, 2, 4, 1])).tolist() == [
+        COLD,
+        COLD,
+        COLD,
+        2,
+        2,
+        COLD,
+        2,
+    ]
     assert stack_distances(np.array([7, 7, 7])).tolist() == [COLD, 0, 0]
     assert stack_distances(np.array([], dtype=np.int64)).tolist() == []
 
 
 @given(st.lists(st.integers(0, 12), max_size=80))
 def test_vectorised_equals_fenwick(sequence):
-    assert stack_distances(np.array(sequence, dtype=np.int64)).tolist() == stack_distances_fenwick(sequence)
+    assert stack_distances(np.array(sequence, dtype=np.int64)).tolist() == stack_distances_fenwick(
+        sequence
+    )
 
 
 @given(st.lists(st.sampled_from([0, 2**40, 2**62, 17]), max_size=30))
 def test_sparse_huge_ids(sequence):
-    assert stack_distances(np.array(sequence, dtype=np.int64)).tolist() == stack_distances_fenwick(sequence)
+    assert stack_distances(np.array(sequence, dtype=np.int64)).tolist() == stack_distances_fenwick(
+        sequence
+    )
 
 
 @given(prefix_closed_chains(max_nodes=15, max_requests=30))
@@ -57,7 +69,9 @@ def test_per_host_curve_equals_simulate(case):
     curve = lru_curve(chains, routing, hosts)
     assert curve.cold == len({(h, b) for chain, h in zip(chains, routing) for b in chain})
     for capacity in range(1, 10):
-        assert curve.misses(capacity) == simulate(chains, routing, PER_HOST, capacity=capacity).misses
+        assert (
+            curve.misses(capacity) == simulate(chains, routing, PER_HOST, capacity=capacity).misses
+        )
 
 
 def test_non_prefix_closed_shows_why_closure_matters():
@@ -72,20 +86,30 @@ def test_non_prefix_closed_shows_why_closure_matters():
 def test_curve_api():
     curve = lru_curve([(1, 2), (1, 3), (1, 2)])
     assert curve.references == 6 and curve.cold == 3
-    assert curve.misses(np.array([1, 2, 3, 100])).tolist() == [6, 4, 3, 3]  # by hand with simulate below
-    assert [simulate([(1, 2), (1, 3), (1, 2)], None, POOLED, capacity=c).misses for c in (1, 2, 3)] == [6, 4, 3]
+    assert curve.misses(np.array([1, 2, 3, 100])).tolist() == [
+        6,
+        4,
+        3,
+        3,
+    ]  # by hand with simulate below
+    assert [
+        simulate([(1, 2), (1, 3), (1, 2)], None, POOLED, capacity=c).misses for c in (1, 2, 3)
+    ] == [6, 4, 3]
     assert curve.ceiling_hit_rate == 0.5 and curve.max_useful_capacity == 3
     assert log_capacities(1000, per_decade=1) == [1, 10, 100, 1000]
 
 
-@given(st.lists(st.integers(0, 10**12), max_size=40),
-       st.lists(st.integers(0, 50), min_size=1, max_size=12), st.booleans())
+@given(
+    st.lists(st.integers(0, 10**12), max_size=40),
+    st.lists(st.integers(0, 50), min_size=1, max_size=12),
+    st.booleans(),
+)
 def test_sums_from_equals_the_slice_sums(histogram, starts, as_scalar):
     """The curves' tail sums (one reduceat over the pieces between the starts) against a sum of each slice;
     starts repeat, come in any order and run past the end."""
     hist = np.array(histogram, dtype=np.int64)
     if as_scalar:
-        assert int(sums_from(hist, starts[0])) == sum(histogram[starts[0]:])
+        assert int(sums_from(hist, starts[0])) == sum(histogram[starts[0] :])
         assert np.shape(sums_from(hist, starts[0])) == ()
     else:
         assert sums_from(hist, np.array(starts)).tolist() == [sum(histogram[s:]) for s in starts]

@@ -16,16 +16,41 @@ ENGINE_NOTE = "chain-order LRU (not an engine's leaf-first LRU)"
 
 def trace(tmp_path, lines=None):
     """A small Mooncake trace: a shared system prompt and a few conversations that grow."""
-    lines = lines or [[1, 2], [1, 3], [1, 2, 4], [1, 3, 5], [1, 2, 4, 6], [1, 7], [1, 3, 5, 8], [1, 2]]
+    lines = lines or [
+        [1, 2],
+        [1, 3],
+        [1, 2, 4],
+        [1, 3, 5],
+        [1, 2, 4, 6],
+        [1, 7],
+        [1, 3, 5, 8],
+        [1, 2],
+    ]
     path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps({"timestamp": i, "input_length": 512 * len(ids), "output_length": 1, "hash_ids": ids}) + "\n"
-                            for i, ids in enumerate(lines)))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "timestamp": i,
+                    "input_length": 512 * len(ids),
+                    "output_length": 1,
+                    "hash_ids": ids,
+                }
+            )
+            + "\n"
+            for i, ids in enumerate(lines)
+        )
+    )
     return str(path)
 
 
 def mrc_help() -> str:
     parser = build_parser()
-    sub = next(action for action in parser._actions if hasattr(action, "choices") and action.choices and "mrc" in action.choices)
+    sub = next(
+        action
+        for action in parser._actions
+        if hasattr(action, "choices") and action.choices and "mrc" in action.choices
+    )
     return parser.format_help() + sub.choices["mrc"].format_help()
 
 
@@ -39,7 +64,9 @@ def test_mrc_says_its_lru_is_chain_order_everywhere(capsys, tmp_path, monkeypatc
     assert "leaf-first" in json.loads(out)["lru"]
     status, out, err = run_cli(capsys, "mrc", path, "--sample-rate", "1")
     assert status == 0 and ENGINE_NOTE in out
-    assert " ".join(mrc_help().split()).count("not an engine's leaf-first LRU") >= 2  # the command list, and mrc --help
+    assert (
+        " ".join(mrc_help().split()).count("not an engine's leaf-first LRU") >= 2
+    )  # the command list, and mrc --help
 
     drawn = {}
 
@@ -48,7 +75,9 @@ def test_mrc_says_its_lru_is_chain_order_everywhere(capsys, tmp_path, monkeypatc
         return []
 
     monkeypatch.setattr("pyverify.commands.traces.mrc_chart", fake_chart)
-    status, out, err = run_cli(capsys, "mrc", path, "--policy", "lru,opt", "--chart", str(tmp_path / "c.png"))
+    status, out, err = run_cli(
+        capsys, "mrc", path, "--policy", "lru,opt", "--chart", str(tmp_path / "c.png")
+    )
     assert status == 0, err
     assert ENGINE_NOTE in drawn["title"] and ENGINE_NOTE in drawn["labels"][0]
 
@@ -92,7 +121,9 @@ def smallest_by_brute_force(chains, policy, rate):
         if policy == "opt":
             hits = references - min_run_flat(ids, lengths, None, capacity)[2]
         else:
-            hits = sum(simulate(chains, None, POOLED, capacity=capacity, eviction=policy).hit_blocks)
+            hits = sum(
+                simulate(chains, None, POOLED, capacity=capacity, eviction=policy).hit_blocks
+            )
         if hits >= needed:
             return capacity
     return None
@@ -107,8 +138,18 @@ def test_mrc_target_hit_rate_is_the_smallest_capacity(capsys, tmp_path, rate):
 
     chains = conversations()
     path = write_chains(tmp_path, chains)
-    status, out, err = run_cli(capsys, "mrc", path, "--policy", "lru,opt", "--target-hit-rate", rate,
-                               "--kv-bytes-per-token", "1024", "--json")
+    status, out, err = run_cli(
+        capsys,
+        "mrc",
+        path,
+        "--policy",
+        "lru,opt",
+        "--target-hit-rate",
+        rate,
+        "--kv-bytes-per-token",
+        "1024",
+        "--json",
+    )
     assert status == 0, err
     found = json.loads(out)["target"]["by_policy"]
     for policy in ("lru", "opt"):
@@ -117,7 +158,9 @@ def test_mrc_target_hit_rate_is_the_smallest_capacity(capsys, tmp_path, rate):
         assert found[policy]["reached"] is (expected is not None)
         if expected is not None:
             assert found[policy]["capacity_gib"] == expected * 512 * 1024 / 2**30
-    status, out, err = run_cli(capsys, "mrc", path, "--policy", "lru,opt", "--target-hit-rate", rate)
+    status, out, err = run_cli(
+        capsys, "mrc", path, "--policy", "lru,opt", "--target-hit-rate", rate
+    )
     assert status == 0 and "smallest capacity per cache with block hit rate >=" in out
     if smallest_by_brute_force(chains, "lru", Fraction(rate)) is None:
         assert "not reached (even uncapacitated:" in out
@@ -131,16 +174,37 @@ def test_budgets_target_hit_rate_per_policy_and_the_optimum(capsys, tmp_path, ra
 
     chains = conversations()
     path = write_chains(tmp_path, chains)
-    status, out, err = run_cli(capsys, "budgets", path, "--kv-bytes-per-token", "1024", "--budgets-gib", "1",
-                               "--eviction", "lru,tail-first,fifo,leaf-lru", "--target-hit-rate", rate, "--json")
+    status, out, err = run_cli(
+        capsys,
+        "budgets",
+        path,
+        "--kv-bytes-per-token",
+        "1024",
+        "--budgets-gib",
+        "1",
+        "--eviction",
+        "lru,tail-first,fifo,leaf-lru",
+        "--target-hit-rate",
+        rate,
+        "--json",
+    )
     assert status == 0, err
     found = json.loads(out)["target"]["by_policy"]
     assert set(found) == {"lru", "tail-first", "fifo", "leaf-lru", "opt"}
-    for policy in ("lru", "tail-first", "opt"):  # stack algorithms: read off the exact curve, the smallest
-        assert found[policy]["capacity_blocks"] == smallest_by_brute_force(chains, policy, Fraction(rate)), policy
+    for policy in (
+        "lru",
+        "tail-first",
+        "opt",
+    ):  # stack algorithms: read off the exact curve, the smallest
+        assert found[policy]["capacity_blocks"] == smallest_by_brute_force(
+            chains, policy, Fraction(rate)
+        ), policy
         assert found[policy]["method"].startswith("exact curve")
     references = sum(map(len, chains))
-    for policy in ("fifo", "leaf-lru"):  # bisection: this capacity reaches it, one block less does not
+    for policy in (
+        "fifo",
+        "leaf-lru",
+    ):  # bisection: this capacity reaches it, one block less does not
         capacity = found[policy]["capacity_blocks"]
         assert found[policy]["method"] == "bisection of simulations"
         if capacity is None:
@@ -148,14 +212,31 @@ def test_budgets_target_hit_rate_per_policy_and_the_optimum(capsys, tmp_path, ra
             continue
 
         def rate_at(c):
-            return sum(simulate(chains, None, POOLED, capacity=c, eviction=policy).hit_blocks) / references
-        assert rate_at(capacity) >= Fraction(rate) and (capacity == 1 or rate_at(capacity - 1) < Fraction(rate))
+            return (
+                sum(simulate(chains, None, POOLED, capacity=c, eviction=policy).hit_blocks)
+                / references
+            )
+
+        assert rate_at(capacity) >= Fraction(rate) and (
+            capacity == 1 or rate_at(capacity - 1) < Fraction(rate)
+        )
 
 
 def test_budgets_target_says_the_optimum_is_not_computed_with_a_warmup(capsys, tmp_path):
     path = write_chains(tmp_path, conversations())
-    status, out, err = run_cli(capsys, "budgets", path, "--kv-bytes-per-token", "1024", "--budgets-gib", "1",
-                               "--target-hit-rate", "0.2", "--warmup-fraction", "0.5")
+    status, out, err = run_cli(
+        capsys,
+        "budgets",
+        path,
+        "--kv-bytes-per-token",
+        "1024",
+        "--budgets-gib",
+        "1",
+        "--target-hit-rate",
+        "0.2",
+        "--warmup-fraction",
+        "0.5",
+    )
     assert status == 0, err
     assert "optimum (Belady MIN)  not computed with a warm-up" in out
 
@@ -166,7 +247,10 @@ def test_target_outside_0_1_is_refused(capsys, tmp_path, command, rate):
     path = write_chains(tmp_path, conversations(requests=5))
     status, out, err = run_cli(capsys, command[0], path, *command[1:], "--target-hit-rate", rate)
     assert (status, out) == (2, "")
-    assert "--target-hit-rate: expected a hit rate in (0, 1]" in err and len(err.strip().splitlines()) == 1
+    assert (
+        "--target-hit-rate: expected a hit rate in (0, 1]" in err
+        and len(err.strip().splitlines()) == 1
+    )
 
 
 def test_hits_needed_is_exact():
@@ -180,23 +264,45 @@ def test_hits_needed_is_exact():
 
 def test_mrc_table_columns_are_aligned_and_apart(capsys, tmp_path):
     path = trace(tmp_path)
-    status, out, err = run_cli(capsys, "mrc", path, "--policy", "lru,opt", "--verify", "--capacities", "1,2,100000",
-                               "--kv-bytes-per-token", "131072")
+    status, out, err = run_cli(
+        capsys,
+        "mrc",
+        path,
+        "--policy",
+        "lru,opt",
+        "--verify",
+        "--capacities",
+        "1,2,100000",
+        "--kv-bytes-per-token",
+        "131072",
+    )
     assert status == 0, err
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("C blocks"))
-    table = lines[start:start + 4]
+    table = lines[start : start + 4]
     header = table[0]
-    assert "C GiB  misses  hit rate  token hit rate  simulated  opt misses  opt hit rate  MIN run  LRU needs C" in header
+    assert (
+        "C GiB  misses  hit rate  token hit rate  simulated  opt misses  opt hit rate  MIN run  LRU needs C"
+        in header
+    )
     assert len({len(line) for line in table}) == 1  # right-aligned: every row as wide as the header
     # every cell ends where its header ends
-    ends = [m.end() for m in re.finditer(r"\S+(?: \S+)*", header)]  # names are one space inside, two apart
+    ends = [
+        m.end() for m in re.finditer(r"\S+(?: \S+)*", header)
+    ]  # names are one space inside, two apart
     for row in table[1:]:
-        assert all(row[end - 1] != " " and (end == len(row) or row[end] == " ") for end in ends), row
+        assert all(row[end - 1] != " " and (end == len(row) or row[end] == " ") for end in ends), (
+            row
+        )
 
 
-@pytest.mark.parametrize("command", [["mrc", "--policy", "lru,opt"],
-                                     ["budgets", "--kv-bytes-per-token", "1024", "--eviction", "lru,fifo,leaf-lru,tail-first"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["mrc", "--policy", "lru,opt"],
+        ["budgets", "--kv-bytes-per-token", "1024", "--eviction", "lru,fifo,leaf-lru,tail-first"],
+    ],
+)
 def test_target_on_arrays_equals_target_on_chains(capsys, tmp_path, monkeypatch, command):
     """A trace file is read as arrays (--engine numpy names the engine) or per record (--engine python): the same capacities."""
     from pyverify.sim.kernels import available
@@ -206,7 +312,17 @@ def test_target_on_arrays_equals_target_on_chains(capsys, tmp_path, monkeypatch,
     path = write_chains(tmp_path, conversations())
     found = []
     for engine in ("python", "numpy"):
-        status, out, err = run_cli(capsys, command[0], path, *command[1:], "--target-hit-rate", "0.35", "--engine", engine, "--json")
+        status, out, err = run_cli(
+            capsys,
+            command[0],
+            path,
+            *command[1:],
+            "--target-hit-rate",
+            "0.35",
+            "--engine",
+            engine,
+            "--json",
+        )
         assert status == 0, err
         found.append(json.loads(out))
     on_chains, on_arrays = found

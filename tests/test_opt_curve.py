@@ -61,7 +61,11 @@ def test_curve_equals_min_runs_pooled(chains):
     curve = optimal_curve(chains)
     distinct = len({b for c in chains for b in c})
     for capacity in range(1, distinct + 2):
-        assert curve.misses(capacity) == min_run(chains, None, capacity).misses == recount.min_misses(chains, [0] * len(chains), capacity)
+        assert (
+            curve.misses(capacity)
+            == min_run(chains, None, capacity).misses
+            == recount.min_misses(chains, [0] * len(chains), capacity)
+        )
     assert curve.misses(distinct + 1) == curve.cold == distinct
 
 
@@ -124,7 +128,17 @@ def test_mooncake_curve_equals_min_runs_and_libcachesim():
 
 @needs_trace
 def test_mrc_command_draws_both_curves(capsys, tmp_path):
-    status, out, err = run_cli(capsys, "mrc", str(TRACE), "--policy", "lru,opt", "--capacities", "64,4096", "--verify", "--json")
+    status, out, err = run_cli(
+        capsys,
+        "mrc",
+        str(TRACE),
+        "--policy",
+        "lru,opt",
+        "--capacities",
+        "64,4096",
+        "--verify",
+        "--json",
+    )
     assert status == 0, err
     result = json.loads(out)
     assert result["verified"] is True and result["eviction"] == ["lru", "opt"]
@@ -133,15 +147,41 @@ def test_mrc_command_draws_both_curves(capsys, tmp_path):
     assert point["opt_misses"] == point["min_run_misses"] < point["misses"]
     assert point["lru_capacity_to_match_opt"] > 4096
     chart = tmp_path / "mrc.svg"
-    status, out, err = run_cli(capsys, "mrc", str(TRACE), "--model", "per-host", "--policy", "opt", "--capacities", "256", "--chart", str(chart))
+    status, out, err = run_cli(
+        capsys,
+        "mrc",
+        str(TRACE),
+        "--model",
+        "per-host",
+        "--policy",
+        "opt",
+        "--capacities",
+        "256",
+        "--chart",
+        str(chart),
+    )
     assert status == 0 and chart.exists() and "optimal (Belady MIN)" in out
 
 
 def test_mrc_bad_policy_is_one_line(capsys, tmp_path):
     path = tmp_path / "i.json"
-    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "x", "hosts": 1, "requests": [{"blocks": [1]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "x",
+                "hosts": 1,
+                "requests": [{"blocks": [1]}],
+            }
+        )
+    )
     status, out, err = run_cli(capsys, "mrc", str(path), "--policy", "lru,fifo")
-    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1 and "expected lru, opt" in err
+    assert (
+        status == 2
+        and out == ""
+        and len(err.strip().splitlines()) == 1
+        and "expected lru, opt" in err
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -153,8 +193,14 @@ def test_numpy_and_carry_loop_kernels_agree(ids):
 
     ids = np.asarray(ids, dtype=np.int64)
     dense, universe = dense_ids(ids)
-    loop = opt_curve._carry_pass(dense.astype(np.int64), next_uses(dense), universe)  # pure Python here
-    assert loop.tolist() == opt_curve.opt_distances_numpy(ids).tolist() == opt_curve.opt_distances(ids).tolist()
+    loop = opt_curve._carry_pass(
+        dense.astype(np.int64), next_uses(dense), universe
+    )  # pure Python here
+    assert (
+        loop.tolist()
+        == opt_curve.opt_distances_numpy(ids).tolist()
+        == opt_curve.opt_distances(ids).tolist()
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -167,16 +213,25 @@ def test_memory_limit_summary_numbers(instance):
 
     chains, hosts, routing = instance
     refs = sum(map(len, chains))
-    summary = memory_limit_summary(chains, routing, hosts, node_capacity_blocks=2, capacities=[1, 3, 6])
+    summary = memory_limit_summary(
+        chains, routing, hosts, node_capacity_blocks=2, capacities=[1, 3, 6]
+    )
     for row in summary["lru_vs_optimum"]:
         c = row["capacity_blocks"]
         assert row["opt_hit_rate"] == 1 - min_run(chains, None, c).misses / refs
-        assert row["opt_forced_hit_rate"] == 1 - forced_misses(chains, None, c) / refs <= row["opt_hit_rate"]
+        assert (
+            row["opt_forced_hit_rate"]
+            == 1 - forced_misses(chains, None, c) / refs
+            <= row["opt_hit_rate"]
+        )
         assert row["lru_hit_rate"] == 1 - simulate(chains, None, "pooled", capacity=c).misses / refs
         assert row["gap"] >= 0
         match = row["lru_capacity_to_match_opt"]
         if match is not None:
-            assert simulate(chains, None, "pooled", capacity=match).misses <= min_run(chains, None, c).misses
+            assert (
+                simulate(chains, None, "pooled", capacity=match).misses
+                <= min_run(chains, None, c).misses
+            )
     local = summary["local_vs_global"]
     assert local["local_opt"] == 1 - min_run(chains, routing, 2).misses / refs
     assert local["global_opt"] == 1 - min_run(chains, None, 2 * hosts).misses / refs
@@ -184,4 +239,7 @@ def test_memory_limit_summary_numbers(instance):
     from pyverify.sim.opt_curve import memory_limit_markdown
 
     text = "\n".join(memory_limit_markdown(summary))
-    assert f"| {summary['lru_vs_optimum'][0]['opt_hit_rate']:.4f} |" in text and "Local against global" in text
+    assert (
+        f"| {summary['lru_vs_optimum'][0]['opt_hit_rate']:.4f} |" in text
+        and "Local against global" in text
+    )

@@ -22,10 +22,31 @@ from .helpers import assert_one_line_error, run_cli
 def write_trace(path, chains):
     with open(path, "w", encoding="utf-8") as out:
         for t, chain in enumerate(chains):
-            out.write(json.dumps({"timestamp": t, "input_length": 512 * len(chain), "output_length": 1, "hash_ids": list(chain)}) + "\n")
+            out.write(
+                json.dumps(
+                    {
+                        "timestamp": t,
+                        "input_length": 512 * len(chain),
+                        "output_length": 1,
+                        "hash_ids": list(chain),
+                    }
+                )
+                + "\n"
+            )
 
 
-CHAINS = [(1, 2, 3), (1, 2), (4,), (1, 2, 3, 5), (4, 6), (7,), (1, 8), (4, 6, 9), (1, 2, 3), (7, 10)] * 3
+CHAINS = [
+    (1, 2, 3),
+    (1, 2),
+    (4,),
+    (1, 2, 3, 5),
+    (4, 6),
+    (7,),
+    (1, 8),
+    (4, 6, 9),
+    (1, 2, 3),
+    (7, 10),
+] * 3
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +54,36 @@ def made(tmp_path_factory):
     folder = tmp_path_factory.mktemp("packed")
     trace, other = folder / "trace.jsonl", folder / "other.jsonl"
     write_trace(trace, CHAINS)
-    write_trace(other, CHAINS[1:] + CHAINS[:1])  # another run's trace: same requests, shifted by one
+    write_trace(
+        other, CHAINS[1:] + CHAINS[:1]
+    )  # another run's trace: same requests, shifted by one
     certs = {}
-    for name, source, extra in (("bypass", trace, []), ("forced", trace, ["--admission", "forced"]), ("other", other, [])):
+    for name, source, extra in (
+        ("bypass", trace, []),
+        ("forced", trace, ["--admission", "forced"]),
+        ("other", other, []),
+    ):
         target = folder / f"{name}.json"
         from pyverify.cli import main
 
-        assert main(["certify", str(source), "--model", "pooled", "--capacity", "3", "--witness-form", "packed", "-o", str(target)] + extra) == 0
+        assert (
+            main(
+                [
+                    "certify",
+                    str(source),
+                    "--model",
+                    "pooled",
+                    "--capacity",
+                    "3",
+                    "--witness-form",
+                    "packed",
+                    "-o",
+                    str(target),
+                ]
+                + extra
+            )
+            == 0
+        )
         certs[name] = json.loads(target.read_text())
     return trace, certs
 
@@ -50,8 +94,11 @@ def arrays_of(cert):
 
 def packed_back(cert, arrays, dtype="<i8"):
     for key, values in arrays.items():
-        cert["witness"][key] = {"dtype": dtype, "length": int(values.size),
-                                "base64": base64.b64encode(np.asarray(values, dtype=dtype).tobytes()).decode("ascii")}
+        cert["witness"][key] = {
+            "dtype": dtype,
+            "length": int(values.size),
+            "base64": base64.b64encode(np.asarray(values, dtype=dtype).tobytes()).decode("ascii"),
+        }
     return cert
 
 
@@ -79,7 +126,7 @@ def test_its_witness_is_the_list_form_run(made):
     arrays = arrays_of(certs["bypass"])
     assert arrays["hit_blocks"].tolist() == run["hit_blocks"]
     o, b = arrays["dropped_offsets"], arrays["dropped_blocks"]
-    assert [b[o[t]:o[t + 1]].tolist() for t in range(len(CHAINS))] == run["dropped"]
+    assert [b[o[t] : o[t + 1]].tolist() for t in range(len(CHAINS))] == run["dropped"]
 
 
 def first_with(arrays, condition):
@@ -96,7 +143,12 @@ def drop_never_held(cert):
 
 def hit_one_too_long(cert):
     a = arrays_of(cert)
-    t = first_with(a, lambda t: a["hit_blocks"][t] < len(CHAINS[t]) and a["hit_blocks"][t] > 0 or t == len(CHAINS) - 1)
+    t = first_with(
+        a,
+        lambda t: (
+            a["hit_blocks"][t] < len(CHAINS[t]) and a["hit_blocks"][t] > 0 or t == len(CHAINS) - 1
+        ),
+    )
     a["hit_blocks"][t] += 1
     return a, f"witness.hit_blocks[{t}]"
 
@@ -105,9 +157,11 @@ def over_capacity_at_one_step(cert):
     """The first request that drops something keeps it instead (and the run stays consistent otherwise)."""
     a = arrays_of(cert)
     o = a["dropped_offsets"]
-    t = first_with(a, lambda t: o[t + 1] > o[t] and CHAINS[t][-1] not in a["dropped_blocks"][o[t]:o[t + 1]])
+    t = first_with(
+        a, lambda t: o[t + 1] > o[t] and CHAINS[t][-1] not in a["dropped_blocks"][o[t] : o[t + 1]]
+    )
     a["dropped_blocks"] = np.delete(a["dropped_blocks"], o[t])
-    o[t + 1:] -= 1
+    o[t + 1 :] -= 1
     return a, "witness.dropped["
 
 
@@ -120,7 +174,9 @@ def shifted_by_one_request(cert):
     return a, "witness."
 
 
-@pytest.mark.parametrize("forge", [drop_never_held, hit_one_too_long, over_capacity_at_one_step, shifted_by_one_request])
+@pytest.mark.parametrize(
+    "forge", [drop_never_held, hit_one_too_long, over_capacity_at_one_step, shifted_by_one_request]
+)
 def test_consistent_forged_runs_are_refused_exit_1(capsys, tmp_path, made, forge):
     trace, certs = made
     cert = json.loads(json.dumps(certs["bypass"]))
@@ -139,7 +195,11 @@ def test_forced_certificate_refuses_dropping_a_pinned_block(capsys, tmp_path, ma
     a["dropped_blocks"] = np.insert(a["dropped_blocks"], a["dropped_offsets"][1], CHAINS[0][0])
     a["dropped_offsets"][1:] += 1
     _, status, out, _ = verify(capsys, tmp_path, packed_back(cert, a), trace)
-    assert status == 1 and "witness.dropped[0]: cache 0 drops block 1, which request 0 fetched: forced admission" in out
+    assert (
+        status == 1
+        and "witness.dropped[0]: cache 0 drops block 1, which request 0 fetched: forced admission"
+        in out
+    )
 
 
 def test_another_runs_witness_with_its_own_numbers_is_refused(capsys, tmp_path, made):
@@ -152,18 +212,53 @@ def test_another_runs_witness_with_its_own_numbers_is_refused(capsys, tmp_path, 
     assert status == 1 and "FAILED: witness." in out
 
 
-@pytest.mark.parametrize("change, field, message", [
-    (lambda w: w["hit_blocks"].update(base64=w["hit_blocks"]["base64"][:-4]), "witness.hit_blocks.base64", "decodes to"),
-    (lambda w: w["hit_blocks"].update(base64=w["hit_blocks"]["base64"][:-1]), "witness.hit_blocks.base64", "not valid base64"),
-    (lambda w: w["dropped_blocks"].update(dtype="<i8" if w["dropped_blocks"]["dtype"] == "<i4" else "<i4"), "witness.dropped_blocks.base64", "decodes to"),
-    (lambda w: w["cache_of"].update(dtype=">i4"), "witness.cache_of.dtype", "not one of"),
-    (lambda w: w["dropped_blocks"].update(base64=base64.b64encode(np.array([-1] * w["dropped_blocks"]["length"], dtype=w["dropped_blocks"]["dtype"]).tobytes()).decode()),
-     "witness.dropped_blocks[0]", "not a non-negative integer"),
-    (lambda w: w["dropped_offsets"].update(length=w["dropped_offsets"]["length"] - 1,
-                                           base64=base64.b64encode(base64.b64decode(w["dropped_offsets"]["base64"])[:-int(w["dropped_offsets"]["dtype"][-1])]).decode()),
-     "witness.dropped_offsets", "entries, not one more"),
-    (lambda w: w.update(encoding="pyverify.packed/9"), "witness", "pyverify.packed"),
-])
+@pytest.mark.parametrize(
+    "change, field, message",
+    [
+        (
+            lambda w: w["hit_blocks"].update(base64=w["hit_blocks"]["base64"][:-4]),
+            "witness.hit_blocks.base64",
+            "decodes to",
+        ),
+        (
+            lambda w: w["hit_blocks"].update(base64=w["hit_blocks"]["base64"][:-1]),
+            "witness.hit_blocks.base64",
+            "not valid base64",
+        ),
+        (
+            lambda w: w["dropped_blocks"].update(
+                dtype="<i8" if w["dropped_blocks"]["dtype"] == "<i4" else "<i4"
+            ),
+            "witness.dropped_blocks.base64",
+            "decodes to",
+        ),
+        (lambda w: w["cache_of"].update(dtype=">i4"), "witness.cache_of.dtype", "not one of"),
+        (
+            lambda w: w["dropped_blocks"].update(
+                base64=base64.b64encode(
+                    np.array(
+                        [-1] * w["dropped_blocks"]["length"], dtype=w["dropped_blocks"]["dtype"]
+                    ).tobytes()
+                ).decode()
+            ),
+            "witness.dropped_blocks[0]",
+            "not a non-negative integer",
+        ),
+        (
+            lambda w: w["dropped_offsets"].update(
+                length=w["dropped_offsets"]["length"] - 1,
+                base64=base64.b64encode(
+                    base64.b64decode(w["dropped_offsets"]["base64"])[
+                        : -int(w["dropped_offsets"]["dtype"][-1])
+                    ]
+                ).decode(),
+            ),
+            "witness.dropped_offsets",
+            "entries, not one more",
+        ),
+        (lambda w: w.update(encoding="pyverify.packed/9"), "witness", "pyverify.packed"),
+    ],
+)
 def test_malformed_arrays_are_one_line_exit_2(capsys, tmp_path, made, change, field, message):
     trace, certs = made
     cert = json.loads(json.dumps(certs["bypass"]))
@@ -183,9 +278,23 @@ def test_packed_witness_needs_the_packed_format(capsys, tmp_path, made):
 
 def test_packed_route_refuses_what_it_cannot_do(capsys, tmp_path, made):
     trace, _ = made
-    status, out, err = run_cli(capsys, "certify", str(trace), "--model", "pooled", "--witness-form", "packed")
+    status, out, err = run_cli(
+        capsys, "certify", str(trace), "--model", "pooled", "--witness-form", "packed"
+    )
     assert status == 2 and "--witness-form packed: needs --capacity" in err
-    status, out, err = run_cli(capsys, "certify", str(trace), "--model", "pooled", "--capacity", "2", "--witness-form", "packed", "--greedy", "lru")
+    status, out, err = run_cli(
+        capsys,
+        "certify",
+        str(trace),
+        "--model",
+        "pooled",
+        "--capacity",
+        "2",
+        "--witness-form",
+        "packed",
+        "--greedy",
+        "lru",
+    )
     assert status == 2 and "records no greedy runs" in err
 
 
@@ -199,8 +308,21 @@ def test_killed_mid_write_leaves_no_certificate_and_the_next_run_cleans_up(tmp_p
     trace = tmp_path / "big.jsonl"
     write_trace(trace, CHAINS * 2000)
     target = tmp_path / "c.json"
-    command = [sys.executable, "-m", "pyverify", "certify", str(trace), "--model", "pooled", "--capacity", "3",
-               "--witness-form", "packed", "-o", str(target)]
+    command = [
+        sys.executable,
+        "-m",
+        "pyverify",
+        "certify",
+        str(trace),
+        "--model",
+        "pooled",
+        "--capacity",
+        "3",
+        "--witness-form",
+        "packed",
+        "-o",
+        str(target),
+    ]
     for delay in (0.5, 1.5, 3.0):
         target.unlink(missing_ok=True)
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -208,7 +330,13 @@ def test_killed_mid_write_leaves_no_certificate_and_the_next_run_cleans_up(tmp_p
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=120)
         if target.exists():
-            assert subprocess.run([sys.executable, "-m", "pyverify", "verify", str(target), str(trace)], capture_output=True).returncode == 0
+            assert (
+                subprocess.run(
+                    [sys.executable, "-m", "pyverify", "verify", str(target), str(trace)],
+                    capture_output=True,
+                ).returncode
+                == 0
+            )
     assert subprocess.run(command, capture_output=True).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.jsonl", "c.json"]
 
@@ -219,8 +347,23 @@ def test_per_host_trace_with_ids_near_2_63(capsys, tmp_path):
     chains = [tuple(big + b for b in chain) for chain in CHAINS]
     trace, target = tmp_path / "big-ids.jsonl", tmp_path / "c.json"
     write_trace(trace, chains)
-    status, out, err = run_cli(capsys, "certify", str(trace), "--model", "per-host", "--routing", "round-robin", "--fleet", "3",
-                               "--capacity", "2", "--witness-form", "packed", "-o", str(target))
+    status, out, err = run_cli(
+        capsys,
+        "certify",
+        str(trace),
+        "--model",
+        "per-host",
+        "--routing",
+        "round-robin",
+        "--fleet",
+        "3",
+        "--capacity",
+        "2",
+        "--witness-form",
+        "packed",
+        "-o",
+        str(target),
+    )
     assert status == 0, err
     cert = json.loads(target.read_text())
     assert cert["floor"] == len({(t % 3, b) for t, chain in enumerate(chains) for b in chain})

@@ -20,9 +20,56 @@ from tests.test_columnar import parsed_as_strict, random_chains, same_as_strict,
 from tests.test_jsonl_stdlib import CASES as STDLIB_CASES, same_trace
 
 # What may stand in for a value, a key, a separator or a few bytes of a line.
-HOSTILE = ["-1", "-5", "01", "00", "012", "1.5", "1e3", "1E3", "true", "false", "null", "0", "00", "01", "-0", "007", "9" * 15, "9" * 16, "1" + "0" * 15,
-           "9223372036854775808", '"7"', "NaN", "Infinity", "[]", "{}", "[0,]", "[0]", "\\u0030", "\ufeff", "\r", "\t", "",
-           " ", "  ", ",", ", ", "}", "{", "]", "[", '"', ":", ": ", "\n", "\n\n", '"hash_ids"', '"timestamp": 1, ', "\u00e9"]
+HOSTILE = [
+    "-1",
+    "-5",
+    "01",
+    "00",
+    "012",
+    "1.5",
+    "1e3",
+    "1E3",
+    "true",
+    "false",
+    "null",
+    "0",
+    "00",
+    "01",
+    "-0",
+    "007",
+    "9" * 15,
+    "9" * 16,
+    "1" + "0" * 15,
+    "9223372036854775808",
+    '"7"',
+    "NaN",
+    "Infinity",
+    "[]",
+    "{}",
+    "[0,]",
+    "[0]",
+    "\\u0030",
+    "\ufeff",
+    "\r",
+    "\t",
+    "",
+    " ",
+    "  ",
+    ",",
+    ", ",
+    "}",
+    "{",
+    "]",
+    "[",
+    '"',
+    ":",
+    ": ",
+    "\n",
+    "\n\n",
+    '"hash_ids"',
+    '"timestamp": 1, ',
+    "\u00e9",
+]
 KEYS = ["timestamp", "input_length", "output_length"]
 
 
@@ -32,18 +79,35 @@ def plain_files(draw):
     a few bytes or a whole line replaced, a line's keys reordered or respaced, the ending changed."""
     keys = draw(st.lists(st.sampled_from(KEYS), unique=True)) + ["hash_ids"]
     style = draw(st.sampled_from(SEPARATORS))
-    n = draw(st.integers(1, 8))  # the first line sets the template: damage to a later one is the harder case
+    n = draw(
+        st.integers(1, 8)
+    )  # the first line sets the template: damage to a later one is the harder case
     lines = []
     for index in range(n):
-        record = {key: (index if key == "timestamp" else draw(st.integers(0, 10**draw(st.integers(1, 16))))) for key in keys[:-1]}
-        record["hash_ids"] = draw(st.lists(st.integers(0, draw(st.sampled_from([6, 99, 10**8, 10**15, 10**16]))), min_size=1, max_size=12))
+        record = {
+            key: (
+                index
+                if key == "timestamp"
+                else draw(st.integers(0, 10 ** draw(st.integers(1, 16))))
+            )
+            for key in keys[:-1]
+        }
+        record["hash_ids"] = draw(
+            st.lists(
+                st.integers(0, draw(st.sampled_from([6, 99, 10**8, 10**15, 10**16]))),
+                min_size=1,
+                max_size=12,
+            )
+        )
         lines.append(json.dumps(record, separators=style))
     damage = draw(st.integers(0, 6))
     at = draw(st.integers(0, n - 1)) if draw(st.integers(0, 3)) == 0 else n - 1
     if damage == 1:  # a few bytes replaced
         line = lines[at]
         where = draw(st.integers(0, len(line)))
-        lines[at] = line[:where] + draw(st.sampled_from(HOSTILE)) + line[where + draw(st.integers(0, 3)):]
+        lines[at] = (
+            line[:where] + draw(st.sampled_from(HOSTILE)) + line[where + draw(st.integers(0, 3)) :]
+        )
     elif damage == 2:  # one line with its keys in another order, or spaced another way
         record = json.loads(lines[at])
         order = draw(st.permutations(list(record)))
@@ -53,15 +117,54 @@ def plain_files(draw):
         record = json.loads(lines[at])
         key = draw(st.sampled_from(list(record)))
         text = json.dumps({k: ("@" if k == key else v) for k, v in record.items()})
-        lines[at] = text.replace('"@"', draw(st.sampled_from(HOSTILE + ["[1, 2.0]", "[1, -2]", "[01]", "[1, 01]", "[1, [2]]", "1, 2", "[1,2]", "[1 ]"])))
+        lines[at] = text.replace(
+            '"@"',
+            draw(
+                st.sampled_from(
+                    HOSTILE
+                    + [
+                        "[1, 2.0]",
+                        "[1, -2]",
+                        "[01]",
+                        "[1, 01]",
+                        "[1, [2]]",
+                        "1, 2",
+                        "[1,2]",
+                        "[1 ]",
+                    ]
+                )
+            ),
+        )
     elif damage == 4:  # a whole line replaced, or duplicated keys
-        lines[at] = draw(st.sampled_from(["", " ", "{}", '{"hash_ids": [0], "hash_ids": [0]}', '{"hash_ids": [0], "x": 1}',
-                                          '{"timestamp": 1}', '{"hash_ids": []}', "[0]", lines[at] + " ", " " + lines[at]]))
+        lines[at] = draw(
+            st.sampled_from(
+                [
+                    "",
+                    " ",
+                    "{}",
+                    '{"hash_ids": [0], "hash_ids": [0]}',
+                    '{"hash_ids": [0], "x": 1}',
+                    '{"timestamp": 1}',
+                    '{"hash_ids": []}',
+                    "[0]",
+                    lines[at] + " ",
+                    " " + lines[at],
+                ]
+            )
+        )
     elif damage == 6:  # kvcache-simulator's block size or block weights, given on this line only
         record = json.loads(lines[at])
-        extra = draw(st.sampled_from([{"block_size": draw(st.sampled_from([16, 64]))},
-                                      {"block_tokens": [draw(st.integers(1, 600)) for _ in record["hash_ids"]]}]))
-        lines[at] = json.dumps({**extra, **record} if draw(st.booleans()) else {**record, **extra}, separators=style)
+        extra = draw(
+            st.sampled_from(
+                [
+                    {"block_size": draw(st.sampled_from([16, 64]))},
+                    {"block_tokens": [draw(st.integers(1, 600)) for _ in record["hash_ids"]]},
+                ]
+            )
+        )
+        lines[at] = json.dumps(
+            {**extra, **record} if draw(st.booleans()) else {**record, **extra}, separators=style
+        )
     body = "\n".join(lines)
     ending = draw(st.sampled_from(["\n", "\n", "", "\r\n", "\n\n", " \n"]))
     return (body + ending).encode("utf-8")
@@ -77,14 +180,20 @@ def strict_of(path):
 @pytest.fixture
 def small_pieces(monkeypatch):
     """Pieces of a few bytes, so that a file of a few lines is cut into many, as a big file is."""
+
     def with_piece(size):
         monkeypatch.setattr(plain_parse, "PIECE_BYTES", size)
+
     return with_piece
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plain_files(), st.sampled_from([1, 7, 40, 1 << 19]))
-def test_plain_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_path_factory, small_pieces, data, piece):
+def test_plain_parser_accepts_only_what_the_strict_reader_reads_the_same(
+    tmp_path_factory, small_pieces, data, piece
+):
     path = tmp_path_factory.mktemp("plain") / "t.jsonl"
     path.write_bytes(data)
     strict, error = strict_of(path)
@@ -97,14 +206,20 @@ def test_plain_parser_accepts_only_what_the_strict_reader_reads_the_same(tmp_pat
         same_as_strict(mine, path)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(plain_files(), st.sampled_from([7, 1 << 19]))
-def test_reader_with_the_plain_parser_gives_the_strict_result_or_error(tmp_path_factory, monkeypatch, small_pieces, data, piece):
+def test_reader_with_the_plain_parser_gives_the_strict_result_or_error(
+    tmp_path_factory, monkeypatch, small_pieces, data, piece
+):
     path = tmp_path_factory.mktemp("reader") / "t.jsonl"
     path.write_bytes(data)
     strict, error = strict_of(path)
     small_pieces(piece)
-    monkeypatch.setattr(jsonl_module, "worth_it", lambda *args: False)  # as in a process without numba loaded
+    monkeypatch.setattr(
+        jsonl_module, "worth_it", lambda *args: False
+    )  # as in a process without numba loaded
     if error is not None:
         with pytest.raises(UserError) as raised:
             read_jsonl(path)
@@ -125,8 +240,17 @@ def test_plain_parser_takes_what_json_dumps_writes(tmp_path, small_pieces, seed)
             assert parsed is None
             continue
         assert parsed is not None
-        same_as_strict(ColumnarTrace(name="t", ids=parsed[0], offsets=parsed[1], timestamps=parsed[2], input_tokens=parsed[3],
-                                     output_tokens=parsed[4]), path)
+        same_as_strict(
+            ColumnarTrace(
+                name="t",
+                ids=parsed[0],
+                offsets=parsed[1],
+                timestamps=parsed[2],
+                input_tokens=parsed[3],
+                output_tokens=parsed[4],
+            ),
+            path,
+        )
 
 
 def test_the_reader_takes_the_plain_parser_for_such_a_file(tmp_path, monkeypatch):
@@ -134,26 +258,63 @@ def test_the_reader_takes_the_plain_parser_for_such_a_file(tmp_path, monkeypatch
     write_lines(path, random_chains(0))
     calls = []
     real = jsonl_module.read_plain_mooncake
-    monkeypatch.setattr(jsonl_module, "read_plain_mooncake", lambda *args: calls.append(1) or real(*args))
-    monkeypatch.setattr(jsonl_module, "worth_it", lambda *args: False)  # as in a process without numba loaded
-    monkeypatch.setattr(jsonl_module, "_prescan", lambda data: pytest.fail("the plain parser should have read the file"))
+    monkeypatch.setattr(
+        jsonl_module, "read_plain_mooncake", lambda *args: calls.append(1) or real(*args)
+    )
+    monkeypatch.setattr(
+        jsonl_module, "worth_it", lambda *args: False
+    )  # as in a process without numba loaded
+    monkeypatch.setattr(
+        jsonl_module,
+        "_prescan",
+        lambda data: pytest.fail("the plain parser should have read the file"),
+    )
     same_as_strict(read_jsonl(path), path)
     assert calls == [1]
 
 
-@pytest.mark.parametrize("keys", [["hash_ids"], ["timestamp", "hash_ids"], ["output_length", "timestamp", "input_length", "hash_ids"]])
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ["hash_ids"],
+        ["timestamp", "hash_ids"],
+        ["output_length", "timestamp", "input_length", "hash_ids"],
+    ],
+)
 def test_any_key_order_that_every_line_keeps(keys):
-    lines = [{"timestamp": 3 * k, "input_length": 512 * (k + 1), "output_length": 7, "hash_ids": list(range(k + 1))} for k in range(5)]
+    lines = [
+        {
+            "timestamp": 3 * k,
+            "input_length": 512 * (k + 1),
+            "output_length": 7,
+            "hash_ids": list(range(k + 1)),
+        }
+        for k in range(5)
+    ]
     data = "".join(json.dumps({key: line[key] for key in keys}) + "\n" for line in lines).encode()
     ids, offsets, times, inputs, outputs = read_plain_mooncake(data, MAX_LINE_BYTES)
-    assert offsets.tolist() == [0, 1, 3, 6, 10, 15] and ids.tolist() == [i for k in range(5) for i in range(k + 1)]
-    assert (times is None) == ("timestamp" not in keys) and (outputs is None) == ("output_length" not in keys)
+    assert offsets.tolist() == [0, 1, 3, 6, 10, 15] and ids.tolist() == [
+        i for k in range(5) for i in range(k + 1)
+    ]
+    assert (times is None) == ("timestamp" not in keys) and (outputs is None) == (
+        "output_length" not in keys
+    )
     if inputs is not None:
         assert inputs.tolist() == [512.0 * (k + 1) for k in range(5)]
 
 
-@pytest.mark.parametrize("value, read", [("123456789012345", 123456789012345), ("1234567890123456", None), ("12345678", 12345678),
-                                         ("123456789", 123456789), ("0", 0), ("01", None), ("10000000000", 10**10)])
+@pytest.mark.parametrize(
+    "value, read",
+    [
+        ("123456789012345", 123456789012345),
+        ("1234567890123456", None),
+        ("12345678", 12345678),
+        ("123456789", 123456789),
+        ("0", 0),
+        ("01", None),
+        ("10000000000", 10**10),
+    ],
+)
 def test_values_eight_digits_at_a_time(value, read):
     data = f'{{"timestamp": 1, "hash_ids": [5, {value}]}}\n'.encode()
     parsed = read_plain_mooncake(data, MAX_LINE_BYTES)
@@ -166,34 +327,57 @@ def test_a_line_longer_than_the_limit_is_declined():
     line = ('{"hash_ids": [' + ", ".join(["0"] * 50) + "]}\n").encode()
     assert read_plain_mooncake(line, len(line)) is not None
     assert read_plain_mooncake(line, len(line) - 1) is None
-    assert read_plain_mooncake(line[:-1], len(line) - 1) is not None  # the last line's length has no newline
+    assert (
+        read_plain_mooncake(line[:-1], len(line) - 1) is not None
+    )  # the last line's length has no newline
     assert read_plain_mooncake(line + line[:-1], len(line)) is not None
 
 
 GOOD = '{"timestamp": 0, "input_length": 512, "hash_ids": [1]}\n'
 
 
-@pytest.mark.parametrize("line", [
-    '{"timestamp": 1, "input_length": 512, "hash_ids": [1]}x', '\n{"timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_ids": [1]}\r\n', '{"timestamp": 1, "input_length": 512, "hash_ids": [1]} \n',
-    ' {"timestamp": 1, "input_length": 512, "hash_ids": [1]}\n', '{"timestamp": 1, "input_length": 512, "hash_ids": [1, 2]}{"timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_ids":[1]}\n', '{"timestamp": 1, "input_length": 512, "hash_ids": [1,2]}\n',
-    '{"timestamp": 1, 2, "input_length": 512, "hash_ids": [1]}\n',  # a list separator among the values
-    '{"timestamp": 1, "input_length": 512, 3, "hash_ids": [1]}\n', '{"timestamp": 1, "input_length": 512, "hash_ids": []}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_ids": [1], "hash_ids": [2]}\n', '{"timestamp": 1, "timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": 512}\n', '{"input_length": 512, "timestamp": 1, "hash_ids": [1]}\n',
-    '{"timestamp": 01, "input_length": 512, "hash_ids": [1]}\n', '{"timestamp": 1, "input_length": 0512, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_ids": [1, 01]}\n', '{"timestamp": 1, "input_length": 512, "hash_ids": [00]}\n',
-    '{"timestamp": -1, "input_length": 512, "hash_ids": [1]}\n', '{"timestamp": 1, "input_length": -512, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_ids": [-1]}\n', '{"timestamp": 1, "input_length": 5.12, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_ids": [1.0]}\n', '{"timestamp": 1, "input_length": 512e0, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": "512", "hash_ids": [1]}\n', '{"timestamp": 1, "input_length": 512, "hash_ids": ["1"]}\n',
-    '{"timestamp": 1, "input_lengtX": 512, "hash_ids": [1]}\n', '{"timestamq": 1, "input_length": 512, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_idz": [1]}\n', '{"timestamp"  1, "input_length": 512, "hash_ids": [1]}\n',
-    '{"timestamp": 1 , "input_length": 512, "hash_ids": [1]}\n', '{"timestamp": 1, "input_length": 512, "hash_ids": [1 ]}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_ids": [1]]\n', '["timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
-    '{"timestamp": 1, "input_length": 512, "hash_ids": [1, [2]]}\n', '{"timestamp": 1, "input_length": 512, "hash_ids": [1, 1234567890123456]}\n',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1]}x',
+        '\n{"timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1]}\r\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1]} \n',
+        ' {"timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1, 2]}{"timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids":[1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1,2]}\n',
+        '{"timestamp": 1, 2, "input_length": 512, "hash_ids": [1]}\n',  # a list separator among the values
+        '{"timestamp": 1, "input_length": 512, 3, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": []}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1], "hash_ids": [2]}\n',
+        '{"timestamp": 1, "timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512}\n',
+        '{"input_length": 512, "timestamp": 1, "hash_ids": [1]}\n',
+        '{"timestamp": 01, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 0512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1, 01]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [00]}\n',
+        '{"timestamp": -1, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": -512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [-1]}\n',
+        '{"timestamp": 1, "input_length": 5.12, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1.0]}\n',
+        '{"timestamp": 1, "input_length": 512e0, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": "512", "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": ["1"]}\n',
+        '{"timestamp": 1, "input_lengtX": 512, "hash_ids": [1]}\n',
+        '{"timestamq": 1, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_idz": [1]}\n',
+        '{"timestamp"  1, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1 , "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1 ]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1]]\n',
+        '["timestamp": 1, "input_length": 512, "hash_ids": [1]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1, [2]]}\n',
+        '{"timestamp": 1, "input_length": 512, "hash_ids": [1, 1234567890123456]}\n',
+    ],
+)
 def test_near_misses_are_declined(line):
     """After a good first line (which sets the template), one line that is almost it: declined, whole and in pieces."""
     data = (GOOD + line).encode()
@@ -206,10 +390,23 @@ def test_near_misses_are_declined(line):
             plain_parse.PIECE_BYTES = saved
 
 
-@pytest.mark.parametrize("first", ['{"timestamp": 1, 2, "hash_ids": [3]}', '{"hash_ids": [1], "timestamp": 1}', '{"hash_ids": [1], "x": 1}',
-                                   '{"hash_ids": 1}', '[1]', '{}', '\ufeff{"hash_ids": [1]}', '{"hash_ids": [1]} '])
+@pytest.mark.parametrize(
+    "first",
+    [
+        '{"timestamp": 1, 2, "hash_ids": [3]}',
+        '{"hash_ids": [1], "timestamp": 1}',
+        '{"hash_ids": [1], "x": 1}',
+        '{"hash_ids": 1}',
+        "[1]",
+        "{}",
+        '\ufeff{"hash_ids": [1]}',
+        '{"hash_ids": [1]} ',
+    ],
+)
 def test_a_first_line_outside_the_form_sets_no_template(first):
-    assert read_plain_mooncake((first + "\n" + '{"hash_ids": [1]}\n').encode(), MAX_LINE_BYTES) is None
+    assert (
+        read_plain_mooncake((first + "\n" + '{"hash_ids": [1]}\n').encode(), MAX_LINE_BYTES) is None
+    )
 
 
 def test_decreasing_timestamps_go_to_the_strict_reader(tmp_path):
@@ -242,23 +439,47 @@ def test_the_plain_parser_declines_or_reads_as_pyarrow_does(tmp_path, monkeypatc
 
 def test_the_plain_parser_takes_the_plain_cases():
     """Not vacuous: of those files, the ones json.dumps could have written (one key order throughout) are read."""
-    for text in (STDLIB_CASES["no optional fields"], STDLIB_CASES["id 2**63 - 1"].replace("9223372036854775807", "922337203685477"), GOOD * 3):
+    for text in (
+        STDLIB_CASES["no optional fields"],
+        STDLIB_CASES["id 2**63 - 1"].replace("9223372036854775807", "922337203685477"),
+        GOOD * 3,
+    ):
         assert read_plain_mooncake(text.encode(), MAX_LINE_BYTES) is not None, text
-    assert read_plain_mooncake(STDLIB_CASES["plain"].encode(), MAX_LINE_BYTES) is None  # its second line lacks two keys
+    assert (
+        read_plain_mooncake(STDLIB_CASES["plain"].encode(), MAX_LINE_BYTES) is None
+    )  # its second line lacks two keys
 
 
 @pytest.mark.parametrize("separators", SEPARATORS)
 def test_each_separator_style_json_dumps_writes(tmp_path, separators):
     path = tmp_path / "t.jsonl"
     chains = random_chains(0)
-    path.write_text("".join(json.dumps({"timestamp": k, "input_length": 512 * len(c), "hash_ids": c}, separators=separators) + "\n"
-                            for k, c in enumerate(chains)))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"timestamp": k, "input_length": 512 * len(c), "hash_ids": c}, separators=separators
+            )
+            + "\n"
+            for k, c in enumerate(chains)
+        )
+    )
     parsed = read_plain_mooncake(path.read_bytes(), MAX_LINE_BYTES)
     assert parsed is not None
-    same_as_strict(ColumnarTrace(name="t", ids=parsed[0], offsets=parsed[1], timestamps=parsed[2], input_tokens=parsed[3],
-                                 output_tokens=parsed[4]), path)
+    same_as_strict(
+        ColumnarTrace(
+            name="t",
+            ids=parsed[0],
+            offsets=parsed[1],
+            timestamps=parsed[2],
+            input_tokens=parsed[3],
+            output_tokens=parsed[4],
+        ),
+        path,
+    )
     mixed = path.read_text().splitlines()
-    mixed[5] = json.dumps(json.loads(mixed[5]), separators=SEPARATORS[(SEPARATORS.index(separators) + 1) % 4])
+    mixed[5] = json.dumps(
+        json.loads(mixed[5]), separators=SEPARATORS[(SEPARATORS.index(separators) + 1) % 4]
+    )
     assert read_plain_mooncake(("\n".join(mixed) + "\n").encode(), MAX_LINE_BYTES) is None
 
 
@@ -266,7 +487,11 @@ def test_a_file_the_byte_parser_declined_is_not_parsed_again(tmp_path, monkeypat
     """The plain parser's form lies inside the byte parser's: after the byte parser declines, it is not asked."""
     pytest.importorskip("numba")
     path = tmp_path / "t.jsonl"
-    path.write_text('{"hash_ids": [0], "timestamp": 1.5}\n{"hash_ids": [0, 1], "timestamp": 2}\n')  # a float: both decline
+    path.write_text(
+        '{"hash_ids": [0], "timestamp": 1.5}\n{"hash_ids": [0, 1], "timestamp": 2}\n'
+    )  # a float: both decline
     monkeypatch.setattr(jsonl_module, "MIN_BYTES", 0)
-    monkeypatch.setattr(jsonl_module, "read_plain_mooncake", lambda *args: pytest.fail("asked again"))
+    monkeypatch.setattr(
+        jsonl_module, "read_plain_mooncake", lambda *args: pytest.fail("asked again")
+    )
     same_as_strict(read_jsonl(path), path)

@@ -24,13 +24,44 @@ def test_plain_progress_is_silent_before_its_interval_and_then_prints_a_line(cap
 def test_a_piped_replay_prints_progress_lines_and_clean_json(tmp_path):
     """The README's replay --compare ran 90 s with nothing on a piped stderr."""
     trace = tmp_path / "timed.jsonl"
-    trace.write_text("".join(json.dumps({"timestamp": 100 * i, "input_length": 2000, "output_length": 8,
-                                         "hash_ids": [1, 2 + i % 3]}) + "\n" for i in range(30)))
+    trace.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "timestamp": 100 * i,
+                    "input_length": 2000,
+                    "output_length": 8,
+                    "hash_ids": [1, 2 + i % 3],
+                }
+            )
+            + "\n"
+            for i in range(30)
+        )
+    )
     environment = {**os.environ, PLAIN_INTERVAL_VARIABLE: "0"}  # every run counts as long
-    result = subprocess.run([sys.executable, "-m", "pyverify", "replay", str(trace), "--capacity", "2", "--compare",
-                             "--host-capacity", "4", "--json"], capture_output=True, text=True, env=environment,
-                            cwd=REPO, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyverify",
+            "replay",
+            str(trace),
+            "--capacity",
+            "2",
+            "--compare",
+            "--host-capacity",
+            "4",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=REPO,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     json.loads(result.stdout)  # nothing but the result on stdout
     lines = result.stderr.splitlines()
-    assert lines and all(line.startswith("replay: ") and " of 120 requests (" in line for line in lines), result.stderr
+    assert lines and all(
+        line.startswith("replay: ") and " of 120 requests (" in line for line in lines
+    ), result.stderr

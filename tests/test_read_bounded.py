@@ -22,14 +22,18 @@ from pyverify.inputs.jsonread import open_input, read_bounded
 @settings(max_examples=60, deadline=None)
 @given(
     # gzip's magic makes the file a gzip file (read decompressed: the test below), not a plain one
-    content=st.binary(min_size=0, max_size=20_000).filter(lambda data: not data.startswith(b"\x1f\x8b")),
+    content=st.binary(min_size=0, max_size=20_000).filter(
+        lambda data: not data.startswith(b"\x1f\x8b")
+    ),
     peek=st.integers(0, 9000),
 )
 def test_a_regular_file_reads_whole_whatever_was_peeked(tmp_path_factory, content, peek):
     path = tmp_path_factory.mktemp("read") / "t.jsonl"
     path.write_bytes(content)
     with open_input(path) as handle:
-        handle.peek(peek)  # the buffer holds some of the file already, as after the format detection
+        handle.peek(
+            peek
+        )  # the buffer holds some of the file already, as after the format detection
         assert read_bounded(handle, path) == content
         assert handle.read() == b""  # at the end, as after handle.read()
 

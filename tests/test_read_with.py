@@ -13,34 +13,53 @@ from .helpers import run_cli
 from .test_trace_formats import OTHERS, RAGPULSE, SYS_PROMPT, lines, write
 
 #: A hash-id trace that does not say its block size: 128 tokens fill two blocks of 64, not of 512.
-UNSIZED = lines({"hash_ids": [1, 2], "input_length": 128},
-                {"hash_ids": [1, 3], "input_length": 100},
-                {"hash_ids": [1, 2], "input_length": 120})
+UNSIZED = lines(
+    {"hash_ids": [1, 2], "input_length": 128},
+    {"hash_ids": [1, 3], "input_length": 100},
+    {"hash_ids": [1, 2], "input_length": 120},
+)
 ORDER = "user_input,web_search,history,passages_ids,sys_prompt"
 
 
 def side_files(tmp_path) -> list[str]:
-    sides = [write(tmp_path, SYS_PROMPT, "1_sys_prompt.jsonl"),
-             write(tmp_path, OTHERS, "2_others.jsonl")]
+    sides = [
+        write(tmp_path, SYS_PROMPT, "1_sys_prompt.jsonl"),
+        write(tmp_path, OTHERS, "2_others.jsonl"),
+    ]
     return [arg for side in sides for arg in ("--rag-lengths", str(side))]
 
 
 #: (name, trace text, flags, what certify records): a case per flag certificates could not record.
 CASES = [
-    ("source-block-size", UNSIZED, lambda tmp: ["--source-block-size", "64"],
-     {"source_block_size": 64}),
+    (
+        "source-block-size",
+        UNSIZED,
+        lambda tmp: ["--source-block-size", "64"],
+        {"source_block_size": 64},
+    ),
     ("rag-order", RAGPULSE, lambda tmp: ["--rag-order", ORDER], {"rag_order": ORDER.split(",")}),
     ("rag-lengths", RAGPULSE, side_files, None),
 ]
 
 
 @pytest.mark.parametrize("name, text, flags, recorded", CASES, ids=[case[0] for case in CASES])
-def test_certify_records_the_flag_and_verify_reads_the_same_instance(capsys, tmp_path, name, text,
-                                                                     flags, recorded):
+def test_certify_records_the_flag_and_verify_reads_the_same_instance(
+    capsys, tmp_path, name, text, flags, recorded
+):
     trace, cert = write(tmp_path, text), tmp_path / "c.json"
     given = flags(tmp_path)
-    status, out, err = run_cli(capsys, "certify", str(trace), "--model", "pooled",
-                               "--capacity", "2", "-o", str(cert), *given)
+    status, out, err = run_cli(
+        capsys,
+        "certify",
+        str(trace),
+        "--model",
+        "pooled",
+        "--capacity",
+        "2",
+        "-o",
+        str(cert),
+        *given,
+    )
     assert status == 0, err
     read_with = json.loads(cert.read_text())["instance"]["read_with"]
     if recorded is None:  # the side files, as given
@@ -57,8 +76,17 @@ def test_certify_records_the_flag_and_verify_reads_the_same_instance(capsys, tmp
 
 def test_a_forged_source_block_size_reads_another_instance(capsys, tmp_path):
     trace, cert = write(tmp_path, UNSIZED), tmp_path / "c.json"
-    certified = run_cli(capsys, "certify", str(trace), "--model", "pooled", "-o", str(cert),
-                        "--source-block-size", "64")
+    certified = run_cli(
+        capsys,
+        "certify",
+        str(trace),
+        "--model",
+        "pooled",
+        "-o",
+        str(cert),
+        "--source-block-size",
+        "64",
+    )
     assert certified[0] == 0
     data = json.loads(cert.read_text())
     data["instance"]["read_with"]["source_block_size"] = 32
@@ -72,8 +100,9 @@ def test_a_forged_source_block_size_reads_another_instance(capsys, tmp_path):
 
 def test_a_forged_rag_order_reads_another_instance(capsys, tmp_path):
     trace, cert = write(tmp_path, RAGPULSE), tmp_path / "c.json"
-    certified = run_cli(capsys, "certify", str(trace), "--model", "pooled", "-o", str(cert),
-                        "--rag-order", ORDER)
+    certified = run_cli(
+        capsys, "certify", str(trace), "--model", "pooled", "-o", str(cert), "--rag-order", ORDER
+    )
     assert certified[0] == 0
     data = json.loads(cert.read_text())
     data["instance"]["read_with"]["rag_order"] = list(reversed(ORDER.split(",")))

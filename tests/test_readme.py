@@ -33,8 +33,12 @@ def test_readme_figures_match_what_the_commands_print():
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, str(REPO / "scripts" / "readme_figures.py"), "--check"],
-                            capture_output=True, text=True, timeout=900)
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "readme_figures.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -43,9 +47,13 @@ def readme_figures():
     import importlib.util
     import sys
 
-    spec = importlib.util.spec_from_file_location("readme_figures", REPO / "scripts" / "readme_figures.py")
+    spec = importlib.util.spec_from_file_location(
+        "readme_figures", REPO / "scripts" / "readme_figures.py"
+    )
     module = importlib.util.module_from_spec(spec)
-    sys.modules["readme_figures"] = module  # dataclasses look their module up while the class is built
+    sys.modules["readme_figures"] = (
+        module  # dataclasses look their module up while the class is built
+    )
     spec.loader.exec_module(module)
     return module
 
@@ -67,8 +75,10 @@ def test_a_stale_figure_in_a_docs_page_is_reported_and_regenerated(tmp_path, mon
     (tmp_path / "README.md").write_text("# short\n")
     page = tmp_path / "docs" / "howto" / "page.md"
     page.parent.mkdir(parents=True)
-    page.write_text("<!-- figure: lab-sweep -->\n```\n$ pyverify sweep instances/lab-512x32x16.json\n"
-                    "a number that is no longer printed\n```\n<!-- /figure -->\n")
+    page.write_text(
+        "<!-- figure: lab-sweep -->\n```\n$ pyverify sweep instances/lab-512x32x16.json\n"
+        "a number that is no longer printed\n```\n<!-- /figure -->\n"
+    )
     lab_sweep = [figure for figure in module.FIGURES if figure.name == "lab-sweep"]
     drifted = module.check(lab_sweep)
     assert len(drifted) == 1 and "docs/howto/page.md" in drifted[0], drifted
@@ -106,7 +116,18 @@ def test_ci_installs_the_test_libraries_at_pinned_versions():
     takes constraints.txt (scripts/lock_test_deps.sh regenerates it), which pins each one exactly."""
     install, _, _ = quickstart_commands()
     assert "-c constraints.txt" in install
-    pinned = dict(line.split("==", 1) for line in (REPO / "constraints.txt").read_text().splitlines()
-                  if line and not line.startswith("#"))
-    for library in ("pytest", "pytest-xdist", "hypothesis", "numpy", "numba", "ortools", "z3-solver"):
+    pinned = dict(
+        line.split("==", 1)
+        for line in (REPO / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    for library in (
+        "pytest",
+        "pytest-xdist",
+        "hypothesis",
+        "numpy",
+        "numba",
+        "ortools",
+        "z3-solver",
+    ):
         assert library in pinned, library

@@ -34,15 +34,21 @@ def test_mooncake_reblocked_by_hand(capsys, tmp_path):
     assert loaded.instance.chains == ((2, 3), (2, 5), (1,))
     assert loaded.instance.block_size_tokens == 1024
     assert [item["input_tokens"] for item in loaded.instance.extra] == [1400, 2048, 100]
-    assert loaded.notes[0].startswith("re-blocked to 1024-token blocks: the last id of every 2 consecutive blocks (partial last blocks kept")
+    assert loaded.notes[0].startswith(
+        "re-blocked to 1024-token blocks: the last id of every 2 consecutive blocks (partial last blocks kept"
+    )
     out = tmp_path / "t.json"
-    status, _, _ = run_cli(capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "1536")
+    status, _, _ = run_cli(
+        capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "1536"
+    )
     assert status == 0 and load_instance(out).chains == ((3,), (4, 5), (1,))
 
 
 def test_full_block_traces_keep_full_blocks_only():
     chains = ((10, 11, 12), (10, 11, 13, 14), (10,))
-    extra = tuple({"input_tokens": 4 * len(chain) + 1} for chain in chains)  # full 4-token blocks, 1-token tails
+    extra = tuple(
+        {"input_tokens": 4 * len(chain) + 1} for chain in chains
+    )  # full 4-token blocks, 1-token tails
     instance = Instance("t", 1, chains, block_size_tokens=4, extra=extra)
     coarse, notes = reblock(instance, 2)
     assert coarse.chains == ((11,), (11, 14)) and coarse.block_size_tokens == 8
@@ -51,9 +57,14 @@ def test_full_block_traces_keep_full_blocks_only():
 
 
 @settings(max_examples=60)
-@given(prompts=st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=14), min_size=1, max_size=12),
-       small=st.integers(1, 3), factor=st.integers(2, 3))
-def test_reblocking_a_token_import_equals_importing_at_the_coarse_size(tmp_path_factory, prompts, small, factor):
+@given(
+    prompts=st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=14), min_size=1, max_size=12),
+    small=st.integers(1, 3),
+    factor=st.integers(2, 3),
+)
+def test_reblocking_a_token_import_equals_importing_at_the_coarse_size(
+    tmp_path_factory, prompts, small, factor
+):
     """Same structure, up to the ids' names, and the same token counts."""
     path = tmp_path_factory.mktemp("r") / "log.jsonl"
     path.write_text(jsonl(*({"prompt_token_ids": p} for p in prompts)))
@@ -90,19 +101,49 @@ def test_reblocked_chains_stay_prefix_closed(chains, factor, partial):
         return
     assert first_prefix_violation(coarse.chains) is None
     for chain, item in zip(coarse.chains, coarse.extra):
-        assert len(chain) == (-(-item["input_tokens"] // (10 * factor)) if partial else item["input_tokens"] // (10 * factor))
+        assert len(chain) == (
+            -(-item["input_tokens"] // (10 * factor))
+            if partial
+            else item["input_tokens"] // (10 * factor)
+        )
 
 
 def test_when_the_ids_do_not_allow_it(capsys, tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text(MOONCAKE)
-    for size, reason in (("768", "768 is not a whole multiple of the input's 512-token blocks"),
-                         ("256", "256 is not a whole multiple")):
-        status, stdout, err = run_cli(capsys, "trace", "import", str(path), "-o", str(tmp_path / "o.json"), "--block-size", size)
-        assert status == 2 and stdout == "" and err.startswith(f"pyverify: error: --block-size: {reason}")
+    for size, reason in (
+        ("768", "768 is not a whole multiple of the input's 512-token blocks"),
+        ("256", "256 is not a whole multiple"),
+    ):
+        status, stdout, err = run_cli(
+            capsys,
+            "trace",
+            "import",
+            str(path),
+            "-o",
+            str(tmp_path / "o.json"),
+            "--block-size",
+            size,
+        )
+        assert (
+            status == 2
+            and stdout == ""
+            and err.startswith(f"pyverify: error: --block-size: {reason}")
+        )
     lab = tmp_path / "lab.json"
-    lab.write_text(json.dumps({"format": "pyverify.instance/1", "name": "x", "hosts": 1, "requests": [{"blocks": [1, 2]}]}))
-    status, stdout, err = run_cli(capsys, "trace", "import", str(lab), "-o", str(tmp_path / "o.json"), "--block-size", "2")
+    lab.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "x",
+                "hosts": 1,
+                "requests": [{"blocks": [1, 2]}],
+            }
+        )
+    )
+    status, stdout, err = run_cli(
+        capsys, "trace", "import", str(lab), "-o", str(tmp_path / "o.json"), "--block-size", "2"
+    )
     assert status == 2 and f"--block-size: {lab} gives no block size" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lab.json", "t.jsonl"]
 
@@ -122,7 +163,9 @@ def test_on_the_mooncake_trace_coarse_ids_name_coarse_prefixes():
     prefixes: dict[int, tuple[int, ...]] = {}
     for long, short in zip(fine.chains, coarse.chains):
         ends = [min(4 * (j + 1), len(long)) for j in range(len(short))]
-        assert len(short) == -(-len(long) // 4)  # the trace names partial blocks, so partial coarse blocks stay: ceil(k / 4)
+        assert len(short) == -(
+            -len(long) // 4
+        )  # the trace names partial blocks, so partial coarse blocks stay: ceil(k / 4)
         for block, end in zip(short, ends):
             assert prefixes.setdefault(block, long[:end]) == long[:end]
     # and distinct prefixes get distinct ids

@@ -40,25 +40,42 @@ def compare_runs(seed: int) -> list[dict]:
         gpu = rng.uniform(0.05, 0.55)
         host = rng.uniform(0, 0.1) if "host" in tiers else 0.0
         pool = rng.uniform(0, 0.1) if "pool" in tiers else 0.0
-        run = {"router": router, "tiers": tiers, "timed": timed, "hit_rate": gpu + host + pool,
-               "hit_rate_by_tier": {"gpu": gpu, "host": host, "pool": pool}}
+        run = {
+            "router": router,
+            "tiers": tiers,
+            "timed": timed,
+            "hit_rate": gpu + host + pool,
+            "hit_rate_by_tier": {"gpu": gpu, "host": host, "pool": pool},
+        }
         if timed:
-            run["ttft_s"] = {"p50": rng.uniform(0, 0.5), "p90": rng.uniform(0.5, 3), "p99": rng.uniform(3, 5)}
+            run["ttft_s"] = {
+                "p50": rng.uniform(0, 0.5),
+                "p90": rng.uniform(0.5, 3),
+                "p99": rng.uniform(3, 5),
+            }
         runs.append(run)
     return runs
 
 
 def texts(figure):
     renderer = figure.canvas.get_renderer()
-    return [(text.get_text(), text.get_window_extent(renderer)) for text in figure.findobj(Text)
-            if text.get_visible() and text.get_text().strip()]
+    return [
+        (text.get_text(), text.get_window_extent(renderer))
+        for text in figure.findobj(Text)
+        if text.get_visible() and text.get_text().strip()
+    ]
 
 
 def overlapping(figure) -> list[tuple[str, str]]:
     boxes = texts(figure)
-    return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)
-            if box_a.x0 < box_b.x1 - 0.5 and box_b.x0 < box_a.x1 - 0.5
-            and box_a.y0 < box_b.y1 - 0.5 and box_b.y0 < box_a.y1 - 0.5]
+    return [
+        (a, b)
+        for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)
+        if box_a.x0 < box_b.x1 - 0.5
+        and box_b.x0 < box_a.x1 - 0.5
+        and box_a.y0 < box_b.y1 - 0.5
+        and box_b.y0 < box_a.y1 - 0.5
+    ]
 
 
 def crossed_labels(figure, axes, labels, axis: str) -> list[str]:
@@ -87,7 +104,12 @@ def test_compare_chart_of_32_runs_is_one_row_each_and_nothing_overlaps(drawn, tm
     # a run right at the lines: its value label would sit on them
     runs[0]["hit_rate_by_tier"] = {"gpu": 0.6, "host": 0.0, "pool": 0.0}
     runs[0]["hit_rate"] = 0.6
-    bounds = {"floor_hit_rate": 0.64, "min_pool_blocks": 16000, "min_pooled_hit_rate": 0.605, "forced_hit_rate": 0.62}
+    bounds = {
+        "floor_hit_rate": 0.64,
+        "min_pool_blocks": 16000,
+        "min_pooled_hit_rate": 0.605,
+        "forced_hit_rate": 0.62,
+    }
     replay_chart(runs, bounds, tmp_path / "x.png", "32 runs")
     [figure] = drawn
     hits, ttft = figure.axes
@@ -104,10 +126,18 @@ def test_compare_chart_of_32_runs_is_one_row_each_and_nothing_overlaps(drawn, tm
 def test_sweep_chart_reference_lines_cross_no_value_label(drawn, tmp_path):
     from pyverify.reports.charts import routing_load_chart
 
-    rows = {name: [SimpleNamespace(per_host_hit_rate=rate, pooled_hit_rate=0.6396, max_load_ratio=load)]
-            for name, rate, load in (("round-robin", 0.1357, 0.99), ("random", 0.1236, 1.14),
-                                     ("prefix-hash", 0.6396, 1.0), ("prefix-affinity", 0.632, 1.05))}
-    routing_load_chart(rows, tmp_path / "x.png", "sweep")  # bars at and just under the pooled line and even load
+    rows = {
+        name: [SimpleNamespace(per_host_hit_rate=rate, pooled_hit_rate=0.6396, max_load_ratio=load)]
+        for name, rate, load in (
+            ("round-robin", 0.1357, 0.99),
+            ("random", 0.1236, 1.14),
+            ("prefix-hash", 0.6396, 1.0),
+            ("prefix-affinity", 0.632, 1.05),
+        )
+    }
+    routing_load_chart(
+        rows, tmp_path / "x.png", "sweep"
+    )  # bars at and just under the pooled line and even load
     [figure] = drawn
     hits, load = figure.axes
     assert crossed_labels(figure, hits, hits.texts, "y") == []

@@ -40,73 +40,170 @@ def static_routing(chains, fleet, router, seed):
 
 
 @settings(max_examples=150, deadline=None)
-@given(trace=engine_traces(), fleet=st.integers(1, 4), capacity=st.integers(1, 8), eviction=st.sampled_from(ENGINES),
-       router=st.sampled_from(STATIC), seed=st.integers(0, 3), page_blocks=st.sampled_from([1, 2]))
-def test_no_timing_is_simulate_per_host_request_by_request(trace, fleet, capacity, eviction, router, seed, page_blocks):
+@given(
+    trace=engine_traces(),
+    fleet=st.integers(1, 4),
+    capacity=st.integers(1, 8),
+    eviction=st.sampled_from(ENGINES),
+    router=st.sampled_from(STATIC),
+    seed=st.integers(0, 3),
+    page_blocks=st.sampled_from([1, 2]),
+)
+def test_no_timing_is_simulate_per_host_request_by_request(
+    trace, fleet, capacity, eviction, router, seed, page_blocks
+):
     chains, tokens = trace
     page = 4 * page_blocks if eviction != "vllm" else None
     if page is not None and capacity * 4 < page:
         return  # a pool that holds no page: refused on the command line (tested below)
-    run = replay(chains, Router(router, fleet, RouterOptions(seed=seed)), capacity, eviction, timed=False,
-                 prompt_tokens=tokens, block_size=4, page_size=page)
+    run = replay(
+        chains,
+        Router(router, fleet, RouterOptions(seed=seed)),
+        capacity,
+        eviction,
+        timed=False,
+        prompt_tokens=tokens,
+        block_size=4,
+        page_size=page,
+    )
     routing = static_routing(chains, fleet, router, seed)
-    expected = simulate(chains, routing, PER_HOST, capacity=capacity, eviction=eviction, prompt_tokens=tokens,
-                        block_size=4, page_size=page)
+    expected = simulate(
+        chains,
+        routing,
+        PER_HOST,
+        capacity=capacity,
+        eviction=eviction,
+        prompt_tokens=tokens,
+        block_size=4,
+        page_size=page,
+    )
     assert tuple(run.host_of) == routing
     assert tuple(run.gpu_hits) == expected.hit_blocks
     assert run.host_hits == run.pool_hits == [0] * len(chains)
 
 
 @settings(max_examples=100, deadline=None)
-@given(chains=prefix_closed_chains(), capacity=st.integers(1, 8), eviction=st.sampled_from(ENGINES),
-       router=st.sampled_from(("round-robin", "least-loaded", "kv-aware", "prefix-affinity")))
+@given(
+    chains=prefix_closed_chains(),
+    capacity=st.integers(1, 8),
+    eviction=st.sampled_from(ENGINES),
+    router=st.sampled_from(("round-robin", "least-loaded", "kv-aware", "prefix-affinity")),
+)
 def test_one_host_is_simulate_pooled_whatever_the_router(chains, capacity, eviction, router):
     """Without a block size every block is full and one unit long, as simulate takes it."""
     run = replay(chains, Router(router, 1), capacity, eviction, timed=False)
-    assert tuple(run.gpu_hits) == simulate(chains, None, POOLED, capacity=capacity, eviction=eviction).hit_blocks
+    assert (
+        tuple(run.gpu_hits)
+        == simulate(chains, None, POOLED, capacity=capacity, eviction=eviction).hit_blocks
+    )
 
 
 def test_the_engines_differ_from_the_block_level_policies_where_their_rules_say():
     # A block-aligned repeat: vLLM recomputes the last token, hence the whole last block; lru hits both blocks.
     chains, tokens = [[1, 2], [1, 2]], [8, 8]
     for eviction in ENGINES:
-        run = replay(chains, Router("round-robin", 1), 4, eviction, timed=False, prompt_tokens=tokens, block_size=4)
+        run = replay(
+            chains,
+            Router("round-robin", 1),
+            4,
+            eviction,
+            timed=False,
+            prompt_tokens=tokens,
+            block_size=4,
+        )
         assert run.gpu_hits == [0, 1], eviction
     assert replay(chains, Router("round-robin", 1), 4, "lru", timed=False).gpu_hits == [0, 2]
     # SGLang pages of 2 blocks: a 16-token repeat hits one page (input_len - 1 cap, whole pages), i.e. 2 blocks.
-    run = replay([[1, 2, 3, 4]] * 2, Router("round-robin", 1), 8, "sglang", timed=False, prompt_tokens=[16, 16], block_size=4,
-                 page_size=8)
+    run = replay(
+        [[1, 2, 3, 4]] * 2,
+        Router("round-robin", 1),
+        8,
+        "sglang",
+        timed=False,
+        prompt_tokens=[16, 16],
+        block_size=4,
+        page_size=8,
+    )
     assert run.gpu_hits == [0, 2]
     # A prompt longer than the pool is never scheduled, and changes nothing.
-    run = replay([[1, 2, 3], [1]], Router("round-robin", 1), 2, "vllm", timed=False, prompt_tokens=[12, 5], block_size=4)
+    run = replay(
+        [[1, 2, 3], [1]],
+        Router("round-robin", 1),
+        2,
+        "vllm",
+        timed=False,
+        prompt_tokens=[12, 5],
+        block_size=4,
+    )
     assert (run.gpu_hits, run.unscheduled) == ([0, 0], [0])
 
 
 def test_what_a_router_sees_is_read_without_touching_the_engine():
     vllm = VllmGpu(8, 4)
     vllm.run(0, [1, 2, 3], 12)
-    assert vllm.prefix_hits([1, 2, 3, 9]) == 3 and vllm.prefix_hits([9, 1]) == 0  # uncapped: what the pool holds
+    assert (
+        vllm.prefix_hits([1, 2, 3, 9]) == 3 and vllm.prefix_hits([9, 1]) == 0
+    )  # uncapped: what the pool holds
     sglang = SglangGpu(64, 4, 8, fifo=False)
     sglang.run(0, [1, 2, 3, 4, 5], 20)  # pages named 2 and 4
     clock, shape = sglang.cache.clock, sglang.cache.tree_pages()
-    assert sglang.prefix_hits([1, 2, 3, 4]) == 4 and sglang.prefix_hits([1, 2, 3, 7]) == 2 and sglang.prefix_hits([1]) == 0
+    assert (
+        sglang.prefix_hits([1, 2, 3, 4]) == 4
+        and sglang.prefix_hits([1, 2, 3, 7]) == 2
+        and sglang.prefix_hits([1]) == 0
+    )
     assert (sglang.cache.clock, sglang.cache.tree_pages()) == (clock, shape)  # no stamp, no split
 
 
 def write_trace(tmp_path, requests):
     path = tmp_path / "trace.jsonl"
-    path.write_text("".join(json.dumps({"timestamp": t, "input_length": i, "output_length": 1, "hash_ids": h}) + "\n"
-                            for t, (h, i) in enumerate(requests)))
+    path.write_text(
+        "".join(
+            json.dumps({"timestamp": t, "input_length": i, "output_length": 1, "hash_ids": h})
+            + "\n"
+            for t, (h, i) in enumerate(requests)
+        )
+    )
     return path
 
 
 def cli_pair(capsys, trace, fleet, capacity, eviction, router, *extra):
-    status, out, err = run_cli(capsys, "replay", str(trace), "--no-timing", "--fleet", str(fleet), "--capacity", str(capacity),
-                               "--eviction", eviction, "--router", router, "--json", *extra)
+    status, out, err = run_cli(
+        capsys,
+        "replay",
+        str(trace),
+        "--no-timing",
+        "--fleet",
+        str(fleet),
+        "--capacity",
+        str(capacity),
+        "--eviction",
+        eviction,
+        "--router",
+        router,
+        "--json",
+        *extra,
+    )
     assert status == 0, err
     replayed = json.loads(out)["runs"][0]
-    status, out, err = run_cli(capsys, "simulate", str(trace), "--model", "per-host", "--fleet", str(fleet), "--capacity",
-                               str(capacity), "--eviction", eviction, "--routing", router, "--json", "--witness", *extra)
+    status, out, err = run_cli(
+        capsys,
+        "simulate",
+        str(trace),
+        "--model",
+        "per-host",
+        "--fleet",
+        str(fleet),
+        "--capacity",
+        str(capacity),
+        "--eviction",
+        eviction,
+        "--routing",
+        router,
+        "--json",
+        "--witness",
+        *extra,
+    )
     assert status == 0, err
     return replayed, json.loads(out)
 
@@ -119,8 +216,18 @@ def assert_same(replayed, simulated):
 
 
 def test_the_cli_matches_simulate_with_partial_blocks_and_refusals(tmp_path, capsys):
-    trace = write_trace(tmp_path, [([1, 2, 3], 1100), ([1, 2, 4], 1536), ([5], 300), ([1, 2, 3], 1536), ([1, 2], 1024),
-                                   ([6, 7, 8, 9, 10], 2560), ([1, 2, 4], 1400)])
+    trace = write_trace(
+        tmp_path,
+        [
+            ([1, 2, 3], 1100),
+            ([1, 2, 4], 1536),
+            ([5], 300),
+            ([1, 2, 3], 1536),
+            ([1, 2], 1024),
+            ([6, 7, 8, 9, 10], 2560),
+            ([1, 2, 4], 1400),
+        ],
+    )
     for eviction in ENGINES:
         for router in STATIC:
             replayed, simulated = cli_pair(capsys, trace, 2, 4, eviction, router)
@@ -129,13 +236,18 @@ def test_the_cli_matches_simulate_with_partial_blocks_and_refusals(tmp_path, cap
     assert simulated["unscheduled_requests"]  # the 5-block prompt: more than a 4-block pool holds
 
 
-@pytest.mark.parametrize("eviction,extra", [("vllm", ()), ("sglang", ()), ("sglang-fifo", ()), ("sglang", ("--page-size", "1024"))])
+@pytest.mark.parametrize(
+    "eviction,extra",
+    [("vllm", ()), ("sglang", ()), ("sglang-fifo", ()), ("sglang", ("--page-size", "1024"))],
+)
 def test_the_cli_matches_simulate_on_the_mooncake_synthetic_trace(capsys, eviction, extra):
     from tests.conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 
     if not MOONCAKE_SYNTHETIC.exists():
         pytest.skip(NO_MOONCAKE)
-    replayed, simulated = cli_pair(capsys, MOONCAKE_SYNTHETIC, 4, 2000, eviction, "round-robin", *extra)
+    replayed, simulated = cli_pair(
+        capsys, MOONCAKE_SYNTHETIC, 4, 2000, eviction, "round-robin", *extra
+    )
     assert_same(replayed, simulated)
     assert 0 < replayed["hit_blocks"] < replayed["references"]
 
@@ -145,28 +257,60 @@ def test_request_by_request_on_the_mooncake_synthetic_trace():
 
     if not MOONCAKE_SYNTHETIC.exists():
         pytest.skip(NO_MOONCAKE)
-    rows = [json.loads(line) for line in MOONCAKE_SYNTHETIC.read_text().splitlines() if line.strip()]
+    rows = [
+        json.loads(line) for line in MOONCAKE_SYNTHETIC.read_text().splitlines() if line.strip()
+    ]
     chains, tokens = [row["hash_ids"] for row in rows], [row["input_length"] for row in rows]
     routing = tuple(index % 4 for index in range(len(chains)))
     for eviction, page in (("vllm", None), ("sglang", None), ("sglang-fifo", 1024)):
-        run = replay(chains, Router("round-robin", 4), 1000, eviction, timed=False, prompt_tokens=tokens, block_size=512,
-                     page_size=page)
-        expected = simulate(chains, routing, PER_HOST, capacity=1000, eviction=eviction, prompt_tokens=tokens, block_size=512,
-                            page_size=page)
+        run = replay(
+            chains,
+            Router("round-robin", 4),
+            1000,
+            eviction,
+            timed=False,
+            prompt_tokens=tokens,
+            block_size=512,
+            page_size=page,
+        )
+        expected = simulate(
+            chains,
+            routing,
+            PER_HOST,
+            capacity=1000,
+            eviction=eviction,
+            prompt_tokens=tokens,
+            block_size=512,
+            page_size=page,
+        )
         assert tuple(run.gpu_hits) == expected.hit_blocks, eviction
 
 
-@pytest.mark.parametrize("flags,expected", [
-    (["--eviction", "sglang"], "only with --no-timing"),
-    (["--eviction", "sglang-fifo"], "only with --no-timing"),
-    (["--eviction", "sglang", "--compare"], "only with --no-timing"),
-    (["--eviction", "vllm", "--no-timing", "--host-capacity", "4"], "GPU tier only"),
-    (["--eviction", "sglang-fifo", "--no-timing", "--pool-capacity", "inf"], "GPU tier only"),
-    (["--eviction", "vllm", "--no-timing", "--page-size", "1024"], "--page-size: only with --eviction sglang"),
-    (["--eviction", "sglang", "--no-timing", "--page-size", "768"], "not a multiple of the input's block size 512"),
-    (["--eviction", "sglang", "--no-timing", "--page-size", "4096"], "holds no page of 4096 tokens"),
-])
-def test_what_the_engine_evictions_are_not_offered_with_is_one_line(tmp_path, capsys, flags, expected):
+@pytest.mark.parametrize(
+    "flags,expected",
+    [
+        (["--eviction", "sglang"], "only with --no-timing"),
+        (["--eviction", "sglang-fifo"], "only with --no-timing"),
+        (["--eviction", "sglang", "--compare"], "only with --no-timing"),
+        (["--eviction", "vllm", "--no-timing", "--host-capacity", "4"], "GPU tier only"),
+        (["--eviction", "sglang-fifo", "--no-timing", "--pool-capacity", "inf"], "GPU tier only"),
+        (
+            ["--eviction", "vllm", "--no-timing", "--page-size", "1024"],
+            "--page-size: only with --eviction sglang",
+        ),
+        (
+            ["--eviction", "sglang", "--no-timing", "--page-size", "768"],
+            "not a multiple of the input's block size 512",
+        ),
+        (
+            ["--eviction", "sglang", "--no-timing", "--page-size", "4096"],
+            "holds no page of 4096 tokens",
+        ),
+    ],
+)
+def test_what_the_engine_evictions_are_not_offered_with_is_one_line(
+    tmp_path, capsys, flags, expected
+):
     trace = write_trace(tmp_path, [([1, 2], 1024), ([1, 2, 3], 1536)])
     status, out, err = run_cli(capsys, "replay", str(trace), "--capacity", "4", *flags)
     assert status == 2 and out == ""
@@ -174,8 +318,20 @@ def test_what_the_engine_evictions_are_not_offered_with_is_one_line(tmp_path, ca
 
 
 def test_an_engine_eviction_needs_a_capacity(tmp_path, capsys):
-    status, out, err = run_cli(capsys, "replay", str(write_trace(tmp_path, [([1], 512)])), "--no-timing", "--eviction", "vllm")
-    assert status == 2 and out == "" and "needs a capacity" in err and len(err.strip().splitlines()) == 1
+    status, out, err = run_cli(
+        capsys,
+        "replay",
+        str(write_trace(tmp_path, [([1], 512)])),
+        "--no-timing",
+        "--eviction",
+        "vllm",
+    )
+    assert (
+        status == 2
+        and out == ""
+        and "needs a capacity" in err
+        and len(err.strip().splitlines()) == 1
+    )
 
 
 def test_vllm_can_pass_the_block_level_routed_forced_optimum_by_not_caching_partial_blocks():
@@ -185,43 +341,89 @@ def test_vllm_can_pass_the_block_level_routed_forced_optimum_by_not_caching_part
 
     chains = [[0, 1], [0, 1, 2], [20, 21], [20, 21, 22, 23], [0, 1, 2], [0, 1]]
     tokens = [7, 12, 6, 13, 11, 5]
-    run = replay(chains, Router("round-robin", 2), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4)
+    run = replay(
+        chains, Router("round-robin", 2), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4
+    )
     assert run.gpu_hits == [0, 0, 0, 0, 1, 1]
     assert forced_routed_hits(chains, run.host_of, 3) == 1 < run.gpu_hit_blocks
 
 
 def test_token_hits_are_simulates_for_the_block_level_evictions_too(tmp_path, capsys):
-    trace = write_trace(tmp_path, [([1, 2, 3], 1100), ([1, 2, 4], 1536), ([5], 300), ([1, 2, 3], 1536), ([1, 2], 1024)])
+    trace = write_trace(
+        tmp_path,
+        [([1, 2, 3], 1100), ([1, 2, 4], 1536), ([5], 300), ([1, 2, 3], 1536), ([1, 2], 1024)],
+    )
     for eviction in ("lru", "fifo", "leaf-lru"):
         replayed, simulated = cli_pair(capsys, trace, 2, 3, eviction, "round-robin")
         assert (replayed["hit_blocks"], replayed["token_hits"], replayed["tokens"]) == (
-            simulated["hits"], simulated["measured"]["token_hits"], simulated["measured"]["tokens"])
+            simulated["hits"],
+            simulated["measured"]["token_hits"],
+            simulated["measured"]["tokens"],
+        )
         assert "unscheduled_requests" not in replayed
 
 
 # --- vllm with timing: overlapping requests (VllmBlockPool.start / finish) ---
 
+
 def seconds_service(max_running: int):
     """Prefill 1,000 tokens/s and decode 1 token/s on blocks of 4 tokens: times easy to follow by hand."""
     from pyverify.fleet.service import ServiceModel
 
-    return ServiceModel(prefill_tokens_per_s=1000.0, decode_tokens_per_s=1.0, max_running=max_running, block_tokens=4)
+    return ServiceModel(
+        prefill_tokens_per_s=1000.0,
+        decode_tokens_per_s=1.0,
+        max_running=max_running,
+        block_tokens=4,
+    )
 
 
 @settings(max_examples=100, deadline=None)
-@given(trace=engine_traces(), fleet=st.integers(1, 3), capacity=st.integers(1, 8), router=st.sampled_from(STATIC),
-       seed=st.integers(0, 3))
-def test_timed_vllm_with_requests_that_never_overlap_is_the_untimed_run(trace, fleet, capacity, router, seed):
+@given(
+    trace=engine_traces(),
+    fleet=st.integers(1, 3),
+    capacity=st.integers(1, 8),
+    router=st.sampled_from(STATIC),
+    seed=st.integers(0, 3),
+)
+def test_timed_vllm_with_requests_that_never_overlap_is_the_untimed_run(
+    trace, fleet, capacity, router, seed
+):
     """One request at a time (max_running 1; each ends long before the next arrives): the pool sees the same sequence."""
     chains, tokens = trace
-    arrivals = [index * 100_000.0 for index in range(len(chains))]  # 100 s apart; a request lasts at most ~1 s
+    arrivals = [
+        index * 100_000.0 for index in range(len(chains))
+    ]  # 100 s apart; a request lasts at most ~1 s
     outputs = [1] * len(chains)
-    timed = replay(chains, Router(router, fleet, RouterOptions(seed=seed)), capacity, "vllm", service=seconds_service(1),
-                   arrival_ms=arrivals, output_tokens=outputs, prompt_tokens=tokens, block_size=4)
-    untimed = replay(chains, Router(router, fleet, RouterOptions(seed=seed)), capacity, "vllm", timed=False,
-                     prompt_tokens=tokens, block_size=4)
-    expected = simulate(chains, static_routing(chains, fleet, router, seed), PER_HOST, capacity=capacity, eviction="vllm",
-                        prompt_tokens=tokens, block_size=4)
+    timed = replay(
+        chains,
+        Router(router, fleet, RouterOptions(seed=seed)),
+        capacity,
+        "vllm",
+        service=seconds_service(1),
+        arrival_ms=arrivals,
+        output_tokens=outputs,
+        prompt_tokens=tokens,
+        block_size=4,
+    )
+    untimed = replay(
+        chains,
+        Router(router, fleet, RouterOptions(seed=seed)),
+        capacity,
+        "vllm",
+        timed=False,
+        prompt_tokens=tokens,
+        block_size=4,
+    )
+    expected = simulate(
+        chains,
+        static_routing(chains, fleet, router, seed),
+        PER_HOST,
+        capacity=capacity,
+        eviction="vllm",
+        prompt_tokens=tokens,
+        block_size=4,
+    )
     assert timed.gpu_hits == untimed.gpu_hits == list(expected.hit_blocks)
     assert timed.unscheduled == untimed.unscheduled
     assert timed.start == timed.arrival  # nobody ever waited
@@ -241,11 +443,22 @@ def test_overlap_pins_blocks_so_a_later_request_evicts_another_and_the_next_wait
     R2 pops b2, evicting 11, not 20; R3 hits 20: 1 hit.
     """
     chains, tokens = [[10, 11], [20], [10], [20, 21]], [8, 4, 4, 8]
-    timed = replay(chains, Router("round-robin", 1), 3, "vllm", service=seconds_service(2), arrival_ms=[1000, 3000, 4000, 4000],
-                   output_tokens=[10, 0, 0, 10], prompt_tokens=tokens, block_size=4)
+    timed = replay(
+        chains,
+        Router("round-robin", 1),
+        3,
+        "vllm",
+        service=seconds_service(2),
+        arrival_ms=[1000, 3000, 4000, 4000],
+        output_tokens=[10, 0, 0, 10],
+        prompt_tokens=tokens,
+        block_size=4,
+    )
     assert timed.gpu_hits == [0, 0, 0, 0]
     assert timed.start == [1.0, 3.0, 4.0, 1.0 + 0.008 + 9.0]
-    untimed = replay(chains, Router("round-robin", 1), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4)
+    untimed = replay(
+        chains, Router("round-robin", 1), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4
+    )
     assert untimed.gpu_hits == [0, 0, 0, 1]
 
 
@@ -253,18 +466,50 @@ def test_a_prompt_longer_than_the_pool_waits_for_the_host_to_empty_then_is_never
     """Pool of 2 blocks: R1's 3 blocks are refused while R0 runs (it waits), then refused on an empty host: never
     scheduled, it ends on the spot with no hits, and R2 behind it starts at once."""
     chains, tokens = [[1], [1, 2, 3], [1]], [4, 12, 5]
-    run = replay(chains, Router("round-robin", 1), 2, "vllm", service=seconds_service(4), arrival_ms=[0, 1000, 2000],
-                 output_tokens=[5, 0, 0], prompt_tokens=tokens, block_size=4)
+    run = replay(
+        chains,
+        Router("round-robin", 1),
+        2,
+        "vllm",
+        service=seconds_service(4),
+        arrival_ms=[0, 1000, 2000],
+        output_tokens=[5, 0, 0],
+        prompt_tokens=tokens,
+        block_size=4,
+    )
     assert run.unscheduled == [1]
     assert run.gpu_hits == [0, 0, 1]  # R2: 5 tokens, (5-1)//4 = 1 block of R0 cached
-    assert run.start[1] == run.first_token[1] == 4.004  # R0: prefill 4 tokens (0.004 s) + 4 s decode
+    assert (
+        run.start[1] == run.first_token[1] == 4.004
+    )  # R0: prefill 4 tokens (0.004 s) + 4 s decode
     assert run.start[2] == 4.004 and run.hosts[0].recomputed_blocks == 1 + 3 + 0
 
 
 def test_the_cli_runs_timed_vllm_and_reports_its_fields(tmp_path, capsys):
-    trace = write_trace(tmp_path, [([1, 2, 3], 1100), ([1, 2, 4], 1536), ([5], 300), ([1, 2, 3], 1536), ([1, 2], 1024),
-                                   ([6, 7, 8, 9, 10], 2560), ([1, 2, 4], 1400)])
-    status, out, err = run_cli(capsys, "replay", str(trace), "--fleet", "2", "--capacity", "4", "--eviction", "vllm", "--json")
+    trace = write_trace(
+        tmp_path,
+        [
+            ([1, 2, 3], 1100),
+            ([1, 2, 4], 1536),
+            ([5], 300),
+            ([1, 2, 3], 1536),
+            ([1, 2], 1024),
+            ([6, 7, 8, 9, 10], 2560),
+            ([1, 2, 4], 1400),
+        ],
+    )
+    status, out, err = run_cli(
+        capsys,
+        "replay",
+        str(trace),
+        "--fleet",
+        "2",
+        "--capacity",
+        "4",
+        "--eviction",
+        "vllm",
+        "--json",
+    )
     assert status == 0, err
     data = json.loads(out)
     run = data["runs"][0]
@@ -273,6 +518,8 @@ def test_the_cli_runs_timed_vllm_and_reports_its_fields(tmp_path, capsys):
     assert run["hit_blocks_by_tier"]["host"] == run["hit_blocks_by_tier"]["pool"] == 0
     assert run["hit_blocks_by_tier"]["gpu"] == run["hit_blocks"] > 0 and run["token_hits"] > 0
     assert set(run["ttft_s"]) == {"p50", "p90", "p99", "mean"} and "load_over_time" in run
-    status, out, err = run_cli(capsys, "replay", str(trace), "--fleet", "2", "--capacity", "4", "--eviction", "vllm")
+    status, out, err = run_cli(
+        capsys, "replay", str(trace), "--fleet", "2", "--capacity", "4", "--eviction", "vllm"
+    )
     assert status == 0, err
     assert "1 request(s) the engine never schedules" in out and "max 8 running/host" in out

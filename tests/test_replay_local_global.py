@@ -18,8 +18,20 @@ from tests.strategies import prefix_closed_chains
 
 
 def write_trace(path, chains) -> None:
-    path.write_text("".join(json.dumps({"timestamp": 10 * index, "input_length": 512 * len(chain), "output_length": 3,
-                                        "hash_ids": chain}) + "\n" for index, chain in enumerate(chains)))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "timestamp": 10 * index,
+                    "input_length": 512 * len(chain),
+                    "output_length": 3,
+                    "hash_ids": chain,
+                }
+            )
+            + "\n"
+            for index, chain in enumerate(chains)
+        )
+    )
 
 
 def repeats(chains) -> int:
@@ -27,8 +39,14 @@ def repeats(chains) -> int:
 
 
 @settings(max_examples=25, deadline=None)
-@given(chains=prefix_closed_chains(max_nodes=10, max_requests=14), fleet=st.integers(1, 3), capacity=st.integers(1, 3))
-def test_global_over_local_is_the_ratio_of_the_closed_forms(tmp_path_factory, chains, fleet, capacity):
+@given(
+    chains=prefix_closed_chains(max_nodes=10, max_requests=14),
+    fleet=st.integers(1, 3),
+    capacity=st.integers(1, 3),
+)
+def test_global_over_local_is_the_ratio_of_the_closed_forms(
+    tmp_path_factory, chains, fleet, capacity
+):
     import contextlib
     import io
 
@@ -38,15 +56,33 @@ def test_global_over_local_is_the_ratio_of_the_closed_forms(tmp_path_factory, ch
     write_trace(trace, chains)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        status = main(["replay", str(trace), "--fleet", str(fleet), "--capacity", str(capacity),
-                       "--host-capacity", "inf", "--pool-capacity", "inf", "--router", "round-robin", "--compare",
-                       "--json"])
+        status = main(
+            [
+                "replay",
+                str(trace),
+                "--fleet",
+                str(fleet),
+                "--capacity",
+                str(capacity),
+                "--host-capacity",
+                "inf",
+                "--pool-capacity",
+                "inf",
+                "--router",
+                "round-robin",
+                "--compare",
+                "--json",
+            ]
+        )
     assert status == 0
     pairs = json.loads(out.getvalue())["local_against_global"]
     references = sum(map(len, chains))
     global_rate = repeats(chains) / references
     local_rate = sum(repeats(chains[host::fleet]) for host in range(fleet)) / references
-    assert [(pair["timed"], pair["router"]) for pair in pairs] == [(True, "round-robin"), (False, "round-robin")]
+    assert [(pair["timed"], pair["router"]) for pair in pairs] == [
+        (True, "round-robin"),
+        (False, "round-robin"),
+    ]
     for pair in pairs:
         assert abs(pair["global_hit_rate"] - global_rate) < 1e-12
         assert abs(pair["local_hit_rate"] - local_rate) < 1e-12
@@ -61,8 +97,22 @@ def test_the_text_prints_the_ratio_beside_the_paper(tmp_path, capsys):
     chains = [[1, 2], [1, 3], [1, 2], [1, 3]]
     trace = tmp_path / "t.jsonl"
     write_trace(trace, chains)
-    status, out, err = run_cli(capsys, "replay", str(trace), "--fleet", "2", "--capacity", "1", "--host-capacity", "inf",
-                               "--pool-capacity", "inf", "--router", "round-robin", "--compare")
+    status, out, err = run_cli(
+        capsys,
+        "replay",
+        str(trace),
+        "--fleet",
+        "2",
+        "--capacity",
+        "1",
+        "--host-capacity",
+        "inf",
+        "--pool-capacity",
+        "inf",
+        "--router",
+        "round-robin",
+        "--compare",
+    )
     assert status == 0, err
     # Global: 8 references, 3 distinct -> 5 hits. Local: each host 4 references, 2 distinct -> 2 + 2 = 4 hits.
     assert "global pool / local DRAM hit rate, timed: round-robin 1.25x" in out
@@ -73,7 +123,17 @@ def test_the_text_prints_the_ratio_beside_the_paper(tmp_path, capsys):
 def test_no_ratio_without_both_configurations(tmp_path, capsys):
     trace = tmp_path / "t.jsonl"
     write_trace(trace, [[1, 2], [1, 3]])
-    status, out, err = run_cli(capsys, "replay", str(trace), "--fleet", "2", "--capacity", "1", "--pool-capacity", "inf",
-                               "--compare")
+    status, out, err = run_cli(
+        capsys,
+        "replay",
+        str(trace),
+        "--fleet",
+        "2",
+        "--capacity",
+        "1",
+        "--pool-capacity",
+        "inf",
+        "--compare",
+    )
     assert status == 0, err
     assert "global pool / local DRAM" not in out

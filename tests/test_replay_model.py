@@ -21,27 +21,47 @@ def replay_json(capsys, trace, *flags):
 
 
 def test_a_kv_model_without_a_measured_rate_gets_costs_note(capsys, trace):
-    status, out, err = run_cli(capsys, "replay", trace, "--capacity", "8", "--kv-model", "llama-3.1-8b")
+    status, out, err = run_cli(
+        capsys, "replay", trace, "--capacity", "8", "--kv-model", "llama-3.1-8b"
+    )
     assert status == 0, err
     header = out.splitlines()[0]
-    assert "KV llama-3.1-8b, 131072 bytes/token" in header and "prefill 12292 tok/s (measured on llama-3.3-70b)" in header
-    assert ("NOTE: the prefill rate is not tied to --kv-model llama-3.1-8b: it was measured on llama-3.3-70b (NVIDIA NIM)"
-            in out)
+    assert (
+        "KV llama-3.1-8b, 131072 bytes/token" in header
+        and "prefill 12292 tok/s (measured on llama-3.3-70b)" in header
+    )
+    assert (
+        "NOTE: the prefill rate is not tied to --kv-model llama-3.1-8b: it was measured on llama-3.3-70b (NVIDIA NIM)"
+        in out
+    )
     rate = replay_json(capsys, trace, "--kv-model", "llama-3.1-8b")["prefill_rate"]
-    assert "not tied to --kv-model llama-3.1-8b" in rate["note"] and rate["source"].startswith("NVIDIA NIM")
+    assert "not tied to --kv-model llama-3.1-8b" in rate["note"] and rate["source"].startswith(
+        "NVIDIA NIM"
+    )
 
 
 def test_the_model_the_rate_was_measured_on_takes_it_without_a_note(capsys, trace):
     result = replay_json(capsys, trace, "--kv-model", "llama-3.3-70b")
-    assert result["prefill_rate"]["note"] is None and result["prefill_rate"]["source"].startswith("measured on llama-3.3-70b")
+    assert result["prefill_rate"]["note"] is None and result["prefill_rate"]["source"].startswith(
+        "measured on llama-3.3-70b"
+    )
     assert result["kv"] == {"model": "llama-3.3-70b", "bytes_per_token": 327680}
 
 
 def test_a_given_rate_is_named_as_given(capsys, trace):
-    result = replay_json(capsys, trace, "--kv-model", "llama-3.1-8b", "--prefill-tokens-per-s", "40000")
-    assert result["prefill_rate"] == {"tokens_per_s": 40000.0, "source": "--prefill-tokens-per-s", "note": None}
+    result = replay_json(
+        capsys, trace, "--kv-model", "llama-3.1-8b", "--prefill-tokens-per-s", "40000"
+    )
+    assert result["prefill_rate"] == {
+        "tokens_per_s": 40000.0,
+        "source": "--prefill-tokens-per-s",
+        "note": None,
+    }
     status, out, _ = run_cli(capsys, "replay", trace, "--capacity", "8")
-    assert "KV llama-3.3-70b (default), 327680 bytes/token" in out.splitlines()[0] and "NOTE" not in out
+    assert (
+        "KV llama-3.3-70b (default), 327680 bytes/token" in out.splitlines()[0]
+        and "NOTE" not in out
+    )
 
 
 @pytest.mark.parametrize("engine", ["python", "compiled"])
@@ -58,4 +78,7 @@ def test_the_peak_load_is_exact(capsys, monkeypatch, trace, engine):
     assert dense["peak_load"] == coarse["peak_load"] and coarse["peak_load"]["requests"] == sampled
     assert coarse["peak_load"]["requests"] >= coarse["load"]["max_queue"] + 1
     status, out, err = run_cli(capsys, "replay", trace, "--capacity", "8", *flags)
-    assert f"load peaks at {sampled} requests (running + queued; host {coarse['peak_load']['host']}" in out
+    assert (
+        f"load peaks at {sampled} requests (running + queued; host {coarse['peak_load']['host']}"
+        in out
+    )

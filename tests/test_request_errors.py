@@ -16,7 +16,10 @@ SHORT = "100 tokens cannot fill 72 blocks of 512 tokens"
 def short_prompt_file(tmp_path):
     """A Mooncake file whose second request (on line 3: a blank line first) claims 100 tokens for 72 blocks."""
     path = tmp_path / "bad_len.jsonl"
-    lines = [{"hash_ids": [1], "input_length": 600}, {"hash_ids": list(range(1, 73)), "input_length": 100}]
+    lines = [
+        {"hash_ids": [1], "input_length": 600},
+        {"hash_ids": list(range(1, 73)), "input_length": 100},
+    ]
     path.write_text(json.dumps(lines[0]) + "\n\n" + json.dumps(lines[1]) + "\n")
     return path
 
@@ -24,7 +27,9 @@ def short_prompt_file(tmp_path):
 @pytest.mark.parametrize("engine", ["auto", "python"])
 def test_a_short_prompt_is_named_by_its_line_and_field(tmp_path, capsys, engine):
     path = short_prompt_file(tmp_path)
-    status, out, err = run_cli(capsys, "simulate", str(path), "--capacity-tokens", "4096", "--engine", engine)
+    status, out, err = run_cli(
+        capsys, "simulate", str(path), "--capacity-tokens", "4096", "--engine", engine
+    )
     assert_one_line_error(status, out, err, str(path), f"line 3.input_length: {SHORT}")
     assert "requests[" not in err
 
@@ -49,7 +54,9 @@ def test_a_timed_replay_of_a_log_without_times_names_the_line(tmp_path, capsys):
     path = tmp_path / "lmcache.jsonl"
     path.write_text('\n{"chunk_hashes": [1, 2], "chunk_size": 256, "seq_len": 300}\n')
     status, out, err = run_cli(capsys, "replay", str(path))
-    assert_one_line_error(status, out, err, str(path), "line 2.timestamp: a timed replay needs a timestamp")
+    assert_one_line_error(
+        status, out, err, str(path), "line 2.timestamp: a timed replay needs a timestamp"
+    )
     assert "requests[" not in err
 
 
@@ -58,12 +65,20 @@ def test_a_field_the_format_lacks_is_said_so(tmp_path, capsys):
     path.write_text('{"messages": [{"role": "user", "content": "' + "hello " * 10 + '"}]}\n')
     status, out, err = run_cli(capsys, "replay", str(path))
     assert_one_line_error(status, out, err, str(path), "line 1: a timed replay needs a timestamp")
-    assert "this chat JSONL file gives no timestamp pyverify reads" in err and "requests[" not in err
+    assert (
+        "this chat JSONL file gives no timestamp pyverify reads" in err and "requests[" not in err
+    )
 
 
 def test_an_engine_cache_names_a_prompt_beyond_its_chain_by_line(tmp_path, capsys):
     path = tmp_path / "long.jsonl"
-    path.write_text('{"hash_ids": [1], "input_length": 500}\n\n{"hash_ids": [1, 2], "input_length": 2000}\n')
-    status, out, err = run_cli(capsys, "simulate", str(path), "--eviction", "vllm", "--capacity", "4")
-    assert_one_line_error(status, out, err, str(path), "line 3.input_length: 2000 tokens make 3 full blocks of 512")
+    path.write_text(
+        '{"hash_ids": [1], "input_length": 500}\n\n{"hash_ids": [1, 2], "input_length": 2000}\n'
+    )
+    status, out, err = run_cli(
+        capsys, "simulate", str(path), "--eviction", "vllm", "--capacity", "4"
+    )
+    assert_one_line_error(
+        status, out, err, str(path), "line 3.input_length: 2000 tokens make 3 full blocks of 512"
+    )
     assert "requests[" not in err

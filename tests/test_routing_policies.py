@@ -27,7 +27,9 @@ def test_round_robin_and_random_rules():
     inst = instance([(1,)] * 7)
     assert route(inst, 3, "round-robin") == (0, 1, 2, 0, 1, 2, 0)
     rng = random.Random(5)
-    assert route(inst, 4, "random", RoutingOptions(seed=5)) == tuple(rng.randrange(4) for _ in range(7))
+    assert route(inst, 4, "random", RoutingOptions(seed=5)) == tuple(
+        rng.randrange(4) for _ in range(7)
+    )
     assert route(inst, 4, "random") == route(inst, 4, "random", RoutingOptions(seed=0))
 
 
@@ -36,8 +38,9 @@ def test_route_key_and_prefix_hash_are_sha256_mod_fleet():
     inst = instance([(1, 2), (3,), (1, 4), (5,)], [{"route_key": k} for k in keys])
     expected = tuple(int(hashlib.sha256(k.encode()).hexdigest()[:16], 16) % 5 for k in keys)
     assert route(inst, 5, "route-key") == expected
-    assert route(inst, 5, "prefix-hash") == tuple(int(hashlib.sha256(str(c[0]).encode()).hexdigest()[:16], 16) % 5
-                                                  for c in inst.chains)
+    assert route(inst, 5, "prefix-hash") == tuple(
+        int(hashlib.sha256(str(c[0]).encode()).hexdigest()[:16], 16) % 5 for c in inst.chains
+    )
     with pytest.raises(UserError, match="requests\\[0\\] has none"):
         route(instance([(1,)]), 2, "route-key")
 
@@ -68,9 +71,16 @@ def test_prefix_affinity_cap_overrides_affinity():
     assert prefix_affinity_routing([(1, 2)] * 4, 2, slack=4.0).routing == (0, 0, 0, 0)
 
 
-@given(prefix_closed_chains(), st.integers(1, 5), st.one_of(st.none(), st.integers(1, 6)),
-       st.sampled_from([LRU, FIFO]), st.sampled_from([1.0, 1.25, 2.0]))
-def test_prefix_affinity_replays_through_simulate_and_respects_cap(chains, fleet, capacity, eviction, slack):
+@given(
+    prefix_closed_chains(),
+    st.integers(1, 5),
+    st.one_of(st.none(), st.integers(1, 6)),
+    st.sampled_from([LRU, FIFO]),
+    st.sampled_from([1.0, 1.25, 2.0]),
+)
+def test_prefix_affinity_replays_through_simulate_and_respects_cap(
+    chains, fleet, capacity, eviction, slack
+):
     run = prefix_affinity_routing(chains, fleet, capacity, eviction, slack)
     replay = simulate(chains, run.routing, PER_HOST, capacity=capacity, eviction=eviction)
     assert replay.hit_blocks == run.hit_blocks
@@ -87,6 +97,7 @@ def test_prefix_affinity_never_worse_than_its_best_match(chains, fleet):
     run = prefix_affinity_routing(chains, fleet, slack=float(len(chains) + 1))
     held = [set() for _ in range(fleet)]
     for chain, host, hits in zip(chains, run.routing, run.hit_blocks):
+
         def match(cache):
             count = 0
             for block in chain:
@@ -94,6 +105,7 @@ def test_prefix_affinity_never_worse_than_its_best_match(chains, fleet):
                     break
                 count += 1
             return count
+
         assert hits == match(held[host]) == max(match(cache) for cache in held)
         held[host].update(chain)
 

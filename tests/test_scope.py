@@ -27,27 +27,64 @@ from .conftest import REPO
 
 REGISTRY = REPO / "lean" / "theorems.json"
 
-OPENINGS = {"format": "pyverify.instance/1", "name": "openings", "hosts": 2,
-            "requests": [{"blocks": [b], "host": h} for b, h in ((1, 0), (2, 1), (1, 1), (3, 0), (2, 1), (1, 0), (3, 1))]}
-CHAINS = {"format": "pyverify.instance/1", "name": "chains", "hosts": 2,
-          "requests": [{"blocks": c, "host": h} for c, h in (([1, 2], 0), ([1, 3], 1), ([1, 2, 4], 1), ([5], 0), ([1, 3], 0))]}
+OPENINGS = {
+    "format": "pyverify.instance/1",
+    "name": "openings",
+    "hosts": 2,
+    "requests": [
+        {"blocks": [b], "host": h}
+        for b, h in ((1, 0), (2, 1), (1, 1), (3, 0), (2, 1), (1, 0), (3, 1))
+    ],
+}
+CHAINS = {
+    "format": "pyverify.instance/1",
+    "name": "chains",
+    "hosts": 2,
+    "requests": [
+        {"blocks": c, "host": h}
+        for c, h in (([1, 2], 0), ([1, 3], 1), ([1, 2, 4], 1), ([5], 0), ([1, 3], 0))
+    ],
+}
 
 #: (model, capacity, requests) -> the theorems about that model, from their statements.
 ABOUT = {
-    ("pooled", None, "openings"): {"pooled_misses_eq_distinct", "demand_misses_ge_distinct", "pooled_block_misses_eq_distinct"},
+    ("pooled", None, "openings"): {
+        "pooled_misses_eq_distinct",
+        "demand_misses_ge_distinct",
+        "pooled_block_misses_eq_distinct",
+    },
     ("pooled", None, "chains"): {"pooled_block_misses_eq_distinct"},
-    ("per-host", None, "openings"): {"per_host_misses_eq_distinct_pairs", "per_host_misses_eq_sum",
-                                     "per_host_block_misses_eq_distinct_pairs"},
+    ("per-host", None, "openings"): {
+        "per_host_misses_eq_distinct_pairs",
+        "per_host_misses_eq_sum",
+        "per_host_block_misses_eq_distinct_pairs",
+    },
     ("per-host", None, "chains"): {"per_host_block_misses_eq_distinct_pairs"},
-    ("pooled", 2, "openings"): {"demand_misses_ge_distinct", "prefix_run_is_flat_run", "min_run_valid", "min_misses_le",
-                                "min_run_is_prefix_run", "prefix_misses_ge_min"},
-    ("pooled", 2, "chains"): {"prefix_run_is_flat_run", "min_run_is_prefix_run", "prefix_misses_ge_min"},
+    ("pooled", 2, "openings"): {
+        "demand_misses_ge_distinct",
+        "prefix_run_is_flat_run",
+        "min_run_valid",
+        "min_misses_le",
+        "min_run_is_prefix_run",
+        "prefix_misses_ge_min",
+    },
+    ("pooled", 2, "chains"): {
+        "prefix_run_is_flat_run",
+        "min_run_is_prefix_run",
+        "prefix_misses_ge_min",
+    },
     ("per-host", 2, "openings"): {"fleet_misses_ge_per_host_min", "per_host_min_is_fleet_run"},
     ("per-host", 2, "chains"): {"fleet_misses_ge_per_host_min", "per_host_min_is_fleet_run"},
 }
 #: The theorems that state an exact count, by model: the only ones a link's prediction may come from.
-COUNTS = {"pooled": {"pooled_misses_eq_distinct", "pooled_block_misses_eq_distinct"},
-          "per-host": {"per_host_misses_eq_distinct_pairs", "per_host_misses_eq_sum", "per_host_block_misses_eq_distinct_pairs"}}
+COUNTS = {
+    "pooled": {"pooled_misses_eq_distinct", "pooled_block_misses_eq_distinct"},
+    "per-host": {
+        "per_host_misses_eq_distinct_pairs",
+        "per_host_misses_eq_sum",
+        "per_host_block_misses_eq_distinct_pairs",
+    },
+}
 
 
 def test_every_catalog_theorem_has_a_scope():
@@ -66,7 +103,9 @@ def certificates(tmp_path_factory):
         instance = load_instance(path)
         for model, capacity, kind in ABOUT:
             if kind == requests:
-                done = certify(instance, model, capacity, 30.0, [], use_z3=False, instance_path=str(path))
+                done = certify(
+                    instance, model, capacity, 30.0, [], use_z3=False, instance_path=str(path)
+                )
                 made[(model, capacity, kind)] = (path, done.certificate)
     return made
 
@@ -99,18 +138,27 @@ def test_every_model_against_every_theorem(tmp_path, certificates, key):
             assert entry.link.covered and entry.link.agrees
             assert entry.link.predicting_theorem in COUNTS[key[0]]
         else:
-            assert not entry.link.covered and entry.link.bound is not None and entry.link.bound.holds
+            assert (
+                not entry.link.covered and entry.link.bound is not None and entry.link.bound.holds
+            )
     for theorem, message in refused.items():
-        assert "\n" not in message and f"names {theorem!r}, which is not about this certificate's model" in message, message
+        assert (
+            "\n" not in message
+            and f"names {theorem!r}, which is not about this certificate's model" in message
+        ), message
     assert len(refused) == len(registry) - len(ABOUT[key])
 
 
 @pytest.mark.parametrize("key", list(ABOUT), ids=lambda k: f"{k[0]}-c{k[1]}-{k[2]}")
 def test_unnamed_certificates_are_predicted_by_a_theorem_about_them(tmp_path, certificates, key):
-    entry = link_certificate(named(tmp_path, key, certificates, None), certificates[key][0], load_registry(REGISTRY))
+    entry = link_certificate(
+        named(tmp_path, key, certificates, None), certificates[key][0], load_registry(REGISTRY)
+    )
     if key[1] is None:
         assert entry.link.predicting_theorem in COUNTS[key[0]] & ABOUT[key]
-        model = certificate_model(entry.certificate_data, load_instance(certificates[key][0]).chains)
+        model = certificate_model(
+            entry.certificate_data, load_instance(certificates[key][0]).chains
+        )
         assert mismatch(SCOPES[entry.link.predicting_theorem], model) is None
     else:
         assert entry.link.predicting_theorem is None and not entry.link.covered
@@ -119,10 +167,22 @@ def test_unnamed_certificates_are_predicted_by_a_theorem_about_them(tmp_path, ce
 def test_a_round_robin_certificate_is_per_host(tmp_path):
     path = tmp_path / "openings.json"
     path.write_text(json.dumps(OPENINGS))
-    done = certify(load_instance(path), "per-host", None, 30.0, [], use_z3=False, instance_path=str(path),
-                   routing="round-robin", hosts=3)
+    done = certify(
+        load_instance(path),
+        "per-host",
+        None,
+        30.0,
+        [],
+        use_z3=False,
+        instance_path=str(path),
+        routing="round-robin",
+        hosts=3,
+    )
     registry = load_registry(REGISTRY)
-    for theorem, accepted in (("per_host_misses_eq_distinct_pairs", True), ("pooled_misses_eq_distinct", False)):
+    for theorem, accepted in (
+        ("per_host_misses_eq_distinct_pairs", True),
+        ("pooled_misses_eq_distinct", False),
+    ):
         cert = copy.deepcopy(done.certificate)
         cert["theorem"] = theorem
         target = tmp_path / f"{theorem}.json"
@@ -130,7 +190,10 @@ def test_a_round_robin_certificate_is_per_host(tmp_path):
         if accepted:
             assert link_certificate(target, path, registry).link.agrees
         else:
-            with pytest.raises(CheckFailed, match="is about one pooled cache; the certificate about one cache per host"):
+            with pytest.raises(
+                CheckFailed,
+                match="is about one pooled cache; the certificate about one cache per host",
+            ):
                 link_certificate(target, path, registry)
 
 
@@ -138,8 +201,22 @@ def test_the_bridge_command_refuses_in_one_line(tmp_path, certificates, capsys):
     proofs = tmp_path / "proofs"
     proofs.mkdir()
     named(proofs, ("pooled", None, "openings"), certificates, "per_host_misses_eq_distinct_pairs")
-    status = main(["bridge", "--proofs", str(proofs), "--registry", str(REGISTRY), "--instances", str(tmp_path),
-                   "--instances", str(certificates[("pooled", None, "openings")][0].parent)])
+    status = main(
+        [
+            "bridge",
+            "--proofs",
+            str(proofs),
+            "--registry",
+            str(REGISTRY),
+            "--instances",
+            str(tmp_path),
+            "--instances",
+            str(certificates[("pooled", None, "openings")][0].parent),
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 1 and err.count("\n") == 1 and err.startswith("pyverify: refused: ")
-    assert "names 'per_host_misses_eq_distinct_pairs', which is not about this certificate's model" in err
+    assert (
+        "names 'per_host_misses_eq_distinct_pairs', which is not about this certificate's model"
+        in err
+    )

@@ -110,29 +110,80 @@ def test_vllm_prompt_longer_than_the_pool_is_never_scheduled():
 
 def test_vllm_through_simulate_and_the_cli(tmp_path, capsys):
     path = tmp_path / "t.json"
-    requests = [{"blocks": [1, 2], "input_tokens": 4}, {"blocks": [1, 2], "input_tokens": 4},
-                {"blocks": [1, 2, 5], "input_tokens": 6}]
-    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 1,
-                                "block_size_tokens": 2, "requests": requests}))
-    assert main(["simulate", str(path), "--model", "pooled", "--capacity", "3", "--eviction", "vllm", "--json"]) == 0
+    requests = [
+        {"blocks": [1, 2], "input_tokens": 4},
+        {"blocks": [1, 2], "input_tokens": 4},
+        {"blocks": [1, 2, 5], "input_tokens": 6},
+    ]
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "t",
+                "hosts": 1,
+                "block_size_tokens": 2,
+                "requests": requests,
+            }
+        )
+    )
+    assert (
+        main(
+            [
+                "simulate",
+                str(path),
+                "--model",
+                "pooled",
+                "--capacity",
+                "3",
+                "--eviction",
+                "vllm",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["eviction"] == "vllm" and out["measured"]["token_hits"] == 2 * (0 + 1 + 2)
     assert out["unscheduled_requests"] == []
-    assert simulate([(1, 2), (1, 2), (1, 2, 5)], None, POOLED, 3, VLLM, block_size=2).hit_blocks == (0, 1, 2)
+    assert simulate(
+        [(1, 2), (1, 2), (1, 2, 5)], None, POOLED, 3, VLLM, block_size=2
+    ).hit_blocks == (0, 1, 2)
 
 
 def test_engine_flags_fail_in_one_line(tmp_path, capsys):
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 1, "block_size_tokens": 2,
-                                "requests": [{"blocks": [1, 2]}]}))
-    for argv, words in ((["--eviction", "vllm"], "needs a capacity"),
-                        (["--capacity", "3", "--eviction", "lru", "--page-size", "2"], "only with --eviction sglang"),
-                        (["--capacity", "3", "--eviction", "sglang", "--page-size", "3"], "not a multiple"),
-                        (["--capacity", "3", "--eviction", "vllm", "--page-size", "2"], "only with --eviction sglang"),
-                        (["--capacity", "3", "--eviction", "vllm", "--optimum"], "the optima are block-level"),
-                        (["--capacity", "3", "--eviction", "sglang", "--routing", "prefix-affinity"], "not with --eviction"),
-                        (["--capacity", "1", "--eviction", "sglang", "--page-size", "4"], "holds no page")):
-        status, _, err = run_cli(capsys, "simulate", str(path), "--model", "pooled", *argv)  # flag checks exit as argparse does
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "t",
+                "hosts": 1,
+                "block_size_tokens": 2,
+                "requests": [{"blocks": [1, 2]}],
+            }
+        )
+    )
+    for argv, words in (
+        (["--eviction", "vllm"], "needs a capacity"),
+        (
+            ["--capacity", "3", "--eviction", "lru", "--page-size", "2"],
+            "only with --eviction sglang",
+        ),
+        (["--capacity", "3", "--eviction", "sglang", "--page-size", "3"], "not a multiple"),
+        (
+            ["--capacity", "3", "--eviction", "vllm", "--page-size", "2"],
+            "only with --eviction sglang",
+        ),
+        (["--capacity", "3", "--eviction", "vllm", "--optimum"], "the optima are block-level"),
+        (
+            ["--capacity", "3", "--eviction", "sglang", "--routing", "prefix-affinity"],
+            "not with --eviction",
+        ),
+        (["--capacity", "1", "--eviction", "sglang", "--page-size", "4"], "holds no page"),
+    ):
+        status, _, err = run_cli(
+            capsys, "simulate", str(path), "--model", "pooled", *argv
+        )  # flag checks exit as argparse does
         err = err.strip()
         assert status == 2
         assert words in err and "\n" not in err
@@ -222,7 +273,10 @@ def test_sglang_prompt_shorter_than_a_page_takes_a_page_and_can_evict():
     assert sglang_hits(chains, tokens, [0] * 5, 7, 2, 2) == ([0, 0, 0, 0, 0], [])
     # Without C (an imported instance leaves it out): F's demand 2 + 2 evicts B's node instead,
     # and F hits A's first page (1 block).
-    assert sglang_hits([c for c in chains if c], [4, 4, 4, 4], [0] * 4, 7, 2, 2) == ([0, 0, 0, 1], [])
+    assert sglang_hits([c for c in chains if c], [4, 4, 4, 4], [0] * 4, 7, 2, 2) == (
+        [0, 0, 0, 1],
+        [],
+    )
 
 
 def test_sglang_locked_prefix_is_never_evicted_and_fifo_goes_by_creation_time():
@@ -242,32 +296,99 @@ def test_sglang_locked_prefix_is_never_evicted_and_fifo_goes_by_creation_time():
 def test_sglang_through_the_cli(tmp_path, capsys):
     path = tmp_path / "t.json"
     requests = [{"blocks": list(chain)} for chain in [(1, 2, 3), (7,), (8, 9), (1, 2), (7, 5)]]
-    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 1,
-                                "block_size_tokens": 1, "requests": requests}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "t",
+                "hosts": 1,
+                "block_size_tokens": 1,
+                "requests": requests,
+            }
+        )
+    )
     # A pool of 5 tokens refuses every prompt (len >= 5 - 6): no hits, all listed.
-    assert main(["simulate", str(path), "--model", "pooled", "--capacity", "5", "--eviction", "sglang", "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(path),
+                "--model",
+                "pooled",
+                "--capacity",
+                "5",
+                "--eviction",
+                "sglang",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["measured"]["token_hits"] == 0 and out["unscheduled_requests"] == [0, 1, 2, 3, 4]
     # 12 tokens (prompts of up to 5 accepted) evict nothing: D hits [1] (limit 1), E hits [7].
-    assert main(["simulate", str(path), "--model", "pooled", "--capacity", "12", "--eviction", "sglang", "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(path),
+                "--model",
+                "pooled",
+                "--capacity",
+                "12",
+                "--eviction",
+                "sglang",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["measured"]["token_hits"] == 2 and out["unscheduled_requests"] == []
-    assert simulate([(1, 2, 3), (1, 2, 3)], None, POOLED, 10, SGLANG, block_size=1).hit_blocks == (0, 2)
+    assert simulate([(1, 2, 3), (1, 2, 3)], None, POOLED, 10, SGLANG, block_size=1).hit_blocks == (
+        0,
+        2,
+    )
     assert SglangRadixCache(2, 1).tree_pages() == 0
 
 
-def test_engines_ignore_a_partial_last_block_the_trace_names_and_run_one_cache_per_host(tmp_path, capsys):
+def test_engines_ignore_a_partial_last_block_the_trace_names_and_run_one_cache_per_host(
+    tmp_path, capsys
+):
     # Mooncake-style chains name the partial last block; vLLM and SGLang never hash it:
     # [1,2] with 3 tokens in blocks of 2 is one full block (h1) plus a partial one.
     path = tmp_path / "t.json"
     requests = [{"blocks": [1, 2], "input_tokens": 3}] * 4
-    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 2,
-                                "block_size_tokens": 2, "requests": requests}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "t",
+                "hosts": 2,
+                "block_size_tokens": 2,
+                "requests": requests,
+            }
+        )
+    )
     # vLLM, per host of 2 blocks, round-robin: each host sees [1,2] twice. First: limit
     # (3 - 1) // 2 = 1 block, nothing cached; h1 and the partial block take both slots.
     # Second: h1 hits (1 block, 2 tokens); the partial block never does.
-    argv = ["simulate", str(path), "--model", "per-host", "--routing", "round-robin", "--fleet", "2",
-            "--capacity", "2", "--eviction", "vllm", "--json", "--witness"]
+    argv = [
+        "simulate",
+        str(path),
+        "--model",
+        "per-host",
+        "--routing",
+        "round-robin",
+        "--fleet",
+        "2",
+        "--capacity",
+        "2",
+        "--eviction",
+        "vllm",
+        "--json",
+        "--witness",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["witness"] == {"cache_of": [0, 1, 0, 1], "hit_blocks": [0, 0, 1, 1]}
@@ -275,15 +396,40 @@ def test_engines_ignore_a_partial_last_block_the_trace_names_and_run_one_cache_p
     # SGLang, one pool of 12 tokens in pages of 2 (prompts of up to 5 tokens accepted): the
     # first request's one full page is inserted; every later one matches it (limit 1 page):
     # hits 0, 1, 1, 1.
-    assert main(["simulate", str(path), "--model", "pooled", "--capacity", "6", "--eviction", "sglang",
-                 "--page-size", "2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                str(path),
+                "--model",
+                "pooled",
+                "--capacity",
+                "6",
+                "--eviction",
+                "sglang",
+                "--page-size",
+                "2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out)["measured"]["block_hits"] == 3
 
 
 def test_budgets_points_an_engine_eviction_to_simulate(tmp_path, capsys):
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 1, "block_size_tokens": 2,
-                                "requests": [{"blocks": [1, 2]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "t",
+                "hosts": 1,
+                "block_size_tokens": 2,
+                "requests": [{"blocks": [1, 2]}],
+            }
+        )
+    )
     try:
         code = main(["budgets", str(path), "--eviction", "leaf-lru,vllm"])
     except SystemExit as stop:  # argparse's own exit
@@ -304,35 +450,60 @@ from pyverify.inputs.tokens_import import chain_of_tokens  # noqa: E402
 def prompts(draw):
     """Token-id prompts over a tiny alphabet: shared heads, re-sends, partial and short blocks."""
     heads = draw(st.lists(st.lists(st.integers(0, 2), max_size=6), min_size=1, max_size=3))
-    picks = draw(st.lists(st.tuples(st.integers(0, len(heads) - 1), st.lists(st.integers(0, 2), max_size=6)),
-                          min_size=1, max_size=20))
+    picks = draw(
+        st.lists(
+            st.tuples(st.integers(0, len(heads) - 1), st.lists(st.integers(0, 2), max_size=6)),
+            min_size=1,
+            max_size=20,
+        )
+    )
     return [heads[head] + tail or [0] for head, tail in picks]
 
 
 def longest_earlier_prefix(earlier, chain):
     """Blocks of ``chain`` that some earlier chain starts with (block ids name whole prefixes)."""
-    return max((next((j for j, (a, b) in enumerate(zip(chain, other)) if a != b), min(len(chain), len(other)))
-                for other in earlier), default=0)
+    return max(
+        (
+            next(
+                (j for j, (a, b) in enumerate(zip(chain, other)) if a != b),
+                min(len(chain), len(other)),
+            )
+            for other in earlier
+        ),
+        default=0,
+    )
 
 
 @given(prompts(), st.integers(1, 3))
 def test_a_pool_that_never_evicts_hits_the_longest_earlier_prefix_up_to_the_limit(tokens, block):
     chains = [chain_of_tokens(prompt, block) for prompt in tokens]
     lengths = [len(prompt) for prompt in tokens]
-    expected = [min(longest_earlier_prefix(chains[:i], chain), (n - 1) // block)
-                for i, (chain, n) in enumerate(zip(chains, lengths))]
+    expected = [
+        min(longest_earlier_prefix(chains[:i], chain), (n - 1) // block)
+        for i, (chain, n) in enumerate(zip(chains, lengths))
+    ]
     # vLLM: room for every block ever allocated, so no cached block is ever evicted
     room = sum(-(-n // block) for n in lengths)
     assert vllm(chains, lengths, room, block) == (expected, [])
     # SGLang, page = block: room for every token plus a page per request
-    assert sglang_hits(chains, lengths, [0] * len(chains), room + len(chains), block, block,
-                       max_input=(room + len(chains)) * block) == (expected, [])
+    assert sglang_hits(
+        chains,
+        lengths,
+        [0] * len(chains),
+        room + len(chains),
+        block,
+        block,
+        max_input=(room + len(chains)) * block,
+    ) == (expected, [])
 
 
 @given(prompts(), st.integers(1, 3), st.integers(1, 8), st.sampled_from(["lru", "fifo"]))
 def test_pools_keep_their_books(tokens, block, capacity, policy):
     chains = [chain_of_tokens(prompt, block) for prompt in tokens]
-    pool, cache = VllmBlockPool(capacity, block), SglangRadixCache(capacity, block, policy, capacity * block)
+    pool, cache = (
+        VllmBlockPool(capacity, block),
+        SglangRadixCache(capacity, block, policy, capacity * block),
+    )
     for chain, prompt in zip(chains, tokens):
         n = len(prompt)
         hit = pool.run(chain, n)
@@ -343,8 +514,12 @@ def test_pools_keep_their_books(tokens, block, capacity, policy):
         assert sum(map(len, pool.copies.values())) == len(pool.hash_of) <= capacity
         page_hit = cache.run(list(chain), n)
         assert page_hit is None or page_hit <= (n - 1) // block
-        assert cache.tree_pages() + cache.free_pages == capacity  # nothing leaks, nothing is counted twice
-        assert all(node.lock_ref == 0 for node in nodes_below(cache.root)) and cache.root.lock_ref == 1  # unlocked
+        assert (
+            cache.tree_pages() + cache.free_pages == capacity
+        )  # nothing leaks, nothing is counted twice
+        assert (
+            all(node.lock_ref == 0 for node in nodes_below(cache.root)) and cache.root.lock_ref == 1
+        )  # unlocked
 
 
 def nodes_below(root):

@@ -26,7 +26,9 @@ def test_rate_one_is_the_exact_curve():
     exact = exact_curve(ids)
     capacities = np.arange(1, exact.max_useful_capacity + 2)
     estimate = shards_curve(ids, 1.0)
-    assert np.array_equal(estimate.miss_ratio(capacities), exact.misses(capacities) / exact.references)
+    assert np.array_equal(
+        estimate.miss_ratio(capacities), exact.misses(capacities) / exact.references
+    )
 
 
 def test_a_sampled_block_keeps_every_reference():
@@ -52,7 +54,12 @@ def test_cli_labels_the_estimate(tmp_path, capsys):
     path = tmp_path / "t.jsonl"
     ids, lengths = synthetic_trace(20_000, seed=2)
     bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
-    path.write_text("".join(json.dumps({"hash_ids": ids[a:b].tolist()}) + "\n" for a, b in zip(bounds[:-1], bounds[1:])))
+    path.write_text(
+        "".join(
+            json.dumps({"hash_ids": ids[a:b].tolist()}) + "\n"
+            for a, b in zip(bounds[:-1], bounds[1:])
+        )
+    )
     status, out, err = run_cli(capsys, "mrc", str(path), "--sample-rate", "0.5", "--json")
     assert status == 0, err
     data = json.loads(out)
@@ -63,15 +70,18 @@ def test_cli_labels_the_estimate(tmp_path, capsys):
     assert status == 2
 
 
-@pytest.mark.parametrize("flags, named", [
-    (["--policy", "lru,opt"], "--policy opt"),
-    (["--policy", "opt"], "--policy opt"),
-    (["--chart", "CHART"], "--chart"),
-    (["--chart", "CHART", "--policy", "lru,opt"], "--policy opt, --chart"),
-    (["--verify"], "--verify"),
-    (["--target-hit-rate", "0.5"], "--target-hit-rate"),
-    (["--kv-model", "llama-3.1-8b"], "--kv-model/--kv-bytes-per-token (GiB)"),
-])
+@pytest.mark.parametrize(
+    "flags, named",
+    [
+        (["--policy", "lru,opt"], "--policy opt"),
+        (["--policy", "opt"], "--policy opt"),
+        (["--chart", "CHART"], "--chart"),
+        (["--chart", "CHART", "--policy", "lru,opt"], "--policy opt, --chart"),
+        (["--verify"], "--verify"),
+        (["--target-hit-rate", "0.5"], "--target-hit-rate"),
+        (["--kv-model", "llama-3.1-8b"], "--kv-model/--kv-bytes-per-token (GiB)"),
+    ],
+)
 def test_the_estimate_refuses_what_it_cannot_do(tmp_path, capsys, flags, named):
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps({"hash_ids": [1, 2 + i % 3]}) + "\n" for i in range(30)))

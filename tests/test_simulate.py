@@ -94,7 +94,9 @@ def test_per_host_misses_eq_distinct_pairs_and_ge_pooled(instance):
 def test_merging_hosts_never_raises_per_host_misses(instance, data):
     """Refining a fleet (splitting hosts) never lowers per-host misses."""
     chains, hosts, fine = instance
-    merge = data.draw(st.lists(st.integers(0, hosts - 1), min_size=hosts, max_size=hosts), label="merge")
+    merge = data.draw(
+        st.lists(st.integers(0, hosts - 1), min_size=hosts, max_size=hosts), label="merge"
+    )
     coarse = [merge[host] for host in fine]
     assert simulate(chains, fine, PER_HOST).misses >= simulate(chains, coarse, PER_HOST).misses
 
@@ -124,14 +126,21 @@ def random_demand_run(chains, cache_of, capacity, rng):
     return misses
 
 
-@given(routed_instances(), st.sampled_from([POOLED, PER_HOST]), st.one_of(st.none(), st.integers(1, 6)), st.integers(0, 2**32 - 1))
+@given(
+    routed_instances(),
+    st.sampled_from([POOLED, PER_HOST]),
+    st.one_of(st.none(), st.integers(1, 6)),
+    st.integers(0, 2**32 - 1),
+)
 def test_no_demand_run_beats_the_distinct_blocks(instance, model, capacity, seed):
     chains, _, routing = instance
     cache_of = [0] * len(chains) if model == POOLED else routing
     floor = len({b for chain in chains for b in chain})
     assert random_demand_run(chains, cache_of, capacity, random.Random(seed)) >= floor
     for eviction in (LRU, FIFO):
-        assert simulate(chains, routing, model, capacity=capacity, eviction=eviction).misses >= floor
+        assert (
+            simulate(chains, routing, model, capacity=capacity, eviction=eviction).misses >= floor
+        )
 
 
 @given(routed_instances(), st.integers(1, 6))

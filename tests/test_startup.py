@@ -27,17 +27,36 @@ from pyverify.inputs.stream import Input
 from tests.conftest import REPO
 
 #: Packages a plain run on a small trace has no use for.
-HEAVY = ("pyarrow", "pandas", "numba", "llvmlite", "scipy", "jsonschema", "referencing", "matplotlib", "tqdm",
-         "duckdb", "dask", "ortools", "z3", "networkx", "cloudpickle")
+HEAVY = (
+    "pyarrow",
+    "pandas",
+    "numba",
+    "llvmlite",
+    "scipy",
+    "jsonschema",
+    "referencing",
+    "matplotlib",
+    "tqdm",
+    "duckdb",
+    "dask",
+    "ortools",
+    "z3",
+    "networkx",
+    "cloudpickle",
+)
 
 
 def loaded_after(*argv: str) -> tuple[set[str], str]:
     """The top-level packages in ``sys.modules`` after ``pyverify ARGV`` ran in a fresh interpreter, and its stdout."""
-    script = ("import io, sys, contextlib; from pyverify.cli import main\n"
-              "out = io.StringIO()\n"
-              "with contextlib.redirect_stdout(out): status = main(sys.argv[1:])\n"
-              "print(repr((status, sorted({name.split('.')[0] for name in sys.modules}), out.getvalue())))")
-    result = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=120, cwd=REPO)
+    script = (
+        "import io, sys, contextlib; from pyverify.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out): status = main(sys.argv[1:])\n"
+        "print(repr((status, sorted({name.split('.')[0] for name in sys.modules}), out.getvalue())))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     assert result.returncode == 0, result.stderr
     status, modules, out = eval(result.stdout)  # noqa: S307 (our own repr, one line)
     assert status == 0, result.stderr
@@ -47,18 +66,30 @@ def loaded_after(*argv: str) -> tuple[set[str], str]:
 @pytest.fixture
 def small_trace(tmp_path):
     path = tmp_path / "small.jsonl"
-    lines = [{"timestamp": 0, "input_length": 1500, "output_length": 10, "hash_ids": [0, 1, 2]},
-             {"timestamp": 1, "input_length": 1100, "output_length": 20, "hash_ids": [0, 1, 3]},
-             {"timestamp": 3, "input_length": 600, "output_length": 30, "hash_ids": [4, 5]}]
+    lines = [
+        {"timestamp": 0, "input_length": 1500, "output_length": 10, "hash_ids": [0, 1, 2]},
+        {"timestamp": 1, "input_length": 1100, "output_length": 20, "hash_ids": [0, 1, 3]},
+        {"timestamp": 3, "input_length": 600, "output_length": 30, "hash_ids": [4, 5]},
+    ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 
 
-@pytest.mark.parametrize("flags", [(), ("--json",), ("--model", "per-host", "--fleet", "2", "--routing", "round-robin"),
-                                   ("--model", "per-host", "--fleet", "2", "--json")], ids=" ".join)
+@pytest.mark.parametrize(
+    "flags",
+    [
+        (),
+        ("--json",),
+        ("--model", "per-host", "--fleet", "2", "--routing", "round-robin"),
+        ("--model", "per-host", "--fleet", "2", "--json"),
+    ],
+    ids=" ".join,
+)
 def test_simulate_on_a_small_trace_loads_nothing_heavy(small_trace, flags):
     modules, out = loaded_after("simulate", str(small_trace), *flags)
-    assert "numpy" in modules  # the one representation: the trace as numpy arrays, read and counted there
+    assert (
+        "numpy" in modules
+    )  # the one representation: the trace as numpy arrays, read and counted there
     assert sorted(modules & set(HEAVY)) == []
     if "--json" in flags:
         report = json.loads(out)
@@ -89,9 +120,14 @@ def test_one_command_parser_is_the_whole_parsers(command):
     """A command's parser built alone (as a run builds it) is the one the whole command line holds: same help, same flags."""
     from pyverify.cli import build_parser
 
-    one, every = (build_parser(which)._subparsers._group_actions[0].choices[command] for which in (command, None))
+    one, every = (
+        build_parser(which)._subparsers._group_actions[0].choices[command]
+        for which in (command, None)
+    )
     assert one.format_help() == every.format_help()
-    assert [action.option_strings for action in one._actions] == [action.option_strings for action in every._actions]
+    assert [action.option_strings for action in one._actions] == [
+        action.option_strings for action in every._actions
+    ]
 
 
 @pytest.mark.parametrize("flags", [(), ("--json",)], ids=" ".join)
@@ -108,44 +144,77 @@ def test_a_curve_of_a_small_trace_loads_no_numba(small_trace, flags):
 def test_kernels_are_loaded_before_reading_a_big_file_only(tmp_path, parquet, below, loads):
     """:func:`load_kernels_before_reading` by the file's size and kind (sparse files: nothing is read); the
     second loaded ``.missing`` path, which does not exist, loads nothing more."""
-    from pyverify.commands.engine_options import KERNELS_BEFORE_READING_BYTES, KERNELS_BEFORE_READING_PARQUET_BYTES
+    from pyverify.commands.engine_options import (
+        KERNELS_BEFORE_READING_BYTES,
+        KERNELS_BEFORE_READING_PARQUET_BYTES,
+    )
 
-    assert (KERNELS_BEFORE_READING_BYTES, KERNELS_BEFORE_READING_PARQUET_BYTES) == (8 << 20, 1 << 20)
+    assert (KERNELS_BEFORE_READING_BYTES, KERNELS_BEFORE_READING_PARQUET_BYTES) == (
+        8 << 20,
+        1 << 20,
+    )
     if loads:
         pytest.importorskip("numba")
     path = tmp_path / ("trace.parquet" if parquet else "trace.jsonl")
     with open(path, "wb") as handle:
         handle.write(b"PAR1" if parquet else b'{"hash_ids": [1]}\n')
-        handle.truncate((KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES) - below)
+        handle.truncate(
+            (KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES)
+            - below
+        )
     # numba_loaded() is true from the moment a load begins (on a thread, for JSONL); kernel() then waits for it.
-    script = ("import sys; from pyverify.commands.engine_options import load_kernels_before_reading\n"
-              "from pyverify.inputs.columnar.compiled import kernel, numba_loaded\n"
-              "load_kernels_before_reading(sys.argv[1]); load_kernels_before_reading(sys.argv[1] + '.missing')\n"
-              "from pyverify.inputs.columnar import compiled\n"
-              "print(numba_loaded(), len(compiled._loading))")
-    result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=120, cwd=REPO)
+    script = (
+        "import sys; from pyverify.commands.engine_options import load_kernels_before_reading\n"
+        "from pyverify.inputs.columnar.compiled import kernel, numba_loaded\n"
+        "load_kernels_before_reading(sys.argv[1]); load_kernels_before_reading(sys.argv[1] + '.missing')\n"
+        "from pyverify.inputs.columnar import compiled\n"
+        "print(numba_loaded(), len(compiled._loading))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr
-    threads = 1 if loads and not parquet else 0  # JSONL is read while numba loads beside; Parquet loads it first
+    threads = (
+        1 if loads and not parquet else 0
+    )  # JSONL is read while numba loads beside; Parquet loads it first
     assert result.stdout.split() == [str(loads), str(threads)]
 
 
 def test_a_kernel_waits_for_numba_loading_beside(tmp_path):
     """After :func:`load_beside` the decisions see numba as loaded, and a kernel compiled meanwhile runs."""
     pytest.importorskip("numba")
-    script = ("import sys, numpy as np\n"
-              "from pyverify.inputs.columnar.compiled import kernel, load_beside, numba_loaded, closed_dense\n"
-              "load_beside(); assert numba_loaded()\n"
-              "run = kernel(closed_dense)\n"
-              "ids, offsets = np.array([0, 1, 0, 2]), np.array([0, 2, 4])\n"
-              "print(bool(run(ids, offsets, np.empty(3, dtype=np.int64))), bool(run(np.array([0, 1, 1, 2]), offsets, np.empty(3, dtype=np.int64))))")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
+    script = (
+        "import sys, numpy as np\n"
+        "from pyverify.inputs.columnar.compiled import kernel, load_beside, numba_loaded, closed_dense\n"
+        "load_beside(); assert numba_loaded()\n"
+        "run = kernel(closed_dense)\n"
+        "ids, offsets = np.array([0, 1, 0, 2]), np.array([0, 2, 4])\n"
+        "print(bool(run(ids, offsets, np.empty(3, dtype=np.int64))), bool(run(np.array([0, 1, 1, 2]), offsets, np.empty(3, dtype=np.int64))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "False"]
 
 
 @settings(max_examples=200, deadline=None)
-@given(keys=st.sets(st.sampled_from(sorted(MOONCAKE_KEYS - {"hash_ids"}) + ["block_size", "chat_id", "turn", "format", "events", "ts"])),
-       hash_ids=st.one_of(st.lists(st.integers(0, 9), max_size=3), st.dictionaries(st.sampled_from(["sys_prompt", "history"]), st.lists(st.integers(0, 9)))))
+@given(
+    keys=st.sets(
+        st.sampled_from(
+            sorted(MOONCAKE_KEYS - {"hash_ids"})
+            + ["block_size", "chat_id", "turn", "format", "events", "ts"]
+        )
+    ),
+    hash_ids=st.one_of(
+        st.lists(st.integers(0, 9), max_size=3),
+        st.dictionaries(st.sampled_from(["sys_prompt", "history"]), st.lists(st.integers(0, 9))),
+    ),
+)
 def test_a_plain_mooncake_record_is_what_the_detectors_say_it_is(keys, hash_ids):
     """The start-up shortcut (no per-record readers for a Mooncake file) answers as the format detectors do."""
     record = {"hash_ids": hash_ids, **{key: 1 for key in keys}}
@@ -160,14 +229,26 @@ def test_a_plain_mooncake_record_is_what_the_detectors_say_it_is(keys, hash_ids)
 
 
 def test_simulate_on_a_mooncake_trace_imports_no_simulator_and_no_per_record_reader(small_trace):
-    script = ("import sys, io, contextlib; from pyverify.cli import main\n"
-              "with contextlib.redirect_stdout(io.StringIO()): main(sys.argv[1:])\n"
-              "print(sorted(name for name in sys.modules if name.startswith('pyverify.')))")
-    result = subprocess.run([sys.executable, "-c", script, "simulate", str(small_trace), "--json"],
-                            capture_output=True, text=True, timeout=120, cwd=REPO)
+    script = (
+        "import sys, io, contextlib; from pyverify.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main(sys.argv[1:])\n"
+        "print(sorted(name for name in sys.modules if name.startswith('pyverify.')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, "simulate", str(small_trace), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     modules = set(eval(result.stdout))  # noqa: S307 (our own repr)
     assert "pyverify.inputs.columnar.jsonl" in modules  # the run did read the trace
-    assert not modules & {"pyverify.inputs.load", "pyverify.sim.simulate", "pyverify.sim.routing", "pyverify.engines.counts"}
+    assert not modules & {
+        "pyverify.inputs.load",
+        "pyverify.sim.simulate",
+        "pyverify.sim.routing",
+        "pyverify.engines.counts",
+    }
 
 
 def test_the_policy_names_are_the_routing_policies():
@@ -178,8 +259,16 @@ def test_the_policy_names_are_the_routing_policies():
     assert tuple(POLICIES) == POLICY_NAMES
 
 
-@pytest.mark.parametrize("content", [b"PAR1\x00\x01binary", b'{\n  "format": "pyverify.instance/1"\n}\n', b"[1, 2]\n", b"{not json\n"],
-                         ids=["parquet-like", "pretty instance", "array", "broken"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"PAR1\x00\x01binary",
+        b'{\n  "format": "pyverify.instance/1"\n}\n',
+        b"[1, 2]\n",
+        b"{not json\n",
+    ],
+    ids=["parquet-like", "pretty instance", "array", "broken"],
+)
 def test_an_input_without_a_first_record_is_no_richer_format(tmp_path, content):
     """The start-up shortcut for inputs whose head has no JSON object: no format of RICHER_THAN_MOONCAKE is told
     without one, as the detectors say."""
@@ -203,15 +292,32 @@ def test_simulate_on_a_parquet_trace_imports_no_per_record_reader_and_no_count_e
     from pyverify.inputs.columnar import ColumnarTrace, write_parquet
 
     path = tmp_path / "t.parquet"
-    write_parquet(ColumnarTrace(name="t", ids=np.array([0, 1, 0, 2, 3]), offsets=np.array([0, 2, 4, 5]), source="test"), path)
-    script = ("import sys, io, contextlib; from pyverify.cli import main\n"
-              "with contextlib.redirect_stdout(io.StringIO()): main(sys.argv[1:])\n"
-              "print(sorted(name for name in sys.modules if name.startswith('pyverify.')))")
-    result = subprocess.run([sys.executable, "-c", script, "simulate", str(path), "--json"],
-                            capture_output=True, text=True, timeout=120, cwd=REPO)
+    write_parquet(
+        ColumnarTrace(
+            name="t", ids=np.array([0, 1, 0, 2, 3]), offsets=np.array([0, 2, 4, 5]), source="test"
+        ),
+        path,
+    )
+    script = (
+        "import sys, io, contextlib; from pyverify.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main(sys.argv[1:])\n"
+        "print(sorted(name for name in sys.modules if name.startswith('pyverify.')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, "simulate", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     modules = set(eval(result.stdout))  # noqa: S307 (our own repr)
     assert "pyverify.inputs.columnar.tables" in modules  # the run did read the file
-    assert not modules & {"pyverify.inputs.load", "pyverify.engines.counts", "pyverify.engines.select", "pyverify.sim.simulate"}
+    assert not modules & {
+        "pyverify.inputs.load",
+        "pyverify.engines.counts",
+        "pyverify.engines.select",
+        "pyverify.sim.simulate",
+    }
 
 
 def test_a_mooncake_file_parsed_by_pyarrow_loads_no_pyarrow_compute(tmp_path):
@@ -224,11 +330,18 @@ def test_a_mooncake_file_parsed_by_pyarrow_loads_no_pyarrow_compute(tmp_path):
     path = tmp_path / "big.jsonl"
     line = '{"hash_ids": [0, 1, 2, 3], "timestamp": 0, "input_length": 2048, "output_length": 1}\n'  # not json.dumps' plain form (hash_ids first)
     path.write_text(line * (STDLIB_MAX_BYTES // len(line) + 1))
-    script = ("import sys, io, contextlib; from pyverify.cli import main\n"
-              "with contextlib.redirect_stdout(io.StringIO()) as out: status = main(sys.argv[1:])\n"
-              "print(repr((status, sorted(name for name in sys.modules if name.startswith('pyarrow')), out.getvalue())))")
-    result = subprocess.run([sys.executable, "-c", script, "simulate", str(path), "--json"],
-                            capture_output=True, text=True, timeout=120, cwd=REPO)
+    script = (
+        "import sys, io, contextlib; from pyverify.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out: status = main(sys.argv[1:])\n"
+        "print(repr((status, sorted(name for name in sys.modules if name.startswith('pyarrow')), out.getvalue())))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, "simulate", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     status, modules, out = eval(result.stdout)  # noqa: S307 (our own repr)
     assert status == 0 and json.loads(out)["misses"] == 4
     assert "pyarrow.json" in modules  # pyarrow did parse it

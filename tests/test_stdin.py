@@ -25,8 +25,14 @@ NAME = "lab-512x32x16"
 
 
 def pyverify(argv: list[str], stdin: bytes, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pyverify", *argv], input=stdin, capture_output=True,
-                          cwd=cwd, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "pyverify", *argv],
+        input=stdin,
+        capture_output=True,
+        cwd=cwd,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def with_block_size(data: bytes, tokens: int) -> bytes:
@@ -108,7 +114,10 @@ def test_audit_reads_stdin_once(tmp_path):
     assert done.returncode == 0, done.stderr.decode()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["instance"]["name"] == NAME
-    assert {model: cert["objective"] for model, cert in summary["certificates"].items()} == {"pooled": 32, "per-host": 338}
+    assert {model: cert["objective"] for model, cert in summary["certificates"].items()} == {
+        "pooled": 32,
+        "per-host": 338,
+    }
     assert all(entry["link"]["agrees"] for entry in summary["bridge"]["certificates"])
 
 
@@ -116,20 +125,43 @@ def test_a_gzip_stream_is_kept_whole_for_the_second_reading(tmp_path):
     import gzip
 
     out = tmp_path / "x.json"
-    done = pyverify(["certify", "-", "--model", "pooled", "-o", str(out)], gzip.compress(LAB_BYTES), tmp_path)
+    done = pyverify(
+        ["certify", "-", "--model", "pooled", "-o", str(out)], gzip.compress(LAB_BYTES), tmp_path
+    )
     assert done.returncode == 0, done.stderr.decode()
 
 
 def test_an_endless_stdin_kept_for_a_second_reading_stops_at_the_input_bound(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "pyverify", "certify", "-", "--model", "pooled", "-o", str(tmp_path / "x.json")],
-                          input=b"\0" * 300_000, capture_output=True, cwd=tmp_path, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "PYVERIFY_MAX_INPUT_BYTES": "100000"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyverify",
+            "certify",
+            "-",
+            "--model",
+            "pooled",
+            "-o",
+            str(tmp_path / "x.json"),
+        ],
+        input=b"\0" * 300_000,
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO), "PYVERIFY_MAX_INPUT_BYTES": "100000"},
+    )
     lines = done.stderr.decode().strip().splitlines()
-    assert done.returncode == 2 and len(lines) == 1 and "<stdin>: larger than the input limit of 100000 bytes" in lines[0]
+    assert (
+        done.returncode == 2
+        and len(lines) == 1
+        and "<stdin>: larger than the input limit of 100000 bytes" in lines[0]
+    )
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("in_memory_bytes", [1 << 20, 4], ids=["kept in memory", "kept in a temporary file"])
+@pytest.mark.parametrize(
+    "in_memory_bytes", [1 << 20, 4], ids=["kept in memory", "kept in a temporary file"]
+)
 def test_every_reading_of_kept_stdin_starts_at_its_beginning(monkeypatch, in_memory_bytes):
     import io
 
@@ -141,7 +173,9 @@ def test_every_reading_of_kept_stdin_starts_at_its_beginning(monkeypatch, in_mem
     with stdin_once.stdin_read_once(["a-file.json", "-"]):
         first = sys.stdin.buffer
         assert first.readline() == b"first line\n"
-        assert sys.stdin.buffer.read() == b"first line\nsecond line\n"  # a second reader, from the start
+        assert (
+            sys.stdin.buffer.read() == b"first line\nsecond line\n"
+        )  # a second reader, from the start
         assert first.read() == b"second line\n"  # the first keeps its own place
     assert sys.stdin is original
 

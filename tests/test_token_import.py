@@ -36,7 +36,11 @@ def jsonl(*records) -> str:
 # repeats the first block under a cache salt; request 7 uses the 'token_ids' name.
 LOG = jsonl(
     {"prompt_token_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "timestamp": 0, "output_tokens": 5},
-    {"prompt_token_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], "timestamp": 10, "route_key": "alice"},
+    {
+        "prompt_token_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+        "timestamp": 10,
+        "route_key": "alice",
+    },
     {"prompt_token_ids": [1, 2, 3, 4, 99, 98, 97, 96, 1], "timestamp": 10},
     {"prompt_token_ids": [1, 2, 3], "timestamp": 20},
     {"prompt_token_ids": [5, 6, 7, 8], "timestamp": 30},
@@ -59,28 +63,41 @@ def test_a_token_log_imports_into_the_hand_computed_chains(tmp_path):
     instance = loaded.instance
     assert loaded.format.key == "token-ids-jsonl"
     assert instance.chains == ((B1, B2), (B1, B2, B3), (B1, C2), (D1,), (E1,), (B1, B2))
-    assert len({B1, B2, B3, C2, D1, E1}) == 6 and all(0 <= i < 2**63 for i in (B1, B2, B3, C2, D1, E1))
+    assert len({B1, B2, B3, C2, D1, E1}) == 6 and all(
+        0 <= i < 2**63 for i in (B1, B2, B3, C2, D1, E1)
+    )
     assert first_prefix_violation(instance.chains) is None
     assert instance.n_references == 11 and instance.block_size_tokens == 4
     assert [item["input_tokens"] for item in instance.extra] == [10, 12, 9, 4, 4, 8]
     # The uncached tails (input_tokens - 4 * full blocks) are what token accounting counts as misses.
-    assert [item["input_tokens"] - 4 * len(chain) for item, chain in zip(instance.extra, instance.chains)] == [2, 0, 1, 0, 0, 0]
+    assert [
+        item["input_tokens"] - 4 * len(chain)
+        for item, chain in zip(instance.extra, instance.chains)
+    ] == [2, 0, 1, 0, 0, 0]
     assert instance.extra[0]["output_tokens"] == 5 and instance.extra[5]["output_tokens"] == 2
     assert instance.extra[1]["route_key"] == "alice" and instance.extra[4]["arrival_ms"] == 40
-    assert loaded.notes == ("left out 1 request(s) shorter than one block of 4 tokens (3 tokens in all): "
-                            "vLLM caches no block of them, so they neither hit nor are hit, but each takes a "
-                            "block while it runs and can evict one (not in --eviction vllm|sglang replays)",)
+    assert loaded.notes == (
+        "left out 1 request(s) shorter than one block of 4 tokens (3 tokens in all): "
+        "vLLM caches no block of them, so they neither hit nor are hit, but each takes a "
+        "block while it runs and can evict one (not in --eviction vllm|sglang replays)",
+    )
 
 
 def test_the_imported_log_simulates_as_counted_by_hand(capsys, tmp_path):
     path = tmp_path / "requests.jsonl"
     path.write_text(LOG)
     out = tmp_path / "requests.json"
-    status, stdout, _ = run_cli(capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "4", "--json")
+    status, stdout, _ = run_cli(
+        capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "4", "--json"
+    )
     assert status == 0
     summary = json.loads(stdout)
-    assert (summary["format"], summary["requests"], summary["block_references"], summary["distinct_blocks"]) == (
-        "token-ids-jsonl", 6, 11, 6)
+    assert (
+        summary["format"],
+        summary["requests"],
+        summary["block_references"],
+        summary["distinct_blocks"],
+    ) == ("token-ids-jsonl", 6, 11, 6)
     assert load_instance(out).chains[1] == (B1, B2, B3)
     # one pooled uncapacitated cache misses each distinct block once: 6 misses, 5 hits
     status, stdout, _ = run_cli(capsys, "simulate", str(out), "--model", "pooled", "--json")
@@ -98,16 +115,40 @@ def test_the_default_block_size_is_vllms_16(tmp_path):
 
 
 BAD = [
-    (jsonl({"prompt_token_ids": [1, 2, 3, 4]}, {"prompt_token_ids": [1, "2"]}), "line 2.prompt_token_ids[1]: token id '2' is not an integer"),
-    (jsonl({"prompt_token_ids": [1, 2, 3, 4]}, {"prompt_token_ids": [1, True]}), "line 2.prompt_token_ids[1]: token id True"),
-    (jsonl({"prompt_token_ids": [1, 2, 3, 4]}, {"prompt_token_ids": [1, -2]}), "line 2.prompt_token_ids[1]: token id -2"),
+    (
+        jsonl({"prompt_token_ids": [1, 2, 3, 4]}, {"prompt_token_ids": [1, "2"]}),
+        "line 2.prompt_token_ids[1]: token id '2' is not an integer",
+    ),
+    (
+        jsonl({"prompt_token_ids": [1, 2, 3, 4]}, {"prompt_token_ids": [1, True]}),
+        "line 2.prompt_token_ids[1]: token id True",
+    ),
+    (
+        jsonl({"prompt_token_ids": [1, 2, 3, 4]}, {"prompt_token_ids": [1, -2]}),
+        "line 2.prompt_token_ids[1]: token id -2",
+    ),
     (jsonl({"token_ids": [1, 2, 3, 4]}, {"token_ids": []}), "line 2.token_ids: empty"),
-    (jsonl({"token_ids": [1, 2, 3, 4]}, {"token_ids": "1 2 3"}), "line 2.token_ids: expected a list of token ids, got str"),
-    (jsonl({"token_ids": [1, 2, 3, 4], "prompt_token_ids": [1, 2, 3, 4]}), "line 1: both 'prompt_token_ids' and 'token_ids'"),
-    (jsonl({"token_ids": [1, 2, 3, 4]}, {"messages": []}), "line 2: missing field 'prompt_token_ids' (or 'token_ids')"),
+    (
+        jsonl({"token_ids": [1, 2, 3, 4]}, {"token_ids": "1 2 3"}),
+        "line 2.token_ids: expected a list of token ids, got str",
+    ),
+    (
+        jsonl({"token_ids": [1, 2, 3, 4], "prompt_token_ids": [1, 2, 3, 4]}),
+        "line 1: both 'prompt_token_ids' and 'token_ids'",
+    ),
+    (
+        jsonl({"token_ids": [1, 2, 3, 4]}, {"messages": []}),
+        "line 2: missing field 'prompt_token_ids' (or 'token_ids')",
+    ),
     (jsonl({"token_ids": [1, 2, 3, 4], "cache_salt": 7}), "line 1.cache_salt: expected a string"),
-    (jsonl({"token_ids": [1, 2, 3, 4], "timestamp": 9}, {"token_ids": [1], "timestamp": 3}), "line 2.timestamp: timestamp 3 is earlier than 9 on line 1"),
-    (jsonl({"token_ids": [1, 2, 3, 4], "output_tokens": -1}), "line 1.output_tokens: expected a non-negative integer"),
+    (
+        jsonl({"token_ids": [1, 2, 3, 4], "timestamp": 9}, {"token_ids": [1], "timestamp": 3}),
+        "line 2.timestamp: timestamp 3 is earlier than 9 on line 1",
+    ),
+    (
+        jsonl({"token_ids": [1, 2, 3, 4], "output_tokens": -1}),
+        "line 1.output_tokens: expected a non-negative integer",
+    ),
     (jsonl({"token_ids": [1, 2]}, {"token_ids": [1]}), "no request has a full block of 4 tokens"),
 ]
 
@@ -117,7 +158,11 @@ def test_bad_token_logs_are_one_line_exit_2_nothing_written(capsys, tmp_path, te
     path = tmp_path / "bad.jsonl"
     path.write_text(text)
     out = tmp_path / "out.json"
-    assert_one_line_error(*run_cli(capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "4"), path, expected)
+    assert_one_line_error(
+        *run_cli(capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "4"),
+        path,
+        expected,
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
 
 
@@ -125,9 +170,13 @@ def test_block_size_must_be_a_multiple_for_inputs_of_ids(capsys, tmp_path):
     path = tmp_path / "m.jsonl"
     path.write_text(jsonl({"hash_ids": [1, 2]}))
     out = tmp_path / "o.json"
-    status, stdout, err = run_cli(capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "300")
+    status, stdout, err = run_cli(
+        capsys, "trace", "import", str(path), "-o", str(out), "--block-size", "300"
+    )
     assert status == 2 and stdout == ""
-    assert err.startswith("pyverify: error: --block-size: 300 is not a whole multiple of the input's 512-token blocks")
+    assert err.startswith(
+        "pyverify: error: --block-size: 300 is not a whole multiple of the input's 512-token blocks"
+    )
     assert not out.exists()
 
 
@@ -140,9 +189,15 @@ def test_block_token_counts_follow_each_formats_convention(tmp_path):
     path = tmp_path / "requests.jsonl"
     path.write_text(LOG)
     instance = load_described(path, ImportOptions(block_size=4)).instance
-    counts = [block_token_counts(len(chain), 4, item["input_tokens"]) for chain, item in zip(instance.chains, instance.extra)]
+    counts = [
+        block_token_counts(len(chain), 4, item["input_tokens"])
+        for chain, item in zip(instance.chains, instance.extra)
+    ]
     assert counts[0] == ([4, 4], 2) and counts[2] == ([4, 4], 1)
-    assert all(sum(weights) + tail == item["input_tokens"] for (weights, tail), item in zip(counts, instance.extra))
+    assert all(
+        sum(weights) + tail == item["input_tokens"]
+        for (weights, tail), item in zip(counts, instance.extra)
+    )
     assert block_token_counts(2, 16, None) == ([16, 16], 0)
 
 

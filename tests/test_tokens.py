@@ -20,7 +20,9 @@ CHAINS = [(1, 2, 3), (1, 2), (1, 4)]
 
 
 def test_last_block_is_partial():
-    weights = token_weights(CHAINS, 512, [{"input_tokens": 1100}, {"input_tokens": 1024}, {"input_tokens": 600}])
+    weights = token_weights(
+        CHAINS, 512, [{"input_tokens": 1100}, {"input_tokens": 1024}, {"input_tokens": 600}]
+    )
     # 1100 = 512 + 512 + 76; 1024 = 512 + 512; 600 = 512 + 88
     assert weights.block_tokens.tolist() == [512, 512, 76, 512, 512, 512, 88]
     assert weights.uncached_tail.tolist() == [0, 0, 0]
@@ -40,19 +42,28 @@ def test_tokens_beyond_the_chain_are_an_uncached_tail():
     assert weights.block_tokens.tolist() == [16, 16]
     assert weights.uncached_tail.tolist() == [8]
     # and says so: its blocks are full, not "last block partial"
-    assert weights.source == "input_tokens (blocks of 16, full blocks, tokens past the last block never cached)"
-    assert token_weights([(1, 2)], 16, [{"input_tokens": 32}]).source == "input_tokens (blocks of 16, full blocks)"
+    assert (
+        weights.source
+        == "input_tokens (blocks of 16, full blocks, tokens past the last block never cached)"
+    )
+    assert (
+        token_weights([(1, 2)], 16, [{"input_tokens": 32}]).source
+        == "input_tokens (blocks of 16, full blocks)"
+    )
 
 
 def test_no_block_size_means_no_token_weights():
     assert token_weights(CHAINS, None) is None
 
 
-@pytest.mark.parametrize("extra, field", [
-    ([{"input_tokens": 1024}, {}, {}], "requests[0].input_tokens"),
-    ([{"block_tokens": [1, 2]}, {}, {}], "requests[0].block_tokens"),
-    ([{}, {"block_tokens": [1, 0]}, {}], "requests[1].block_tokens[1]"),
-])
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        ([{"input_tokens": 1024}, {}, {}], "requests[0].input_tokens"),
+        ([{"block_tokens": [1, 2]}, {}, {}], "requests[0].block_tokens"),
+        ([{}, {"block_tokens": [1, 0]}, {}], "requests[1].block_tokens[1]"),
+    ],
+)
 def test_inconsistent_token_counts_name_the_request_and_field(extra, field):
     with pytest.raises(UserError) as error:
         token_weights(CHAINS, 512, extra, where="trace.jsonl")
@@ -69,23 +80,42 @@ def test_window_arithmetic_matches_kvcache_simulator():
 
 
 def test_tally_by_hand():
-    weights = token_weights(CHAINS, 512, [{"input_tokens": 1100}, {"input_tokens": 1024}, {"input_tokens": 600}])
+    weights = token_weights(
+        CHAINS, 512, [{"input_tokens": 1100}, {"input_tokens": 1024}, {"input_tokens": 600}]
+    )
     run = simulate(CHAINS, None, POOLED)
     assert run.hit_blocks == (0, 2, 1)
     whole = tally(CHAINS, run.hit_blocks, weights)
-    assert (whole.block_references, whole.block_hits, whole.tokens, whole.token_hits) == (7, 3, 2724, 1536)
-    last_two = tally(CHAINS, run.hit_blocks, weights, Window(0.5))  # floor(3 * 0.5) = 1: requests 1 and 2
+    assert (whole.block_references, whole.block_hits, whole.tokens, whole.token_hits) == (
+        7,
+        3,
+        2724,
+        1536,
+    )
+    last_two = tally(
+        CHAINS, run.hit_blocks, weights, Window(0.5)
+    )  # floor(3 * 0.5) = 1: requests 1 and 2
     assert (last_two.first_request, last_two.block_references, last_two.block_hits) == (1, 4, 3)
     assert (last_two.tokens, last_two.token_hits) == (1624, 1536)
     assert last_two.token_hit_rate == pytest.approx(1536 / 1624)
 
 
-@given(prefix_closed_chains(max_nodes=12, max_requests=20), st.integers(1, 6), st.sampled_from([0.0, 0.3, 0.5]), st.data())
+@given(
+    prefix_closed_chains(max_nodes=12, max_requests=20),
+    st.integers(1, 6),
+    st.sampled_from([0.0, 0.3, 0.5]),
+    st.data(),
+)
 def test_weighted_curves_equal_per_capacity_tallies(chains, capacity, fraction, data):
-    extra = [{"input_tokens": 8 * (len(chain) - 1) + data.draw(st.integers(1, 12))} for chain in chains]
+    extra = [
+        {"input_tokens": 8 * (len(chain) - 1) + data.draw(st.integers(1, 12))} for chain in chains
+    ]
     weights = token_weights(chains, 8, extra)
     window = Window(fraction)
-    for eviction, distances in ((LRU, chain_order_distances(chains)), (TAIL_FIRST, tail_first_ranks(chains))):
+    for eviction, distances in (
+        (LRU, chain_order_distances(chains)),
+        (TAIL_FIRST, tail_first_ranks(chains)),
+    ):
         curve = weighted_curve(distances, chains, weights, window)
         run = simulate(chains, None, POOLED, capacity=capacity, eviction=eviction)
         expected = tally(chains, run.hit_blocks, weights, window)
@@ -94,15 +124,24 @@ def test_weighted_curves_equal_per_capacity_tallies(chains, capacity, fraction, 
         assert curve.tokens == expected.tokens
 
 
-@given(prefix_closed_chains(max_nodes=12, max_requests=30), st.sampled_from([0.0, 0.3, 0.5]), st.booleans(), st.data())
-def test_the_curve_binned_in_the_pass_is_the_curve_of_the_distances(chains, fraction, weighed, data):
+@given(
+    prefix_closed_chains(max_nodes=12, max_requests=30),
+    st.sampled_from([0.0, 0.3, 0.5]),
+    st.booleans(),
+    st.data(),
+)
+def test_the_curve_binned_in_the_pass_is_the_curve_of_the_distances(
+    chains, fraction, weighed, data
+):
     # lru_weighted_curve bins one pooled cache with compact weights inside the compiled pass; the oracle
     # histograms every reference's distance.
     pytest.importorskip("numba")
     from pyverify.sim.counting import flatten
     from pyverify.sim.engine_curves import _binned_in_the_pass
 
-    extra = [{"input_tokens": 8 * (len(chain) - 1) + data.draw(st.integers(1, 12))} for chain in chains]
+    extra = [
+        {"input_tokens": 8 * (len(chain) - 1) + data.draw(st.integers(1, 12))} for chain in chains
+    ]
     weights = token_weights(chains, 8, extra) if weighed else None
     window = Window(fraction)
     expected = weighted_curve(chain_order_distances(chains), chains, weights, window)
@@ -114,7 +153,9 @@ def test_the_curve_binned_in_the_pass_is_the_curve_of_the_distances(chains, frac
     if weighed:
         assert binned.token_histogram().tolist() == expected.token_histogram().tolist()
         # read at capacities without the histogram: below, at and past every distance, unsorted, repeated
-        capacities = data.draw(st.lists(st.integers(1, binned.block_hist.size + 2), min_size=1, max_size=6))
+        capacities = data.draw(
+            st.lists(st.integers(1, binned.block_hist.size + 2), min_size=1, max_size=6)
+        )
         assert binned.token_hits(capacities).tolist() == expected.token_hits(capacities).tolist()
 
 
@@ -139,17 +180,23 @@ def weights_one_request_at_a_time(chains, block_size, extra, where="input"):
         given, total = fields.get("block_tokens"), fields.get("input_tokens")
         if given is not None:
             if not isinstance(given, (list, tuple)) or len(given) != k:
-                raise UserError(f"{where}: requests[{index}].block_tokens: expected a list of {k} token counts, one per block")
+                raise UserError(
+                    f"{where}: requests[{index}].block_tokens: expected a list of {k} token counts, one per block"
+                )
             for position, value in enumerate(given):
                 if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                    raise UserError(f"{where}: requests[{index}].block_tokens[{position}]: expected a positive integer, got {value!r}")
+                    raise UserError(
+                        f"{where}: requests[{index}].block_tokens[{position}]: expected a positive integer, got {value!r}"
+                    )
             weights += list(given)
             tails.append(0)
             sources.add("block_tokens")
         elif total is not None:
             if total <= block_size * (k - 1):
-                raise UserError(f"{where}: requests[{index}].input_tokens: {total} tokens cannot fill {k} blocks of "
-                                f"{block_size} tokens (needs more than {block_size * (k - 1)})")
+                raise UserError(
+                    f"{where}: requests[{index}].input_tokens: {total} tokens cannot fill {k} blocks of "
+                    f"{block_size} tokens (needs more than {block_size * (k - 1)})"
+                )
             weights += [block_size] * (k - 1) + [min(block_size, total - block_size * (k - 1))]
             tails.append(max(0, total - block_size * k))
             sources.add("input_tokens")
@@ -164,7 +211,11 @@ request_fields = st.one_of(
     st.just({}),
     st.builds(lambda n: {"input_tokens": n}, st.integers(0, 40)),
     st.builds(lambda counts: {"block_tokens": counts}, st.lists(st.integers(0, 9), max_size=4)),
-    st.builds(lambda n, counts: {"input_tokens": n, "block_tokens": counts}, st.integers(0, 40), st.lists(st.integers(1, 9), max_size=4)),
+    st.builds(
+        lambda n, counts: {"input_tokens": n, "block_tokens": counts},
+        st.integers(0, 40),
+        st.lists(st.integers(1, 9), max_size=4),
+    ),
 )
 
 
@@ -224,7 +275,11 @@ def test_compact_weights_count_the_tokens_the_rules_give(case, data):
         tails.append(tail)
     hits = np.array([h for _, _, h in requests], dtype=np.int64)
     offsets = np.concatenate(([0], np.cumsum([k for k, _, _ in requests]))).astype(np.int64)
-    assert weights.hit_tokens(offsets, hits).tolist() == [sum(row[:h]) for row, (_, _, h) in zip(by_rule, requests)]
+    assert weights.hit_tokens(offsets, hits).tolist() == [
+        sum(row[:h]) for row, (_, _, h) in zip(by_rule, requests)
+    ]
     assert weights.block_tokens.tolist() == [w for row in by_rule for w in row]
     first = data.draw(st.integers(0, len(requests)))
-    assert weights.tokens_from(first) == sum(sum(row) for row in by_rule[first:]) + sum(tails[first:])
+    assert weights.tokens_from(first) == sum(sum(row) for row in by_rule[first:]) + sum(
+        tails[first:]
+    )

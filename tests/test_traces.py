@@ -25,7 +25,13 @@ GOOD = lines(
     {"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [10, 12]},
     "",
     {"timestamp": 40, "input_length": 300, "output_length": 2, "hash_ids": [10]},
-    {"timestamp": 41, "input_length": 1500, "output_length": 3, "hash_ids": [10, 11, 13], "extra_field": "ignored"},
+    {
+        "timestamp": 41,
+        "input_length": 1500,
+        "output_length": 3,
+        "hash_ids": [10, 11, 13],
+        "extra_field": "ignored",
+    },
 )
 
 
@@ -44,10 +50,16 @@ def test_trace_import_writes_an_instance_that_loads_back(capsys, tmp_path):
     path = tmp_path / "t.jsonl"
     path.write_text(GOOD)
     out = tmp_path / "t.json"
-    status, stdout, _ = run_cli(capsys, "trace", "import", str(path), "-o", str(out), "--hosts", "4", "--json")
+    status, stdout, _ = run_cli(
+        capsys, "trace", "import", str(path), "-o", str(out), "--hosts", "4", "--json"
+    )
     assert status == 0
     summary = json.loads(stdout)
-    assert (summary["requests"], summary["block_references"], summary["distinct_blocks"]) == (4, 8, 4)
+    assert (summary["requests"], summary["block_references"], summary["distinct_blocks"]) == (
+        4,
+        8,
+        4,
+    )
     loaded = load_instance(out)
     assert loaded.chains == import_mooncake(path).chains and loaded.hosts == 4
     assert loaded.extra[3] == {"arrival_ms": 41, "input_tokens": 1500, "output_tokens": 3}
@@ -75,14 +87,27 @@ BAD = [
     (lines({"hash_ids": [1, "2"]}), "line 1.hash_ids[1]: block id '2' is not an integer"),
     (lines({"hash_ids": [1, 2.0]}), "line 1.hash_ids[1]: block id 2.0 is not an integer"),
     (lines({"hash_ids": [True]}), "line 1.hash_ids[0]: block id True is not an integer"),
-    (lines({"hash_ids": [1]}, {"hash_ids": [1, -3]}), "line 2.hash_ids[1]: block id -3 is negative"),
+    (
+        lines({"hash_ids": [1]}, {"hash_ids": [1, -3]}),
+        "line 2.hash_ids[1]: block id -3 is negative",
+    ),
     (lines({"hash_ids": [1], "timestamp": -1}), "line 1.timestamp: expected a non-negative number"),
-    (lines({"hash_ids": [1], "input_length": 1.5}), "line 1.input_length: expected a non-negative integer"),
-    (lines({"hash_ids": [1, 2]}, {"hash_ids": [1, 3]}, "", {"hash_ids": [4, 5, 3]}),
-     "line 4.hash_ids[2]: not prefix-closed: block 3 follows block 5 here but followed block 1 earlier"),
-    (lines({"hash_ids": [1, 2]}, {"hash_ids": [2]}), "line 2.hash_ids[0]: not prefix-closed: block 2 follows the root"),
-    (lines({"hash_ids": [1], "timestamp": 5}, {"hash_ids": [1], "timestamp": 3}),
-     "line 2.timestamp: timestamp 3 is earlier than 5 on line 1"),
+    (
+        lines({"hash_ids": [1], "input_length": 1.5}),
+        "line 1.input_length: expected a non-negative integer",
+    ),
+    (
+        lines({"hash_ids": [1, 2]}, {"hash_ids": [1, 3]}, "", {"hash_ids": [4, 5, 3]}),
+        "line 4.hash_ids[2]: not prefix-closed: block 3 follows block 5 here but followed block 1 earlier",
+    ),
+    (
+        lines({"hash_ids": [1, 2]}, {"hash_ids": [2]}),
+        "line 2.hash_ids[0]: not prefix-closed: block 2 follows the root",
+    ),
+    (
+        lines({"hash_ids": [1], "timestamp": 5}, {"hash_ids": [1], "timestamp": 3}),
+        "line 2.timestamp: timestamp 3 is earlier than 5 on line 1",
+    ),
     ("\n\n", "empty input: no requests"),
 ]
 
@@ -95,7 +120,9 @@ def test_bad_traces_one_line_exit_2_no_output(capsys, tmp_path, text, expected, 
     out = tmp_path / "out.json"
     argv = [*command, str(path)] + (["-o", str(out)] if command[0] == "trace" else [])
     assert_one_line_error(*run_cli(capsys, *argv), path, expected)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]  # no partial or temporary file
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bad.jsonl"
+    ]  # no partial or temporary file
 
 
 def test_not_utf8_and_missing_file(capsys, tmp_path):
@@ -109,12 +136,22 @@ def test_not_utf8_and_missing_file(capsys, tmp_path):
 
 def test_unsorted_timestamps_are_a_warning_when_allowed(capsys, tmp_path):
     path = tmp_path / "u.jsonl"
-    path.write_text(lines({"hash_ids": [1], "timestamp": 5}, {"hash_ids": [1, 2], "timestamp": 3}, {"hash_ids": [1], "timestamp": 1}))
+    path.write_text(
+        lines(
+            {"hash_ids": [1], "timestamp": 5},
+            {"hash_ids": [1, 2], "timestamp": 3},
+            {"hash_ids": [1], "timestamp": 1},
+        )
+    )
     out = tmp_path / "u.json"
-    status, _, err = run_cli(capsys, "trace", "import", str(path), "-o", str(out), "--allow-unsorted")
+    status, _, err = run_cli(
+        capsys, "trace", "import", str(path), "-o", str(out), "--allow-unsorted"
+    )
     assert status == 0
     warnings = err.strip().splitlines()
-    assert len(warnings) == 1 and warnings[0].startswith(f"pyverify: warning: {path}: line 2.timestamp")
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"pyverify: warning: {path}: line 2.timestamp"
+    )
     assert load_instance(out).chains == ((1,), (1, 2), (1,))  # file order kept
 
 
@@ -132,16 +169,22 @@ def test_every_accepted_input_converts_to_parquet(tmp_path, kind):
     pytest.importorskip("pyarrow")
     from pyverify.cli import main
     from pyverify.inputs.load import load_input
+
     if kind == "instance":
         source = REPO / "instances" / "lab-512x32x16.json"
     else:
         source = tmp_path / "tokens.jsonl"
-        source.write_text("\n".join(json.dumps({"prompt_token_ids": list(range(n))}) for n in (40, 48, 33)) + "\n")
+        source.write_text(
+            "\n".join(json.dumps({"prompt_token_ids": list(range(n))}) for n in (40, 48, 33)) + "\n"
+        )
     target = tmp_path / "t.parquet"
     assert main(["trace", "import", str(source), "-o", str(target)]) == 0
     original, converted = load_input(str(source)), load_input(str(target))
     assert [list(c) for c in converted.chains] == [list(c) for c in original.chains]
-    assert converted.routing == original.routing and converted.block_size_tokens == original.block_size_tokens
+    assert (
+        converted.routing == original.routing
+        and converted.block_size_tokens == original.block_size_tokens
+    )
 
 
 def test_route_once_then_curves_and_a_certificate_for_any_policy(tmp_path):
@@ -154,19 +197,76 @@ def test_route_once_then_curves_and_a_certificate_for_any_policy(tmp_path):
 
     source = REPO / "instances" / "lab-512x32x16.json"
     routed = tmp_path / "routed.json"
-    assert main(["trace", "import", str(source), "-o", str(routed), "--routing", "prefix-affinity", "--fleet", "4"]) == 0
+    assert (
+        main(
+            [
+                "trace",
+                "import",
+                str(source),
+                "-o",
+                str(routed),
+                "--routing",
+                "prefix-affinity",
+                "--fleet",
+                "4",
+            ]
+        )
+        == 0
+    )
     instance = load_input(str(routed))
     original = load_input(str(source))
     assert instance.hosts == 4 and instance.chains == original.chains
     assert list(instance.routing) == list(route(original, 4, "prefix-affinity", RoutingOptions()))
-    assert main(["mrc", str(routed), "--model", "per-host", "--routing", "given", "--capacities", "1,2", "--json"]) == 0
+    assert (
+        main(
+            [
+                "mrc",
+                str(routed),
+                "--model",
+                "per-host",
+                "--routing",
+                "given",
+                "--capacities",
+                "1,2",
+                "--json",
+            ]
+        )
+        == 0
+    )
     cert = tmp_path / "c.json"
-    assert main(["certify", str(routed), "--model", "per-host", "--capacity", "2", "--no-z3", "-o", str(cert)]) == 0
+    assert (
+        main(
+            [
+                "certify",
+                str(routed),
+                "--model",
+                "per-host",
+                "--capacity",
+                "2",
+                "--no-z3",
+                "-o",
+                str(cert),
+            ]
+        )
+        == 0
+    )
     status, lines = verify_quiet(str(cert), str(routed))
-    assert status == 0 and any(line.startswith("VERIFIED") for line in lines), lines  # OPTIMAL, or FEASIBLE if CP-SAT ran out of time
+    assert status == 0 and any(line.startswith("VERIFIED") for line in lines), (
+        lines
+    )  # OPTIMAL, or FEASIBLE if CP-SAT ran out of time
 
 
 def test_fleet_without_routing_is_refused(capsys, tmp_path):
-    status, out, err = run_cli(capsys, "trace", "import", str(REPO / "instances" / "lab-512x32x16.json"),
-                               "-o", str(tmp_path / "x.json"), "--fleet", "4")
-    assert status == 2 and "--fleet: only with --routing" in err and not (tmp_path / "x.json").exists()
+    status, out, err = run_cli(
+        capsys,
+        "trace",
+        "import",
+        str(REPO / "instances" / "lab-512x32x16.json"),
+        "-o",
+        str(tmp_path / "x.json"),
+        "--fleet",
+        "4",
+    )
+    assert (
+        status == 2 and "--fleet: only with --routing" in err and not (tmp_path / "x.json").exists()
+    )

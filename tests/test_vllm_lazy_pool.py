@@ -22,7 +22,9 @@ class WholeFreeQueue:
     """The free queue with one entry per block from the start, as vLLM builds it."""
 
     def __init__(self, capacity: int) -> None:
-        self.queue: OrderedDict[int, None] = OrderedDict((block, None) for block in range(1, capacity + 1))
+        self.queue: OrderedDict[int, None] = OrderedDict(
+            (block, None) for block in range(1, capacity + 1)
+        )
 
     def free_blocks(self) -> int:
         return len(self.queue)
@@ -81,7 +83,9 @@ def overlapping_runs(draw):
     for _ in range(draw(st.integers(0, 40))):
         if draw(st.booleans()):
             tokens = draw(st.integers(1, 6 * block))
-            chain = draw(st.lists(st.integers(0, 5), min_size=tokens // block, max_size=tokens // block))
+            chain = draw(
+                st.lists(st.integers(0, 5), min_size=tokens // block, max_size=tokens // block)
+            )
             moves.append(("start", chain, tokens))
         else:
             moves.append(("finish", draw(st.integers(0, 7)), None))
@@ -104,7 +108,10 @@ def test_the_lazy_pool_moves_as_the_whole_pool(run):
             blocks = running.pop(chain_or_which % len(running))
             lazy.finish(blocks)
             whole.finish(blocks)
-        assert list(lazy.free) == list(whole.free) and lazy.free.free_blocks() == whole.free.free_blocks()
+        assert (
+            list(lazy.free) == list(whole.free)
+            and lazy.free.free_blocks() == whole.free.free_blocks()
+        )
         assert lazy.copies == whole.copies and lazy.users == whole.users
 
 
@@ -119,7 +126,9 @@ def traces(draw):
     requests = draw(st.integers(0, 30))
     tokens = [draw(st.integers(1, 8 * block)) for _ in range(requests)]
     names: dict = {}
-    contents = [draw(st.lists(st.integers(0, 2), min_size=t // block, max_size=t // block)) for t in tokens]
+    contents = [
+        draw(st.lists(st.integers(0, 2), min_size=t // block, max_size=t // block)) for t in tokens
+    ]
     # As an engine hashes prompts, or ids as a file may give them (one chain naming an id twice)
     chains = [prefix_hashes(c, names) for c in contents] if draw(st.booleans()) else contents
     caches = [draw(st.integers(0, 2)) for _ in range(requests)]
@@ -159,7 +168,13 @@ def test_kernel_pool_of_more_blocks_than_an_int64_holds():
 def test_a_chain_naming_an_id_twice_hits_one_block_twice_in_both():
     # [1, 3, 1, 1, 3] hits the copies of 1 and 3 twice over; the kernel unlinked and freed them twice,
     # which broke its free queue: request 4 then missed blocks the reference finds.
-    trace = ([[1, 3], [1, 3, 1, 1, 3], [2, 2, 0], [3, 0], [0, 1, 3]], [2, 5, 3, 2, 3], [0] * 5, 6, 1)
+    trace = (
+        [[1, 3], [1, 3, 1, 1, 3], [2, 2, 0], [3, 0], [0, 1, 3]],
+        [2, 5, 3, 2, 3],
+        [0] * 5,
+        6,
+        1,
+    )
     assert vllm_hits(*trace) == whole_hits(*trace) == ([0, 4, 0, 1, 2], [])
     kernels = pytest.importorskip("pyverify.sim.kernels.vllm_pool")
     assert kernels.vllm_kernel_hits(*trace) == ([0, 4, 0, 1, 2], [])

@@ -20,12 +20,18 @@ B = 4  # tokens per block
 
 def test_a_request_started_while_another_runs_hits_its_blocks():
     pool = VllmBlockPool(capacity=8, block_size=B)
-    hit, a_blocks = pool.start([10, 11], 2 * B + 1)  # two full blocks and a partial one: three slots
+    hit, a_blocks = pool.start(
+        [10, 11], 2 * B + 1
+    )  # two full blocks and a partial one: three slots
     assert hit == 0 and len(a_blocks) == 3
-    hit, b_blocks = pool.start([10, 11, 12], 3 * B + 2)  # vLLM files hashes at allocation: A's two blocks hit
+    hit, b_blocks = pool.start(
+        [10, 11, 12], 3 * B + 2
+    )  # vLLM files hashes at allocation: A's two blocks hit
     assert hit == 2 and b_blocks[:2] == a_blocks[:2]
     assert len(pool.free) == 8 - 3 - 2  # B took its third full block and its partial one
-    pool.finish(a_blocks)  # the shared blocks still have a user: only A's partial block is free again
+    pool.finish(
+        a_blocks
+    )  # the shared blocks still have a user: only A's partial block is free again
     assert set(a_blocks[:2]) <= set(pool.users) and a_blocks[2] in pool.free
     pool.finish(b_blocks)
     assert not pool.users and len(pool.free) == 8
@@ -35,7 +41,9 @@ def test_a_request_is_refused_while_others_hold_the_blocks_and_fits_after():
     pool = VllmBlockPool(capacity=4, block_size=B)
     _, held = pool.start([1, 2, 3], 3 * B)
     assert pool.start([7, 8], 2 * B) is None  # two new blocks, one free
-    assert len(pool.free) == 1 and pool.users == {block: 1 for block in held}  # a refusal changes nothing
+    assert len(pool.free) == 1 and pool.users == {
+        block: 1 for block in held
+    }  # a refusal changes nothing
     pool.finish(held)
     assert pool.start([7, 8], 2 * B) is not None
     assert pool.run([1, 2, 3, 4, 5], 5 * B) is None  # more blocks than the pool: never, even alone
@@ -49,9 +57,13 @@ def test_hit_blocks_in_the_free_queue_count_against_the_free_blocks():
     _, second = pool.start([1, 2], 2 * B + 3)  # two free hits + one new = 3 <= 3
     pool.finish(second)
     pool.finish(held)
-    _, held = pool.start([9, 8], 2 * B)  # two blocks in use; the two free ones are 1 and 2's cached blocks
+    _, held = pool.start(
+        [9, 8], 2 * B
+    )  # two blocks in use; the two free ones are 1 and 2's cached blocks
     assert sorted(pool.hash_of[block] for block in pool.free) == [1, 2]
-    assert pool.start([1, 2], 2 * B + 3) is None  # two free hits + one new = 3 > 2 free: refused now
+    assert (
+        pool.start([1, 2], 2 * B + 3) is None
+    )  # two free hits + one new = 3 > 2 free: refused now
 
 
 @settings(max_examples=150, deadline=None)
@@ -74,7 +86,9 @@ def test_every_block_is_free_or_in_use_and_hashes_are_filed_once(seed, capacity,
         assert all(pool.users[block] == in_use.count(block) for block in pool.users)
         assert len(pool.free) + len(pool.users) == capacity
         filed = [block for copies in pool.copies.values() for block in copies]
-        assert sorted(filed) == sorted(pool.hash_of) and all(pool.hash_of[b] == h for h, c in pool.copies.items() for b in c)
+        assert sorted(filed) == sorted(pool.hash_of) and all(
+            pool.hash_of[b] == h for h, c in pool.copies.items() for b in c
+        )
     for blocks in running:
         pool.finish(blocks)
     assert not pool.users and len(pool.free) == capacity

@@ -20,6 +20,10 @@ def test_array_witness_is_the_list_witness(instance, capacity, forced, pooled):
     listed = (forced_run if forced else min_run)(chains, caches, capacity)
     ids = np.array([b for c in chains for b in c], dtype=np.int64)
     lengths = np.array([len(c) for c in chains], dtype=np.int64)
-    hits, offsets, blocks, misses = (forced_witness_arrays if forced else min_witness_arrays)(ids, lengths, np.array(caches), capacity)
+    hits, offsets, blocks, misses = (forced_witness_arrays if forced else min_witness_arrays)(
+        ids, lengths, np.array(caches), capacity
+    )
     assert hits.tolist() == list(listed.hit_blocks) and misses == listed.misses
-    assert [tuple(blocks[offsets[t]:offsets[t + 1]].tolist()) for t in range(len(chains))] == list(listed.dropped)
+    assert [
+        tuple(blocks[offsets[t] : offsets[t + 1]].tolist()) for t in range(len(chains))
+    ] == list(listed.dropped)

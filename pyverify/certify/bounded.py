@@ -49,17 +49,27 @@ class BoundedResult:
         return STATEMENT.format(N=self.max_length, K=self.openings)
 
     def describe(self) -> str:
-        verdict = {"unsat": "PROVED", "sat": "COUNTEREXAMPLE", "unknown": "UNKNOWN (time limit)"}[self.result]
+        verdict = {"unsat": "PROVED", "sat": "COUNTEREXAMPLE", "unknown": "UNKNOWN (time limit)"}[
+            self.result
+        ]
         tail = f": {self.counterexample}" if self.counterexample is not None else ""
         return f"N = {self.max_length:3d}, K = {self.openings:3d}: {verdict} in {self.wall_time_s:.2f} s ({self.statement}){tail}"
 
     def to_json(self) -> dict:
-        return {"max_length": self.max_length, "openings": self.openings, "result": self.result,
-                "proved": self.result == "unsat", "statement": self.statement,
-                "wall_time_s": round(self.wall_time_s, 3), "counterexample": self.counterexample}
+        return {
+            "max_length": self.max_length,
+            "openings": self.openings,
+            "result": self.result,
+            "proved": self.result == "unsat",
+            "statement": self.statement,
+            "wall_time_s": round(self.wall_time_s, 3),
+            "counterexample": self.counterexample,
+        }
 
 
-def prove(max_length: int, openings: int, timeout_s: float | None = None, offset: int = 0) -> BoundedResult:
+def prove(
+    max_length: int, openings: int, timeout_s: float | None = None, offset: int = 0
+) -> BoundedResult:
     """Ask Z3 for a counterexample to the statement at (N, K); unsat proves it.
 
     ``offset`` (tests only) checks the false statement misses = distinct + offset
@@ -68,7 +78,9 @@ def prove(max_length: int, openings: int, timeout_s: float | None = None, offset
     started = time.perf_counter()
     n, k = max_length, openings
     solver = z3.Solver()
-    solver.set("ctrl_c", False)  # Z3 would swallow Ctrl-C and answer 'unknown'; let Python stop the run
+    solver.set(
+        "ctrl_c", False
+    )  # Z3 would swallow Ctrl-C and answer 'unknown'; let Python stop the run
     if timeout_s is not None:
         solver.set("timeout", max(1, int(timeout_s * 1000)))
     length = z3.Int("L")
@@ -86,14 +98,18 @@ def prove(max_length: int, openings: int, timeout_s: float | None = None, offset
         for v in range(k):
             solver.add(following[v] == z3.Or(held[v], z3.And(active[t], asks[t][v])))
         held = following
-    distinct = [z3.If(z3.Or([z3.And(active[t], asks[t][v]) for t in range(n)]), 1, 0) for v in range(k)]
+    distinct = [
+        z3.If(z3.Or([z3.And(active[t], asks[t][v]) for t in range(n)]), 1, 0) for v in range(k)
+    ]
     solver.add(z3.Sum(misses) != z3.Sum(distinct) + offset)
     result = solver.check()
     counterexample = None
     if result == z3.sat:
         model = solver.model()
         size = model.eval(length).as_long()
-        counterexample = [next(v for v in range(k) if z3.is_true(model.eval(asks[t][v]))) for t in range(size)]
+        counterexample = [
+            next(v for v in range(k) if z3.is_true(model.eval(asks[t][v]))) for t in range(size)
+        ]
     return BoundedResult(n, k, str(result), time.perf_counter() - started, counterexample)
 
 

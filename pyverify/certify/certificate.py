@@ -35,7 +35,12 @@ from typing import Any
 
 from pyverify import __version__
 from pyverify.certify import greedy
-from pyverify.certify.placement import Problem, canonical_forced_schedule, canonical_schedule, problem_from_instance
+from pyverify.certify.placement import (
+    Problem,
+    canonical_forced_schedule,
+    canonical_schedule,
+    problem_from_instance,
+)
 from pyverify.sim.belady_min import min_run
 from pyverify.sim.forced_min import ADMISSIONS, BYPASS, FORCED, forced_run
 from pyverify.trusted.check import CERTIFICATE_FORMAT, basis_of, claim_statement, verify
@@ -104,9 +109,13 @@ def certify(
         raise UserError(f"unknown admission {admission!r}; choose from: {', '.join(ADMISSIONS)}")
     forced = admission == FORCED
     if forced and capacity is None:
-        raise UserError("--admission forced: needs --capacity (without a limit every block is kept, and forced admission changes nothing)")
+        raise UserError(
+            "--admission forced: needs --capacity (without a limit every block is kept, and forced admission changes nothing)"
+        )
     if forced and greedy_policies:
-        raise UserError("--greedy: not with --admission forced (the greedy policies recorded here may bypass a block)")
+        raise UserError(
+            "--greedy: not with --admission forced (the greedy policies recorded here may bypass a block)"
+        )
 
     def remaining() -> float | None:
         return None if time_limit is None else time_limit - (time.perf_counter() - started)
@@ -114,27 +123,49 @@ def certify(
     def deadline() -> None:
         left = remaining()
         if left is not None and left <= 0:
-            raise Stopped(f"status UNKNOWN: --time-limit {time_limit:g} s ran out after {time.perf_counter() - started:.1f} s, "
-                          "before a witness was found; no certificate written")
+            raise Stopped(
+                f"status UNKNOWN: --time-limit {time_limit:g} s ran out after {time.perf_counter() - started:.1f} s, "
+                "before a witness was found; no certificate written"
+            )
 
     problem = _problem(instance, model, capacity, instance_path, routing, hosts, admission)
-    digest = instance_sha256(instance)  # of the file's canonical JSON, as certified (names its pyverify.instance/1 form)
+    digest = instance_sha256(
+        instance
+    )  # of the file's canonical JSON, as certified (names its pyverify.instance/1 form)
     if greedy_policies is None:
         greedy_policies = list(greedy.POLICIES) if capacity is not None and not forced else []
     unknown = [policy for policy in greedy_policies if policy not in greedy.POLICIES]
     if unknown:
-        raise UserError(f"unknown greedy policy {unknown[0]!r}; choose from: {', '.join(greedy.POLICIES)}")
+        raise UserError(
+            f"unknown greedy policy {unknown[0]!r}; choose from: {', '.join(greedy.POLICIES)}"
+        )
     small = problem.references <= solver_limit
     if not small:
         deadline()  # reading a trace may have used the time already (a small instance always gets its fallback witness)
     min_started = time.perf_counter()
     searcher = forced_run if forced else min_run
-    best = searcher(problem.chains, problem.cache_of, capacity, deadline=None if small else deadline)
+    best = searcher(
+        problem.chains, problem.cache_of, capacity, deadline=None if small else deadline
+    )
     min_seconds = time.perf_counter() - min_started
-    content = content_sha256(instance)  # the identity verify checks: the same content in any format (after MIN: a witness first)
-    problem_record = {"content_sha256": content, "model": model, "capacity": capacity, **({"admission": FORCED} if forced else {})}
-    min_record = {"name": FORCED_NAME if forced else MIN_NAME, "version": __version__, "problem": problem_record, "status": "OPTIMAL",
-                  "objective": best.misses, "bound": best.misses, "wall_time_s": round(min_seconds, 3)}
+    content = content_sha256(
+        instance
+    )  # the identity verify checks: the same content in any format (after MIN: a witness first)
+    problem_record = {
+        "content_sha256": content,
+        "model": model,
+        "capacity": capacity,
+        **({"admission": FORCED} if forced else {}),
+    }
+    min_record = {
+        "name": FORCED_NAME if forced else MIN_NAME,
+        "version": __version__,
+        "problem": problem_record,
+        "status": "OPTIMAL",
+        "objective": best.misses,
+        "bound": best.misses,
+        "wall_time_s": round(min_seconds, 3),
+    }
     greedy_runs, skipped = [], []
     for policy in greedy_policies:
         # Small instances: greedy runs are CP-SAT's fallback witness, always computed. On a trace they
@@ -150,35 +181,62 @@ def certify(
     solved = confirmation = None
     if small:
         fallback = greedy_runs if not forced else [("forced rule", best.hit_blocks, best.misses)]
-        status, objective, bound, witness, records = _solve(problem, fallback, remaining, use_z3, workers)
+        status, objective, bound, witness, records = _solve(
+            problem, fallback, remaining, use_z3, workers
+        )
         solved, confirmation = records
         if capacity is not None and status == "OPTIMAL" and objective != best.misses:
             what = "the forced rule's" if forced else "MIN's"
-            raise AssertionError(f"CP-SAT's optimum {objective} differs from {what} {best.misses}: the argument fails here")
-        cpsat_record, z3_record = _solver_records(solved, confirmation, problem_record, objective, remaining)
+            raise AssertionError(
+                f"CP-SAT's optimum {objective} differs from {what} {best.misses}: the argument fails here"
+            )
+        cpsat_record, z3_record = _solver_records(
+            solved, confirmation, problem_record, objective, remaining
+        )
     else:
         status, objective, bound, witness = "OPTIMAL", best.misses, best.misses, best.as_witness()
         cpsat_record = z3_record = None
     if capacity is None:
-        min_record = None  # uncapacitated, the floor is the bound; MIN is recorded only with a capacity
+        min_record = (
+            None  # uncapacitated, the floor is the bound; MIN is recorded only with a capacity
+        )
 
     cache_model = cache_model_record(model, capacity, routing, hosts, forced)
     cert: dict[str, Any] = {
         "format": CERTIFICATE_FORMAT,
-        "instance": {"name": instance.name, "sha256": digest, "content_sha256": content, **({"path": instance_path} if instance_path else {}),
-                     **({"read_with": read_with} if read_with else {})},
+        "instance": {
+            "name": instance.name,
+            "sha256": digest,
+            "content_sha256": content,
+            **({"path": instance_path} if instance_path else {}),
+            **({"read_with": read_with} if read_with else {}),
+        },
         "cache_model": cache_model,
-        "claim": {"statement": claim_statement(model, capacity, status, objective, bound, routing, hosts, admission), "scope": "this instance"},
+        "claim": {
+            "statement": claim_statement(
+                model, capacity, status, objective, bound, routing, hosts, admission
+            ),
+            "scope": "this instance",
+        },
         "basis": basis_of(capacity, status, admission),
         "status": status,
         "objective": objective,
         "bound": bound,
         "floor": problem.floor(),
-        "solvers": {"cp-sat": cpsat_record, "z3": z3_record, **({"min": min_record} if min_record else {})},
+        "solvers": {
+            "cp-sat": cpsat_record,
+            "z3": z3_record,
+            **({"min": min_record} if min_record else {}),
+        },
     }
     if greedy_runs:
         cert["greedy"] = [
-            {"policy": policy, "description": greedy.DESCRIPTIONS[policy], "misses": misses, "run": greedy.run_of(problem, hits)}
+            {
+                "policy": policy,
+                "description": greedy.DESCRIPTIONS[policy],
+                "misses": misses,
+                "run": greedy.run_of(problem, hits),
+            }
             for policy, hits, misses in greedy_runs
         ]
     cert["witness"] = witness
@@ -186,10 +244,17 @@ def certify(
     return Certified(cert, solved, confirmation, time.perf_counter() - started, tuple(skipped))
 
 
-def cache_model_record(model: str, capacity: int | None, routing: str, hosts: int | None, forced: bool) -> dict[str, Any]:
+def cache_model_record(
+    model: str, capacity: int | None, routing: str, hosts: int | None, forced: bool
+) -> dict[str, Any]:
     """The certificate's ``cache_model``: what was optimised (both certificate forms write it the same way)."""
-    record: dict[str, Any] = {"model": model, "capacity": capacity, "eviction": "offline-optimal", "warm_start": False,
-                              "routing": routing}
+    record: dict[str, Any] = {
+        "model": model,
+        "capacity": capacity,
+        "eviction": "offline-optimal",
+        "warm_start": False,
+        "routing": routing,
+    }
     if forced:
         record["admission"] = FORCED
     if routing == "round-robin":
@@ -197,32 +262,65 @@ def cache_model_record(model: str, capacity: int | None, routing: str, hosts: in
     return record
 
 
-def _problem(instance: Instance, model: str, capacity: int | None, instance_path: str | None, routing: str, hosts: int | None,
-             admission: str = BYPASS) -> Problem:
+def _problem(
+    instance: Instance,
+    model: str,
+    capacity: int | None,
+    instance_path: str | None,
+    routing: str,
+    hosts: int | None,
+    admission: str = BYPASS,
+) -> Problem:
     if routing == "given":
-        return problem_from_instance(instance, model, capacity, instance_path or "<instance>", admission)
+        return problem_from_instance(
+            instance, model, capacity, instance_path or "<instance>", admission
+        )
     if routing != "round-robin" or model != "per-host" or not hosts or hosts < 1:
-        raise UserError("--routing: certificates take the instance's given routing, or round-robin with --fleet N (per-host only)")
+        raise UserError(
+            "--routing: certificates take the instance's given routing, or round-robin with --fleet N (per-host only)"
+        )
     pooled = problem_from_instance(instance, "pooled", capacity, instance_path or "<instance>")
-    return Problem(model, pooled.chains, tuple(t % hosts for t in range(instance.n_requests)), capacity, admission)
+    return Problem(
+        model,
+        pooled.chains,
+        tuple(t % hosts for t in range(instance.n_requests)),
+        capacity,
+        admission,
+    )
 
 
 def _solve(problem: Problem, greedy_runs, remaining, use_z3: bool, workers: int):
     """The small-instance route: CP-SAT, then Z3 at its objective, within what remains of the time limit."""
-    from pyverify.certify import cpsat, z3check  # imported only when used: the MIN route needs no solver
+    from pyverify.certify import (
+        cpsat,
+        z3check,
+    )  # imported only when used: the MIN route needs no solver
 
     best_greedy = min(greedy_runs, key=lambda run: run[2]) if greedy_runs else None
     left = remaining()
-    solved = cpsat.solve(problem, time_limit=None if left is None else round(max(left, 0.001), 3), workers=workers, hint=best_greedy[1] if best_greedy else None)
+    solved = cpsat.solve(
+        problem,
+        time_limit=None if left is None else round(max(left, 0.001), 3),
+        workers=workers,
+        hint=best_greedy[1] if best_greedy else None,
+    )
     if solved.hit_blocks is not None:
         hit_blocks, objective = solved.hit_blocks, solved.objective
     elif best_greedy is not None:
         hit_blocks, objective = best_greedy[1], best_greedy[2]
     else:
-        raise Stopped(f"status UNKNOWN: CP-SAT found no run within the time limit ({solved.status}); raise --time-limit")
+        raise Stopped(
+            f"status UNKNOWN: CP-SAT found no run within the time limit ({solved.status}); raise --time-limit"
+        )
     assert objective == problem.references - sum(hit_blocks)
     left = remaining()
-    confirmation = z3check.confirm(problem, objective, timeout_s=max(left, 0.001) if left is not None else None) if use_z3 else None
+    confirmation = (
+        z3check.confirm(
+            problem, objective, timeout_s=max(left, 0.001) if left is not None else None
+        )
+        if use_z3
+        else None
+    )
     optimal = (
         solved.status == "OPTIMAL"
         and solved.objective == objective == solved.bound
@@ -232,11 +330,23 @@ def _solve(problem: Problem, greedy_runs, remaining, use_z3: bool, workers: int)
         and (problem.capacity is not None or solved.bound == problem.floor())
     )
     if problem.admission == FORCED:
-        dropped = canonical_forced_schedule(problem.chains, problem.cache_of, hit_blocks, problem.capacity)
+        dropped = canonical_forced_schedule(
+            problem.chains, problem.cache_of, hit_blocks, problem.capacity
+        )
     else:
         dropped = canonical_schedule(problem.chains, problem.cache_of, hit_blocks)
-    witness = {"cache_of": list(problem.cache_of), "hit_blocks": list(hit_blocks), "dropped": dropped}
-    return "OPTIMAL" if optimal else "FEASIBLE", objective, solved.bound, witness, (solved, confirmation)
+    witness = {
+        "cache_of": list(problem.cache_of),
+        "hit_blocks": list(hit_blocks),
+        "dropped": dropped,
+    }
+    return (
+        "OPTIMAL" if optimal else "FEASIBLE",
+        objective,
+        solved.bound,
+        witness,
+        (solved, confirmation),
+    )
 
 
 def _solver_records(solved, confirmation, problem_record, objective, remaining):
@@ -248,18 +358,26 @@ def _solver_records(solved, confirmation, problem_record, objective, remaining):
         "objective": solved.objective,
         "bound": solved.bound,
         "wall_time_s": round(solved.wall_time_s, 3),
-        "parameters": {**solved.parameters, "variables": solved.variables, "constraints": solved.constraints},
+        "parameters": {
+            **solved.parameters,
+            "variables": solved.variables,
+            "constraints": solved.constraints,
+        },
     }
-    z3_record = None if confirmation is None else {
-        "name": "Z3",
-        "version": confirmation.version,
-        "problem": problem_record,
-        "objective": objective,
-        "at_objective": confirmation.at_objective,
-        "below_objective": confirmation.below_objective,
-        "wall_time_s": round(confirmation.wall_time_s, 3),
-        "parameters": {"formulation": "literal residency per cache and step"},
-    }
+    z3_record = (
+        None
+        if confirmation is None
+        else {
+            "name": "Z3",
+            "version": confirmation.version,
+            "problem": problem_record,
+            "objective": objective,
+            "at_objective": confirmation.at_objective,
+            "below_objective": confirmation.below_objective,
+            "wall_time_s": round(confirmation.wall_time_s, 3),
+            "parameters": {"formulation": "literal residency per cache and step"},
+        }
+    )
     return cpsat_record, z3_record
 
 
@@ -269,28 +387,50 @@ def dumps(cert: dict[str, Any]) -> str:
     def render(value: Any, indent: str) -> str:
         if isinstance(value, dict) and value:
             inner = indent + "  "
-            items = [f"{inner}{json.dumps(key)}: {render(item, inner)}" for key, item in value.items()]
+            items = [
+                f"{inner}{json.dumps(key)}: {render(item, inner)}" for key, item in value.items()
+            ]
             return "{\n" + ",\n".join(items) + "\n" + indent + "}"
-        if isinstance(value, list) and value and any(isinstance(item, (dict, list)) for item in value):
+        if (
+            isinstance(value, list)
+            and value
+            and any(isinstance(item, (dict, list)) for item in value)
+        ):
             inner = indent + "  "
-            return "[\n" + ",\n".join(inner + render(item, inner) for item in value) + "\n" + indent + "]"
+            return (
+                "[\n"
+                + ",\n".join(inner + render(item, inner) for item in value)
+                + "\n"
+                + indent
+                + "]"
+            )
         return json.dumps(value)
 
     return render(cert, "") + "\n"
 
 
-def write_certificate(cert: dict[str, Any], target: str | Path, instance_path: str | Path,
-                      instance: Instance | None = None) -> Path | None:
+def write_certificate(
+    cert: dict[str, Any],
+    target: str | Path,
+    instance_path: str | Path,
+    instance: Instance | None = None,
+) -> Path | None:
     """Write ``cert`` to ``target`` atomically, only if the trusted checker accepts it.
 
     With ``instance`` (the instance as certify read it), an input the trusted checker does not read
     itself gets its canonical instance written beside the certificate (:func:`canonical_target`),
     atomically with it; returns where (else None)."""
-    canonical = None if instance is None else canonical_target(target, instance_path,
-                                                               cert["instance"])
-    return write_checked(cert, target, instance_path, canonical,
-                         lambda tmp: tmp.write_text(dumps(cert), encoding="utf-8"),
-                         lambda: instance.to_json())
+    canonical = (
+        None if instance is None else canonical_target(target, instance_path, cert["instance"])
+    )
+    return write_checked(
+        cert,
+        target,
+        instance_path,
+        canonical,
+        lambda tmp: tmp.write_text(dumps(cert), encoding="utf-8"),
+        lambda: instance.to_json(),
+    )
 
 
 #: The input formats (:mod:`pyverify.inputs.load` keys) the trusted checker reads itself
@@ -298,8 +438,9 @@ def write_certificate(cert: dict[str, Any], target: str | Path, instance_path: s
 DIRECT_FORMATS = ("pyverify-instance", "mooncake-jsonl", "kvcache-simulator-jsonl")
 
 
-def canonical_target(target: str | Path, instance_path: str | Path | None,
-                     named: dict[str, Any]) -> Path | None:
+def canonical_target(
+    target: str | Path, instance_path: str | Path | None, named: dict[str, Any]
+) -> Path | None:
     """Where the canonical instance of a certificate written to ``target`` goes (``C.instance.json``
     for ``C.json``), or None when the trusted checker reads the input itself: a file (not standard
     input) in a format of :data:`DIRECT_FORMATS`, read with no flag but ``OWN_READING_FLAGS``."""
@@ -331,8 +472,15 @@ def _is_canonical(path: Path) -> bool:
         return handle.read(len(CANONICAL_START)) == CANONICAL_START
 
 
-def write_checked(cert: dict[str, Any], target: str | Path, instance_path: str | Path,
-                  canonical: Path | None, write, instance_json, read_already=None) -> Path | None:
+def write_checked(
+    cert: dict[str, Any],
+    target: str | Path,
+    instance_path: str | Path,
+    canonical: Path | None,
+    write,
+    instance_json,
+    read_already=None,
+) -> Path | None:
     """Write the certificate (``write(tmp)``) and, if ``canonical``, the instance
     (``instance_json()``) there, atomically together and only if the trusted checker accepts the
     pair; returns ``canonical``."""
@@ -343,9 +491,11 @@ def write_checked(cert: dict[str, Any], target: str | Path, instance_path: str |
     if canonical is not None:
         refuse_inputs(canonical, [str(instance_path)])
         if canonical.exists() and not _is_canonical(canonical):
-            raise UserError(f"{canonical}: exists and is not a canonical instance certify wrote: "
-                            "refusing to write over it (certify writes the canonical instance of "
-                            f"{target} there; move that file or name another -o)")
+            raise UserError(
+                f"{canonical}: exists and is not a canonical instance certify wrote: "
+                "refusing to write over it (certify writes the canonical instance of "
+                f"{target} there; move that file or name another -o)"
+            )
         cert["instance"]["canonical_file"] = canonical.name
         targets.append(canonical)
     try:
@@ -358,11 +508,17 @@ def write_checked(cert: dict[str, Any], target: str | Path, instance_path: str |
                 temporaries[1].write_text(text + "\n", encoding="utf-8")
             lines: list[str] = []
             with accelerated():  # numba, if installed: the user's verify runs on NumPy alone
-                status = verify(str(temporaries[0]), str(instance_path), lines.append,
-                                read_already=read_already, canonical_at=at)
+                status = verify(
+                    str(temporaries[0]),
+                    str(instance_path),
+                    lines.append,
+                    read_already=read_already,
+                    canonical_at=at,
+                )
             if status != 0:
-                raise UserError(f"{target}: not written: the checker rejected the certificate "
-                                f"({lines[-1]})")
+                raise UserError(
+                    f"{target}: not written: the checker rejected the certificate ({lines[-1]})"
+                )
     finally:
         cert["instance"].pop("canonical_file", None)  # the caller's certificate stays as it was
     return canonical

@@ -52,13 +52,20 @@ class CpSatResult:
     constraints: int = 0
 
 
-def solve(problem: Problem, time_limit: float | None = None, workers: int = 2, hint: tuple[int, ...] | None = None) -> CpSatResult:
+def solve(
+    problem: Problem,
+    time_limit: float | None = None,
+    workers: int = 2,
+    hint: tuple[int, ...] | None = None,
+) -> CpSatResult:
     """Minimise misses with CP-SAT; ``hint`` (hit counts of a known run) seeds the search."""
     started = time.perf_counter()
     model = cp_model.CpModel()
     hit: dict[tuple[int, int], Any] = {}
     seen: dict[tuple[int, int], tuple[int, int]] = {}  # (cache, block) -> last reference (t, j)
-    next_use: dict[tuple[int, int], tuple[int, int]] = {}  # reference -> next reference of the same block in the same cache
+    next_use: dict[
+        tuple[int, int], tuple[int, int]
+    ] = {}  # reference -> next reference of the same block in the same cache
     for t, (chain, q) in enumerate(zip(problem.chains, problem.cache_of)):
         for j, b in enumerate(chain):
             hit[(t, j)] = model.new_bool_var(f"hit_{t}_{j}")
@@ -91,7 +98,11 @@ def solve(problem: Problem, time_limit: float | None = None, workers: int = 2, h
                 cache[b] = (t, j)
             # Held after t: blocks whose next use is a hit, and (forced admission) the request's pinned blocks.
             pinned = set(problem.pinned(t))
-            held = [hit[next_use[ref]] for b, ref in cache.items() if ref in next_use and b not in pinned]
+            held = [
+                hit[next_use[ref]]
+                for b, ref in cache.items()
+                if ref in next_use and b not in pinned
+            ]
             if len(held) > problem.capacity - len(pinned):
                 model.add(sum(held) <= problem.capacity - len(pinned))
 
@@ -115,8 +126,12 @@ def solve(problem: Problem, time_limit: float | None = None, workers: int = 2, h
     status = solver.solve(model)
     name = solver.status_name(status)
     elapsed = time.perf_counter() - started
-    parameters = {"num_workers": workers, "max_time_in_seconds": time_limit, **WORKAROUNDS,
-                  "formulation": "interval (one hit variable per block reference)"}
+    parameters = {
+        "num_workers": workers,
+        "max_time_in_seconds": time_limit,
+        **WORKAROUNDS,
+        "formulation": "interval (one hit variable per block reference)",
+    }
     proto = model.proto
     stats = {"variables": len(proto.variables), "constraints": len(proto.constraints)}
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -127,8 +142,18 @@ def solve(problem: Problem, time_limit: float | None = None, workers: int = 2, h
                 h += 1
             hit_blocks.append(h)
         objective = int(round(solver.objective_value))
-        return CpSatResult(name, objective, _ceil_bound(solver.best_objective_bound), tuple(hit_blocks), elapsed, parameters, **stats)
-    return CpSatResult(name, None, _ceil_bound(solver.best_objective_bound), None, elapsed, parameters, **stats)
+        return CpSatResult(
+            name,
+            objective,
+            _ceil_bound(solver.best_objective_bound),
+            tuple(hit_blocks),
+            elapsed,
+            parameters,
+            **stats,
+        )
+    return CpSatResult(
+        name, None, _ceil_bound(solver.best_objective_bound), None, elapsed, parameters, **stats
+    )
 
 
 def _ceil_bound(value: float) -> int:

@@ -28,13 +28,19 @@ from pyverify.sim.simulate import LRU, simulate
 
 def lru(problem: Problem) -> tuple[int, ...]:
     model_routing = problem.cache_of if problem.model == PER_HOST else None
-    return simulate(problem.chains, model_routing, problem.model, capacity=problem.capacity, eviction=LRU).hit_blocks
+    return simulate(
+        problem.chains, model_routing, problem.model, capacity=problem.capacity, eviction=LRU
+    ).hit_blocks
 
 
 def most_frequent(problem: Problem) -> tuple[int, ...]:
-    popularity = Counter((q, b) for q, chain in zip(problem.cache_of, problem.chains) for b in chain)
+    popularity = Counter(
+        (q, b) for q, chain in zip(problem.cache_of, problem.chains) for b in chain
+    )
     held: dict[int, dict[int, tuple]] = {}  # cache -> {block: its current rank}
-    weakest: dict[int, list[tuple]] = {}  # cache -> min-heap of (rank, block), stale entries skipped
+    weakest: dict[
+        int, list[tuple]
+    ] = {}  # cache -> min-heap of (rank, block), stale entries skipped
     hit_blocks = []
     for t, (chain, q) in enumerate(zip(problem.chains, problem.cache_of)):
         cache = held.setdefault(q, {})
@@ -58,7 +64,10 @@ def most_frequent(problem: Problem) -> tuple[int, ...]:
     return tuple(hit_blocks)
 
 
-POLICIES: dict[str, Callable[[Problem], tuple[int, ...]]] = {"lru": lru, "most-frequent": most_frequent}
+POLICIES: dict[str, Callable[[Problem], tuple[int, ...]]] = {
+    "lru": lru,
+    "most-frequent": most_frequent,
+}
 DESCRIPTIONS = {
     "lru": "on a miss with a full cache, evict the least recently used block (pyverify.sim.simulate)",
     "most-frequent": "keep the blocks requested most often over the whole trace (ties: most recently used)",

@@ -133,14 +133,16 @@ class Problem:
     chains: tuple[tuple[int, ...], ...]
     cache_of: tuple[int, ...]
     capacity: int | None
-    admission: str = "bypass"  # or "forced": rule 5 (the request's first min(k, C) blocks are held after it)
+    admission: str = (
+        "bypass"  # or "forced": rule 5 (the request's first min(k, C) blocks are held after it)
+    )
 
     def pinned(self, t: int) -> tuple[int, ...]:
         """The blocks request t's cache must hold right after it (forced admission; none with bypass)."""
         if self.admission != "forced":
             return ()
         chain = self.chains[t]
-        return chain if self.capacity is None else chain[:self.capacity]
+        return chain if self.capacity is None else chain[: self.capacity]
 
     @property
     def n(self) -> int:
@@ -155,8 +157,13 @@ class Problem:
         return len({(q, b) for q, chain in zip(self.cache_of, self.chains) for b in chain})
 
 
-def problem_from_instance(instance: Instance, model: str, capacity: int | None, path: str = "<instance>",
-                          admission: str = "bypass") -> Problem:
+def problem_from_instance(
+    instance: Instance,
+    model: str,
+    capacity: int | None,
+    path: str = "<instance>",
+    admission: str = "bypass",
+) -> Problem:
     """Fix the cache each request reads: 0 (pooled) or its given host (per-host)."""
     if model not in MODELS:
         raise UserError(f"unknown cache model {model!r}; choose one of: {', '.join(MODELS)}")
@@ -166,13 +173,17 @@ def problem_from_instance(instance: Instance, model: str, capacity: int | None, 
         cache_of = (0,) * instance.n_requests
     else:
         if instance.routing is None:
-            raise UserError(f"{path}: requests[*].host: per-host certificates use the instance's given routing, and this instance gives none "
-                            "(for a trace, route it: --routing round-robin --fleet N)")
+            raise UserError(
+                f"{path}: requests[*].host: per-host certificates use the instance's given routing, and this instance gives none "
+                "(for a trace, route it: --routing round-robin --fleet N)"
+            )
         cache_of = tuple(instance.routing)
     return Problem(model, tuple(tuple(c) for c in instance.chains), cache_of, capacity, admission)
 
 
-def canonical_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int], hit_blocks: Sequence[int]) -> list[list[int]]:
+def canonical_schedule(
+    chains: Sequence[Sequence[int]], cache_of: Sequence[int], hit_blocks: Sequence[int]
+) -> list[list[int]]:
     r"""``dropped[t]``: what cache :math:`q(t)` lets go right after request t in the run :math:`(\bar R, h)`.
 
     :math:`\bar R_{q}^{t+1}` keeps exactly the blocks whose next use in that cache
@@ -181,7 +192,9 @@ def canonical_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int],
     use in that cache is a miss, or that are never used there again. One
     backward pass, linear in the number of block references.
     """
-    next_is_hit: dict[tuple[int, int], bool] = {}  # (cache, block) -> is its next use (after the step being visited) a hit?
+    next_is_hit: dict[
+        tuple[int, int], bool
+    ] = {}  # (cache, block) -> is its next use (after the step being visited) a hit?
     dropped: list[list[int]] = [[] for _ in chains]
     for t in range(len(chains) - 1, -1, -1):
         q, chain = cache_of[t], chains[t]
@@ -191,8 +204,12 @@ def canonical_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int],
     return dropped
 
 
-def canonical_forced_schedule(chains: Sequence[Sequence[int]], cache_of: Sequence[int], hit_blocks: Sequence[int],
-                              capacity: int) -> list[list[int]]:
+def canonical_forced_schedule(
+    chains: Sequence[Sequence[int]],
+    cache_of: Sequence[int],
+    hit_blocks: Sequence[int],
+    capacity: int,
+) -> list[list[int]]:
     r"""``dropped[t]`` of the canonical *forced* run: after step t its cache holds the request's first
     ``min(k_t, C)`` blocks and every other block whose next use in that cache is a hit.
 
@@ -203,13 +220,17 @@ def canonical_forced_schedule(chains: Sequence[Sequence[int]], cache_of: Sequenc
     block's next use, one forward pass the drops.
     """
     next_is_hit: dict[tuple[int, int], bool] = {}
-    nexts: list[list[bool]] = [[] for _ in chains]  # per request, per block: is its next use in this cache a hit?
+    nexts: list[list[bool]] = [
+        [] for _ in chains
+    ]  # per request, per block: is its next use in this cache a hit?
     for t in range(len(chains) - 1, -1, -1):
         q, chain = cache_of[t], chains[t]
         nexts[t] = [next_is_hit.get((q, b), False) for b in chain]
         for j, b in enumerate(chain):
             next_is_hit[(q, b)] = j < hit_blocks[t]
-    waiting: dict[int, set[int]] = {}  # cache -> pinned blocks whose next use there is a miss: they go at its next step
+    waiting: dict[
+        int, set[int]
+    ] = {}  # cache -> pinned blocks whose next use there is a miss: they go at its next step
     dropped: list[list[int]] = []
     for t, (chain, q) in enumerate(zip(chains, cache_of)):
         gone = waiting.pop(q, set()) - set(chain)

@@ -39,7 +39,13 @@ Z3_VERSION = z3.get_version_string()
 class _Encoding:
     """The literal model of a run, as Z3 terms, for one problem."""
 
-    def __init__(self, chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int | None, forced: bool = False) -> None:
+    def __init__(
+        self,
+        chains: Sequence[Sequence[int]],
+        cache_of: Sequence[int],
+        capacity: int | None,
+        forced: bool = False,
+    ) -> None:
         self.constraints: list = []
         self.keep: list[dict[int, z3.BoolRef]] = []
         self.hits: list[list[z3.BoolRef]] = []
@@ -65,7 +71,9 @@ class _Encoding:
                 if b not in chain:
                     self.constraints.append(z3.Implies(var, before(b)))
             if forced:  # rule 5: the request's first min(k, C) blocks are held right after it
-                self.constraints += [keep[b] for b in (chain if capacity is None else chain[:capacity])]
+                self.constraints += [
+                    keep[b] for b in (chain if capacity is None else chain[:capacity])
+                ]
             if capacity is not None and len(keep) > capacity:
                 self.constraints.append(z3.AtMost(*keep.values(), capacity))
             self.keep.append(keep)
@@ -95,7 +103,9 @@ class Z3Confirmation:
 
 def _check(encoding: _Encoding, misses: int, timeout_s: float | None):
     solver = z3.Solver()
-    solver.set("ctrl_c", False)  # Z3 would swallow Ctrl-C and answer 'unknown'; let Python stop the run
+    solver.set(
+        "ctrl_c", False
+    )  # Z3 would swallow Ctrl-C and answer 'unknown'; let Python stop the run
     if timeout_s is not None:
         solver.set("timeout", max(1, int(timeout_s * 1000)))
     solver.add(*encoding.constraints)
@@ -115,16 +125,29 @@ def confirm(problem: Problem, objective: int, timeout_s: float | None = None) ->
     def left() -> float | None:
         return None if timeout_s is None else timeout_s - (time.perf_counter() - started)
 
-    encoding = _Encoding(problem.chains, problem.cache_of, problem.capacity, problem.admission == "forced")
-    at, model = _check(encoding, objective, left()) if left() is None or left() > 0 else ("unknown", None)
-    below, _ = _check(encoding, objective - 1, left()) if left() is None or left() > 0 else ("unknown", None)
+    encoding = _Encoding(
+        problem.chains, problem.cache_of, problem.capacity, problem.admission == "forced"
+    )
+    at, model = (
+        _check(encoding, objective, left()) if left() is None or left() > 0 else ("unknown", None)
+    )
+    below, _ = (
+        _check(encoding, objective - 1, left())
+        if left() is None or left() > 0
+        else ("unknown", None)
+    )
     elapsed = time.perf_counter() - started
     witness = None
     if model is not None:
-        hit_blocks = [sum(1 for h in row if z3.is_true(model.eval(h, model_completion=True))) for row in encoding.hits]
+        hit_blocks = [
+            sum(1 for h in row if z3.is_true(model.eval(h, model_completion=True)))
+            for row in encoding.hits
+        ]
         dropped, held = [], {}
         for t, (chain, q, keep) in enumerate(zip(problem.chains, problem.cache_of, encoding.keep)):
-            after = {b for b, var in keep.items() if z3.is_true(model.eval(var, model_completion=True))}
+            after = {
+                b for b, var in keep.items() if z3.is_true(model.eval(var, model_completion=True))
+            }
             dropped.append(sorted((held.get(q, set()) | set(chain)) - after))
             held[q] = after
         witness = {"cache_of": list(problem.cache_of), "hit_blocks": hit_blocks, "dropped": dropped}
@@ -133,7 +156,9 @@ def confirm(problem: Problem, objective: int, timeout_s: float | None = None) ->
 
 def optimum(problem: Problem, timeout_s: float | None = None) -> int | None:
     """Z3's own minimum number of misses (z3.Optimize), for small problems and tests."""
-    encoding = _Encoding(problem.chains, problem.cache_of, problem.capacity, problem.admission == "forced")
+    encoding = _Encoding(
+        problem.chains, problem.cache_of, problem.capacity, problem.admission == "forced"
+    )
     opt = z3.Optimize()
     if timeout_s is not None:
         opt.set("timeout", max(1, int(timeout_s * 1000)))

@@ -6,7 +6,9 @@ import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # imported where it is used: fractions (and decimal) cost a run that takes no hit rate 2 ms
+if (
+    TYPE_CHECKING
+):  # imported where it is used: fractions (and decimal) cost a run that takes no hit rate 2 ms
     from fractions import Fraction
 
 
@@ -32,6 +34,7 @@ def choice_list(text: str, choices, what: str) -> list[str]:
     if len(set(names)) != len(names):
         raise argparse.ArgumentTypeError(f"values repeat in {_short(text)}")
     return names
+
 
 from pyverify.inputs.kv_models import KV_BYTES_PER_TOKEN_RANGE, MAX_CACHE_BLOCKS, MAX_CACHE_GIB
 from pyverify.inputs.model import MAX_HOSTS
@@ -59,8 +62,9 @@ def _short(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-def bounded_number(text: str, low: float, high: float, what: str = "a number",
-                   low_open: bool = True) -> float:
+def bounded_number(
+    text: str, low: float, high: float, what: str = "a number", low_open: bool = True
+) -> float:
     """A finite number in (``low``, ``high``] (or [``low``, ``high``] when not ``low_open``)."""
     import math
 
@@ -102,8 +106,14 @@ def capacity_gib(text: str) -> float:
 
 
 #: The units a cache size may be given in, as they are typed (any case), and their names.
-CAPACITY_UNITS = {"": "blocks", "block": "blocks", "blocks": "blocks", "token": "tokens",
-                  "tokens": "tokens", "gib": "GiB"}
+CAPACITY_UNITS = {
+    "": "blocks",
+    "block": "blocks",
+    "blocks": "blocks",
+    "token": "tokens",
+    "tokens": "tokens",
+    "gib": "GiB",
+}
 
 
 @dataclass(frozen=True)
@@ -125,14 +135,18 @@ def cache_amount(text: str) -> CacheAmount:
 
     match = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]*)\s*", text)
     if match is None:
-        raise argparse.ArgumentTypeError("expected a number of blocks, tokens or GiB (5000, 2000000tokens, "
-                                         f"64GiB), got {_short(text)}")
+        raise argparse.ArgumentTypeError(
+            "expected a number of blocks, tokens or GiB (5000, 2000000tokens, "
+            f"64GiB), got {_short(text)}"
+        )
     number, unit = match.group(1), match.group(2).lower()
     if unit not in CAPACITY_UNITS:
         names = ("blocks", "tokens", "GiB")
         typed = match.group(2)
         close = did_you_mean(typed, names) or did_you_mean(unit, [name.lower() for name in names])
-        raise argparse.ArgumentTypeError(f"unknown unit {_short(typed)}; choose from: {', '.join(names)}{close}")
+        raise argparse.ArgumentTypeError(
+            f"unknown unit {_short(typed)}; choose from: {', '.join(names)}{close}"
+        )
     unit = CAPACITY_UNITS[unit]
     parse = {"blocks": capacity_blocks, "tokens": capacity_tokens, "GiB": capacity_gib}[unit]
     return CacheAmount(parse(number), unit)
@@ -220,10 +234,14 @@ def refuse_writing_inputs(args: argparse.Namespace) -> None:
     the inputs those parsed by :func:`input_file`. Both are declared where the
     arguments are, so a new command is covered by declaring its arguments.
     """
-    values = [item for value in vars(args).values()
-              for item in (value if isinstance(value, list) else [value])]  # --rag-lengths: a list
-    outputs = [target for value in values if isinstance(value, OutputName)
-               for target in value.targets]
+    values = [
+        item
+        for value in vars(args).values()
+        for item in (value if isinstance(value, list) else [value])
+    ]  # --rag-lengths: a list
+    outputs = [
+        target for value in values if isinstance(value, OutputName) for target in value.targets
+    ]
     if not outputs:
         return
     from pyverify.fileio import check_output_file
@@ -240,7 +258,9 @@ def target_hit_rate(text: str) -> "Fraction":
     try:
         value = Fraction(text.strip())
     except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"expected a hit rate in (0, 1], such as 0.5, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a hit rate in (0, 1], such as 0.5, got {text!r}"
+        ) from None
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"expected a hit rate in (0, 1], got {text!r}")
     return value

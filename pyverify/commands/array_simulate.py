@@ -51,7 +51,9 @@ def simulate_on_arrays(args) -> Simulation:
     from pyverify.inputs.columnar.digest import content_sha256_beside
 
     trace = read_trace_with(args, args.instance)
-    return _simulated(args, trace, content_sha256_beside(trace))  # the digest on a second core while this one counts
+    return _simulated(
+        args, trace, content_sha256_beside(trace)
+    )  # the digest on a second core while this one counts
 
 
 def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Simulation:
@@ -64,11 +66,15 @@ def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Sim
     size = resolve_cache_size(args, trace, args.instance)
     window = window_of(args)
     weights = trace_token_weights(trace, args.instance)
-    routed = args.model == PER_HOST or trace.hosts is not None  # as the simulator: an input's own routing is reported
+    routed = (
+        args.model == PER_HOST or trace.hosts is not None
+    )  # as the simulator: an input's own routing is reported
     hosts, fleet, policy = route_trace(trace, args) if routed else (None, None, None)
     cache_of = hosts if args.model == PER_HOST else np.zeros(trace.n_requests, dtype=np.int64)
     if size.blocks is None:  # nothing is evicted: no replay (and no compiled kernel) needed
-        hits = uncapacitated_hits(trace.ids, trace.offsets, hosts if args.model == PER_HOST else None, fleet or 1)
+        hits = uncapacitated_hits(
+            trace.ids, trace.offsets, hosts if args.model == PER_HOST else None, fleet or 1
+        )
     else:
         from pyverify.sim.array_run import array_hits
 
@@ -77,13 +83,30 @@ def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Sim
     def witness() -> dict:
         return {"cache_of": cache_of.tolist(), "hit_blocks": hits.tolist()}
 
-    optima = optima_tallies(args, trace.ids, np.diff(trace.offsets), trace.offsets, cache_of, size.blocks, weights, window)
+    optima = optima_tallies(
+        args,
+        trace.ids,
+        np.diff(trace.offsets),
+        trace.offsets,
+        cache_of,
+        size.blocks,
+        weights,
+        window,
+    )
     return Simulation(
-        name=trace.name, sha256=sha256(), engine=ENGINE if args.engine == "numpy" else None, model=args.model,
-        fleet=fleet, routing=policy,
-        size=size, eviction=args.eviction if size.blocks is not None else None,
-        references=trace.n_references, hits=int(hits.sum()), n_requests=trace.n_requests,
-        window=window, weights_source=weights.source if weights else None,
+        name=trace.name,
+        sha256=sha256(),
+        engine=ENGINE if args.engine == "numpy" else None,
+        model=args.model,
+        fleet=fleet,
+        routing=policy,
+        size=size,
+        eviction=args.eviction if size.blocks is not None else None,
+        references=trace.n_references,
+        hits=int(hits.sum()),
+        n_requests=trace.n_requests,
+        window=window,
+        weights_source=weights.source if weights else None,
         measured=tally_offsets(trace.offsets, hits, weights, window),
         witness=witness if args.witness else None,
         optima=optima,

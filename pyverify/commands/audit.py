@@ -22,18 +22,45 @@ def register(subparsers) -> None:
             "directory: report.md, report.html, the sweep chart, the certificates and summary.json."
         ),
     )
-    parser.add_argument("instance", nargs="?", default=str(project_file(DEFAULT_INSTANCE)),
-                        help=f"{INPUT_HELP}; default: {DEFAULT_INSTANCE} in the pyverify checkout, {ROOT}")
-    parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTPUT), help=f"report directory (default: ./{DEFAULT_OUTPUT}/)")
-    parser.add_argument("--registry", type=Path, default=project_file(DEFAULT_REGISTRY),
-                        help=f"theorem registry (default: {DEFAULT_REGISTRY} in the pyverify checkout)")
-    parser.add_argument("--time-limit", type=positive_seconds, default=60.0, help="seconds per solver call (default: 60)")
+    parser.add_argument(
+        "instance",
+        nargs="?",
+        default=str(project_file(DEFAULT_INSTANCE)),
+        help=f"{INPUT_HELP}; default: {DEFAULT_INSTANCE} in the pyverify checkout, {ROOT}",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path(DEFAULT_OUTPUT),
+        help=f"report directory (default: ./{DEFAULT_OUTPUT}/)",
+    )
+    parser.add_argument(
+        "--registry",
+        type=Path,
+        default=project_file(DEFAULT_REGISTRY),
+        help=f"theorem registry (default: {DEFAULT_REGISTRY} in the pyverify checkout)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=positive_seconds,
+        default=60.0,
+        help="seconds per solver call (default: 60)",
+    )
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--node-tokens", type=positive_int, metavar="TOKENS",
-                      help="KV cache per node in the memory-limit step's local-against-global line (default: 3,000,000, the "
-                           "Mooncake paper's per-node capacity, FAST'25 section 5.3.2; needs the instance's block size)")
-    size.add_argument("--node-blocks", type=positive_int, metavar="BLOCKS",
-                      help="the same in blocks (default for an instance with no block size: an equal share of its distinct blocks)")
+    size.add_argument(
+        "--node-tokens",
+        type=positive_int,
+        metavar="TOKENS",
+        help="KV cache per node in the memory-limit step's local-against-global line (default: 3,000,000, the "
+        "Mooncake paper's per-node capacity, FAST'25 section 5.3.2; needs the instance's block size)",
+    )
+    size.add_argument(
+        "--node-blocks",
+        type=positive_int,
+        metavar="BLOCKS",
+        help="the same in blocks (default for an instance with no block size: an equal share of its distinct blocks)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_input_options(parser)
     parser.set_defaults(func=run)
@@ -53,12 +80,24 @@ def run(args) -> int:
         steps.start(name)
 
     with step_reporter(len(STEPS), quiet=args.json) as steps:
-        summary = run_audit(args.instance, args.output, args.registry, args.time_limit, start,
-                            lambda record: steps.done(f"  {record.name:12} {record.seconds:7.2f} s  {record.result}"),
-                            node_tokens=args.node_tokens, node_blocks=args.node_blocks, reading=import_options(args))
+        summary = run_audit(
+            args.instance,
+            args.output,
+            args.registry,
+            args.time_limit,
+            start,
+            lambda record: steps.done(
+                f"  {record.name:12} {record.seconds:7.2f} s  {record.result}"
+            ),
+            node_tokens=args.node_tokens,
+            node_blocks=args.node_blocks,
+            reading=import_options(args),
+        )
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(f"instance {summary['instance']['name']} (SHA-256 {summary['instance']['sha256'][:12]}...)")
+    print(
+        f"instance {summary['instance']['name']} (SHA-256 {summary['instance']['sha256'][:12]}...)"
+    )
     print(f"report: {args.output}/report.md, {args.output}/report.html")
     return 0

@@ -6,25 +6,62 @@ import argparse
 import json
 from contextlib import contextmanager
 
-from pyverify.commands.argtypes import (add_flag_check, capacity_blocks, chart_path, choice_list, fleet_size,
-                                       input_file, positive_int)
+from pyverify.commands.argtypes import (
+    add_flag_check,
+    capacity_blocks,
+    chart_path,
+    choice_list,
+    fleet_size,
+    input_file,
+    positive_int,
+)
 from pyverify.errors import RequestError, UserError, shown
-from pyverify.commands.input_options import (add_input_options, described_block_size, identity_of,
-                                             load_described_with)
+from pyverify.commands.input_options import (
+    add_input_options,
+    described_block_size,
+    identity_of,
+    load_described_with,
+)
 from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
 from pyverify.progress import progress_bar
-from pyverify.commands.engine_options import add_engine_options, arrays_apply, counts_apply, run_simulate_counts
+from pyverify.commands.engine_options import (
+    add_engine_options,
+    arrays_apply,
+    counts_apply,
+    run_simulate_counts,
+)
 from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
-from pyverify.commands.cache_options import add_cache_options, check_page_size, prompt_tokens_of, resolve_cache_size, window_of
+from pyverify.commands.cache_options import (
+    add_cache_options,
+    check_page_size,
+    prompt_tokens_of,
+    resolve_cache_size,
+    window_of,
+)
+
 # The names only: the simulators and the per-record readers are imported by the runs that use them.
-from pyverify.sim.names import (ENGINE_EVICTIONS, LRU, LRU_NOTE, MODELS, PER_HOST, POLICY_NAMES, POOLED, SGLANG, SGLANG_FIFO,
-                                UNROUTED_FLEET_SIZES, VLLM, eviction_name)
+from pyverify.sim.names import (
+    ENGINE_EVICTIONS,
+    LRU,
+    LRU_NOTE,
+    MODELS,
+    PER_HOST,
+    POLICY_NAMES,
+    POOLED,
+    SGLANG,
+    SGLANG_FIFO,
+    UNROUTED_FLEET_SIZES,
+    VLLM,
+    eviction_name,
+)
 
 ORDER = 10
 
 #: What every command's input argument accepts (formats are told apart by content).
-INPUT_HELP = ("input file, or - for standard input: a pyverify instance JSON, a Mooncake JSONL trace, "
-              "or another accepted format (told apart by content, gzip or not; see README 'Input formats')")
+INPUT_HELP = (
+    "input file, or - for standard input: a pyverify instance JSON, a Mooncake JSONL trace, "
+    "or another accepted format (told apart by content, gzip or not; see README 'Input formats')"
+)
 
 
 def fleet_list(text: str) -> list[int]:
@@ -72,10 +109,17 @@ def policy_list(text: str) -> list[str]:
 
 def add_routing_options(parser) -> None:
     """``--seed`` and ``--affinity-slack``: the parameters of the random and prefix-affinity policies."""
-    parser.add_argument("--seed", type=int, default=0, help="seed of the 'random' routing policy (default: 0)")
-    parser.add_argument("--affinity-slack", type=slack_value, default=1.25, metavar="S",
-                        help="prefix-affinity load cap: no host takes more than ceil(S * (i+1) / F) of the first i+1 "
-                             "requests (default: 1.25)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the 'random' routing policy (default: 0)"
+    )
+    parser.add_argument(
+        "--affinity-slack",
+        type=slack_value,
+        default=1.25,
+        metavar="S",
+        help="prefix-affinity load cap: no host takes more than ceil(S * (i+1) / F) of the first i+1 "
+        "requests (default: 1.25)",
+    )
 
 
 def print_json(data: object) -> None:
@@ -83,37 +127,63 @@ def print_json(data: object) -> None:
     try:
         text = json.dumps(data, indent=2, allow_nan=False)
     except ValueError:
-        raise UserError("the result holds a number that is not finite (NaN or infinity), which JSON "
-                        "cannot carry; nothing was written") from None
+        raise UserError(
+            "the result holds a number that is not finite (NaN or infinity), which JSON "
+            "cannot carry; nothing was written"
+        ) from None
     print(text)
 
 
 def register(subparsers) -> None:
-    validate = subparsers.add_parser("validate", help="say what an input is and check it: schema, routing, prefix closure")
+    validate = subparsers.add_parser(
+        "validate", help="say what an input is and check it: schema, routing, prefix closure"
+    )
     validate.add_argument("instance", help=INPUT_HELP)
     validate.add_argument("--json", action="store_true", help="machine-readable output")
     add_input_options(validate)
     validate.set_defaults(func=run_validate)
 
-    sim = subparsers.add_parser("simulate", help="run demand caches that start empty over an input (an instance or a trace)")
+    sim = subparsers.add_parser(
+        "simulate", help="run demand caches that start empty over an input (an instance or a trace)"
+    )
     sim.add_argument("instance", help=INPUT_HELP)
-    sim.add_argument("--model", choices=MODELS, default=POOLED, help="one pooled cache (default), or one cache per host")
-    sim.add_argument("--routing", choices=sorted(POLICY_NAMES),
-                     help="how requests reach hosts (default: fold, the instance's own routing, or round-robin "
-                          "for an input without one, as in every command)")
-    sim.add_argument("--fleet", type=fleet_size,
-                     help="fleet size for the routing policy (default: the instance's hosts, or 16 for an input that names no fleet)")
+    sim.add_argument(
+        "--model",
+        choices=MODELS,
+        default=POOLED,
+        help="one pooled cache (default), or one cache per host",
+    )
+    sim.add_argument(
+        "--routing",
+        choices=sorted(POLICY_NAMES),
+        help="how requests reach hosts (default: fold, the instance's own routing, or round-robin "
+        "for an input without one, as in every command)",
+    )
+    sim.add_argument(
+        "--fleet",
+        type=fleet_size,
+        help="fleet size for the routing policy (default: the instance's hosts, or 16 for an input that names no fleet)",
+    )
     add_cache_options(sim, per="cache", engines=True)
-    sim.add_argument("--page-size", type=positive_int, metavar="TOKENS",
-                     help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the input's "
-                          "block size (default: the block size; page size 1 needs a trace imported with --block-size 1)")
+    sim.add_argument(
+        "--page-size",
+        type=positive_int,
+        metavar="TOKENS",
+        help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the input's "
+        "block size (default: the block size; page size 1 needs a trace imported with --block-size 1)",
+    )
     add_routing_options(sim)
-    sim.add_argument("--optimum", action="store_true",
-                     help="with a capacity, also print the two optima at that capacity over the same requests: the best a "
-                          "cache that admits every block it fetches and keeps the running request's blocks could do (forced admission, "
-                          "as vLLM and SGLang), and the "
-                          "best any cache could do (bypass: it may discard a fetched block)")
-    sim.add_argument("--witness", action="store_true", help="include the per-request witness in --json output")
+    sim.add_argument(
+        "--optimum",
+        action="store_true",
+        help="with a capacity, also print the two optima at that capacity over the same requests: the best a "
+        "cache that admits every block it fetches and keeps the running request's blocks could do (forced admission, "
+        "as vLLM and SGLang), and the "
+        "best any cache could do (bypass: it may discard a fetched block)",
+    )
+    sim.add_argument(
+        "--witness", action="store_true", help="include the per-request witness in --json output"
+    )
     sim.add_argument("--json", action="store_true", help="machine-readable output")
     add_engine_options(sim)
     add_input_options(sim)
@@ -137,12 +207,21 @@ def register(subparsers) -> None:
     )
     sw.add_argument("instance", type=input_file, help=INPUT_HELP)
     sw.add_argument("--fleets", type=fleet_list, help="comma-separated fleet sizes")
-    sw.add_argument("--routing", type=policy_list, metavar="POLICY[,POLICY...]",
-                    help=f"routing policy, or several to compare ({', '.join(POLICY_NAMES)}); default: fold, or round-robin "
-                         "for an instance without routing")
+    sw.add_argument(
+        "--routing",
+        type=policy_list,
+        metavar="POLICY[,POLICY...]",
+        help=f"routing policy, or several to compare ({', '.join(POLICY_NAMES)}); default: fold, or round-robin "
+        "for an instance without routing",
+    )
     add_cache_options(sw, per="host (the pool gets F times as much)")
     add_routing_options(sw)
-    sw.add_argument("--chart", type=chart_path, metavar="PATH", help="write the hit-rate chart (.png, .svg, or a stem for both)")
+    sw.add_argument(
+        "--chart",
+        type=chart_path,
+        metavar="PATH",
+        help="write the hit-rate chart (.png, .svg, or a stem for both)",
+    )
     sw.add_argument("--json", action="store_true", help="machine-readable output")
     add_input_options(sw)
     sw.set_defaults(func=run_sweep)
@@ -174,9 +253,13 @@ def run_validate(args) -> int:
     if args.json:
         print_json({"valid": True, **summary, "notes": list(loaded.notes)})
     else:
-        print(f"{shown(args.instance)}: {loaded.kind}, {instance.n_requests} requests, valid and prefix-closed")
+        print(
+            f"{shown(args.instance)}: {loaded.kind}, {instance.n_requests} requests, valid and prefix-closed"
+        )
         if loaded.format.key != "pyverify-instance":
-            print(f"  imported as a {INSTANCE_FORMAT} instance named {instance.name!r} (what 'trace import' would write)")
+            print(
+                f"  imported as a {INSTANCE_FORMAT} instance named {instance.name!r} (what 'trace import' would write)"
+            )
         for note in loaded.notes:
             print(f"  note: {note}")
         for key, value in summary.items():
@@ -191,7 +274,9 @@ def run_validate(args) -> int:
 
 def run_simulate(args) -> int:
     if args.eviction in ENGINE_EVICTIONS or args.page_size is not None:
-        return report_simulation(args, simulate_engine(args))  # the engines' caches run on Python chains only
+        return report_simulation(
+            args, simulate_engine(args)
+        )  # the engines' caches run on Python chains only
     if counts_apply(args):
         return run_simulate_counts(args, print_json)
     if arrays_apply(args):
@@ -216,9 +301,17 @@ def simulate_in_python(args) -> Simulation:
     fleet = args.fleet or default_fleet(instance)
     args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):
-        options = RoutingOptions(seed=args.seed, capacity=size.blocks, eviction=args.eviction, slack=args.affinity_slack)
-        routing = route(instance, fleet, args.routing, options) if (args.model == PER_HOST or instance.routing is not None) else None
-    run = simulate(instance.chains, routing, args.model, capacity=size.blocks, eviction=args.eviction)
+        options = RoutingOptions(
+            seed=args.seed, capacity=size.blocks, eviction=args.eviction, slack=args.affinity_slack
+        )
+        routing = (
+            route(instance, fleet, args.routing, options)
+            if (args.model == PER_HOST or instance.routing is not None)
+            else None
+        )
+    run = simulate(
+        instance.chains, routing, args.model, capacity=size.blocks, eviction=args.eviction
+    )
     optima = None
     if getattr(args, "optimum", False):
         import numpy as np
@@ -227,12 +320,23 @@ def simulate_in_python(args) -> Simulation:
 
         ids, lengths = flatten(instance.chains)
         offsets = np.concatenate(([0], np.cumsum(lengths)))
-        optima = optima_tallies(args, ids, lengths, offsets, run.cache_of, size.blocks, weights, window)
+        optima = optima_tallies(
+            args, ids, lengths, offsets, run.cache_of, size.blocks, weights, window
+        )
     return Simulation(
-        name=instance.name, sha256=content_sha256(instance), engine=None, model=run.model,
-        fleet=fleet if routing is not None else None, routing=args.routing if routing is not None else None,
-        size=size, eviction=run.eviction, references=run.references, hits=run.hits, n_requests=instance.n_requests,
-        window=window, weights_source=weights.source if weights else None,
+        name=instance.name,
+        sha256=content_sha256(instance),
+        engine=None,
+        model=run.model,
+        fleet=fleet if routing is not None else None,
+        routing=args.routing if routing is not None else None,
+        size=size,
+        eviction=run.eviction,
+        references=run.references,
+        hits=run.hits,
+        n_requests=instance.n_requests,
+        window=window,
+        weights_source=weights.source if weights else None,
         measured=tally(instance.chains, run.hit_blocks, weights, window),
         witness=run.witness if args.witness else None,
         optima=optima,
@@ -247,9 +351,13 @@ def engine_refusal(args) -> None:
     if args.page_size is not None and args.eviction not in (SGLANG, SGLANG_FIFO):
         raise UserError(f"--page-size: only with --eviction {SGLANG}")
     if args.routing == "prefix-affinity":
-        raise UserError(f"--routing prefix-affinity: not with --eviction {args.eviction} (it routes by the block-level caches)")
+        raise UserError(
+            f"--routing prefix-affinity: not with --eviction {args.eviction} (it routes by the block-level caches)"
+        )
     if getattr(args, "optimum", False):
-        raise UserError(f"--optimum: not with --eviction {args.eviction} (the optima are block-level)")
+        raise UserError(
+            f"--optimum: not with --eviction {args.eviction} (the optima are block-level)"
+        )
 
 
 def simulate_engine(args) -> Simulation:
@@ -266,8 +374,10 @@ def simulate_engine(args) -> Simulation:
     instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)
     if size.blocks is None:
-        raise UserError(f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
-                        "the engine's pool size")
+        raise UserError(
+            f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
+            "the engine's pool size"
+        )
     block = instance.block_size_tokens
     page = args.page_size
     check_page_size(args.instance, block, page, size.blocks)
@@ -278,12 +388,17 @@ def simulate_engine(args) -> Simulation:
     args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):
         options = RoutingOptions(seed=args.seed, capacity=size.blocks, slack=args.affinity_slack)
-        routing = route(instance, fleet, args.routing, options) if (args.model == PER_HOST or instance.routing is not None) else None
+        routing = (
+            route(instance, fleet, args.routing, options)
+            if (args.model == PER_HOST or instance.routing is not None)
+            else None
+        )
     cache_of = caches_read(args.model, routing, instance.n_requests)
     with about_file(args.instance, "requests"):
         try:
-            hit_blocks, unscheduled = engine_hits(instance.chains, cache_of, size.blocks, args.eviction,
-                                                  prompt_tokens, block, page)
+            hit_blocks, unscheduled = engine_hits(
+                instance.chains, cache_of, size.blocks, args.eviction, prompt_tokens, block, page
+            )
         except PromptBeyondChain as error:
             raise RequestError(args.instance, error.index, "input_tokens", error.reason) from None
         except ValueError as error:
@@ -291,12 +406,23 @@ def simulate_engine(args) -> Simulation:
     references = instance.n_references
     hits = sum(hit_blocks)
     return Simulation(
-        name=instance.name, sha256=content_sha256(instance), engine=None, model=args.model,
-        fleet=fleet if routing is not None else None, routing=args.routing if routing is not None else None,
-        size=size, eviction=args.eviction, references=references, hits=hits, n_requests=instance.n_requests,
-        window=window, weights_source=weights.source if weights else None,
+        name=instance.name,
+        sha256=content_sha256(instance),
+        engine=None,
+        model=args.model,
+        fleet=fleet if routing is not None else None,
+        routing=args.routing if routing is not None else None,
+        size=size,
+        eviction=args.eviction,
+        references=references,
+        hits=hits,
+        n_requests=instance.n_requests,
+        window=window,
+        weights_source=weights.source if weights else None,
         measured=tally(instance.chains, hit_blocks, weights, window),
-        witness=(lambda: {"cache_of": list(cache_of), "hit_blocks": list(hit_blocks)}) if args.witness else None,
+        witness=(lambda: {"cache_of": list(cache_of), "hit_blocks": list(hit_blocks)})
+        if args.witness
+        else None,
         unscheduled=tuple(unscheduled),
         instance_sha256=identity_of(loaded).get("instance_sha256"),
     )
@@ -322,25 +448,39 @@ def report_simulation(args, simulation: Simulation) -> int:
         "misses": sim.references - sim.hits,
         "hit_rate": sim.hits / sim.references if sim.references else 0.0,
         # the measured requests, in blocks and in tokens
-        "window": {"warmup_fraction": sim.window.warmup_fraction, "requests": sim.window.describe(sim.n_requests)},
+        "window": {
+            "warmup_fraction": sim.window.warmup_fraction,
+            "requests": sim.window.describe(sim.n_requests),
+        },
         "token_weights": sim.weights_source,
         "measured": measured.to_json(),
     }
     if sim.unscheduled is not None:
         result["unscheduled_requests"] = list(sim.unscheduled)
     if sim.optima is not None:
-        result["optimum"] = {name: {**tally.to_json(), "meaning": OPTIMUM_WORDS[name]} for name, tally in sim.optima.items()}
+        result["optimum"] = {
+            name: {**tally.to_json(), "meaning": OPTIMUM_WORDS[name]}
+            for name, tally in sim.optima.items()
+        }
     if args.json:
         if sim.witness is not None:
             result["witness"] = sim.witness()
         print_json(result)
         return 0
-    capacity = "uncapacitated" if sim.size.blocks is None else f"capacity {sim.size.words}, {eviction_name(sim.eviction)}"
+    capacity = (
+        "uncapacitated"
+        if sim.size.blocks is None
+        else f"capacity {sim.size.words}, {eviction_name(sim.eviction)}"
+    )
     engine = f"; engine {sim.engine}" if sim.engine else ""
     if sim.routing is None:
-        print(f"{sim.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool){engine}")
+        print(
+            f"{sim.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool){engine}"
+        )
     else:
-        print(f"{sim.name}: {sim.model} demand cache(s), {capacity}, {sim.fleet} hosts ({sim.routing} routing){engine}")
+        print(
+            f"{sim.name}: {sim.model} demand cache(s), {capacity}, {sim.fleet} hosts ({sim.routing} routing){engine}"
+        )
     if sim.size.blocks is not None and sim.eviction == LRU:
         print(f"  {LRU_NOTE}")
     print(f"  measured          {sim.window.describe(sim.n_requests)}")
@@ -355,16 +495,33 @@ def report_simulation(args, simulation: Simulation) -> int:
     else:
         print("  token hit rate    n/a (the input gives no block size)")
     if sim.unscheduled:
-        shown = ", ".join(map(str, sim.unscheduled[:10])) + (", ..." if len(sim.unscheduled) > 10 else "")
-        why = "longer than the pool" if sim.eviction == VLLM else "with prompts of pool tokens - 6 or more (SGLang refuses them)"
-        print(f"  never scheduled   {len(sim.unscheduled)} request(s) {why} (counted as misses): {shown}")
+        shown = ", ".join(map(str, sim.unscheduled[:10])) + (
+            ", ..." if len(sim.unscheduled) > 10 else ""
+        )
+        why = (
+            "longer than the pool"
+            if sim.eviction == VLLM
+            else "with prompts of pool tokens - 6 or more (SGLang refuses them)"
+        )
+        print(
+            f"  never scheduled   {len(sim.unscheduled)} request(s) {why} (counted as misses): {shown}"
+        )
     if sim.optima is not None:
         whole = sim.window.warmup_fraction == 0
-        print("  optimum at this capacity, over the same requests" + ("" if whole else " (the whole run's optimum, counted in the measured requests)"))
+        print(
+            "  optimum at this capacity, over the same requests"
+            + ("" if whole else " (the whole run's optimum, counted in the measured requests)")
+        )
         for name, label in (("forced", "admitting every block"), ("bypass", "any cache")):
             tally = sim.optima[name]
-            token = f" (that run's token hit rate {tally.token_hit_rate:.4f})" if tally.token_hit_rate is not None else ""
-            print(f"    {label:22} block hit rate {tally.block_hit_rate:.4f}{token}: {OPTIMUM_WORDS[name]}")
+            token = (
+                f" (that run's token hit rate {tally.token_hit_rate:.4f})"
+                if tally.token_hit_rate is not None
+                else ""
+            )
+            print(
+                f"    {label:22} block hit rate {tally.block_hit_rate:.4f}{token}: {OPTIMUM_WORDS[name]}"
+            )
     return 0
 
 
@@ -383,35 +540,66 @@ def run_sweep(args) -> int:
     window = window_of(args)
     weights = instance_token_weights(instance, args.instance)
     options = RoutingOptions(seed=args.seed, slack=args.affinity_slack)
-    with about_file(args.instance, "routing"), progress_bar(len(sizes) * len(policies), "sweep", unit="fleet") as advance:
-        by_policy = sweep_policies(instance, sizes, policies, capacity, args.eviction, options, progress=advance,
-                                   weights=weights, window=window)
+    with (
+        about_file(args.instance, "routing"),
+        progress_bar(len(sizes) * len(policies), "sweep", unit="fleet") as advance,
+    ):
+        by_policy = sweep_policies(
+            instance,
+            sizes,
+            policies,
+            capacity,
+            args.eviction,
+            options,
+            progress=advance,
+            weights=weights,
+            window=window,
+        )
     rows = [row for policy_rows in by_policy.values() for row in policy_rows]
     if capacity is None:
         cache_text = "uncapacitated"
     else:
-        tokens = f" = {capacity * instance.block_size_tokens} tokens" if instance.block_size_tokens else ""
+        tokens = (
+            f" = {capacity * instance.block_size_tokens} tokens"
+            if instance.block_size_tokens
+            else ""
+        )
         gib = f" ({size.gib:g} GiB)" if size.gib is not None else ""
         cache_text = f"{eviction_name(args.eviction)}, {capacity} blocks{tokens}{gib} per host, pool F x {capacity} blocks"
     charts = []
     if args.chart:
         title = f"{instance.name}: hit rate as the fleet grows ({cache_text})"
         if len(policies) == 1:
-            charts = fleet_sweep_chart(rows, args.chart, title=f"{instance.name}: hit rate as the fleet grows ({cache_text}, {policies[0]} routing)")
+            charts = fleet_sweep_chart(
+                rows,
+                args.chart,
+                title=f"{instance.name}: hit rate as the fleet grows ({cache_text}, {policies[0]} routing)",
+            )
         elif len(sizes) == 1:  # one fleet: a bar per routing, its load beside its hit rate
-            charts = routing_load_chart(by_policy, args.chart, title=f"{instance.name}: {sizes[0]} hosts, routing policies compared ({cache_text})")
+            charts = routing_load_chart(
+                by_policy,
+                args.chart,
+                title=f"{instance.name}: {sizes[0]} hosts, routing policies compared ({cache_text})",
+            )
         else:
             charts = policy_fleet_chart(by_policy, args.chart, title=title)
     if args.json:
         data = {
             "instance": instance.name,
-            **identity_of(loaded),  # the content digest, as simulate names the instance (and an instance file's own)
+            **identity_of(
+                loaded
+            ),  # the content digest, as simulate names the instance (and an instance file's own)
             "routing": policies[0] if len(policies) == 1 else policies,
             "capacity": capacity,
-            "pool_capacity": None if capacity is None else {str(size): capacity * size for size in sizes},
+            "pool_capacity": None
+            if capacity is None
+            else {str(size): capacity * size for size in sizes},
             "eviction": args.eviction if capacity is not None else None,
             "cache_size": size.to_json(),
-            "window": {"warmup_fraction": window.warmup_fraction, "requests": window.describe(instance.n_requests)},
+            "window": {
+                "warmup_fraction": window.warmup_fraction,
+                "requests": window.describe(instance.n_requests),
+            },
             "token_weights": weights.source if weights else None,
             "hit_rates": "references, *_misses and *_hit_rate count blocks; *_token_hit_rate weighs each block by its tokens",
             "seed": args.seed,
@@ -419,9 +607,14 @@ def run_sweep(args) -> int:
         }
         if len(policies) == 1:
             data["rows"] = [row.to_json() for row in rows]
-        data["by_routing"] = {policy: [row.to_json() for row in policy_rows] for policy, policy_rows in by_policy.items()}
-        data["max_load_ratio"] = {policy: {str(row.fleet_size): row.max_load_ratio for row in policy_rows}
-                                  for policy, policy_rows in by_policy.items()}
+        data["by_routing"] = {
+            policy: [row.to_json() for row in policy_rows]
+            for policy, policy_rows in by_policy.items()
+        }
+        data["max_load_ratio"] = {
+            policy: {str(row.fleet_size): row.max_load_ratio for row in policy_rows}
+            for policy, policy_rows in by_policy.items()
+        }
         data["charts"] = [str(path) for path in charts]
         print_json(data)
     else:
@@ -430,17 +623,28 @@ def run_sweep(args) -> int:
             print(f"  {LRU_NOTE}")
         if size.kv is not None and size.gib is not None:
             print(f"  KV memory: {size.words}; bytes per token from {size.kv.source}")
-        print(f"  measured: {window.describe(instance.n_requests)}; "
-              + (f"tokens from {weights.source}" if weights else "no token figures (the input gives no block size)"))
+        print(
+            f"  measured: {window.describe(instance.n_requests)}; "
+            + (
+                f"tokens from {weights.source}"
+                if weights
+                else "no token figures (the input gives no block size)"
+            )
+        )
         token_columns = weights is not None
         header = f"{'routing':>16} {'hosts':>6} {'pooled misses':>14} {'pooled hit rate':>16} {'per-host misses':>16} {'per-host hit rate':>18}"
         if token_columns:
             header += f" {'pooled token hr':>16} {'per-host token hr':>18}"
         print(header + f" {'max load':>9}")
-        print(f"{'':>23} {'(blocks)':>14} {'(blocks)':>16} {'(blocks)':>16} {'(blocks)':>18}" + (f" {'(tokens)':>16} {'(tokens)':>18}" if token_columns else ""))
+        print(
+            f"{'':>23} {'(blocks)':>14} {'(blocks)':>16} {'(blocks)':>16} {'(blocks)':>18}"
+            + (f" {'(tokens)':>16} {'(tokens)':>18}" if token_columns else "")
+        )
         for row in rows:
-            line = (f"{row.routing:>16} {row.fleet_size:>6} {row.pooled_misses:>14} {row.pooled_hit_rate:>16.4f} "
-                    f"{row.per_host_misses:>16} {row.per_host_hit_rate:>18.4f}")
+            line = (
+                f"{row.routing:>16} {row.fleet_size:>6} {row.pooled_misses:>14} {row.pooled_hit_rate:>16.4f} "
+                f"{row.per_host_misses:>16} {row.per_host_hit_rate:>18.4f}"
+            )
             if token_columns:
                 line += f" {row.pooled_token_hit_rate:>16.4f} {row.per_host_token_hit_rate:>18.4f}"
             print(line + f" {row.max_load_ratio:>9.3f}")

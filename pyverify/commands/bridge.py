@@ -21,12 +21,24 @@ def register(subparsers) -> None:
             "registry first. Exit 1 with one line when something must be refused."
         ),
     )
-    parser.add_argument("--proofs", type=Path, default=project_file("proofs"),
-                        help=f"directory of certificates (default: proofs/ in the pyverify checkout, {ROOT})")
-    parser.add_argument("--registry", type=Path, default=project_file("lean/theorems.json"),
-                        help="theorem registry (default: lean/theorems.json in the pyverify checkout; the Lean sources beside it are checked)")
-    parser.add_argument("--instances", type=Path, action="append",
-                        help="where to look for the certificates' instances, by SHA-256 (default: instances/ in the pyverify checkout; repeatable)")
+    parser.add_argument(
+        "--proofs",
+        type=Path,
+        default=project_file("proofs"),
+        help=f"directory of certificates (default: proofs/ in the pyverify checkout, {ROOT})",
+    )
+    parser.add_argument(
+        "--registry",
+        type=Path,
+        default=project_file("lean/theorems.json"),
+        help="theorem registry (default: lean/theorems.json in the pyverify checkout; the Lean sources beside it are checked)",
+    )
+    parser.add_argument(
+        "--instances",
+        type=Path,
+        action="append",
+        help="where to look for the certificates' instances, by SHA-256 (default: instances/ in the pyverify checkout; repeatable)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
 
@@ -36,7 +48,9 @@ def run(args) -> int:
     from pyverify.reports.markdown import bridge_markdown
 
     lean_result = lean_check_for(args.registry)
-    report = run_bridge(args.proofs, args.registry, args.instances or [project_file("instances")], lean_result)
+    report = run_bridge(
+        args.proofs, args.registry, args.instances or [project_file("instances")], lean_result
+    )
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

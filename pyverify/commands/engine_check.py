@@ -30,9 +30,16 @@ def register(trace_commands) -> None:
         help="compare a recorded vLLM KV-event log with pyverify's model of vLLM's block pool (--eviction vllm)",
         description=__doc__.split("\n\n", 1)[1].replace("``", "'"),
     )
-    check.add_argument("trace", help="a vLLM KV-event log (JSONL: event batches or bare events), or - for standard input")
-    check.add_argument("--capacity", type=capacity_blocks, metavar="BLOCKS",
-                       help="blocks in pyverify's pool per rank (vLLM's num_gpu_blocks - 1; default: the most blocks the log shows one rank holding)")
+    check.add_argument(
+        "trace",
+        help="a vLLM KV-event log (JSONL: event batches or bare events), or - for standard input",
+    )
+    check.add_argument(
+        "--capacity",
+        type=capacity_blocks,
+        metavar="BLOCKS",
+        help="blocks in pyverify's pool per rank (vLLM's num_gpu_blocks - 1; default: the most blocks the log shows one rank holding)",
+    )
     add_input_options(check)
     check.add_argument("--json", action="store_true", help="machine-readable report")
     check.set_defaults(func=run_check_events)
@@ -46,15 +53,28 @@ def run_check_events(args) -> int:
     from pyverify.inputs.stream import open_source
     from pyverify.sim.vllm_pool import VllmBlockPool
 
-    loaded = load_described(args.trace, import_options(args))  # any format, read as every command reads it; this one must be an event log
+    loaded = load_described(
+        args.trace, import_options(args)
+    )  # any format, read as every command reads it; this one must be an event log
     if loaded.format.key != "vllm-kv-events":
-        raise located(args.trace, None, f"trace check-events reads a vLLM KV-event log; this is a {loaded.kind}")
+        raise located(
+            args.trace,
+            None,
+            f"trace check-events reads a vLLM KV-event log; this is a {loaded.kind}",
+        )
     with open_source(args.trace) as source:
         _, _, first = read_engine_log(source, ImportOptions(allow_unsorted=args.allow_unsorted))
     capacity = args.capacity or max(1, first.peak)
     size = first.block_size
     pools: dict = {}
-    tally = {"lines": 0, "agree": 0, "engine_hits": 0, "model_hits": 0, "unscheduled": 0, "requests": 0}
+    tally = {
+        "lines": 0,
+        "agree": 0,
+        "engine_hits": 0,
+        "model_hits": 0,
+        "unscheduled": 0,
+        "requests": 0,
+    }
     first_difference: dict | None = None
 
     def on_line(line, added, log) -> None:
@@ -80,9 +100,19 @@ def run_check_events(args) -> int:
         if all(engine[rank] == model[rank] for rank in ranks):
             tally["agree"] += 1
         elif first_difference is None:
-            rank = next(rank for rank in sorted(ranks, key=lambda r: -1 if r is None else r) if engine[rank] != model[rank])
-            first_difference = {"line": line, "rank": rank, "engine_held": len(engine[rank]), "model_held": len(model[rank]),
-                                "only_engine": len(engine[rank] - model[rank]), "only_model": len(model[rank] - engine[rank])}
+            rank = next(
+                rank
+                for rank in sorted(ranks, key=lambda r: -1 if r is None else r)
+                if engine[rank] != model[rank]
+            )
+            first_difference = {
+                "line": line,
+                "rank": rank,
+                "engine_held": len(engine[rank]),
+                "model_held": len(model[rank]),
+                "only_engine": len(engine[rank] - model[rank]),
+                "only_model": len(model[rank] - engine[rank]),
+            }
 
     with open_source(args.trace) as source:
         read_engine_log(source, ImportOptions(allow_unsorted=args.allow_unsorted), on_line)
@@ -92,7 +122,9 @@ def run_check_events(args) -> int:
         "requests": tally["requests"],
         "block_size_tokens": size,
         "capacity_blocks_per_rank": capacity,
-        "capacity_from": "--capacity" if args.capacity else "the most blocks the log shows one rank holding",
+        "capacity_from": "--capacity"
+        if args.capacity
+        else "the most blocks the log shows one rank holding",
         "engine_hit_blocks": tally["engine_hits"],
         "model_hit_blocks": tally["model_hits"],
         "model_unscheduled_requests": tally["unscheduled"],
@@ -106,16 +138,27 @@ def run_check_events(args) -> int:
     if args.json:
         print_json(report)
         return status
-    print(f"{shown(args.trace)}: {loaded.kind}, {tally['requests']} requests (BlockStored events), blocks of {size} tokens; "
-          f"pyverify's vLLM pool (--eviction vllm) of {capacity} blocks per rank ({report['capacity_from']})")
+    print(
+        f"{shown(args.trace)}: {loaded.kind}, {tally['requests']} requests (BlockStored events), blocks of {size} tokens; "
+        f"pyverify's vLLM pool (--eviction vllm) of {capacity} blocks per rank ({report['capacity_from']})"
+    )
     print(f"  engine hit blocks      {tally['engine_hits']}  (the prefix before each stored run)")
-    print(f"  pyverify's vllm pool   {tally['model_hits']}" + (f"  ({tally['unscheduled']} requests too big for the pool)" if tally["unscheduled"] else ""))
+    print(
+        f"  pyverify's vllm pool   {tally['model_hits']}"
+        + (
+            f"  ({tally['unscheduled']} requests too big for the pool)"
+            if tally["unscheduled"]
+            else ""
+        )
+    )
     print(f"  held blocks agree      after {tally['agree']} of {tally['lines']} lines")
     if first_difference is not None:
         where = "" if first_difference["rank"] is None else f" (rank {first_difference['rank']})"
-        print(f"  first difference       line {first_difference['line']}{where}: the engine held {first_difference['engine_held']} blocks, "
-              f"pyverify {first_difference['model_held']} ({first_difference['only_engine']} only in the engine, "
-              f"{first_difference['only_model']} only in pyverify)")
+        print(
+            f"  first difference       line {first_difference['line']}{where}: the engine held {first_difference['engine_held']} blocks, "
+            f"pyverify {first_difference['model_held']} ({first_difference['only_engine']} only in the engine, "
+            f"{first_difference['only_model']} only in pyverify)"
+        )
     print(f"  assumed                {report['assumed']}")
     return status
 

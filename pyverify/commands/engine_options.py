@@ -19,19 +19,26 @@ from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
 
 
 def add_engine_options(parser) -> None:
-    parser.add_argument("--engine", choices=ENGINES, default="auto",
-                        help="how a trace file is run. auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
-                             "arrays and run there (compiled replay with a capacity), with the same report as the per-record "
-                             "simulator; an uncapacitated count of a Parquet file of 1 GiB or more goes to duckdb. python: the "
-                             "per-record simulator on Python chains (every input; the reference the array path is tested "
-                             "against). numpy: as auto, in memory, naming the engine in the report (a plain count reports "
-                             "blocks only). duckdb (out of core, on Parquet) counts uncapacitated caches only, with the same "
-                             "report (window and tokens, no content digest); dask (on a cluster) counts uncapacitated caches "
-                             "over the whole trace, in blocks. Instance files, chat logs, --block-size, --tokenizer and prefix-affinity routing use the "
-                             "simulator")
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="with --engine dask: the dask.distributed scheduler to use, e.g. tcp://10.0.0.5:8786 "
-                             "(default: start a local cluster of 2 workers)")
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="how a trace file is run. auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
+        "arrays and run there (compiled replay with a capacity), with the same report as the per-record "
+        "simulator; an uncapacitated count of a Parquet file of 1 GiB or more goes to duckdb. python: the "
+        "per-record simulator on Python chains (every input; the reference the array path is tested "
+        "against). numpy: as auto, in memory, naming the engine in the report (a plain count reports "
+        "blocks only). duckdb (out of core, on Parquet) counts uncapacitated caches only, with the same "
+        "report (window and tokens, no content digest); dask (on a cluster) counts uncapacitated caches "
+        "over the whole trace, in blocks. Instance files, chat logs, --block-size, --tokenizer and prefix-affinity routing use the "
+        "simulator",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: the dask.distributed scheduler to use, e.g. tcp://10.0.0.5:8786 "
+        "(default: start a local cluster of 2 workers)",
+    )
 
 
 def is_trace_file(path: str) -> bool:
@@ -49,7 +56,9 @@ def counts_apply(args) -> bool:
     blocks. Anything more (a capacity in any unit, a measurement window, a
     witness) needs a run: :func:`arrays_apply` or the simulator.
     """
-    needs_a_run = _capacitated(args) or args.witness  # DuckDB also measures a window; Dask counts the whole trace
+    needs_a_run = (
+        _capacitated(args) or args.witness
+    )  # DuckDB also measures a window; Dask counts the whole trace
     if args.scheduler and args.engine != "dask":
         raise UserError("--scheduler: only with --engine dask")
     if args.engine == "python":
@@ -69,10 +78,16 @@ def counts_apply(args) -> bool:
     if args.engine == "numpy":
         return not (needs_a_run or _windowed(args))
     if needs_a_run or (args.engine == "dask" and _windowed(args)):
-        what = "--capacity*/--witness" if args.engine == "duckdb" else "--capacity*/--warmup-fraction/--witness"
-        raise UserError(f"--engine {args.engine}: the out-of-core engines count uncapacitated caches "
-                        f"{'' if args.engine == 'duckdb' else 'over the whole trace '}(distinct blocks); drop {what} to use "
-                        "them, or use --engine numpy or auto, which replay a capacity on arrays")
+        what = (
+            "--capacity*/--witness"
+            if args.engine == "duckdb"
+            else "--capacity*/--warmup-fraction/--witness"
+        )
+        raise UserError(
+            f"--engine {args.engine}: the out-of-core engines count uncapacitated caches "
+            f"{'' if args.engine == 'duckdb' else 'over the whole trace '}(distinct blocks); drop {what} to use "
+            "them, or use --engine numpy or auto, which replay a capacity on arrays"
+        )
     return True
 
 
@@ -122,10 +137,14 @@ def load_kernels_before_reading(path: str) -> None:
 
     try:
         size = os.stat(path).st_size
-        if size < KERNELS_BEFORE_READING_PARQUET_BYTES:  # the smaller size: no file's head need be read
+        if (
+            size < KERNELS_BEFORE_READING_PARQUET_BYTES
+        ):  # the smaller size: no file's head need be read
             return
         parquet = is_parquet(path)
-        if size < (KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES):
+        if size < (
+            KERNELS_BEFORE_READING_PARQUET_BYTES if parquet else KERNELS_BEFORE_READING_BYTES
+        ):
             return
         jsonl = not parquet and is_hash_ids_jsonl(path)
     except OSError:
@@ -140,7 +159,10 @@ def load_kernels_before_reading(path: str) -> None:
 
 
 def _capacitated(args) -> bool:
-    return any(getattr(args, name, None) is not None for name in ("capacity", "capacity_tokens", "capacity_gib"))
+    return any(
+        getattr(args, name, None) is not None
+        for name in ("capacity", "capacity_tokens", "capacity_gib")
+    )
 
 
 def _windowed(args) -> bool:
@@ -149,13 +171,17 @@ def _windowed(args) -> bool:
 
 def add_trace_engine_option(parser) -> None:
     """``--engine`` for the commands that replay a trace on arrays as ``simulate`` does (``mrc``, ``budgets``)."""
-    parser.add_argument("--engine", choices=TRACE_ENGINES, default="auto",
-                        help="how a trace file is read. auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
-                             "arrays, at any size, and replayed by the compiled kernels, with the same report as the "
-                             "per-record path. numpy: the same, naming the engine in the report. python: the per-record "
-                             "path on Python chains (every input; the reference the array path is tested against). Instance "
-                             "files, chat logs, --block-size and --tokenizer are read per record; without numba, so is "
-                             "every input")
+    parser.add_argument(
+        "--engine",
+        choices=TRACE_ENGINES,
+        default="auto",
+        help="how a trace file is read. auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
+        "arrays, at any size, and replayed by the compiled kernels, with the same report as the "
+        "per-record path. numpy: the same, naming the engine in the report. python: the per-record "
+        "path on Python chains (every input; the reference the array path is tested against). Instance "
+        "files, chat logs, --block-size and --tokenizer are read per record; without numba, so is "
+        "every input",
+    )
 
 
 #: The ``--engine`` choices of :func:`add_trace_engine_option`.
@@ -188,7 +214,9 @@ def run_simulate_counts(args, print_json) -> int:
 
     engine = choose(args.engine, args.instance)
     trace, identity = None, {}
-    if is_trace_file(args.instance) and not needs_instance_reader(args):  # read by the engine itself
+    if is_trace_file(args.instance) and not needs_instance_reader(
+        args
+    ):  # read by the engine itself
         gives_hosts = _has_hosts(args.instance)
         own_fleet = _own_fleet(args.instance) if gives_hosts else None
     else:
@@ -206,35 +234,66 @@ def run_simulate_counts(args, print_json) -> int:
         # over its own fleet, else over 16 hosts.
         policy = args.routing or default_policy_for(gives_hosts)
         fleet = fleet or default_fleet_for(own_fleet)
-    if trace is None and engine == "numpy":  # in memory anyway: read here, so the report can name its content
+    if (
+        trace is None and engine == "numpy"
+    ):  # in memory anyway: read here, so the report can name its content
         from pyverify.commands.input_options import read_trace_with
 
         trace = read_trace_with(args, args.instance)
     measure = None
-    if engine == "duckdb":  # the same report as every simulate: the measured window, in blocks and tokens
+    if (
+        engine == "duckdb"
+    ):  # the same report as every simulate: the measured window, in blocks and tokens
         from pyverify.commands.cache_options import window_of
         from pyverify.engines.counts import Measure
 
         measure = Measure(window_of(args), per_host=args.model == PER_HOST)
     try:
-        counts = count(args.instance, engine, fleet, policy, args.seed, args.scheduler, trace, args.allow_unsorted, measure)
+        counts = count(
+            args.instance,
+            engine,
+            fleet,
+            policy,
+            args.seed,
+            args.scheduler,
+            trace,
+            args.allow_unsorted,
+            measure,
+        )
     except (MissingExtra, RequestError):  # a RequestError names its file and request already
         raise
     except UserError as error:
         text = str(error)
-        plain = text.startswith((str(args.instance), "--"))  # already names its file, or names a flag
+        plain = text.startswith(
+            (str(args.instance), "--")
+        )  # already names its file, or names a flag
         raise UserError(text if plain else f"{args.instance}: routing: {text}") from None
     misses = counts.per_host_misses if args.model == PER_HOST else counts.pooled_misses
     hits = counts.references - misses
     if counts.measured is not None:
-        return _report_measured(args, counts, engine, stem_of(args.instance) if trace is None else trace.name,
-                                content_sha256(trace) if trace is not None else None, identity, fleet, policy, hits)
+        return _report_measured(
+            args,
+            counts,
+            engine,
+            stem_of(args.instance) if trace is None else trace.name,
+            content_sha256(trace) if trace is not None else None,
+            identity,
+            fleet,
+            policy,
+            hits,
+        )
     result = {
-        "instance": stem_of(args.instance) if trace is None else trace.name,  # a name as every reader makes it
+        "instance": stem_of(args.instance)
+        if trace is None
+        else trace.name,  # a name as every reader makes it
         # The content digest (pyverify.content/1), as every simulate report names its instance; the out-of-core
         # engines never hold the whole trace in memory, so they name none.
         "sha256": content_sha256(trace) if trace is not None else None,
-        **({"instance_sha256": identity["instance_sha256"]} if "instance_sha256" in identity else {}),
+        **(
+            {"instance_sha256": identity["instance_sha256"]}
+            if "instance_sha256" in identity
+            else {}
+        ),
         "engine": engine,
         "model": args.model,
         "fleet_size": fleet if policy is not None else None,
@@ -251,9 +310,13 @@ def run_simulate_counts(args, print_json) -> int:
     else:
         name = result["instance"]
         if policy is None:
-            print(f"{name}: one pooled demand cache, uncapacitated (no routing needed: every host reads the pool); engine {engine}")
+            print(
+                f"{name}: one pooled demand cache, uncapacitated (no routing needed: every host reads the pool); engine {engine}"
+            )
         else:
-            print(f"{name}: {args.model} demand cache(s), uncapacitated, {fleet} hosts ({policy} routing); engine {engine}")
+            print(
+                f"{name}: {args.model} demand cache(s), uncapacitated, {fleet} hosts ({policy} routing); engine {engine}"
+            )
         print(f"  block references {counts.references}")
         print(f"  hits             {hits}")
         print(f"  misses           {misses}")
@@ -261,19 +324,44 @@ def run_simulate_counts(args, print_json) -> int:
     return 0
 
 
-def _report_measured(args, counts, engine: str, name: str, sha256: str | None, identity: dict, fleet, policy, hits: int) -> int:
+def _report_measured(
+    args,
+    counts,
+    engine: str,
+    name: str,
+    sha256: str | None,
+    identity: dict,
+    fleet,
+    policy,
+    hits: int,
+) -> int:
     """An engine's counts with their measured tally, printed as every ``simulate`` run is (basic.report_simulation)."""
     from pyverify.commands.basic import report_simulation
     from pyverify.commands.cache_options import CacheSize, kv_of, window_of
     from pyverify.commands.simulation import Simulation
 
     measured = counts.measured
-    return report_simulation(args, Simulation(
-        name=name, sha256=sha256, engine=engine, model=args.model, fleet=fleet if policy is not None else None,
-        routing=policy, size=CacheSize(None, "uncapacitated", kv_of(args)), eviction=None,
-        references=counts.references, hits=hits, n_requests=measured.first_request + measured.requests,
-        window=window_of(args), weights_source=counts.weights_source, measured=measured, witness=None,
-        instance_sha256=identity.get("instance_sha256")))
+    return report_simulation(
+        args,
+        Simulation(
+            name=name,
+            sha256=sha256,
+            engine=engine,
+            model=args.model,
+            fleet=fleet if policy is not None else None,
+            routing=policy,
+            size=CacheSize(None, "uncapacitated", kv_of(args)),
+            eviction=None,
+            references=counts.references,
+            hits=hits,
+            n_requests=measured.first_request + measured.requests,
+            window=window_of(args),
+            weights_source=counts.weights_source,
+            measured=measured,
+            witness=None,
+            instance_sha256=identity.get("instance_sha256"),
+        ),
+    )
 
 
 def _has_hosts(path: str) -> bool:
@@ -298,5 +386,14 @@ def _own_fleet(path: str) -> int | None:
     return None if trace.hosts is None else int(trace.hosts.max()) + 1
 
 
-__all__ = ["add_engine_options", "TRACE_ENGINES", "add_trace_engine_option", "arrays_apply", "counts_apply", "kernels_available", "load_kernels_before_reading",
-           "run_simulate_counts", "trace_on_arrays"]
+__all__ = [
+    "add_engine_options",
+    "TRACE_ENGINES",
+    "add_trace_engine_option",
+    "arrays_apply",
+    "counts_apply",
+    "kernels_available",
+    "load_kernels_before_reading",
+    "run_simulate_counts",
+    "trace_on_arrays",
+]

@@ -30,38 +30,70 @@ def add_input_options(parser, recorded: bool = False) -> None:
 
     ``recorded``: for ``verify``, where a certificate records the flags it was
     made with and these override them."""
-    title = ("reading the input (default: as the certificate records it was read; a flag given here overrides)" if recorded
-             else "reading the input (as 'pyverify trace import' reads it)")
+    title = (
+        "reading the input (default: as the certificate records it was read; a flag given here overrides)"
+        if recorded
+        else "reading the input (as 'pyverify trace import' reads it)"
+    )
     group = parser.add_argument_group(title)
-    group.add_argument("--allow-unsorted", action="store_true",
-                       help="accept decreasing timestamps with a warning, replaying the file order")
-    group.add_argument("--block-size", type=positive_int, metavar="TOKENS",
-                       help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, "
-                            "vLLM's); for chains of ids (Mooncake, an instance), a whole multiple of their block size to "
-                            "re-block to (every Kth id; see README 'Input formats')")
-    group.add_argument("--source-block-size", type=positive_int, metavar="TOKENS",
-                       help="tokens per block of a hash-id trace that does not say (default: the format's: 512 for Mooncake, "
-                            "16 for Qwen-Bailian; an LMCache log without chunk_size needs it); a file whose records give "
-                            "block_size (chunk_size) must agree")
-    group.add_argument("--rag-order", metavar="A,B,...",
-                       help="RAGPulse only: the order of a request's components in its prompt (default: "
-                            "sys_prompt,passages_ids,history,web_search,user_input)")
-    group.add_argument("--rag-lengths", action="append", type=input_file, metavar="FILE",
-                       help="RAGPulse only: a side file of chunk token lengths (1_sys_prompt.jsonl ... 5_web_search.jsonl; "
-                            "repeat the flag for each), so blocks weigh their chunks' tokens")
-    group.add_argument("--tokenizer", type=input_file, metavar="PATH|bytes",
-                       help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
-                            "or 'bytes' (default: one token per UTF-8 byte, needs nothing)")
+    group.add_argument(
+        "--allow-unsorted",
+        action="store_true",
+        help="accept decreasing timestamps with a warning, replaying the file order",
+    )
+    group.add_argument(
+        "--block-size",
+        type=positive_int,
+        metavar="TOKENS",
+        help="tokens per block: for a token-id log or chat JSONL, the size of the hashed blocks (default: 16, "
+        "vLLM's); for chains of ids (Mooncake, an instance), a whole multiple of their block size to "
+        "re-block to (every Kth id; see README 'Input formats')",
+    )
+    group.add_argument(
+        "--source-block-size",
+        type=positive_int,
+        metavar="TOKENS",
+        help="tokens per block of a hash-id trace that does not say (default: the format's: 512 for Mooncake, "
+        "16 for Qwen-Bailian; an LMCache log without chunk_size needs it); a file whose records give "
+        "block_size (chunk_size) must agree",
+    )
+    group.add_argument(
+        "--rag-order",
+        metavar="A,B,...",
+        help="RAGPulse only: the order of a request's components in its prompt (default: "
+        "sys_prompt,passages_ids,history,web_search,user_input)",
+    )
+    group.add_argument(
+        "--rag-lengths",
+        action="append",
+        type=input_file,
+        metavar="FILE",
+        help="RAGPulse only: a side file of chunk token lengths (1_sys_prompt.jsonl ... 5_web_search.jsonl; "
+        "repeat the flag for each), so blocks weigh their chunks' tokens",
+    )
+    group.add_argument(
+        "--tokenizer",
+        type=input_file,
+        metavar="PATH|bytes",
+        help="chat JSONL only: a tokenizer.json (needs the 'tokenizers' package: pip install 'pyverify[tokenizers]'), "
+        "or 'bytes' (default: one token per UTF-8 byte, needs nothing)",
+    )
 
 
 def import_options(args, progress: Callable[[int], None] | None = None, **more) -> "ImportOptions":
     """The reading flags of ``args`` as :class:`~pyverify.inputs.records.ImportOptions`."""
     from pyverify.inputs.records import ImportOptions
 
-    return ImportOptions(allow_unsorted=getattr(args, "allow_unsorted", False), block_size=getattr(args, "block_size", None),
-                         tokenizer=getattr(args, "tokenizer", None), progress=progress,
-                         source_block_size=getattr(args, "source_block_size", None), rag_order=_rag_order(args),
-                         rag_lengths=tuple(getattr(args, "rag_lengths", None) or ()), **more)
+    return ImportOptions(
+        allow_unsorted=getattr(args, "allow_unsorted", False),
+        block_size=getattr(args, "block_size", None),
+        tokenizer=getattr(args, "tokenizer", None),
+        progress=progress,
+        source_block_size=getattr(args, "source_block_size", None),
+        rag_order=_rag_order(args),
+        rag_lengths=tuple(getattr(args, "rag_lengths", None) or ()),
+        **more,
+    )
 
 
 def _rag_order(args) -> tuple[str, ...] | None:
@@ -118,9 +150,19 @@ def needs_instance_reader(args) -> bool:
     """Whether the flags ask for what only the instance readers do (re-blocking, tokenizing, a source block size),
     or the input is a hash-id JSONL that says more than Mooncake's fields (:data:`RICHER_THAN_MOONCAKE`), which
     the array readers would read as Mooncake's 512-token blocks."""
-    if any(getattr(args, flag, None) is not None for flag in ("block_size", "tokenizer", "source_block_size", "rag_order", "rag_lengths")):
+    if any(
+        getattr(args, flag, None) is not None
+        for flag in ("block_size", "tokenizer", "source_block_size", "rag_order", "rag_lengths")
+    ):
         return True
-    path = next((getattr(args, name) for name in ("instance", "input", "trace") if isinstance(getattr(args, name, None), str)), None)
+    path = next(
+        (
+            getattr(args, name)
+            for name in ("instance", "input", "trace")
+            if isinstance(getattr(args, name, None), str)
+        ),
+        None,
+    )
     return path is not None and _richer_than_mooncake(path)
 
 
@@ -184,7 +226,21 @@ def is_plain_mooncake(record: object) -> bool:
     """Whether a first record is Mooncake's and nothing more: a list of ``hash_ids`` and no field but Mooncake's.
     Every format of :data:`RICHER_THAN_MOONCAKE` is told by a field Mooncake's records lack or by ``hash_ids`` that
     is not a list, so none can claim such a record (``tests/test_startup.py`` checks this against the detectors)."""
-    return isinstance(record, dict) and isinstance(record.get("hash_ids"), list) and record.keys() <= MOONCAKE_KEYS
+    return (
+        isinstance(record, dict)
+        and isinstance(record.get("hash_ids"), list)
+        and record.keys() <= MOONCAKE_KEYS
+    )
 
 
-__all__ = ["INSTANCE_FILE", "add_input_options", "described_block_size", "identity_of", "import_options", "load_described_with", "load_with", "needs_instance_reader", "read_trace_with"]
+__all__ = [
+    "INSTANCE_FILE",
+    "add_input_options",
+    "described_block_size",
+    "identity_of",
+    "import_options",
+    "load_described_with",
+    "load_with",
+    "needs_instance_reader",
+    "read_trace_with",
+]

@@ -7,26 +7,39 @@ import argparse
 from pyverify.commands.engine_options import is_trace_file
 from pyverify.commands.tables import aligned_table
 from pyverify.errors import UserError
-from pyverify.commands.input_options import identity_of, load_described_with, needs_instance_reader, read_trace_with
+from pyverify.commands.input_options import (
+    identity_of,
+    load_described_with,
+    needs_instance_reader,
+    read_trace_with,
+)
 
-ESTIMATE_NOTE = ("ESTIMATE (SHARDS spatial sampling, Waldspurger et al., FAST 2015); measured error against the exact "
-                 "curve: see docs/howto/large-traces.md, 'Approximate curves'")
+ESTIMATE_NOTE = (
+    "ESTIMATE (SHARDS spatial sampling, Waldspurger et al., FAST 2015); measured error against the exact "
+    "curve: see docs/howto/large-traces.md, 'Approximate curves'"
+)
 
 
 def sample_rate(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a sampling rate in (0, 1], got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a sampling rate in (0, 1], got {text!r}"
+        ) from None
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"expected a sampling rate in (0, 1], got {text!r}")
     return value
 
 
 def add_sample_rate(parser) -> None:
-    parser.add_argument("--sample-rate", type=sample_rate, metavar="R",
-                        help="estimate the pooled chain-order LRU curve from a spatial sample of about R of the blocks (SHARDS); "
-                             "output is labelled as an estimate (default: exact)")
+    parser.add_argument(
+        "--sample-rate",
+        type=sample_rate,
+        metavar="R",
+        help="estimate the pooled chain-order LRU curve from a spatial sample of about R of the blocks (SHARDS); "
+        "output is labelled as an estimate (default: exact)",
+    )
 
 
 def refuse_what_an_estimate_cannot_do(args) -> None:
@@ -40,13 +53,15 @@ def refuse_what_an_estimate_cannot_do(args) -> None:
         "--chart": args.chart is not None,
         "--target-hit-rate": getattr(args, "target_hit_rate", None) is not None,
         "--kv-model/--kv-bytes-per-token (GiB)": getattr(args, "kv_model", None) is not None
-                                                 or getattr(args, "kv_bytes_per_token", None) is not None
-                                                 or getattr(args, "kv_model_config", None) is not None,
+        or getattr(args, "kv_bytes_per_token", None) is not None
+        or getattr(args, "kv_model_config", None) is not None,
     }
     cannot = [flag for flag, given in asked.items() if given]
     if cannot:
-        raise UserError(f"--sample-rate: the estimate is a table of the pooled chain-order LRU curve only; it cannot do "
-                        f"{', '.join(cannot)} (drop --sample-rate: the exact curves can)")
+        raise UserError(
+            f"--sample-rate: the estimate is a table of the pooled chain-order LRU curve only; it cannot do "
+            f"{', '.join(cannot)} (drop --sample-rate: the exact curves can)"
+        )
 
 
 def run_mrc_estimate(args, print_json) -> int:
@@ -65,24 +80,46 @@ def run_mrc_estimate(args, print_json) -> int:
         trace = ColumnarTrace.from_instance(loaded.instance)
         identity = identity_of(loaded)
     curve = shards_curve(trace.ids, args.sample_rate)
-    if curve.references and not curve.sampled_references:  # an empty sample estimates a hit rate of 1
-        raise UserError(f"--sample-rate {args.sample_rate:g}: the sample took none of the "
-                        f"{curve.references} block references, so there is nothing to estimate "
-                        "from; raise the rate")
-    capacities = args.capacities or log_capacities(max(1, int(curve.histogram.size / args.sample_rate)))
+    if (
+        curve.references and not curve.sampled_references
+    ):  # an empty sample estimates a hit rate of 1
+        raise UserError(
+            f"--sample-rate {args.sample_rate:g}: the sample took none of the "
+            f"{curve.references} block references, so there is nothing to estimate "
+            "from; raise the rate"
+        )
+    capacities = args.capacities or log_capacities(
+        max(1, int(curve.histogram.size / args.sample_rate))
+    )
     points = curve.points(capacities)
-    result = {"instance": trace.name, **identity, "model": "pooled", "eviction": "lru", "lru": LRU_NOTE, "estimate": True, "method": "SHARDS_adj",
-              "sample_rate": args.sample_rate, "references": curve.references,
-              "sampled_references": curve.sampled_references, "note": ESTIMATE_NOTE, "points": points}
+    result = {
+        "instance": trace.name,
+        **identity,
+        "model": "pooled",
+        "eviction": "lru",
+        "lru": LRU_NOTE,
+        "estimate": True,
+        "method": "SHARDS_adj",
+        "sample_rate": args.sample_rate,
+        "references": curve.references,
+        "sampled_references": curve.sampled_references,
+        "note": ESTIMATE_NOTE,
+        "points": points,
+    }
     if args.json:
         print_json(result)
         return 0
-    print(f"{trace.name}: ESTIMATED {LRU_NAME} miss-ratio curve, one pooled cache of C blocks; {curve.references} block references, "
-          f"{curve.sampled_references} sampled (rate {args.sample_rate})")
+    print(
+        f"{trace.name}: ESTIMATED {LRU_NAME} miss-ratio curve, one pooled cache of C blocks; {curve.references} block references, "
+        f"{curve.sampled_references} sampled (rate {args.sample_rate})"
+    )
     print(f"  {ESTIMATE_NOTE}")
     print(f"  {LRU_NOTE}")
-    columns = [("C blocks", "capacity_blocks", "d"), ("est. miss ratio", "estimated_miss_ratio", ".4f"),
-               ("est. hit rate", "estimated_hit_rate", ".4f")]
+    columns = [
+        ("C blocks", "capacity_blocks", "d"),
+        ("est. miss ratio", "estimated_miss_ratio", ".4f"),
+        ("est. hit rate", "estimated_hit_rate", ".4f"),
+    ]
     for line in aligned_table(columns, points):
         print(f"  {line}")
     return 0

@@ -14,17 +14,48 @@ from dataclasses import dataclass
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
-from pyverify.commands.argtypes import (add_flag_check, cache_amount, capacity_blocks, capacity_gib, capacity_tokens,
-                                       chart_path, choice_list, fleet_size, input_file, output_file, positive_int)
+from pyverify.commands.argtypes import (
+    add_flag_check,
+    cache_amount,
+    capacity_blocks,
+    capacity_gib,
+    capacity_tokens,
+    chart_path,
+    choice_list,
+    fleet_size,
+    input_file,
+    output_file,
+    positive_int,
+)
 from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
-from pyverify.commands.cache_options import (blocks_of, capacity_flag_problem, check_page_size, kv_flag_words, kv_given,
-                                            kv_of, positive_number, prompt_tokens_of, resolve_cache_size)
+from pyverify.commands.cache_options import (
+    blocks_of,
+    capacity_flag_problem,
+    check_page_size,
+    kv_flag_words,
+    kv_given,
+    kv_of,
+    positive_number,
+    prompt_tokens_of,
+    resolve_cache_size,
+)
 from pyverify.errors import RequestError, UserError
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
-from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_GPUS_PER_HOST, DEFAULT_KV_MODEL, DEFAULT_MAX_RUNNING,
-                                  MEASURED_PREFILL_TOKENS_PER_S_PER_GPU, PREFILL_RATE_MODEL, prefill_rate_note)
-from pyverify.fleet.service import DEFAULT_DECODE_TOKENS_PER_S, DEFAULT_PREFILL_TOKENS_PER_S, SOURCES
+from pyverify.cost.params import (
+    DEFAULT_BLOCK_TOKENS,
+    DEFAULT_GPUS_PER_HOST,
+    DEFAULT_KV_MODEL,
+    DEFAULT_MAX_RUNNING,
+    MEASURED_PREFILL_TOKENS_PER_S_PER_GPU,
+    PREFILL_RATE_MODEL,
+    prefill_rate_note,
+)
+from pyverify.fleet.service import (
+    DEFAULT_DECODE_TOKENS_PER_S,
+    DEFAULT_PREFILL_TOKENS_PER_S,
+    SOURCES,
+)
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
 from pyverify.sim.names import LRU_NOTE, eviction_name
 from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO, VLLM
@@ -66,7 +97,13 @@ def resolve_tiers(args, instance) -> None:
         amount = getattr(args, name)
         if amount is not None and amount is not False:
             flag = f"--{name.replace('_', '-')}"
-            setattr(args, name, blocks_of(amount, flag, instance.block_size_tokens, kv, args.trace, "give it in blocks"))
+            setattr(
+                args,
+                name,
+                blocks_of(
+                    amount, flag, instance.block_size_tokens, kv, args.trace, "give it in blocks"
+                ),
+            )
 
 
 def non_negative(text: str) -> float:
@@ -84,81 +121,195 @@ def router_list(text: str) -> list[str]:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("replay", help="replay a trace on a fleet in time: queues, GPU and pool tiers, routers, TTFT",
-                                   description=DESCRIPTION)
-    parser.add_argument("trace", type=input_file, help=INPUT_HELP + "; timed replays need a timestamp on every request")
+    parser = subparsers.add_parser(
+        "replay",
+        help="replay a trace on a fleet in time: queues, GPU and pool tiers, routers, TTFT",
+        description=DESCRIPTION,
+    )
+    parser.add_argument(
+        "trace",
+        type=input_file,
+        help=INPUT_HELP + "; timed replays need a timestamp on every request",
+    )
     add_input_options(parser)
-    parser.add_argument("--router", "--routing", dest="router", type=router_list, default=["round-robin"], metavar="ROUTER[,ROUTER...]",
-                        help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)")
-    parser.add_argument("--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)")
+    parser.add_argument(
+        "--router",
+        "--routing",
+        dest="router",
+        type=router_list,
+        default=["round-robin"],
+        metavar="ROUTER[,ROUTER...]",
+        help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)",
+    )
+    parser.add_argument(
+        "--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)"
+    )
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--capacity", type=capacity_blocks, metavar="BLOCKS", help="GPU cache blocks per host (default: no limit)")
-    size.add_argument("--capacity-tokens", type=capacity_tokens, metavar="TOKENS",
-                      help="GPU cache tokens per host, rounded down to whole blocks of the input's block size")
-    size.add_argument("--capacity-gib", type=capacity_gib, metavar="GIB",
-                      help="GPU KV memory per host in GiB (2**30 bytes), rounded down to whole blocks; needs --kv-model or --kv-bytes-per-token")
-    parser.add_argument("--eviction", choices=REPLAY_EVICTIONS + ENGINE_EVICTIONS, default=LRU,
-                        help="GPU eviction (default: lru): " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS)
-                             + "; " + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in ENGINE_EVICTIONS)
-                             + ". The engine evictions take no --host-capacity or --pool-capacity. vllm runs timed with "
-                               "overlapping requests (ref-counted blocks, checked against vLLM's own BlockPool with up to 8 "
-                               "running): the queue head waits while too few blocks are free, and a prompt the empty pool cannot "
-                               "hold is never scheduled; sglang and sglang-fifo need --no-timing (their model serves a request "
-                               "alone: lock_ref on nodes held by several running requests is not modelled)")
-    parser.add_argument("--page-size", type=positive_int, metavar="TOKENS",
-                        help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the "
-                             "input's block size (default: the block size)")
-    sizes = ("N blocks, or with a unit as the GPU tier takes them: Ntokens (rounded down to whole "
-             "blocks), NGiB (needs --kv-model, --kv-model-config or --kv-bytes-per-token)")
+    size.add_argument(
+        "--capacity",
+        type=capacity_blocks,
+        metavar="BLOCKS",
+        help="GPU cache blocks per host (default: no limit)",
+    )
+    size.add_argument(
+        "--capacity-tokens",
+        type=capacity_tokens,
+        metavar="TOKENS",
+        help="GPU cache tokens per host, rounded down to whole blocks of the input's block size",
+    )
+    size.add_argument(
+        "--capacity-gib",
+        type=capacity_gib,
+        metavar="GIB",
+        help="GPU KV memory per host in GiB (2**30 bytes), rounded down to whole blocks; needs --kv-model or --kv-bytes-per-token",
+    )
+    parser.add_argument(
+        "--eviction",
+        choices=REPLAY_EVICTIONS + ENGINE_EVICTIONS,
+        default=LRU,
+        help="GPU eviction (default: lru): "
+        + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in REPLAY_EVICTIONS)
+        + "; "
+        + "; ".join(f"{name}: {EVICTION_HELP[name]}" for name in ENGINE_EVICTIONS)
+        + ". The engine evictions take no --host-capacity or --pool-capacity. vllm runs timed with "
+        "overlapping requests (ref-counted blocks, checked against vLLM's own BlockPool with up to 8 "
+        "running): the queue head waits while too few blocks are free, and a prompt the empty pool cannot "
+        "hold is never scheduled; sglang and sglang-fifo need --no-timing (their model serves a request "
+        "alone: lock_ref on nodes held by several running requests is not modelled)",
+    )
+    parser.add_argument(
+        "--page-size",
+        type=positive_int,
+        metavar="TOKENS",
+        help="with --eviction sglang or sglang-fifo: the radix cache's page size in tokens, a multiple of the "
+        "input's block size (default: the block size)",
+    )
+    sizes = (
+        "N blocks, or with a unit as the GPU tier takes them: Ntokens (rounded down to whole "
+        "blocks), NGiB (needs --kv-model, --kv-model-config or --kv-bytes-per-token)"
+    )
     tier = "N[tokens|GiB]|inf"
-    parser.add_argument("--host-capacity", type=tier_capacity, default=False, metavar=tier,
-                        help=f"add a host-DRAM tier per host (LRU) of {sizes}, or unlimited (inf); default: none")
-    parser.add_argument("--pool-capacity", type=tier_capacity, default=False, metavar=tier,
-                        help=f"add a shared pool tier (LRU) of {sizes}, or unlimited (inf); default: no pool")
-    parser.add_argument("--compare", action="store_true",
-                        help="run GPU only, GPU + host DRAM (with --host-capacity), GPU + pool (with --pool-capacity) "
-                             "and all three (with both), each timed and with --no-timing, for every router")
-    parser.add_argument("--no-timing", action="store_true",
-                        help="one request at a time in file order, no clock: the model of 'simulate --model per-host'")
-    parser.add_argument("--arrival-scale", type=positive_number, default=1.0, metavar="S",
-                        help="arrival time = timestamp x S (S < 1 compresses the trace: more load; default: 1)")
-    parser.add_argument("--prefill-tokens-per-s", type=positive_number, metavar="R",
-                        help="prefill rate of one host (default: the rate measured on the --kv-model where "
-                             f"pyverify has one, else {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, "
-                             f"{SOURCES['prefill_tokens_per_s']}, with a note when the KV size comes from "
-                             "another model)")
-    parser.add_argument("--decode-tokens-per-s", type=positive_number, default=DEFAULT_DECODE_TOKENS_PER_S, metavar="R",
-                        help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:.1f}, {SOURCES['decode_tokens_per_s']})")
-    parser.add_argument("--max-running", type=positive_int, default=DEFAULT_MAX_RUNNING, metavar="N",
-                        help=f"requests one host runs at once; more wait in a FIFO queue (default: {DEFAULT_MAX_RUNNING}, {SOURCES['max_running']})")
+    parser.add_argument(
+        "--host-capacity",
+        type=tier_capacity,
+        default=False,
+        metavar=tier,
+        help=f"add a host-DRAM tier per host (LRU) of {sizes}, or unlimited (inf); default: none",
+    )
+    parser.add_argument(
+        "--pool-capacity",
+        type=tier_capacity,
+        default=False,
+        metavar=tier,
+        help=f"add a shared pool tier (LRU) of {sizes}, or unlimited (inf); default: no pool",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="run GPU only, GPU + host DRAM (with --host-capacity), GPU + pool (with --pool-capacity) "
+        "and all three (with both), each timed and with --no-timing, for every router",
+    )
+    parser.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="one request at a time in file order, no clock: the model of 'simulate --model per-host'",
+    )
+    parser.add_argument(
+        "--arrival-scale",
+        type=positive_number,
+        default=1.0,
+        metavar="S",
+        help="arrival time = timestamp x S (S < 1 compresses the trace: more load; default: 1)",
+    )
+    parser.add_argument(
+        "--prefill-tokens-per-s",
+        type=positive_number,
+        metavar="R",
+        help="prefill rate of one host (default: the rate measured on the --kv-model where "
+        f"pyverify has one, else {DEFAULT_PREFILL_TOKENS_PER_S:.0f}, "
+        f"{SOURCES['prefill_tokens_per_s']}, with a note when the KV size comes from "
+        "another model)",
+    )
+    parser.add_argument(
+        "--decode-tokens-per-s",
+        type=positive_number,
+        default=DEFAULT_DECODE_TOKENS_PER_S,
+        metavar="R",
+        help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:.1f}, {SOURCES['decode_tokens_per_s']})",
+    )
+    parser.add_argument(
+        "--max-running",
+        type=positive_int,
+        default=DEFAULT_MAX_RUNNING,
+        metavar="N",
+        help=f"requests one host runs at once; more wait in a FIFO queue (default: {DEFAULT_MAX_RUNNING}, {SOURCES['max_running']})",
+    )
     # KV bytes per token, for bytes moved and pool transfer time (default: the cost model's, see SOURCES)
     add_kv_size_options(parser)
-    parser.add_argument("--pool-bandwidth-gb-s", type=positive_number, metavar="GB_S",
-                        help=f"pool -> GPU bandwidth (default: {SOURCES['pool_bandwidth_gb_s']}; "
-                             f"plus {SOURCES['fetch_latency_ms']})")
-    parser.add_argument("--host-bandwidth-gb-s", type=positive_number, metavar="GB_S",
-                        help=f"host DRAM -> GPU bandwidth (default: {SOURCES['host_bandwidth_gb_s']}; "
-                             f"plus {SOURCES['host_fetch_latency_ms']})")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random router (default: 0)")
-    parser.add_argument("--affinity-slack", type=slack_value, default=1.25, metavar="S",
-                        help="prefix-affinity load cap, as in simulate: at most ceil(S * (i+1) / F) of the first i+1 requests per host (default: 1.25)")
-    parser.add_argument("--overlap-weight", type=non_negative, default=DEFAULT_OVERLAP_WEIGHT, metavar="W",
-                        help=f"kv-aware score = W x GPU prefix-hit blocks - load weight x (running + queued requests) (default: {DEFAULT_OVERLAP_WEIGHT:g})")
-    parser.add_argument("--load-weight", type=non_negative, default=DEFAULT_LOAD_WEIGHT, metavar="W",
-                        help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)")
-    parser.add_argument("--engine", choices=REPLAY_ENGINES, default="auto",
-                        help="who runs the replay: compiled (numba, no per-block Python; timed or not, lru, fifo or no capacity, "
-                             "any tiers and router; untimed GPU-only round-robin or random also leaf-lru and the engines' evictions), "
-                             "python (the event loop, every configuration), "
-                             "or auto (compiled when supported, else python; default). Both give the same run, field for field. "
-                             "Memory: compiled holds a slot per host x distinct block per tier (at most 8 GiB), "
-                             "python what the caches hold; auto takes python where it is cheaper or the "
-                             "tables pass 8 GiB")
-    parser.add_argument("--chart", type=chart_path, metavar="PATH", help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)")
-    parser.add_argument("--per-request", type=output_file, metavar="PATH",
-                        help="write one JSON line per request and run: request (its 0-based position in the "
-                             "trace), router, host, hit_blocks by tier, arrival_s, first_token_s, ttft_s, "
-                             "finish_s (null when untimed)")
+    parser.add_argument(
+        "--pool-bandwidth-gb-s",
+        type=positive_number,
+        metavar="GB_S",
+        help=f"pool -> GPU bandwidth (default: {SOURCES['pool_bandwidth_gb_s']}; "
+        f"plus {SOURCES['fetch_latency_ms']})",
+    )
+    parser.add_argument(
+        "--host-bandwidth-gb-s",
+        type=positive_number,
+        metavar="GB_S",
+        help=f"host DRAM -> GPU bandwidth (default: {SOURCES['host_bandwidth_gb_s']}; "
+        f"plus {SOURCES['host_fetch_latency_ms']})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the random router (default: 0)"
+    )
+    parser.add_argument(
+        "--affinity-slack",
+        type=slack_value,
+        default=1.25,
+        metavar="S",
+        help="prefix-affinity load cap, as in simulate: at most ceil(S * (i+1) / F) of the first i+1 requests per host (default: 1.25)",
+    )
+    parser.add_argument(
+        "--overlap-weight",
+        type=non_negative,
+        default=DEFAULT_OVERLAP_WEIGHT,
+        metavar="W",
+        help=f"kv-aware score = W x GPU prefix-hit blocks - load weight x (running + queued requests) (default: {DEFAULT_OVERLAP_WEIGHT:g})",
+    )
+    parser.add_argument(
+        "--load-weight",
+        type=non_negative,
+        default=DEFAULT_LOAD_WEIGHT,
+        metavar="W",
+        help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=REPLAY_ENGINES,
+        default="auto",
+        help="who runs the replay: compiled (numba, no per-block Python; timed or not, lru, fifo or no capacity, "
+        "any tiers and router; untimed GPU-only round-robin or random also leaf-lru and the engines' evictions), "
+        "python (the event loop, every configuration), "
+        "or auto (compiled when supported, else python; default). Both give the same run, field for field. "
+        "Memory: compiled holds a slot per host x distinct block per tier (at most 8 GiB), "
+        "python what the caches hold; auto takes python where it is cheaper or the "
+        "tables pass 8 GiB",
+    )
+    parser.add_argument(
+        "--chart",
+        type=chart_path,
+        metavar="PATH",
+        help="chart of hit rate and TTFT per router (.png, .svg, or a stem for both)",
+    )
+    parser.add_argument(
+        "--per-request",
+        type=output_file,
+        metavar="PATH",
+        help="write one JSON line per request and run: request (its 0-based position in the "
+        "trace), router, host, hit_blocks by tier, arrival_s, first_token_s, ttft_s, "
+        "finish_s (null when untimed)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     for check in (timing_refusal, engine_refusal, compiled_refusal, capacity_flag_problem):
         add_flag_check(parser, check)
@@ -184,17 +335,25 @@ def prefill_rate_of(args) -> PrefillRate:
         return PrefillRate(args.prefill_tokens_per_s, "--prefill-tokens-per-s")
     model = args.kv_model if kv_given(args) else DEFAULT_KV_MODEL
     if model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
-        return PrefillRate(MEASURED_PREFILL_TOKENS_PER_S_PER_GPU[model] * DEFAULT_GPUS_PER_HOST,
-                           f"measured on {model}: {SOURCES['prefill_tokens_per_s']}")
+        return PrefillRate(
+            MEASURED_PREFILL_TOKENS_PER_S_PER_GPU[model] * DEFAULT_GPUS_PER_HOST,
+            f"measured on {model}: {SOURCES['prefill_tokens_per_s']}",
+        )
     note = prefill_rate_note(kv_flag_words(args), args.kv_model, "--prefill-tokens-per-s RATE")
     return PrefillRate(DEFAULT_PREFILL_TOKENS_PER_S, SOURCES["prefill_tokens_per_s"], note)
 
 
 def kv_words(args, service) -> str:
     """The KV model the transfer times use, named for the header."""
-    named = (args.kv_model or getattr(args, "kv_model_config", None)
-             or ("--kv-bytes-per-token" if args.kv_bytes_per_token is not None
-                 else f"{DEFAULT_KV_MODEL} (default)"))
+    named = (
+        args.kv_model
+        or getattr(args, "kv_model_config", None)
+        or (
+            "--kv-bytes-per-token"
+            if args.kv_bytes_per_token is not None
+            else f"{DEFAULT_KV_MODEL} (default)"
+        )
+    )
     return f"KV {named}, {service.kv_bytes_per_token:g} bytes/token"
 
 
@@ -203,10 +362,18 @@ def service_of(args, instance):
 
     from pyverify.fleet.service import ServiceModel
 
-    service = ServiceModel(prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s,
-                           decode_tokens_per_s=args.decode_tokens_per_s,
-                           max_running=args.max_running, block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS)
-    kv = kv_size(args.kv_model, args.kv_dtype, args.kv_bytes_per_token, getattr(args, "kv_model_config", None))
+    service = ServiceModel(
+        prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s,
+        decode_tokens_per_s=args.decode_tokens_per_s,
+        max_running=args.max_running,
+        block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS,
+    )
+    kv = kv_size(
+        args.kv_model,
+        args.kv_dtype,
+        args.kv_bytes_per_token,
+        getattr(args, "kv_model_config", None),
+    )
     if kv is not None:
         service = replace(service, kv_bytes_per_token=kv.bytes_per_token)
     if args.pool_bandwidth_gb_s is not None:
@@ -217,7 +384,11 @@ def service_of(args, instance):
 
 
 def per_request(instance, key: str):
-    return [extra.get(key) for extra in instance.extra] if instance.extra else [None] * instance.n_requests
+    return (
+        [extra.get(key) for extra in instance.extra]
+        if instance.extra
+        else [None] * instance.n_requests
+    )
 
 
 def tier_configurations(args) -> list[tuple[str, object, object]]:
@@ -225,7 +396,11 @@ def tier_configurations(args) -> list[tuple[str, object, object]]:
     host, pool = args.host_capacity, args.pool_capacity
     if not args.compare:
         return [(tiers_label(host, pool), host, pool)]
-    chosen = [(False, False)] + [(host, False)] * (host is not False) + [(False, pool)] * (pool is not False)
+    chosen = (
+        [(False, False)]
+        + [(host, False)] * (host is not False)
+        + [(False, pool)] * (pool is not False)
+    )
     if host is not False and pool is not False:
         chosen.append((host, pool))
     return [(tiers_label(h, p), h, p) for h, p in chosen]
@@ -261,9 +436,18 @@ def run_replay(args) -> int:
     if not args.no_timing:
         missing = next((index for index, value in enumerate(arrivals) if value is None), None)
         if missing is not None:
-            raise RequestError(args.trace, missing, "timestamp",
-                               "a timed replay needs a timestamp on every request (or use --no-timing)")
-    options = RouterOptions(seed=args.seed, slack=args.affinity_slack, overlap_weight=args.overlap_weight, load_weight=args.load_weight)
+            raise RequestError(
+                args.trace,
+                missing,
+                "timestamp",
+                "a timed replay needs a timestamp on every request (or use --no-timing)",
+            )
+    options = RouterOptions(
+        seed=args.seed,
+        slack=args.affinity_slack,
+        overlap_weight=args.overlap_weight,
+        load_weight=args.load_weight,
+    )
     timings = [True, False] if args.compare else [not args.no_timing]
     configurations = tier_configurations(args)
     inputs, outputs = per_request(instance, "input_tokens"), per_request(instance, "output_tokens")
@@ -277,34 +461,78 @@ def run_replay(args) -> int:
         for timed in timings:
             for label, host, pool in configurations:
                 for name in args.router:
-                    run = replay(instance.chains, Router(name, fleet, options), args.capacity, args.eviction, pool, service,
-                                 arrival_ms=arrivals if timed else None, input_tokens=inputs, output_tokens=outputs,
-                                 arrival_scale=args.arrival_scale, timed=timed, progress=advance, host_capacity=host,
-                                 engine=args.engine, **engine)
+                    run = replay(
+                        instance.chains,
+                        Router(name, fleet, options),
+                        args.capacity,
+                        args.eviction,
+                        pool,
+                        service,
+                        arrival_ms=arrivals if timed else None,
+                        input_tokens=inputs,
+                        output_tokens=outputs,
+                        arrival_scale=args.arrival_scale,
+                        timed=timed,
+                        progress=advance,
+                        host_capacity=host,
+                        engine=args.engine,
+                        **engine,
+                    )
                     routing = tuple(run.host_of)
                     if routing not in forced_by_routing:
-                        forced_by_routing[routing] = forced_routed_hits(instance.chains, routing, args.capacity)
+                        forced_by_routing[routing] = forced_routed_hits(
+                            instance.chains, routing, args.capacity
+                        )
                     summary = run_summary(run, service, bound, forced_by_routing[routing], outputs)
-                    summary.update(token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS))
-                    summaries.append({"timed": timed, "tiers": label,
-                                      "host_capacity": json_capacity(host), "pool_capacity": json_capacity(pool), **summary})
+                    summary.update(
+                        token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS)
+                    )
+                    summaries.append(
+                        {
+                            "timed": timed,
+                            "tiers": label,
+                            "host_capacity": json_capacity(host),
+                            "pool_capacity": json_capacity(pool),
+                            **summary,
+                        }
+                    )
                     if args.per_request:
-                        request_lines.extend(json.dumps(record, allow_nan=False) + "\n" for record in
-                                             per_request_records(run, service, outputs, timed=timed, tiers=label))
+                        request_lines.extend(
+                            json.dumps(record, allow_nan=False) + "\n"
+                            for record in per_request_records(
+                                run, service, outputs, timed=timed, tiers=label
+                            )
+                        )
     if args.per_request:
         from pyverify.fileio import write_text_atomic
 
         write_text_atomic(args.per_request, "".join(request_lines))
-    gpu_text = ("GPU uncapacitated" if args.capacity is None
-                else f"GPU {args.capacity} blocks/host, {eviction_name(args.eviction)}")
-    host_text = "" if args.host_capacity is False else f", host DRAM {capacity_text(args.host_capacity)}/host (LRU)"
-    pool_text = ", no pool" if args.pool_capacity is False else f", pool {capacity_text(args.pool_capacity)} (LRU)"
+    gpu_text = (
+        "GPU uncapacitated"
+        if args.capacity is None
+        else f"GPU {args.capacity} blocks/host, {eviction_name(args.eviction)}"
+    )
+    host_text = (
+        ""
+        if args.host_capacity is False
+        else f", host DRAM {capacity_text(args.host_capacity)}/host (LRU)"
+    )
+    pool_text = (
+        ", no pool"
+        if args.pool_capacity is False
+        else f", pool {capacity_text(args.pool_capacity)} (LRU)"
+    )
     rate = prefill_rate_of(args)
-    rate_from = ("--prefill-tokens-per-s" if args.prefill_tokens_per_s is not None
-                 else f"measured on {PREFILL_RATE_MODEL}")
-    timing_text = (f"arrivals x {args.arrival_scale:g}, {kv_words(args, service)}, "
-                   f"prefill {service.prefill_tokens_per_s:.0f} tok/s ({rate_from}), "
-                   f"decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host")
+    rate_from = (
+        "--prefill-tokens-per-s"
+        if args.prefill_tokens_per_s is not None
+        else f"measured on {PREFILL_RATE_MODEL}"
+    )
+    timing_text = (
+        f"arrivals x {args.arrival_scale:g}, {kv_words(args, service)}, "
+        f"prefill {service.prefill_tokens_per_s:.0f} tok/s ({rate_from}), "
+        f"decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host"
+    )
     if args.no_timing:
         timing_text = "no timing (one request at a time)"
     elif args.compare:
@@ -313,34 +541,66 @@ def run_replay(args) -> int:
     if args.chart:
         from pyverify.reports.replay_chart import replay_chart
 
-        charts = replay_chart(summaries, bound.to_json(), args.chart, f"{instance.name}: {fleet} hosts, {gpu_text}{host_text}{pool_text}")
+        charts = replay_chart(
+            summaries,
+            bound.to_json(),
+            args.chart,
+            f"{instance.name}: {fleet} hosts, {gpu_text}{host_text}{pool_text}",
+        )
     if args.json:
-        print_json({
-            "instance": instance.name, "fleet_size": fleet, "capacity": args.capacity, "eviction": args.eviction,
-            "host_tier": args.host_capacity is not False, "host_capacity": json_capacity(args.host_capacity),
-            "pool": args.pool_capacity is not False, "pool_capacity": json_capacity(args.pool_capacity),
-            "timed": not args.no_timing, "compare": args.compare, "arrival_scale": args.arrival_scale,
-            "service": service.to_json(),
-            "kv": {"model": args.kv_model or getattr(args, "kv_model_config", None),
-                   "bytes_per_token": service.kv_bytes_per_token},
-            "prefill_rate": rate.to_json(),
-            "router_options": {"seed": args.seed, "affinity_slack": args.affinity_slack,
-                               "overlap_weight": args.overlap_weight, "load_weight": args.load_weight},
-            "bounds": bound.to_json(), "runs": summaries, "charts": [str(path) for path in charts],
-            "local_against_global": local_against_global(summaries),
-        })
+        print_json(
+            {
+                "instance": instance.name,
+                "fleet_size": fleet,
+                "capacity": args.capacity,
+                "eviction": args.eviction,
+                "host_tier": args.host_capacity is not False,
+                "host_capacity": json_capacity(args.host_capacity),
+                "pool": args.pool_capacity is not False,
+                "pool_capacity": json_capacity(args.pool_capacity),
+                "timed": not args.no_timing,
+                "compare": args.compare,
+                "arrival_scale": args.arrival_scale,
+                "service": service.to_json(),
+                "kv": {
+                    "model": args.kv_model or getattr(args, "kv_model_config", None),
+                    "bytes_per_token": service.kv_bytes_per_token,
+                },
+                "prefill_rate": rate.to_json(),
+                "router_options": {
+                    "seed": args.seed,
+                    "affinity_slack": args.affinity_slack,
+                    "overlap_weight": args.overlap_weight,
+                    "load_weight": args.load_weight,
+                },
+                "bounds": bound.to_json(),
+                "runs": summaries,
+                "charts": [str(path) for path in charts],
+                "local_against_global": local_against_global(summaries),
+            }
+        )
         return 0
-    print(f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}")
+    print(
+        f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}"
+    )
     if rate.note and not args.no_timing:
         print(f"  NOTE: {rate.note}")
     if args.capacity is not None and args.eviction == LRU:
         print(f"  {LRU_NOTE}")
     print_runs(summaries, bound, compare=args.compare)
     for summary in summaries:
-        if "unscheduled_requests" in summary:  # an engine eviction: its hits in tokens, and what it refused
-            tokens = "" if summary["token_hits"] is None else f"token hits {summary['token_hits']} of {summary['tokens']}, "
-            print(f"  {summary['router']}: {tokens}{len(summary['unscheduled_requests'])} request(s) the engine never "
-                  "schedules (counted as misses)")
+        if (
+            "unscheduled_requests" in summary
+        ):  # an engine eviction: its hits in tokens, and what it refused
+            tokens = (
+                ""
+                if summary["token_hits"] is None
+                else f"token hits {summary['token_hits']} of {summary['tokens']}, "
+            )
+            print(
+                f"  {summary['router']}: {tokens}{len(summary['unscheduled_requests'])} request(s) the engine never "
+                "schedules (counted as misses)"
+            )
     for path in charts:
         print(f"chart: {path}")
     return 0
@@ -348,7 +608,9 @@ def run_replay(args) -> int:
 
 def timing_refusal(args) -> None:
     if args.compare and args.no_timing:
-        raise UserError("--compare runs every configuration both timed and with --no-timing; drop --no-timing")
+        raise UserError(
+            "--compare runs every configuration both timed and with --no-timing; drop --no-timing"
+        )
 
 
 def engine_refusal(args) -> None:
@@ -358,11 +620,15 @@ def engine_refusal(args) -> None:
     if args.eviction not in ENGINE_EVICTIONS:
         return
     if not args.no_timing and args.eviction != VLLM:
-        raise UserError(f"--eviction {args.eviction}: only with --no-timing: its reference model serves one request at a time "
-                        "per host, and with timing requests would run at once, each holding its blocks, which it does not model")
+        raise UserError(
+            f"--eviction {args.eviction}: only with --no-timing: its reference model serves one request at a time "
+            "per host, and with timing requests would run at once, each holding its blocks, which it does not model"
+        )
     if args.host_capacity is not False or args.pool_capacity is not False:
-        raise UserError(f"--eviction {args.eviction}: GPU tier only, not with --host-capacity or --pool-capacity "
-                        "(what the engine's hit cap and refusals mean for a lower tier is not defined here)")
+        raise UserError(
+            f"--eviction {args.eviction}: GPU tier only, not with --host-capacity or --pool-capacity "
+            "(what the engine's hit cap and refusals mean for a lower tier is not defined here)"
+        )
 
 
 def compiled_refusal(args) -> None:
@@ -377,7 +643,13 @@ def compiled_refusal(args) -> None:
         for _, host, pool in tier_configurations(args):
             for name in args.router:
                 # The capacity is not known before the input is read; any finite one stands for it here.
-                capacity = None if args.capacity is None and args.capacity_tokens is None and args.capacity_gib is None else 1
+                capacity = (
+                    None
+                    if args.capacity is None
+                    and args.capacity_tokens is None
+                    and args.capacity_gib is None
+                    else 1
+                )
                 reason = unsupported(Router(name, 1), capacity, args.eviction, pool, host, timed)
                 if reason is not None:
                     raise UserError(f"--engine compiled: {reason}; use --engine auto or python")
@@ -388,18 +660,24 @@ def engine_inputs(args, instance) -> dict:
     if args.eviction not in ENGINE_EVICTIONS:
         return {}
     if args.capacity is None:
-        raise UserError(f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
-                        "the engine's pool size")
+        raise UserError(
+            f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
+            "the engine's pool size"
+        )
     block, page = instance.block_size_tokens, args.page_size
     check_page_size(args.trace, block, page, args.capacity)
     prompt_tokens = prompt_tokens_of(instance)
     if prompt_tokens is not None:  # as simulate --eviction vllm|sglang reads them
         for index, (chain, tokens) in enumerate(zip(instance.chains, prompt_tokens)):
             if tokens // block > len(chain):
-                raise RequestError(args.trace, index, "input_tokens",
-                                   f"{tokens} tokens make {tokens // block} full blocks of {block}, but the "
-                                   f"chain names {len(chain)}: the engine would cache blocks the trace does "
-                                   "not name")
+                raise RequestError(
+                    args.trace,
+                    index,
+                    "input_tokens",
+                    f"{tokens} tokens make {tokens // block} full blocks of {block}, but the "
+                    f"chain names {len(chain)}: the engine would cache blocks the trace does "
+                    "not name",
+                )
     return {"prompt_tokens": prompt_tokens, "block_size": block, "page_size": page}
 
 
@@ -410,7 +688,9 @@ def token_summary(instance, run, weights, engine_run: bool) -> dict:
     hits = [g + h + p for g, h, p in zip(run.gpu_hits, run.host_hits, run.pool_hits)]
     measured = tally(instance.chains, hits, weights)
     extra = {"tokens": measured.tokens, "token_hits": measured.token_hits}
-    if engine_run:  # prompts the engine never schedules: no hits, counted as misses (as simulate counts them)
+    if (
+        engine_run
+    ):  # prompts the engine never schedules: no hits, counted as misses (as simulate counts them)
         extra["unscheduled_requests"] = list(run.unscheduled)
     return extra
 

@@ -19,8 +19,10 @@ if TYPE_CHECKING:  # annotations only: the CLI's start-up loads no numpy
 
 #: Plain words for the two optima wherever a capacitated hit rate is printed beside them.
 OPTIMUM_WORDS = {
-    "forced": ("the best block hit rate any cache of this size could reach if it admits every block it fetches and keeps "
-               "the running request's blocks until it ends (forced admission, as vLLM and SGLang)"),
+    "forced": (
+        "the best block hit rate any cache of this size could reach if it admits every block it fetches and keeps "
+        "the running request's blocks until it ends (forced admission, as vLLM and SGLang)"
+    ),
     "bypass": "the best block hit rate any cache of this size could reach (bypass: it may discard a block it fetched)",
 }
 
@@ -41,13 +43,23 @@ class Simulation:
     window: "Window"
     weights_source: str | None
     measured: "Tally"
-    witness: Callable[[], dict[str, Any]] | None  # asked for with --witness; built only when printed
-    optima: dict[str, "Tally"] | None = None  # --optimum: the forced and bypass optima, counted over the same requests
-    unscheduled: tuple[int, ...] | None = None  # --eviction vllm|sglang: requests the engine would never schedule
-    instance_sha256: str | None = None  # a pyverify.instance/1 file's canonical-JSON SHA-256 (input_options.identity_of)
+    witness: (
+        Callable[[], dict[str, Any]] | None
+    )  # asked for with --witness; built only when printed
+    optima: dict[str, "Tally"] | None = (
+        None  # --optimum: the forced and bypass optima, counted over the same requests
+    )
+    unscheduled: tuple[int, ...] | None = (
+        None  # --eviction vllm|sglang: requests the engine would never schedule
+    )
+    instance_sha256: str | None = (
+        None  # a pyverify.instance/1 file's canonical-JSON SHA-256 (input_options.identity_of)
+    )
 
 
-def optima_tallies(args, ids, lengths, offsets, cache_of, capacity, weights, window) -> dict[str, "Tally"] | None:
+def optima_tallies(
+    args, ids, lengths, offsets, cache_of, capacity, weights, window
+) -> dict[str, "Tally"] | None:
     """``simulate --optimum``: the two optima at this capacity, tallied like the run (None unless asked)."""
     if not getattr(args, "optimum", False):
         return None
@@ -56,9 +68,13 @@ def optima_tallies(args, ids, lengths, offsets, cache_of, capacity, weights, win
     from pyverify.sim.forced_min import optimum_hits
 
     if capacity is None:
-        raise UserError("--optimum: needs a capacity (uncapacitated, every run that keeps what it fetched is optimal)")
-    return {name: tally_offsets(offsets, hits, weights, window)
-            for name, hits in optimum_hits(ids, lengths, cache_of, capacity).items()}
+        raise UserError(
+            "--optimum: needs a capacity (uncapacitated, every run that keeps what it fetched is optimal)"
+        )
+    return {
+        name: tally_offsets(offsets, hits, weights, window)
+        for name, hits in optimum_hits(ids, lengths, cache_of, capacity).items()
+    }
 
 
 __all__ = ["OPTIMUM_WORDS", "Simulation", "optima_tallies"]

@@ -9,7 +9,10 @@ def aligned_table(columns: list[tuple[str, str, str]], rows: list[dict]) -> list
     ``columns`` holds ``(header, key, format)``; a missing or None value prints as '-'.
     """
     cells = [[header for header, _, _ in columns]]
-    cells += [["-" if row.get(key) is None else format(row[key], spec) for _, key, spec in columns] for row in rows]
+    cells += [
+        ["-" if row.get(key) is None else format(row[key], spec) for _, key, spec in columns]
+        for row in rows
+    ]
     widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
     return ["  ".join(cell.rjust(width) for cell, width in zip(line, widths)) for line in cells]
 

@@ -23,10 +23,18 @@ MAX_DRAWN_NODES = 200
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("tree", help="the prefix tree of an input (an instance or a trace): size, depth, branching; draw small ones")
+    parser = subparsers.add_parser(
+        "tree",
+        help="the prefix tree of an input (an instance or a trace): size, depth, branching; draw small ones",
+    )
     parser.add_argument("instance", type=input_file, help=INPUT_HELP)
-    parser.add_argument("--draw", type=chart_path, metavar="PATH", help=f"draw the tree (.png, .svg, or a stem for both); a tree of more than {MAX_DRAWN_NODES} blocks is not "
-                             "drawn (the statistics are printed, and a line says the drawing was skipped)")
+    parser.add_argument(
+        "--draw",
+        type=chart_path,
+        metavar="PATH",
+        help=f"draw the tree (.png, .svg, or a stem for both); a tree of more than {MAX_DRAWN_NODES} blocks is not "
+        "drawn (the statistics are printed, and a line says the drawing was skipped)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_input_options(parser)
     parser.set_defaults(func=run_tree)
@@ -55,7 +63,9 @@ def tree_summary(tree: nx.DiGraph) -> dict:
         "leaves": sum(1 for node in tree if node != ROOT and tree.out_degree(node) == 0),
         "max_depth": max(depth.values()),
         "max_children": max(tree.out_degree(node) for node in tree),
-        "shared_blocks": sum(1 for node in tree if node != ROOT and tree.nodes[node]["requests"] > 1),
+        "shared_blocks": sum(
+            1 for node in tree if node != ROOT and tree.nodes[node]["requests"] > 1
+        ),
     }
 
 
@@ -97,14 +107,41 @@ def draw_tree(tree: nx.DiGraph, path: str, title: str) -> list:
     nodes = [node for node in tree if node != ROOT]
     counts = [tree.nodes[node]["requests"] for node in nodes]
     nx.draw_networkx_edges(tree, positions, ax=axes, arrows=False, edge_color="#7f8fa6", width=0.8)
-    drawn = nx.draw_networkx_nodes(tree, positions, nodelist=nodes, ax=axes, node_size=node_size, node_color=counts,
-                                   cmap="Blues", vmin=0, vmax=max(counts) * 1.15, edgecolors="#1f4e79", linewidths=0.6)
-    nx.draw_networkx_nodes(tree, positions, nodelist=[ROOT], ax=axes, node_size=node_size, node_color="white",
-                           edgecolors="#1f4e79", node_shape="s")
-    dark = {node for node, count in zip(nodes, counts) if count > 0.55 * max(counts)}  # white text on dark fill
+    drawn = nx.draw_networkx_nodes(
+        tree,
+        positions,
+        nodelist=nodes,
+        ax=axes,
+        node_size=node_size,
+        node_color=counts,
+        cmap="Blues",
+        vmin=0,
+        vmax=max(counts) * 1.15,
+        edgecolors="#1f4e79",
+        linewidths=0.6,
+    )
+    nx.draw_networkx_nodes(
+        tree,
+        positions,
+        nodelist=[ROOT],
+        ax=axes,
+        node_size=node_size,
+        node_color="white",
+        edgecolors="#1f4e79",
+        node_shape="s",
+    )
+    dark = {
+        node for node, count in zip(nodes, counts) if count > 0.55 * max(counts)
+    }  # white text on dark fill
     for group, colour in ((set(tree) - dark, "black"), (dark, "white")):
-        nx.draw_networkx_labels(tree, positions, labels={node: ("root" if node == ROOT else str(node)) for node in group},
-                                ax=axes, font_size=font, font_color=colour)
+        nx.draw_networkx_labels(
+            tree,
+            positions,
+            labels={node: ("root" if node == ROOT else str(node)) for node in group},
+            ax=axes,
+            font_size=font,
+            font_color=colour,
+        )
     colorbar = figure.colorbar(drawn, ax=axes, fraction=0.025, pad=0.01)
     colorbar.set_label("requests through the block", fontsize=8)
     colorbar.ax.tick_params(labelsize=7)
@@ -124,10 +161,23 @@ def run_tree(args) -> int:
     skipped = None
     if args.draw and summary["blocks"] > MAX_DRAWN_NODES:
         skipped = f"the tree has {summary['blocks']} blocks; --draw draws at most {MAX_DRAWN_NODES}, so {args.draw} was not written"
-    drawn = draw_tree(tree, args.draw, f"{instance.name}: prefix tree") if args.draw and skipped is None else []
+    drawn = (
+        draw_tree(tree, args.draw, f"{instance.name}: prefix tree")
+        if args.draw and skipped is None
+        else []
+    )
     if args.json:
-        print(json.dumps({"instance": instance.name, **summary, "drawings": [str(p) for p in drawn],
-                          **({"drawing_skipped": skipped} if skipped else {})}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "instance": instance.name,
+                    **summary,
+                    "drawings": [str(p) for p in drawn],
+                    **({"drawing_skipped": skipped} if skipped else {}),
+                },
+                indent=2,
+            )
+        )
     else:
         print(f"{instance.name}: prefix tree")
         for key, value in summary.items():

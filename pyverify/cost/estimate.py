@@ -159,7 +159,11 @@ def token_split(
         given = np.fromiter((-1 if t is None else t for t in input_tokens), dtype=np.int64, count=n)
         total = np.where(given >= 0, given, total)
     local_blocks = np.asarray(local_hits, dtype=np.int64)
-    pooled_blocks = local_blocks if pooled_hits is None else np.maximum(local_blocks, np.asarray(pooled_hits, dtype=np.int64))
+    pooled_blocks = (
+        local_blocks
+        if pooled_hits is None
+        else np.maximum(local_blocks, np.asarray(pooled_hits, dtype=np.int64))
+    )
     if np.any(local_blocks > lengths) or np.any(pooled_blocks > lengths):
         raise ValueError("a request cannot hit more blocks than its chain has")
     local = np.minimum(local_blocks * block_tokens, total)
@@ -188,7 +192,9 @@ def transfer_seconds(fetched: np.ndarray | float, params: Params):
     import numpy as np
 
     fetched = np.asarray(fetched, dtype=float)
-    return fetched * params.kv_bytes_per_token / params.bytes_per_s + np.where(fetched > 0, params.fetch_latency_s, 0.0)
+    return fetched * params.kv_bytes_per_token / params.bytes_per_s + np.where(
+        fetched > 0, params.fetch_latency_s, 0.0
+    )
 
 
 @dataclass(frozen=True)
@@ -267,13 +273,17 @@ class BreakEven:
         if self.status == NO_FETCHES:
             return "the pool supplies no block the local caches lack, so pooling neither gains nor loses time under this model"
         if self.status == NEVER_PAYS:
-            return (f"pooling never pays at any bandwidth: the fixed per-fetch latency ({self.fetching_requests} fetches x "
-                    f"{params.fetch_latency_ms:g} ms = {self.latency_s:.3f} s) is at least the prefill time saved ({self.saved_s:.3f} s)")
+            return (
+                f"pooling never pays at any bandwidth: the fixed per-fetch latency ({self.fetching_requests} fetches x "
+                f"{params.fetch_latency_ms:g} ms = {self.latency_s:.3f} s) is at least the prefill time saved ({self.saved_s:.3f} s)"
+            )
         assert self.bandwidth_gb_s is not None
         ratio = params.pool_bandwidth_gb_s / self.bandwidth_gb_s
         side = "above" if ratio >= 1 else "below"
-        return (f"pooling pays above {self.bandwidth_gb_s:.3f} GB/s of pool bandwidth and loses below it; "
-                f"the bandwidth assumed ({params.pool_bandwidth_gb_s:g} GB/s) is {ratio:.3g}x the break-even ({side} it)")
+        return (
+            f"pooling pays above {self.bandwidth_gb_s:.3f} GB/s of pool bandwidth and loses below it; "
+            f"the bandwidth assumed ({params.pool_bandwidth_gb_s:g} GB/s) is {ratio:.3g}x the break-even ({side} it)"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -73,9 +73,12 @@ def prefill_rate_note(kv_from: str, kv_model: str | None, remedy: str) -> str | 
     when the rate was measured on that model; ``remedy`` names the command's flag for a rate."""
     if kv_model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
         return None
-    return (f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} "
-            f"(NVIDIA NIM), while the KV bytes per token come from {kv_from}; give {remedy} for "
-            "the model you mean")
+    return (
+        f"the prefill rate is not tied to {kv_from}: it was measured on {PREFILL_RATE_MODEL} "
+        f"(NVIDIA NIM), while the KV bytes per token come from {kv_from}; give {remedy} for "
+        "the model you mean"
+    )
+
 
 #: GPUs serving one host (one model instance). Source: the configuration of the
 #: NIM measurement above (TP2), so that the default host prefill rate
@@ -162,18 +165,46 @@ class Params:
 PARAMETERS: dict[str, Parameter] = {
     parameter.name: parameter
     for parameter in (
-        Parameter("kv_bytes_per_token", "bytes/token", "KV cache bytes one token occupies (all layers, K and V)",
-                  "LLaMA3-70B, 16-bit KV: 320 KiB (Mooncake paper, arXiv 2407.00079; 2x80x8x128x2 bytes)", integer=False),
-        Parameter("prefill_tokens_per_s_per_gpu", "tokens/s/GPU", "prefill throughput of one GPU",
-                  "NVIDIA NIM benchmark: Llama-3.3-70B, 2xH100 fp8 TP2, 5000 input tokens, TTFT 406.77 ms -> 5000/0.40677/2"),
-        Parameter("gpus_per_host", "GPUs", "GPUs serving one host (one model instance)",
-                  "the NIM measurement's TP2; linear scaling beyond it is an assumption", integer=True),
-        Parameter("pool_bandwidth_gb_s", "GB/s (1e9 B/s)", "network bandwidth one fetch from the pool gets",
-                  "Mooncake Transfer Engine README: 87 GB/s on 4x200 Gbps RoCE (190 GB/s on 8x400 Gbps)"),
-        Parameter("fetch_latency_ms", "ms", "fixed latency per request that fetches anything from the pool",
-                  "assumption (no published source): index look-up plus transfer set-up", positive=False),
-        Parameter("block_tokens", "tokens/block", "tokens per block, only for inputs that do not give block_size_tokens",
-                  "assumption: Mooncake's 512-token blocks", integer=True),
+        Parameter(
+            "kv_bytes_per_token",
+            "bytes/token",
+            "KV cache bytes one token occupies (all layers, K and V)",
+            "LLaMA3-70B, 16-bit KV: 320 KiB (Mooncake paper, arXiv 2407.00079; 2x80x8x128x2 bytes)",
+            integer=False,
+        ),
+        Parameter(
+            "prefill_tokens_per_s_per_gpu",
+            "tokens/s/GPU",
+            "prefill throughput of one GPU",
+            "NVIDIA NIM benchmark: Llama-3.3-70B, 2xH100 fp8 TP2, 5000 input tokens, TTFT 406.77 ms -> 5000/0.40677/2",
+        ),
+        Parameter(
+            "gpus_per_host",
+            "GPUs",
+            "GPUs serving one host (one model instance)",
+            "the NIM measurement's TP2; linear scaling beyond it is an assumption",
+            integer=True,
+        ),
+        Parameter(
+            "pool_bandwidth_gb_s",
+            "GB/s (1e9 B/s)",
+            "network bandwidth one fetch from the pool gets",
+            "Mooncake Transfer Engine README: 87 GB/s on 4x200 Gbps RoCE (190 GB/s on 8x400 Gbps)",
+        ),
+        Parameter(
+            "fetch_latency_ms",
+            "ms",
+            "fixed latency per request that fetches anything from the pool",
+            "assumption (no published source): index look-up plus transfer set-up",
+            positive=False,
+        ),
+        Parameter(
+            "block_tokens",
+            "tokens/block",
+            "tokens per block, only for inputs that do not give block_size_tokens",
+            "assumption: Mooncake's 512-token blocks",
+            integer=True,
+        ),
     )
 }
 
@@ -190,8 +221,10 @@ MAX_WHOLE_PARAMETER = 2**20
 def check_value(name: str, value: float) -> float:
     """Validate one parameter value; UserError (one line) if it is out of range."""
     if name not in PARAMETERS:
-        raise UserError(f"unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}"
-                        + did_you_mean(name, PARAMETERS))
+        raise UserError(
+            f"unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}"
+            + did_you_mean(name, PARAMETERS)
+        )
     parameter = PARAMETERS[name]
     if not math.isfinite(value):
         raise UserError(f"{name}: expected a finite number, got {value!r}")
@@ -202,8 +235,9 @@ def check_value(name: str, value: float) -> float:
     low, high = (1, MAX_WHOLE_PARAMETER) if parameter.integer else PARAMETER_RANGE
     low = low if parameter.positive else 0
     if value < low or value > high:
-        raise UserError(f"{name}: must be from {low:g} to {high:g} ({parameter.unit}), "
-                        f"got {value:g}")
+        raise UserError(
+            f"{name}: must be from {low:g} to {high:g} ({parameter.unit}), got {value:g}"
+        )
     if parameter.integer:
         if value != int(value):
             raise UserError(f"{name}: must be a whole number ({parameter.unit}), got {value:g}")
@@ -222,8 +256,10 @@ def parse_number(name: str, text: str) -> float:
 def require_known(name: str, where: str) -> None:
     """Refuse a parameter name that the model does not have, listing the ones it has."""
     if name not in PARAMETERS:
-        raise UserError(f"{where}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}"
-                        + did_you_mean(name, PARAMETERS))
+        raise UserError(
+            f"{where}: unknown parameter {name!r}; known parameters: {', '.join(PARAMETERS)}"
+            + did_you_mean(name, PARAMETERS)
+        )
 
 
 def parse_assignment(text: str) -> tuple[str, float]:
@@ -231,8 +267,10 @@ def parse_assignment(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     name = name.strip()
     if not sep:
-        raise UserError(f"--param {text!r}: expected NAME=VALUE; known parameters: {', '.join(PARAMETERS)}"
-                        + did_you_mean(name, PARAMETERS))
+        raise UserError(
+            f"--param {text!r}: expected NAME=VALUE; known parameters: {', '.join(PARAMETERS)}"
+            + did_you_mean(name, PARAMETERS)
+        )
     require_known(name, f"--param {text!r}")
     try:
         return name, parse_number(name, value.strip())
@@ -240,7 +278,9 @@ def parse_assignment(text: str) -> tuple[str, float]:
         raise UserError(f"--param {text!r}: {error}") from None
 
 
-def parse_params(assignments: Sequence[str], base: Params | None = None) -> tuple[Params, list[str]]:
+def parse_params(
+    assignments: Sequence[str], base: Params | None = None
+) -> tuple[Params, list[str]]:
     """Apply ``--param NAME=VALUE`` assignments; return the params and the names set."""
     params = base or Params()
     names: list[str] = []
@@ -280,15 +320,21 @@ def parse_sweep(text: str) -> SweepSpec:
     name, sep, spec = text.partition("=")
     name = name.strip()
     if not sep:
-        raise UserError(f"{prefix}: expected NAME=LO:HI:STEPS, such as pool_bandwidth_gb_s=1:100:12")
+        raise UserError(
+            f"{prefix}: expected NAME=LO:HI:STEPS, such as pool_bandwidth_gb_s=1:100:12"
+        )
     require_known(name, prefix)
     parts = spec.split(":")
     if len(parts) != 3:
-        raise UserError(f"{prefix}: malformed range {spec!r}; expected LO:HI:STEPS, such as 1:100:12")
+        raise UserError(
+            f"{prefix}: malformed range {spec!r}; expected LO:HI:STEPS, such as 1:100:12"
+        )
     try:
         lo, hi = float(parts[0]), float(parts[1])
     except ValueError:
-        raise UserError(f"{prefix}: LO and HI must be numbers, got {parts[0]!r} and {parts[1]!r}") from None
+        raise UserError(
+            f"{prefix}: LO and HI must be numbers, got {parts[0]!r} and {parts[1]!r}"
+        ) from None
     try:
         steps = int(parts[2])
     except ValueError:

@@ -79,8 +79,10 @@ class ReuseReport:
     def rule_sentence(self) -> str:
         side = "at or above" if self.above_rule_of_thumb else "below"
         if self.pooling_can_add <= 0:
-            consequence = ("but on this routing the per-host caches already reach the ceiling, "
-                           "so pooling can add no hits (uncapacitated)")
+            consequence = (
+                "but on this routing the per-host caches already reach the ceiling, "
+                "so pooling can add no hits (uncapacitated)"
+            )
         elif self.above_rule_of_thumb:
             consequence = "pooling may pay; check bandwidth next (the break-even)"
         else:
@@ -97,7 +99,13 @@ class ReuseReport:
             "per_host_repeat_share": self.per_host_repeat_share,
             "pooling_can_add": self.pooling_can_add,
             "per_host": [
-                {"host": h.host, "requests": h.requests, "references": h.references, "distinct": h.distinct, "repeat_share": h.repeat_share}
+                {
+                    "host": h.host,
+                    "requests": h.requests,
+                    "references": h.references,
+                    "distinct": h.distinct,
+                    "repeat_share": h.repeat_share,
+                }
                 for h in self.hosts
             ],
             "per_host_summary": {
@@ -114,7 +122,9 @@ class ReuseReport:
         }
 
 
-def reuse_report(chains: Sequence[Sequence[int]], routing: Sequence[int], hosts: int) -> ReuseReport:
+def reuse_report(
+    chains: Sequence[Sequence[int]], routing: Sequence[int], hosts: int
+) -> ReuseReport:
     """Count references and distinct blocks, fleet-wide and per host."""
     if len(routing) != len(chains):
         raise ValueError("one host per request is needed")
@@ -130,5 +140,7 @@ def reuse_report(chains: Sequence[Sequence[int]], routing: Sequence[int], hosts:
     return ReuseReport(
         references=sum(references),
         distinct=len(seen),
-        hosts=tuple(HostReuse(h, requests[h], references[h], len(seen_by[h])) for h in range(hosts)),
+        hosts=tuple(
+            HostReuse(h, requests[h], references[h], len(seen_by[h])) for h in range(hosts)
+        ),
     )

@@ -57,7 +57,9 @@ def verdict(est: Estimate, be: BreakEven) -> str:
     """One word for the conclusion at these parameters."""
     if be.status == NO_FETCHES:
         return "no difference"
-    return "pool pays" if est.net_total > 0 else ("break-even" if est.net_total == 0 else "pool loses")
+    return (
+        "pool pays" if est.net_total > 0 else ("break-even" if est.net_total == 0 else "pool loses")
+    )
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,10 @@ class SweepRow:
             "transfer_s": dist["transfer_time_spent"]["total_s"],
             "net_s": self.estimate.net_total,
             "net_median_ms": dist["net_effect"]["median_ms"],
-            "ttft_p90_ms": {"per_host": dist["ttft_per_host"]["p90_ms"], "pooled": dist["ttft_pooled"]["p90_ms"]},
+            "ttft_p90_ms": {
+                "per_host": dist["ttft_per_host"]["p90_ms"],
+                "pooled": dist["ttft_pooled"]["p90_ms"],
+            },
             "break_even": self.break_even.to_json(),
             "verdict": self.verdict,
         }
@@ -93,7 +98,9 @@ def sweep_rows(split_for, params: Params, spec: SweepSpec) -> list[SweepRow]:
     for value in spec.values:
         varied = replace(params, **{spec.name: value})
         split = split_for(varied)
-        rows.append(SweepRow(spec.name, value, varied, estimate(split, varied), break_even(split, varied)))
+        rows.append(
+            SweepRow(spec.name, value, varied, estimate(split, varied), break_even(split, varied))
+        )
     return rows
 
 
@@ -103,5 +110,9 @@ def sweep_conclusion(rows: Sequence[SweepRow]) -> str:
     verdicts = [row.verdict for row in rows]
     if len(set(verdicts)) == 1:
         return f"the conclusion does not change across {name} = {rows[0].value:g} .. {rows[-1].value:g}: {verdicts[0]} at every value"
-    flips = [f"between {a.value:g} ({a.verdict}) and {b.value:g} ({b.verdict})" for a, b in zip(rows, rows[1:]) if a.verdict != b.verdict]
+    flips = [
+        f"between {a.value:g} ({a.verdict}) and {b.value:g} ({b.verdict})"
+        for a, b in zip(rows, rows[1:])
+        if a.verdict != b.verdict
+    ]
     return f"the conclusion changes as {name} varies: " + "; ".join(flips)

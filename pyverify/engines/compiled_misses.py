@@ -29,7 +29,9 @@ def mark_first(keys, caches, fleet, seen, first):
         seen[key] = 1
 
 
-def compiled_first_references(dense: np.ndarray, universe: int, caches: np.ndarray | None, fleet: int) -> np.ndarray | None:
+def compiled_first_references(
+    dense: np.ndarray, universe: int, caches: np.ndarray | None, fleet: int
+) -> np.ndarray | None:
     """First-reference marks of dense block ids (``0..universe-1``) per cache, or ``None`` when numba is not
     loaded (nor installed) or the table would be too big."""
     if not numba_loaded() or universe * max(fleet, 1) > TABLE_LIMIT:
@@ -38,10 +40,17 @@ def compiled_first_references(dense: np.ndarray, universe: int, caches: np.ndarr
     if run is None:
         return None
     first = np.empty(dense.size, dtype=bool)
-    seen = np.zeros(universe * (1 if caches is None else fleet), dtype=np.uint8)  # calloc'd: only touched pages are paid for
+    seen = np.zeros(
+        universe * (1 if caches is None else fleet), dtype=np.uint8
+    )  # calloc'd: only touched pages are paid for
     no_caches = np.zeros(0, dtype=np.int64)
-    run(np.ascontiguousarray(dense, dtype=np.int64), no_caches if caches is None else np.ascontiguousarray(caches, dtype=np.int64),
-        int(fleet), seen, first)
+    run(
+        np.ascontiguousarray(dense, dtype=np.int64),
+        no_caches if caches is None else np.ascontiguousarray(caches, dtype=np.int64),
+        int(fleet),
+        seen,
+        first,
+    )
     return first
 
 

@@ -40,8 +40,12 @@ class FleetCounts:
     host_requests: np.ndarray | None = None
     host_references: np.ndarray | None = None
     host_distinct: np.ndarray | None = None
-    measured: "Tally | None" = None  # with a Measure: the measured requests' tally (engines that can)
-    weights_source: str | None = None  # where the token weights came from, as pyverify.sim.tokens says it
+    measured: "Tally | None" = (
+        None  # with a Measure: the measured requests' tally (engines that can)
+    )
+    weights_source: str | None = (
+        None  # where the token weights came from, as pyverify.sim.tokens says it
+    )
 
     @property
     def pooled_misses(self) -> int:
@@ -56,25 +60,45 @@ class FleetCounts:
         arrays = ("host_requests", "host_references", "host_distinct")
         return (self.references, self.distinct) == (other.references, other.distinct) and all(
             (getattr(self, a) is None and getattr(other, a) is None)
-            or (getattr(self, a) is not None and getattr(other, a) is not None and np.array_equal(getattr(self, a), getattr(other, a)))
-            for a in arrays)
+            or (
+                getattr(self, a) is not None
+                and getattr(other, a) is not None
+                and np.array_equal(getattr(self, a), getattr(other, a))
+            )
+            for a in arrays
+        )
 
     def reuse_report(self) -> ReuseReport:
         """The reuse report (:mod:`pyverify.cost.reuse`) of these counts; needs a routed fleet."""
         if self.host_distinct is None:
             raise ValueError("the reuse report needs per-host counts")
-        hosts = tuple(HostReuse(h, int(self.host_requests[h]), int(self.host_references[h]), int(self.host_distinct[h]))
-                      for h in range(self.host_distinct.size))
+        hosts = tuple(
+            HostReuse(
+                h,
+                int(self.host_requests[h]),
+                int(self.host_references[h]),
+                int(self.host_distinct[h]),
+            )
+            for h in range(self.host_distinct.size)
+        )
         return ReuseReport(references=self.references, distinct=self.distinct, hosts=hosts)
 
 
-def fleet_counts(hosts_of_requests: np.ndarray, lengths: np.ndarray, fleet_size: int,
-                 references: int, distinct: int, host_distinct: np.ndarray) -> FleetCounts:
+def fleet_counts(
+    hosts_of_requests: np.ndarray,
+    lengths: np.ndarray,
+    fleet_size: int,
+    references: int,
+    distinct: int,
+    host_distinct: np.ndarray,
+) -> FleetCounts:
     """Assemble :class:`FleetCounts` from per-request hosts and lengths and the per-host distinct counts."""
     requests = np.bincount(hosts_of_requests, minlength=fleet_size).astype(np.int64)
     refs = np.zeros(fleet_size, dtype=np.int64)
     np.add.at(refs, hosts_of_requests, lengths)
-    return FleetCounts(references, distinct, requests, refs, np.asarray(host_distinct, dtype=np.int64))
+    return FleetCounts(
+        references, distinct, requests, refs, np.asarray(host_distinct, dtype=np.int64)
+    )
 
 
 __all__ = ["FleetCounts", "Measure", "fleet_counts"]

@@ -43,7 +43,15 @@ import numpy as np
 from pyverify.engines.counts import FleetCounts
 from pyverify.engines.routing import ONE_MACHINE, STATIC_POLICIES, hash_hosts, random_hosts
 from pyverify.errors import UserError, located
-from pyverify.inputs.columnar import ColumnarTrace, open_parquet, parents_of, parquet_errors, read_parquet, require, row_group_ids
+from pyverify.inputs.columnar import (
+    ColumnarTrace,
+    open_parquet,
+    parents_of,
+    parquet_errors,
+    read_parquet,
+    require,
+    row_group_ids,
+)
 from pyverify.sim.mrc import COLD, MissRatioCurve, stack_distances
 
 #: Requests per piece when an in-memory trace is split for the workers.
@@ -60,13 +68,17 @@ def client_for(scheduler: str | None) -> Iterator[Any]:
         try:
             client = distributed.Client(scheduler, timeout="20s")
         except (OSError, TimeoutError) as error:
-            raise UserError(f"--scheduler: cannot reach the dask scheduler at {scheduler}: {error}") from None
+            raise UserError(
+                f"--scheduler: cannot reach the dask scheduler at {scheduler}: {error}"
+            ) from None
         try:
             yield client
         finally:
             client.close()
         return
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
         with distributed.Client(cluster) as client:
             yield client
 
@@ -75,6 +87,7 @@ def client_for(scheduler: str | None) -> Iterator[Any]:
 # Pieces of a trace: what one map task reads
 # --------------------------------------------------------------------------
 
+
 def _pieces(client, source) -> list[tuple[Any, int, int]]:
     """``(piece, first_row, n_rows)`` per piece: a (path, row group) or a scattered dict of arrays."""
     if isinstance(source, ColumnarTrace):
@@ -82,10 +95,15 @@ def _pieces(client, source) -> list[tuple[Any, int, int]]:
         for start in range(0, source.n_requests, PIECE_REQUESTS):
             end = min(start + PIECE_REQUESTS, source.n_requests)
             first, last = int(source.offsets[start]), int(source.offsets[end])
-            data = {"ids": source.ids[first:last], "offsets": source.offsets[start:end + 1] - first,
-                    "hosts": None if source.hosts is None else source.hosts[start:end],
-                    "route_keys": None if source.route_keys is None else source.route_keys[start:end]}
-            pieces.append((client.scatter([data], hash=False)[0], start, end - start))  # a list: a dict would name futures by its keys
+            data = {
+                "ids": source.ids[first:last],
+                "offsets": source.offsets[start : end + 1] - first,
+                "hosts": None if source.hosts is None else source.hosts[start:end],
+                "route_keys": None if source.route_keys is None else source.route_keys[start:end],
+            }
+            pieces.append(
+                (client.scatter([data], hash=False)[0], start, end - start)
+            )  # a list: a dict would name futures by its keys
         return pieces
     metadata = open_parquet(source).metadata
     pieces, row = [], 0
@@ -108,7 +126,9 @@ def _load(piece) -> dict[str, Any]:
         # Decoded a few thousand requests at a time into one array, as the in-memory reader reads every group:
         # decoding the whole group at once held its pages, indices and output together (4x the ids).
         ids, offsets = row_group_ids(handle, group, path)
-    except UserError as error:  # a null, an empty chain, an id out of range: the client names it (_name_the_error)
+    except (
+        UserError
+    ) as error:  # a null, an empty chain, an id out of range: the client names it (_name_the_error)
         raise ValueError(str(error)) from None
     data = {"ids": ids, "offsets": offsets, "hosts": None, "route_keys": None}
     others = [name for name in ("host", "route_key") if name in handle.schema_arrow.names]
@@ -121,7 +141,9 @@ def _load(piece) -> dict[str, Any]:
     return data
 
 
-def _hosts(data, first_row: int, fleet: int, policy: str | None, given: np.ndarray | None) -> np.ndarray:
+def _hosts(
+    data, first_row: int, fleet: int, policy: str | None, given: np.ndarray | None
+) -> np.ndarray:
     """Each request's host in this piece (rules: :mod:`pyverify.engines.routing`)."""
     n = data["offsets"].size - 1
     if policy is None:
@@ -135,13 +157,19 @@ def _hosts(data, first_row: int, fleet: int, policy: str | None, given: np.ndarr
     if policy == "route-key":
         keys = data["route_keys"]
         if keys is None or any(key is None for key in keys):
-            missing = first_row + (0 if keys is None else next(i for i, key in enumerate(keys) if key is None))
-            raise LookupError(f"routing policy 'route-key' needs a route_key on every request; requests[{missing}] has none"
-                              " (traces carry none: try prefix-hash)")
+            missing = first_row + (
+                0 if keys is None else next(i for i, key in enumerate(keys) if key is None)
+            )
+            raise LookupError(
+                f"routing policy 'route-key' needs a route_key on every request; requests[{missing}] has none"
+                " (traces carry none: try prefix-hash)"
+            )
         return hash_hosts(keys, fleet)
     hosts = data["hosts"]
     if hosts is None:
-        raise LookupError(f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none")
+        raise LookupError(
+            f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none"
+        )
     return hosts if policy == "given" else hosts % fleet
 
 
@@ -165,7 +193,10 @@ def _map_counts(piece, first_row: int, fleet: int, policy: str | None, given, bu
     bucket = ids % buckets
     order = np.argsort(bucket, kind="stable")
     bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
-    parts = [(ids[order[a:b]], parents[order[a:b]], ref_hosts[order[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
+    parts = [
+        (ids[order[a:b]], parents[order[a:b]], ref_hosts[order[a:b]])
+        for a, b in zip(bounds[:-1], bounds[1:])
+    ]
     return (requests, references, parts)
 
 
@@ -183,16 +214,27 @@ def _reduce_counts(fleet: int, *parts) -> tuple[bool, int, np.ndarray]:
     np.minimum.at(low, dense, parents)
     np.maximum.at(high, dense, parents)
     pairs = np.unique(dense.astype(np.int64) * fleet + hosts)
-    return bool(np.array_equal(low, high)), int(unique.size), np.bincount(pairs % fleet, minlength=fleet).astype(np.int64)
+    return (
+        bool(np.array_equal(low, high)),
+        int(unique.size),
+        np.bincount(pairs % fleet, minlength=fleet).astype(np.int64),
+    )
 
 
-def count(source: str | Path | ColumnarTrace, fleet_size: int | None = None, policy: str | None = None, seed: int = 0,
-          scheduler: str | None = None) -> FleetCounts:
+def count(
+    source: str | Path | ColumnarTrace,
+    fleet_size: int | None = None,
+    policy: str | None = None,
+    seed: int = 0,
+    scheduler: str | None = None,
+) -> FleetCounts:
     """Pooled counts (``policy=None``), or pooled and per-host counts, on a dask cluster."""
     if policy == "prefix-affinity":
         raise UserError(ONE_MACHINE)
     if policy is not None and policy not in STATIC_POLICIES:
-        raise UserError(f"unknown routing policy {policy!r}; choose one of: {', '.join(STATIC_POLICIES)}")
+        raise UserError(
+            f"unknown routing policy {policy!r}; choose one of: {', '.join(STATIC_POLICIES)}"
+        )
     fleet = fleet_size or 1
     _check_static(source, fleet, policy)
     with client_for(scheduler) as client:
@@ -205,11 +247,28 @@ def _count_on(client, source, fleet: int, policy: str | None, seed: int) -> Flee
     chosen = random_hosts(total, fleet, seed) if policy == "random" else None
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     buckets = BUCKETS_PER_WORKER * workers
-    mapped = [client.submit(_map_counts, piece, first, fleet, policy,
-                            None if chosen is None else chosen[first:first + rows], buckets, pure=False)
-              for piece, first, rows in pieces]
-    reduced = [client.submit(_reduce_counts, fleet, *[client.submit(_part, m, b, pure=False) for m in mapped], pure=False)
-               for b in range(buckets)]
+    mapped = [
+        client.submit(
+            _map_counts,
+            piece,
+            first,
+            fleet,
+            policy,
+            None if chosen is None else chosen[first : first + rows],
+            buckets,
+            pure=False,
+        )
+        for piece, first, rows in pieces
+    ]
+    reduced = [
+        client.submit(
+            _reduce_counts,
+            fleet,
+            *[client.submit(_part, m, b, pure=False) for m in mapped],
+            pure=False,
+        )
+        for b in range(buckets)
+    ]
     try:
         heads = client.gather([client.submit(_head, m, pure=False) for m in mapped])
         results = client.gather(reduced)
@@ -226,7 +285,9 @@ def _count_on(client, source, fleet: int, policy: str | None, seed: int) -> Flee
     if policy is None:
         return FleetCounts(int(references.sum()), distinct)
     per_host = sum(p for _, _, p in results)
-    return FleetCounts(int(references.sum()), distinct, requests.astype(np.int64), references, per_host)
+    return FleetCounts(
+        int(references.sum()), distinct, requests.astype(np.int64), references, per_host
+    )
 
 
 def _part(mapped, bucket: int):
@@ -247,25 +308,40 @@ def _check_static(source, fleet: int, policy: str | None) -> None:
         pq = require("pyarrow.parquet")
         names = open_parquet(source).schema_arrow.names
         with parquet_errors(source):
-            hosts = pq.read_table(str(source), columns=["host"]).column("host").to_numpy() if "host" in names else None
+            hosts = (
+                pq.read_table(str(source), columns=["host"]).column("host").to_numpy()
+                if "host" in names
+                else None
+            )
     if hosts is None:
-        raise UserError(f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none")
+        raise UserError(
+            f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none"
+        )
     own = int(np.max(hosts)) + 1
     if policy == "given" and fleet != own:
-        raise UserError(f"routing policy 'given' works only at the instance's own fleet size {own}, not {fleet}")
+        raise UserError(
+            f"routing policy 'given' works only at the instance's own fleet size {own}, not {fleet}"
+        )
     if policy == "fold" and not 1 <= fleet <= own:
-        raise UserError(f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet} must be between 1 and {own}")
+        raise UserError(
+            f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet} must be between 1 and {own}"
+        )
 
 
 def _name_the_error(source) -> None:
     if not isinstance(source, ColumnarTrace):
         read_parquet(source)
-    raise located(getattr(source, "name", source), None, "the trace failed a check that the in-memory reader did not reproduce")
+    raise located(
+        getattr(source, "name", source),
+        None,
+        "the trace failed a check that the in-memory reader did not reproduce",
+    )
 
 
 # --------------------------------------------------------------------------
 # Per-host LRU curves, host by host
 # --------------------------------------------------------------------------
+
 
 def _map_by_host(piece, first_row: int, fleet: int, policy: str, given):
     data = _load(piece)
@@ -288,33 +364,61 @@ def _host_histogram(*parts) -> tuple[int, int, np.ndarray]:
     return int(ids.size), cold, np.bincount(reused) if reused.size else np.zeros(0, dtype=np.int64)
 
 
-def lru_curves(source: str | Path | ColumnarTrace, fleet_size: int, policy: str, seed: int = 0,
-               scheduler: str | None = None) -> MissRatioCurve:
+def lru_curves(
+    source: str | Path | ColumnarTrace,
+    fleet_size: int,
+    policy: str,
+    seed: int = 0,
+    scheduler: str | None = None,
+) -> MissRatioCurve:
     """The exact per-host LRU curve (every host C blocks) under a static routing, host by host on the cluster.
 
     Equal to :func:`pyverify.sim.mrc.lru_curve` with the same routing. The
     trace is validated first by :func:`count` (same cluster).
     """
     if policy == "prefix-affinity" or policy not in STATIC_POLICIES:
-        raise UserError(ONE_MACHINE if policy == "prefix-affinity" else f"unknown routing policy {policy!r}")
+        raise UserError(
+            ONE_MACHINE if policy == "prefix-affinity" else f"unknown routing policy {policy!r}"
+        )
     _check_static(source, fleet_size, policy)
     with client_for(scheduler) as client:
-        _count_on(client, source, fleet_size, policy, seed)  # validation: closure, ids, routing rules
+        _count_on(
+            client, source, fleet_size, policy, seed
+        )  # validation: closure, ids, routing rules
         pieces = _pieces(client, source)
         total = sum(rows for *_, rows in pieces)
         chosen = random_hosts(total, fleet_size, seed) if policy == "random" else None
-        mapped = [client.submit(_map_by_host, piece, first, fleet_size, policy,
-                                None if chosen is None else chosen[first:first + rows], pure=False)
-                  for piece, first, rows in pieces]
-        per_host = [client.submit(_host_histogram, *[client.submit(operator.getitem, m, h, pure=False) for m in mapped], pure=False)
-                    for h in range(fleet_size)]
+        mapped = [
+            client.submit(
+                _map_by_host,
+                piece,
+                first,
+                fleet_size,
+                policy,
+                None if chosen is None else chosen[first : first + rows],
+                pure=False,
+            )
+            for piece, first, rows in pieces
+        ]
+        per_host = [
+            client.submit(
+                _host_histogram,
+                *[client.submit(operator.getitem, m, h, pure=False) for m in mapped],
+                pure=False,
+            )
+            for h in range(fleet_size)
+        ]
         results = client.gather(per_host)
     size = max((hist.size for _, _, hist in results), default=0)
     histogram = np.zeros(size, dtype=np.int64)
     for _, _, hist in results:
-        histogram[:hist.size] += hist
-    return MissRatioCurve(references=sum(r for r, _, _ in results), cold=sum(c for _, c, _ in results),
-                          histogram=histogram, caches=fleet_size)
+        histogram[: hist.size] += hist
+    return MissRatioCurve(
+        references=sum(r for r, _, _ in results),
+        cold=sum(c for _, c, _ in results),
+        histogram=histogram,
+        caches=fleet_size,
+    )
 
 
 __all__ = ["client_for", "count", "lru_curves"]

@@ -32,8 +32,8 @@ def host_distinct(ids: np.ndarray, ref_hosts: np.ndarray, fleet_size: int) -> np
     if universe * fleet_size <= TABLE_LIMIT:
         seen = np.zeros(universe * fleet_size, dtype=bool)
         for start in range(0, ids.size, CHUNK):
-            key = ids[start:start + CHUNK].astype(np.int64) * fleet_size
-            key += ref_hosts[start:start + CHUNK]
+            key = ids[start : start + CHUNK].astype(np.int64) * fleet_size
+            key += ref_hosts[start : start + CHUNK]
             seen[key] = True
         return seen.reshape(universe, fleet_size).sum(axis=0, dtype=np.int64)
     keys = np.unique(ids.astype(np.int64) * fleet_size + ref_hosts)
@@ -46,7 +46,9 @@ KEY_TABLE_FACTOR = 8
 KEY_TABLE_MIN = 1 << 22
 
 
-def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:
+def first_references(
+    ids: np.ndarray, cache_of_reference: np.ndarray | None = None, fleet_size: int = 1
+) -> np.ndarray:
     """Whether each reference is the first of its (cache, block) pair in trace order (bool, one per reference).
 
     Uncapacitated, exactly those references miss: a cache that never evicts
@@ -59,7 +61,11 @@ def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = No
     if n == 0:
         return np.zeros(0, dtype=bool)
     if universe > max(KEY_TABLE_FACTOR * n, KEY_TABLE_MIN):  # too sparse for a table: sort the keys
-        keys = dense.astype(np.int64) if cache_of_reference is None else dense.astype(np.int64) * fleet_size + cache_of_reference
+        keys = (
+            dense.astype(np.int64)
+            if cache_of_reference is None
+            else dense.astype(np.int64) * fleet_size + cache_of_reference
+        )
         first = np.zeros(n, dtype=bool)
         _, where = np.unique(keys, return_index=True)  # the index of each key's first occurrence
         first[where] = True
@@ -68,14 +74,20 @@ def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = No
     if compiled is not None:
         return compiled
     kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
-    earliest = np.empty(universe, dtype=kind)  # a table of positions indexed by block id, no sort (int32: 4 bytes per id)
+    earliest = np.empty(
+        universe, dtype=kind
+    )  # a table of positions indexed by block id, no sort (int32: 4 bytes per id)
     if cache_of_reference is None or fleet_size == 1:
         return _first_in_table(earliest, dense)
     # One cache at a time, through the same table of one entry per block: a table of (block, cache) keys
     # (16 hosts x 2M blocks = 128 MiB) is touched on nearly every page, and faulting them in took most of a
     # per-host count; a table of blocks stays small enough to be reused warm.
-    order = np.argsort(cache_of_reference.astype(np.int16) if fleet_size <= np.iinfo(np.int16).max else cache_of_reference,
-                       kind="stable")  # references grouped by cache, each group in trace order (a radix sort for int16)
+    order = np.argsort(
+        cache_of_reference.astype(np.int16)
+        if fleet_size <= np.iinfo(np.int16).max
+        else cache_of_reference,
+        kind="stable",
+    )  # references grouped by cache, each group in trace order (a radix sort for int16)
     bounds = np.searchsorted(cache_of_reference[order], np.arange(fleet_size + 1))
     first = np.empty(n, dtype=bool)
     for begin, end in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
@@ -88,8 +100,9 @@ def first_references(ids: np.ndarray, cache_of_reference: np.ndarray | None = No
 TABLE_STEP = 1 << 16
 
 
-def _first_in_table(earliest: np.ndarray, keys: np.ndarray, positions: np.ndarray | None = None,
-                    clear: bool = True) -> np.ndarray:
+def _first_in_table(
+    earliest: np.ndarray, keys: np.ndarray, positions: np.ndarray | None = None, clear: bool = True
+) -> np.ndarray:
     """Whether each ``positions[i]`` (increasing; ``None``: ``0, 1, 2, ...``) is the earliest of its key;
     ``earliest``: scratch indexed by key. ``clear=False``: the caller vouches that the table holds, at these
     keys, only positions earlier in the same sequence or entries past every one of ``positions``, and it is
@@ -110,13 +123,19 @@ def _first_in_table(earliest: np.ndarray, keys: np.ndarray, positions: np.ndarra
     for start in range(0, keys.size, TABLE_STEP):
         end = min(start + TABLE_STEP, keys.size)
         step = keys[start:end]
-        at = np.arange(start, end, dtype=earliest.dtype) if positions is None else positions[start:end]
+        at = (
+            np.arange(start, end, dtype=earliest.dtype)
+            if positions is None
+            else positions[start:end]
+        )
         np.minimum.at(earliest, step, at)
         np.equal(earliest[step], at, out=first[start:end])
     return first
 
 
-def uncapacitated_hits(ids: np.ndarray, offsets: np.ndarray, cache_of: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:
+def uncapacitated_hits(
+    ids: np.ndarray, offsets: np.ndarray, cache_of: np.ndarray | None = None, fleet_size: int = 1
+) -> np.ndarray:
     """Hits per request (int64) of uncapacitated demand caches, ``cache_of[i]`` request i's (``None``: pooled):
     ``simulate(...).hit_blocks`` without a capacity, computed without a replay."""
     lengths = np.diff(offsets)
@@ -142,8 +161,9 @@ THREADED_MIN = 2_000_000
 HOST_STEP = 1 << 12
 
 
-def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray,
-                     fleet_size: int) -> np.ndarray | None:
+def _per_host_misses(
+    ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray, fleet_size: int
+) -> np.ndarray | None:
     """Misses per request of uncapacitated per-host caches, counted with the trace laid out host by host;
     ``None`` where :func:`first_references` counts better (numba loaded, or ids too sparse for a table).
 
@@ -164,11 +184,15 @@ def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, 
     if n == 0 or universe > max(KEY_TABLE_FACTOR * n, KEY_TABLE_MIN) or numba_loaded():
         return None
     kind = np.int32 if n < np.iinfo(np.int32).max else np.int64
-    order = np.argsort(cache_of, kind="stable")  # requests grouped by host, each group in trace order
+    order = np.argsort(
+        cache_of, kind="stable"
+    )  # requests grouped by host, each group in trace order
     grouped_lengths = lengths[order]
     grouped_offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(grouped_lengths, out=grouped_offsets[1:])
-    shift = offsets[:-1][order] - grouped_offsets[:-1]  # reference k of the layout is trace reference k + shift
+    shift = (
+        offsets[:-1][order] - grouped_offsets[:-1]
+    )  # reference k of the layout is trace reference k + shift
     host_requests = np.searchsorted(cache_of[order], np.arange(fleet_size + 1)).tolist()
     misses = np.empty(lengths.size, dtype=np.int64)
 
@@ -180,24 +204,35 @@ def _per_host_misses(ids: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, 
                 begin, end = int(grouped_offsets[low]), int(grouped_offsets[high])
                 if end == begin:
                     continue
-                at = np.arange(begin, end, dtype=kind)  # layout positions, increasing step after step
+                at = np.arange(
+                    begin, end, dtype=kind
+                )  # layout positions, increasing step after step
                 where_from = np.repeat(shift[low:high], grouped_lengths[low:high])
                 where_from += at
                 first = _first_in_table(earliest, dense.take(where_from), at, clear=False)
-                misses[order[low:high]] = sums_per_request(first, grouped_offsets[low:high + 1] - begin)
+                misses[order[low:high]] = sums_per_request(
+                    first, grouped_offsets[low : high + 1] - begin
+                )
 
     if n < THREADED_MIN:
         mark(range(fleet_size))
     else:  # numpy lets go of the GIL in the gathers and scatters: half the hosts (fleet_size >= 2) on each of two threads
-        half = int(np.searchsorted(grouped_offsets[host_requests], n // 2))  # hosts split at half the references
+        half = int(
+            np.searchsorted(grouped_offsets[host_requests], n // 2)
+        )  # hosts split at half the references
         half = min(max(half, 1), fleet_size - 1)
         on_cores(mark, (range(half), range(half, fleet_size)))
     return misses
 
 
-def count(trace: ColumnarTrace, hosts: np.ndarray | None = None, fleet_size: int = 1) -> "FleetCounts":
+def count(
+    trace: ColumnarTrace, hosts: np.ndarray | None = None, fleet_size: int = 1
+) -> "FleetCounts":
     """Pooled counts, and per-host counts when ``hosts`` (one per request) is given."""
-    from pyverify.engines.counts import FleetCounts, fleet_counts  # the count engines' results: not simulate's
+    from pyverify.engines.counts import (
+        FleetCounts,
+        fleet_counts,
+    )  # the count engines' results: not simulate's
 
     distinct = pooled_misses(trace.ids)
     if hosts is None:

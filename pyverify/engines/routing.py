@@ -38,8 +38,10 @@ from pyverify.inputs.columnar import ColumnarTrace
 #: Policies the engines can compute without simulating caches.
 STATIC_POLICIES = ("round-robin", "random", "route-key", "prefix-hash", "given", "fold")
 
-ONE_MACHINE = ("routing policy 'prefix-affinity' routes each request by what every host's cache holds at that moment, "
-               "so it is sequential over the whole fleet and runs on one machine only: use --engine numpy")
+ONE_MACHINE = (
+    "routing policy 'prefix-affinity' routes each request by what every host's cache holds at that moment, "
+    "so it is sequential over the whole fleet and runs on one machine only: use --engine numpy"
+)
 
 
 def mersenne_state(seed: int) -> np.random.RandomState:
@@ -65,11 +67,13 @@ def random_hosts(n_requests: int, fleet_size: int, seed: int = 0) -> np.ndarray:
     while filled < n_requests:
         want = n_requests - filled
         # Each draw is accepted with probability > 1/2; draw a little more than twice the rest.
-        raw = state.randint(0, 2**32, size=2 * want + 64, dtype=np.uint32)  # full range: raw outputs
+        raw = state.randint(
+            0, 2**32, size=2 * want + 64, dtype=np.uint32
+        )  # full range: raw outputs
         candidates = (raw >> np.uint32(32 - bits)).astype(np.int64)
         accepted = candidates[candidates < fleet_size]
         take = min(want, accepted.size)
-        hosts[filled:filled + take] = accepted[:take]
+        hosts[filled : filled + take] = accepted[:take]
         filled += take
     return hosts
 
@@ -77,8 +81,11 @@ def random_hosts(n_requests: int, fleet_size: int, seed: int = 0) -> np.ndarray:
 def hash_hosts(keys, fleet_size: int) -> np.ndarray:
     """``stable_hash(key) % fleet_size`` for each key (see :func:`pyverify.sim.routing.stable_hash`)."""
     sha = hashlib.sha256
-    return np.fromiter((int.from_bytes(sha(key.encode("utf-8")).digest()[:8], "big") % fleet_size for key in keys),
-                       dtype=np.int64, count=len(keys))
+    return np.fromiter(
+        (int.from_bytes(sha(key.encode("utf-8")).digest()[:8], "big") % fleet_size for key in keys),
+        dtype=np.int64,
+        count=len(keys),
+    )
 
 
 def static_hosts(trace: ColumnarTrace, fleet_size: int, policy: str, seed: int = 0) -> np.ndarray:
@@ -95,25 +102,37 @@ def static_hosts(trace: ColumnarTrace, fleet_size: int, policy: str, seed: int =
         return hash_hosts([str(block) for block in firsts.tolist()], fleet_size)
     if policy == "route-key":
         keys = trace.route_keys
-        missing = 0 if keys is None else next((i for i, key in enumerate(keys) if key is None), None)
+        missing = (
+            0 if keys is None else next((i for i, key in enumerate(keys) if key is None), None)
+        )
         if missing is not None:
-            raise UserError(f"routing policy 'route-key' needs a route_key on every request; requests[{missing}] has none"
-                            " (traces carry none: try prefix-hash)")
+            raise UserError(
+                f"routing policy 'route-key' needs a route_key on every request; requests[{missing}] has none"
+                " (traces carry none: try prefix-hash)"
+            )
         return hash_hosts(keys, fleet_size)
     if policy in ("given", "fold"):
         if trace.hosts is None:
-            raise UserError(f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none")
+            raise UserError(
+                f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none"
+            )
         own = int(trace.hosts.max()) + 1
         if policy == "given":
             if fleet_size != own:
-                raise UserError(f"routing policy 'given' works only at the instance's own fleet size {own}, not {fleet_size}")
+                raise UserError(
+                    f"routing policy 'given' works only at the instance's own fleet size {own}, not {fleet_size}"
+                )
             return trace.hosts
         if not 1 <= fleet_size <= own:
-            raise UserError(f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {own}")
+            raise UserError(
+                f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {own}"
+            )
         return trace.hosts % fleet_size
     if policy == "prefix-affinity":
         raise UserError(ONE_MACHINE)
-    raise UserError(f"unknown routing policy {policy!r}; choose one of: {', '.join(STATIC_POLICIES)}")
+    raise UserError(
+        f"unknown routing policy {policy!r}; choose one of: {', '.join(STATIC_POLICIES)}"
+    )
 
 
 __all__ = ["ONE_MACHINE", "STATIC_POLICIES", "hash_hosts", "random_hosts", "static_hosts"]

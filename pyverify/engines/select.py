@@ -20,9 +20,17 @@ from pyverify.errors import UserError
 from pyverify.inputs.columnar import ColumnarTrace, check_parquet_file, is_parquet, read_columnar
 
 
-def count(path: str | Path, engine: str, fleet_size: int | None, policy: str | None, seed: int = 0,
-          scheduler: str | None = None, trace: ColumnarTrace | None = None, allow_unsorted: bool = False,
-          measure: Measure | None = None) -> FleetCounts:
+def count(
+    path: str | Path,
+    engine: str,
+    fleet_size: int | None,
+    policy: str | None,
+    seed: int = 0,
+    scheduler: str | None = None,
+    trace: ColumnarTrace | None = None,
+    allow_unsorted: bool = False,
+    measure: Measure | None = None,
+) -> FleetCounts:
     """Pooled counts (``policy=None``) or pooled and per-host counts, by ``engine`` (already chosen).
 
     ``trace``: the input already read, else ``path`` is read here (a Mooncake JSONL
@@ -41,19 +49,29 @@ def count(path: str | Path, engine: str, fleet_size: int | None, policy: str | N
     if engine == "duckdb":
         from pyverify.engines import duckdb as engine_module
 
-        source = path if trace is None and is_parquet(path) else (trace or read_columnar(path, allow_unsorted=allow_unsorted))
+        source = (
+            path
+            if trace is None and is_parquet(path)
+            else (trace or read_columnar(path, allow_unsorted=allow_unsorted))
+        )
         if measure is not None:
             if isinstance(source, ColumnarTrace):
                 block_size = source.block_size_tokens
                 if source.block_tokens is not None:
-                    raise UserError(f"{path}: block_tokens: per-block token counts are counted in memory only; "
-                                    "use --engine auto or numpy")
+                    raise UserError(
+                        f"{path}: block_tokens: per-block token counts are counted in memory only; "
+                        "use --engine auto or numpy"
+                    )
             measure = replace(measure, block_size=block_size)
         return engine_module.count(source, fleet, policy, seed, measure)
     if engine == "dask":
         from pyverify.engines import dask as engine_module
 
-        source = path if trace is None and is_parquet(path) else (trace or read_columnar(path, allow_unsorted=allow_unsorted))
+        source = (
+            path
+            if trace is None and is_parquet(path)
+            else (trace or read_columnar(path, allow_unsorted=allow_unsorted))
+        )
         return engine_module.count(source, fleet, policy, seed, scheduler=scheduler)
     from pyverify.engines import numpy_engine
 

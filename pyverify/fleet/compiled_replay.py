@@ -43,31 +43,80 @@ FIXED_ROUTERS = ("round-robin", "random")
 EVENT_LOOP_EVICTIONS = (LRU, FIFO)
 
 
-def unsupported(router: Router, capacity: int | None, eviction: str, pool_capacity, host_capacity, timed: bool) -> str | None:
+def unsupported(
+    router: Router, capacity: int | None, eviction: str, pool_capacity, host_capacity, timed: bool
+) -> str | None:
     """Why the compiled replay cannot run this configuration, or ``None`` when it can."""
     if capacity is None and eviction in ENGINE_EVICTIONS:
         return f"eviction {eviction} needs a capacity"  # the event loop words the refusal
     if capacity is not None and eviction not in COMPILED_EVICTIONS:
         return f"eviction {eviction} takes the Python event loop (compiled: {', '.join(COMPILED_EVICTIONS)})"
     tiers = pool_capacity is not False or host_capacity is not False
-    if capacity is None or eviction in EVENT_LOOP_EVICTIONS or not (timed or tiers or router.name not in FIXED_ROUTERS):
+    if (
+        capacity is None
+        or eviction in EVENT_LOOP_EVICTIONS
+        or not (timed or tiers or router.name not in FIXED_ROUTERS)
+    ):
         return None
-    what = "timed" if timed else "with a host-DRAM or pool tier" if tiers else f"under router {router.name}"
-    return (f"eviction {eviction} {what} takes the Python event loop (compiled there: lru, fifo or no capacity; "
-            f"{eviction} only untimed, GPU tier alone, round-robin or random)")
+    what = (
+        "timed"
+        if timed
+        else "with a host-DRAM or pool tier"
+        if tiers
+        else f"under router {router.name}"
+    )
+    return (
+        f"eviction {eviction} {what} takes the Python event loop (compiled there: lru, fifo or no capacity; "
+        f"{eviction} only untimed, GPU tier alone, round-robin or random)"
+    )
 
 
-def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: int | None, eviction: str, progress,
-                    prompt_tokens: Sequence[int] | None = None, block_size: int | None = None, page_size: int | None = None,
-                    *, timed: bool = False, pool_capacity=False, host_capacity=False, service=None, arrival_ms=None,
-                    input_tokens=None, output_tokens=None, arrival_scale: float = 1.0, frugal: bool = False):
+def replay_compiled(
+    chains: Sequence[Sequence[int]],
+    router: Router,
+    capacity: int | None,
+    eviction: str,
+    progress,
+    prompt_tokens: Sequence[int] | None = None,
+    block_size: int | None = None,
+    page_size: int | None = None,
+    *,
+    timed: bool = False,
+    pool_capacity=False,
+    host_capacity=False,
+    service=None,
+    arrival_ms=None,
+    input_tokens=None,
+    output_tokens=None,
+    arrival_scale: float = 1.0,
+    frugal: bool = False,
+):
     """The run :func:`pyverify.fleet.replay.replay_python` gives for a configuration :func:`unsupported` accepts;
     ``None`` when a block id does not fit in 64 bits, or a string saying why the tables would not fit in memory
     or (``frugal``) would cost more than the Python loop (either way nothing consumed from the router: a fresh
     one is asked)."""
-    if timed or pool_capacity is not False or host_capacity is not False or router.name not in FIXED_ROUTERS:
-        return event_loop_compiled(chains, router, capacity, eviction, progress, timed, pool_capacity, host_capacity,
-                                   service, arrival_ms, input_tokens, output_tokens, arrival_scale, frugal)
+    if (
+        timed
+        or pool_capacity is not False
+        or host_capacity is not False
+        or router.name not in FIXED_ROUTERS
+    ):
+        return event_loop_compiled(
+            chains,
+            router,
+            capacity,
+            eviction,
+            progress,
+            timed,
+            pool_capacity,
+            host_capacity,
+            service,
+            arrival_ms,
+            input_tokens,
+            output_tokens,
+            arrival_scale,
+            frugal,
+        )
     from pyverify.fleet.replay import HostStats, ReplayRun
     from pyverify.sim.kernels.replay import flat_requests, link_array, replay
     from pyverify.sim.kernels.tree_replay import tree_hits
@@ -78,26 +127,59 @@ def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: i
     if flat is None:  # block ids beyond 64 bits fit no array
         return None
     ids, universe, starts, order, bounds = flat
-    limit = universe if capacity is None else capacity  # no capacity: room for every distinct block, nothing evicted
+    limit = (
+        universe if capacity is None else capacity
+    )  # no capacity: room for every distinct block, nothing evicted
     unscheduled: list[int] = []
-    if eviction in ENGINE_EVICTIONS:  # the engine's own requests, one at a time per host: simulate's engine runs
-        engine_run, unscheduled = engine_hits(chains, picks, capacity, eviction, prompt_tokens, block_size, page_size)
+    if (
+        eviction in ENGINE_EVICTIONS
+    ):  # the engine's own requests, one at a time per host: simulate's engine runs
+        engine_run, unscheduled = engine_hits(
+            chains, picks, capacity, eviction, prompt_tokens, block_size, page_size
+        )
         hits = np.asarray(engine_run, dtype=np.int64)
     elif eviction == LEAF_LRU and capacity is not None:
         hits = np.asarray(tree_hits(chains, picks, capacity, eviction), dtype=np.int64)
     else:
-        hits = replay(ids, starts, order, bounds, link_array(universe), max(limit, 1), eviction == LRU or capacity is None)
+        hits = replay(
+            ids,
+            starts,
+            order,
+            bounds,
+            link_array(universe),
+            max(limit, 1),
+            eviction == LRU or capacity is None,
+        )
     lengths = np.diff(starts)
     host = np.asarray(picks, dtype=np.int64)
     requests = np.bincount(host, minlength=fleet)
     gpu = np.bincount(host, weights=hits, minlength=fleet).astype(np.int64)
     recomputed = np.bincount(host, weights=lengths - hits, minlength=fleet).astype(np.int64)
-    stats = [HostStats(requests=int(requests[h]), gpu_hit_blocks=int(gpu[h]), recomputed_blocks=int(recomputed[h]))
-             for h in range(fleet)]
+    stats = [
+        HostStats(
+            requests=int(requests[h]),
+            gpu_hit_blocks=int(gpu[h]),
+            recomputed_blocks=int(recomputed[h]),
+        )
+        for h in range(fleet)
+    ]
     progress(n)
     zeros = [0] * n
-    return ReplayRun(router.name, host.tolist(), hits.tolist(), zeros, list(zeros), int(lengths.sum()), None, None, None,
-                     stats, False, False, unscheduled=list(unscheduled))
+    return ReplayRun(
+        router.name,
+        host.tolist(),
+        hits.tolist(),
+        zeros,
+        list(zeros),
+        int(lengths.sum()),
+        None,
+        None,
+        None,
+        stats,
+        False,
+        False,
+        unscheduled=list(unscheduled),
+    )
 
 
 #: The most memory the compiled event loop's tables may take: they hold a slot per (host, distinct block) per tier,
@@ -105,7 +187,9 @@ def replay_compiled(chains: Sequence[Sequence[int]], router: Router, capacity: i
 MAX_TABLE_BYTES = 8 << 30
 
 
-def table_bytes(fleet: int, universe: int, gpu_capacity: int, host_limit: int, pool_limit: int, timed: bool) -> int:
+def table_bytes(
+    fleet: int, universe: int, gpu_capacity: int, host_limit: int, pool_limit: int, timed: bool
+) -> int:
     """Bytes of :func:`pyverify.sim.kernels.fleet_replay.tier_arrays`' tables and the GPU pins for this run:
     per slot a held flag, two int32 links when the tier has a capacity, an int32 pin count on a timed GPU."""
     from pyverify.sim.kernels.fleet_replay import NO_TIER, UNLIMITED
@@ -116,7 +200,11 @@ def table_bytes(fleet: int, universe: int, gpu_capacity: int, host_limit: int, p
         per_slot = 1 + (8 if limit != UNLIMITED else 0) + (4 if pins and limit != UNLIMITED else 0)
         return caches * universe * per_slot
 
-    return tier(fleet, gpu_capacity, timed) + tier(fleet, host_limit, False) + tier(1, pool_limit, False)
+    return (
+        tier(fleet, gpu_capacity, timed)
+        + tier(fleet, host_limit, False)
+        + tier(1, pool_limit, False)
+    )
 
 
 #: What ``--engine auto`` weighs before laying out the event loop's tables. Measured on this
@@ -131,26 +219,51 @@ PYTHON_SECONDS_PER_REFERENCE = 10e-6
 PYTHON_SECONDS_PER_HOST_LOOK = 1e-6
 
 
-def python_loop_cheaper(table: int, references: int, requests: int, fleet: int,
-                        weighs_hosts: bool) -> bool:
+def python_loop_cheaper(
+    table: int, references: int, requests: int, fleet: int, weighs_hosts: bool
+) -> bool:
     """Whether the Python event loop should take less time than laying out ``table`` bytes."""
     looks = requests * fleet if weighs_hosts else 0
     python = references * PYTHON_SECONDS_PER_REFERENCE + looks * PYTHON_SECONDS_PER_HOST_LOOK
     return python < table * TABLE_SECONDS_PER_BYTE
 
 
-_ROUTER_CODES = {"least-loaded": 1, "prefix-affinity": 2, "kv-aware": 3}  # fleet_replay's LEAST_LOADED, ...
+_ROUTER_CODES = {
+    "least-loaded": 1,
+    "prefix-affinity": 2,
+    "kv-aware": 3,
+}  # fleet_replay's LEAST_LOADED, ...
 
 
-def event_loop_compiled(chains, router: Router, capacity, eviction, progress, timed, pool_capacity, host_capacity, service,
-                        arrival_ms, input_tokens, output_tokens, arrival_scale, frugal=False):
+def event_loop_compiled(
+    chains,
+    router: Router,
+    capacity,
+    eviction,
+    progress,
+    timed,
+    pool_capacity,
+    host_capacity,
+    service,
+    arrival_ms,
+    input_tokens,
+    output_tokens,
+    arrival_scale,
+    frugal=False,
+):
     """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids,
     the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when
     :func:`python_loop_cheaper`."""
     from pyverify.fleet.replay import LOAD_SAMPLES, HostStats, ReplayRun
     from pyverify.fleet.service import ServiceModel
     from pyverify.sim.counting import dense_ids, flatten
-    from pyverify.sim.kernels.fleet_replay import FIXED, NO_TIER, UNLIMITED, fleet_replay, tier_arrays
+    from pyverify.sim.kernels.fleet_replay import (
+        FIXED,
+        NO_TIER,
+        UNLIMITED,
+        fleet_replay,
+        tier_arrays,
+    )
 
     service = service or ServiceModel()
     n, fleet = len(chains), router.fleet
@@ -168,46 +281,106 @@ def event_loop_compiled(chains, router: Router, capacity, eviction, progress, ti
     def limit(value):
         return NO_TIER if value is False else UNLIMITED if value is None else int(value)
 
-    gpu_capacity, host_limit, pool_limit = limit(capacity), limit(host_capacity), limit(pool_capacity)
+    gpu_capacity, host_limit, pool_limit = (
+        limit(capacity),
+        limit(host_capacity),
+        limit(pool_capacity),
+    )
     needed = table_bytes(fleet, universe, gpu_capacity, host_limit, pool_limit, timed)
     if needed > MAX_TABLE_BYTES:
-        return (f"the compiled event loop would hold {needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} "
-                f"distinct blocks per tier), more than {MAX_TABLE_BYTES >> 30} GiB; the Python loop's memory follows what "
-                "the caches hold")
+        return (
+            f"the compiled event loop would hold {needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} "
+            f"distinct blocks per tier), more than {MAX_TABLE_BYTES >> 30} GiB; the Python loop's memory follows what "
+            "the caches hold"
+        )
     if frugal and python_loop_cheaper(needed, int(starts[-1]), n, fleet, code != FIXED):
-        return (f"the Python loop costs less than the compiled event loop's "
-                f"{needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} distinct blocks per tier)")
+        return (
+            f"the Python loop costs less than the compiled event loop's "
+            f"{needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} distinct blocks per tier)"
+        )
     gpu = tier_arrays(fleet, universe, gpu_capacity)
     dram = tier_arrays(fleet, universe, host_limit)
     pool = tier_arrays(1, universe, pool_limit)
     if timed:
         if arrival_ms is None:
             raise ValueError("a timed replay needs arrival times")
-        arrival = [ms / 1000.0 * arrival_scale for ms in arrival_ms]  # replay_python's floats, computed as it does
+        arrival = [
+            ms / 1000.0 * arrival_scale for ms in arrival_ms
+        ]  # replay_python's floats, computed as it does
         span = max(arrival, default=0.0)
         sample_s = [span * k / LOAD_SAMPLES for k in range(LOAD_SAMPLES)]
     else:
         arrival, sample_s = [], []
     given = [False] * n if input_tokens is None else [value is not None for value in input_tokens]
-    inputs = [0] * n if input_tokens is None else [value if value is not None else 0 for value in input_tokens]
+    inputs = (
+        [0] * n
+        if input_tokens is None
+        else [value if value is not None else 0 for value in input_tokens]
+    )
     outputs = [0] * n if output_tokens is None else [value or 0 for value in output_tokens]
     options = router.options
     host_of, hits, start, first_token, counts, busy, samples, taken = fleet_replay(
-        ids, starts, universe, fleet, timed, np.asarray(arrival, dtype=np.float64), np.asarray(sample_s, dtype=np.float64),
-        code, picks, float(options.slack), float(options.overlap_weight), float(options.load_weight),
-        gpu, gpu_capacity, eviction != FIFO, dram, host_limit, pool, pool_limit,
-        np.asarray(inputs, dtype=np.int64), np.asarray(given, dtype=np.bool_), np.asarray(outputs, dtype=np.int64),
-        int(service.max_running), int(service.block_tokens), float(service.prefill_tokens_per_s),
-        float(service.decode_tokens_per_s), float(service.block_bytes), float(service.host_fetch_latency_ms),
-        float(service.host_bandwidth_gb_s), float(service.fetch_latency_ms), float(service.pool_bandwidth_gb_s))
+        ids,
+        starts,
+        universe,
+        fleet,
+        timed,
+        np.asarray(arrival, dtype=np.float64),
+        np.asarray(sample_s, dtype=np.float64),
+        code,
+        picks,
+        float(options.slack),
+        float(options.overlap_weight),
+        float(options.load_weight),
+        gpu,
+        gpu_capacity,
+        eviction != FIFO,
+        dram,
+        host_limit,
+        pool,
+        pool_limit,
+        np.asarray(inputs, dtype=np.int64),
+        np.asarray(given, dtype=np.bool_),
+        np.asarray(outputs, dtype=np.int64),
+        int(service.max_running),
+        int(service.block_tokens),
+        float(service.prefill_tokens_per_s),
+        float(service.decode_tokens_per_s),
+        float(service.block_bytes),
+        float(service.host_fetch_latency_ms),
+        float(service.host_bandwidth_gb_s),
+        float(service.fetch_latency_ms),
+        float(service.pool_bandwidth_gb_s),
+    )
     progress(n)
     counts = counts.tolist()
     busy = busy.tolist()
-    stats = [HostStats(requests=counts[0][h], gpu_hit_blocks=counts[1][h], host_hit_blocks=counts[2][h],
-                       pool_hit_blocks=counts[3][h], recomputed_blocks=counts[4][h], max_queue=counts[5][h],
-                       busy_prefill_s=busy[h] if timed else 0.0) for h in range(fleet)]
+    stats = [
+        HostStats(
+            requests=counts[0][h],
+            gpu_hit_blocks=counts[1][h],
+            host_hit_blocks=counts[2][h],
+            pool_hit_blocks=counts[3][h],
+            recomputed_blocks=counts[4][h],
+            max_queue=counts[5][h],
+            busy_prefill_s=busy[h] if timed else 0.0,
+        )
+        for h in range(fleet)
+    ]
     hits = hits.tolist()
     times = (arrival, start.tolist(), first_token.tolist()) if timed else (None, None, None)
-    return ReplayRun(router.name, host_of.tolist(), hits[0], hits[1], hits[2], int(lengths.sum()), *times, stats,
-                     host_capacity is not False, pool_capacity is not False, list(sample_s[:taken]),
-                     samples[:taken].tolist(), [])
+    return ReplayRun(
+        router.name,
+        host_of.tolist(),
+        hits[0],
+        hits[1],
+        hits[2],
+        int(lengths.sum()),
+        *times,
+        stats,
+        host_capacity is not False,
+        pool_capacity is not False,
+        list(sample_s[:taken]),
+        samples[:taken].tolist(),
+        [],
+    )

@@ -35,7 +35,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pyverify.sim.sglang_radix import SGLANG_FIFO as RADIX_FIFO, SGLANG_LRU as RADIX_LRU, SglangRadixCache
+from pyverify.sim.sglang_radix import (
+    SGLANG_FIFO as RADIX_FIFO,
+    SGLANG_LRU as RADIX_LRU,
+    SglangRadixCache,
+)
 from pyverify.sim.simulate import ENGINE_EVICTIONS, SGLANG, SGLANG_FIFO, VLLM
 from pyverify.sim.vllm_pool import VllmBlockPool
 
@@ -44,8 +48,10 @@ def full_blocks(index: int, chain: Sequence[int], tokens: int, block_size: int) 
     """The chain's full blocks (what the engine hashes), as :func:`pyverify.sim.simulate.engine_hits` cuts it."""
     full = tokens // block_size
     if full > len(chain):
-        raise ValueError(f"requests[{index}]: {tokens} tokens make {full} full blocks of {block_size}, but the chain "
-                         f"names {len(chain)}: the engine would cache blocks the trace does not name")
+        raise ValueError(
+            f"requests[{index}]: {tokens} tokens make {full} full blocks of {block_size}, but the chain "
+            f"names {len(chain)}: the engine would cache blocks the trace does not name"
+        )
     return chain if full == len(chain) else chain[:full]
 
 
@@ -83,10 +89,14 @@ class SglangGpu:
 
     def __init__(self, capacity: int, block_size: int, page_size: int, fifo: bool) -> None:
         if page_size % block_size:
-            raise ValueError(f"page size {page_size} is not a multiple of the block size {block_size}")
+            raise ValueError(
+                f"page size {page_size} is not a multiple of the block size {block_size}"
+            )
         pages = capacity * block_size // page_size
         if pages < 1:
-            raise ValueError(f"a pool of {capacity} blocks of {block_size} tokens holds no page of {page_size}")
+            raise ValueError(
+                f"a pool of {capacity} blocks of {block_size} tokens holds no page of {page_size}"
+            )
         self.cache = SglangRadixCache(pages, page_size, RADIX_FIFO if fifo else RADIX_LRU)
         self.block_size, self.page_size = block_size, page_size
         self.per_page = page_size // block_size
@@ -104,7 +114,9 @@ class SglangGpu:
             child = node.children[pages[at]]
             key = child.key
             length = 0
-            while length < len(key) and at + length < len(pages) and key[length] == pages[at + length]:
+            while (
+                length < len(key) and at + length < len(pages) and key[length] == pages[at + length]
+            ):
                 length += 1
             matched += length
             if length < len(key):

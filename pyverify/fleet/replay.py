@@ -133,18 +133,48 @@ def replay(
         reason = unsupported(router, capacity, eviction, pool_capacity, host_capacity, timed)
         if reason is None:
             # A copy of the router: should the compiled run give up, the Python loop draws the same picks.
-            run = replay_compiled(chains, Router(router.name, router.fleet, router.options), capacity, eviction, progress,
-                                  prompt_tokens, block_size, page_size, timed=timed, pool_capacity=pool_capacity,
-                                  host_capacity=host_capacity, service=service, arrival_ms=arrival_ms,
-                                  input_tokens=input_tokens, output_tokens=output_tokens, arrival_scale=arrival_scale,
-                                  frugal=engine == "auto")
+            run = replay_compiled(
+                chains,
+                Router(router.name, router.fleet, router.options),
+                capacity,
+                eviction,
+                progress,
+                prompt_tokens,
+                block_size,
+                page_size,
+                timed=timed,
+                pool_capacity=pool_capacity,
+                host_capacity=host_capacity,
+                service=service,
+                arrival_ms=arrival_ms,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                arrival_scale=arrival_scale,
+                frugal=engine == "auto",
+            )
             if isinstance(run, ReplayRun):
                 return run
             reason = run or "a block id does not fit in 64 bits (the arrays' type)"
         if engine == "compiled":
             raise ValueError(reason)
-    return replay_python(chains, router, capacity, eviction, pool_capacity, service, arrival_ms, input_tokens, output_tokens,
-                         arrival_scale, timed, progress, host_capacity, prompt_tokens, block_size, page_size)
+    return replay_python(
+        chains,
+        router,
+        capacity,
+        eviction,
+        pool_capacity,
+        service,
+        arrival_ms,
+        input_tokens,
+        output_tokens,
+        arrival_scale,
+        timed,
+        progress,
+        host_capacity,
+        prompt_tokens,
+        block_size,
+        page_size,
+    )
 
 
 def replay_python(
@@ -181,7 +211,9 @@ def replay_python(
     engine = eviction in ENGINE_EVICTIONS
     if engine:
         if timed and eviction != VLLM:
-            raise ValueError(f"eviction {eviction} runs one request at a time per host: it needs timed=False")
+            raise ValueError(
+                f"eviction {eviction} runs one request at a time per host: it needs timed=False"
+            )
         if pool_capacity is not False or host_capacity is not False:
             raise ValueError(f"eviction {eviction} is offered for the GPU tier alone")
         size = block_size or 1
@@ -193,7 +225,9 @@ def replay_python(
     unscheduled: list[int] = []
     pool = None if pool_capacity is False else LowerTier(pool_capacity)
     drams = None if host_capacity is False else [LowerTier(host_capacity) for _ in range(fleet)]
-    local = caches if drams is None else [LocalTiers(cache, dram) for cache, dram in zip(caches, drams)]
+    local = (
+        caches if drams is None else [LocalTiers(cache, dram) for cache, dram in zip(caches, drams)]
+    )
     stats = [HostStats() for _ in range(fleet)]
     load = [0] * fleet
     routed = [0] * fleet
@@ -220,7 +254,7 @@ def replay_python(
             return []
         g = cache.prefix_hits(chain)
         h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
-        p = pool.read_and_write(chain[g + h:]) if pool is not None else 0
+        p = pool.read_and_write(chain[g + h :]) if pool is not None else 0
         cache.serve(chain, g)
         gpu_hits[index], host_hits[index], pool_hits[index] = g, h, p
         host_stats = stats[host]
@@ -238,8 +272,21 @@ def replay_python(
             stats[host].requests += 1
             serve(index, host)
             progress()
-        return ReplayRun(router.name, host_of, gpu_hits, host_hits, pool_hits, sum(map(len, chains)), None, None, None, stats,
-                         drams is not None, pool is not None, unscheduled=unscheduled)
+        return ReplayRun(
+            router.name,
+            host_of,
+            gpu_hits,
+            host_hits,
+            pool_hits,
+            sum(map(len, chains)),
+            None,
+            None,
+            None,
+            stats,
+            drams is not None,
+            pool is not None,
+            unscheduled=unscheduled,
+        )
 
     if arrival_ms is None:
         raise ValueError("a timed replay needs arrival times")
@@ -248,7 +295,9 @@ def replay_python(
     first_token = [0.0] * n
     queues = [deque() for _ in range(fleet)]
     running = [0] * fleet
-    finishing: list[tuple[float, int, int, list[int]]] = []  # (end time, request, host, pinned blocks)
+    finishing: list[
+        tuple[float, int, int, list[int]]
+    ] = []  # (end time, request, host, pinned blocks)
 
     def tokens_in(index: int) -> int:
         given = input_tokens[index] if input_tokens is not None else None
@@ -285,7 +334,9 @@ def replay_python(
                 index = queue.popleft()
                 held = serve(index, host)
             hit = gpu_hits[index] + host_hits[index] + pool_hits[index]
-            prefill = service.prefill_seconds(tokens_in(index), hit, pool_hits[index], host_hits[index])
+            prefill = service.prefill_seconds(
+                tokens_in(index), hit, pool_hits[index], host_hits[index]
+            )
             output = output_tokens[index] if output_tokens is not None else None
             decode = service.decode_seconds(output or 0)
             start[index] = now
@@ -311,7 +362,9 @@ def replay_python(
     for index, chain in enumerate(chains):
         now = arrival[index]
         while len(load_samples) < LOAD_SAMPLES and sample_s[len(load_samples)] <= now:
-            finish_until(sample_s[len(load_samples)])  # events in time order either way: the run is unchanged
+            finish_until(
+                sample_s[len(load_samples)]
+            )  # events in time order either way: the run is unchanged
             load_samples.append(list(load))
         finish_until(now)
         host = router.pick(index, chain, local, load, routed)
@@ -321,8 +374,25 @@ def replay_python(
         stats[host].requests += 1
         queues[host].append(index)
         start_what_fits(host, now)
-        stats[host].max_queue = max(stats[host].max_queue, len(queues[host]))  # requests left waiting
+        stats[host].max_queue = max(
+            stats[host].max_queue, len(queues[host])
+        )  # requests left waiting
         progress()
     finish_until(float("inf"))
-    return ReplayRun(router.name, host_of, gpu_hits, host_hits, pool_hits, sum(map(len, chains)), arrival, start, first_token, stats,
-                     drams is not None, pool is not None, sample_s[:len(load_samples)], load_samples, sorted(unscheduled))
+    return ReplayRun(
+        router.name,
+        host_of,
+        gpu_hits,
+        host_hits,
+        pool_hits,
+        sum(map(len, chains)),
+        arrival,
+        start,
+        first_token,
+        stats,
+        drams is not None,
+        pool is not None,
+        sample_s[: len(load_samples)],
+        load_samples,
+        sorted(unscheduled),
+    )

@@ -58,13 +58,15 @@ class Bounds:
             "floor_hit_rate": self.floor_hits / self.references if self.references else 0.0,
             "floor_meaning": "references - distinct blocks: the most hits any caches can get",
             "min_pooled_hits": self.min_pooled_hits,
-            "min_pooled_hit_rate": self.min_pooled_hits / self.references if self.references else 0.0,
+            "min_pooled_hit_rate": self.min_pooled_hits / self.references
+            if self.references
+            else 0.0,
             "min_pool_blocks": self.min_pool_blocks,
             "min_meaning": "Belady's MIN for one pool of the fleet's total GPU memory (F x capacity blocks)",
             "forced_hits": self.forced_hits,
             "forced_hit_rate": self.forced_hits / self.references if self.references else 0.0,
             "forced_meaning": "the forced-admission optimum (every block admitted, the running request's kept) "
-                              "for the same one pool of F x capacity blocks",
+            "for the same one pool of F x capacity blocks",
         }
 
 
@@ -87,14 +89,21 @@ def bounds(chains: Sequence[Sequence[int]], fleet: int, capacity: int | None) ->
     # MIN without a witness runs compiled (pyverify.sim.kernels); loading the kernel costs seconds, so smaller
     # traces take the Python loop (asking for the witness), as the project's other commands do below ~1M references.
     python_loop = references < COMPILED_FROM_REFERENCES
-    return Bounds(references, floor, references - min_run_flat(ids, lengths, None, blocks, witness=python_loop)[2], blocks,
-                  references - forced_run_flat(ids, lengths, None, blocks)[2])
+    return Bounds(
+        references,
+        floor,
+        references - min_run_flat(ids, lengths, None, blocks, witness=python_loop)[2],
+        blocks,
+        references - forced_run_flat(ids, lengths, None, blocks)[2],
+    )
 
 
 TIME_PERCENTILES = (50, 90, 99)
 
 
-def forced_routed_hits(chains: Sequence[Sequence[int]], host_of: Sequence[int], capacity: int | None) -> int:
+def forced_routed_hits(
+    chains: Sequence[Sequence[int]], host_of: Sequence[int], capacity: int | None
+) -> int:
     """The forced-admission optimum's hits for F caches of ``capacity`` blocks under the routing ``host_of``."""
     from pyverify.sim.forced_min import forced_misses
     from pyverify.sim.simulate import distinct_count
@@ -143,14 +152,24 @@ def per_request_records(run: ReplayRun, service, output_tokens=None, **labels) -
         timed = ends is not None
         arrival = run.arrival[index] if timed else None
         first = run.first_token[index] if timed else None
-        records.append({
-            "request": index, "router": run.router, **labels, "host": host,
-            "scheduled": index not in never,
-            "hit_blocks": {"gpu": run.gpu_hits[index], "host": run.host_hits[index], "pool": run.pool_hits[index]},
-            "arrival_s": arrival, "first_token_s": first,
-            "ttft_s": None if first is None else first - arrival,
-            "finish_s": ends[index] if timed else None,
-        })
+        records.append(
+            {
+                "request": index,
+                "router": run.router,
+                **labels,
+                "host": host,
+                "scheduled": index not in never,
+                "hit_blocks": {
+                    "gpu": run.gpu_hits[index],
+                    "host": run.host_hits[index],
+                    "pool": run.pool_hits[index],
+                },
+                "arrival_s": arrival,
+                "first_token_s": first,
+                "ttft_s": None if first is None else first - arrival,
+                "finish_s": ends[index] if timed else None,
+            }
+        )
     return records
 
 
@@ -179,7 +198,9 @@ def peak_load(run: ReplayRun, service, output_tokens=None) -> dict | None:
     return peak
 
 
-def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int, output_tokens=None) -> dict:
+def run_summary(
+    run: ReplayRun, service, bound: Bounds, forced_routed: int, output_tokens=None
+) -> dict:
     """One run as JSON: tier hits, moves, times, per-host load, distance to the bounds."""
     references = run.references
     hits = run.hit_blocks
@@ -188,8 +209,12 @@ def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int, outp
     # the pool gets every recomputed block.
     to_host = run.pool_hit_blocks + run.recomputed_blocks if run.with_host else 0
     to_pool = run.recomputed_blocks if run.with_pool else 0
-    moved = {"host_to_gpu_blocks": run.host_hit_blocks, "pool_to_gpu_blocks": run.pool_hit_blocks,
-             "gpu_to_host_blocks": to_host, "gpu_to_pool_blocks": to_pool}
+    moved = {
+        "host_to_gpu_blocks": run.host_hit_blocks,
+        "pool_to_gpu_blocks": run.pool_hit_blocks,
+        "gpu_to_host_blocks": to_host,
+        "gpu_to_pool_blocks": to_pool,
+    }
     data = {
         "router": run.router,
         "references": references,
@@ -198,8 +223,17 @@ def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int, outp
         "hit_blocks": hits,
         "hit_rate": hits / references,
         "recomputed_blocks": run.recomputed_blocks,
-        "moved": {**moved, **{key.replace("_blocks", "_tokens"): count * service.block_tokens for key, count in moved.items()},
-                  **{key.replace("_blocks", "_bytes"): count * service.block_bytes for key, count in moved.items()}},
+        "moved": {
+            **moved,
+            **{
+                key.replace("_blocks", "_tokens"): count * service.block_tokens
+                for key, count in moved.items()
+            },
+            **{
+                key.replace("_blocks", "_bytes"): count * service.block_bytes
+                for key, count in moved.items()
+            },
+        },
         "below_floor_blocks": bound.floor_hits - hits,
         "below_min_pooled_blocks": bound.min_pooled_hits - hits,
         "below_forced_blocks": bound.forced_hits - hits,
@@ -212,17 +246,32 @@ def run_summary(run: ReplayRun, service, bound: Bounds, forced_routed: int, outp
         data["ttft_s"] = time_summary(ttft)
         data["queueing_s"] = time_summary(queueing)
         data["peak_load"] = peak_load(run, service, output_tokens)
-        data["load_over_time"] = {"seconds": run.sample_s, "requests_per_host": run.load_samples,
-                                  "meaning": "per host, requests arrived before each instant and not yet "
-                                             "ended (running + queued), sampled at "
-                                             f"{len(run.sample_s)} evenly spaced instants: the load between "
-                                             "them is not seen (peak_load is exact)"}
+        data["load_over_time"] = {
+            "seconds": run.sample_s,
+            "requests_per_host": run.load_samples,
+            "meaning": "per host, requests arrived before each instant and not yet "
+            "ended (running + queued), sampled at "
+            f"{len(run.sample_s)} evenly spaced instants: the load between "
+            "them is not seen (peak_load is exact)",
+        }
     requests = [host.requests for host in run.hosts]
-    data["hosts"] = [{"host": index, "requests": host.requests, "gpu_hit_blocks": host.gpu_hit_blocks,
-                      "host_hit_blocks": host.host_hit_blocks, "pool_hit_blocks": host.pool_hit_blocks, "recomputed_blocks": host.recomputed_blocks,
-                      "max_queue": host.max_queue, "prefill_busy_s": host.busy_prefill_s}
-                     for index, host in enumerate(run.hosts)]
-    data["load"] = {"min_requests": min(requests), "max_requests": max(requests),
-                    "max_load_ratio": max(requests) / (sum(requests) / len(requests)),
-                    "max_queue": max(host.max_queue for host in run.hosts)}
+    data["hosts"] = [
+        {
+            "host": index,
+            "requests": host.requests,
+            "gpu_hit_blocks": host.gpu_hit_blocks,
+            "host_hit_blocks": host.host_hit_blocks,
+            "pool_hit_blocks": host.pool_hit_blocks,
+            "recomputed_blocks": host.recomputed_blocks,
+            "max_queue": host.max_queue,
+            "prefill_busy_s": host.busy_prefill_s,
+        }
+        for index, host in enumerate(run.hosts)
+    ]
+    data["load"] = {
+        "min_requests": min(requests),
+        "max_requests": max(requests),
+        "max_load_ratio": max(requests) / (sum(requests) / len(requests)),
+        "max_queue": max(host.max_queue for host in run.hosts),
+    }
     return data

@@ -77,7 +77,14 @@ class Router:
             return [self._rng.randrange(self.fleet) for _ in range(n)]
         return None
 
-    def pick(self, index: int, chain: Sequence[int], caches: Sequence, load: Sequence[int], routed: Sequence[int]) -> int:
+    def pick(
+        self,
+        index: int,
+        chain: Sequence[int],
+        caches: Sequence,
+        load: Sequence[int],
+        routed: Sequence[int],
+    ) -> int:
         fleet = self.fleet
         if self.name == "round-robin":
             return index % fleet
@@ -91,5 +98,12 @@ class Router:
             eligible = [host for host in range(fleet) if routed[host] < cap]
             return min(eligible, key=lambda host: (-overlaps[host], routed[host], host))
         overlap_weight, load_weight = self.options.overlap_weight, self.options.load_weight
-        return min(range(fleet), key=lambda host: (-(overlap_weight * overlaps[host] - load_weight * load[host]),
-                                                   load[host], routed[host], host))
+        return min(
+            range(fleet),
+            key=lambda host: (
+                -(overlap_weight * overlaps[host] - load_weight * load[host]),
+                load[host],
+                routed[host],
+                host,
+            ),
+        )

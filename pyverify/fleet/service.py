@@ -27,9 +27,18 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from pyverify.cost.params import (DEFAULT_BLOCK_TOKENS, DEFAULT_DECODE_ITL_MS, DEFAULT_FETCH_LATENCY_MS, DEFAULT_GPUS_PER_HOST,
-                                  DEFAULT_HOST_BANDWIDTH_GB_S, DEFAULT_HOST_FETCH_LATENCY_MS, DEFAULT_KV_BYTES_PER_TOKEN,
-                                  DEFAULT_MAX_RUNNING, DEFAULT_POOL_BANDWIDTH_GB_S, DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU)
+from pyverify.cost.params import (
+    DEFAULT_BLOCK_TOKENS,
+    DEFAULT_DECODE_ITL_MS,
+    DEFAULT_FETCH_LATENCY_MS,
+    DEFAULT_GPUS_PER_HOST,
+    DEFAULT_HOST_BANDWIDTH_GB_S,
+    DEFAULT_HOST_FETCH_LATENCY_MS,
+    DEFAULT_KV_BYTES_PER_TOKEN,
+    DEFAULT_MAX_RUNNING,
+    DEFAULT_POOL_BANDWIDTH_GB_S,
+    DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU,
+)
 
 #: Prefill tokens per second of one host: the cost model's R, about 12,292.
 DEFAULT_PREFILL_TOKENS_PER_S = DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU * DEFAULT_GPUS_PER_HOST
@@ -40,9 +49,9 @@ DEFAULT_DECODE_TOKENS_PER_S = 1000.0 / DEFAULT_DECODE_ITL_MS
 #: Where each default comes from, for --help and the JSON output.
 SOURCES = {
     "prefill_tokens_per_s": "NVIDIA NIM benchmark, Llama-3.3-70B on 2 x H100 TP2: 5000 tokens, TTFT 406.77 ms "
-                            "(docs.nvidia.com/nim/benchmarking/llm; pyverify.cost.params)",
+    "(docs.nvidia.com/nim/benchmarking/llm; pyverify.cost.params)",
     "decode_tokens_per_s": "the same NIM benchmark: inter-token latency 18.58 ms at concurrency 1 "
-                           "(21.83 ms at 5, 38.75 ms at 25; no batching slowdown is modelled)",
+    "(21.83 ms at 5, 38.75 ms at 25; no batching slowdown is modelled)",
     "max_running": "ASSUMPTION: a small batch, no published source",
     "kv_bytes_per_token": "LLaMA3-70B, 16-bit KV, 320 KiB per token (Mooncake paper; pyverify.cost.params)",
     "pool_bandwidth_gb_s": "Mooncake Transfer Engine README, 87 GB/s on 4 x 200 Gbps RoCE",
@@ -70,15 +79,21 @@ class ServiceModel:
     def block_bytes(self) -> float:
         return self.block_tokens * self.kv_bytes_per_token
 
-    def prefill_seconds(self, input_tokens: int, hit_blocks: int, pool_blocks: int, host_blocks: int = 0) -> float:
+    def prefill_seconds(
+        self, input_tokens: int, hit_blocks: int, pool_blocks: int, host_blocks: int = 0
+    ) -> float:
         """Prefill of a request with ``input_tokens``, ``hit_blocks`` of them cached in any tier
         (``host_blocks`` of those loaded from host DRAM, ``pool_blocks`` from the pool)."""
         compute = max(0, input_tokens - hit_blocks * self.block_tokens)
         seconds = compute / self.prefill_tokens_per_s
         if host_blocks:
-            seconds += self.host_fetch_latency_ms / 1000.0 + host_blocks * self.block_bytes / (self.host_bandwidth_gb_s * 1e9)
+            seconds += self.host_fetch_latency_ms / 1000.0 + host_blocks * self.block_bytes / (
+                self.host_bandwidth_gb_s * 1e9
+            )
         if pool_blocks:
-            seconds += self.fetch_latency_ms / 1000.0 + pool_blocks * self.block_bytes / (self.pool_bandwidth_gb_s * 1e9)
+            seconds += self.fetch_latency_ms / 1000.0 + pool_blocks * self.block_bytes / (
+                self.pool_bandwidth_gb_s * 1e9
+            )
         return seconds
 
     def decode_seconds(self, output_tokens: int) -> float:

@@ -234,4 +234,8 @@ class LocalTiers:
 
     def prefix_hits(self, chain: Sequence[int]) -> int:
         cache = self.dram.cache
-        return run_in(cache.held if isinstance(cache, Unbounded) else cache.order, chain, self.gpu.prefix_hits(chain))
+        return run_in(
+            cache.held if isinstance(cache, Unbounded) else cache.order,
+            chain,
+            self.gpu.prefix_hits(chain),
+        )

@@ -24,8 +24,18 @@ def reads_as_arrays(path: str | Path, options: ImportOptions = ImportOptions()) 
     """Whether ``path`` with ``options`` is read by the array readers (see the module docstring)."""
     if str(path) == "-" or not os.path.isfile(path):
         return False
-    if any(value for value in (options.block_size, options.tokenizer, options.source_block_size, options.rag_order,
-                               options.rag_lengths, options.name, options.hosts)):
+    if any(
+        value
+        for value in (
+            options.block_size,
+            options.tokenizer,
+            options.source_block_size,
+            options.rag_order,
+            options.rag_lengths,
+            options.name,
+            options.hosts,
+        )
+    ):
         return False
     from pyverify.inputs.detect import read_head
     from pyverify.inputs.load import detect_format

@@ -37,8 +37,14 @@ from pyverify.errors import located
 from pyverify.inputs.jsonread import iter_objects
 from pyverify.inputs.model import Instance, check_block_size_tokens
 from pyverify.inputs.mooncake import BlockSizeRule, check_hash_ids
-from pyverify.inputs.records import (ImportOptions, TraceBuilder, is_int, optional_count, optional_text,
-                                      optional_timestamp)
+from pyverify.inputs.records import (
+    ImportOptions,
+    TraceBuilder,
+    is_int,
+    optional_count,
+    optional_text,
+    optional_timestamp,
+)
 from pyverify.inputs.stream import Input
 
 #: Tokens per block of the released traces (their file names say ``blksz_16``).
@@ -57,7 +63,9 @@ MAX_TYPE_CHARS = 256
 def _chat_id(data: dict[str, Any], key: str, shown: str, where: str, lowest: int) -> int | None:
     value = data.get(key)
     if value is not None and not (is_int(value) and lowest <= value <= MAX_CHAT_ID):
-        raise located(shown, f"{where}.{key}", f"expected an integer from {lowest} to 2**63-1, got {value!r}")
+        raise located(
+            shown, f"{where}.{key}", f"expected an integer from {lowest} to 2**63-1, got {value!r}"
+        )
     return value
 
 
@@ -88,7 +96,9 @@ def read_bailian(source: Input, options: ImportOptions) -> tuple[Instance, list[
         if kind is not None and len(kind) > MAX_TYPE_CHARS:
             raise located(shown, f"{where}.type", f"longer than {MAX_TYPE_CHARS} characters")
         if data.get("block_size") is not None:
-            sizes.see(line, check_block_size_tokens(data["block_size"], shown, f"{where}.block_size"))
+            sizes.see(
+                line, check_block_size_tokens(data["block_size"], shown, f"{where}.block_size")
+            )
         violation = builder.prefix_violation(chain)
         if violation is not None:
             raise located(shown, f"{where}.hash_ids[{violation[0]}]", violation[1])
@@ -102,22 +112,41 @@ def read_bailian(source: Input, options: ImportOptions) -> tuple[Instance, list[
                 root, orphans = parent, orphans + 1
             root_of[chat] = root
             route_key = f"conversation-{root}"
-        labels = {key: value for key, value in (("chat_id", chat), ("parent_chat_id", parent), ("type", kind), ("turn", turn))
-                  if value is not None}
-        builder.add(line, chain, None if seconds is None else seconds_to_ms(seconds), input_length, output_length,
-                    route_key=route_key, labels=labels)
+        labels = {
+            key: value
+            for key, value in (
+                ("chat_id", chat),
+                ("parent_chat_id", parent),
+                ("type", kind),
+                ("turn", turn),
+            )
+            if value is not None
+        }
+        builder.add(
+            line,
+            chain,
+            None if seconds is None else seconds_to_ms(seconds),
+            input_length,
+            output_length,
+            route_key=route_key,
+            labels=labels,
+        )
     instance = builder.instance(
         name=options.name or source.stem,
         hosts=1 if options.hosts is None else options.hosts,
         description=f"Imported from the Qwen-Bailian JSONL trace {source.label} ({len(builder.chains)} requests, "
-                    f"blocks of {sizes.size} tokens, timestamps in seconds stored as arrival_ms).",
+        f"blocks of {sizes.size} tokens, timestamps in seconds stored as arrival_ms).",
         source=f"qwen-bailian-jsonl:{source.label}",
         block_size_tokens=sizes.size,
     )
-    notes = [f"timestamps are seconds (Qwen-Bailian's unit), kept as arrival_ms; blocks of {sizes.size} tokens; "
-             "chat_id, parent_chat_id, type and turn kept as labels, each conversation its route_key"]
+    notes = [
+        f"timestamps are seconds (Qwen-Bailian's unit), kept as arrival_ms; blocks of {sizes.size} tokens; "
+        "chat_id, parent_chat_id, type and turn kept as labels, each conversation its route_key"
+    ]
     if orphans:
-        notes.append(f"{orphans} requests name a parent_chat_id not seen earlier in the file: their conversations start at that parent")
+        notes.append(
+            f"{orphans} requests name a parent_chat_id not seen earlier in the file: their conversations start at that parent"
+        )
     return instance, notes
 
 

@@ -18,7 +18,9 @@ one rule. For a request of ``k`` blocks of ``B`` tokens and ``n`` prompt tokens:
 from __future__ import annotations
 
 
-def block_token_counts(blocks: int, block_size: int, input_tokens: int | None) -> tuple[list[int], int]:
+def block_token_counts(
+    blocks: int, block_size: int, input_tokens: int | None
+) -> tuple[list[int], int]:
     """``(tokens of each block, uncached tail tokens)`` for one request (see the module docstring)."""
     if input_tokens is None:
         return [block_size] * blocks, 0

@@ -90,8 +90,10 @@ class FileTokenizer:
         try:
             import tokenizers
         except ImportError:
-            raise UserError(f"--tokenizer: reading {path} needs the 'tokenizers' package: {TOKENIZERS_EXTRA} "
-                            f"(or use --tokenizer {BYTES}, which needs nothing)") from None
+            raise UserError(
+                f"--tokenizer: reading {path} needs the 'tokenizers' package: {TOKENIZERS_EXTRA} "
+                f"(or use --tokenizer {BYTES}, which needs nothing)"
+            ) from None
         with open_source(path) as source:
             raw = read_bounded(source.handle, f"--tokenizer: {source.display}")
         parse_json(raw, f"--tokenizer: {path}")  # the project's strict JSON rules first
@@ -99,7 +101,9 @@ class FileTokenizer:
             self._tokenizer = tokenizers.Tokenizer.from_str(raw.decode("utf-8"))
         except Exception as error:  # the Rust side raises plain Exception with a message
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise UserError(f"--tokenizer: {path}: not a tokenizer the 'tokenizers' package can read: {reason}") from None
+            raise UserError(
+                f"--tokenizer: {path}: not a tokenizer the 'tokenizers' package can read: {reason}"
+            ) from None
         self.name = f"tokenizer.json from {Path(path).name}"
 
     def encode(self, text: str) -> list[int]:
@@ -137,12 +141,18 @@ class ChatRenderer:
 
 def message_texts(data: dict[str, Any], shown: str, where: str) -> list[tuple[str, str]]:
     """The record's messages as (role, text), validated, or a one-line error naming the field."""
-    messages = required_list(data, "messages", shown, where, "messages", "a chat request has at least one message")
+    messages = required_list(
+        data, "messages", shown, where, "messages", "a chat request has at least one message"
+    )
     result = []
     for index, message in enumerate(messages):
         here = f"{where}.messages[{index}]"
         if not isinstance(message, dict):
-            raise located(shown, here, f"expected an object with 'role' and 'content', got {type(message).__name__}")
+            raise located(
+                shown,
+                here,
+                f"expected an object with 'role' and 'content', got {type(message).__name__}",
+            )
         role = message.get("role")
         if not isinstance(role, str) or not role:
             raise located(shown, f"{here}.role", f"expected a non-empty string, got {role!r}")
@@ -156,14 +166,24 @@ def _content_text(content: Any, shown: str, where: str) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        raise located(shown, where, f"expected a string, null or a list of text parts, got {type(content).__name__}")
+        raise located(
+            shown,
+            where,
+            f"expected a string, null or a list of text parts, got {type(content).__name__}",
+        )
     texts = []
     for index, part in enumerate(content):
         if not isinstance(part, dict) or part.get("type") != "text":
             kind = part.get("type") if isinstance(part, dict) else type(part).__name__
-            raise located(shown, f"{where}[{index}]", f"only text parts are tokenized, got {kind!r}")
+            raise located(
+                shown, f"{where}[{index}]", f"only text parts are tokenized, got {kind!r}"
+            )
         if not isinstance(part.get("text"), str):
-            raise located(shown, f"{where}[{index}].text", f"expected a string, got {type(part.get('text')).__name__}")
+            raise located(
+                shown,
+                f"{where}[{index}].text",
+                f"expected a string, got {type(part.get('text')).__name__}",
+            )
         texts.append(part["text"])
     return "".join(texts)
 
@@ -176,7 +196,9 @@ def is_chat_record(record: dict[str, Any] | None) -> bool:
     return "messages" in record or (isinstance(body, dict) and "messages" in body)
 
 
-def read_chat(source: Input, options: ImportOptions = ImportOptions()) -> tuple[Instance, list[str]]:
+def read_chat(
+    source: Input, options: ImportOptions = ImportOptions()
+) -> tuple[Instance, list[str]]:
     """Read an opened chat JSONL file as an instance (see the module docstring); also return notes."""
     tokenizer = load_tokenizer(options.tokenizer)
     renderer = ChatRenderer(tokenizer)
@@ -190,7 +212,18 @@ def read_chat(source: Input, options: ImportOptions = ImportOptions()) -> tuple[
         if user is not None and "route_key" not in data:
             data = {**data, "route_key": user}
         trace.add(line, "messages", renderer.prompt(messages), data, where)
-    return trace.instance(f"chat JSONL file (tokenizer: {tokenizer.name})", "chat-jsonl"), trace.notes()
+    return trace.instance(
+        f"chat JSONL file (tokenizer: {tokenizer.name})", "chat-jsonl"
+    ), trace.notes()
 
 
-__all__ = ["BYTES", "ByteTokenizer", "ChatRenderer", "FileTokenizer", "is_chat_record", "load_tokenizer", "message_texts", "read_chat"]
+__all__ = [
+    "BYTES",
+    "ByteTokenizer",
+    "ChatRenderer",
+    "FileTokenizer",
+    "is_chat_record",
+    "load_tokenizer",
+    "message_texts",
+    "read_chat",
+]

@@ -44,7 +44,9 @@ class Head:
     """The start of an input, for format detectors."""
 
     first_bytes: bytes
-    first_line: bytes | None  # the first non-blank line (its first MAX_LINE_BYTES + 1 bytes), None if there is none
+    first_line: (
+        bytes | None
+    )  # the first non-blank line (its first MAX_LINE_BYTES + 1 bytes), None if there is none
     line_number: int  # of first_line (1-based); 0 when there is none
     first_object: dict[str, Any] | None  # first_line as a JSON object, when it is exactly one
     blank: bool  # nothing but white space was read (an empty input)
@@ -70,8 +72,11 @@ def read_head(source: Input) -> Head:
     start = None  # offset of the first byte that is not white space
     while True:
         if start is None and len(head) > MAX_LINE_BYTES:
-            raise located(source.display, f"line {head.count(NEWLINE) + 1}",
-                          f"more than {MAX_LINE_BYTES} bytes of blank lines before the first record: not an input pyverify reads")
+            raise located(
+                source.display,
+                f"line {head.count(NEWLINE) + 1}",
+                f"more than {MAX_LINE_BYTES} bytes of blank lines before the first record: not an input pyverify reads",
+            )
         if start is not None:
             line_start = head.rfind(b"\n", 0, start) + 1
             if head.find(b"\n", start) >= 0 or len(head) - line_start > MAX_LINE_BYTES:
@@ -83,7 +88,9 @@ def read_head(source: Input) -> Head:
         if not piece:
             break
         if start is None:
-            skip = len(UTF8_BOM) if not head and piece.startswith(UTF8_BOM) else 0  # a BOM opens the text, not a record
+            skip = (
+                len(UTF8_BOM) if not head and piece.startswith(UTF8_BOM) else 0
+            )  # a BOM opens the text, not a record
             blank = len(piece) - len(piece[skip:].lstrip())
             if blank < len(piece):
                 start = len(head) + blank
@@ -92,10 +99,18 @@ def read_head(source: Input) -> Head:
     source.replay(data)
     if start is None:
         return Head(data[:MAGIC_BYTES], None, 0, None, blank=True)
-    line_start = max(data.rfind(b"\n", 0, start) + 1, len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0)
+    line_start = max(
+        data.rfind(b"\n", 0, start) + 1, len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
+    )
     end = data.find(b"\n", start)
-    first_line = data[line_start:end + 1 if end >= 0 else len(data)][:MAX_LINE_BYTES + 1]
-    return Head(data[:MAGIC_BYTES], first_line, data.count(b"\n", 0, line_start) + 1, _as_object(first_line), blank=False)
+    first_line = data[line_start : end + 1 if end >= 0 else len(data)][: MAX_LINE_BYTES + 1]
+    return Head(
+        data[:MAGIC_BYTES],
+        first_line,
+        data.count(b"\n", 0, line_start) + 1,
+        _as_object(first_line),
+        blank=False,
+    )
 
 
 def _as_object(line: bytes | None) -> dict[str, Any] | None:

@@ -115,7 +115,9 @@ def _refuse_surrogates(text: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise _Refused(f"string {text[:40]!r} holds a lone UTF-16 surrogate, which is not text") from None
+        raise _Refused(
+            f"string {text[:40]!r} holds a lone UTF-16 surrogate, which is not text"
+        ) from None
 
 
 def too_deep_at(data: bytes, limit: int = MAX_JSON_DEPTH) -> int | None:
@@ -152,7 +154,9 @@ def too_deep_at(data: bytes, limit: int = MAX_JSON_DEPTH) -> int | None:
             levels = depth + np.cumsum(np.where(outside, kind, 0), dtype=np.int64)
             deeper = np.flatnonzero(levels > limit)
             if deeper.size:  # where it is, among the chunk's structural bytes
-                return start + int(np.flatnonzero(_KINDS[np.frombuffer(chunk, dtype=np.uint8)])[deeper[0]])
+                return start + int(
+                    np.flatnonzero(_KINDS[np.frombuffer(chunk, dtype=np.uint8)])[deeper[0]]
+                )
             depth = int(levels[-1])
             in_string = (in_string + int(np.count_nonzero(quote))) % 2
         start = end
@@ -194,7 +198,11 @@ def check_depth(data: bytes, path: object, where: str | None = None) -> None:
     offset = too_deep_at(data)
     if offset is not None:
         at = where or f"line {data.count(NEWLINE, 0, offset) + 1}"
-        raise located(path, at, f"JSON nested deeper than {MAX_JSON_DEPTH} levels (no pyverify format nests more than a few)")
+        raise located(
+            path,
+            at,
+            f"JSON nested deeper than {MAX_JSON_DEPTH} levels (no pyverify format nests more than a few)",
+        )
 
 
 def parse_json(text: str | bytes, path: object, where: str | None = None) -> Any:
@@ -202,15 +210,24 @@ def parse_json(text: str | bytes, path: object, where: str | None = None) -> Any
 
     ``path`` and ``where`` (e.g. ``"line 7"``) name the place in errors.
     """
-    check_depth(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"), path, where)
+    check_depth(
+        text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"), path, where
+    )
     try:
         if isinstance(text, bytes):
             text = text.decode("utf-8")
         if isinstance(text, str) and text.startswith("\ufeff"):
             text = text[1:]
-        value = json.loads(text, object_pairs_hook=_Strict.pairs, parse_constant=_Strict.constant, parse_float=_Strict.real)
+        value = json.loads(
+            text,
+            object_pairs_hook=_Strict.pairs,
+            parse_constant=_Strict.constant,
+            parse_float=_Strict.real,
+        )
     except UnicodeDecodeError as error:
-        raise located(path, where, f"not UTF-8 text: {error.reason} at byte {error.start}") from None
+        raise located(
+            path, where, f"not UTF-8 text: {error.reason} at byte {error.start}"
+        ) from None
     except json.JSONDecodeError as error:
         at = f"column {error.colno}" if where else f"line {error.lineno} column {error.colno}"
         raise located(path, where, f"malformed JSON at {at}: {error.msg}") from None
@@ -219,7 +236,11 @@ def parse_json(text: str | bytes, path: object, where: str | None = None) -> Any
     except ValueError as error:  # e.g. an integer literal of more digits than Python converts
         raise located(path, where, f"cannot read a JSON value: {error}") from None
     except RecursionError:
-        raise located(path, where, "JSON nested too deeply to read (no pyverify format nests more than a few levels)") from None
+        raise located(
+            path,
+            where,
+            "JSON nested too deeply to read (no pyverify format nests more than a few levels)",
+        ) from None
     if isinstance(value, str):
         _check_top_string(value, path, where)
     return value
@@ -246,8 +267,10 @@ def open_input(path: str | Path) -> BinaryIO:
 def too_large(limit: int) -> str:
     """The refusal of an input past the bound: bytes are counted as read, a gzip's after decompression,
     so a small file that unpacks to more is refused as soon as the bound is passed."""
-    return (f"larger than the input limit of {limit} bytes, counted after decompression "
-            f"(set {MAX_INPUT_ENV} to change it)")
+    return (
+        f"larger than the input limit of {limit} bytes, counted after decompression "
+        f"(set {MAX_INPUT_ENV} to change it)"
+    )
 
 
 def read_bounded(handle: BinaryIO, path: object, limit: int | None = None) -> bytes:
@@ -331,14 +354,20 @@ def iter_lines(handle: BinaryIO, path: object) -> Iterator[tuple[int, bytes]]:
         try:
             raw = handle.readline(MAX_LINE_BYTES + 1)
         except OSError as error:
-            raise located(path, f"line {number + 1}", f"cannot read: {error.strerror or error}") from None
+            raise located(
+                path, f"line {number + 1}", f"cannot read: {error.strerror or error}"
+            ) from None
         if not raw:
             return
         number += 1
         if len(raw) > MAX_LINE_BYTES:
-            raise located(path, f"line {number}", f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace")
+            raise located(
+                path, f"line {number}", f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace"
+            )
         total += len(raw)
-        if not raw.strip():  # a run of blank lines holds no record: pass it at the speed of a byte scan
+        if (
+            not raw.strip()
+        ):  # a run of blank lines holds no record: pass it at the speed of a byte scan
             skipped, lines = _skip_blank_lines(handle)
             total += skipped
             number += lines

@@ -73,7 +73,11 @@ def is_kv_event_record(value: Any) -> bool:
     if value.get("type") in EVENT_TYPES:
         return True
     events = value.get("events")
-    return isinstance(events, list) and "ts" in value and (not events or isinstance(events[0], dict) and events[0].get("type") in EVENT_TYPES)
+    return (
+        isinstance(events, list)
+        and "ts" in value
+        and (not events or isinstance(events[0], dict) and events[0].get("type") in EVENT_TYPES)
+    )
 
 
 def _hashes(event: dict[str, Any], shown: str, where: str, allow_empty: bool) -> list[Any]:
@@ -81,10 +85,17 @@ def _hashes(event: dict[str, Any], shown: str, where: str, allow_empty: bool) ->
         raise located(shown, where, "missing field 'block_hashes'")
     values = event["block_hashes"]
     if not isinstance(values, list):
-        raise located(shown, f"{where}.block_hashes", f"expected a list of block hashes, got {type(values).__name__}")
+        raise located(
+            shown,
+            f"{where}.block_hashes",
+            f"expected a list of block hashes, got {type(values).__name__}",
+        )
     if not values and not allow_empty:
         raise located(shown, f"{where}.block_hashes", "empty: a stored run has at least one block")
-    return [hash_key(value, shown, f"{where}.block_hashes[{position}]") for position, value in enumerate(values)]
+    return [
+        hash_key(value, shown, f"{where}.block_hashes[{position}]")
+        for position, value in enumerate(values)
+    ]
 
 
 class _Log:
@@ -93,23 +104,31 @@ class _Log:
     def __init__(self, shown: str) -> None:
         self.shown = shown
         self.ids: dict[Any, int] = {}
-        self.declared: dict[int, int | None] = {}  # block -> the parent hash's id it was first stored under (None: unknown)
+        self.declared: dict[
+            int, int | None
+        ] = {}  # block -> the parent hash's id it was first stored under (None: unknown)
         self.chain_parent: dict[int, int] = {}  # block -> its parent in the chains pyverify builds
         self.unseen: set[int] = set()  # ids standing for prefixes the log never stored (never held)
         self.block_size: int | None = None
         self.size_line = 0
-        self.held_by: dict[int | None, set[int]] = {}  # per data-parallel rank (None: the log gives none)
+        self.held_by: dict[
+            int | None, set[int]
+        ] = {}  # per data-parallel rank (None: the log gives none)
         self.peak = 0
         self.orphans = self.removed = self.clears = self.other_media = 0
 
     def held(self, rank: int | None) -> set[int]:
         return self.held_by.setdefault(rank, set())
 
-    def store(self, line: int, where: str, event: dict[str, Any], rank: int | None = None) -> tuple[int, ...] | None:
+    def store(
+        self, line: int, where: str, event: dict[str, Any], rank: int | None = None
+    ) -> tuple[int, ...] | None:
         shown = self.shown
         medium = event.get("medium")
         if medium is not None and not isinstance(medium, str):
-            raise located(shown, f"{where}.medium", f"expected a string or null, got {type(medium).__name__}")
+            raise located(
+                shown, f"{where}.medium", f"expected a string or null, got {type(medium).__name__}"
+            )
         hashes = _hashes(event, shown, where, allow_empty=False)
         if "block_size" not in event:
             raise located(shown, where, "missing field 'block_size'")
@@ -117,19 +136,37 @@ class _Log:
         tokens = event.get("token_ids")
         if tokens is not None:
             if not isinstance(tokens, list):
-                raise located(shown, f"{where}.token_ids", f"expected a list of token ids, got {type(tokens).__name__}")
+                raise located(
+                    shown,
+                    f"{where}.token_ids",
+                    f"expected a list of token ids, got {type(tokens).__name__}",
+                )
             if len(tokens) != size * len(hashes):
-                raise located(shown, f"{where}.token_ids", f"{len(tokens)} token ids for {len(hashes)} blocks of {size} tokens "
-                                                           f"(vLLM stores full blocks: expected {size * len(hashes)})")
+                raise located(
+                    shown,
+                    f"{where}.token_ids",
+                    f"{len(tokens)} token ids for {len(hashes)} blocks of {size} tokens "
+                    f"(vLLM stores full blocks: expected {size * len(hashes)})",
+                )
         parent_value = event.get("parent_block_hash")
-        parent = None if parent_value is None else self.ids.setdefault(hash_key(parent_value, shown, f"{where}.parent_block_hash"), len(self.ids))
+        parent = (
+            None
+            if parent_value is None
+            else self.ids.setdefault(
+                hash_key(parent_value, shown, f"{where}.parent_block_hash"), len(self.ids)
+            )
+        )
         if medium not in GPU_MEDIA:
             self.other_media += 1
             return None
         if self.block_size is None:
             self.block_size, self.size_line = size, line
         elif size != self.block_size:
-            raise located(shown, f"{where}.block_size", f"{size} tokens, but line {self.size_line} says {self.block_size}: a log has one block size")
+            raise located(
+                shown,
+                f"{where}.block_size",
+                f"{size} tokens, but line {self.size_line} says {self.block_size}: a log has one block size",
+            )
         start = parent
         if parent is not None and parent not in self.chain_parent:
             self.orphans += 1
@@ -140,8 +177,11 @@ class _Log:
             block = self.ids.setdefault(value, len(self.ids))
             known = self.declared.setdefault(block, before)
             if known != before:
-                raise located(shown, f"{where}.block_hashes[{position}]",
-                              "this block was stored under another parent earlier: the log's hashes do not name prefixes")
+                raise located(
+                    shown,
+                    f"{where}.block_hashes[{position}]",
+                    "this block was stored under another parent earlier: the log's hashes do not name prefixes",
+                )
             after = chain[-1] if chain else ROOT
             if self.chain_parent.setdefault(block, after) != after:
                 # First stored under the unseen prefix standing for its parent, which the log stored
@@ -196,7 +236,9 @@ def read_kv_events(source: Input, options: ImportOptions) -> tuple[Instance, lis
     return instance, notes
 
 
-def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | None = None) -> tuple[Instance, list[str], "_Log"]:
+def read_engine_log(
+    source: Input, options: ImportOptions, on_line: LineHook | None = None
+) -> tuple[Instance, list[str], "_Log"]:
     """:func:`read_kv_events`, and the log's state at the end (peak held, block size); ``on_line`` after each line."""
     from pyverify.inputs.bailian import seconds_to_ms
 
@@ -211,29 +253,51 @@ def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | N
         if "events" in data:
             events = data["events"]
             if not isinstance(events, list):
-                raise located(shown, f"{where}.events", f"expected a list of events, got {type(events).__name__}")
+                raise located(
+                    shown,
+                    f"{where}.events",
+                    f"expected a list of events, got {type(events).__name__}",
+                )
             if "ts" not in data:
-                raise located(shown, where, "missing field 'ts' (an event batch's time, in seconds)")
+                raise located(
+                    shown, where, "missing field 'ts' (an event batch's time, in seconds)"
+                )
             ts = data["ts"]
             if not (is_number(ts) and 0 <= ts <= 1e15):
-                raise located(shown, f"{where}.ts", f"expected a non-negative number of seconds, got {ts!r}")
+                raise located(
+                    shown, f"{where}.ts", f"expected a non-negative number of seconds, got {ts!r}"
+                )
             rank = data.get("data_parallel_rank")
             if rank is not None:
                 if not is_int(rank):
-                    raise located(shown, f"{where}.data_parallel_rank", f"expected an integer, got {rank!r}")
+                    raise located(
+                        shown, f"{where}.data_parallel_rank", f"expected an integer, got {rank!r}"
+                    )
                 check_host_id(rank, shown, f"{where}.data_parallel_rank")
             prefix, arrival = f"{where}.events", seconds_to_ms(ts)
             if last_ts is not None and ts < last_ts[0] and not options.allow_unsorted:
-                raise located(shown, f"{where}.ts", f"{ts} is earlier than {last_ts[0]} on line {last_ts[1]}: the file is not in "
-                                                    "time order (sort it, or pass --allow-unsorted to replay in file order)")
+                raise located(
+                    shown,
+                    f"{where}.ts",
+                    f"{ts} is earlier than {last_ts[0]} on line {last_ts[1]}: the file is not in "
+                    "time order (sort it, or pass --allow-unsorted to replay in file order)",
+                )
             last_ts = (ts, line)
             builder.check_time(line, arrival)  # with --allow-unsorted: the one warning
         else:
             events, rank, prefix, arrival = [data], None, where, None
         if rank is None and ranked_line is not None:
-            raise located(shown, where, f"gives no data_parallel_rank but line {ranked_line} does: give every batch a rank or none")
+            raise located(
+                shown,
+                where,
+                f"gives no data_parallel_rank but line {ranked_line} does: give every batch a rank or none",
+            )
         if rank is not None and unranked_line is not None:
-            raise located(shown, where, f"gives a data_parallel_rank but line {unranked_line} does not: give every batch a rank or none")
+            raise located(
+                shown,
+                where,
+                f"gives a data_parallel_rank but line {unranked_line} does not: give every batch a rank or none",
+            )
         if rank is None:
             unranked_line = unranked_line or line
         else:
@@ -242,15 +306,20 @@ def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | N
         for index, event in enumerate(events):
             at = f"{prefix}[{index}]" if prefix.endswith(".events") else prefix
             if not isinstance(event, dict):
-                raise located(shown, at, f"expected an event object, got {type(event).__name__} (the array form is not read)")
+                raise located(
+                    shown,
+                    at,
+                    f"expected an event object, got {type(event).__name__} (the array form is not read)",
+                )
             kind = event.get("type")
             if kind == "BlockStored":
                 chain = log.store(line, at, event, rank)
                 if chain is not None:
                     violation = builder.prefix_violation(chain)
                     if violation is not None:  # never while the chains are built prefix-closed
-                        raise located(shown, f"{at}.block_hashes",
-                                      f"not prefix-closed: {violation[1]}")
+                        raise located(
+                            shown, f"{at}.block_hashes", f"not prefix-closed: {violation[1]}"
+                        )
                     builder.add(line, chain, arrival)
                     added.append((chain, len(event["block_hashes"]), rank))
                     if rank is not None:
@@ -261,7 +330,11 @@ def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | N
                 log.clear(rank)
             else:
                 shown_kind = repr(kind)[:60]
-                raise located(shown, f"{at}.type", f"expected one of {', '.join(EVENT_TYPES)}, got {shown_kind}")
+                raise located(
+                    shown,
+                    f"{at}.type",
+                    f"expected one of {', '.join(EVENT_TYPES)}, got {shown_kind}",
+                )
         if on_line is not None:
             on_line(line, added, log)
     if not builder.chains:
@@ -273,19 +346,23 @@ def read_engine_log(source: Input, options: ImportOptions, on_line: LineHook | N
         name=options.name or source.stem,
         hosts=hosts,
         description=f"Imported from the vLLM KV-event log {source.label} ({len(builder.chains)} BlockStored events "
-                    f"as requests, blocks of {log.block_size} tokens).",
+        f"as requests, blocks of {log.block_size} tokens).",
         source=f"vllm-kv-events:{source.label}",
         block_size_tokens=log.block_size,
     )
     if ranks:
         instance = dataclasses.replace(instance, routing=tuple(ranks))
-    notes = [f"each BlockStored event is a request: the stored blocks after their prefix; the engine held at most "
-             f"{log.peak} blocks at once{' on one rank' if ranks else ''} ({log.removed} removed, {log.clears} clears; --capacity {log.peak} replays a cache that size)"]
+    notes = [
+        f"each BlockStored event is a request: the stored blocks after their prefix; the engine held at most "
+        f"{log.peak} blocks at once{' on one rank' if ranks else ''} ({log.removed} removed, {log.clears} clears; --capacity {log.peak} replays a cache that size)"
+    ]
     if ranks:
         notes.append(f"data_parallel_rank is each request's host ({hosts} hosts)")
     if log.orphans:
-        notes.append(f"{log.orphans} events store blocks under a parent not stored earlier in the log "
-                     "(recorded mid-run): their chains start at a block standing for that unseen prefix")
+        notes.append(
+            f"{log.orphans} events store blocks under a parent not stored earlier in the log "
+            "(recorded mid-run): their chains start at a block standing for that unseen prefix"
+        )
     if log.other_media:
         notes.append(f"{log.other_media} BlockStored events of another medium (not GPU) left out")
     return instance, notes, log

@@ -55,7 +55,9 @@ class KVModel:
     kv_heads: int | None = None
     head_dim: int | None = None
     mla_latent: int | None = None  # kv_lora_rank + qk_rope_head_dim, for MLA models
-    full_layers: int | None = None  # hybrid models: the layers that keep a full KV cache (None: all)
+    full_layers: int | None = (
+        None  # hybrid models: the layers that keep a full KV cache (None: all)
+    )
     partial: str = ""  # what the other layers do, for the shape
 
     def counted_layers(self) -> int:
@@ -70,8 +72,11 @@ class KVModel:
         return self.elements_per_token() * DTYPE_BYTES[dtype]
 
     def shape(self) -> str:
-        layers = (f"{self.layers} layers" if self.full_layers is None
-                  else f"{self.full_layers} of {self.layers} layers (only those keep a full KV cache; {self.partial})")
+        layers = (
+            f"{self.layers} layers"
+            if self.full_layers is None
+            else f"{self.full_layers} of {self.layers} layers (only those keep a full KV cache; {self.partial})"
+        )
         if self.mla_latent is not None:
             return f"MLA: {layers} x {self.mla_latent} latent (kv_lora_rank + qk_rope_head_dim)"
         return f"2 x {layers} x {self.kv_heads} KV heads x {self.head_dim} head dim"
@@ -84,25 +89,54 @@ def _hf(repo: str) -> str:
 CATALOG: dict[str, KVModel] = {
     model.name: model
     for model in (
-        KVModel("llama-3.1-8b", 32, _hf("meta-llama/Llama-3.1-8B-Instruct"), kv_heads=8, head_dim=128),
-        KVModel("llama-3.1-70b", 80, _hf("meta-llama/Llama-3.1-70B-Instruct"), kv_heads=8, head_dim=128),
-        KVModel("llama-3.3-70b", 80, _hf("meta-llama/Llama-3.3-70B-Instruct"), kv_heads=8, head_dim=128),
-        KVModel("llama-3.1-405b", 126, _hf("meta-llama/Llama-3.1-405B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel(
+            "llama-3.1-8b", 32, _hf("meta-llama/Llama-3.1-8B-Instruct"), kv_heads=8, head_dim=128
+        ),
+        KVModel(
+            "llama-3.1-70b", 80, _hf("meta-llama/Llama-3.1-70B-Instruct"), kv_heads=8, head_dim=128
+        ),
+        KVModel(
+            "llama-3.3-70b", 80, _hf("meta-llama/Llama-3.3-70B-Instruct"), kv_heads=8, head_dim=128
+        ),
+        KVModel(
+            "llama-3.1-405b",
+            126,
+            _hf("meta-llama/Llama-3.1-405B-Instruct"),
+            kv_heads=8,
+            head_dim=128,
+        ),
         KVModel("qwen2.5-7b", 28, _hf("Qwen/Qwen2.5-7B-Instruct"), kv_heads=4, head_dim=128),
         KVModel("qwen2.5-72b", 80, _hf("Qwen/Qwen2.5-72B-Instruct"), kv_heads=8, head_dim=128),
         KVModel("qwen3-8b", 36, _hf("Qwen/Qwen3-8B"), kv_heads=8, head_dim=128),
         KVModel("qwen3-32b", 64, _hf("Qwen/Qwen3-32B"), kv_heads=8, head_dim=128),
         KVModel("qwen3-235b-a22b", 94, _hf("Qwen/Qwen3-235B-A22B"), kv_heads=4, head_dim=128),
-        KVModel("mistral-7b-v0.3", 32, _hf("mistralai/Mistral-7B-Instruct-v0.3"), kv_heads=8, head_dim=128),
+        KVModel(
+            "mistral-7b-v0.3",
+            32,
+            _hf("mistralai/Mistral-7B-Instruct-v0.3"),
+            kv_heads=8,
+            head_dim=128,
+        ),
         KVModel("deepseek-v3", 61, _hf("deepseek-ai/DeepSeek-V3"), mla_latent=512 + 64),
         KVModel("deepseek-r1", 61, _hf("deepseek-ai/DeepSeek-R1"), mla_latent=512 + 64),
-        KVModel("llama-3.2-1b", 16, _hf("meta-llama/Llama-3.2-1B-Instruct"), kv_heads=8, head_dim=64),
-        KVModel("llama-3.2-3b", 28, _hf("meta-llama/Llama-3.2-3B-Instruct"), kv_heads=8, head_dim=128),
+        KVModel(
+            "llama-3.2-1b", 16, _hf("meta-llama/Llama-3.2-1B-Instruct"), kv_heads=8, head_dim=64
+        ),
+        KVModel(
+            "llama-3.2-3b", 28, _hf("meta-llama/Llama-3.2-3B-Instruct"), kv_heads=8, head_dim=128
+        ),
         KVModel("qwen2.5-32b", 64, _hf("Qwen/Qwen2.5-32B-Instruct"), kv_heads=8, head_dim=128),
         KVModel("deepseek-v2-lite", 27, _hf("deepseek-ai/DeepSeek-V2-Lite"), mla_latent=512 + 64),
         # Gemma 3: 5 local (1024-token sliding window) layers to 1 global; layer_types in the config says which.
-        KVModel("gemma-3-27b", 62, _hf("google/gemma-3-27b-it"), kv_heads=16, head_dim=128, full_layers=10,
-                partial="the other 52 slide over 1024 tokens"),
+        KVModel(
+            "gemma-3-27b",
+            62,
+            _hf("google/gemma-3-27b-it"),
+            kv_heads=16,
+            head_dim=128,
+            full_layers=10,
+            partial="the other 52 slide over 1024 tokens",
+        ),
     )
 }
 
@@ -111,9 +145,10 @@ def lookup(name: str) -> KVModel:
     try:
         return CATALOG[name]
     except KeyError:
-        raise UserError(f"--kv-model: unknown model {name!r}; known models: {', '.join(CATALOG)} "
-                        "(or give --kv-model-config or --kv-bytes-per-token)"
-                        + did_you_mean(name, CATALOG)) from None
+        raise UserError(
+            f"--kv-model: unknown model {name!r}; known models: {', '.join(CATALOG)} "
+            "(or give --kv-model-config or --kv-bytes-per-token)" + did_you_mean(name, CATALOG)
+        ) from None
 
 
 def blocks_for_gib(gib: float, bytes_per_token: float, block_tokens: int) -> int:
@@ -124,8 +159,10 @@ def blocks_for_gib(gib: float, bytes_per_token: float, block_tokens: int) -> int
     """
     blocks = gib * GIB / (bytes_per_token * block_tokens)
     if not blocks <= MAX_CACHE_BLOCKS:
-        raise UserError(f"{gib:g} GiB holds more than {MAX_CACHE_BLOCKS} blocks of {block_tokens} "
-                        f"tokens at {bytes_per_token:g} bytes/token, the most a cache may hold")
+        raise UserError(
+            f"{gib:g} GiB holds more than {MAX_CACHE_BLOCKS} blocks of {block_tokens} "
+            f"tokens at {bytes_per_token:g} bytes/token, the most a cache may hold"
+        )
     return max(0, math.floor(blocks))
 
 
@@ -137,7 +174,12 @@ class KVSize:
     source: str
 
 
-def kv_size(model_name: str | None, dtype: str | None, bytes_per_token: float | None, config: str | None = None) -> KVSize | None:
+def kv_size(
+    model_name: str | None,
+    dtype: str | None,
+    bytes_per_token: float | None,
+    config: str | None = None,
+) -> KVSize | None:
     """``--kv-bytes-per-token`` if given, else the catalog model's, else the ``config.json``'s (``--kv-model-config``), else ``None``.
 
     ``dtype`` None: bf16 for a catalog model, the config's ``torch_dtype`` for a config."""
@@ -155,16 +197,32 @@ def kv_size(model_name: str | None, dtype: str | None, bytes_per_token: float | 
             size, named = TORCH_DTYPE_BYTES[shape.dtype], f"torch_dtype {shape.dtype}"
         else:
             size, named = DTYPE_BYTES["bf16"], "bf16 (the config gives no torch_dtype)"
-        return KVSize(shape.elements_per_token() * size, f"{config}, {named}: {shape.shape()} x {size} bytes")
+        return KVSize(
+            shape.elements_per_token() * size, f"{config}, {named}: {shape.shape()} x {size} bytes"
+        )
     if model_name is None:
         return None
     dtype = dtype or "bf16"
     model = lookup(model_name)
-    return KVSize(model.bytes_per_token(dtype), f"{model.name}, {dtype}: {model.shape()} x {DTYPE_BYTES[dtype]} bytes ({model.source})")
+    return KVSize(
+        model.bytes_per_token(dtype),
+        f"{model.name}, {dtype}: {model.shape()} x {DTYPE_BYTES[dtype]} bytes ({model.source})",
+    )
 
 
-__all__ = ["CATALOG", "DTYPE_BYTES", "GIB", "KV_BYTES_PER_TOKEN_RANGE", "MAX_CACHE_BLOCKS", "MAX_CACHE_GIB",
-           "KVModel", "KVSize", "blocks_for_gib", "kv_size", "lookup"]
+__all__ = [
+    "CATALOG",
+    "DTYPE_BYTES",
+    "GIB",
+    "KV_BYTES_PER_TOKEN_RANGE",
+    "MAX_CACHE_BLOCKS",
+    "MAX_CACHE_GIB",
+    "KVModel",
+    "KVSize",
+    "blocks_for_gib",
+    "kv_size",
+    "lookup",
+]
 
 
 #: kvcache-simulator's default KV budgets in GiB (``pyverify budgets``), powers of two from 1 to 16,384.

@@ -58,8 +58,13 @@ from typing import Any
 from pyverify.errors import located
 from pyverify.inputs.jsonread import iter_objects
 from pyverify.inputs.model import Instance, check_block_size_tokens
-from pyverify.inputs.records import (ImportOptions, TraceBuilder, is_int, optional_timestamp,
-                                      required_list)
+from pyverify.inputs.records import (
+    ImportOptions,
+    TraceBuilder,
+    is_int,
+    optional_timestamp,
+    required_list,
+)
 from pyverify.inputs.stream import Input
 
 #: The fields that say a JSONL record is an LMCache lookup.
@@ -72,9 +77,21 @@ MAX_HASH_CHARS = 128
 HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 #: Bytes per element of the dtypes a chunk's KV tensors may have (PyTorch's names, no ``torch.``).
-DTYPE_BYTES = {"float64": 8, "double": 8, "float32": 4, "float": 4, "float16": 2, "half": 2,
-               "bfloat16": 2, "float8_e4m3fn": 1, "float8_e4m3fnuz": 1, "float8_e5m2": 1,
-               "float8_e5m2fnuz": 1, "uint8": 1, "int8": 1}
+DTYPE_BYTES = {
+    "float64": 8,
+    "double": 8,
+    "float32": 4,
+    "float": 4,
+    "float16": 2,
+    "half": 2,
+    "bfloat16": 2,
+    "float8_e4m3fn": 1,
+    "float8_e4m3fnuz": 1,
+    "float8_e5m2": 1,
+    "float8_e5m2fnuz": 1,
+    "uint8": 1,
+    "int8": 1,
+}
 
 #: Most tensors a chunk's ``shapes`` may list, and most dimensions per shape.
 MAX_TENSORS, MAX_DIMS = 1024, 8
@@ -88,7 +105,11 @@ def hash_key(value: Any, shown: str, field: str) -> Any:
         return value
     if isinstance(value, str):
         if not 0 < len(value) <= MAX_HASH_CHARS:
-            raise located(shown, field, f"expected a hash of 1 to {MAX_HASH_CHARS} characters, got {len(value)}")
+            raise located(
+                shown,
+                field,
+                f"expected a hash of 1 to {MAX_HASH_CHARS} characters, got {len(value)}",
+            )
         return "s" + value  # never equal to an integer hash
     raise located(shown, field, f"expected an integer or a string hash, got {type(value).__name__}")
 
@@ -96,8 +117,12 @@ def hash_key(value: Any, shown: str, field: str) -> Any:
 def chunk_key(value: Any, shown: str, field: str) -> Any:
     """A chunk hash as a dict key: LMCache's ``0x...`` and an integer of the same 64 bits give the
     same key."""
-    if (isinstance(value, str) and value[:2] in ("0x", "0X") and 2 < len(value) <= 18
-            and HEX_DIGITS.issuperset(value[2:])):
+    if (
+        isinstance(value, str)
+        and value[:2] in ("0x", "0X")
+        and 2 < len(value) <= 18
+        and HEX_DIGITS.issuperset(value[2:])
+    ):
         return int(value, 16)
     key = hash_key(value, shown, field)
     return key % 2**64 if isinstance(key, int) else key
@@ -113,23 +138,37 @@ def chunk_bytes(data: dict[str, Any], shown: str, where: str) -> int | None:
         given, lacking = ("dtypes", "shapes") if shapes is None else ("shapes", "dtypes")
         raise located(shown, where, f"gives {given} without {lacking}: a chunk's bytes need both")
     if not (isinstance(shapes, list) and 0 < len(shapes) <= MAX_TENSORS):
-        raise located(shown, f"{where}.shapes",
-                      f"expected a list of 1 to {MAX_TENSORS} tensor shapes")
+        raise located(
+            shown, f"{where}.shapes", f"expected a list of 1 to {MAX_TENSORS} tensor shapes"
+        )
     names = [dtypes] * len(shapes) if isinstance(dtypes, str) else dtypes
     if not (isinstance(names, list) and len(names) == len(shapes)):
-        raise located(shown, f"{where}.dtypes",
-                      f"expected a dtype name, or a list of {len(shapes)}: one per shape")
+        raise located(
+            shown,
+            f"{where}.dtypes",
+            f"expected a dtype name, or a list of {len(shapes)}: one per shape",
+        )
     total = 0
     for index, (shape, name) in enumerate(zip(shapes, names)):
-        if not (isinstance(shape, list) and 0 < len(shape) <= MAX_DIMS
-                and all(is_int(n) and 0 < n < 2**31 for n in shape)):
-            raise located(shown, f"{where}.shapes[{index}]",
-                          f"expected 1 to {MAX_DIMS} positive dimensions, got {shape!r}"[:200])
+        if not (
+            isinstance(shape, list)
+            and 0 < len(shape) <= MAX_DIMS
+            and all(is_int(n) and 0 < n < 2**31 for n in shape)
+        ):
+            raise located(
+                shown,
+                f"{where}.shapes[{index}]",
+                f"expected 1 to {MAX_DIMS} positive dimensions, got {shape!r}"[:200],
+            )
         size = DTYPE_BYTES.get(name.removeprefix("torch.")) if isinstance(name, str) else None
         if size is None:
             field = f"{where}.dtypes" if isinstance(dtypes, str) else f"{where}.dtypes[{index}]"
-            raise located(shown, field, f"{str(name)[:40]!r} is not a dtype pyverify knows "
-                                        f"({', '.join(sorted(DTYPE_BYTES))})")
+            raise located(
+                shown,
+                field,
+                f"{str(name)[:40]!r} is not a dtype pyverify knows "
+                f"({', '.join(sorted(DTYPE_BYTES))})",
+            )
         elements = 1
         for n in shape:
             elements *= n
@@ -160,15 +199,22 @@ def read_lmcache(source: Input, options: ImportOptions) -> tuple[Instance, list[
 
     def check_seq_len(where: str, chunks: int, seq_len: Any) -> None:
         if not (is_int(seq_len) and chunk_size * (chunks - 1) < seq_len <= 2**63 - 1):
-            raise located(shown, f"{where}.seq_len",
-                          f"expected more than {chunk_size * (chunks - 1)} tokens for {chunks} "
-                          f"chunks of {chunk_size}, got {seq_len!r}")
+            raise located(
+                shown,
+                f"{where}.seq_len",
+                f"expected more than {chunk_size * (chunks - 1)} tokens for {chunks} "
+                f"chunks of {chunk_size}, got {seq_len!r}",
+            )
 
     for line, where, data in iter_objects(source.handle, shown):
         first_line = first_line or line
-        hashes = required_list(data, "chunk_hashes", shown, where, "chunk hashes", "a lookup has at least one chunk")
-        keys = (chunk_key(value, shown, f"{where}.chunk_hashes[{position}]")
-                for position, value in enumerate(hashes))
+        hashes = required_list(
+            data, "chunk_hashes", shown, where, "chunk hashes", "a lookup has at least one chunk"
+        )
+        keys = (
+            chunk_key(value, shown, f"{where}.chunk_hashes[{position}]")
+            for position, value in enumerate(hashes)
+        )
         chain = tuple(ids.setdefault(key, len(ids)) for key in keys)
         if data.get("chunk_size") is not None:
             size = check_block_size_tokens(data["chunk_size"], shown, f"{where}.chunk_size")
@@ -178,8 +224,11 @@ def read_lmcache(source: Input, options: ImportOptions) -> tuple[Instance, list[
                     check_seq_len(*earlier)
             elif size != chunk_size:
                 said = f"line {size_line} says" if size_line else "--source-block-size says"
-                raise located(shown, f"{where}.chunk_size",
-                              f"{size} tokens, but {said} {chunk_size}: a log has one chunk size")
+                raise located(
+                    shown,
+                    f"{where}.chunk_size",
+                    f"{size} tokens, but {said} {chunk_size}: a log has one chunk size",
+                )
         seq_len = data.get("seq_len")
         if seq_len is not None:
             if chunk_size is not None:
@@ -187,44 +236,60 @@ def read_lmcache(source: Input, options: ImportOptions) -> tuple[Instance, list[
             elif is_int(seq_len):
                 unsized.append((where, len(chain), seq_len))
             else:
-                raise located(shown, f"{where}.seq_len",
-                              f"expected a whole number of tokens, got {seq_len!r}")
+                raise located(
+                    shown, f"{where}.seq_len", f"expected a whole number of tokens, got {seq_len!r}"
+                )
         seconds = optional_timestamp(data, shown, where, ms_per_unit=1000)
         size_in_bytes = chunk_bytes(data, shown, where)
         if size_in_bytes is not None:
             if per_chunk is None:
                 per_chunk, bytes_line = size_in_bytes, line
             elif size_in_bytes != per_chunk:
-                raise located(shown, f"{where}.shapes",
-                              f"{size_in_bytes} bytes per chunk, but line {bytes_line} gives "
-                              f"{per_chunk}: a log's chunks are of one model")
+                raise located(
+                    shown,
+                    f"{where}.shapes",
+                    f"{size_in_bytes} bytes per chunk, but line {bytes_line} gives "
+                    f"{per_chunk}: a log's chunks are of one model",
+                )
         violation = builder.prefix_violation(chain)
         if violation is not None:
             position = violation[0]
-            before = "the start" if position == 0 else f"chunk hash {shown_hash(hashes[position - 1])}"
-            raise located(shown, f"{where}.chunk_hashes[{position}]",
-                          f"not prefix-closed: chunk hash {shown_hash(hashes[position])} follows {before} here but followed "
-                          "another chunk earlier (a prefix hash names one prefix)")
+            before = (
+                "the start" if position == 0 else f"chunk hash {shown_hash(hashes[position - 1])}"
+            )
+            raise located(
+                shown,
+                f"{where}.chunk_hashes[{position}]",
+                f"not prefix-closed: chunk hash {shown_hash(hashes[position])} follows {before} here but followed "
+                "another chunk earlier (a prefix hash names one prefix)",
+            )
         builder.add(line, chain, None if seconds is None else seconds_to_ms(seconds), seq_len, None)
     if chunk_size is None and builder.chains:
-        raise located(shown, f"line {first_line}",
-                      "no chunk_size on any line (LMCache's own log records none: its engine's "
-                      "configuration holds it); give it with --source-block-size "
-                      "(LMCache's default is 256)")
+        raise located(
+            shown,
+            f"line {first_line}",
+            "no chunk_size on any line (LMCache's own log records none: its engine's "
+            "configuration holds it); give it with --source-block-size "
+            "(LMCache's default is 256)",
+        )
     instance = builder.instance(
         name=options.name or source.stem,
         hosts=1 if options.hosts is None else options.hosts,
         description=f"Imported from the LMCache lookup-hash log {source.label} ({len(builder.chains)} lookups, "
-                    f"chunks of {chunk_size} tokens as blocks).",
+        f"chunks of {chunk_size} tokens as blocks).",
         source=f"lmcache-jsonl:{source.label}",
         block_size_tokens=chunk_size,
     )
     flag = " (--source-block-size)" if size_line == 0 else ""
-    notes = [f"chunks of {chunk_size} tokens{flag} are the blocks; "
-             f"{len(ids)} distinct chunk hashes numbered 0..{len(ids) - 1}"]
+    notes = [
+        f"chunks of {chunk_size} tokens{flag} are the blocks; "
+        f"{len(ids)} distinct chunk hashes numbered 0..{len(ids) - 1}"
+    ]
     if per_chunk is not None:
-        notes.append(f"a chunk's KV is {per_chunk} bytes (shapes x dtypes): "
-                     f"{per_chunk / chunk_size:g} bytes per token (--kv-bytes-per-token for GiB budgets)")
+        notes.append(
+            f"a chunk's KV is {per_chunk} bytes (shapes x dtypes): "
+            f"{per_chunk / chunk_size:g} bytes per token (--kv-bytes-per-token for GiB budgets)"
+        )
     return instance, notes
 
 

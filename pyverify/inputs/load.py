@@ -58,11 +58,17 @@ class InputFormat:
     detect: Callable[[Head], bool]
     read: Reader
     weak: Callable[[Head], bool] | None = None
-    hashes_tokens: bool = False  # --block-size is its hashing size (else: a coarser size to re-block to)
+    hashes_tokens: bool = (
+        False  # --block-size is its hashing size (else: a coarser size to re-block to)
+    )
     uses_tokenizer: bool = False  # --tokenizer applies
-    source_sized: bool = False  # --source-block-size applies (a hash-id trace whose blocks may be of any size)
+    source_sized: bool = (
+        False  # --source-block-size applies (a hash-id trace whose blocks may be of any size)
+    )
     uses_rag_order: bool = False  # --rag-order and --rag-lengths apply
-    reblocks: bool = True  # --block-size may ask for coarser blocks (not for blocks of varying size)
+    reblocks: bool = (
+        True  # --block-size may ask for coarser blocks (not for blocks of varying size)
+    )
     #: How the format writes the instance model's per-request fields (``input_tokens``:
     #: ``input_length``; ``None``: it has none), so that errors found after reading name them as
     #: the file does (pyverify.inputs.locate); ``None`` for a format that writes them as the model
@@ -82,7 +88,11 @@ class Loaded:
     @property
     def kind(self) -> str:
         """``Mooncake JSONL trace``, or ``gzip-compressed Mooncake JSONL trace``."""
-        return f"{self.compression}-compressed {self.format.title}" if self.compression else self.format.title
+        return (
+            f"{self.compression}-compressed {self.format.title}"
+            if self.compression
+            else self.format.title
+        )
 
 
 # --- the formats ------------------------------------------------------------
@@ -95,14 +105,20 @@ def _read_mooncake(source: Input, options: ImportOptions) -> tuple[Instance, lis
 def _read_instance(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
     data = parse_json(read_bounded(source.handle, source.display), source.display)
     if not isinstance(data, dict) or "format" not in data:
-        raise located(source.display, None, f"a JSON document that is not a pyverify instance (no 'format' field); {accepted_formats()}")
+        raise located(
+            source.display,
+            None,
+            f"a JSON document that is not a pyverify instance (no 'format' field); {accepted_formats()}",
+        )
     instance = instance_from_json(data, source.display)
     if options.name is not None:
         instance = dataclasses.replace(instance, name=options.name)
     if options.hosts is not None:
         used = max(instance.routing) + 1 if instance.routing is not None else 1
         if options.hosts < used:
-            raise UserError(f"--hosts: {options.hosts} is fewer than the {used} hosts the instance's routing uses")
+            raise UserError(
+                f"--hosts: {options.hosts} is fewer than the {used} hosts the instance's routing uses"
+            )
         instance = dataclasses.replace(instance, hosts=options.hosts)
     return instance, []
 
@@ -112,7 +128,9 @@ def _instance_like(head: Head) -> bool:
     # whose first line is not a whole JSON value (a pretty-printed object).
     if head.first_object is not None:
         return "format" in head.first_object
-    if _cut_off(head):  # an instance on one line can be that long; trace import writes "format" first
+    if _cut_off(
+        head
+    ):  # an instance on one line can be that long; trace import writes "format" first
         return head.first_line.lstrip().startswith(b'{"format"')
     return head.first_line is not None and head.first_line.lstrip().startswith(b"{")
 
@@ -142,7 +160,9 @@ RAGPULSE = InputFormat(
     key="ragpulse-jsonl",
     title="RAGPulse trace",
     signature="RAGPulse JSONL ('hash_ids' an object of components: sys_prompt, passages_ids, history, web_search, user_input)",
-    detect=lambda head: head.has_any("hash_ids") and isinstance(head.first_object["hash_ids"], dict),
+    detect=lambda head: (
+        head.has_any("hash_ids") and isinstance(head.first_object["hash_ids"], dict)
+    ),
     read=read_ragpulse,
     uses_rag_order=True,
     reblocks=False,
@@ -164,8 +184,11 @@ KVCACHE_SIMULATOR = InputFormat(
     key="kvcache-simulator-jsonl",
     title="kvcache-simulator JSONL trace",
     signature="kvcache-simulator JSONL (Mooncake's fields plus a per-record 'block_size' or 'block_tokens')",
-    detect=lambda head: (head.has_any("hash_ids") and head.has_any("block_size", "block_tokens")
-                         and isinstance(head.first_object["hash_ids"], list)),
+    detect=lambda head: (
+        head.has_any("hash_ids")
+        and head.has_any("block_size", "block_tokens")
+        and isinstance(head.first_object["hash_ids"], list)
+    ),
     read=_read_mooncake,
     source_sized=True,
     fields_as_written=MOONCAKE_WRITES,
@@ -222,10 +245,15 @@ LMCACHE = InputFormat(
     fields_as_written={"input_tokens": "seq_len"},
 )
 
+
 def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, list[str]]:
     if is_stdin(source.path) or source.compression:
-        raise located(source.display, None, "Parquet and CSV traces are read from an uncompressed file (they need random access), "
-                                            "not from standard input or gzip")
+        raise located(
+            source.display,
+            None,
+            "Parquet and CSV traces are read from an uncompressed file (they need random access), "
+            "not from standard input or gzip",
+        )
     from pyverify.inputs.columnar import read_columnar
 
     instance = read_columnar(source.path, allow_unsorted=options.allow_unsorted).to_instance()
@@ -261,7 +289,19 @@ CSV = InputFormat(
 )
 
 #: Every format pyverify reads, in detection order (binary Parquet first: its bytes are no JSON).
-FORMATS: list[InputFormat] = [PARQUET, INSTANCE, RAGPULSE, BAILIAN, KVCACHE_SIMULATOR, MOONCAKE, KV_EVENTS, TOKEN_LOG, CHAT, LMCACHE, CSV]
+FORMATS: list[InputFormat] = [
+    PARQUET,
+    INSTANCE,
+    RAGPULSE,
+    BAILIAN,
+    KVCACHE_SIMULATOR,
+    MOONCAKE,
+    KV_EVENTS,
+    TOKEN_LOG,
+    CHAT,
+    LMCACHE,
+    CSV,
+]
 
 
 def accepted_formats() -> str:
@@ -276,8 +316,10 @@ SHOWN_KEYS, SHOWN_KEY_CHARS = 3, 16
 
 def shown_keys(record: dict) -> str:
     """A record's first keys, each cut short, for a one-line error."""
-    keys = [repr(key if len(key) <= SHOWN_KEY_CHARS else key[:SHOWN_KEY_CHARS - 3] + "...")
-            for key in list(record)[:SHOWN_KEYS]]
+    keys = [
+        repr(key if len(key) <= SHOWN_KEY_CHARS else key[: SHOWN_KEY_CHARS - 3] + "...")
+        for key in list(record)[:SHOWN_KEYS]
+    ]
     more = len(record) - SHOWN_KEYS
     return ", ".join(keys) + (f" and {more} more" if more > 0 else "") if keys else "none"
 
@@ -294,11 +336,18 @@ def detect_format(head: Head, display: str) -> InputFormat:
             return fmt
     if head.first_object is not None:
         keys = shown_keys(head.first_object)
-        raise located(display, f"line {head.line_number}",
-                      f"the record matches no known format (keys: {keys}); {accepted_formats()}")
+        raise located(
+            display,
+            f"line {head.line_number}",
+            f"the record matches no known format (keys: {keys}); {accepted_formats()}",
+        )
     where = f"line {head.line_number}" if head.line_number else None
     if _cut_off(head):
-        raise located(display, where, f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace (and not an instance)")
+        raise located(
+            display,
+            where,
+            f"longer than {MAX_LINE_BYTES} bytes: not a line of a trace (and not an instance)",
+        )
     raise located(display, where, f"not a format pyverify reads; {accepted_formats()}")
 
 
@@ -308,23 +357,37 @@ def detect_format(head: Head, display: str) -> InputFormat:
 def load_described(path: str | Path, options: ImportOptions = ImportOptions()) -> Loaded:
     """Read ``path`` (``-`` for standard input) in whatever format it is, validated."""
     if options.name is not None:
-        check_instance_name(options.name, "--name")  # before reading: never an instance that pyverify then refuses
+        check_instance_name(
+            options.name, "--name"
+        )  # before reading: never an instance that pyverify then refuses
     with open_source(path) as source, recording(str(path)) as lines:
         fmt = detect_format(read_head(source), source.display)
         if options.tokenizer is not None and not fmt.uses_tokenizer:
-            raise UserError(f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}")
+            raise UserError(
+                f"--tokenizer: only for chat JSONL input; {source.display} is a {fmt.title}"
+            )
         if options.source_block_size is not None and not fmt.source_sized:
-            raise UserError(f"--source-block-size: only for hash-id traces whose blocks may be of any size; "
-                            f"{source.display} is a {fmt.title}")
+            raise UserError(
+                f"--source-block-size: only for hash-id traces whose blocks may be of any size; "
+                f"{source.display} is a {fmt.title}"
+            )
         if (options.rag_order is not None or options.rag_lengths) and not fmt.uses_rag_order:
             flag = "--rag-order" if options.rag_order is not None else "--rag-lengths"
             raise UserError(f"{flag}: only for RAGPulse traces; {source.display} is a {fmt.title}")
         if options.block_size is not None and not fmt.reblocks:
-            raise UserError(f"--block-size: {source.display} is a {fmt.title}, whose blocks are content chunks of varying "
-                            "length: they cannot be re-blocked")
+            raise UserError(
+                f"--block-size: {source.display} is a {fmt.title}, whose blocks are content chunks of varying "
+                "length: they cannot be re-blocked"
+            )
         instance, notes = fmt.read(source, options)
-        if options.block_size is not None and not fmt.hashes_tokens and any("block_tokens" in item for item in instance.extra):
-            raise UserError(f"--block-size: {source.display} gives block_tokens (blocks of their own sizes): they cannot be re-blocked")
+        if (
+            options.block_size is not None
+            and not fmt.hashes_tokens
+            and any("block_tokens" in item for item in instance.extra)
+        ):
+            raise UserError(
+                f"--block-size: {source.display} gives block_tokens (blocks of their own sizes): they cannot be re-blocked"
+            )
         if options.block_size is not None and not fmt.hashes_tokens:
             # For chains of ids, --block-size asks for coarser blocks (pyverify.inputs.reblock).
             instance, more = reblock_to_size(instance, options.block_size, source.display)
@@ -338,4 +401,12 @@ def load_input(path: str | Path) -> Instance:
     return load_described(path).instance
 
 
-__all__ = ["FORMATS", "InputFormat", "Loaded", "accepted_formats", "detect_format", "load_described", "load_input"]
+__all__ = [
+    "FORMATS",
+    "InputFormat",
+    "Loaded",
+    "accepted_formats",
+    "detect_format",
+    "load_described",
+    "load_input",
+]

@@ -77,8 +77,13 @@ def relocated(error: RequestError) -> UserError:
 
 
 #: The formats with one request per non-blank line, whatever the line holds.
-LINE_PER_REQUEST = ("mooncake-jsonl", "kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpulse-jsonl",
-                    "lmcache-jsonl")
+LINE_PER_REQUEST = (
+    "mooncake-jsonl",
+    "kvcache-simulator-jsonl",
+    "qwen-bailian-jsonl",
+    "ragpulse-jsonl",
+    "lmcache-jsonl",
+)
 
 
 def _read_again(path: str, index: int) -> tuple[str, array] | None:

@@ -55,9 +55,21 @@ MAX_TOKEN_COUNT = 2**53
 
 def check_block_size_tokens(value: object, path: object, field: str) -> int:
     """``value`` as a block size of 1 .. MAX_BLOCK_SIZE_TOKENS tokens, or one line of error (every format's rule)."""
-    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_BLOCK_SIZE_TOKENS):
-        shown = value if not isinstance(value, str) else repr(value[:40] + ("..." if len(value) > 40 else ""))
-        raise located(path, field, f"expected a whole number of tokens from 1 to {MAX_BLOCK_SIZE_TOKENS}, got {shown}")
+    if not (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and 1 <= value <= MAX_BLOCK_SIZE_TOKENS
+    ):
+        shown = (
+            value
+            if not isinstance(value, str)
+            else repr(value[:40] + ("..." if len(value) > 40 else ""))
+        )
+        raise located(
+            path,
+            field,
+            f"expected a whole number of tokens from 1 to {MAX_BLOCK_SIZE_TOKENS}, got {shown}",
+        )
     return value
 
 
@@ -66,8 +78,12 @@ def check_instance_name(name: str, field: str) -> str:
     import re
 
     rule = instance_schema()["properties"]["name"]
-    if not (rule["minLength"] <= len(name) <= rule["maxLength"] and re.search(rule["pattern"], name)):
-        raise located(field, None, f"{shown(repr(name), 60)} is not an instance name: {rule['description']}")
+    if not (
+        rule["minLength"] <= len(name) <= rule["maxLength"] and re.search(rule["pattern"], name)
+    ):
+        raise located(
+            field, None, f"{shown(repr(name), 60)} is not an instance name: {rule['description']}"
+        )
     return name
 
 
@@ -76,7 +92,11 @@ def check_host_id(host: int, path: object, field: str) -> None:
     if host < 0:
         raise located(path, field, f"host {host} is negative")
     if host >= MAX_HOSTS:
-        raise located(path, field, f"host {host} out of range: a fleet has at most {MAX_HOSTS} hosts (ids 0..{MAX_HOSTS - 1})")
+        raise located(
+            path,
+            field,
+            f"host {host} out of range: a fleet has at most {MAX_HOSTS} hosts (ids 0..{MAX_HOSTS - 1})",
+        )
 
 
 @dataclass(frozen=True)
@@ -135,7 +155,9 @@ def canonical_json(instance: Instance) -> bytes:
     Two files that differ only in layout or key order have the same canonical
     form and so the same SHA-256.
     """
-    return json.dumps(instance.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(
+        instance.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    ).encode("utf-8")
 
 
 def instance_sha256(instance: Instance) -> str:
@@ -159,9 +181,15 @@ def content_sha256(instance: Instance) -> str:
 @cache
 def instance_schema() -> dict[str, Any]:
     """The committed JSON Schema for ``pyverify.instance/1``."""
-    from importlib import resources  # here: importlib.resources pulls in tempfile, shutil and the compression modules
+    from importlib import (
+        resources,
+    )  # here: importlib.resources pulls in tempfile, shutil and the compression modules
 
-    text = resources.files("pyverify.schemas").joinpath("instance.schema.json").read_text(encoding="utf-8")
+    text = (
+        resources.files("pyverify.schemas")
+        .joinpath("instance.schema.json")
+        .read_text(encoding="utf-8")
+    )
     return json.loads(text)
 
 
@@ -186,7 +214,9 @@ def strict_validator():
 
     return jsonschema.validators.extend(
         jsonschema.Draft202012Validator,
-        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+            "integer", _is_strict_integer
+        ),
     )
 
 
@@ -214,16 +244,33 @@ def instance_from_json(data: Any, path: str | Path = "<instance>") -> Instance:
     with_host = [index for index, request in enumerate(requests) if "host" in request]
     if with_host and len(with_host) != len(requests):
         missing = next(index for index, request in enumerate(requests) if "host" not in request)
-        raise located(path, f"requests[{missing}].host", "missing, but other requests give a host: give every request a host or none")
+        raise located(
+            path,
+            f"requests[{missing}].host",
+            "missing, but other requests give a host: give every request a host or none",
+        )
     for index in with_host:
         if requests[index]["host"] >= hosts:
-            raise located(path, f"requests[{index}].host", f"host {requests[index]['host']} out of range: the fleet has hosts 0..{hosts - 1}")
+            raise located(
+                path,
+                f"requests[{index}].host",
+                f"host {requests[index]['host']} out of range: the fleet has hosts 0..{hosts - 1}",
+            )
     chains = tuple(tuple(request["blocks"]) for request in requests)
     violation = first_prefix_violation(chains)
     if violation is not None:
         raise located(path, violation.field, violation.reason)
-    extra_keys = ("route_key", "arrival_ms", "input_tokens", "output_tokens", "block_tokens", "labels")
-    extra = tuple({key: request[key] for key in extra_keys if key in request} for request in requests)
+    extra_keys = (
+        "route_key",
+        "arrival_ms",
+        "input_tokens",
+        "output_tokens",
+        "block_tokens",
+        "labels",
+    )
+    extra = tuple(
+        {key: request[key] for key in extra_keys if key in request} for request in requests
+    )
     return Instance(
         name=data["name"],
         hosts=hosts,
@@ -278,7 +325,10 @@ class PrefixClosure:
             if known != parent:
                 before = "the root" if known == ROOT else f"block {known}"
                 now = "the root" if parent == ROOT else f"block {parent}"
-                return position, f"not prefix-closed: block {block} follows {now} here but followed {before} earlier"
+                return (
+                    position,
+                    f"not prefix-closed: block {block} follows {now} here but followed {before} earlier",
+                )
             parent = block
         return None
 
@@ -313,7 +363,11 @@ def prefix_tree(instance_or_chains: Instance | Sequence[Sequence[int]]):
     """
     import networkx as nx
 
-    chains = instance_or_chains.chains if isinstance(instance_or_chains, Instance) else instance_or_chains
+    chains = (
+        instance_or_chains.chains
+        if isinstance(instance_or_chains, Instance)
+        else instance_or_chains
+    )
     tree = nx.DiGraph()
     tree.add_node(ROOT, requests=len(chains))
     for block, parent in parent_map(chains).items():
@@ -338,14 +392,20 @@ def safe_file_stem(name: str, sha256: str) -> str:
     (a name like ``../../x`` must not steer where pyverify writes). Falls back
     to the first 12 hex digits of the instance's SHA-256 when nothing is left.
     """
-    stem = "".join(char if char.isascii() and (char.isalnum() or char in "._-") else "_" for char in name)[:80].lstrip(".")
+    stem = "".join(
+        char if char.isascii() and (char.isalnum() or char in "._-") else "_" for char in name
+    )[:80].lstrip(".")
     return stem or sha256[:12]
 
 
 def require_routing(instance: Instance, path: str | Path = "<instance>") -> tuple[int, ...]:
     """The instance's own routing, or a UserError if it gives none."""
     if instance.routing is None:
-        raise located(path, "requests[*].host", "this instance gives no routing: choose a routing policy with --routing")
+        raise located(
+            path,
+            "requests[*].host",
+            "this instance gives no routing: choose a routing policy with --routing",
+        )
     return instance.routing
 
 

@@ -54,8 +54,15 @@ from typing import Callable, Iterator
 from pyverify.errors import located
 from pyverify.inputs.jsonread import iter_objects
 from pyverify.inputs.model import Instance, check_block_size_tokens
-from pyverify.inputs.records import (MAX_BLOCK_ID, ImportOptions, TraceBuilder, is_int, optional_count, optional_timestamp,
-                                      required_list)
+from pyverify.inputs.records import (
+    MAX_BLOCK_ID,
+    ImportOptions,
+    TraceBuilder,
+    is_int,
+    optional_count,
+    optional_timestamp,
+    required_list,
+)
 from pyverify.inputs.stream import Input, open_source
 
 #: Tokens per Mooncake block (the paper's and the trace README's block size).
@@ -80,19 +87,27 @@ class TraceRecord:
     input_length: int | None
     output_length: int | None
     block_size: int | None = None  # kvcache-simulator's per-record block size, when given
-    block_tokens: tuple[int, ...] | None = None  # kvcache-simulator's per-block token counts, when given
+    block_tokens: tuple[int, ...] | None = (
+        None  # kvcache-simulator's per-block token counts, when given
+    )
 
 
 def check_hash_ids(data: dict, shown: str, where: str, key: str = "hash_ids") -> list[int]:
     """``data[key]`` as a non-empty list of block ids 0 .. 2**63-1; one line of error otherwise."""
-    hash_ids = required_list(data, key, shown, where, "block ids", "a request has at least one block")
+    hash_ids = required_list(
+        data, key, shown, where, "block ids", "a request has at least one block"
+    )
     for position, block in enumerate(hash_ids):
         if not is_int(block):
-            raise located(shown, f"{where}.{key}[{position}]", f"block id {block!r} is not an integer")
+            raise located(
+                shown, f"{where}.{key}[{position}]", f"block id {block!r} is not an integer"
+            )
         if block < 0:
             raise located(shown, f"{where}.{key}[{position}]", f"block id {block} is negative")
         if block > MAX_BLOCK_ID:
-            raise located(shown, f"{where}.{key}[{position}]", f"block id {block} is larger than 2**63-1")
+            raise located(
+                shown, f"{where}.{key}[{position}]", f"block id {block} is larger than 2**63-1"
+            )
     return hash_ids
 
 
@@ -109,17 +124,29 @@ class BlockSizeRule:
             return
         if self.given is None:
             if self.asked is not None and value != self.asked:
-                raise located(self.display, f"line {line}.block_size",
-                              f"{value} tokens, but --source-block-size says {self.asked}: drop the flag or fix the file")
+                raise located(
+                    self.display,
+                    f"line {line}.block_size",
+                    f"{value} tokens, but --source-block-size says {self.asked}: drop the flag or fix the file",
+                )
             self.given, self.given_line = value, line
         elif value != self.given:
-            raise located(self.display, f"line {line}.block_size",
-                          f"{value} tokens, but line {self.given_line} says {self.given}: a trace has one block size "
-                          "(blocks of mixed sizes would be counted as equal cache slots)")
+            raise located(
+                self.display,
+                f"line {line}.block_size",
+                f"{value} tokens, but line {self.given_line} says {self.given}: a trace has one block size "
+                "(blocks of mixed sizes would be counted as equal cache slots)",
+            )
 
     @property
     def size(self) -> int:
-        return self.given if self.given is not None else self.asked if self.asked is not None else self.default
+        return (
+            self.given
+            if self.given is not None
+            else self.asked
+            if self.asked is not None
+            else self.default
+        )
 
     def note(self) -> str:
         """``, blocks of N tokens (...)`` when the size is not the format's default (else nothing: descriptions stay as they were)."""
@@ -148,11 +175,17 @@ def iter_records(source: Input) -> Iterator[TraceRecord]:
         counts = data.get("block_tokens")
         if counts is not None:
             if not isinstance(counts, list) or len(counts) != len(hash_ids):
-                raise located(shown, f"{where}.block_tokens", f"expected a list of {len(hash_ids)} token counts, one per block")
+                raise located(
+                    shown,
+                    f"{where}.block_tokens",
+                    f"expected a list of {len(hash_ids)} token counts, one per block",
+                )
             for position, value in enumerate(counts):
                 check_block_size_tokens(value, shown, f"{where}.block_tokens[{position}]")
             counts = tuple(counts)
-        yield TraceRecord(line_number, tuple(hash_ids), timestamp, input_length, output_length, block_size, counts)
+        yield TraceRecord(
+            line_number, tuple(hash_ids), timestamp, input_length, output_length, block_size, counts
+        )
 
 
 def iter_mooncake(path: str | Path) -> Iterator[TraceRecord]:
@@ -174,7 +207,13 @@ def read_mooncake(source: Input, options: ImportOptions = ImportOptions()) -> In
         if violation is not None:
             position, reason = violation
             raise located(source.display, f"line {record.line}.hash_ids[{position}]", reason)
-        builder.add(record.line, record.hash_ids, record.timestamp, record.input_length, record.output_length)
+        builder.add(
+            record.line,
+            record.hash_ids,
+            record.timestamp,
+            record.input_length,
+            record.output_length,
+        )
         if record.block_tokens is not None:
             builder.extra[-1]["block_tokens"] = list(record.block_tokens)
     shown = source.label
@@ -201,9 +240,22 @@ def import_mooncake(
     (for a progress bar). ``warn`` receives the one warning about decreasing
     timestamps when ``allow_unsorted`` is set (default: print to stderr).
     """
-    options = ImportOptions(hosts=hosts, name=name, allow_unsorted=allow_unsorted, warn=warn, progress=progress)
+    options = ImportOptions(
+        hosts=hosts, name=name, allow_unsorted=allow_unsorted, warn=warn, progress=progress
+    )
     with open_source(path) as source:
         return read_mooncake(source, options)
 
 
-__all__ = ["BlockSizeRule", "MOONCAKE_BLOCK_TOKENS", "SIZE_FIELDS", "check_hash_ids", "MOONCAKE_FIELDS", "TraceRecord", "import_mooncake", "iter_mooncake", "iter_records", "read_mooncake"]
+__all__ = [
+    "BlockSizeRule",
+    "MOONCAKE_BLOCK_TOKENS",
+    "SIZE_FIELDS",
+    "check_hash_ids",
+    "MOONCAKE_FIELDS",
+    "TraceRecord",
+    "import_mooncake",
+    "iter_mooncake",
+    "iter_records",
+    "read_mooncake",
+]

@@ -46,7 +46,15 @@ from typing import Any
 from pyverify.errors import UserError, located
 from pyverify.inputs.jsonread import iter_objects
 from pyverify.inputs.model import MAX_BLOCK_SIZE_TOKENS, Instance
-from pyverify.inputs.records import MAX_BLOCK_ID, ImportOptions, TraceBuilder, is_int, is_number, optional_count, optional_text
+from pyverify.inputs.records import (
+    MAX_BLOCK_ID,
+    ImportOptions,
+    TraceBuilder,
+    is_int,
+    is_number,
+    optional_count,
+    optional_text,
+)
 from pyverify.inputs.stream import Input, open_source
 
 #: The components of a request, in the default order.
@@ -61,7 +69,10 @@ def check_order(order: tuple[str, ...] | None) -> tuple[str, ...]:
     if order is None:
         return RAG_COMPONENTS
     if not order or any(not name for name in order):
-        raise UserError("--rag-order: expected component names separated by commas, e.g. " + ",".join(RAG_COMPONENTS))
+        raise UserError(
+            "--rag-order: expected component names separated by commas, e.g. "
+            + ",".join(RAG_COMPONENTS)
+        )
     repeated = sorted({name for name in order if order.count(name) > 1})
     if repeated:
         raise UserError(f"--rag-order: {repeated[0]!r} is named twice")
@@ -77,19 +88,39 @@ def read_lengths(paths: tuple[str, ...]) -> dict[int, int]:
             shown = source.display
             for line, where, data in iter_objects(source.handle, shown):
                 if "token_length" not in data:
-                    raise located(shown, where, "missing field 'token_length' (a RAGPulse side file: a chunk id and its token_length)")
+                    raise located(
+                        shown,
+                        where,
+                        "missing field 'token_length' (a RAGPulse side file: a chunk id and its token_length)",
+                    )
                 others = [key for key in data if key != "token_length"]
                 if len(others) != 1:
-                    raise located(shown, where, f"expected one chunk id field beside 'token_length', got {len(others)}")
+                    raise located(
+                        shown,
+                        where,
+                        f"expected one chunk id field beside 'token_length', got {len(others)}",
+                    )
                 key = others[0]
                 chunk, tokens = data[key], data["token_length"]
                 if not (is_int(chunk) and 0 <= chunk <= MAX_BLOCK_ID):
-                    raise located(shown, f"{where}.{key}", f"expected a chunk id from 0 to 2**63-1, got {chunk!r}")
+                    raise located(
+                        shown,
+                        f"{where}.{key}",
+                        f"expected a chunk id from 0 to 2**63-1, got {chunk!r}",
+                    )
                 if not (is_int(tokens) and 1 <= tokens <= MAX_BLOCK_SIZE_TOKENS):
-                    raise located(shown, f"{where}.token_length", f"expected a whole number of tokens from 1 to {MAX_BLOCK_SIZE_TOKENS}, got {tokens!r}")
+                    raise located(
+                        shown,
+                        f"{where}.token_length",
+                        f"expected a whole number of tokens from 1 to {MAX_BLOCK_SIZE_TOKENS}, got {tokens!r}",
+                    )
                 known = lengths.setdefault(chunk, tokens)
                 if known != tokens:
-                    raise located(shown, f"{where}.token_length", f"chunk {chunk} has {tokens} tokens here but {known} in {where_from[chunk]}")
+                    raise located(
+                        shown,
+                        f"{where}.token_length",
+                        f"chunk {chunk} has {tokens} tokens here but {known} in {where_from[chunk]}",
+                    )
                 where_from.setdefault(chunk, f"{shown} {where}")
     return lengths
 
@@ -104,11 +135,25 @@ def _seconds(data: dict[str, Any], shown: str, where: str) -> float | int | None
             number = float(text) if len(text) <= 32 else None
         except ValueError:
             number = None
-        if number is None or not text or not all(char.isdigit() or char in ".eE+-" for char in text):
-            raise located(shown, f"{where}.timestamp", f"expected seconds as a number or a string of digits, got {value[:40]!r}")
-        value = int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
+        if (
+            number is None
+            or not text
+            or not all(char.isdigit() or char in ".eE+-" for char in text)
+        ):
+            raise located(
+                shown,
+                f"{where}.timestamp",
+                f"expected seconds as a number or a string of digits, got {value[:40]!r}",
+            )
+        value = (
+            int(number)
+            if number.is_integer() and "." not in text and "e" not in text.lower()
+            else number
+        )
     if not (is_number(value) and 0 <= value <= 1e15):
-        raise located(shown, f"{where}.timestamp", f"expected a non-negative number of seconds, got {value!r}")
+        raise located(
+            shown, f"{where}.timestamp", f"expected a non-negative number of seconds, got {value!r}"
+        )
     return value
 
 
@@ -127,11 +172,18 @@ def read_ragpulse(source: Input, options: ImportOptions) -> tuple[Instance, list
             raise located(shown, where, "missing field 'hash_ids'")
         parts = data["hash_ids"]
         if not isinstance(parts, dict):
-            raise located(shown, f"{where}.hash_ids", f"expected an object of components ({', '.join(order)}), got {type(parts).__name__}")
+            raise located(
+                shown,
+                f"{where}.hash_ids",
+                f"expected an object of components ({', '.join(order)}), got {type(parts).__name__}",
+            )
         unknown = [key for key in parts if key not in order]
         if unknown:
-            raise located(shown, f"{where}.hash_ids.{unknown[0][:40]}",
-                          f"a component the order does not name (order: {','.join(order)}); name it in --rag-order to keep it")
+            raise located(
+                shown,
+                f"{where}.hash_ids.{unknown[0][:40]}",
+                f"a component the order does not name (order: {','.join(order)}); name it in --rag-order to keep it",
+            )
         chain: list[int] = []
         weights: list[int] = []
         parent = -1
@@ -140,28 +192,52 @@ def read_ragpulse(source: Input, options: ImportOptions) -> tuple[Instance, list
             if chunks is None:
                 continue
             if not isinstance(chunks, list):
-                raise located(shown, f"{where}.hash_ids.{component}", f"expected a list of chunk ids, got {type(chunks).__name__}")
+                raise located(
+                    shown,
+                    f"{where}.hash_ids.{component}",
+                    f"expected a list of chunk ids, got {type(chunks).__name__}",
+                )
             for position, chunk in enumerate(chunks):
                 field = f"{where}.hash_ids.{component}[{position}]"
                 if not (is_int(chunk) and 0 <= chunk <= MAX_BLOCK_ID):
-                    raise located(shown, field, f"expected a chunk id from 0 to 2**63-1, got {chunk!r}")
+                    raise located(
+                        shown, field, f"expected a chunk id from 0 to 2**63-1, got {chunk!r}"
+                    )
                 if lengths is not None:
                     if chunk not in lengths:
-                        raise located(shown, field, f"chunk {chunk} has no token_length in the --rag-lengths files")
+                        raise located(
+                            shown,
+                            field,
+                            f"chunk {chunk} has no token_length in the --rag-lengths files",
+                        )
                     weights.append(lengths[chunk])
                 parent = prefix_ids.setdefault((parent, chunk), len(prefix_ids))
                 chain.append(parent)
         if not chain:
-            raise located(shown, f"{where}.hash_ids", "no chunk in any component: a request has at least one block")
+            raise located(
+                shown,
+                f"{where}.hash_ids",
+                "no chunk in any component: a request has at least one block",
+            )
         seconds = _seconds(data, shown, where)
         input_length = optional_count(data, "input_length", shown, where)
         output_length = optional_count(data, "output_length", shown, where)
         session = optional_text(data, "session_id", shown, where)
         if session is not None and len(session) > MAX_SESSION_CHARS:
-            raise located(shown, f"{where}.session_id", f"longer than {MAX_SESSION_CHARS} characters")
-        builder.prefix_violation(chain)  # prefix-closed by construction; kept in the closure like every reader's chains
-        builder.add(line, tuple(chain), None if seconds is None else seconds_to_ms(seconds), input_length, output_length,
-                    route_key=session)
+            raise located(
+                shown, f"{where}.session_id", f"longer than {MAX_SESSION_CHARS} characters"
+            )
+        builder.prefix_violation(
+            chain
+        )  # prefix-closed by construction; kept in the closure like every reader's chains
+        builder.add(
+            line,
+            tuple(chain),
+            None if seconds is None else seconds_to_ms(seconds),
+            input_length,
+            output_length,
+            route_key=session,
+        )
         if lengths is not None:
             builder.extra[-1]["block_tokens"] = weights
             largest = max(largest, max(weights))
@@ -169,16 +245,22 @@ def read_ragpulse(source: Input, options: ImportOptions) -> tuple[Instance, list
         name=options.name or source.stem,
         hosts=1 if options.hosts is None else options.hosts,
         description=f"Imported from the RAGPulse trace {source.label} ({len(builder.chains)} requests, "
-                    f"components in the order {','.join(order)}, each block a chunk and everything before it).",
+        f"components in the order {','.join(order)}, each block a chunk and everything before it).",
         source=f"ragpulse-jsonl:{source.label}",
         block_size_tokens=largest if lengths is not None else None,
     )
-    notes = [f"one chain per request: components in the order {','.join(order)} (--rag-order to change), "
-             "each block named by the chunks up to it; timestamps are seconds, kept as arrival_ms"]
+    notes = [
+        f"one chain per request: components in the order {','.join(order)} (--rag-order to change), "
+        "each block named by the chunks up to it; timestamps are seconds, kept as arrival_ms"
+    ]
     if lengths is None:
-        notes.append("no --rag-lengths side files: blocks are counted, not weighed in tokens (no block size)")
+        notes.append(
+            "no --rag-lengths side files: blocks are counted, not weighed in tokens (no block size)"
+        )
     else:
-        notes.append(f"block tokens from {len(options.rag_lengths)} side file(s); block size {largest} tokens (the largest chunk)")
+        notes.append(
+            f"block tokens from {len(options.rag_lengths)} side file(s); block size {largest} tokens (the largest chunk)"
+        )
     return instance, notes
 
 

@@ -48,13 +48,15 @@ def has_partial_last_blocks(instance: Instance) -> bool:
     block = instance.block_size_tokens
     if block is None or not instance.extra:
         return False
-    return any("input_tokens" in item and item["input_tokens"] < len(chain) * block
-               for item, chain in zip(instance.extra, instance.chains))
+    return any(
+        "input_tokens" in item and item["input_tokens"] < len(chain) * block
+        for item, chain in zip(instance.extra, instance.chains)
+    )
 
 
 def coarse_chain(chain: Chain, factor: int, keep_partial: bool) -> Chain:
     """Every ``factor``-th id of ``chain``, and its last id for a partial last coarse block when ``keep_partial``."""
-    coarse = chain[factor - 1::factor]
+    coarse = chain[factor - 1 :: factor]
     if keep_partial and len(chain) % factor:
         coarse += (chain[-1],)
     return coarse
@@ -78,31 +80,49 @@ def reblock(instance: Instance, factor: int) -> tuple[Instance, list[str]]:
             chains.append(coarse)
     size = instance.block_size_tokens * factor
     if not chains:
-        raise UserError(f"--block-size: no request has a full block of {size} tokens; choose a smaller --block-size")
-    tail = ("partial last blocks kept, as the trace names partial blocks" if keep_partial
-            else "only full blocks kept, as in vLLM")
-    notes = [f"re-blocked to {size}-token blocks: the last id of every {factor} consecutive blocks ({tail})"]
+        raise UserError(
+            f"--block-size: no request has a full block of {size} tokens; choose a smaller --block-size"
+        )
+    tail = (
+        "partial last blocks kept, as the trace names partial blocks"
+        if keep_partial
+        else "only full blocks kept, as in vLLM"
+    )
+    notes = [
+        f"re-blocked to {size}-token blocks: the last id of every {factor} consecutive blocks ({tail})"
+    ]
     if len(kept) < instance.n_requests:
-        notes.append(f"left out {instance.n_requests - len(kept)} request(s) shorter than one block of {size} tokens")
+        notes.append(
+            f"left out {instance.n_requests - len(kept)} request(s) shorter than one block of {size} tokens"
+        )
     result = dataclasses.replace(
         instance,
         chains=tuple(chains),
         routing=tuple(instance.routing[i] for i in kept) if instance.routing is not None else None,
         extra=tuple(instance.extra[i] for i in kept) if instance.extra else (),
         block_size_tokens=size,
-        description=(instance.description + " " if instance.description else "") + notes[0][0].upper() + notes[0][1:] + ".",
+        description=(instance.description + " " if instance.description else "")
+        + notes[0][0].upper()
+        + notes[0][1:]
+        + ".",
     )
     return result, notes
 
 
-def reblock_to_size(instance: Instance, block_size: int, display: str) -> tuple[Instance, list[str]]:
+def reblock_to_size(
+    instance: Instance, block_size: int, display: str
+) -> tuple[Instance, list[str]]:
     """Re-block ``instance`` to ``block_size`` tokens per block, or say in one line why the ids do not allow it."""
     old = instance.block_size_tokens
     if old is None:
-        raise UserError(f"--block-size: {display} gives no block size (block_size_tokens), so it cannot be re-blocked by tokens")
+        raise UserError(
+            f"--block-size: {display} gives no block size (block_size_tokens), so it cannot be re-blocked by tokens"
+        )
     if block_size % old:
-        raise UserError(f"--block-size: {block_size} is not a whole multiple of the input's {old}-token blocks: a new block "
-                        "would end inside an old one, and the ids cannot tell whether two requests share part of a block")
+        raise UserError(
+            f"--block-size: {block_size} is not a whole multiple of the input's {old}-token blocks: a new block "
+            "would end inside an old one, and the ids cannot tell whether two requests share part of a block"
+        )
     return reblock(instance, block_size // old)
 
 

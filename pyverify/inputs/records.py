@@ -38,12 +38,18 @@ class ImportOptions:
     Every command other than ``trace import`` reads inputs with the defaults.
     """
 
-    hosts: int | None = None  # fleet size recorded (default 1 for traces; an instance keeps its own)
+    hosts: int | None = (
+        None  # fleet size recorded (default 1 for traces; an instance keeps its own)
+    )
     name: str | None = None  # instance name (default: the file's stem, or "stdin")
     allow_unsorted: bool = False  # replay decreasing timestamps in file order, with a warning
-    block_size: int | None = None  # tokens per block: hashing size of token/chat inputs, or a coarser size to re-block to
+    block_size: int | None = (
+        None  # tokens per block: hashing size of token/chat inputs, or a coarser size to re-block to
+    )
     tokenizer: str | None = None  # chat JSONL: a tokenizer.json path, or "bytes" (the default)
-    source_block_size: int | None = None  # tokens per block of a hash-id trace that does not say (default: the format's)
+    source_block_size: int | None = (
+        None  # tokens per block of a hash-id trace that does not say (default: the format's)
+    )
     rag_order: tuple[str, ...] | None = None  # RAGPulse: the order of a request's components
     rag_lengths: tuple[str, ...] = ()  # RAGPulse: side files giving each chunk's token_length
     warn: Callable[[str], None] | None = None
@@ -53,8 +59,14 @@ class ImportOptions:
 #: The reading flags a certificate records, so that ``verify`` reads its input the same way:
 #: every option of :class:`ImportOptions` that changes the instance read (``name`` and ``hosts``
 #: are ``trace import``'s alone).
-READING_FLAGS = {"allow_unsorted": bool, "block_size": int, "tokenizer": str,
-                 "source_block_size": int, "rag_order": list, "rag_lengths": list}
+READING_FLAGS = {
+    "allow_unsorted": bool,
+    "block_size": int,
+    "tokenizer": str,
+    "source_block_size": int,
+    "rag_order": list,
+    "rag_lengths": list,
+}
 #: The largest integer a reading flag may record (signed 64 bits, as the arrays hold sizes).
 MAX_READING_INT = 2**63 - 1
 
@@ -84,18 +96,22 @@ def options_from_record(record: Any, path: str, field: str, **overrides: Any) ->
     for key, value in record.items():
         kind = READING_FLAGS.get(key)
         if kind is None:
-            raise located(path, f"{field}.{key}", f"is not a reading flag (known: {', '.join(READING_FLAGS)})")
+            raise located(
+                path, f"{field}.{key}", f"is not a reading flag (known: {', '.join(READING_FLAGS)})"
+            )
         if kind is list:
             if type(value) is not list or not value or not all(type(item) is str for item in value):
-                raise located(path, f"{field}.{key}",
-                              f"is {value!r}, not a non-empty list of strings")
+                raise located(
+                    path, f"{field}.{key}", f"is {value!r}, not a non-empty list of strings"
+                )
             value = tuple(value)
             # Side files named by a file someone else wrote: plain files only (never standard
             # input or a device).
             unread = [item for item in value if key == "rag_lengths" and not os.path.isfile(item)]
             if unread:
-                raise located(path, f"{field}.{key}",
-                              f"names {unread[0]!r}, which is not a regular file here")
+                raise located(
+                    path, f"{field}.{key}", f"names {unread[0]!r}, which is not a regular file here"
+                )
         elif type(value) is not kind or (kind is int and not 0 < value <= MAX_READING_INT):
             wanted = f"positive integer up to {MAX_READING_INT}" if kind is int else kind.__name__
             raise located(path, f"{field}.{key}", f"is {value!r}, not a {wanted}")
@@ -113,7 +129,11 @@ def is_int(value: Any) -> bool:
 
 def is_number(value: Any) -> bool:
     """A finite JSON number (not a boolean)."""
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)) and value == value and value not in (float("inf"), float("-inf"))
+    return (
+        (isinstance(value, (int, float)) and not isinstance(value, bool))
+        and value == value
+        and value not in (float("inf"), float("-inf"))
+    )
 
 
 def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> int | None:
@@ -123,8 +143,11 @@ def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> 
     if value is not None and not (is_int(value) and value >= 0):
         raise located(display, f"{where}.{key}", f"expected a non-negative integer, got {value!r}")
     if value is not None and value > MAX_TOKEN_COUNT:
-        raise located(display, f"{where}.{key}",
-                      f"{value} tokens is more than 2**53, the most pyverify holds exactly")
+        raise located(
+            display,
+            f"{where}.{key}",
+            f"{value} tokens is more than 2**53, the most pyverify holds exactly",
+        )
     return value
 
 
@@ -132,8 +155,9 @@ def optional_count(data: dict[str, Any], key: str, display: str, where: str) -> 
 MAX_ARRIVAL_MS = 1e18
 
 
-def optional_timestamp(data: dict[str, Any], display: str, where: str,
-                       ms_per_unit: int = 1) -> float | int | None:
+def optional_timestamp(
+    data: dict[str, Any], display: str, where: str, ms_per_unit: int = 1
+) -> float | int | None:
     """``data["timestamp"]`` (milliseconds, as in Mooncake's traces; or units of ``ms_per_unit``
     milliseconds, 1000 for seconds) or None; a one-line error otherwise, bounded so that it fits
     an instance once converted."""
@@ -141,18 +165,23 @@ def optional_timestamp(data: dict[str, Any], display: str, where: str,
     bound = MAX_ARRIVAL_MS / ms_per_unit
     if value is not None and not (is_number(value) and 0 <= value <= bound):
         unit = f" of seconds up to {bound:g}" if ms_per_unit == 1000 else ""
-        raise located(display, f"{where}.timestamp",
-                      f"expected a non-negative number{unit}, got {value!r}")
+        raise located(
+            display, f"{where}.timestamp", f"expected a non-negative number{unit}, got {value!r}"
+        )
     return value
 
 
-def required_list(data: dict[str, Any], key: str, display: str, where: str, items: str, at_least: str) -> list[Any]:
+def required_list(
+    data: dict[str, Any], key: str, display: str, where: str, items: str, at_least: str
+) -> list[Any]:
     """``data[key]`` as a non-empty list; else one line: missing, "expected a list of ITEMS", or "empty: AT_LEAST"."""
     if key not in data:
         raise located(display, where, f"missing field {key!r}")
     value = data[key]
     if not isinstance(value, list):
-        raise located(display, f"{where}.{key}", f"expected a list of {items}, got {type(value).__name__}")
+        raise located(
+            display, f"{where}.{key}", f"expected a list of {items}, got {type(value).__name__}"
+        )
     if not value:
         raise located(display, f"{where}.{key}", f"empty: {at_least}")
     return value
@@ -169,8 +198,13 @@ def optional_text(data: dict[str, Any], key: str, display: str, where: str) -> s
 class TraceBuilder:
     """Collects a trace's requests in file order and builds the :class:`Instance`."""
 
-    def __init__(self, display: str, allow_unsorted: bool = False,
-                 warn: Callable[[str], None] | None = None, progress: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        display: str,
+        allow_unsorted: bool = False,
+        warn: Callable[[str], None] | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
         self.display = display
         self.allow_unsorted = allow_unsorted
         self.warn = warn or _stderr_warning
@@ -193,19 +227,33 @@ class TraceBuilder:
             return
         where = f"line {line}"
         if self._last_time is not None and timestamp < self._last_time:
-            message = (f"timestamp {timestamp} is earlier than {self._last_time} on line {self._last_time_line}: "
-                       "the file is not in time order")
+            message = (
+                f"timestamp {timestamp} is earlier than {self._last_time} on line {self._last_time_line}: "
+                "the file is not in time order"
+            )
             if not self.allow_unsorted:
-                raise located(self.display, f"{where}.timestamp",
-                              message + " (sort it, or pass --allow-unsorted to replay in file order)")
+                raise located(
+                    self.display,
+                    f"{where}.timestamp",
+                    message + " (sort it, or pass --allow-unsorted to replay in file order)",
+                )
             if not self._warned:
-                self.warn(f"pyverify: warning: {self.display}: {where}.timestamp: {message}; replaying in file order")
+                self.warn(
+                    f"pyverify: warning: {self.display}: {where}.timestamp: {message}; replaying in file order"
+                )
                 self._warned = True
         self._last_time, self._last_time_line = timestamp, line
 
-    def add(self, line: int, chain: tuple[int, ...], timestamp: float | int | None = None,
-            input_tokens: int | None = None, output_tokens: int | None = None, route_key: str | None = None,
-            labels: dict[str, Any] | None = None) -> None:
+    def add(
+        self,
+        line: int,
+        chain: tuple[int, ...],
+        timestamp: float | int | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        route_key: str | None = None,
+        labels: dict[str, Any] | None = None,
+    ) -> None:
         """Append one request (its chain already passed :meth:`prefix_violation`), checking time order."""
         self.check_time(line, timestamp)
         self.chains.append(chain)
@@ -226,7 +274,9 @@ class TraceBuilder:
         if self.progress is not None:
             self.progress(1)
 
-    def instance(self, name: str, hosts: int, description: str, source: str, block_size_tokens: int | None) -> Instance:
+    def instance(
+        self, name: str, hosts: int, description: str, source: str, block_size_tokens: int | None
+    ) -> Instance:
         """The instance, or a one-line error when the input held no request."""
         if hosts < 1:
             raise located(self.display, "hosts", f"expected a positive fleet size, got {hosts}")
@@ -259,6 +309,17 @@ def _stderr_warning(message: str) -> None:
         print(message, file=sys.stderr)
 
 
-__all__ = ["ImportOptions", "MAX_BLOCK_ID", "MAX_READING_INT", "READING_FLAGS", "TraceBuilder",
-           "is_int", "is_number", "optional_count", "optional_text", "optional_timestamp",
-           "options_from_record", "reading_record"]
+__all__ = [
+    "ImportOptions",
+    "MAX_BLOCK_ID",
+    "MAX_READING_INT",
+    "READING_FLAGS",
+    "TraceBuilder",
+    "is_int",
+    "is_number",
+    "optional_count",
+    "optional_text",
+    "optional_timestamp",
+    "options_from_record",
+    "reading_record",
+]

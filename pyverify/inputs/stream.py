@@ -72,7 +72,10 @@ def stem_of(path: object) -> str:
     if name.lower().endswith(".gz"):
         name = name[:-3]
     stem = Path(name).stem or name
-    stem = "".join("_" if char in "/\\" or ord(char) < 0x20 or not char.isprintable() else char for char in stem)[:NAME_LENGTH]
+    stem = "".join(
+        "_" if char in "/\\" or ord(char) < 0x20 or not char.isprintable() else char
+        for char in stem
+    )[:NAME_LENGTH]
     return stem if stem and stem not in (".", "..") else "input"
 
 
@@ -88,7 +91,9 @@ class _Joined(io.RawIOBase):
     :mod:`pyverify.inputs.jsonread` report as one line naming the file.
     """
 
-    def __init__(self, head: bytes, rest: BinaryIO, closers: tuple[Callable[[], None], ...] = ()) -> None:
+    def __init__(
+        self, head: bytes, rest: BinaryIO, closers: tuple[Callable[[], None], ...] = ()
+    ) -> None:
         super().__init__()
         self._head = head
         self._rest = rest
@@ -104,7 +109,11 @@ class _Joined(io.RawIOBase):
             self._head = self._head[count:]
             return count
         try:
-            data = self._rest.read1(len(buffer)) if hasattr(self._rest, "read1") else self._rest.read(len(buffer))
+            data = (
+                self._rest.read1(len(buffer))
+                if hasattr(self._rest, "read1")
+                else self._rest.read(len(buffer))
+            )
         except (EOFError, zlib.error, gzip.BadGzipFile) as error:
             raise OSError(f"corrupt gzip data ({error})") from None
         buffer[: len(data)] = data
@@ -184,7 +193,11 @@ def _refuse_devices(stream: BinaryIO, shown: str) -> None:
     except (OSError, ValueError, io.UnsupportedOperation):
         return  # an in-memory stream (tests): nothing to check
     if os.isatty(descriptor):
-        raise located(shown, None, "is a terminal: pipe or redirect the input, e.g. 'cat TRACE.jsonl | pyverify validate -'")
+        raise located(
+            shown,
+            None,
+            "is a terminal: pipe or redirect the input, e.g. 'cat TRACE.jsonl | pyverify validate -'",
+        )
     mode = os.fstat(descriptor).st_mode
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         raise located(shown, None, "is a device, not a file")
@@ -223,7 +236,9 @@ def open_source(path: str | Path) -> Input:
     raw, closers = _open_raw(path)
     magic = _read_up_to(raw, len(GZIP_MAGIC), display_name(path))
     if magic != GZIP_MAGIC and _rewound(path, raw):
-        return Input(path, raw, None)  # the file itself: read whole in one buffer (jsonread.read_bounded)
+        return Input(
+            path, raw, None
+        )  # the file itself: read whole in one buffer (jsonread.read_bounded)
     joined = io.BufferedReader(_Joined(magic, raw, closers))
     if magic != GZIP_MAGIC:
         return Input(path, joined, None)
@@ -232,4 +247,14 @@ def open_source(path: str | Path) -> Input:
     return Input(path, handle, "gzip")
 
 
-__all__ = ["GZIP_MAGIC", "Input", "STDIN", "STDIN_DISPLAY", "STDIN_NAME", "display_name", "is_stdin", "open_source", "stem_of"]
+__all__ = [
+    "GZIP_MAGIC",
+    "Input",
+    "STDIN",
+    "STDIN_DISPLAY",
+    "STDIN_NAME",
+    "display_name",
+    "is_stdin",
+    "open_source",
+    "stem_of",
+]

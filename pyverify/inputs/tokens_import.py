@@ -91,13 +91,15 @@ def block_id(parent: int, tokens: Sequence[int], extra: bytes = b"") -> int:
     return int.from_bytes(digest.digest()[:8], "big") & _ID_MASK
 
 
-def chain_of_tokens(tokens: Sequence[int], block_size: int, salt: str | None = None) -> tuple[int, ...]:
+def chain_of_tokens(
+    tokens: Sequence[int], block_size: int, salt: str | None = None
+) -> tuple[int, ...]:
     """The chained ids of the full blocks of ``tokens`` (the partial tail gets none)."""
     ids: list[int] = []
     parent = ROOT
     for start in range(0, len(tokens) - block_size + 1, block_size):
         extra = salt.encode("utf-8") if (start == 0 and salt) else b""
-        parent = block_id(parent, tokens[start:start + block_size], extra)
+        parent = block_id(parent, tokens[start : start + block_size], extra)
         ids.append(parent)
     return tuple(ids)
 
@@ -116,12 +118,21 @@ class HashedTrace:
     def __init__(self, source: Input, options: ImportOptions) -> None:
         self.source = source
         self.block_size = check_block_size(options.block_size or DEFAULT_BLOCK_SIZE)
-        self.builder = TraceBuilder(source.display, options.allow_unsorted, options.warn, options.progress)
+        self.builder = TraceBuilder(
+            source.display, options.allow_unsorted, options.warn, options.progress
+        )
         self.options = options
         self.short_requests = 0
         self.short_tokens = 0
 
-    def add(self, line: int, field: str, tokens: Sequence[int], data: dict[str, Any], where: str | None = None) -> None:
+    def add(
+        self,
+        line: int,
+        field: str,
+        tokens: Sequence[int],
+        data: dict[str, Any],
+        where: str | None = None,
+    ) -> None:
         """Hash one request's ``tokens`` (from ``field`` of ``data``, at ``where`` on ``line``) and record it."""
         shown, where = self.source.display, where or f"line {line}"
         timestamp = optional_timestamp(data, shown, where)
@@ -140,31 +151,44 @@ class HashedTrace:
         if violation is not None:
             position, _ = violation
             start = position * self.block_size
-            tokens_at = (f"{field}[{start}:{start + self.block_size}]" if field in TOKEN_FIELDS
-                         else f"{field} (tokens {start}..{start + self.block_size - 1})")
-            raise located(shown, f"{where}.{tokens_at}",
-                          f"hash collision: block id {chain[position]} was given to a different prefix earlier "
-                          "(two 63-bit SHA-256 ids met; re-import with another --block-size)")
+            tokens_at = (
+                f"{field}[{start}:{start + self.block_size}]"
+                if field in TOKEN_FIELDS
+                else f"{field} (tokens {start}..{start + self.block_size - 1})"
+            )
+            raise located(
+                shown,
+                f"{where}.{tokens_at}",
+                f"hash collision: block id {chain[position]} was given to a different prefix earlier "
+                "(two 63-bit SHA-256 ids met; re-import with another --block-size)",
+            )
         self.builder.add(line, chain, timestamp, len(tokens), output, route_key)
 
     def notes(self) -> list[str]:
         if not self.short_requests:
             return []
-        return [f"left out {self.short_requests} request(s) shorter than one block of {self.block_size} tokens "
-                f"({self.short_tokens} tokens in all): vLLM caches no block of them, so they neither hit nor are hit, "
-                "but each takes a block while it runs and can evict one (not in --eviction vllm|sglang replays)"]
+        return [
+            f"left out {self.short_requests} request(s) shorter than one block of {self.block_size} tokens "
+            f"({self.short_tokens} tokens in all): vLLM caches no block of them, so they neither hit nor are hit, "
+            "but each takes a block while it runs and can evict one (not in --eviction vllm|sglang replays)"
+        ]
 
     def instance(self, what: str, key: str) -> Instance:
         shown = self.source.label
         if not self.builder.chains and self.short_requests:
-            raise located(self.source.display, None,
-                          f"no request has a full block of {self.block_size} tokens; choose a smaller --block-size")
+            raise located(
+                self.source.display,
+                None,
+                f"no request has a full block of {self.block_size} tokens; choose a smaller --block-size",
+            )
         requests = len(self.builder.chains)
         return self.builder.instance(
             name=self.options.name or self.source.stem,
             hosts=1 if self.options.hosts is None else self.options.hosts,
-            description=(f"Imported from the {what} {shown} ({requests} requests): chained block hashes of "
-                         f"{self.block_size}-token blocks, full blocks only, as vLLM's prefix cache."),
+            description=(
+                f"Imported from the {what} {shown} ({requests} requests): chained block hashes of "
+                f"{self.block_size}-token blocks, full blocks only, as vLLM's prefix cache."
+            ),
             source=f"{key}:{shown}",
             block_size_tokens=self.block_size,
         )
@@ -178,14 +202,22 @@ def token_ids(data: dict[str, Any], shown: str, where: str) -> tuple[str, list[i
     if len(present) > 1:
         raise located(shown, where, "both 'prompt_token_ids' and 'token_ids': give one")
     field = present[0]
-    tokens = required_list(data, field, shown, where, "token ids", "a prompt has at least one token")
+    tokens = required_list(
+        data, field, shown, where, "token ids", "a prompt has at least one token"
+    )
     for position, token in enumerate(tokens):
         if not (is_int(token) and 0 <= token <= MAX_TOKEN_ID):
-            raise located(shown, f"{where}.{field}[{position}]", f"token id {token!r} is not an integer from 0 to 2**63-1")
+            raise located(
+                shown,
+                f"{where}.{field}[{position}]",
+                f"token id {token!r} is not an integer from 0 to 2**63-1",
+            )
     return field, tokens
 
 
-def read_token_log(source: Input, options: ImportOptions = ImportOptions()) -> tuple[Instance, list[str]]:
+def read_token_log(
+    source: Input, options: ImportOptions = ImportOptions()
+) -> tuple[Instance, list[str]]:
     """Read an opened token-id JSONL log as an instance (see the module docstring); also return notes."""
     trace = HashedTrace(source, options)
     shown = source.display
@@ -195,4 +227,11 @@ def read_token_log(source: Input, options: ImportOptions = ImportOptions()) -> t
     return trace.instance("token-id log", "token-ids-jsonl"), trace.notes()
 
 
-__all__ = ["DEFAULT_BLOCK_SIZE", "HashedTrace", "TOKEN_FIELDS", "block_id", "chain_of_tokens", "read_token_log"]
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "HashedTrace",
+    "TOKEN_FIELDS",
+    "block_id",
+    "chain_of_tokens",
+    "read_token_log",
+]

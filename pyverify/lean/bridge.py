@@ -34,7 +34,14 @@ from typing import Any, Callable, Iterable
 
 from pyverify.errors import CheckFailed, UserError, located
 from pyverify.lean import scope
-from pyverify.inputs.model import Instance, first_prefix_violation, instance_sha256, read_json, validate_schema
+from pyverify.inputs.model import (
+    Instance,
+    first_prefix_violation,
+    instance_sha256,
+    read_json,
+    validate_schema,
+)
+
 # MIN's count for the lower bound is the trusted checker's own recount (O(n log n) per cache): the bridge is
 # checker-side, and none of this is the searcher's code (pyverify.sim.belady_min) that produced the certificate.
 from pyverify.trusted.recount import flat_min_misses, min_misses  # noqa: F401  (flat_min_misses: re-exported)
@@ -97,7 +104,11 @@ def registry_schema() -> dict[str, Any]:
     import json
     from importlib import resources
 
-    return json.loads(resources.files("pyverify.schemas").joinpath("theorems.schema.json").read_text(encoding="utf-8"))
+    return json.loads(
+        resources.files("pyverify.schemas")
+        .joinpath("theorems.schema.json")
+        .read_text(encoding="utf-8")
+    )
 
 
 def load_registry(path: str | Path) -> dict[str, Theorem]:
@@ -120,12 +131,19 @@ def load_registry(path: str | Path) -> dict[str, Theorem]:
                 f"(recorded {entry['statement_sha256'][:12]}..., the text hashes to {digest[:12]}...): the registry was altered"
             )
         if entry["axioms"]:
-            raise CheckFailed(f"{path}: theorems[{index}] ({entry['name']}): depends on axioms {entry['axioms']}; a theorem counts only without axioms")
+            raise CheckFailed(
+                f"{path}: theorems[{index}] ({entry['name']}): depends on axioms {entry['axioms']}; a theorem counts only without axioms"
+            )
         theorems[entry["name"]] = Theorem(
-            name=entry["name"], module=entry["module"], statement=entry["statement"],
-            statement_sha256=entry["statement_sha256"], axioms=tuple(entry["axioms"]),
-            hypotheses=tuple(entry["hypotheses"]), plain=entry["plain"],
-            definitions=tuple(sorted(entry["definitions"].items())), applies=entry["applies"],
+            name=entry["name"],
+            module=entry["module"],
+            statement=entry["statement"],
+            statement_sha256=entry["statement_sha256"],
+            axioms=tuple(entry["axioms"]),
+            hypotheses=tuple(entry["hypotheses"]),
+            plain=entry["plain"],
+            definitions=tuple(sorted(entry["definitions"].items())),
+            applies=entry["applies"],
         )
     return theorems
 
@@ -144,21 +162,33 @@ def trusted_definitions(data: dict[str, Any], path: str | Path) -> dict[str, str
     return found
 
 
-def check_registry_against_lean(registry: dict[str, Theorem], registry_path: str | Path, lean_result) -> None:
+def check_registry_against_lean(
+    registry: dict[str, Theorem], registry_path: str | Path, lean_result
+) -> None:
     """Refuse unless the Lean check passed and printed exactly the registry's statements."""
     if not lean_result.ok:
-        raise CheckFailed(f"the Lean check has not passed on the current sources: {lean_result.failures[0]}")
+        raise CheckFailed(
+            f"the Lean check has not passed on the current sources: {lean_result.failures[0]}"
+        )
     printed = {theorem.name: theorem for theorem in lean_result.theorems}
     for name, theorem in registry.items():
         if name not in printed:
-            raise CheckFailed(f"{registry_path}: theorem {name}: not among the theorems the Lean check accepted")
+            raise CheckFailed(
+                f"{registry_path}: theorem {name}: not among the theorems the Lean check accepted"
+            )
         if printed[name].statement != theorem.statement:
-            raise CheckFailed(f"{registry_path}: theorem {name}: statement differs from what Lean prints for the current sources")
+            raise CheckFailed(
+                f"{registry_path}: theorem {name}: statement differs from what Lean prints for the current sources"
+            )
         if printed[name].axioms:
             raise CheckFailed(f"theorem {name}: Lean reports axioms {printed[name].axioms}")
         now = {d: lean_result.definitions[d].sha256 for d in printed[name].definitions}
         if now != dict(theorem.definitions):
-            changed = sorted(d for d in set(now) | set(dict(theorem.definitions)) if now.get(d) != dict(theorem.definitions).get(d))
+            changed = sorted(
+                d
+                for d in set(now) | set(dict(theorem.definitions))
+                if now.get(d) != dict(theorem.definitions).get(d)
+            )
             raise CheckFailed(
                 f"{registry_path}: theorem {name}: trusted definitions differ from what Lean prints for the current sources: "
                 + ", ".join(changed)
@@ -198,18 +228,25 @@ class Bound:
 
     @property
     def theorems(self) -> list[str]:
-        return ([self.theorem] + ([self.min_theorem] if self.min_theorem else [])
-                + ([self.per_host_theorem] if self.per_host_theorem else []))
+        return (
+            [self.theorem]
+            + ([self.min_theorem] if self.min_theorem else [])
+            + ([self.per_host_theorem] if self.per_host_theorem else [])
+        )
 
     def to_json(self) -> dict[str, Any]:
-        checked = ("every run of a capacitated prefix cache, flattened, is a flat demand-paging run "
-                   f"with no more misses (`{self.theorem}`)")
+        checked = (
+            "every run of a capacitated prefix cache, flattened, is a flat demand-paging run "
+            f"with no more misses (`{self.theorem}`)"
+        )
         if self.min_theorem:
             checked += f"; no flat demand cache of C blocks misses fewer times than MIN (`{self.min_theorem}`)"
         if self.per_host_theorem:
-            checked += (f"; on hosts 0..{self.fleet - 1}, each host's cache reading exactly the chains routed to it, "
-                        "no run of the per-host caches misses fewer blocks in total than the sum over the hosts of "
-                        f"MIN on each host's flattened chains (`{self.per_host_theorem}`)")
+            checked += (
+                f"; on hosts 0..{self.fleet - 1}, each host's cache reading exactly the chains routed to it, "
+                "no run of the per-host caches misses fewer blocks in total than the sum over the hosts of "
+                f"MIN on each host's flattened chains (`{self.per_host_theorem}`)"
+            )
         return {
             "theorem": self.theorem,
             "theorems": self.theorems,
@@ -219,8 +256,8 @@ class Bound:
             "holds": self.holds,
             "machine_checked": checked + " (Lean, kernel-checked)",
             "counted_here": "MIN's misses on this instance, recounted by the trusted checker's code "
-                            "(pyverify/trusted/recount.py `flat_min_misses`; generated Lean examples tie it to Lean's "
-                            "`min_misses`)",
+            "(pyverify/trusted/recount.py `flat_min_misses`; generated Lean examples tie it to Lean's "
+            "`min_misses`)",
             "cited": None if self.min_theorem else CITED_MIN,
         }
 
@@ -254,8 +291,12 @@ class BridgeEntry:
         solvers = cert["solvers"]
         return {
             "certificate": self.certificate,
-            "instance": {"name": cert["instance"]["name"], "file": self.instance_file, "sha256": cert["instance"]["sha256"],
-                         "content_sha256": cert["instance"].get("content_sha256")},
+            "instance": {
+                "name": cert["instance"]["name"],
+                "file": self.instance_file,
+                "sha256": cert["instance"]["sha256"],
+                "content_sha256": cert["instance"].get("content_sha256"),
+            },
             "cache_model": cert["cache_model"],
             "claim": cert["claim"],
             "status": cert["status"],
@@ -264,9 +305,26 @@ class BridgeEntry:
             # What the certificate says about its solver runs: the checker did not re-run them.
             "solver_records": {
                 "checked": NOT_RECHECKED,
-                "records": {name: None if record is None else {k: v for k, v in record.items() if k in (
-                    "name", "version", "status", "objective", "bound", "at_objective", "below_objective", "wall_time_s")}
-                    for name, record in solvers.items()},
+                "records": {
+                    name: None
+                    if record is None
+                    else {
+                        k: v
+                        for k, v in record.items()
+                        if k
+                        in (
+                            "name",
+                            "version",
+                            "status",
+                            "objective",
+                            "bound",
+                            "at_objective",
+                            "below_objective",
+                            "wall_time_s",
+                        )
+                    }
+                    for name, record in solvers.items()
+                },
                 "lines": certifier_records(cert),
             },
             "verified": True,
@@ -275,11 +333,20 @@ class BridgeEntry:
 
     def general_fact(self) -> list[dict[str, Any]]:
         return [
-            {"theorem": t.name, "module": t.module, "statement": t.statement, "statement_sha256": t.statement_sha256,
-             "axioms": list(t.axioms), "plain": t.plain, "scope": "every request list (proved in Lean, checked by the kernel)",
-             "about": scope.about(t.name),
-             "trusted_definitions": [{"name": name, "sha256": digest} for name, digest in t.definitions],
-             "applies": t.applies}
+            {
+                "theorem": t.name,
+                "module": t.module,
+                "statement": t.statement,
+                "statement_sha256": t.statement_sha256,
+                "axioms": list(t.axioms),
+                "plain": t.plain,
+                "scope": "every request list (proved in Lean, checked by the kernel)",
+                "about": scope.about(t.name),
+                "trusted_definitions": [
+                    {"name": name, "sha256": digest} for name, digest in t.definitions
+                ],
+                "applies": t.applies,
+            }
             for t in self.theorems
         ]
 
@@ -287,7 +354,10 @@ class BridgeEntry:
         link = self.link
         return {
             "covered": link.covered,
-            "hypotheses": [{"hypothesis": h.text, "holds": h.holds, "detail": h.detail} for h in link.hypotheses],
+            "hypotheses": [
+                {"hypothesis": h.text, "holds": h.holds, "detail": h.detail}
+                for h in link.hypotheses
+            ],
             "predicted_misses": link.predicted,
             "predicted_by": link.predicted_by,
             "predicted_by_theorem": link.predicting_theorem,
@@ -298,7 +368,11 @@ class BridgeEntry:
         }
 
     def to_json(self) -> dict[str, Any]:
-        return {"instance_fact": self.instance_fact(), "general_fact": self.general_fact(), "link": self.link_json()}
+        return {
+            "instance_fact": self.instance_fact(),
+            "general_fact": self.general_fact(),
+            "link": self.link_json(),
+        }
 
 
 def certificate_scope(raw: Any, cert_path: str | Path) -> None:
@@ -306,40 +380,80 @@ def certificate_scope(raw: Any, cert_path: str | Path) -> None:
 
     Checked on the raw JSON, before the schema, so an overclaim is named as
     such rather than as a schema violation."""
-    scope = raw.get("claim", {}).get("scope") if isinstance(raw, dict) and isinstance(raw.get("claim"), dict) else None
+    scope = (
+        raw.get("claim", {}).get("scope")
+        if isinstance(raw, dict) and isinstance(raw.get("claim"), dict)
+        else None
+    )
     if scope != THIS_INSTANCE:
-        raise CheckFailed(f"{cert_path}: claim.scope: {scope!r} overclaims: a certificate may speak only about {THIS_INSTANCE!r}")
+        raise CheckFailed(
+            f"{cert_path}: claim.scope: {scope!r} overclaims: a certificate may speak only about {THIS_INSTANCE!r}"
+        )
 
 
-def hypotheses_for(cert: dict[str, Any], instance: Instance, openings_only: bool) -> list[Hypothesis]:
+def hypotheses_for(
+    cert: dict[str, Any], instance: Instance, openings_only: bool
+) -> list[Hypothesis]:
     """The theorems' hypotheses, checked against this certificate's model and instance."""
     model = cert["cache_model"]
     violation = first_prefix_violation(instance.chains)
     longest = max(len(chain) for chain in instance.chains)
     found = [
-        Hypothesis("demand caches (a block enters a cache only by a miss there)", model["eviction"] == "offline-optimal",
-                   "the run fetches on demand and chooses what to keep"),
-        Hypothesis("every cache starts empty", model["warm_start"] is False, f"warm_start {model['warm_start']}"),
-        Hypothesis("uncapacitated", model["capacity"] is None,
-                   "no capacity" if model["capacity"] is None else f"capacity {model['capacity']} blocks per cache"),
-        Hypothesis("prefix-closed chains", violation is None, "checked here" if violation is None else violation.field),
+        Hypothesis(
+            "demand caches (a block enters a cache only by a miss there)",
+            model["eviction"] == "offline-optimal",
+            "the run fetches on demand and chooses what to keep",
+        ),
+        Hypothesis(
+            "every cache starts empty",
+            model["warm_start"] is False,
+            f"warm_start {model['warm_start']}",
+        ),
+        Hypothesis(
+            "uncapacitated",
+            model["capacity"] is None,
+            "no capacity"
+            if model["capacity"] is None
+            else f"capacity {model['capacity']} blocks per cache",
+        ),
+        Hypothesis(
+            "prefix-closed chains",
+            violation is None,
+            "checked here" if violation is None else violation.field,
+        ),
     ]
     if openings_only:
-        found.append(Hypothesis("requests are openings (chains of one block)", longest == 1, f"longest chain {longest}"))
+        found.append(
+            Hypothesis(
+                "requests are openings (chains of one block)",
+                longest == 1,
+                f"longest chain {longest}",
+            )
+        )
     if model.get("admission", "bypass") == "forced":
         # The theorems the bridge relates are about the bypass optimum; a forced-admission
         # optimum is at least that (so the bound still holds), but its exact count rests on
         # Belady's theorem with pinned blocks (the checker's basis), not on these theorems.
-        found.append(Hypothesis("bypass admission (a fetched block may be dropped at once)", False, "admission forced"))
+        found.append(
+            Hypothesis(
+                "bypass admission (a fetched block may be dropped at once)",
+                False,
+                "admission forced",
+            )
+        )
     if model["model"] == "per-host":
         caches, fleet = caches_read(cert, instance)
         in_range = len(caches) == len(instance.chains) and all(0 <= host < fleet for host in caches)
-        how = "round-robin" if model.get("routing") == "round-robin" else "as routed by the instance"
+        how = (
+            "round-robin" if model.get("routing") == "round-robin" else "as routed by the instance"
+        )
         found.append(Hypothesis(f"hosts numbered 0..{fleet - 1}, {how}", in_range, "checked here"))
     return found
 
 
-def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]) -> Bound | None:
+def capacitated_bound(
+    cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]
+) -> Bound | None:
     """The flat lower bound for a capacitated demand-cache certificate that
     starts empty (pooled: one cache; per-host: one per host, each bounded on its
     own chains), or None if the certificate is not of that kind."""
@@ -349,13 +463,27 @@ def capacitated_bound(cert: dict[str, Any], instance: Instance, registry: dict[s
     if FLAT_THEOREM not in registry:
         return None
     caches, fleet = caches_read(cert, instance)
-    flat = min_misses(instance.chains, caches, model["capacity"])  # sum over the caches of MIN on each one's flat blocks
+    flat = min_misses(
+        instance.chains, caches, model["capacity"]
+    )  # sum over the caches of MIN on each one's flat blocks
     min_theorem = MIN_THEOREM if MIN_THEOREM in registry else None
     # The per-host theorem's hypothesis `routed_below fleet requests`, checked here: every cache is a host below fleet.
-    per_host = (model["model"] == "per-host" and min_theorem is not None and PER_HOST_MIN_THEOREM in registry
-                and len(caches) == len(instance.chains) and all(0 <= cache < fleet for cache in caches))
-    return Bound(FLAT_THEOREM, model["capacity"], flat, cert["objective"], min_theorem,
-                 PER_HOST_MIN_THEOREM if per_host else None, fleet if per_host else None)
+    per_host = (
+        model["model"] == "per-host"
+        and min_theorem is not None
+        and PER_HOST_MIN_THEOREM in registry
+        and len(caches) == len(instance.chains)
+        and all(0 <= cache < fleet for cache in caches)
+    )
+    return Bound(
+        FLAT_THEOREM,
+        model["capacity"],
+        flat,
+        cert["objective"],
+        min_theorem,
+        PER_HOST_MIN_THEOREM if per_host else None,
+        fleet if per_host else None,
+    )
 
 
 def caches_read(cert: dict[str, Any], instance: Instance) -> tuple[list[int], int]:
@@ -371,7 +499,9 @@ def caches_read(cert: dict[str, Any], instance: Instance) -> tuple[list[int], in
     return list(instance.routing or ()), instance.hosts
 
 
-def predicted_misses(model: str, instance: Instance, caches: list[int] | None = None) -> tuple[int, str]:
+def predicted_misses(
+    model: str, instance: Instance, caches: list[int] | None = None
+) -> tuple[int, str]:
     """What the theorem says the count is, computed from the instance alone
     (per host: with ``caches``, the cache each request reads, else the instance's routing)."""
     if model == "pooled":
@@ -381,7 +511,9 @@ def predicted_misses(model: str, instance: Instance, caches: list[int] | None = 
     return len(pairs), "distinct (host, block) pairs"
 
 
-def choose_theorems(model: str, instance: Instance, registry: dict[str, Theorem]) -> tuple[list[str], bool]:
+def choose_theorems(
+    model: str, instance: Instance, registry: dict[str, Theorem]
+) -> tuple[list[str], bool]:
     """The theorem names that speak to this model and instance shape, and whether they need openings."""
     openings = all(len(chain) == 1 for chain in instance.chains)
     block_names = BLOCK_THEOREMS.get(model, ())
@@ -390,21 +522,28 @@ def choose_theorems(model: str, instance: Instance, registry: dict[str, Theorem]
     return list(OPENING_THEOREMS[model]), True
 
 
-def named_theorem_scope(cert_path, named: str, cert: dict[str, Any], instance: Instance,
-                        registry: dict[str, Theorem]) -> scope.Scope:
+def named_theorem_scope(
+    cert_path, named: str, cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]
+) -> scope.Scope:
     """The scope of the theorem a certificate names, refusing (one line) a name that is not
     registered, has no recorded scope, or is about another model than the certificate's."""
     if named not in registry:
-        raise CheckFailed(f"{cert_path}: theorem: names {named!r}, which is not in the theorem registry ({', '.join(sorted(registry))})")
+        raise CheckFailed(
+            f"{cert_path}: theorem: names {named!r}, which is not in the theorem registry ({', '.join(sorted(registry))})"
+        )
     if named not in scope.SCOPES:
-        raise CheckFailed(f"{cert_path}: theorem: names {named!r}, whose model pyverify/lean/scope.py does not record: "
-                          "the bridge cannot tell whether it is about this certificate")
+        raise CheckFailed(
+            f"{cert_path}: theorem: names {named!r}, whose model pyverify/lean/scope.py does not record: "
+            "the bridge cannot tell whether it is about this certificate"
+        )
     about = scope.SCOPES[named]
     model = scope.certificate_model(cert, instance.chains)
     reason = scope.mismatch(about, model)
     if reason is not None:
-        raise CheckFailed(f"{cert_path}: theorem: names {named!r}, which is not about this certificate's model "
-                          f"({model.describe()}): {reason}")
+        raise CheckFailed(
+            f"{cert_path}: theorem: names {named!r}, which is not about this certificate's model "
+            f"({model.describe()}): {reason}"
+        )
     return about
 
 
@@ -425,8 +564,12 @@ def link_certificate(
     certificate_scope(raw, cert_path)
     status, lines = verify(str(cert_path), str(instance_path))
     if status != 0:
-        failure = next((line for line in lines if line.startswith("FAILED")), lines[-1] if lines else "failed")
-        raise CheckFailed(f"{cert_path}: fails `pyverify verify` against {instance_path}: {failure}")
+        failure = next(
+            (line for line in lines if line.startswith("FAILED")), lines[-1] if lines else "failed"
+        )
+        raise CheckFailed(
+            f"{cert_path}: fails `pyverify verify` against {instance_path}: {failure}"
+        )
     instance = read_instance(raw, str(cert_path), str(instance_path))  # read as verify read it
     model = raw["cache_model"]["model"]
 
@@ -439,7 +582,9 @@ def link_certificate(
             openings_only = named_scope.requests == scope.OPENINGS
     missing = [name for name in names if name not in registry]
     if missing:
-        raise CheckFailed(f"theorem registry lacks {missing[0]!r}, which the bridge relates {model} certificates to")
+        raise CheckFailed(
+            f"theorem registry lacks {missing[0]!r}, which the bridge relates {model} certificates to"
+        )
 
     hypotheses = hypotheses_for(raw, instance, openings_only)
     failed = [h for h in hypotheses if not h.holds]
@@ -450,8 +595,10 @@ def link_certificate(
         )
     bound = capacitated_bound(raw, instance, registry)
     if named == PER_HOST_MIN_THEOREM and (bound is None or bound.per_host_theorem is None):
-        raise CheckFailed(f"{cert_path}: theorem: links to {named!r}, but not every request's cache is a host "
-                          f"0..n-1 with {MIN_THEOREM!r} registered: the theorem does not cover it")
+        raise CheckFailed(
+            f"{cert_path}: theorem: links to {named!r}, but not every request's cache is a host "
+            f"0..n-1 with {MIN_THEOREM!r} registered: the theorem does not cover it"
+        )
     if bound is not None:
         names = names + [name for name in bound.theorems if name not in names]
         if not bound.holds:
@@ -462,15 +609,31 @@ def link_certificate(
             )
     theorems = [registry[name] for name in names]
     if failed:
-        link = Link(covered=False, hypotheses=hypotheses, why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})",
-                    bound=bound)
+        link = Link(
+            covered=False,
+            hypotheses=hypotheses,
+            why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})",
+            bound=bound,
+        )
     else:
         # The count comes from the first theorem that states one (a named lower bound may come first).
-        counting = next((name for name in names if name in scope.SCOPES and scope.SCOPES[name].conclusion == scope.COUNT),
-                        names[0])
+        counting = next(
+            (
+                name
+                for name in names
+                if name in scope.SCOPES and scope.SCOPES[name].conclusion == scope.COUNT
+            ),
+            names[0],
+        )
         predicted, unit = predicted_misses(model, instance, caches_read(raw, instance)[0])
-        link = Link(covered=True, hypotheses=hypotheses, predicted=predicted, predicted_by=unit,
-                    agrees=predicted == raw["objective"], predicting_theorem=counting)
+        link = Link(
+            covered=True,
+            hypotheses=hypotheses,
+            predicted=predicted,
+            predicted_by=unit,
+            agrees=predicted == raw["objective"],
+            predicting_theorem=counting,
+        )
         if not link.agrees:
             raise CheckFailed(
                 f"{cert_path}: objective {raw['objective']} differs from the {predicted} {unit} that {counting} "
@@ -495,14 +658,20 @@ def find_instance(cert_path: Path, raw: dict[str, Any], search: Iterable[Path]) 
     else:
         key, wanted, identity = "instance.sha256", named.get("sha256"), instance_sha256
     if not isinstance(wanted, str):
-        raise located(cert_path, "instance.sha256", "missing: the certificate must name its instance by SHA-256")
+        raise located(
+            cert_path,
+            "instance.sha256",
+            "missing: the certificate must name its instance by SHA-256",
+        )
     # The search directories come first; the path the certificate records is
     # only a hint, written by whoever made the file, so it is opened last and
     # only when it is a non-empty regular file (never a device or /proc entry).
     candidates: list[Path] = []
     for directory in search:
         if directory.is_dir():
-            candidates.extend(sorted(path for pattern in INSTANCE_PATTERNS for path in directory.glob(pattern)))
+            candidates.extend(
+                sorted(path for pattern in INSTANCE_PATTERNS for path in directory.glob(pattern))
+            )
     recorded = named.get("path")
     if isinstance(recorded, str):
         candidates.append(Path(recorded))
@@ -541,10 +710,15 @@ class BridgeReport:
     entries: list[BridgeEntry] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"registry": self.registry_path, "certificates": [entry.to_json() for entry in self.entries]}
+        return {
+            "registry": self.registry_path,
+            "certificates": [entry.to_json() for entry in self.entries],
+        }
 
 
-def run_bridge(proofs: Path, registry_path: Path, instance_dirs: list[Path], lean_result) -> BridgeReport:
+def run_bridge(
+    proofs: Path, registry_path: Path, instance_dirs: list[Path], lean_result
+) -> BridgeReport:
     """Bridge every certificate in ``proofs`` (refusing on the first problem)."""
     registry = load_registry(registry_path)
     check_registry_against_lean(registry, registry_path, lean_result)

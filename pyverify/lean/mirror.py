@@ -164,8 +164,11 @@ def lru_misses(requests: Sequence[int], capacity: int) -> int:
 def far_references(requests: Sequence[int], capacity: int) -> int:
     """Requests that repeat a block after at least ``capacity`` distinct blocks
     were requested since its previous request (Lean: ``far_references``)."""
-    return sum(1 for i, r in enumerate(requests)
-               if r in requests[:i] and len(set(since(r, requests[:i]))) >= capacity)
+    return sum(
+        1
+        for i, r in enumerate(requests)
+        if r in requests[:i] and len(set(since(r, requests[:i]))) >= capacity
+    )
 
 
 def prefix_lru_misses(chains: Sequence[Sequence[int]], capacity: int) -> int:
@@ -192,24 +195,34 @@ def prefix_lru_misses(chains: Sequence[Sequence[int]], capacity: int) -> int:
     return misses
 
 
-def per_host_prefix_lru(chains: Sequence[Sequence[int]], routing: Sequence[int], capacity: int, fleet: int) -> int:
+def per_host_prefix_lru(
+    chains: Sequence[Sequence[int]], routing: Sequence[int], capacity: int, fleet: int
+) -> int:
     """Separate LRU prefix caches, one per host ``0 .. fleet - 1``, each on the
     chains routed to it in request order (Lean: ``per_host_prefix_lru``,
     ``lean/PrefixPool/LruPerHost.lean``)."""
-    return sum(prefix_lru_misses([c for c, h in zip(chains, routing) if h == host], capacity) for host in range(fleet))
+    return sum(
+        prefix_lru_misses([c for c, h in zip(chains, routing) if h == host], capacity)
+        for host in range(fleet)
+    )
 
 
-def per_host_lru(chains: Sequence[Sequence[int]], routing: Sequence[int], capacity: int, fleet: int) -> int:
+def per_host_lru(
+    chains: Sequence[Sequence[int]], routing: Sequence[int], capacity: int, fleet: int
+) -> int:
     """Flat LRU on each host's flattened chains, summed over hosts ``0 .. fleet - 1``
     (Lean: ``per_host_lru``)."""
-    return sum(lru_misses([b for c, h in zip(chains, routing) if h == host for b in c], capacity) for host in range(fleet))
+    return sum(
+        lru_misses([b for c, h in zip(chains, routing) if h == host for b in c], capacity)
+        for host in range(fleet)
+    )
 
 
 def since(r: int, requests: Sequence[int]) -> list[int]:
     """The requests after the last request of ``r`` (all of them if ``r`` is
     never requested) (Lean: ``since``, ``lean/PrefixPool/StackDistance.lean``)."""
     last = max((i for i, x in enumerate(requests) if x == r), default=None)
-    return list(requests) if last is None else list(requests[last + 1:])
+    return list(requests) if last is None else list(requests[last + 1 :])
 
 
 # --- Belady's MIN (lean/PrefixPool/Belady.lean) -----------------------------------------
@@ -242,7 +255,7 @@ def run_of(step, blocks: Sequence[int], capacity: int) -> list[Step]:
     run: list[Step] = []
     for i, r in enumerate(blocks):
         run.append((r, list(held)))
-        held = step(held, r, blocks[i + 1:], capacity)
+        held = step(held, r, blocks[i + 1 :], capacity)
     return run
 
 
@@ -298,15 +311,20 @@ def root_routed(route: Callable[[int], int], host: int, chain: Sequence[int]) ->
     return not chain or host == route(chain[0])
 
 
-def routed_by_root(requests: Sequence[tuple[int, Sequence[int]]], route: Callable[[int], int]) -> bool:
+def routed_by_root(
+    requests: Sequence[tuple[int, Sequence[int]]], route: Callable[[int], int]
+) -> bool:
     """Every ``(host, chain)`` request is on ``route`` of its chain's first block,
     for the one function ``route`` (Lean: ``routed_by_root``). pyverify's
     ``prefix-hash`` routing is ``route = lambda b: stable_hash(str(b)) % fleet``."""
     return all(root_routed(route, host, chain) for host, chain in requests)
+
+
 def min_misses(blocks: Sequence[int], capacity: int) -> int:
     """Misses of MIN's run with ``capacity`` blocks, starting empty (Lean: ``min_misses``):
     the steps whose block is not held."""
     return sum(1 for block, held in min_run(blocks, capacity) if block not in held)
+
 
 # --- pooled memory (lean/PrefixPool/PooledMemory.lean) ------------------------------------
 
@@ -329,7 +347,7 @@ def merged_min_run(pairs: Sequence[tuple[int, int]], capacity: int, fleet: int) 
     run: list[Step] = []
     for i, (host, block) in enumerate(pairs):
         run.append((block, [b for g in range(fleet) for b in held.get(g, [])]))
-        own_rest = [b for h, b in pairs[i + 1:] if h == host]
+        own_rest = [b for h, b in pairs[i + 1 :] if h == host]
         held[host] = min_step(held.get(host, []), block, own_rest, capacity)
     return run
 

@@ -12,14 +12,22 @@ import tempfile
 from pathlib import Path
 
 from pyverify.lean import catalog, runtime, trust
-from pyverify.lean.results import CheckFailed, CheckResult, TheoremResult, relative_to_project as _rel
+from pyverify.lean.results import (
+    CheckFailed,
+    CheckResult,
+    TheoremResult,
+    relative_to_project as _rel,
+)
 
 REGISTRY_FORMAT = "pyverify.theorems/3"
 REGISTRY_FILE = "theorems.json"
 
 
 def build_registry(
-    identity: runtime.Identity, library: str, theorems: list[TheoremResult], definitions: dict[str, trust.Printed]
+    identity: runtime.Identity,
+    library: str,
+    theorems: list[TheoremResult],
+    definitions: dict[str, trust.Printed],
 ) -> dict:
     specs = catalog.by_name()
     entries = []
@@ -83,15 +91,21 @@ def registry_differences(committed_text: str | None, fresh: dict) -> list[str]:
             for key, value in new[name].items():
                 if old[name].get(key) != value:
                     if key == "statement":
-                        diffs.append(f"{name}: statement changed: committed {old[name].get(key)!r}, now {value!r}")
+                        diffs.append(
+                            f"{name}: statement changed: committed {old[name].get(key)!r}, now {value!r}"
+                        )
                     elif key == "definitions" and isinstance(old[name].get(key), dict):
                         before = old[name][key]
-                        changed = sorted(n for n in set(before) | set(value) if before.get(n) != value.get(n))
+                        changed = sorted(
+                            n for n in set(before) | set(value) if before.get(n) != value.get(n)
+                        )
                         diffs.append(f"{name}: trusted definitions changed: {', '.join(changed)}")
                     elif key in ("definitions", "applies") and key not in old[name]:
                         diffs.append(f"{name}: {key}: not recorded in the committed registry")
                     else:
-                        diffs.append(f"{name}: {key} changed: committed {old[name].get(key)!r}, now {value!r}")
+                        diffs.append(
+                            f"{name}: {key} changed: committed {old[name].get(key)!r}, now {value!r}"
+                        )
     if not diffs:
         diffs.append("formatting differs (regenerate to normalise)")
     return diffs
@@ -106,10 +120,17 @@ def definition_differences(committed, fresh: list[dict]) -> list[str]:
     diffs = []
     for name in sorted(set(old) | set(new)):
         if name not in new:
-            diffs.append(f"definition {name}: trusted in the committed registry, no longer used by any statement")
+            diffs.append(
+                f"definition {name}: trusted in the committed registry, no longer used by any statement"
+            )
         elif name not in old:
-            diffs.append(f"definition {name}: now trusted (a statement depends on it), not in the committed registry")
-        elif old[name].get("sha256") != new[name]["sha256"] or old[name].get("printed") != new[name]["printed"]:
+            diffs.append(
+                f"definition {name}: now trusted (a statement depends on it), not in the committed registry"
+            )
+        elif (
+            old[name].get("sha256") != new[name]["sha256"]
+            or old[name].get("printed") != new[name]["printed"]
+        ):
             diffs.append(
                 f"definition {name} changed: SHA-256 committed {str(old[name].get('sha256'))[:12]}..., "
                 f"now {new[name]['sha256'][:12]}... (Lean prints it differently)"

@@ -78,8 +78,14 @@ class CheckResult:
                 for m in self.modules
             ],
             "theorems": [
-                {"name": t.name, "module": t.module, "statement": t.statement, "axioms": t.axioms,
-                 "definitions": t.definitions, "applies": t.applies}
+                {
+                    "name": t.name,
+                    "module": t.module,
+                    "statement": t.statement,
+                    "axioms": t.axioms,
+                    "definitions": t.definitions,
+                    "applies": t.applies,
+                }
                 for t in self.theorems
             ],
             "definitions": {name: p.sha256 for name, p in sorted(self.definitions.items())},
@@ -92,6 +98,7 @@ class CheckResult:
 
 class CheckFailed(Exception):
     """Stops the check at the first failing step (recorded in the result)."""
+
 
 # --------------------------------------------------------------------------
 # Lean output
@@ -150,13 +157,13 @@ def describe_problem(module: str, path: str, message: Message, source: str | Non
     if source is not None and message.line is not None and text.startswith("internal exception"):
         # Without Lean's library there is no `sorryAx`, so `sorry` cannot even
         # elaborate and Lean only says "internal exception". Say why.
-        lines = source.splitlines()[message.line - 1:]
-        declaration = "\n".join(lines[: next((i for i, l in enumerate(lines) if i and not l.strip()), len(lines))])
+        lines = source.splitlines()[message.line - 1 :]
+        declaration = "\n".join(
+            lines[: next((i for i, l in enumerate(lines) if i and not l.strip()), len(lines))]
+        )
         if re.search(r"\bsorry\b", declaration):
             text += " (this declaration uses `sorry`, which cannot elaborate here: there is no `sorryAx`)"
     return f"module {module} ({path}), {where}: {message.severity}: {text}"
-
-
 
 
 def relative_to_project(path: Path, project: Path) -> str:

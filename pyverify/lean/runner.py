@@ -41,8 +41,15 @@ import pyverify.lean as lean_package
 from pyverify.lean import environment, registry, runtime, sources, trust
 from pyverify.lean.registry import REGISTRY_FILE, REGISTRY_FORMAT, build_registry, render_registry  # noqa: F401 (re-exported)
 from pyverify.lean.results import (  # noqa: F401 (re-exported)
-    CheckFailed, CheckResult, Message, ModuleResult, TheoremResult, describe_problem, parse_json_messages,
-    parse_lake_messages, relative_to_project as _rel,
+    CheckFailed,
+    CheckResult,
+    Message,
+    ModuleResult,
+    TheoremResult,
+    describe_problem,
+    parse_json_messages,
+    parse_lake_messages,
+    relative_to_project as _rel,
 )
 
 MODULE_TIMEOUT = 300.0
@@ -135,7 +142,12 @@ def library_name(project: Path) -> str:
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise located(lakefile, None, f"cannot read: {error}") from None
     libs = config.get("lean_lib")
-    if not isinstance(libs, list) or len(libs) != 1 or not isinstance(libs[0], dict) or not libs[0].get("name"):
+    if (
+        not isinstance(libs, list)
+        or len(libs) != 1
+        or not isinstance(libs[0], dict)
+        or not libs[0].get("name")
+    ):
         raise located(lakefile, "lean_lib", "expected exactly one [[lean_lib]] with a name")
     return str(libs[0]["name"])
 
@@ -167,7 +179,9 @@ def discover_modules(project: Path, library: str) -> list[Module]:
         refused = sorted(trust.option_problems(text) + sources.problems(text))
         if refused:
             line, reason = refused[0]
-            raise CheckFailed(f"module {module.name} ({_rel(module.path, project)}), line {line}: refused: {reason}")
+            raise CheckFailed(
+                f"module {module.name} ({_rel(module.path, project)}), line {line}: refused: {reason}"
+            )
     for required in REQUIRED_MODULES:
         name = f"{library}.{required}"
         if name not in modules:
@@ -205,7 +219,11 @@ class Backend:
     identity: runtime.Identity
 
     def build(
-        self, project: Path, modules: list[Module], results: list[ModuleResult], emit: Callable[[str], None]
+        self,
+        project: Path,
+        modules: list[Module],
+        results: list[ModuleResult],
+        emit: Callable[[str], None],
     ) -> None:
         """Build ``modules`` in order, appending to ``results``; raise CheckFailed at the first problem."""
         raise NotImplementedError
@@ -219,10 +237,14 @@ class WheelBackend(Backend):
 
     name = "wheel"
 
-    def __init__(self, build_dir: Path, library: Path | None = None, identity_check=runtime.check_identity):
+    def __init__(
+        self, build_dir: Path, library: Path | None = None, identity_check=runtime.check_identity
+    ):
         self.library = runtime.find_library(library)
         runtime.check_library_hash(self.library)  # before running anything from it
-        self.identity = identity_check(runtime.runtime_identity(self.library), source=str(self.library))
+        self.identity = identity_check(
+            runtime.runtime_identity(self.library), source=str(self.library)
+        )
         self.build_dir = build_dir
 
     def _env(self) -> dict[str, str]:
@@ -245,18 +267,29 @@ class WheelBackend(Backend):
                     f"module {module.name} ({_rel(module.path, project)}): timed out after {MODULE_TIMEOUT:.0f} s"
                 ) from None
             seconds = time.perf_counter() - start
-            result = ModuleResult(module.name, module.path, seconds, parse_json_messages(proc.stdout, str(module.path)))
+            result = ModuleResult(
+                module.name,
+                module.path,
+                seconds,
+                parse_json_messages(proc.stdout, str(module.path)),
+            )
             results.append(result)
             emit(f"  {module.name:<30} {seconds:6.2f} s")
             problems = result.problems
             if problems:
                 raise CheckFailed(
                     describe_problem(
-                        module.name, _rel(module.path, project), problems[0],
+                        module.name,
+                        _rel(module.path, project),
+                        problems[0],
                         module.path.read_text(encoding="utf-8"),
                     )
                 )
-            if proc.returncode != 0 and not olean.is_file() and "failed to write" in proc.stderr + proc.stdout:
+            if (
+                proc.returncode != 0
+                and not olean.is_file()
+                and "failed to write" in proc.stderr + proc.stdout
+            ):
                 # A full or read-only build folder is the machine's problem, not the proofs'.
                 free = shutil.disk_usage(olean.parent).free if olean.parent.exists() else 0
                 raise UserError(
@@ -271,7 +304,9 @@ class WheelBackend(Backend):
                 )
 
     def run_file(self, project, path):
-        return runtime.run_lean(self.library, ["--json", str(path)], env=self._env(), timeout=MODULE_TIMEOUT)
+        return runtime.run_lean(
+            self.library, ["--json", str(path)], env=self._env(), timeout=MODULE_TIMEOUT
+        )
 
 
 class LakeBackend(Backend):
@@ -286,14 +321,23 @@ class LakeBackend(Backend):
         version = self._lake(project, ["env", "lean", "--version"])
         githash = self._lake(project, ["env", "lean", "--githash"])
         if version.returncode != 0:
-            raise UserError(f"lake env lean --version: exited {version.returncode}: {version.stderr.strip()[:200]}")
-        identity = runtime.parse_identity(version.stdout, githash.stdout if githash.returncode == 0 else None)
+            raise UserError(
+                f"lake env lean --version: exited {version.returncode}: {version.stderr.strip()[:200]}"
+            )
+        identity = runtime.parse_identity(
+            version.stdout, githash.stdout if githash.returncode == 0 else None
+        )
         self.identity = identity_check(identity, source="lake env lean")
 
     def _lake(self, project, args, timeout=None):
         return subprocess.run(
-            [self.lake, *args], cwd=project, capture_output=True, text=True,
-            encoding="utf-8", errors="replace", timeout=timeout,
+            [self.lake, *args],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
         )
 
     def build(self, project, modules, results, emit):
@@ -310,8 +354,12 @@ class LakeBackend(Backend):
                 source = module.path.read_text(encoding="utf-8") if module else None
                 raise CheckFailed(describe_problem(name, message.file, message, source))
         if proc.returncode != 0:
-            lines = [l for l in output.splitlines() if "error" in l.lower()] or output.strip().splitlines()
-            raise CheckFailed(f"lake build exited {proc.returncode}" + (f": {lines[0].strip()}" if lines else ""))
+            lines = [
+                l for l in output.splitlines() if "error" in l.lower()
+            ] or output.strip().splitlines()
+            raise CheckFailed(
+                f"lake build exited {proc.returncode}" + (f": {lines[0].strip()}" if lines else "")
+            )
         emit(f"  lake build ({len(modules)} modules)      {seconds:6.2f} s")
         results.extend(ModuleResult(m.name, m.path, None) for m in modules)
 
@@ -346,7 +394,10 @@ def check_generated(project: Path, library: str) -> None:
     expected = generated.render().splitlines()
     found = path.read_text(encoding="utf-8").splitlines()
     if found != expected:
-        line = next((i for i, (a, b) in enumerate(zip(found, expected)) if a != b), min(len(found), len(expected)))
+        line = next(
+            (i for i, (a, b) in enumerate(zip(found, expected)) if a != b),
+            min(len(found), len(expected)),
+        )
         raise CheckFailed(
             f"module {library}.{GENERATED_MODULE} ({_rel(path, project)}), line {line + 1}: not what the Python "
             f"mirrors generate ({len(found)} lines, expected {len(expected)}): run python scripts/gen_lean_examples.py"
@@ -371,7 +422,11 @@ def check(
     started = time.perf_counter()
     project = (project or default_project()).resolve()
     if not project.is_dir():
-        raise located(project, None, "no such directory (expected the Lean project, e.g. the repository's lean/)")
+        raise located(
+            project,
+            None,
+            "no such directory (expected the Lean project, e.g. the repository's lean/)",
+        )
     library = library_name(project)
     chosen = choose_backend(backend)
     emit(f"project: {project}")
@@ -385,7 +440,17 @@ def check(
         # a --build-dir naming the checkout, or any folder of the user's, is refused, never wiped.
         build_dir = fresh_owned_dir(build_dir, "lean-build").resolve()
     try:
-        return _check_in(project, library, chosen, build_dir, library_path, write_registry, emit, identity_check, started)
+        return _check_in(
+            project,
+            library,
+            chosen,
+            build_dir,
+            library_path,
+            write_registry,
+            emit,
+            identity_check,
+            started,
+        )
     except BaseException:
         # Interrupted, or the build folder could not be written: the half-built folder
         # (pyverify's own, emptied at the start) goes, so nothing partial is left behind.
@@ -396,7 +461,9 @@ def check(
         raise
 
 
-def _check_in(project, library, chosen, build_dir, library_path, write_registry, emit, identity_check, started):
+def _check_in(
+    project, library, chosen, build_dir, library_path, write_registry, emit, identity_check, started
+):
     from pyverify.outdir import record_written_files
 
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}-{os.getpid()}-") as scratch:
@@ -416,17 +483,19 @@ def _check_in(project, library, chosen, build_dir, library_path, write_registry,
             emit(f"building {library}: {len(modules)} modules")
             engine.build(project, modules, result.modules, emit)
             if build_dir is not None:
-                record_written_files(build_dir)  # the marker lists the .olean files: a later run replaces only those
+                record_written_files(
+                    build_dir
+                )  # the marker lists the .olean files: a later run replaces only those
             probe = environment.Probe(engine, project, library, Path(scratch))
             environment.check_kernel_names_absent(probe)
             result.theorems = environment.collect_theorems(probe, modules, emit)
             result.definitions = environment.collect_definitions(probe, modules, result.theorems)
-            emit(f"trusted definitions: {len(result.definitions)} (printed and hashed in the registry)")
+            emit(
+                f"trusted definitions: {len(result.definitions)} (printed and hashed in the registry)"
+            )
             check_generated(project, library)
             registry.compare_registry(result, project, library, write_registry, emit)
         except CheckFailed as failure:
             result.failures.append(str(failure))
     result.seconds = time.perf_counter() - started
     return result
-
-

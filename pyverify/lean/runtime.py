@@ -193,7 +193,15 @@ def run_lean(
     killed if this process dies."""
     with tempfile.TemporaryDirectory(prefix="pyverify-lean-cwd-") as neutral:
         return subprocess.run(
-            [sys.executable, "-I", "-c", _CHILD, str(os.getpid()), str(Path(library).resolve()), *args],
+            [
+                sys.executable,
+                "-I",
+                "-c",
+                _CHILD,
+                str(os.getpid()),
+                str(Path(library).resolve()),
+                *args,
+            ],
             env=child_environment(env),
             cwd=cwd if cwd is not None else neutral,
             capture_output=True,

@@ -68,8 +68,12 @@ LRU_BEHAVIOUR = "LRU behaviour"
 COUNTEREXAMPLE = "counterexample (one concrete input, evaluated by the kernel)"
 MONOTONE = "how a count changes with one more block"
 
-_CACHES = {POOLED: "one pooled cache", PER_HOST: "one cache per host", FLAT: "one flat cache of single block ids",
-           COMPARED: "pooled against per-host caches, compared"}
+_CACHES = {
+    POOLED: "one pooled cache",
+    PER_HOST: "one cache per host",
+    FLAT: "one flat cache of single block ids",
+    COMPARED: "pooled against per-host caches, compared",
+}
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,9 @@ SCOPES: dict[str, Scope] = {
     "per_host_ge_pooled": Scope(COMPARED, NO_CAPACITY, KEEPS_ALL, OPENINGS, COMPARISON),
     "pooled_block_misses_eq_distinct": Scope(POOLED, NO_CAPACITY, KEEPS_ALL, CHAINS, COUNT),
     "per_host_blocks_ge_pooled": Scope(COMPARED, NO_CAPACITY, KEEPS_ALL, CHAINS, COMPARISON),
-    "per_host_block_misses_eq_distinct_pairs": Scope(PER_HOST, NO_CAPACITY, KEEPS_ALL, CHAINS, COUNT),
+    "per_host_block_misses_eq_distinct_pairs": Scope(
+        PER_HOST, NO_CAPACITY, KEEPS_ALL, CHAINS, COUNT
+    ),
     # One capacitated prefix cache's runs, flattened; applied to each host's cache by the bridge's per-host bound.
     "prefix_run_is_flat_run": Scope(POOLED, CAPACITY, DEMAND, CHAINS, LOWER_BOUND),
     "lru_cache_eq_take": Scope(FLAT, CAPACITY, LRU, FLAT_IDS, LRU_BEHAVIOUR),
@@ -132,7 +138,9 @@ class CertificateModel:
     openings: bool  # every request is a chain of one block
 
     def describe(self) -> str:
-        size = "no capacity" if self.capacity is None else f"capacity {self.capacity} blocks per cache"
+        size = (
+            "no capacity" if self.capacity is None else f"capacity {self.capacity} blocks per cache"
+        )
         requests = "openings (chains of one block)" if self.openings else "block chains"
         return f"{_CACHES[self.caches]}, {size}, the fewest misses of any demand run (bypass allowed), {requests}"
 
@@ -140,7 +148,9 @@ class CertificateModel:
 def certificate_model(cert: dict, chains) -> CertificateModel:
     """The model of a certificate (already verified) on its instance's ``chains``."""
     model = cert["cache_model"]
-    return CertificateModel(model["model"], model["capacity"], all(len(chain) == 1 for chain in chains))
+    return CertificateModel(
+        model["model"], model["capacity"], all(len(chain) == 1 for chain in chains)
+    )
 
 
 def about(name: str) -> dict[str, str] | None:
@@ -155,8 +165,10 @@ def mismatch(scope: Scope, model: CertificateModel) -> str | None:
     if scope.conclusion == MONOTONE:
         return "it compares the counts at `cap` and `cap + 1` blocks; a certificate is about one capacity"
     if scope.policy in (FORCED, FORCED_MIN):
-        return ("it is about caches that admit every block they fetch; the certificate's runs may drop a block "
-                "at once (bypass)")
+        return (
+            "it is about caches that admit every block they fetch; the certificate's runs may drop a block "
+            "at once (bypass)"
+        )
     if scope.policy == FIFO:
         return "it is about FIFO, which admits every miss and evicts by age; the certificate's runs choose what to keep"
     if scope.caches == COMPARED:
@@ -177,9 +189,13 @@ def mismatch(scope: Scope, model: CertificateModel) -> str | None:
     if scope.requests == OPENINGS and not model.openings:
         return "it is about openings (chains of one block); the certificate's instance has longer chains"
     if scope.policy == KEEPS_ALL and model.capacity is not None:
-        return "it is about the cache that keeps every block; the certificate's caches are capacitated"
+        return (
+            "it is about the cache that keeps every block; the certificate's caches are capacitated"
+        )
     if scope.policy == MIN and model.capacity is None:
-        return "it is about Belady's MIN with `cap` blocks; the certificate's caches have no capacity"
+        return (
+            "it is about Belady's MIN with `cap` blocks; the certificate's caches have no capacity"
+        )
     return None
 
 

@@ -133,13 +133,33 @@ def problems(text: str) -> list[tuple[int, str]]:
         found.append((_line_of(text, unclosed), "a block comment is not closed"))
     for index, char in enumerate(code):
         if char == '"':
-            found.append((_line_of(code, index), "string literals are refused (there is no String here, and a quote can hide code from the scan)"))
+            found.append(
+                (
+                    _line_of(code, index),
+                    "string literals are refused (there is no String here, and a quote can hide code from the scan)",
+                )
+            )
         elif char == "`":
-            found.append((_line_of(code, index), "name literals (`name) are refused (they can hide code from the scan)"))
+            found.append(
+                (
+                    _line_of(code, index),
+                    "name literals (`name) are refused (they can hide code from the scan)",
+                )
+            )
         elif char in "«»":
-            found.append((_line_of(code, index), "escaped identifiers «...» are refused (they can hide code from the scan)"))
+            found.append(
+                (
+                    _line_of(code, index),
+                    "escaped identifiers «...» are refused (they can hide code from the scan)",
+                )
+            )
         elif char == "'" and (index == 0 or not re.match(rf"[{_WORD_CHARS}]", code[index - 1])):
-            found.append((_line_of(code, index), "character literals are refused (there is no Char here, and a quote can hide code from the scan)"))
+            found.append(
+                (
+                    _line_of(code, index),
+                    "character literals are refused (there is no Char here, and a quote can hide code from the scan)",
+                )
+            )
     lines = code.splitlines()
     for match in _WORD.finditer(code):
         word = match.group(0)
@@ -154,11 +174,26 @@ def problems(text: str) -> list[tuple[int, str]]:
         name = match.group(1)
         line = _line_of(code, match.start(1))
         if not _PLAIN_NAME.fullmatch(name):
-            found.append((line, f"declared name {name!r} is not a plain ASCII identifier (trusted names must print as themselves)"))
+            found.append(
+                (
+                    line,
+                    f"declared name {name!r} is not a plain ASCII identifier (trusted names must print as themselves)",
+                )
+            )
         elif name.split(".")[0] in RESERVED_NAMESPACES:
-            found.append((line, f"`{name}`: the Lean kernel treats names in `{name.split('.')[0]}` specially"))
+            found.append(
+                (
+                    line,
+                    f"`{name}`: the Lean kernel treats names in `{name.split('.')[0]}` specially",
+                )
+            )
     for match in _NAMESPACE.finditer(code):
         name = match.group(1)
         if name.split(".")[0] in RESERVED_NAMESPACES:
-            found.append((_line_of(code, match.start(1)), f"namespace `{name}`: the Lean kernel treats names in it specially"))
+            found.append(
+                (
+                    _line_of(code, match.start(1)),
+                    f"namespace `{name}`: the Lean kernel treats names in it specially",
+                )
+            )
     return sorted(set(found))

@@ -40,9 +40,16 @@ from pyverify.lean import sources
 #: how it prints, or how much work it may do; none changes what the kernel
 #: checks. Everything else is refused, `debug.*` first of all
 #: (`debug.skipKernelTC` skips the kernel).
-ALLOWED_OPTIONS = frozenset({
-    "genCtorIdx", "genInjectivity", "genSizeOf", "genSizeOfSpec", "maxRecDepth", "maxHeartbeats",
-})
+ALLOWED_OPTIONS = frozenset(
+    {
+        "genCtorIdx",
+        "genInjectivity",
+        "genSizeOf",
+        "genSizeOfSpec",
+        "maxRecDepth",
+        "maxHeartbeats",
+    }
+)
 ALLOWED_OPTION_PREFIXES = ("pp.",)
 
 
@@ -71,8 +78,16 @@ def option_problems(text: str) -> list[tuple[int, str]]:
 
 #: Lakefile keys that pass arguments or native code to `lean`: any value is refused
 #: (`--load-dynlib`, `--plugin` or `-D debug...` would run or weaken anything).
-ARGUMENT_KEYS = ("moreLeanArgs", "weakLeanArgs", "moreServerArgs", "moreGlobalServerArgs",
-                 "moreLinkArgs", "plugins", "dynlibs", "precompileModules")
+ARGUMENT_KEYS = (
+    "moreLeanArgs",
+    "weakLeanArgs",
+    "moreServerArgs",
+    "moreGlobalServerArgs",
+    "moreLinkArgs",
+    "plugins",
+    "dynlibs",
+    "precompileModules",
+)
 #: Lakefile keys that set options: each option must pass :func:`option_refusal`.
 OPTION_KEYS = ("leanOptions", "moreServerOptions")
 
@@ -82,7 +97,9 @@ def _table_problems(table: dict, where: str) -> list[str]:
     for key in ARGUMENT_KEYS:
         value = table.get(key)
         if value not in (None, [], False):
-            problems.append(f"{where}{key} = {value!r}: extra arguments or native code for lean are refused")
+            problems.append(
+                f"{where}{key} = {value!r}: extra arguments or native code for lean are refused"
+            )
     for key in OPTION_KEYS:
         options = table.get(key)
         if options is None:
@@ -109,7 +126,9 @@ def lakefile_problems(project: Path, expected_toolchain: str) -> list[str]:
     """Reasons to refuse the project's build configuration (each one line)."""
     problems = []
     if (project / "lakefile.lean").exists():
-        problems.append("lakefile.lean: refused: lake would run it (Lean code); configure in lakefile.toml only")
+        problems.append(
+            "lakefile.lean: refused: lake would run it (Lean code); configure in lakefile.toml only"
+        )
     toolchain = project / "lean-toolchain"
     found = toolchain.read_text(encoding="utf-8").strip() if toolchain.is_file() else "(missing)"
     if found != expected_toolchain:
@@ -132,7 +151,9 @@ def lakefile_problems(project: Path, expected_toolchain: str) -> list[str]:
 #: The only lakefile keys accepted. Anything else could make `lake build`
 #: build or load another tree than the one scanned and checked (`srcDir`,
 #: `roots`, `globs`, `[[require]]`, `lean_exe`, ...).
-LAKEFILE_KEYS = frozenset({"name", "version", "description", "defaultTargets", "lean_lib", "leanOptions"})
+LAKEFILE_KEYS = frozenset(
+    {"name", "version", "description", "defaultTargets", "lean_lib", "leanOptions"}
+)
 LEAN_LIB_KEYS = frozenset({"name", "leanOptions"})
 
 
@@ -175,13 +196,60 @@ _KIND = re.compile(
     r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable|unsafe|partial|nonrec)\s+)*(\w+)"
 )
 #: Words of Lean's syntax (not constants) that appear in printed terms.
-KEYWORDS = frozenset({
-    "fun", "let", "have", "show", "from", "in", "at", "by", "do", "then", "else", "if", "match", "with",
-    "Type", "Sort", "Prop", "forall", "exists", "where", "def", "theorem", "inductive", "constructor",
-    "recursor", "opaque", "axiom", "abbrev", "structure", "class", "instance", "unsafe", "private",
-    "protected", "noncomputable", "partial", "nonrec", "end", "open", "namespace", "section",
-    "universe", "variable", "import", "prelude", "example", "mutual", "deriving", "calc", "return",
-})
+KEYWORDS = frozenset(
+    {
+        "fun",
+        "let",
+        "have",
+        "show",
+        "from",
+        "in",
+        "at",
+        "by",
+        "do",
+        "then",
+        "else",
+        "if",
+        "match",
+        "with",
+        "Type",
+        "Sort",
+        "Prop",
+        "forall",
+        "exists",
+        "where",
+        "def",
+        "theorem",
+        "inductive",
+        "constructor",
+        "recursor",
+        "opaque",
+        "axiom",
+        "abbrev",
+        "structure",
+        "class",
+        "instance",
+        "unsafe",
+        "private",
+        "protected",
+        "noncomputable",
+        "partial",
+        "nonrec",
+        "end",
+        "open",
+        "namespace",
+        "section",
+        "universe",
+        "variable",
+        "import",
+        "prelude",
+        "example",
+        "mutual",
+        "deriving",
+        "calc",
+        "return",
+    }
+)
 
 
 def declared_names(text: str) -> list[str]:
@@ -242,7 +310,9 @@ _UNPRINTABLE = (
 )
 #: The kinds a trusted constant may have (what `#print` calls it).
 TRUSTED_KINDS = frozenset({"def", "theorem", "inductive", "structure", "constructor", "recursor"})
-_MODIFIERS = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?((?:(?:private|protected|noncomputable|unsafe|partial|nonrec)\s+)*)")
+_MODIFIERS = re.compile(
+    r"^\s*(?:@\[[^\]]*\]\s*)?((?:(?:private|protected|noncomputable|unsafe|partial|nonrec)\s+)*)"
+)
 
 
 def printed_problems(printed: Printed) -> list[str]:
@@ -258,19 +328,25 @@ def printed_problems(printed: Printed) -> list[str]:
             found.append(f"prints {what} ({marker!r})")
     for char in sorted(set(printed.text)):
         if ord(char) > 127 and char not in PRINTED_SYMBOLS and not _NAME_EXTRA_CHAR.match(char):
-            found.append(f"prints the character U+{ord(char):04X}, which is neither a symbol nor part of a plain name")
+            found.append(
+                f"prints the character U+{ord(char):04X}, which is neither a symbol nor part of a plain name"
+            )
     modifiers = _MODIFIERS.match(printed.text).group(1).split()
     for modifier in ("unsafe", "partial"):
         if modifier in modifiers:
             found.append(f"is `{modifier}`")
     if printed.kind not in TRUSTED_KINDS:
-        found.append(f"is a{'n' if printed.kind[:1] in 'aeiou' else ''} `{printed.kind}`, not an ordinary definition")
+        found.append(
+            f"is a{'n' if printed.kind[:1] in 'aeiou' else ''} `{printed.kind}`, not an ordinary definition"
+        )
     return found
 
 
 def is_plain_name(name: str) -> bool:
     """An ASCII identifier (dotted components allowed): how a trusted name must look."""
-    return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_'!?]*(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*", name) is not None
+    return (
+        re.fullmatch(r"[A-Za-z_][A-Za-z0-9_'!?]*(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*", name) is not None
+    )
 
 
 def candidate_names(printed: Printed) -> set[str]:

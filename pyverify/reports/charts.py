@@ -17,7 +17,9 @@ def chart_targets(path: str | Path) -> list[Path]:
     if path.suffix.lower() in CHART_SUFFIXES:
         return [path]
     if path.suffix:
-        raise UserError(f"{path}: chart: unsupported file type {path.suffix!r}; use .png, .svg, or no suffix for both")
+        raise UserError(
+            f"{path}: chart: unsupported file type {path.suffix!r}; use .png, .svg, or no suffix for both"
+        )
     return [path.with_suffix(suffix) for suffix in CHART_SUFFIXES]
 
 
@@ -47,10 +49,23 @@ def fleet_sweep_chart(rows: Sequence, path: str | Path, title: str) -> list[Path
     positions = range(len(rows))
     width = 0.38
     figure, axes = plt.subplots(figsize=(7, 4))
-    pooled = axes.bar([p - width / 2 for p in positions], [row.pooled_hit_rate for row in rows], width,
-                      color="#1f4e79", edgecolor="#1f4e79", label="one pooled cache")
-    per_host = axes.bar([p + width / 2 for p in positions], [row.per_host_hit_rate for row in rows], width,
-                        facecolor="none", edgecolor="#1f4e79", linewidth=1.5, label="a separate cache on each server")
+    pooled = axes.bar(
+        [p - width / 2 for p in positions],
+        [row.pooled_hit_rate for row in rows],
+        width,
+        color="#1f4e79",
+        edgecolor="#1f4e79",
+        label="one pooled cache",
+    )
+    per_host = axes.bar(
+        [p + width / 2 for p in positions],
+        [row.per_host_hit_rate for row in rows],
+        width,
+        facecolor="none",
+        edgecolor="#1f4e79",
+        linewidth=1.5,
+        label="a separate cache on each server",
+    )
     for bars in (pooled, per_host):
         axes.bar_label(bars, fmt="%.4f", fontsize=8, padding=2)
     axes.set_xticks(list(positions), labels)
@@ -68,8 +83,9 @@ def fleet_sweep_chart(rows: Sequence, path: str | Path, title: str) -> list[Path
         plt.close(figure)
 
 
-def clear_of_lines(axes, labels: Sequence, lines: Sequence[float], axis: str,
-                   gap_points: float = 2.0) -> None:
+def clear_of_lines(
+    axes, labels: Sequence, lines: Sequence[float], axis: str, gap_points: float = 2.0
+) -> None:
     """Move each value label that a reference line crosses to just past that line, away from its bar.
 
     ``labels`` are the annotations of ``bar_label`` (offset in points from the bar's end); ``lines`` are
@@ -87,7 +103,9 @@ def clear_of_lines(axes, labels: Sequence, lines: Sequence[float], axis: str,
             start, end = (box.y0, box.y1) if axis == "y" else (box.x0, box.x1)
             gap = gap_points * figure.dpi / 72
             if start - gap <= at <= end + gap:
-                shift = (at + gap - start) * 72 / figure.dpi  # pixels to the points the offset is in
+                shift = (
+                    (at + gap - start) * 72 / figure.dpi
+                )  # pixels to the points the offset is in
                 dx, dy = label.xyann
                 label.xyann = (dx, dy + shift) if axis == "y" else (dx + shift, dy)
 
@@ -115,25 +133,47 @@ def routing_load_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
     rows = [rows_by_policy[policy][0] for policy in policies]
     positions = list(range(len(policies)))
     figure, (hits, load) = plt.subplots(1, 2, figsize=(10, 4.6), gridspec_kw={"wspace": 0.3})
-    bars = hits.bar(positions, [row.per_host_hit_rate for row in rows], 0.6, color="#7fa7cf", edgecolor="#1f4e79",
-                    label="per-host caches (this routing)")
+    bars = hits.bar(
+        positions,
+        [row.per_host_hit_rate for row in rows],
+        0.6,
+        color="#7fa7cf",
+        edgecolor="#1f4e79",
+        label="per-host caches (this routing)",
+    )
     hit_labels = hits.bar_label(bars, fmt="%.4f", fontsize=8, padding=2)
     pooled = rows[0].pooled_hit_rate
-    hits.axhline(pooled, color="#1f4e79", linestyle="--", linewidth=1.6, label=f"one pooled cache, any routing ({pooled:.4f})")
+    hits.axhline(
+        pooled,
+        color="#1f4e79",
+        linestyle="--",
+        linewidth=1.6,
+        label=f"one pooled cache, any routing ({pooled:.4f})",
+    )
     hits.set_ylim(0, hit_rate_top(max([pooled] + [row.per_host_hit_rate for row in rows])))
     hits.set_ylabel("hit rate (hits / block references)")
     hits.set_title("hit rate", fontsize=9)
-    bars = load.bar(positions, [row.max_load_ratio for row in rows], 0.6, color="#e8a87c", edgecolor="#a0522d",
-                    label="busiest host's requests / even share")
+    bars = load.bar(
+        positions,
+        [row.max_load_ratio for row in rows],
+        0.6,
+        color="#e8a87c",
+        edgecolor="#a0522d",
+        label="busiest host's requests / even share",
+    )
     load_labels = load.bar_label(bars, fmt="%.2fx", fontsize=8, padding=2)
-    load.axhline(1.0, color="black", linestyle=":", linewidth=1.2, label="1.0 = perfectly even load")
+    load.axhline(
+        1.0, color="black", linestyle=":", linewidth=1.2, label="1.0 = perfectly even load"
+    )
     load.set_ylim(0, max(row.max_load_ratio for row in rows) * 1.2)
     load.set_ylabel("max load ratio")
     load.set_title("load on the busiest host", fontsize=9)
     for axes in (hits, load):
         axes.set_xticks(positions, policies, rotation=15)
         axes.set_xlabel("routing policy")
-        axes.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=1)
+        axes.legend(
+            fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=1
+        )
         axes.spines[["top", "right"]].set_visible(False)
         axes.grid(alpha=0.3, axis="y")
     figure.suptitle(title, fontsize=10)
@@ -163,8 +203,16 @@ def policy_fleet_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
     sizes = [row.fleet_size for row in first]
     # The pooled line is wide and pale so that per-host lines that coincide with
     # it (a routing that keeps each prefix on one host) stay visible on top.
-    axes.plot(sizes, [row.pooled_hit_rate for row in first], color="#1f4e79", linewidth=7, alpha=0.25,
-              solid_capstyle="round", label="one pooled cache (any routing)", zorder=1)
+    axes.plot(
+        sizes,
+        [row.pooled_hit_rate for row in first],
+        color="#1f4e79",
+        linewidth=7,
+        alpha=0.25,
+        solid_capstyle="round",
+        label="one pooled cache (any routing)",
+        zorder=1,
+    )
     markers = "ovD^<>ph*"
     offsets = np.linspace(-0.06, 0.06, len(rows_by_policy)) if len(rows_by_policy) > 1 else [0.0]
     highest = max(row.pooled_hit_rate for row in first)
@@ -173,8 +221,17 @@ def policy_fleet_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
         xs = [row.fleet_size * 2 ** offsets[index] for row in rows]
         ys = [row.per_host_hit_rate for row in rows]
         highest = max(highest, *ys)
-        axes.plot(xs, ys, linestyle="--", linewidth=1.2, marker=markers[index % len(markers)], markersize=6,
-                  markerfacecolor="none", label=f"per-host caches, {policy} routing", zorder=2 + index)
+        axes.plot(
+            xs,
+            ys,
+            linestyle="--",
+            linewidth=1.2,
+            marker=markers[index % len(markers)],
+            markersize=6,
+            markerfacecolor="none",
+            label=f"per-host caches, {policy} routing",
+            zorder=2 + index,
+        )
     axes.set_xscale("log", base=2)
     axes.set_xticks(sizes, [str(size) for size in sizes])
     axes.minorticks_off()
@@ -191,8 +248,13 @@ def policy_fleet_chart(rows_by_policy: dict, path: str | Path, title: str) -> li
         plt.close(figure)
 
 
-def mrc_chart(curves: Sequence[tuple[str, Sequence[float], Sequence[float]]], ceiling: float, path: str | Path,
-              title: str, xlabel: str) -> list[Path]:
+def mrc_chart(
+    curves: Sequence[tuple[str, Sequence[float], Sequence[float]]],
+    ceiling: float,
+    path: str | Path,
+    title: str,
+    xlabel: str,
+) -> list[Path]:
     """Hit rate against cache capacity on a log axis, the uncapacitated ceiling marked (cf. Mooncake Fig. 9).
 
     ``curves`` holds ``(label, capacities, hit_rates)``; capacities are in the
@@ -208,8 +270,13 @@ def mrc_chart(curves: Sequence[tuple[str, Sequence[float], Sequence[float]]], ce
     for label, capacities, hit_rates in curves:
         axes.plot(capacities, hit_rates, drawstyle="steps-post", linewidth=1.8, label=label)
         highest = max(highest, *hit_rates) if len(hit_rates) else highest
-    axes.axhline(ceiling, color="black", linestyle=":", linewidth=1.2,
-                 label=f"uncapacitated ceiling {ceiling:.4f} (1 - distinct / references)")
+    axes.axhline(
+        ceiling,
+        color="black",
+        linestyle=":",
+        linewidth=1.2,
+        label=f"uncapacitated ceiling {ceiling:.4f} (1 - distinct / references)",
+    )
     axes.set_xscale("log")
     axes.set_xlabel(xlabel)
     axes.set_ylabel("hit rate (hits / block references)")

@@ -34,15 +34,21 @@ def instance_identity(instance: dict) -> str:
     carries depends on the path the trace was read from, so ``verify`` does not check it (and says so).
     """
     if instance.get("content_sha256"):
-        return (f"content digest `{instance['content_sha256']}` (checked); "
-                f"SHA-256 `{instance['sha256']}` not checked (it depends on the path read)")
+        return (
+            f"content digest `{instance['content_sha256']}` (checked); "
+            f"SHA-256 `{instance['sha256']}` not checked (it depends on the path read)"
+        )
     return f"SHA-256 `{instance['sha256']}`"
 
 
 def instance_fact_markdown(entry: BridgeEntry) -> list[str]:
     fact = entry.instance_fact()
     model = fact["cache_model"]
-    size = "uncapacitated" if model["capacity"] is None else f"capacity {model['capacity']} blocks per cache"
+    size = (
+        "uncapacitated"
+        if model["capacity"] is None
+        else f"capacity {model['capacity']} blocks per cache"
+    )
     lines = [
         f"- certificate: `{fact['certificate']}`",
         f"- instance: `{fact['instance']['file']}` ({fact['instance']['name']}), {instance_identity(fact['instance'])}",
@@ -56,8 +62,12 @@ def instance_fact_markdown(entry: BridgeEntry) -> list[str]:
     lines += [f"- on this instance, {line}" for line in records["lines"]]
     for greedy in entry.certificate_data.get("greedy", []):
         gap = greedy["misses"] - fact["objective"]
-        lines.append(f"- greedy `{greedy['policy']}`, on this instance: {greedy['misses']} misses ({gap} more than the witness)")
-    lines.append(f"- re-checked by the trusted checker (`pyverify verify`): {fact['verify_summary']}")
+        lines.append(
+            f"- greedy `{greedy['policy']}`, on this instance: {greedy['misses']} misses ({gap} more than the witness)"
+        )
+    lines.append(
+        f"- re-checked by the trusted checker (`pyverify verify`): {fact['verify_summary']}"
+    )
     return lines
 
 
@@ -77,16 +87,23 @@ def general_fact_markdown(entry: BridgeEntry) -> list[str]:
             "",
         ]
         about = fact.get("about")
-        if about:  # the model the statement is about (pyverify/lean/scope.py), which the bridge matched
-            lines += [f"About (the model the bridge matches against the certificate's): caches {about['caches']}; "
-                      f"{about['capacity']}; runs: {about['policy']}; requests: {about['requests']}; "
-                      f"states: {about['conclusion']}.", ""]
+        if (
+            about
+        ):  # the model the statement is about (pyverify/lean/scope.py), which the bridge matched
+            lines += [
+                f"About (the model the bridge matches against the certificate's): caches {about['caches']}; "
+                f"{about['capacity']}; runs: {about['policy']}; requests: {about['requests']}; "
+                f"states: {about['conclusion']}.",
+                "",
+            ]
         trusted = fact.get("trusted_definitions") or []
         if trusted:
             # What the statement means rests on these definitions: a reader checks
             # them (printed in full in the registry), not the proofs.
-            lines.append(f"  trusted definitions ({len(trusted)}; printed in full in the registry): "
-                         + ", ".join(f"`{d['name']}` `{d['sha256'][:16]}`" for d in trusted))
+            lines.append(
+                f"  trusted definitions ({len(trusted)}; printed in full in the registry): "
+                + ", ".join(f"`{d['name']}` `{d['sha256'][:16]}`" for d in trusted)
+            )
             lines.append("")
     return lines
 
@@ -94,7 +111,9 @@ def general_fact_markdown(entry: BridgeEntry) -> list[str]:
 def link_markdown(entry: BridgeEntry) -> list[str]:
     link = entry.link_json()
     lines = ["| hypothesis | holds here | detail |", "| --- | --- | --- |"]
-    lines += [f"| {h['hypothesis']} | {yes_no(h['holds'])} | {h['detail']} |" for h in link["hypotheses"]]
+    lines += [
+        f"| {h['hypothesis']} | {yes_no(h['holds'])} | {h['detail']} |" for h in link["hypotheses"]
+    ]
     lines.append("")
     if link["covered"]:
         main = entry.link.predicting_theorem or entry.theorems[0].name
@@ -105,28 +124,41 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
             + ("they agree." if link["agrees"] else "they DISAGREE.")
         )
     else:
-        counts = [t.name for t in entry.theorems if (scope.about(t.name) or {}).get("conclusion") == scope.COUNT]
+        counts = [
+            t.name
+            for t in entry.theorems
+            if (scope.about(t.name) or {}).get("conclusion") == scope.COUNT
+        ]
         kind = "an exact count" if len(counts) == 1 else "exact counts"
         which = f" ({', '.join(f'`{name}`' for name in counts)}: {kind})" if counts else ""
-        lines.append(f"Not covered by the theorem{which}: {link['not_covered_because']}. This is not an error; "
-                     "the certificate stands on its own for this instance.")
+        lines.append(
+            f"Not covered by the theorem{which}: {link['not_covered_because']}. This is not an error; "
+            "the certificate stands on its own for this instance."
+        )
     bound = link.get("lower_bound")
     if bound:
         # Say plainly which half Lean checked and which half is a cited paper theorem.
-        lines += ["", (
-            f"Lower bound, {bound['capacity']} blocks per cache: the bridge counts {bound['flat_min_misses']} misses "
-            f"for Belady's MIN on the flattened blocks of this instance; the certificate's objective "
-            f"{bound['certificate_objective']} is not below it. "
-            f"Machine-checked: {bound['machine_checked']}. "
-            f"Counted here: {bound['counted_here']}."
-            + (f" Not machine-checked, cited: {bound['cited']}." if bound["cited"] else "")
-        )]
+        lines += [
+            "",
+            (
+                f"Lower bound, {bound['capacity']} blocks per cache: the bridge counts {bound['flat_min_misses']} misses "
+                f"for Belady's MIN on the flattened blocks of this instance; the certificate's objective "
+                f"{bound['certificate_objective']} is not below it. "
+                f"Machine-checked: {bound['machine_checked']}. "
+                f"Counted here: {bound['counted_here']}."
+                + (f" Not machine-checked, cited: {bound['cited']}." if bound["cited"] else "")
+            ),
+        ]
     return lines
 
 
 def bridge_markdown(report: BridgeReport, heading: str = "##") -> str:
-    parts = [f"{heading} Bridge: instance facts, general facts and their link", "",
-             f"Theorem registry: `{report.registry_path}` (checked against what Lean prints for the current sources).", ""]
+    parts = [
+        f"{heading} Bridge: instance facts, general facts and their link",
+        "",
+        f"Theorem registry: `{report.registry_path}` (checked against what Lean prints for the current sources).",
+        "",
+    ]
     for entry in report.entries:
         title = f"{entry.certificate_data['instance']['name']}, {entry.certificate_data['cache_model']['model']}"
         parts += [f"{heading}# {title}", "", "**(a) Instance fact** (this instance only)", ""]
@@ -150,18 +182,25 @@ TRUST = (
 
 
 def trust_markdown(heading: str = "##") -> str:
-    return "\n".join([f"{heading} What you must trust", ""] + [f"- {item}" for item in TRUST]) + "\n"
+    return (
+        "\n".join([f"{heading} What you must trust", ""] + [f"- {item}" for item in TRUST]) + "\n"
+    )
 
 
 def limits_markdown(heading: str = "##") -> str:
-    return "\n".join([f"{heading} What this does not show", ""] + [f"- {limit}" for limit in LIMITS]) + "\n"
+    return (
+        "\n".join([f"{heading} What this does not show", ""] + [f"- {limit}" for limit in LIMITS])
+        + "\n"
+    )
 
 
 def guarded(text: str) -> str:
     """Return ``text`` if it passes the wording guard; refuse to emit it otherwise."""
     bad = overclaims(text)
     if bad:
-        raise CheckFailed(f"report wording guard: refusing to print an instance result in general terms: {bad[0]!r}")
+        raise CheckFailed(
+            f"report wording guard: refusing to print an instance result in general terms: {bad[0]!r}"
+        )
     return text
 
 
@@ -172,7 +211,7 @@ def markdown_to_html(markdown_text: str, title: str) -> str:
 
     body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"])
     return (
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
         "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}"
         "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:.25rem .5rem}"

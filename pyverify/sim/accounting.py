@@ -63,7 +63,9 @@ def chain_offsets(chains: Sequence[Sequence[int]]) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(lengths)))
 
 
-def hit_tokens_per_request(offsets: np.ndarray, hit_blocks: np.ndarray, weights: TokenWeights) -> np.ndarray:
+def hit_tokens_per_request(
+    offsets: np.ndarray, hit_blocks: np.ndarray, weights: TokenWeights
+) -> np.ndarray:
     """Tokens in each request's hit prefix: the sum of its first ``hit_blocks[i]`` block weights."""
     return weights.hit_tokens(offsets, np.asarray(hit_blocks, dtype=np.int64))
 

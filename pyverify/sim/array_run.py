@@ -40,7 +40,9 @@ class ArrayReplay:
         from pyverify.sim.kernels.replay import requests_by_cache
 
         self.name = trace.name
-        self.ids, self.universe, self.starts, self.order, self.bounds = requests_by_cache(trace.ids, trace.offsets, cache_of)
+        self.ids, self.universe, self.starts, self.order, self.bounds = requests_by_cache(
+            trace.ids, trace.offsets, cache_of
+        )
 
     def hits(self, capacity: int | None, eviction: str) -> np.ndarray:
         """Hits per request (int64), as ``simulate(...).hit_blocks``."""
@@ -56,11 +58,15 @@ class ArrayReplay:
             return replay(*arrays, link_array(self.universe), capacity, eviction == LRU)
         hits, prefix_closed = tree_replay(*arrays, self.universe, capacity, eviction == LEAF_LRU)
         if not prefix_closed:  # a ColumnarTrace is validated prefix-closed when it is read
-            raise ValueError(f"{self.name}: not prefix-closed, which {LEAF_LRU} and {TAIL_FIRST} replay on arrays requires")
+            raise ValueError(
+                f"{self.name}: not prefix-closed, which {LEAF_LRU} and {TAIL_FIRST} replay on arrays requires"
+            )
         return hits
 
 
-def array_hits(trace: "ColumnarTrace", cache_of: np.ndarray, capacity: int | None, eviction: str) -> np.ndarray:
+def array_hits(
+    trace: "ColumnarTrace", cache_of: np.ndarray, capacity: int | None, eviction: str
+) -> np.ndarray:
     """Hits per request (int64), as ``simulate(...).hit_blocks``, for caches ``cache_of[i]``: one replay."""
     return ArrayReplay(trace, cache_of).hits(capacity, eviction)
 

@@ -69,12 +69,18 @@ class MinRun:
 
     cache_of: tuple[int, ...]
     hit_blocks: tuple[int, ...]
-    dropped: tuple[tuple[int, ...], ...]  # per request, what its cache lets go right after it (sorted)
+    dropped: tuple[
+        tuple[int, ...], ...
+    ]  # per request, what its cache lets go right after it (sorted)
     misses: int
     references: int
 
     def as_witness(self) -> dict:
-        return {"cache_of": list(self.cache_of), "hit_blocks": list(self.hit_blocks), "dropped": [list(d) for d in self.dropped]}
+        return {
+            "cache_of": list(self.cache_of),
+            "hit_blocks": list(self.hit_blocks),
+            "dropped": [list(d) for d in self.dropped],
+        }
 
 
 def next_uses(keys: np.ndarray) -> np.ndarray:
@@ -88,8 +94,12 @@ def next_uses(keys: np.ndarray) -> np.ndarray:
     return following
 
 
-def min_run(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int | None = None,
-            deadline=None) -> MinRun:
+def min_run(
+    chains: Sequence[Sequence[int]],
+    cache_of: Sequence[int] | None = None,
+    capacity: int | None = None,
+    deadline=None,
+) -> MinRun:
     """MIN (bypass form) per cache, on the flat sequence; ``capacity=None`` keeps every live block.
 
     ``cache_of[t]`` is the cache request t reads (``None``: one pooled cache).
@@ -99,7 +109,9 @@ def min_run(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = No
     ids, lengths = flatten(chains)
     if cache_of is None:
         cache_of = (0,) * len(chains)
-    hit_blocks, dropped, misses = min_run_flat(ids, lengths, cache_of, capacity, deadline, witness=True)
+    hit_blocks, dropped, misses = min_run_flat(
+        ids, lengths, cache_of, capacity, deadline, witness=True
+    )
     return MinRun(tuple(cache_of), tuple(hit_blocks), tuple(dropped), misses, int(ids.size))
 
 
@@ -107,8 +119,14 @@ def min_run(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = No
 CHUNK = 1 << 20
 
 
-def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] | np.ndarray | None = None,
-                 capacity: int | None = None, deadline=None, witness: bool = False):
+def min_run_flat(
+    ids: np.ndarray,
+    lengths: np.ndarray,
+    cache_of: Sequence[int] | np.ndarray | None = None,
+    capacity: int | None = None,
+    deadline=None,
+    witness: bool = False,
+):
     """MIN on flat arrays (``ids`` of every reference, ``lengths`` of every request): ``(hit_blocks, dropped, misses)``.
 
     ``dropped`` is None unless ``witness``. Memory: a few int64 arrays of the
@@ -136,14 +154,18 @@ def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] |
     ends = np.cumsum(lengths)
 
     held: dict[int, dict[int, int]] = {}  # cache -> {block: its next use}
-    heaps: dict[int, list[tuple[int, int]]] = {}  # cache -> [(-next use, block)], stale entries skipped
+    heaps: dict[
+        int, list[tuple[int, int]]
+    ] = {}  # cache -> [(-next use, block)], stale entries skipped
     hit_blocks: list[int] = []
     dropped: list[tuple[int, ...]] | None = [] if witness else None
     misses = 0
     first = 0  # first request of the current chunk
     while first < n_requests:
         base = int(ends[first - 1]) if first else 0
-        last = max(first + 1, int(np.searchsorted(ends, base + CHUNK, side="right")))  # requests [first, last)
+        last = max(
+            first + 1, int(np.searchsorted(ends, base + CHUNK, side="right"))
+        )  # requests [first, last)
         top = int(ends[last - 1])
         chunk_ids = ids[base:top].tolist()
         chunk_next = following[base:top].tolist()
@@ -166,7 +188,9 @@ def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] |
                 block = chunk_ids[i]
                 if block in resident:
                     if missed:
-                        raise FlatRelaxationViolated(f"request {t}: block {block} hits after an earlier block of its chain missed")
+                        raise FlatRelaxationViolated(
+                            f"request {t}: block {block} hits after an earlier block of its chain missed"
+                        )
                     hits += 1
                 else:
                     missed = True
@@ -189,7 +213,9 @@ def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] |
                     gone.append(victim)
             i = start + chunk_lengths[r]
             if capacity is not None and len(heap) > 4 * capacity + 64:
-                heap[:] = [(-w, b) for b, w in resident.items()]  # drop stale entries: memory stays O(C)
+                heap[:] = [
+                    (-w, b) for b, w in resident.items()
+                ]  # drop stale entries: memory stays O(C)
                 heapq.heapify(heap)
             hit_blocks.append(hits)
             misses += chunk_lengths[r] - hits
@@ -199,7 +225,9 @@ def min_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] |
     return hit_blocks, dropped, misses
 
 
-def _hits_one_cache(keys: np.ndarray, following: np.ndarray, capacity: int, universe: int) -> np.ndarray:
+def _hits_one_cache(
+    keys: np.ndarray, following: np.ndarray, capacity: int, universe: int
+) -> np.ndarray:
     """MIN's hit flag for every reference of one cache's flat sequence (the count-only loop; compiled by numba).
 
     Same rule as :func:`min_run_flat`, with arrays instead of dicts: a max-heap
@@ -252,7 +280,9 @@ def _hits_one_cache(keys: np.ndarray, following: np.ndarray, capacity: int, univ
                 heap[i], heap[child] = heap[child], heap[i]
                 i = child
             victim = keys[top]
-            if held_next[victim] == top:  # a live entry: evict the block used farthest in the future
+            if (
+                held_next[victim] == top
+            ):  # a live entry: evict the block used farthest in the future
                 held_next[victim] = -1
                 count -= 1
     return hit
@@ -260,7 +290,11 @@ def _hits_one_cache(keys: np.ndarray, following: np.ndarray, capacity: int, univ
 
 def _count_compiled(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: int):
     """``(hit_blocks, None, misses)`` with the compiled loop, one cache at a time."""
-    caches = np.zeros(lengths.size, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
+    caches = (
+        np.zeros(lengths.size, dtype=np.int64)
+        if cache_of is None
+        else np.asarray(cache_of, dtype=np.int64)
+    )
     per_reference = np.repeat(caches, lengths)
     hit = np.zeros(ids.size, dtype=np.uint8)
     for q in np.unique(caches):
@@ -279,7 +313,9 @@ def _count_compiled(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: in
     return hit_blocks.tolist(), None, int(ids.size - hit.sum())
 
 
-def _witness_one_cache(keys: np.ndarray, following: np.ndarray, lengths: np.ndarray, capacity: int, universe: int):
+def _witness_one_cache(
+    keys: np.ndarray, following: np.ndarray, lengths: np.ndarray, capacity: int, universe: int
+):
     """MIN's run on one cache's flat sequence as arrays (compiled by numba): ``(hit flags, gone keys, gone requests)``.
 
     The rule of :func:`min_run_flat` and :func:`_hits_one_cache`; a block "goes" (the witness's ``dropped``) when it is
@@ -288,7 +324,9 @@ def _witness_one_cache(keys: np.ndarray, following: np.ndarray, lengths: np.ndar
     """
     n = keys.size
     hit = np.zeros(n, dtype=np.uint8)
-    gone_key = np.empty(n, dtype=np.int64)  # each reference makes at most one block go: itself or one victim
+    gone_key = np.empty(
+        n, dtype=np.int64
+    )  # each reference makes at most one block go: itself or one victim
     gone_request = np.empty(n, dtype=np.int64)
     n_gone = 0
     held_next = np.full(universe, -1, dtype=np.int64)
@@ -352,7 +390,9 @@ def _witness_one_cache(keys: np.ndarray, following: np.ndarray, lengths: np.ndar
     return hit, gone_key[:n_gone], gone_request[:n_gone]
 
 
-def packed_dropped(n_requests: int, requests: np.ndarray, blocks: np.ndarray, grouped: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def packed_dropped(
+    n_requests: int, requests: np.ndarray, blocks: np.ndarray, grouped: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """``(dropped_offsets, dropped_blocks)``: the blocks each request drops, sorted, from (request, block) pairs.
 
     ``grouped``: the pairs come request by request, each request's blocks sorted already (one cache): no sort here."""
@@ -363,7 +403,9 @@ def packed_dropped(n_requests: int, requests: np.ndarray, blocks: np.ndarray, gr
     return offsets, blocks[np.lexsort((blocks, requests))]
 
 
-def min_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray | None, capacity: int, deadline=None):
+def min_witness_arrays(
+    ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray | None, capacity: int, deadline=None
+):
     """MIN's witness (bypass form) as flat arrays: ``(hit_blocks, dropped_offsets, dropped_blocks, misses)``.
 
     The same run as :func:`min_run` (tests compare them), without a Python object per reference: compiled per cache
@@ -371,13 +413,26 @@ def min_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarra
     """
     ids = np.asarray(ids, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
-    caches = np.zeros(lengths.size, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
+    caches = (
+        np.zeros(lengths.size, dtype=np.int64)
+        if cache_of is None
+        else np.asarray(cache_of, dtype=np.int64)
+    )
     run = kernel(_witness_one_cache)
     if run is None:  # pragma: no cover - numba is optional
-        hit_blocks, dropped, misses = min_run_flat(ids, lengths, caches, capacity, deadline, witness=True)
+        hit_blocks, dropped, misses = min_run_flat(
+            ids, lengths, caches, capacity, deadline, witness=True
+        )
         counts = np.fromiter((len(d) for d in dropped), dtype=np.int64, count=len(dropped))
-        blocks = np.fromiter((b for d in dropped for b in d), dtype=np.int64, count=int(counts.sum()))
-        return np.asarray(hit_blocks, dtype=np.int64), np.concatenate(([0], np.cumsum(counts))), blocks, misses
+        blocks = np.fromiter(
+            (b for d in dropped for b in d), dtype=np.int64, count=int(counts.sum())
+        )
+        return (
+            np.asarray(hit_blocks, dtype=np.int64),
+            np.concatenate(([0], np.cumsum(counts))),
+            blocks,
+            misses,
+        )
     single = caches.size == 0 or bool((caches == caches[0]).all())
     per_reference = None if single else np.repeat(caches, lengths)
     hit = np.zeros(ids.size, dtype=np.uint8)
@@ -399,17 +454,34 @@ def min_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarra
     bounds = np.concatenate(([0], np.cumsum(lengths)))
     inside = np.ones(ids.size, dtype=bool)
     inside[bounds[:-1][lengths > 0]] = False
-    if np.any(inside[1:] & (hit[1:] > hit[:-1])):  # the flat relaxation: hits are a prefix of every request
+    if np.any(
+        inside[1:] & (hit[1:] > hit[:-1])
+    ):  # the flat relaxation: hits are a prefix of every request
         raise FlatRelaxationViolated("a block hits after an earlier block of its chain missed")
     running = np.concatenate(([0], np.cumsum(hit, dtype=np.int64)))
     hit_blocks = running[bounds[1:]] - running[bounds[:-1]]
-    offsets, blocks = packed_dropped(lengths.size, np.concatenate(gone_requests), np.concatenate(gone_blocks), grouped=single)
+    offsets, blocks = packed_dropped(
+        lengths.size, np.concatenate(gone_requests), np.concatenate(gone_blocks), grouped=single
+    )
     return hit_blocks, offsets, blocks, int(ids.size - hit_blocks.sum())
 
 
-def min_misses(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int | None = None) -> int:
+def min_misses(
+    chains: Sequence[Sequence[int]],
+    cache_of: Sequence[int] | None = None,
+    capacity: int | None = None,
+) -> int:
     """The fewest misses (see the module docstring for why MIN's count is the optimum)."""
     return min_run(chains, cache_of, capacity).misses
 
 
-__all__ = ["FlatRelaxationViolated", "MinRun", "min_misses", "min_run", "min_run_flat", "min_witness_arrays", "next_uses", "packed_dropped"]
+__all__ = [
+    "FlatRelaxationViolated",
+    "MinRun",
+    "min_misses",
+    "min_run",
+    "min_run_flat",
+    "min_witness_arrays",
+    "next_uses",
+    "packed_dropped",
+]

@@ -24,13 +24,19 @@ import numpy as np
 from pyverify.inputs.kv_models import blocks_for_gib
 from pyverify.sim.accounting import tally_offsets
 from pyverify.sim.counting import flatten
-from pyverify.sim.engine_curves import WeightedCurve, lru_weighted_curve, tail_first_ranks_flat, weighted_curve_flat
+from pyverify.sim.engine_curves import (
+    WeightedCurve,
+    lru_weighted_curve,
+    tail_first_ranks_flat,
+    weighted_curve_flat,
+)
 from pyverify.sim.simulate import LRU, POOLED, TAIL_FIRST, simulate
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
 
 #: kvcache-simulator's default budgets (GiB).
 from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB  # noqa: E402,F401 (re-exported)
+
 
 def _lru_curve(ids, lengths, weights, window) -> WeightedCurve:
     return lru_weighted_curve(ids, lengths, None, 1, weights, window)
@@ -74,9 +80,13 @@ def budget_sweep(
     ids, lengths = flatten(chains)
 
     def replay(capacity: int) -> Sequence[int]:
-        return simulate(chains, None, POOLED, capacity=capacity, eviction=eviction, runs=len(budgets_gib)).hit_blocks
+        return simulate(
+            chains, None, POOLED, capacity=capacity, eviction=eviction, runs=len(budgets_gib)
+        ).hit_blocks
 
-    return budget_sweep_flat(ids, lengths, replay, budgets_gib, bytes_per_token, block_tokens, eviction, weights, window)
+    return budget_sweep_flat(
+        ids, lengths, replay, budgets_gib, bytes_per_token, block_tokens, eviction, weights, window
+    )
 
 
 def budget_sweep_flat(
@@ -108,14 +118,28 @@ def budget_sweep_flat(
         token_hits = curve.token_hits(capacities)
         for i, (gib, capacity) in enumerate(zip(budgets_gib, capacities)):
             hits_t = None if token_hits is None else int(token_hits[i])
-            points.append(_point(eviction, gib, capacity, empty, int(block_hits[i]), hits_t, "one pass"))
+            points.append(
+                _point(eviction, gib, capacity, empty, int(block_hits[i]), hits_t, "one pass")
+            )
         return points
     for gib, capacity in zip(budgets_gib, capacities):
         if capacity < 1:
-            points.append(_point(eviction, gib, 0, empty, 0, None if weights is None else 0, "no cache"))
+            points.append(
+                _point(eviction, gib, 0, empty, 0, None if weights is None else 0, "no cache")
+            )
             continue
         measured = tally_offsets(offsets, replay(capacity), weights, window)
-        points.append(_point(eviction, gib, capacity, empty, measured.block_hits, measured.token_hits, "simulated"))
+        points.append(
+            _point(
+                eviction,
+                gib,
+                capacity,
+                empty,
+                measured.block_hits,
+                measured.token_hits,
+                "simulated",
+            )
+        )
     return points
 
 
@@ -124,7 +148,9 @@ class TargetPoint:
     """The smallest pooled capacity (blocks) whose measured block hit rate reaches a target, and how it was found."""
 
     policy: str  # an eviction policy, or "opt" (Belady's MIN)
-    capacity_blocks: int | None  # None: not reached, even uncapacitated (or not computed: see method)
+    capacity_blocks: (
+        int | None
+    )  # None: not reached, even uncapacitated (or not computed: see method)
     method: str
     ceiling_hit_rate: float  # the uncapacitated block hit rate over the measured requests
 
@@ -135,10 +161,14 @@ class TargetPoint:
 #: How a capacity is found for a policy with no one-pass curve (pyverify.sim.target), and what that means.
 BISECTION = "bisection of simulations"
 #: Why there is no optimum with a warm-up (see :func:`target_capacity`).
-OPTIMUM_NOT_COMPUTED = ("not computed with a warm-up: MIN is the optimum of the whole trace, "
-                        "not of the measured requests")
-BISECTION_NOTE = ("bisection of simulations: fifo and leaf-lru are not stack algorithms, so the capacity found reaches "
-                  "the target and one block less does not, but a smaller capacity may also reach it")
+OPTIMUM_NOT_COMPUTED = (
+    "not computed with a warm-up: MIN is the optimum of the whole trace, "
+    "not of the measured requests"
+)
+BISECTION_NOTE = (
+    "bisection of simulations: fifo and leaf-lru are not stack algorithms, so the capacity found reaches "
+    "the target and one block less does not, but a smaller capacity may also reach it"
+)
 
 
 def target_capacity(
@@ -161,14 +191,25 @@ def target_capacity(
     from pyverify.sim.target import crossing_by_bisection, smallest_on_curve, smallest_on_weighted
 
     uncapacitated = _lru_curve(ids, lengths, None, window)
-    ceiling = float(uncapacitated.block_hist.sum() / uncapacitated.blocks) if uncapacitated.blocks else 0.0
+    ceiling = (
+        float(uncapacitated.block_hist.sum() / uncapacitated.blocks)
+        if uncapacitated.blocks
+        else 0.0
+    )
     if policy == "opt":
         if window.warmup_fraction:
             return TargetPoint(policy, None, OPTIMUM_NOT_COMPUTED, ceiling)
-        return TargetPoint(policy, smallest_on_curve(optimal_curve_flat(ids, lengths), rate), "exact curve, one pass", ceiling)
+        return TargetPoint(
+            policy,
+            smallest_on_curve(optimal_curve_flat(ids, lengths), rate),
+            "exact curve, one pass",
+            ceiling,
+        )
     if policy in ONE_PASS:
         curve = ONE_PASS[policy](ids, lengths, None, window)
-        return TargetPoint(policy, smallest_on_weighted(curve, rate), "exact curve, one pass", ceiling)
+        return TargetPoint(
+            policy, smallest_on_weighted(curve, rate), "exact curve, one pass", ceiling
+        )
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
 
@@ -176,7 +217,12 @@ def target_capacity(
         return tally_offsets(offsets, replay(capacity), None, window).block_hits
 
     distinct = max(1, int(np.unique(ids).size))  # a cache this large never evicts
-    return TargetPoint(policy, crossing_by_bisection(hits_at, uncapacitated.blocks, rate, distinct), BISECTION, ceiling)
+    return TargetPoint(
+        policy,
+        crossing_by_bisection(hits_at, uncapacitated.blocks, rate, distinct),
+        BISECTION,
+        ceiling,
+    )
 
 
 def _point(eviction, gib, capacity, empty, block_hits, token_hits, method) -> BudgetPoint:
@@ -195,5 +241,15 @@ def _point(eviction, gib, capacity, empty, block_hits, token_hits, method) -> Bu
     )
 
 
-__all__ = ["BISECTION", "BISECTION_NOTE", "OPTIMUM_NOT_COMPUTED", "DEFAULT_BUDGETS_GIB", "BudgetPoint", "ONE_PASS", "TargetPoint", "budget_sweep", "budget_sweep_flat",
-           "target_capacity"]
+__all__ = [
+    "BISECTION",
+    "BISECTION_NOTE",
+    "OPTIMUM_NOT_COMPUTED",
+    "DEFAULT_BUDGETS_GIB",
+    "BudgetPoint",
+    "ONE_PASS",
+    "TargetPoint",
+    "budget_sweep",
+    "budget_sweep_flat",
+    "target_capacity",
+]

@@ -22,5 +22,7 @@ def kernel(function: Callable) -> Callable | None:
         else:
             from pyverify.sim.numba_cache import caching
 
-            _compiled[function] = njit(cache=caching(), nogil=True)(function)  # cached per user, never in the checkout
+            _compiled[function] = njit(cache=caching(), nogil=True)(
+                function
+            )  # cached per user, never in the checkout
     return _compiled[function]

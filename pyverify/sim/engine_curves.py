@@ -76,18 +76,24 @@ from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window
 
 
-def chain_order_distances(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
+def chain_order_distances(
+    chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1
+) -> np.ndarray:
     """Per reference (flat chain order): chain-order LRU stack distance, as :func:`pyverify.sim.mrc.lru_curve` uses."""
     return chain_order_distances_flat(*flatten(chains), routing, fleet_size)
 
 
-def chain_order_distances_flat(ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1) -> np.ndarray:
+def chain_order_distances_flat(
+    ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1
+) -> np.ndarray:
     """:func:`chain_order_distances` of a trace given as flat ids and chain lengths."""
     hosts = None if routing is None else reference_hosts(routing, lengths)
     return stack_distances(ids, hosts, fleet_size)
 
 
-def tail_first_ranks(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> np.ndarray:
+def tail_first_ranks(
+    chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1
+) -> np.ndarray:
     """Per reference (flat chain order): its rank under ``tail-first`` eviction (module docstring), or ``COLD``.
 
     The reference hits in a cache of C blocks exactly when ``0 <= rank < C``.
@@ -95,18 +101,22 @@ def tail_first_ranks(chains: Sequence[Sequence[int]], routing: Sequence[int] | N
     return tail_first_ranks_flat(*flatten(chains), routing, fleet_size)
 
 
-def tail_first_ranks_flat(ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1) -> np.ndarray:
+def tail_first_ranks_flat(
+    ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1
+) -> np.ndarray:
     """:func:`tail_first_ranks` of a trace given as flat ids and chain lengths."""
     n = ids.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.repeat(np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-    position = np.arange(n, dtype=np.int64) - starts           # j, 0-based within the chain
-    deeper = np.repeat(lengths, lengths) - 1 - position          # k - 1 - j
-    reversed_index = starts + deeper                              # where reference t sits in U
+    position = np.arange(n, dtype=np.int64) - starts  # j, 0-based within the chain
+    deeper = np.repeat(lengths, lengths) - 1 - position  # k - 1 - j
+    reversed_index = starts + deeper  # where reference t sits in U
     tail_first = np.empty(n, dtype=ids.dtype)
     tail_first[reversed_index] = ids
-    hosts = None if routing is None else reference_hosts(routing, lengths)  # same host for a whole chain
+    hosts = (
+        None if routing is None else reference_hosts(routing, lengths)
+    )  # same host for a whole chain
     distances_u = stack_distances(tail_first, hosts, fleet_size)[reversed_index]
     return np.where(distances_u == COLD, COLD, distances_u - deeper)
 
@@ -135,8 +145,10 @@ class LastBlockShortfalls:
         cuts, where = np.unique(capacities, return_inverse=True)
         # bin j holds the distances d with cuts[j-1] <= d < cuts[j]; below cuts[k] lie bins 0..k
         bins = np.searchsorted(cuts, self.distances, side="right")
-        per_bin = np.bincount(bins, weights=self.shortfalls, minlength=cuts.size + 1)  # exact: integers far below 2**53
-        return np.cumsum(per_bin[:cuts.size]).astype(np.int64)[where.reshape(capacities.shape)]
+        per_bin = np.bincount(
+            bins, weights=self.shortfalls, minlength=cuts.size + 1
+        )  # exact: integers far below 2**53
+        return np.cumsum(per_bin[: cuts.size]).astype(np.int64)[where.reshape(capacities.shape)]
 
 
 @dataclass(frozen=True)
@@ -165,14 +177,20 @@ class WeightedCurve:
     def token_hits(self, capacities) -> np.ndarray | None:
         capacities = np.asarray(capacities, dtype=np.int64)
         if self.last_blocks is not None:
-            return self.last_blocks.block_size * self.block_hits(capacities) - self.last_blocks.below(capacities)
+            return self.last_blocks.block_size * self.block_hits(
+                capacities
+            ) - self.last_blocks.below(capacities)
         if self.token_hist is None:
             return None
         return self._cumulative(self.token_hist, capacities)
 
     def token_histogram(self) -> np.ndarray | None:
         """Tokens at each distance (``None`` without token weights)."""
-        return self.last_blocks.histogram(self.block_hist) if self.last_blocks is not None else self.token_hist
+        return (
+            self.last_blocks.histogram(self.block_hist)
+            if self.last_blocks is not None
+            else self.token_hist
+        )
 
     def points(self, capacities: Sequence[int]) -> list[dict]:
         capacities = np.asarray(capacities, dtype=np.int64)
@@ -182,8 +200,11 @@ class WeightedCurve:
         token_hits = self.token_hits(capacities)
         out = []
         for i, capacity in enumerate(capacities):
-            point = {"capacity_blocks": int(capacity), "block_hits": int(block_hits[i]),
-                     "block_hit_rate": float(block_hits[i] / self.blocks) if self.blocks else 0.0}
+            point = {
+                "capacity_blocks": int(capacity),
+                "block_hits": int(block_hits[i]),
+                "block_hit_rate": float(block_hits[i] / self.blocks) if self.blocks else 0.0,
+            }
             if token_hits is not None:
                 point["token_hits"] = int(token_hits[i])
                 point["token_hit_rate"] = float(token_hits[i] / self.tokens) if self.tokens else 0.0
@@ -225,10 +246,14 @@ def lru_weighted_curve(
     compact = weights is None or weights.given is None
     if routing is None and compact and use_kernels(ids.size, CURVE_BREAK_EVEN):
         return _binned_in_the_pass(ids, lengths, weights, window)
-    return weighted_curve_flat(chain_order_distances_flat(ids, lengths, routing, fleet_size), lengths, weights, window)
+    return weighted_curve_flat(
+        chain_order_distances_flat(ids, lengths, routing, fleet_size), lengths, weights, window
+    )
 
 
-def _binned_in_the_pass(ids: np.ndarray, lengths: np.ndarray, weights: TokenWeights | None, window: Window) -> WeightedCurve:
+def _binned_in_the_pass(
+    ids: np.ndarray, lengths: np.ndarray, weights: TokenWeights | None, window: Window
+) -> WeightedCurve:
     from pyverify.sim.kernels.stack_distance import measured_histograms_of
 
     first = window.first_measured(lengths.size)
@@ -243,15 +268,21 @@ def _binned_in_the_pass(ids: np.ndarray, lengths: np.ndarray, weights: TokenWeig
         return WeightedCurve(int(ids.size) - start, block_hist, None, None)
     reused = at_ends >= 0  # a cold last block is in no bin
     last_blocks = LastBlockShortfalls(weights.block_size, at_ends[reused], shortfalls[reused])
-    return WeightedCurve(int(ids.size) - start, block_hist, weights.tokens_from(first), None, last_blocks)
+    return WeightedCurve(
+        int(ids.size) - start, block_hist, weights.tokens_from(first), None, last_blocks
+    )
 
 
-def _last_blocks(lengths: np.ndarray, first: int, weights: TokenWeights) -> tuple[np.ndarray, np.ndarray]:
+def _last_blocks(
+    lengths: np.ndarray, first: int, weights: TokenWeights
+) -> tuple[np.ndarray, np.ndarray]:
     """``(positions, shortfalls)``: each measured request's last reference, counted from the first measured
     one, and the tokens its block lacks of a whole one (compact weights: every other block is whole)."""
     measured_lengths = lengths[first:]
     rows = np.flatnonzero(measured_lengths > 0)
-    return (np.cumsum(measured_lengths) - 1)[rows], weights.block_size - weights.last_block[first:][rows]
+    return (np.cumsum(measured_lengths) - 1)[rows], weights.block_size - weights.last_block[first:][
+        rows
+    ]
 
 
 def weighted_curve_flat(
@@ -277,7 +308,9 @@ def weighted_curve_flat(
     token_hist = tokens = None
     if weights is not None:
         if weights.given is not None:
-            token_hist = np.bincount(shifted, weights=weights.given[start:], minlength=counts.size)[1:].astype(np.int64)
+            token_hist = np.bincount(shifted, weights=weights.given[start:], minlength=counts.size)[
+                1:
+            ].astype(np.int64)
         else:
             last, shortfalls = _last_blocks(lengths, first, weights)
             shortfall = np.bincount(shifted[last], weights=shortfalls, minlength=counts.size)
@@ -286,5 +319,14 @@ def weighted_curve_flat(
     return WeightedCurve(int(shifted.size), block_hist, tokens, token_hist)
 
 
-__all__ = ["LastBlockShortfalls", "WeightedCurve", "chain_order_distances", "chain_order_distances_flat", "lru_weighted_curve", "tail_first_ranks", "tail_first_ranks_flat",
-           "weighted_curve", "weighted_curve_flat"]
+__all__ = [
+    "LastBlockShortfalls",
+    "WeightedCurve",
+    "chain_order_distances",
+    "chain_order_distances_flat",
+    "lru_weighted_curve",
+    "tail_first_ranks",
+    "tail_first_ranks_flat",
+    "weighted_curve",
+    "weighted_curve_flat",
+]

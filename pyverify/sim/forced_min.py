@@ -88,24 +88,39 @@ class PrefixClosureViolated(AssertionError):
     """The forced rule held a block without its parent, or hit after a miss: the argument above would be wrong."""
 
 
-def forced_run(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int = 1,
-               deadline=None) -> MinRun:
+def forced_run(
+    chains: Sequence[Sequence[int]],
+    cache_of: Sequence[int] | None = None,
+    capacity: int = 1,
+    deadline=None,
+) -> MinRun:
     """The forced-admission optimum's run per cache (witness form) and its misses."""
     ids, lengths = flatten(chains)
     if cache_of is None:
         cache_of = (0,) * len(chains)
-    hit_blocks, dropped, misses = forced_run_flat(ids, lengths, cache_of, capacity, deadline, witness=True)
+    hit_blocks, dropped, misses = forced_run_flat(
+        ids, lengths, cache_of, capacity, deadline, witness=True
+    )
     return MinRun(tuple(cache_of), tuple(hit_blocks), tuple(dropped), misses, int(ids.size))
 
 
-def forced_misses(chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int = 1) -> int:
+def forced_misses(
+    chains: Sequence[Sequence[int]], cache_of: Sequence[int] | None = None, capacity: int = 1
+) -> int:
     """The fewest misses of caches of ``capacity`` blocks that admit every block (module docstring)."""
     ids, lengths = flatten(chains)
     return forced_run_flat(ids, lengths, cache_of, capacity)[2]
 
 
-def forced_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int] | np.ndarray | None = None,
-                    capacity: int = 1, deadline=None, witness: bool = False, closure: bool = False):
+def forced_run_flat(
+    ids: np.ndarray,
+    lengths: np.ndarray,
+    cache_of: Sequence[int] | np.ndarray | None = None,
+    capacity: int = 1,
+    deadline=None,
+    witness: bool = False,
+    closure: bool = False,
+):
     """The forced rule on flat arrays: ``(hit_blocks, dropped, misses)``; ``dropped`` is None unless ``witness``.
 
     Every request checks that no block after its first miss is held (so its
@@ -118,8 +133,16 @@ def forced_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int
     ids = np.asarray(ids, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
     n_requests = lengths.size
-    caches = np.zeros(n_requests, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
-    if not closure and use_kernels(int(ids.size), CURVE_BREAK_EVEN) and kernel(_forced_one_cache) is not None:
+    caches = (
+        np.zeros(n_requests, dtype=np.int64)
+        if cache_of is None
+        else np.asarray(cache_of, dtype=np.int64)
+    )
+    if (
+        not closure
+        and use_kernels(int(ids.size), CURVE_BREAK_EVEN)
+        and kernel(_forced_one_cache) is not None
+    ):
         return _run_compiled(ids, lengths, caches, capacity, deadline, witness)
     fleet = int(caches.max()) + 1 if caches.size else 1
     if fleet == 1:
@@ -130,8 +153,12 @@ def forced_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int
     ends = np.cumsum(lengths)
 
     held: dict[int, dict[int, int]] = {}  # cache -> {block: its next use in that cache}
-    heaps: dict[int, list[tuple[int, int, int]]] = {}  # cache -> [(-next use, -depth, block)], stale entries skipped
-    depth_of: dict[int, int] = {}  # block -> its position in a chain (one depth per block on a prefix-closed trace)
+    heaps: dict[
+        int, list[tuple[int, int, int]]
+    ] = {}  # cache -> [(-next use, -depth, block)], stale entries skipped
+    depth_of: dict[
+        int, int
+    ] = {}  # block -> its position in a chain (one depth per block on a prefix-closed trace)
     parent_of: dict[int, int] = {}  # block -> its parent, for the closure check
     hit_blocks: list[int] = []
     dropped: list[tuple[int, ...]] | None = [] if witness else None
@@ -157,14 +184,16 @@ def forced_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int
                 heaps[q] = []
             heap = heaps[q]
             k = chunk_lengths[r]
-            chain = chunk_ids[i:i + k]
-            later = chunk_next[i:i + k]
+            chain = chunk_ids[i : i + k]
+            later = chunk_next[i : i + k]
             i += k
             hits = 0
             while hits < k and chain[hits] in resident:
                 hits += 1
             if any(b in resident for b in chain[hits:]):
-                raise PrefixClosureViolated(f"request {t}: a block after the first miss is held (a block held without its parent)")
+                raise PrefixClosureViolated(
+                    f"request {t}: a block after the first miss is held (a block held without its parent)"
+                )
             keep = min(k, capacity)
             gone: list[int] = []
             for j in range(keep):  # pinned: hit or admitted, held when the request ends
@@ -186,7 +215,9 @@ def forced_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int
                     if victim in pinned:
                         skipped.append(entry)
                         continue
-                    del resident[victim]  # the held block used farthest in the future (never again: deeper first)
+                    del resident[
+                        victim
+                    ]  # the held block used farthest in the future (never again: deeper first)
                     gone.append(victim)
                 for entry in skipped:
                     heapq.heappush(heap, entry)
@@ -194,7 +225,9 @@ def forced_run_flat(ids: np.ndarray, lengths: np.ndarray, cache_of: Sequence[int
                 for block in resident:
                     parent = parent_of.get(block)
                     if parent is not None and parent not in resident:
-                        raise PrefixClosureViolated(f"request {t}: block {block} is held without its parent {parent}")
+                        raise PrefixClosureViolated(
+                            f"request {t}: block {block} is held without its parent {parent}"
+                        )
             if len(heap) > 4 * capacity + 64:
                 heap[:] = [(-w, -depth_of[b], b) for b, w in resident.items()]
                 heapq.heapify(heap)
@@ -263,8 +296,10 @@ def _forced_one_cache(keys, following, lengths, capacity, universe):
             size += 1
             while i > 0:
                 parent = (i - 1) // 2
-                if heap_priority[parent] > heap_priority[i] or (heap_priority[parent] == heap_priority[i]
-                                                                 and heap_block[parent] <= heap_block[i]):
+                if heap_priority[parent] > heap_priority[i] or (
+                    heap_priority[parent] == heap_priority[i]
+                    and heap_block[parent] <= heap_block[i]
+                ):
                     break  # ties: the smaller block first, as the loop above
                 heap_priority[parent], heap_priority[i] = heap_priority[i], heap_priority[parent]
                 heap_block[parent], heap_block[i] = heap_block[i], heap_block[parent]
@@ -286,11 +321,17 @@ def _forced_one_cache(keys, following, lengths, capacity, universe):
                     break
                 child = left
                 right = left + 1
-                if right < size and (heap_priority[right] > heap_priority[left] or (
-                        heap_priority[right] == heap_priority[left] and heap_block[right] < heap_block[left])):
+                if right < size and (
+                    heap_priority[right] > heap_priority[left]
+                    or (
+                        heap_priority[right] == heap_priority[left]
+                        and heap_block[right] < heap_block[left]
+                    )
+                ):
                     child = right
-                if heap_priority[i] > heap_priority[child] or (heap_priority[i] == heap_priority[child]
-                                                               and heap_block[i] <= heap_block[child]):
+                if heap_priority[i] > heap_priority[child] or (
+                    heap_priority[i] == heap_priority[child] and heap_block[i] <= heap_block[child]
+                ):
                     break
                 heap_priority[i], heap_priority[child] = heap_priority[child], heap_priority[i]
                 heap_block[i], heap_block[child] = heap_block[child], heap_block[i]
@@ -302,7 +343,9 @@ def _forced_one_cache(keys, following, lengths, capacity, universe):
                 skipped_block[n_skipped] = victim
                 n_skipped += 1
                 continue
-            held_next[victim] = -1  # the held block used farthest in the future (never again: deeper first)
+            held_next[
+                victim
+            ] = -1  # the held block used farthest in the future (never again: deeper first)
             count -= 1
             gone[n_gone] = victim
             n_gone += 1
@@ -313,8 +356,10 @@ def _forced_one_cache(keys, following, lengths, capacity, universe):
             size += 1
             while i > 0:
                 parent = (i - 1) // 2
-                if heap_priority[parent] > heap_priority[i] or (heap_priority[parent] == heap_priority[i]
-                                                                 and heap_block[parent] <= heap_block[i]):
+                if heap_priority[parent] > heap_priority[i] or (
+                    heap_priority[parent] == heap_priority[i]
+                    and heap_block[parent] <= heap_block[i]
+                ):
                     break  # ties: the smaller block first, as the loop above
                 heap_priority[parent], heap_priority[i] = heap_priority[i], heap_priority[parent]
                 heap_block[parent], heap_block[i] = heap_block[i], heap_block[parent]
@@ -324,7 +369,9 @@ def _forced_one_cache(keys, following, lengths, capacity, universe):
     return hits_of, gone[:n_gone], gone_counts, violation
 
 
-def _run_compiled(ids: np.ndarray, lengths: np.ndarray, caches: np.ndarray, capacity: int, deadline, witness: bool):
+def _run_compiled(
+    ids: np.ndarray, lengths: np.ndarray, caches: np.ndarray, capacity: int, deadline, witness: bool
+):
     """:func:`forced_run_flat` by :func:`_forced_one_cache`, one cache at a time (``deadline`` checked between caches)."""
     run = kernel(_forced_one_cache)
     per_reference = np.repeat(caches, lengths)
@@ -338,22 +385,28 @@ def _run_compiled(ids: np.ndarray, lengths: np.ndarray, caches: np.ndarray, capa
         keys, universe = dense_ids(references)
         renumbered = keys is not references  # dense_ids returns ids already dense as they are
         keys = keys.astype(np.int64)
-        hits, gone, gone_counts, violation = run(keys, next_uses(keys), lengths[requests], capacity, max(universe, 1))
+        hits, gone, gone_counts, violation = run(
+            keys, next_uses(keys), lengths[requests], capacity, max(universe, 1)
+        )
         if violation >= 0:
-            raise PrefixClosureViolated(f"request {int(requests[violation])}: a block after the first miss is held "
-                                        "(a block held without its parent)")
+            raise PrefixClosureViolated(
+                f"request {int(requests[violation])}: a block after the first miss is held "
+                "(a block held without its parent)"
+            )
         hit_blocks[requests] = hits
         if witness:
             names = (np.unique(references)[gone] if renumbered else gone).tolist()
             bounds = np.concatenate(([0], np.cumsum(gone_counts))).tolist()
             for index, request in enumerate(requests.tolist()):
-                gone_of[request] = tuple(sorted(names[bounds[index]:bounds[index + 1]]))
+                gone_of[request] = tuple(sorted(names[bounds[index] : bounds[index + 1]]))
     misses = int(lengths.sum() - hit_blocks.sum())
     dropped = [gone_of[t] for t in range(lengths.size)] if witness else None
     return hit_blocks.tolist(), dropped, misses
 
 
-def forced_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray | None, capacity: int, deadline=None):
+def forced_witness_arrays(
+    ids: np.ndarray, lengths: np.ndarray, cache_of: np.ndarray | None, capacity: int, deadline=None
+):
     """The forced rule's witness as flat arrays: ``(hit_blocks, dropped_offsets, dropped_blocks, misses)``.
 
     The run of :func:`forced_run` (tests compare them), compiled per cache by :func:`_forced_one_cache`
@@ -363,13 +416,26 @@ def forced_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.nda
 
     ids = np.asarray(ids, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
-    caches = np.zeros(lengths.size, dtype=np.int64) if cache_of is None else np.asarray(cache_of, dtype=np.int64)
+    caches = (
+        np.zeros(lengths.size, dtype=np.int64)
+        if cache_of is None
+        else np.asarray(cache_of, dtype=np.int64)
+    )
     run = kernel(_forced_one_cache)
     if run is None:  # pragma: no cover - numba is optional
-        hit_blocks, dropped, misses = forced_run_flat(ids, lengths, caches, capacity, deadline, witness=True)
+        hit_blocks, dropped, misses = forced_run_flat(
+            ids, lengths, caches, capacity, deadline, witness=True
+        )
         counts = np.fromiter((len(d) for d in dropped), dtype=np.int64, count=len(dropped))
-        blocks = np.fromiter((b for d in dropped for b in d), dtype=np.int64, count=int(counts.sum()))
-        return np.asarray(hit_blocks, dtype=np.int64), np.concatenate(([0], np.cumsum(counts))), blocks, misses
+        blocks = np.fromiter(
+            (b for d in dropped for b in d), dtype=np.int64, count=int(counts.sum())
+        )
+        return (
+            np.asarray(hit_blocks, dtype=np.int64),
+            np.concatenate(([0], np.cumsum(counts))),
+            blocks,
+            misses,
+        )
     single = caches.size == 0 or bool((caches == caches[0]).all())
     per_reference = None if single else np.repeat(caches, lengths)
     hit_blocks = np.zeros(lengths.size, dtype=np.int64)
@@ -382,31 +448,53 @@ def forced_witness_arrays(ids: np.ndarray, lengths: np.ndarray, cache_of: np.nda
         keys, universe = dense_ids(references)
         renumbered = keys is not references
         keys = keys.astype(np.int64)
-        hits, gone, gone_counts, violation = run(keys, next_uses(keys), lengths[requests], capacity, max(universe, 1))
+        hits, gone, gone_counts, violation = run(
+            keys, next_uses(keys), lengths[requests], capacity, max(universe, 1)
+        )
         if violation >= 0:
-            raise PrefixClosureViolated(f"request {int(requests[violation])}: a block after the first miss is held "
-                                        "(a block held without its parent)")
+            raise PrefixClosureViolated(
+                f"request {int(requests[violation])}: a block after the first miss is held "
+                "(a block held without its parent)"
+            )
         hit_blocks[requests] = hits
         gone_blocks.append(np.unique(references)[gone] if renumbered else gone)
         gone_requests.append(np.repeat(requests, gone_counts))
         del keys, hits, gone
-    offsets, blocks = packed_dropped(lengths.size, np.concatenate(gone_requests), np.concatenate(gone_blocks))
+    offsets, blocks = packed_dropped(
+        lengths.size, np.concatenate(gone_requests), np.concatenate(gone_blocks)
+    )
     return hit_blocks, offsets, blocks, int(lengths.sum() - hit_blocks.sum())
 
 
-def forced_curve_points(ids: np.ndarray, lengths: np.ndarray, capacities: Sequence[int], routing=None) -> list[int]:
+def forced_curve_points(
+    ids: np.ndarray, lengths: np.ndarray, capacities: Sequence[int], routing=None
+) -> list[int]:
     """The forced optimum's misses at each capacity (one run per capacity; ``routing``: one cache per host)."""
     return [forced_run_flat(ids, lengths, routing, int(c))[2] for c in capacities]
 
 
-def optimum_hits(ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: int) -> dict[str, list[int]]:
+def optimum_hits(
+    ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: int
+) -> dict[str, list[int]]:
     """Hits per request of the two optima with ``capacity`` blocks per cache: ``{"forced": ..., "bypass": ...}``."""
     from pyverify.sim.belady_min import min_run_flat
 
     caches = None if cache_of is None else np.asarray(cache_of, dtype=np.int64)
-    return {FORCED: list(forced_run_flat(ids, lengths, caches, capacity)[0]),
-            BYPASS: list(min_run_flat(ids, lengths, caches, capacity)[0])}
+    return {
+        FORCED: list(forced_run_flat(ids, lengths, caches, capacity)[0]),
+        BYPASS: list(min_run_flat(ids, lengths, caches, capacity)[0]),
+    }
 
 
-__all__ = ["ADMISSIONS", "BYPASS", "FORCED", "PrefixClosureViolated", "forced_curve_points", "forced_misses", "forced_run",
-           "forced_run_flat", "forced_witness_arrays", "optimum_hits"]
+__all__ = [
+    "ADMISSIONS",
+    "BYPASS",
+    "FORCED",
+    "PrefixClosureViolated",
+    "forced_curve_points",
+    "forced_misses",
+    "forced_run",
+    "forced_run_flat",
+    "forced_witness_arrays",
+    "optimum_hits",
+]

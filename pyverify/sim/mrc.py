@@ -129,7 +129,9 @@ def _smaller_to_left(values: np.ndarray, bits: int) -> np.ndarray:
     return counts
 
 
-def stack_distances(ids: np.ndarray, hosts: np.ndarray | None = None, fleet_size: int = 1) -> np.ndarray:
+def stack_distances(
+    ids: np.ndarray, hosts: np.ndarray | None = None, fleet_size: int = 1
+) -> np.ndarray:
     """LRU stack distance of every reference (``COLD`` for first references), in one pooled cache or, with
     ``hosts`` (each reference's host), in its own host's cache.
 
@@ -242,7 +244,9 @@ class MissRatioCurve:
         capacity = np.asarray(capacity, dtype=np.int64)
         if np.any(capacity < 1):
             raise ValueError("capacity must be at least 1 block")
-        result = self.cold + sums_from(self.histogram, capacity)  # the re-references at distance capacity or more
+        result = self.cold + sums_from(
+            self.histogram, capacity
+        )  # the re-references at distance capacity or more
         return int(result) if result.ndim == 0 else result
 
     def hit_rate(self, capacity: int | np.ndarray) -> float | np.ndarray:
@@ -250,7 +254,11 @@ class MissRatioCurve:
 
     def points(self, capacities: Sequence[int]) -> list[dict]:
         return [
-            {"capacity_blocks": int(c), "misses": int(m), "hit_rate": float(1 - m / self.references)}
+            {
+                "capacity_blocks": int(c),
+                "misses": int(m),
+                "hit_rate": float(1 - m / self.references),
+            }
             for c, m in zip(capacities, self.misses(np.asarray(capacities)))
         ]
 
@@ -268,9 +276,11 @@ def sums_from(histogram: np.ndarray, starts: int | np.ndarray) -> np.ndarray:
     starts = np.minimum(starts, histogram.size)
     cuts, where = np.unique(starts, return_inverse=True)
     inside = cuts[cuts < histogram.size]  # the rest start past the end: an empty sum
-    pieces = np.add.reduceat(histogram, inside) if inside.size else np.zeros(0, dtype=histogram.dtype)
+    pieces = (
+        np.add.reduceat(histogram, inside) if inside.size else np.zeros(0, dtype=histogram.dtype)
+    )
     tails = np.zeros(cuts.size, dtype=pieces.dtype)
-    tails[:inside.size] = np.cumsum(pieces[::-1])[::-1]
+    tails[: inside.size] = np.cumsum(pieces[::-1])[::-1]
     return tails[where.reshape(starts.shape)]
 
 
@@ -279,7 +289,9 @@ def curve_from_distances(distances: np.ndarray, caches: int = 1) -> MissRatioCur
     cold = int(np.count_nonzero(distances == COLD))
     reused = distances[distances != COLD]
     histogram = np.bincount(reused) if reused.size else np.zeros(0, dtype=np.int64)
-    return MissRatioCurve(references=int(distances.size), cold=cold, histogram=histogram, caches=caches)
+    return MissRatioCurve(
+        references=int(distances.size), cold=cold, histogram=histogram, caches=caches
+    )
 
 
 def lru_curve(
@@ -297,7 +309,9 @@ def lru_curve(
     return lru_curve_of_references(ids, hosts, fleet_size)
 
 
-def lru_curve_of_references(ids: np.ndarray, hosts: np.ndarray | None = None, fleet_size: int = 1) -> MissRatioCurve:
+def lru_curve_of_references(
+    ids: np.ndarray, hosts: np.ndarray | None = None, fleet_size: int = 1
+) -> MissRatioCurve:
     """:func:`lru_curve` from flat arrays: block ids, and each reference's host (``None``: pooled)."""
     ids = np.asarray(ids)
     if hosts is not None and hosts.size and int(hosts.max()) >= fleet_size:
@@ -308,7 +322,9 @@ def lru_curve_of_references(ids: np.ndarray, hosts: np.ndarray | None = None, fl
 
         dense, universe = dense_ids(ids)
         histogram, cold = lru_histogram(dense, universe, hosts, caches)
-        return MissRatioCurve(references=int(ids.size), cold=cold, histogram=histogram, caches=caches)
+        return MissRatioCurve(
+            references=int(ids.size), cold=cold, histogram=histogram, caches=caches
+        )
     return curve_from_distances(stack_distances(ids, hosts, fleet_size), caches=caches)
 
 

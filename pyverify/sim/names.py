@@ -35,11 +35,13 @@ ENGINE_EVICTIONS = (VLLM, SGLANG, SGLANG_FIFO)
 #: chain-order LRU, which idealises an engine's cache. One wording for every header, note
 #: and --help (simulate, sweep, mrc, replay).
 LRU_NAME = "chain-order LRU (not an engine's leaf-first LRU)"
-LRU_NOTE = ("LRU here is chain-order LRU, an idealisation: a request touches its chain's root "
-            "first, so a parent block can be evicted before its child, which no engine does; "
-            "engines evict leaf-first (SGLang) or from a free queue (vLLM): --eviction vllm or "
-            "sglang (simulate, replay) runs their own caches, and 'pyverify budgets --eviction "
-            "lru,leaf-lru' compares leaf-first LRU")
+LRU_NOTE = (
+    "LRU here is chain-order LRU, an idealisation: a request touches its chain's root "
+    "first, so a parent block can be evicted before its child, which no engine does; "
+    "engines evict leaf-first (SGLang) or from a free queue (vLLM): --eviction vllm or "
+    "sglang (simulate, replay) runs their own caches, and 'pyverify budgets --eviction "
+    "lru,leaf-lru' compares leaf-first LRU"
+)
 
 
 def eviction_name(eviction: str) -> str:
@@ -51,24 +53,40 @@ def eviction_name(eviction: str) -> str:
 EVICTION_HELP = {
     LRU: "chain-order LRU (pyverify's original: touches a chain root first, can evict a parent before its child)",
     FIFO: "first in, first out (a held block keeps its entry time)",
-    LEAF_LRU: ("leaf-first LRU: evict the least recently used block with no cached child (kvcache-simulator's "
-               "idealisation of SGLang's radix cache; --eviction sglang is the exact cache)"),
-    VLLM: ("vLLM 0.33's block pool exactly (a fully cached prompt recomputes its last token, hence a block-aligned "
-           "repeat its last block, cached again as a second copy; a partial last block takes a slot; a prompt longer "
-           "than the pool is never scheduled; --capacity C is num_gpu_blocks = C + 1, one null block; what an instance "
-           "cannot hold: prompts shorter than one block, which vLLM runs in one slot that can evict, since an instance "
-           "has no request without a block (trace import leaves them out and says how many))"),
-    SGLANG: ("SGLang 0.5.23's radix cache exactly (hits at most input_len - 1 tokens, whole pages; evicts whole leaf "
-             "nodes, least recently used first, until the shortfall is covered; locked prefixes stay; a prompt of "
-             "pool tokens - 6 or more is refused; --page-size)"),
+    LEAF_LRU: (
+        "leaf-first LRU: evict the least recently used block with no cached child (kvcache-simulator's "
+        "idealisation of SGLang's radix cache; --eviction sglang is the exact cache)"
+    ),
+    VLLM: (
+        "vLLM 0.33's block pool exactly (a fully cached prompt recomputes its last token, hence a block-aligned "
+        "repeat its last block, cached again as a second copy; a partial last block takes a slot; a prompt longer "
+        "than the pool is never scheduled; --capacity C is num_gpu_blocks = C + 1, one null block; what an instance "
+        "cannot hold: prompts shorter than one block, which vLLM runs in one slot that can evict, since an instance "
+        "has no request without a block (trace import leaves them out and says how many))"
+    ),
+    SGLANG: (
+        "SGLang 0.5.23's radix cache exactly (hits at most input_len - 1 tokens, whole pages; evicts whole leaf "
+        "nodes, least recently used first, until the shortfall is covered; locked prefixes stay; a prompt of "
+        "pool tokens - 6 or more is refused; --page-size)"
+    ),
     SGLANG_FIFO: "SGLang's radix cache with --radix-eviction-policy fifo: leaves leave by creation time",
-    TAIL_FIRST: ("vLLM's free-queue order, idealised: a finished request's blocks are freed tail first, the oldest "
-                 "freed block is evicted (no partial blocks, no duplicate copies; --eviction vllm is the exact pool)"),
+    TAIL_FIRST: (
+        "vLLM's free-queue order, idealised: a finished request's blocks are freed tail first, the oldest "
+        "freed block is evicted (no partial blocks, no duplicate copies; --eviction vllm is the exact pool)"
+    ),
 }
 
 
 #: The static and online routing policies (:mod:`pyverify.sim.routing`), in the order the help lists them.
-POLICY_NAMES = ("given", "fold", "round-robin", "random", "route-key", "prefix-hash", "prefix-affinity")
+POLICY_NAMES = (
+    "given",
+    "fold",
+    "round-robin",
+    "random",
+    "route-key",
+    "prefix-hash",
+    "prefix-affinity",
+)
 
 #: The fleet size when an input names none: 16 nodes (a round number; the Mooncake paper's
 #: local-against-global comparison, FAST'25 section 5.3.2, uses 10 prefill nodes).

@@ -87,7 +87,9 @@ def opt_distances_numpy(ids: np.ndarray) -> np.ndarray:
     distances = np.full(n, COLD, dtype=np.int64)
     stack = np.full(16, HOLE, dtype=np.int64)  # block at each position
     soon = np.zeros(16, dtype=np.int64)  # its next use
-    where = np.full(max(universe, 1), -1, dtype=np.int64)  # position of each block, -1 if not on the stack
+    where = np.full(
+        max(universe, 1), -1, dtype=np.int64
+    )  # position of each block, -1 if not on the stack
     holes: list[int] = []  # positions of holes above the stack's used length
     length = 0
     dense_list = dense.tolist()
@@ -175,7 +177,9 @@ def _carry_pass(dense: np.ndarray, following: np.ndarray, universe: int) -> np.n
     return distances
 
 
-def optimal_curve(chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1) -> MissRatioCurve:
+def optimal_curve(
+    chains: Sequence[Sequence[int]], routing: Sequence[int] | None = None, fleet_size: int = 1
+) -> MissRatioCurve:
     """The exact optimal (MIN) miss-ratio curve of a prefix-closed trace.
 
     ``routing=None``: one pooled cache. Otherwise one cache per host, every host
@@ -185,7 +189,9 @@ def optimal_curve(chains: Sequence[Sequence[int]], routing: Sequence[int] | None
     return optimal_curve_flat(*flatten(chains), routing, fleet_size)
 
 
-def optimal_curve_flat(ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1) -> MissRatioCurve:
+def optimal_curve_flat(
+    ids: np.ndarray, lengths: np.ndarray, routing=None, fleet_size: int = 1
+) -> MissRatioCurve:
     """:func:`optimal_curve` of a trace given as flat ids and chain lengths."""
     if routing is None:
         return curve_from_distances(opt_distances(ids), caches=1)
@@ -205,13 +211,25 @@ def capacity_to_match(curve: MissRatioCurve, misses: int) -> int | None:
     return int(grid[reached[0]]) if reached.size else None
 
 
-__all__ = ["capacity_to_match", "memory_limit_markdown", "memory_limit_summary", "opt_distances", "opt_distances_numpy", "optimal_curve",
-           "optimal_curve_flat"]
+__all__ = [
+    "capacity_to_match",
+    "memory_limit_markdown",
+    "memory_limit_summary",
+    "opt_distances",
+    "opt_distances_numpy",
+    "optimal_curve",
+    "optimal_curve_flat",
+]
 
 
-def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int], fleet_size: int,
-                         node_capacity_blocks: int, capacities: Sequence[int] | None = None,
-                         block_size_tokens: int | None = None) -> dict:
+def memory_limit_summary(
+    chains: Sequence[Sequence[int]],
+    routing: Sequence[int],
+    fleet_size: int,
+    node_capacity_blocks: int,
+    capacities: Sequence[int] | None = None,
+    block_size_tokens: int | None = None,
+) -> dict:
     """The memory-limit answers for one trace (issue 11, item 4), as plain data for a report.
 
     * ``lru_vs_optimum``: at each pooled capacity, LRU's and the optimum's hit
@@ -247,30 +265,43 @@ def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int]
     lru_vs_optimum = []
     for c in capacities:
         forced = forced_run_flat(ids, lengths, None, max(int(c), 1))[2]
-        lru_vs_optimum.append({
-            "capacity_blocks": int(c),
-            "lru_hit_rate": rate(lru_pooled, c),
-            "opt_forced_hit_rate": float(1 - forced / ids.size) if ids.size else 0.0,
-            "opt_hit_rate": rate(opt_pooled, c),
-            "gap": rate(opt_pooled, c) - rate(lru_pooled, c),
-            "lru_capacity_to_match_opt": capacity_to_match(lru_pooled, int(opt_pooled.misses(c))),
-        })
+        lru_vs_optimum.append(
+            {
+                "capacity_blocks": int(c),
+                "lru_hit_rate": rate(lru_pooled, c),
+                "opt_forced_hit_rate": float(1 - forced / ids.size) if ids.size else 0.0,
+                "opt_hit_rate": rate(opt_pooled, c),
+                "gap": rate(opt_pooled, c) - rate(lru_pooled, c),
+                "lru_capacity_to_match_opt": capacity_to_match(
+                    lru_pooled, int(opt_pooled.misses(c))
+                ),
+            }
+        )
     pooled_vs_per_host = []
-    shares = sorted({int(total) // fleet_size for total in capacities if total >= fleet_size})  # one row per share
+    shares = sorted(
+        {int(total) // fleet_size for total in capacities if total >= fleet_size}
+    )  # one row per share
     for each in shares:
-        pooled_vs_per_host.append({
-            "total_blocks": each * fleet_size,
-            "per_host_blocks": each,
-            "pooled_lru": rate(lru_pooled, each * fleet_size), "pooled_opt": rate(opt_pooled, each * fleet_size),
-            "per_host_lru": rate(lru_hosts, each), "per_host_opt": rate(opt_hosts, each),
-        })
+        pooled_vs_per_host.append(
+            {
+                "total_blocks": each * fleet_size,
+                "per_host_blocks": each,
+                "pooled_lru": rate(lru_pooled, each * fleet_size),
+                "pooled_opt": rate(opt_pooled, each * fleet_size),
+                "per_host_lru": rate(lru_hosts, each),
+                "per_host_opt": rate(opt_hosts, each),
+            }
+        )
     total = node_capacity_blocks * fleet_size
     local_vs_global = {
         "nodes": fleet_size,
         "node_capacity_blocks": node_capacity_blocks,
-        "global_lru": rate(lru_pooled, total), "global_opt": rate(opt_pooled, total),
-        "local_lru": rate(lru_hosts, node_capacity_blocks), "local_opt": rate(opt_hosts, node_capacity_blocks),
-        "ceiling_global": lru_pooled.ceiling_hit_rate, "ceiling_local": lru_hosts.ceiling_hit_rate,
+        "global_lru": rate(lru_pooled, total),
+        "global_opt": rate(opt_pooled, total),
+        "local_lru": rate(lru_hosts, node_capacity_blocks),
+        "local_opt": rate(opt_hosts, node_capacity_blocks),
+        "ceiling_global": lru_pooled.ceiling_hit_rate,
+        "ceiling_local": lru_hosts.ceiling_hit_rate,
     }
     return {
         "references": lru_pooled.references,
@@ -286,7 +317,9 @@ def memory_limit_summary(chains: Sequence[Sequence[int]], routing: Sequence[int]
 
 
 def _lru_curve(chains, routing, fleet_size) -> MissRatioCurve:
-    from pyverify.sim.mrc import lru_curve  # the LRU curve's public function (its kernel is maintained apart)
+    from pyverify.sim.mrc import (
+        lru_curve,
+    )  # the LRU curve's public function (its kernel is maintained apart)
 
     return lru_curve(chains) if routing is None else lru_curve(chains, routing, fleet_size)
 
@@ -303,7 +336,13 @@ def memory_limit_markdown(summary: dict) -> list[str]:
         if not block:
             return f"{blocks:,} block{'s' if blocks != 1 else ''}"
         tokens = blocks * block
-        amount = f"{tokens / 1e6:.2f}M" if tokens >= 1e6 else f"{tokens / 1e3:.1f}k" if tokens >= 1e3 else f"{tokens}"
+        amount = (
+            f"{tokens / 1e6:.2f}M"
+            if tokens >= 1e6
+            else f"{tokens / 1e3:.1f}k"
+            if tokens >= 1e3
+            else f"{tokens}"
+        )
         return f"{blocks:,} block{'s' if blocks != 1 else ''} ({amount} tokens)"
 
     lines = [
@@ -323,16 +362,27 @@ def memory_limit_markdown(summary: dict) -> list[str]:
         need = row["lru_capacity_to_match_opt"]
         forced = row.get("opt_forced_hit_rate")
         forced_text = "-" if forced is None else f"{forced:.4f}"
-        lines.append(f"| {size(row['capacity_blocks'])} | {row['lru_hit_rate']:.4f} | {forced_text} | {row['opt_hit_rate']:.4f} | "
-                     f"{row['gap']:.4f} | {'-' if need is None else f'{need:,}'} |")
-    lines += ["", f"Pooled against {summary['fleet_size']} per-host caches at equal total memory, on this instance:", "",
-              "| total blocks (per host) | pooled LRU | pooled MIN | per-host LRU | per-host MIN |",
-              "| --- | --- | --- | --- | --- |"]
+        lines.append(
+            f"| {size(row['capacity_blocks'])} | {row['lru_hit_rate']:.4f} | {forced_text} | {row['opt_hit_rate']:.4f} | "
+            f"{row['gap']:.4f} | {'-' if need is None else f'{need:,}'} |"
+        )
+    lines += [
+        "",
+        f"Pooled against {summary['fleet_size']} per-host caches at equal total memory, on this instance:",
+        "",
+        "| total blocks (per host) | pooled LRU | pooled MIN | per-host LRU | per-host MIN |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for row in summary["pooled_vs_per_host"]:
-        lines.append(f"| {row['total_blocks']:,} ({row['per_host_blocks']:,}) | {row['pooled_lru']:.4f} | {row['pooled_opt']:.4f} | "
-                     f"{row['per_host_lru']:.4f} | {row['per_host_opt']:.4f} |")
+        lines.append(
+            f"| {row['total_blocks']:,} ({row['per_host_blocks']:,}) | {row['pooled_lru']:.4f} | {row['pooled_opt']:.4f} | "
+            f"{row['per_host_lru']:.4f} | {row['per_host_opt']:.4f} |"
+        )
     local = summary["local_vs_global"]
-    lines += ["", f"Local against global on this instance: {local['nodes']} nodes of {size(local['node_capacity_blocks'])}: "
-              f"global pool LRU {local['global_lru']:.4f}, MIN {local['global_opt']:.4f} (ceiling {local['ceiling_global']:.4f}); "
-              f"local caches LRU {local['local_lru']:.4f}, MIN {local['local_opt']:.4f} (ceiling {local['ceiling_local']:.4f})."]
+    lines += [
+        "",
+        f"Local against global on this instance: {local['nodes']} nodes of {size(local['node_capacity_blocks'])}: "
+        f"global pool LRU {local['global_lru']:.4f}, MIN {local['global_opt']:.4f} (ceiling {local['ceiling_global']:.4f}); "
+        f"local caches LRU {local['local_lru']:.4f}, MIN {local['local_opt']:.4f} (ceiling {local['ceiling_local']:.4f}).",
+    ]
     return lines

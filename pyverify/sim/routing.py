@@ -66,7 +66,11 @@ from typing import Callable, Sequence
 from pyverify.errors import UserError
 from pyverify.inputs.model import Instance
 from pyverify.sim.names import (  # noqa: F401 (re-exported where they were defined)
-    DEFAULT_TRACE_FLEET, POLICY_NAMES, UNROUTED_FLEET_SIZES, default_fleet_for, default_policy_for,
+    DEFAULT_TRACE_FLEET,
+    POLICY_NAMES,
+    UNROUTED_FLEET_SIZES,
+    default_fleet_for,
+    default_policy_for,
 )
 from pyverify.sim.simulate import EVICTIONS, LRU, new_cache
 
@@ -93,29 +97,43 @@ RoutingPolicy = Callable[[Instance, int, RoutingOptions], tuple[int, ...]]
 
 def _own_routing(instance: Instance, policy: str) -> tuple[int, ...]:
     if instance.routing is None:
-        raise UserError(f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none")
+        raise UserError(
+            f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none"
+        )
     return instance.routing
 
 
-def given(instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS) -> tuple[int, ...]:
+def given(
+    instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
+) -> tuple[int, ...]:
     routing = _own_routing(instance, "given")
     if fleet_size != instance.hosts:
-        raise UserError(f"routing policy 'given' works only at the instance's own fleet size {instance.hosts}, not {fleet_size}")
+        raise UserError(
+            f"routing policy 'given' works only at the instance's own fleet size {instance.hosts}, not {fleet_size}"
+        )
     return routing
 
 
-def fold(instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS) -> tuple[int, ...]:
+def fold(
+    instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
+) -> tuple[int, ...]:
     routing = _own_routing(instance, "fold")
     if not 1 <= fleet_size <= instance.hosts:
-        raise UserError(f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {instance.hosts}")
+        raise UserError(
+            f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {instance.hosts}"
+        )
     return tuple(host % fleet_size for host in routing)
 
 
-def round_robin(instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS) -> tuple[int, ...]:
+def round_robin(
+    instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
+) -> tuple[int, ...]:
     return tuple(index % fleet_size for index in range(instance.n_requests))
 
 
-def seeded_random(instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS) -> tuple[int, ...]:
+def seeded_random(
+    instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
+) -> tuple[int, ...]:
     rng = _random.Random(options.seed)
     return tuple(rng.randrange(fleet_size) for _ in range(instance.n_requests))
 
@@ -125,16 +143,26 @@ def stable_hash(key: str) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")
 
 
-def route_key(instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS) -> tuple[int, ...]:
-    keys = [extra.get("route_key") for extra in instance.extra] if instance.extra else [None] * instance.n_requests
+def route_key(
+    instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
+) -> tuple[int, ...]:
+    keys = (
+        [extra.get("route_key") for extra in instance.extra]
+        if instance.extra
+        else [None] * instance.n_requests
+    )
     missing = next((index for index, key in enumerate(keys) if key is None), None)
     if missing is not None:
-        raise UserError(f"routing policy 'route-key' needs a route_key on every request; requests[{missing}] has none"
-                        " (traces carry none: try prefix-hash)")
+        raise UserError(
+            f"routing policy 'route-key' needs a route_key on every request; requests[{missing}] has none"
+            " (traces carry none: try prefix-hash)"
+        )
     return tuple(stable_hash(key) % fleet_size for key in keys)
 
 
-def prefix_hash(instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS) -> tuple[int, ...]:
+def prefix_hash(
+    instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
+) -> tuple[int, ...]:
     return tuple(stable_hash(str(chain[0])) % fleet_size for chain in instance.chains)
 
 
@@ -163,14 +191,18 @@ def prefix_affinity_routing(
     if fleet_size < 1:
         raise UserError(f"fleet size must be at least 1, got {fleet_size}")
     if not slack >= 1:
-        raise UserError(f"prefix-affinity slack must be at least 1 (some host must always qualify), got {slack}")
+        raise UserError(
+            f"prefix-affinity slack must be at least 1 (some host must always qualify), got {slack}"
+        )
     if capacity is not None and capacity < 1:
         raise UserError(f"capacity must be at least 1 block, got {capacity}")
     if eviction not in EVICTIONS:
         raise UserError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
     # Uncapacitated hosts are plain sets; capacitated ones are the very cache
     # classes simulate() replays with, so routing and replay cannot disagree.
-    caches = [set() if capacity is None else new_cache(eviction, capacity) for _ in range(fleet_size)]
+    caches = [
+        set() if capacity is None else new_cache(eviction, capacity) for _ in range(fleet_size)
+    ]
     loads = [0] * fleet_size
     routing: list[int] = []
     hit_blocks: list[int] = []
@@ -201,8 +233,12 @@ def prefix_affinity_routing(
     return AffinityRun(tuple(routing), tuple(hit_blocks))
 
 
-def prefix_affinity(instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS) -> tuple[int, ...]:
-    return prefix_affinity_routing(instance.chains, fleet_size, options.capacity, options.eviction, options.slack).routing
+def prefix_affinity(
+    instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
+) -> tuple[int, ...]:
+    return prefix_affinity_routing(
+        instance.chains, fleet_size, options.capacity, options.eviction, options.slack
+    ).routing
 
 
 POLICIES: dict[str, RoutingPolicy] = {
@@ -227,7 +263,9 @@ def default_policy(instance: Instance) -> str:
 def default_fleet(instance: Instance) -> int:
     """Every command's default fleet size: the instance's own hosts when it gives a routing or a
     fleet (``trace import --hosts 16``), else :data:`DEFAULT_TRACE_FLEET`."""
-    return default_fleet_for(instance.hosts if (instance.routing is not None or instance.hosts > 1) else None)
+    return default_fleet_for(
+        instance.hosts if (instance.routing is not None or instance.hosts > 1) else None
+    )
 
 
 def hosts_source(instance: Instance) -> str:
@@ -244,12 +282,16 @@ def describe_hosts(instance: Instance) -> str:
     return f"{instance.hosts} host{'' if instance.hosts == 1 else 's'} ({hosts_source(instance)})"
 
 
-def route(instance: Instance, fleet_size: int, policy: str, options: RoutingOptions | None = None) -> tuple[int, ...]:
+def route(
+    instance: Instance, fleet_size: int, policy: str, options: RoutingOptions | None = None
+) -> tuple[int, ...]:
     """Route every request of ``instance`` to one of ``fleet_size`` hosts by ``policy``."""
     try:
         function = POLICIES[policy]
     except KeyError:
-        raise UserError(f"unknown routing policy {policy!r}; choose one of: {', '.join(POLICIES)}") from None
+        raise UserError(
+            f"unknown routing policy {policy!r}; choose one of: {', '.join(POLICIES)}"
+        ) from None
     if fleet_size < 1:
         raise UserError(f"fleet size must be at least 1, got {fleet_size}")
     return function(instance, fleet_size, options or DEFAULT_OPTIONS)

@@ -108,7 +108,9 @@ class Node:
 class SglangRadixCache:
     """SGLang's radix cache over a pool of ``pages`` pages of ``page_size`` tokens."""
 
-    def __init__(self, pages: int, page_size: int, policy: str = SGLANG_LRU, max_input: int | None = None) -> None:
+    def __init__(
+        self, pages: int, page_size: int, policy: str = SGLANG_LRU, max_input: int | None = None
+    ) -> None:
         if pages < 1:
             raise ValueError("the pool must hold at least one page")
         if policy not in (SGLANG_LRU, SGLANG_FIFO):
@@ -235,7 +237,9 @@ class SglangRadixCache:
         """
         size = self.page_size
         if num_tokens < 1 or len(pages) != num_tokens // size:
-            raise ValueError(f"a prompt of {num_tokens} tokens has {num_tokens // size} full pages of {size}, not {len(pages)}")
+            raise ValueError(
+                f"a prompt of {num_tokens} tokens has {num_tokens // size} full pages of {size}, not {len(pages)}"
+            )
         needed = -(-num_tokens // size)
         if num_tokens > self.max_input or needed > self.pages:  # validate_input_length refuses it
             return None
@@ -251,7 +255,9 @@ class SglangRadixCache:
         # now and held while it runs. Only the matched path is locked, so the
         # eviction above can always make room for them.
         allocated = needed - hit
-        assert allocated <= self.free_pages, "a request that fits the pool always fits beside its locked prefix"
+        assert allocated <= self.free_pages, (
+            "a request that fits the pool always fits beside its locked prefix"
+        )
         # cache_finished_req: the tree keeps the pages insert() adds (it
         # charges them to the pool); the duplicates of pages it already held and
         # the unaligned tail go back to the pool, so nothing of the allocation
@@ -283,13 +289,19 @@ def sglang_hits(
     pages_in_pool = capacity * block_size // page_size
     caches: dict[int, SglangRadixCache] = {}
     hits, unscheduled = [], []
-    for index, (chain, tokens, cache_id) in enumerate(zip(chains, prompt_tokens, cache_of, strict=True)):
+    for index, (chain, tokens, cache_id) in enumerate(
+        zip(chains, prompt_tokens, cache_of, strict=True)
+    ):
         if len(chain) != tokens // block_size:
-            raise ValueError(f"request {index}: {tokens} tokens make {tokens // block_size} blocks, not {len(chain)}")
+            raise ValueError(
+                f"request {index}: {tokens} tokens make {tokens // block_size} blocks, not {len(chain)}"
+            )
         cache = caches.get(cache_id)
         if cache is None:
             if pages_in_pool < 1:
-                raise ValueError(f"a pool of {capacity} blocks of {block_size} tokens holds no page of {page_size}")
+                raise ValueError(
+                    f"a pool of {capacity} blocks of {block_size} tokens holds no page of {page_size}"
+                )
             cache = caches[cache_id] = SglangRadixCache(pages_in_pool, page_size, policy, max_input)
         pages = [chain[(j + 1) * per_page - 1] for j in range(tokens // page_size)]
         hit = cache.run(pages, tokens)
@@ -300,4 +312,11 @@ def sglang_hits(
     return hits, unscheduled
 
 
-__all__ = ["REFUSED_WITHIN", "SGLANG_FIFO", "SGLANG_LRU", "SglangRadixCache", "default_max_input", "sglang_hits"]
+__all__ = [
+    "REFUSED_WITHIN",
+    "SGLANG_FIFO",
+    "SGLANG_LRU",
+    "SglangRadixCache",
+    "default_max_input",
+    "sglang_hits",
+]

@@ -69,7 +69,11 @@ class ShardsCurve:
         # A sampled distance d hits when d < C * R: the first distance that misses is ceil(C * R).
         first_miss = np.minimum(np.ceil(capacity * self.rate).astype(np.int64), self.histogram.size)
         expected = self.references * self.rate
-        ratio = np.clip((self.sampled_cold + tail[first_miss]) / expected, 0.0, 1.0) if expected else np.zeros_like(capacity)
+        ratio = (
+            np.clip((self.sampled_cold + tail[first_miss]) / expected, 0.0, 1.0)
+            if expected
+            else np.zeros_like(capacity)
+        )
         return float(ratio) if np.ndim(ratio) == 0 else ratio
 
     def hit_rate(self, capacity: int | np.ndarray) -> float | np.ndarray:
@@ -77,8 +81,14 @@ class ShardsCurve:
 
     def points(self, capacities) -> list[dict]:
         ratios = np.atleast_1d(self.miss_ratio(np.asarray(capacities)))
-        return [{"capacity_blocks": int(c), "estimated_miss_ratio": float(r), "estimated_hit_rate": float(1 - r)}
-                for c, r in zip(capacities, ratios)]
+        return [
+            {
+                "capacity_blocks": int(c),
+                "estimated_miss_ratio": float(r),
+                "estimated_hit_rate": float(1 - r),
+            }
+            for c, r in zip(capacities, ratios)
+        ]
 
 
 def shards_curve(ids: np.ndarray, rate: float) -> ShardsCurve:
@@ -91,7 +101,13 @@ def shards_curve(ids: np.ndarray, rate: float) -> ShardsCurve:
     cold = int(np.count_nonzero(distances == COLD))
     reused = distances[distances != COLD]
     histogram = np.bincount(reused) if reused.size else np.zeros(0, dtype=np.int64)
-    return ShardsCurve(rate=rate, references=int(ids.size), sampled_references=int(kept.size), sampled_cold=cold, histogram=histogram)
+    return ShardsCurve(
+        rate=rate,
+        references=int(ids.size),
+        sampled_references=int(kept.size),
+        sampled_cold=cold,
+        histogram=histogram,
+    )
 
 
 def curve_error(estimate: ShardsCurve, exact, capacities) -> dict:

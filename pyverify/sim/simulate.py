@@ -90,10 +90,29 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from pyverify.sim.kernels import REPLAY_BREAK_EVEN, SGLANG_BREAK_EVEN, TREE_REPLAY_BREAK_EVEN, use_kernels
+from pyverify.sim.kernels import (
+    REPLAY_BREAK_EVEN,
+    SGLANG_BREAK_EVEN,
+    TREE_REPLAY_BREAK_EVEN,
+    use_kernels,
+)
 from pyverify.sim.names import (  # noqa: F401 (the names, re-exported where they were defined)
-    CHAIN_LRU, ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, FIFO, LEAF_LRU, LRU, LRU_NAME, LRU_NOTE, MODELS, PER_HOST,
-    POOLED, SGLANG, SGLANG_FIFO, TAIL_FIRST, VLLM,
+    CHAIN_LRU,
+    ENGINE_EVICTIONS,
+    EVICTION_HELP,
+    EVICTIONS,
+    FIFO,
+    LEAF_LRU,
+    LRU,
+    LRU_NAME,
+    LRU_NOTE,
+    MODELS,
+    PER_HOST,
+    POOLED,
+    SGLANG,
+    SGLANG_FIFO,
+    TAIL_FIRST,
+    VLLM,
 )
 
 
@@ -169,21 +188,29 @@ def simulate(
     if capacity is not None and capacity < 1:
         raise ValueError("capacity must be at least 1 block")
     if eviction not in EVICTIONS + ENGINE_EVICTIONS:
-        raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS + ENGINE_EVICTIONS}")
+        raise ValueError(
+            f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS + ENGINE_EVICTIONS}"
+        )
     cache_of = caches_read(model, routing, len(chains))
     references = sum(len(chain) for chain in chains)
     work = references * runs
     if eviction in ENGINE_EVICTIONS:
         if capacity is None:
             raise ValueError(f"the {eviction} engine needs a capacity (its pool size)")
-        hit_blocks = engine_hits(chains, cache_of, capacity, eviction, prompt_tokens, block_size, page_size, runs)[0]
+        hit_blocks = engine_hits(
+            chains, cache_of, capacity, eviction, prompt_tokens, block_size, page_size, runs
+        )[0]
     elif capacity is None:
         hit_blocks = _uncapacitated_hits(chains, cache_of)
-    elif eviction in (LRU, FIFO) and use_kernels(work, REPLAY_BREAK_EVEN):  # same moves, compiled (pyverify.sim.kernels.replay)
+    elif eviction in (LRU, FIFO) and use_kernels(
+        work, REPLAY_BREAK_EVEN
+    ):  # same moves, compiled (pyverify.sim.kernels.replay)
         from pyverify.sim.kernels.replay import capacitated_hits
 
         hit_blocks = capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU)
-    elif eviction in (LEAF_LRU, TAIL_FIRST) and use_kernels(work, TREE_REPLAY_BREAK_EVEN):  # pyverify.sim.kernels.tree_replay
+    elif eviction in (LEAF_LRU, TAIL_FIRST) and use_kernels(
+        work, TREE_REPLAY_BREAK_EVEN
+    ):  # pyverify.sim.kernels.tree_replay
         from pyverify.sim.kernels.tree_replay import tree_hits
 
         hit_blocks = tree_hits(chains, cache_of, capacity, eviction)
@@ -237,9 +264,12 @@ def engine_hits(
     for index, (chain, tokens) in enumerate(zip(chains, prompt_tokens, strict=True)):
         full = tokens // size
         if full > len(chain):
-            raise PromptBeyondChain(index, f"{tokens} tokens make {full} full blocks of {size}, but "
-                                           f"the chain names {len(chain)}: the engine would cache "
-                                           "blocks the trace does not name")
+            raise PromptBeyondChain(
+                index,
+                f"{tokens} tokens make {full} full blocks of {size}, but "
+                f"the chain names {len(chain)}: the engine would cache "
+                "blocks the trace does not name",
+            )
         # A trace that names a partial last block (Mooncake's hash_ids do): the engine never hashes it.
         full_chains.append(chain if full == len(chain) else chain[:full])
     chains = full_chains
@@ -257,10 +287,14 @@ def engine_hits(
         if use_kernels(work, SGLANG_BREAK_EVEN):  # the same moves, compiled
             from pyverify.sim.kernels.sglang_radix import sglang_kernel_hits
 
-            compiled = sglang_kernel_hits(chains, prompt_tokens, cache_of, capacity, size, page_size or size, policy)
+            compiled = sglang_kernel_hits(
+                chains, prompt_tokens, cache_of, capacity, size, page_size or size, policy
+            )
             if compiled is not None:
                 return compiled
-        return sglang_hits(chains, prompt_tokens, cache_of, capacity, size, page_size or size, policy)
+        return sglang_hits(
+            chains, prompt_tokens, cache_of, capacity, size, page_size or size, policy
+        )
     raise ValueError(f"unknown engine {eviction!r}; expected one of {ENGINE_EVICTIONS}")
 
 
@@ -469,7 +503,12 @@ class TailFirstFreeQueue(BlockCache):
             self.free[block] = None
 
 
-_CACHES = {LRU: ChainOrderLRU, FIFO: FifoCache, LEAF_LRU: LeafFirstLRU, TAIL_FIRST: TailFirstFreeQueue}
+_CACHES = {
+    LRU: ChainOrderLRU,
+    FIFO: FifoCache,
+    LEAF_LRU: LeafFirstLRU,
+    TAIL_FIRST: TailFirstFreeQueue,
+}
 
 
 def new_cache(eviction: str, capacity: int) -> BlockCache:
@@ -506,7 +545,9 @@ def distinct_host_blocks(chains: Sequence[Sequence[int]], routing: Sequence[int]
     """Number of distinct ``(host, block)`` pairs over routed chains (Lean:
     ``distinct_host_blocks``, ``lean/PrefixPool/PerHostBlocksEq.lean``): on
     prefix-closed chains, the per-host uncapacitated misses."""
-    return len({(host, block) for chain, host in zip(chains, routing, strict=True) for block in chain})
+    return len(
+        {(host, block) for chain, host in zip(chains, routing, strict=True) for block in chain}
+    )
 
 
 def openings_of(host: int, requests: Sequence[tuple[int, int]]) -> list[int]:

@@ -57,14 +57,27 @@ class SweepRow:
     #: The counts a row reports; the context (routing, capacities, eviction,
     #: load, window) is the same for a whole sweep and is reported once beside the rows.
     #: ``references``, ``*_misses`` and ``*_hit_rate`` count blocks of the measured requests.
-    CORE = ("fleet_size", "references", "pooled_misses", "pooled_hit_rate", "per_host_misses", "per_host_hit_rate",
-            "tokens", "pooled_token_hit_rate", "per_host_token_hit_rate")
+    CORE = (
+        "fleet_size",
+        "references",
+        "pooled_misses",
+        "pooled_hit_rate",
+        "per_host_misses",
+        "per_host_hit_rate",
+        "tokens",
+        "pooled_token_hit_rate",
+        "per_host_token_hit_rate",
+    )
     TOKEN_KEYS = ("tokens", "pooled_token_hit_rate", "per_host_token_hit_rate")
 
     def to_json(self) -> dict:
         data = asdict(self)
         # token figures only where the input has a block size (else they would all be null)
-        return {key: data[key] for key in self.CORE if data[key] is not None or key not in self.TOKEN_KEYS}
+        return {
+            key: data[key]
+            for key in self.CORE
+            if data[key] is not None or key not in self.TOKEN_KEYS
+        }
 
 
 def default_fleet_sizes(hosts: int) -> list[int]:
@@ -81,8 +94,6 @@ def default_fleet_sizes(hosts: int) -> list[int]:
     if not sizes or sizes[-1] != hosts:
         sizes.append(hosts)
     return sizes
-
-
 
 
 def default_fleets_for(instance: Instance) -> list[int]:
@@ -154,7 +165,11 @@ def sweep(
     """Pooled and per-host misses at each fleet size (uncapacitated unless ``capacity``)."""
     rows = []
     for size in fleet_sizes:
-        rows.append(sweep_row(instance, size, routing_policy, capacity, eviction, options, weights, window)[0])
+        rows.append(
+            sweep_row(instance, size, routing_policy, capacity, eviction, options, weights, window)[
+                0
+            ]
+        )
         if progress is not None:
             progress()
     return rows
@@ -172,8 +187,21 @@ def sweep_policies(
     window: Window = WHOLE_TRACE,
 ) -> dict[str, list[SweepRow]]:
     """:func:`sweep` once per routing policy, same fleet sizes and caches."""
-    return {policy: sweep(instance, fleet_sizes, policy, capacity, eviction, options, progress, weights, window)
-            for policy in policies}
+    return {
+        policy: sweep(
+            instance, fleet_sizes, policy, capacity, eviction, options, progress, weights, window
+        )
+        for policy in policies
+    }
 
 
-__all__ = ["ONLINE_POLICIES", "SweepRow", "default_fleet_sizes", "default_fleets_for", "max_load_ratio", "sweep", "sweep_policies", "sweep_row"]
+__all__ = [
+    "ONLINE_POLICIES",
+    "SweepRow",
+    "default_fleet_sizes",
+    "default_fleets_for",
+    "max_load_ratio",
+    "sweep",
+    "sweep_policies",
+    "sweep_row",
+]

@@ -44,8 +44,12 @@ def smallest_on_curve(curve: MissRatioCurve, rate: Fraction) -> int | None:
     allowed_misses = curve.references - hits_needed(rate, curve.references)
     if allowed_misses < curve.cold:
         return None
-    tail = np.concatenate((np.cumsum(curve.histogram[::-1])[::-1], [0]))  # tail[c] = re-references at distance >= c
-    misses = curve.cold + tail  # misses at capacity c, for c = 0 .. max useful capacity (non-increasing)
+    tail = np.concatenate(
+        (np.cumsum(curve.histogram[::-1])[::-1], [0])
+    )  # tail[c] = re-references at distance >= c
+    misses = (
+        curve.cold + tail
+    )  # misses at capacity c, for c = 0 .. max useful capacity (non-increasing)
     # the first capacity (>= 1) whose misses are within the allowance
     return max(1, int(np.argmax(misses <= allowed_misses)))
 
@@ -55,13 +59,17 @@ def smallest_on_weighted(curve: WeightedCurve, rate: Fraction) -> int | None:
     if curve.blocks == 0:
         return None
     needed = hits_needed(rate, curve.blocks)
-    running = np.concatenate(([0], np.cumsum(curve.block_hist)))  # running[c] = hits at capacity c (non-decreasing)
+    running = np.concatenate(
+        ([0], np.cumsum(curve.block_hist))
+    )  # running[c] = hits at capacity c (non-decreasing)
     if running[-1] < needed:
         return None
     return max(1, int(np.searchsorted(running, needed, side="left")))
 
 
-def crossing_by_bisection(hits_at: Callable[[int], int], references: int, rate: Fraction, enough: int) -> int | None:
+def crossing_by_bisection(
+    hits_at: Callable[[int], int], references: int, rate: Fraction, enough: int
+) -> int | None:
     """A capacity C that reaches ``rate`` while C - 1 does not (or C = 1), by bisection over simulations.
 
     ``hits_at(c)``: block hits at capacity c; ``enough``: a capacity that never

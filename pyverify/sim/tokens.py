@@ -63,7 +63,9 @@ class TokenWeights:
     def hit_tokens(self, offsets: np.ndarray, hit_blocks: np.ndarray) -> np.ndarray:
         """Tokens in each request's hit prefix: the sum of its first ``hit_blocks[i]`` block weights."""
         if self.given is not None:
-            running = np.zeros(self.given.size + 1, dtype=np.int64)  # filled in place: one array, not two
+            running = np.zeros(
+                self.given.size + 1, dtype=np.int64
+            )  # filled in place: one array, not two
             np.cumsum(self.given, out=running[1:])
             starts = offsets[:-1]
             return running[starts + hit_blocks] - running[starts]
@@ -75,7 +77,7 @@ class TokenWeights:
         """Tokens of requests ``first``, ``first + 1``, ...: their blocks' weights and their uncached tails."""
         tail = int(self.uncached_tail[first:].sum())
         if self.given is not None:
-            return int(self.given[int(self.lengths[:first].sum()):].sum()) + tail
+            return int(self.given[int(self.lengths[:first].sum()) :].sum()) + tail
         lengths = self.lengths[first:]
         short = np.where(lengths > 0, self.block_size - self.last_block[first:], 0)
         return int(lengths.sum()) * self.block_size - int(short.sum()) + tail
@@ -100,9 +102,18 @@ def token_weights(
         return None
     lengths = np.fromiter(map(len, chains), dtype=np.int64, count=len(chains))
     fields = list(extra[: len(chains)]) + [{}] * (len(chains) - len(extra))
-    input_tokens = np.array([item.get("input_tokens") if item.get("input_tokens") is not None else NO_LENGTH
-                             for item in fields], dtype=np.int64)
-    given = {index: item["block_tokens"] for index, item in enumerate(fields) if item.get("block_tokens") is not None}
+    input_tokens = np.array(
+        [
+            item.get("input_tokens") if item.get("input_tokens") is not None else NO_LENGTH
+            for item in fields
+        ],
+        dtype=np.int64,
+    )
+    given = {
+        index: item["block_tokens"]
+        for index, item in enumerate(fields)
+        if item.get("block_tokens") is not None
+    }
     return weights_of_lengths(lengths, block_size, input_tokens, where, given)
 
 
@@ -132,30 +143,45 @@ def weights_of_lengths(
     lengths = np.asarray(lengths, dtype=np.int64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    flat = np.full(int(offsets[-1]), block_size, dtype=np.int64) if given else None  # only when some request gives its own
+    flat = (
+        np.full(int(offsets[-1]), block_size, dtype=np.int64) if given else None
+    )  # only when some request gives its own
     last_block = np.full(n, block_size, dtype=np.int64)
     tails = np.zeros(n, dtype=np.int64)
-    totals = np.full(n, NO_LENGTH, dtype=np.int64) if input_tokens is None else np.asarray(input_tokens, dtype=np.int64)
+    totals = (
+        np.full(n, NO_LENGTH, dtype=np.int64)
+        if input_tokens is None
+        else np.asarray(input_tokens, dtype=np.int64)
+    )
     by_length = totals != NO_LENGTH
     if given:
         by_length[list(given)] = False
     # A prompt length must leave the last block at least one token.
     short = np.flatnonzero(by_length & (totals <= block_size * (lengths - 1)))
     first_short = int(short[0]) if short.size else n
-    for index in sorted(given):  # rare (instances written by hand): checked one by one, in request order
+    for index in sorted(
+        given
+    ):  # rare (instances written by hand): checked one by one, in request order
         if index > first_short:
             break
         k, counts = int(lengths[index]), given[index]
         if not isinstance(counts, (list, tuple)) or len(counts) != k:
-            raise RequestError(where, index, "block_tokens",
-                               f"expected a list of {k} token counts, one per block")
+            raise RequestError(
+                where, index, "block_tokens", f"expected a list of {k} token counts, one per block"
+            )
         for position, value in enumerate(counts):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise RequestError(where, index, f"block_tokens[{position}]",
-                                   f"expected a positive integer, got {value!r}")
-        flat[offsets[index]:offsets[index + 1]] = counts
+                raise RequestError(
+                    where,
+                    index,
+                    f"block_tokens[{position}]",
+                    f"expected a positive integer, got {value!r}",
+                )
+        flat[offsets[index] : offsets[index + 1]] = counts
     if short.size:
-        raise short_prompt_error(where, first_short, int(lengths[first_short]), int(totals[first_short]), block_size)
+        raise short_prompt_error(
+            where, first_short, int(lengths[first_short]), int(totals[first_short]), block_size
+        )
     rows = np.flatnonzero(by_length & (lengths > 0))
     last_block[rows] = np.minimum(block_size, totals[rows] - block_size * (lengths[rows] - 1))
     tails[rows] = np.maximum(0, totals[rows] - block_size * lengths[rows])
@@ -174,19 +200,29 @@ def weights_of_lengths(
     return TokenWeights(lengths, block_size, last_block, tails, source, flat)
 
 
-def short_prompt_error(where: str, index: int, blocks: int, total: int, block_size: int) -> UserError:
+def short_prompt_error(
+    where: str, index: int, blocks: int, total: int, block_size: int
+) -> UserError:
     """The refusal of a prompt length that leaves its last block no token (every reader and engine says it so)."""
-    return RequestError(where, index, "input_tokens",
-                        f"{total} tokens cannot fill {blocks} blocks of {block_size} tokens "
-                        f"(needs more than {block_size * (blocks - 1)})")
+    return RequestError(
+        where,
+        index,
+        "input_tokens",
+        f"{total} tokens cannot fill {blocks} blocks of {block_size} tokens "
+        f"(needs more than {block_size * (blocks - 1)})",
+    )
 
 
 def describe_weights(sources: set[str], block_size: int, partial: bool, uncached: bool) -> str:
     """Where the token weights came from (``sources``: ``block_tokens``, ``input_tokens``, ``block size``) and, from
     prompt lengths, what they made of the blocks: a Mooncake trace's last block holds the rest of the prompt (often
     partial); a token-id log hashes full blocks only and leaves the tail uncached."""
-    shape = ", ".join(["last block partial" if partial else "full blocks",
-                       *(["tokens past the last block never cached"] if uncached else [])])
+    shape = ", ".join(
+        [
+            "last block partial" if partial else "full blocks",
+            *(["tokens past the last block never cached"] if uncached else []),
+        ]
+    )
     return {
         frozenset({"input_tokens"}): f"input_tokens (blocks of {block_size}, {shape})",
         frozenset({"block_tokens"}): "block_tokens given per block",
@@ -196,8 +232,17 @@ def describe_weights(sources: set[str], block_size: int, partial: bool, uncached
 
 def instance_token_weights(instance, where: str | None = None) -> TokenWeights | None:
     """:func:`token_weights` of an :class:`~pyverify.inputs.model.Instance`."""
-    return token_weights(instance.chains, instance.block_size_tokens, instance.extra, where or instance.name)
+    return token_weights(
+        instance.chains, instance.block_size_tokens, instance.extra, where or instance.name
+    )
 
 
-__all__ = ["NO_LENGTH", "TokenWeights", "describe_weights", "instance_token_weights", "short_prompt_error", "token_weights",
-           "weights_of_lengths"]
+__all__ = [
+    "NO_LENGTH",
+    "TokenWeights",
+    "describe_weights",
+    "instance_token_weights",
+    "short_prompt_error",
+    "token_weights",
+    "weights_of_lengths",
+]

@@ -149,7 +149,9 @@ class VllmBlockPool:
         self.free = FreeBlockQueue(capacity)
         self.hash_of: dict[int, int] = {}
         self.copies: dict[int, list[int]] = {}
-        self.users: dict[int, int] = {}  # ref_cnt of the blocks in use (running requests), never in the free queue
+        self.users: dict[
+            int, int
+        ] = {}  # ref_cnt of the blocks in use (running requests), never in the free queue
 
     def cached_blocks(self) -> int:
         """How many physical blocks hold a hash (copies of one hash counted each)."""
@@ -184,8 +186,10 @@ class VllmBlockPool:
         running, never). The blocks stay in use (out of the free queue) until :meth:`finish`."""
         size = self.block_size
         if num_tokens < 1 or len(chain) != num_tokens // size:
-            raise ValueError(f"a prompt of {num_tokens} tokens has {num_tokens // size} full blocks of {size}, "
-                             f"not {len(chain)}")
+            raise ValueError(
+                f"a prompt of {num_tokens} tokens has {num_tokens // size} full blocks of {size}, "
+                f"not {len(chain)}"
+            )
         hit = self.lookup(chain, num_tokens)
         needed = -(-num_tokens // size)  # cdiv: the partial last block takes a slot too
         # get_num_blocks_to_allocate: the new blocks, plus the hit blocks that wait in the free queue (touching
@@ -207,7 +211,9 @@ class VllmBlockPool:
                     del self.copies[evicted]
             self.users[block] = 1
             blocks.append(block)
-        for position in range(len(hit), len(chain)):  # cache_full_blocks, at allocation: no de-duplication
+        for position in range(
+            len(hit), len(chain)
+        ):  # cache_full_blocks, at allocation: no de-duplication
             block, block_hash = blocks[position], chain[position]
             self.hash_of[block] = block_hash
             self.copies.setdefault(block_hash, []).append(block)
@@ -222,7 +228,9 @@ class VllmBlockPool:
             if self.users[block] == 0:
                 del self.users[block]
                 (hashed if block in self.hash_of else unhashed).append(block)
-        for block in reversed(unhashed):  # prepend_n; at most one block per request: its partial last one
+        for block in reversed(
+            unhashed
+        ):  # prepend_n; at most one block per request: its partial last one
             self.free.prepend(block)
         for block in hashed:
             self.free.append(block)
@@ -241,7 +249,9 @@ def vllm_hits(
     """
     pools: dict[int, VllmBlockPool] = {}
     hits, unscheduled = [], []
-    for index, (chain, tokens, cache_id) in enumerate(zip(chains, prompt_tokens, cache_of, strict=True)):
+    for index, (chain, tokens, cache_id) in enumerate(
+        zip(chains, prompt_tokens, cache_of, strict=True)
+    ):
         pool = pools.get(cache_id)
         if pool is None:
             pool = pools[cache_id] = VllmBlockPool(capacity, block_size)

@@ -25,7 +25,9 @@ class Window:
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.warmup_fraction < 1.0):
-            raise UserError(f"--warmup-fraction: expected a number in [0, 1), got {self.warmup_fraction!r}")
+            raise UserError(
+                f"--warmup-fraction: expected a number in [0, 1), got {self.warmup_fraction!r}"
+            )
 
     def first_measured(self, n_requests: int) -> int:
         """Index of the first counted request (kvcache-simulator's ``warmup_requests``)."""
@@ -35,8 +37,10 @@ class Window:
         start = self.first_measured(n_requests)
         if start == 0:
             return f"all {n_requests} requests"
-        return (f"requests {start}..{n_requests - 1} ({n_requests - start} of {n_requests}; "
-                f"the first {start} warm the caches up)")
+        return (
+            f"requests {start}..{n_requests - 1} ({n_requests - start} of {n_requests}; "
+            f"the first {start} warm the caches up)"
+        )
 
 
 #: Count every request.

@@ -22,7 +22,16 @@ from pyverify.trusted.check import CheckFailed
 from pyverify.trusted.compiled import kernel
 
 # The replay's verdict codes (0: legal run), one per rule a step can break, in the order the plain replay checks them.
-LEGAL, TOO_MANY_HITS, HIT_NOT_HELD, PREFIX_LONGER, REPEATED_DROP, DROP_NEITHER, FORCED_DROP, OVER_CAPACITY = range(8)
+(
+    LEGAL,
+    TOO_MANY_HITS,
+    HIT_NOT_HELD,
+    PREFIX_LONGER,
+    REPEATED_DROP,
+    DROP_NEITHER,
+    FORCED_DROP,
+    OVER_CAPACITY,
+) = range(8)
 
 
 #: Ids below this many times the number of references are used as they are (no sort); larger ones are renumbered.
@@ -36,7 +45,9 @@ def _dense(values: np.ndarray) -> np.ndarray | None:
     return np.unique(values)
 
 
-def _look_up(table: np.ndarray | None, bound: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _look_up(
+    table: np.ndarray | None, bound: int, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(index, found)`` of ``values`` in ``table`` (``None``: the values themselves, found when below ``bound``)."""
     if table is None:
         found = values < bound
@@ -60,7 +71,11 @@ class PairKeys:
         self.block_bound = int(ids.max()) + 1 if ids.size else 0
         codes = self._codes(_look_up(self.blocks, self.block_bound, ids)[0], cache_of_reference)
         self.pairs = _dense(codes)
-        self.universe = (int(codes.max()) + 1 if codes.size else 0) if self.pairs is None else int(self.pairs.size)
+        self.universe = (
+            (int(codes.max()) + 1 if codes.size else 0)
+            if self.pairs is None
+            else int(self.pairs.size)
+        )
         self.of_references = _look_up(self.pairs, self.universe, codes)[0].astype(np.int64)
 
     def _codes(self, blocks: np.ndarray, caches: np.ndarray) -> np.ndarray:
@@ -73,33 +88,62 @@ class PairKeys:
         return key.astype(np.int64), found & paired
 
 
-def replay_arrays(ids: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int | None, run: dict[str, np.ndarray],
-                  what: str, forced: bool = False, keyed=None) -> int:
+def replay_arrays(
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    caches: np.ndarray,
+    capacity: int | None,
+    run: dict[str, np.ndarray],
+    what: str,
+    forced: bool = False,
+    keyed=None,
+) -> int:
     """Replay a packed run by rules 1-4 (and 5 if ``forced``); its misses, or :class:`CheckFailed` as the plain replay words it.
 
     ``keyed``: the :class:`PairKeys` of the references, if made already."""
     n = offsets.size - 1
     for key in ("cache_of", "hit_blocks"):
         if run[key].size != n:
-            raise CheckFailed(f"{what}.{key} has {run[key].size} entries, the instance has {n} requests")
+            raise CheckFailed(
+                f"{what}.{key} has {run[key].size} entries, the instance has {n} requests"
+            )
     if run["dropped_offsets"].size - 1 != n:
-        raise CheckFailed(f"{what}.dropped has {run['dropped_offsets'].size - 1} entries, the instance has {n} requests")
+        raise CheckFailed(
+            f"{what}.dropped has {run['dropped_offsets'].size - 1} entries, the instance has {n} requests"
+        )
     fleet = int(caches.max()) + 1 if caches.size else 1
     keyed = keyed or PairKeys(ids, np.repeat(caches, np.diff(offsets)), fleet)
     keys, universe = keyed.of_references, keyed.universe
-    drop_cache = np.repeat(caches, np.diff(run["dropped_offsets"]))  # = run["cache_of"] up to the first step refused
+    drop_cache = np.repeat(
+        caches, np.diff(run["dropped_offsets"])
+    )  # = run["cache_of"] up to the first step refused
     drop_keys, known = keyed.look_up(run["dropped_blocks"], drop_cache)
     # A block no reference of its cache has is neither held nor fetched there: a key of its own past the others (by its
     # id alone: repeats are looked for within one request, which reads one cache).
     strangers, renamed = np.unique(run["dropped_blocks"][~known], return_inverse=True)
     drop_keys[~known] = universe + renamed.ravel()
     wrong_cache = np.flatnonzero(run["cache_of"] != caches)
-    stop = int(wrong_cache[0]) if wrong_cache.size else n  # the plain replay refuses there, before replaying that step
-    verdict = kernel(_replay)(keys, offsets, caches, run["hit_blocks"], drop_keys, run["dropped_offsets"], stop,
-                              -1 if capacity is None else capacity, forced, universe + strangers.size, fleet)
+    stop = (
+        int(wrong_cache[0]) if wrong_cache.size else n
+    )  # the plain replay refuses there, before replaying that step
+    verdict = kernel(_replay)(
+        keys,
+        offsets,
+        caches,
+        run["hit_blocks"],
+        drop_keys,
+        run["dropped_offsets"],
+        stop,
+        -1 if capacity is None else capacity,
+        forced,
+        universe + strangers.size,
+        fleet,
+    )
     misses, code, t, index, count = (int(v) for v in verdict)
     if code == LEGAL and stop < n:
-        raise CheckFailed(f"{what}.cache_of[{stop}] is {int(run['cache_of'][stop])}, but request {stop} reads cache {int(caches[stop])}")
+        raise CheckFailed(
+            f"{what}.cache_of[{stop}] is {int(run['cache_of'][stop])}, but request {stop} reads cache {int(caches[stop])}"
+        )
     if code != LEGAL:
         raise CheckFailed(_refusal(code, t, index, count, ids, offsets, caches, run, what))
     return misses
@@ -120,15 +164,21 @@ def _refusal(code, t, index, count, ids, offsets, caches, run, what) -> str:
         return f"{what}.dropped[{t}]: cache {q} drops block {int(run['dropped_blocks'][index])}, which it neither held nor fetched"
     if code == FORCED_DROP:
         how = "hit" if index - int(offsets[t]) < h else "fetched"
-        return (f"{what}.dropped[{t}]: cache {q} drops block {int(ids[index])}, which request {t} {how}: "
-                "forced admission holds every block of the request (up to the capacity) when it ends")
+        return (
+            f"{what}.dropped[{t}]: cache {q} drops block {int(ids[index])}, which request {t} {how}: "
+            "forced admission holds every block of the request (up to the capacity) when it ends"
+        )
     return f"{what}.dropped[{t}]: cache {q} would hold {count} blocks, capacity is {index}"  # OVER_CAPACITY: index is C
 
 
-def _replay(keys, offsets, caches, hits, drop_keys, drop_offsets, stop, capacity, forced, universe, fleet):
+def _replay(
+    keys, offsets, caches, hits, drop_keys, drop_offsets, stop, capacity, forced, universe, fleet
+):
     """Rules 1-5 step by step, as :func:`pyverify.trusted.check.replay`: ``[misses, code, request, index, count]``."""
     held = np.zeros(universe, dtype=np.uint8)  # rule 1: every cache starts empty
-    dropped_at = np.zeros(universe, dtype=np.int32)  # request t + 1 marks the keys it drops (repeats, rule 5)
+    dropped_at = np.zeros(
+        universe, dtype=np.int32
+    )  # request t + 1 marks the keys it drops (repeats, rule 5)
     fetched_at = np.zeros(universe, dtype=np.int32)  # request t + 1 marks the keys it fetches
     size = np.zeros(fleet, dtype=np.int64)
     misses = 0
@@ -148,7 +198,9 @@ def _replay(keys, offsets, caches, hits, drop_keys, drop_offsets, stop, capacity
             dropped_at[drop_keys[d]] = t + 1
         for p in range(start + h, end):
             fetched_at[keys[p]] = t + 1
-        for d in range(drop_offsets[t], drop_offsets[t + 1]):  # rule 3: only what it held or fetched
+        for d in range(
+            drop_offsets[t], drop_offsets[t + 1]
+        ):  # rule 3: only what it held or fetched
             if held[drop_keys[d]] == 0 and fetched_at[drop_keys[d]] != t + 1:
                 return np.array([misses, DROP_NEITHER, t, d, 0])
         if forced:  # rule 5: the request's first min(k, C) blocks stay
@@ -185,10 +237,16 @@ class ArrayCounts:
         self.caches = np.asarray(caches, dtype=np.int64)
         self.n_requests, self.references = int(self.offsets.size - 1), int(self.ids.size)
         fleet = int(self.caches.max()) + 1 if self.caches.size else 1
-        self.keyed = PairKeys(self.ids, np.repeat(self.caches, np.diff(self.offsets)), fleet)  # once, for every count
+        self.keyed = PairKeys(
+            self.ids, np.repeat(self.caches, np.diff(self.offsets)), fleet
+        )  # once, for every count
 
-    def replay(self, capacity: int | None, run: dict[str, np.ndarray], what: str, forced: bool) -> int:
-        return replay_arrays(self.ids, self.offsets, self.caches, capacity, run, what, forced, self.keyed)
+    def replay(
+        self, capacity: int | None, run: dict[str, np.ndarray], what: str, forced: bool
+    ) -> int:
+        return replay_arrays(
+            self.ids, self.offsets, self.caches, capacity, run, what, forced, self.keyed
+        )
 
     def floor(self) -> int:
         return distinct_keys(self.keyed.of_references, self.keyed.universe)
@@ -196,12 +254,16 @@ class ArrayCounts:
     def min_misses(self, capacity: int) -> int:
         from pyverify.trusted.array_recount import min_misses_arrays
 
-        return min_misses_arrays(self.keyed.of_references, self.offsets, self.caches, capacity, self.keyed.universe)
+        return min_misses_arrays(
+            self.keyed.of_references, self.offsets, self.caches, capacity, self.keyed.universe
+        )
 
     def forced_misses(self, capacity: int) -> int:
         from pyverify.trusted.array_recount import forced_misses_arrays
 
-        return forced_misses_arrays(self.keyed.of_references, self.offsets, self.caches, capacity, self.keyed.universe)
+        return forced_misses_arrays(
+            self.keyed.of_references, self.offsets, self.caches, capacity, self.keyed.universe
+        )
 
 
 def counts_on_chains(chains, caches: list[int]) -> ArrayCounts:

@@ -44,7 +44,9 @@ def per_cache(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray):
         yield keys[of_reference == q], lengths[caches == q]
 
 
-def min_misses_arrays(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int, universe: int) -> int:
+def min_misses_arrays(
+    keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int, universe: int
+) -> int:
     """The fewest misses of the prefix caches: the sum over caches of bypass MIN on the flat sequence (keys below ``universe``)."""
     total = 0
     for sequence, _ in per_cache(keys, offsets, caches):
@@ -56,10 +58,18 @@ def min_misses_arrays(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray,
     return total
 
 
-def forced_misses_arrays(keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int, universe: int) -> int:
+def forced_misses_arrays(
+    keys: np.ndarray, offsets: np.ndarray, caches: np.ndarray, capacity: int, universe: int
+) -> int:
     """The fewest misses of forced-admission caches (Belady's rule, the running request pinned), summed over caches."""
-    return sum(int(kernel(_forced_misses)(sequence, kernel(_next_uses)(sequence, universe), lengths, capacity, universe))
-               for sequence, lengths in per_cache(keys, offsets, caches))
+    return sum(
+        int(
+            kernel(_forced_misses)(
+                sequence, kernel(_next_uses)(sequence, universe), lengths, capacity, universe
+            )
+        )
+        for sequence, lengths in per_cache(keys, offsets, caches)
+    )
 
 
 @jitable

@@ -43,14 +43,31 @@ def content_sha256(instance) -> str:
         values = [item.get(key) for item in extra]
         return values if any(v is not None for v in values) else None
 
-    arrivals, inputs, outputs, keys, weights = (column(k) for k in ("arrival_ms", "input_tokens", "output_tokens", "route_key",
-                                                                    "block_tokens"))
-    flags = ((ROUTING if instance.routing is not None else 0) | (ARRIVALS if arrivals is not None else 0)
-             | (INPUT_TOKENS if inputs is not None else 0) | (OUTPUT_TOKENS if outputs is not None else 0)
-             | (ROUTE_KEYS if keys is not None else 0) | (BLOCK_TOKENS if weights is not None else 0))
+    arrivals, inputs, outputs, keys, weights = (
+        column(k)
+        for k in ("arrival_ms", "input_tokens", "output_tokens", "route_key", "block_tokens")
+    )
+    flags = (
+        (ROUTING if instance.routing is not None else 0)
+        | (ARRIVALS if arrivals is not None else 0)
+        | (INPUT_TOKENS if inputs is not None else 0)
+        | (OUTPUT_TOKENS if outputs is not None else 0)
+        | (ROUTE_KEYS if keys is not None else 0)
+        | (BLOCK_TOKENS if weights is not None else 0)
+    )
     digest = hashlib.sha256(CONTENT_FORMAT.encode("ascii") + b"\0")
     references = sum(len(chain) for chain in instance.chains)
-    digest.update(_int64s([instance.n_requests, references, instance.hosts, instance.block_size_tokens or 0, flags]))
+    digest.update(
+        _int64s(
+            [
+                instance.n_requests,
+                references,
+                instance.hosts,
+                instance.block_size_tokens or 0,
+                flags,
+            ]
+        )
+    )
     offsets, at = [0], 0
     for chain in instance.chains:
         at += len(chain)

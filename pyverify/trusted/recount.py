@@ -37,7 +37,9 @@ from collections import OrderedDict
 from typing import Sequence
 
 
-def per_cache_sequences(chains: Sequence[Sequence[int]], caches: Sequence[int]) -> dict[int, list[int]]:
+def per_cache_sequences(
+    chains: Sequence[Sequence[int]], caches: Sequence[int]
+) -> dict[int, list[int]]:
     sequences: dict[int, list[int]] = {}
     for chain, q in zip(chains, caches):
         sequences.setdefault(q, []).extend(chain)
@@ -54,7 +56,9 @@ def flat_min_misses(sequence: list[int], capacity: int) -> int:
         upcoming[i] = seen.get(sequence[i], infinity)
         seen[sequence[i]] = i
     kept: dict[int, int] = {}  # block -> next use
-    farthest_first: list[tuple[int, int]] = []  # max-heap as (-next use, block); stale entries skipped
+    farthest_first: list[
+        tuple[int, int]
+    ] = []  # max-heap as (-next use, block); stale entries skipped
     misses = 0
     for i, block in enumerate(sequence):
         if block not in kept:
@@ -73,10 +77,14 @@ def flat_min_misses(sequence: list[int], capacity: int) -> int:
 
 def min_misses(chains: Sequence[Sequence[int]], caches: Sequence[int], capacity: int) -> int:
     """The fewest misses of the prefix caches (sum over caches of flat MIN)."""
-    return sum(flat_min_misses(seq, capacity) for seq in per_cache_sequences(chains, caches).values())
+    return sum(
+        flat_min_misses(seq, capacity) for seq in per_cache_sequences(chains, caches).values()
+    )
 
 
-def per_cache_requests(chains: Sequence[Sequence[int]], caches: Sequence[int]) -> dict[int, list[Sequence[int]]]:
+def per_cache_requests(
+    chains: Sequence[Sequence[int]], caches: Sequence[int]
+) -> dict[int, list[Sequence[int]]]:
     requests: dict[int, list[Sequence[int]]] = {}
     for chain, q in zip(chains, caches):
         requests.setdefault(q, []).append(chain)
@@ -122,7 +130,10 @@ def forced_requests_misses(requests: list[Sequence[int]], capacity: int) -> int:
 
 def forced_misses(chains: Sequence[Sequence[int]], caches: Sequence[int], capacity: int) -> int:
     """The fewest misses of forced-admission caches (sum over caches)."""
-    return sum(forced_requests_misses(requests, capacity) for requests in per_cache_requests(chains, caches).values())
+    return sum(
+        forced_requests_misses(requests, capacity)
+        for requests in per_cache_requests(chains, caches).values()
+    )
 
 
 def lru_misses(chains: Sequence[Sequence[int]], caches: Sequence[int], capacity: int) -> int:

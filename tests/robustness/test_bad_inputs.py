@@ -26,7 +26,16 @@ GOOD_CERT = REPO / "proofs" / "lab-512x32x16.pooled.json"
 # Each command as a user types it; INPUT is the hostile file, OUT a folder for outputs.
 COMMANDS = {
     "validate": ["validate", "INPUT"],
-    "simulate": ["simulate", "INPUT", "--model", "per-host", "--routing", "round-robin", "--fleet", "2"],
+    "simulate": [
+        "simulate",
+        "INPUT",
+        "--model",
+        "per-host",
+        "--routing",
+        "round-robin",
+        "--fleet",
+        "2",
+    ],
     "simulate-lru": ["simulate", "INPUT", "--model", "pooled", "--capacity", "2"],
     "sweep": ["sweep", "INPUT", "--chart", "OUT/sweep"],
     "mrc": ["mrc", "INPUT", "--chart", "OUT/mrc"],
@@ -36,10 +45,24 @@ COMMANDS = {
     "verify-instance": ["verify", str(GOOD_CERT), "INPUT"],
     "verify-certificate": ["verify", "INPUT", str(LAB_INSTANCE)],
     "trace-import": ["trace", "import", "INPUT", "-o", "OUT/imported.json"],
-    "audit": ["audit", "INPUT", "-o", "OUT/report", "--registry", str(REPO / "lean" / "theorems.json")],
+    "audit": [
+        "audit",
+        "INPUT",
+        "-o",
+        "OUT/report",
+        "--registry",
+        str(REPO / "lean" / "theorems.json"),
+    ],
     # The array paths: trace files read by the columnar readers (pyarrow's JSON, CSV and Parquet readers).
     "simulate-numpy": ["simulate", "INPUT", "--model", "pooled", "--engine", "numpy"],
-    "simulate-duckdb": ["simulate", "INPUT", "--model", "pooled", "--engine", "duckdb"],  # reads Parquet itself
+    "simulate-duckdb": [
+        "simulate",
+        "INPUT",
+        "--model",
+        "pooled",
+        "--engine",
+        "duckdb",
+    ],  # reads Parquet itself
     "trace-import-parquet": ["trace", "import", "INPUT", "-o", "OUT/imported.parquet"],
     # mrc and budgets read a trace file as arrays by default (as simulate does), at any size; per record when asked.
     "mrc-python": ["mrc", "INPUT", "--engine", "python"],
@@ -64,7 +87,9 @@ def files_under(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
-def judge(status, err: str, path: Path, outputs_before, outputs_after, may_succeed: bool) -> str | None:
+def judge(
+    status, err: str, path: Path, outputs_before, outputs_after, may_succeed: bool
+) -> str | None:
     """None when the run kept the contract, else what went wrong."""
     if status == "traceback":
         return f"exception escaped: {err.strip().splitlines()[-1]}"
@@ -82,7 +107,9 @@ def judge(status, err: str, path: Path, outputs_before, outputs_after, may_succe
     return None
 
 
-def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: bool = False, monkeypatch=None) -> list[str]:
+def campaign(
+    capsys, tmp_path, command: str, cases: list[Case], may_succeed: bool = False, monkeypatch=None
+) -> list[str]:
     defects = []
     for index, case in enumerate(cases):
         folder = tmp_path / f"case{index}"
@@ -90,7 +117,9 @@ def campaign(capsys, tmp_path, command: str, cases: list[Case], may_succeed: boo
         out.mkdir(parents=True)
         path = folder / f"input{case.suffix}"
         path.write_bytes(case.data)
-        argv = [str(path) if a == "INPUT" else a.replace("OUT", str(out)) for a in COMMANDS[command]]
+        argv = [
+            str(path) if a == "INPUT" else a.replace("OUT", str(out)) for a in COMMANDS[command]
+        ]
         before = files_under(out)
         status, _, err = run_in_process(capsys, argv)
         problem = judge(status, err, path, before, files_under(out), may_succeed)
@@ -109,8 +138,18 @@ def test_every_invalid_input_is_one_line_exit_2(capsys, tmp_path, monkeypatch, c
 
 
 #: Commands that read an input and write nothing a valid variant could upset (no certify/audit: slow).
-READERS = ["validate", "simulate", "simulate-lru", "sweep", "mrc", "tree", "trace-import", "simulate-numpy",
-           "trace-import-parquet", "mrc-python"]
+READERS = [
+    "validate",
+    "simulate",
+    "simulate-lru",
+    "sweep",
+    "mrc",
+    "tree",
+    "trace-import",
+    "simulate-numpy",
+    "trace-import-parquet",
+    "mrc-python",
+]
 
 
 @pytest.mark.parametrize("command", READERS)
@@ -122,7 +161,10 @@ def test_every_valid_variant_is_accepted(capsys, tmp_path, monkeypatch, command)
         (folder / "out").mkdir(parents=True)
         path = folder / f"input{case.suffix}"
         path.write_bytes(case.data)
-        argv = [str(path) if a == "INPUT" else a.replace("OUT", str(folder / "out")) for a in COMMANDS[command]]
+        argv = [
+            str(path) if a == "INPUT" else a.replace("OUT", str(folder / "out"))
+            for a in COMMANDS[command]
+        ]
         status, _, err = run_in_process(capsys, argv)
         record("valid variant", status == 0)
         if status != 0:
@@ -132,14 +174,23 @@ def test_every_valid_variant_is_accepted(capsys, tmp_path, monkeypatch, command)
 
 @pytest.mark.parametrize("command", ["validate", "simulate", "sweep", "verify-certificate"])
 def test_random_mutants_never_crash(capsys, tmp_path, command):
-    assert campaign(capsys, tmp_path, command, list(mutated_cases(40 * SCALE)), may_succeed=True) == []
+    assert (
+        campaign(capsys, tmp_path, command, list(mutated_cases(40 * SCALE)), may_succeed=True) == []
+    )
 
 
 def test_missing_directory_and_device_inputs(capsys, tmp_path):
     defects = []
-    for label, path in (("missing", tmp_path / "nope.json"), ("directory", tmp_path), ("device", Path("/dev/zero"))):
+    for label, path in (
+        ("missing", tmp_path / "nope.json"),
+        ("directory", tmp_path),
+        ("device", Path("/dev/zero")),
+    ):
         for command in ("validate", "simulate", "verify-instance", "trace-import"):
-            argv = [str(path) if a == "INPUT" else a.replace("OUT", str(tmp_path / "out")) for a in COMMANDS[command]]
+            argv = [
+                str(path) if a == "INPUT" else a.replace("OUT", str(tmp_path / "out"))
+                for a in COMMANDS[command]
+            ]
             status, _, err = run_in_process(capsys, argv)
             problem = judge(status, err, path, [], [], False)
             record("bad input", problem is None)
@@ -151,9 +202,13 @@ def test_missing_directory_and_device_inputs(capsys, tmp_path):
 def test_endless_stream_stops_with_one_line(capsys, tmp_path, monkeypatch):
     """A named pipe that never ends (as /dev/zero through a pipe would): stopped by the input bound."""
     monkeypatch.setenv("PYVERIFY_MAX_INPUT_BYTES", str(1 << 20))
-    instance_head = b'{"format": "pyverify.instance/1", "name": "endless", "hosts": 1, "requests": ['
-    for suffix, head, chunk in ((".json", instance_head, b'{"blocks": [1]}, ' * 256),
-                                (".jsonl", b"", b'{"hash_ids": [1]}\n' * 256)):
+    instance_head = (
+        b'{"format": "pyverify.instance/1", "name": "endless", "hosts": 1, "requests": ['
+    )
+    for suffix, head, chunk in (
+        (".json", instance_head, b'{"blocks": [1]}, ' * 256),
+        (".jsonl", b"", b'{"hash_ids": [1]}\n' * 256),
+    ):
         fifo = tmp_path / f"endless{suffix}"
         os.mkfifo(fifo)
         stop = threading.Event()
@@ -181,31 +236,68 @@ def test_endless_stream_stops_with_one_line(capsys, tmp_path, monkeypatch):
 def test_sample_through_a_real_process(tmp_path):
     """What a user's terminal shows: one line, exit 2, no 'Traceback', for a few hostile files."""
     chosen = {case.name: case for case in all_invalid_cases()}
-    for name in ("deep list nesting", "duplicate hosts key", "lone surrogate in name", "hosts 2.0", "timestamp NaN"):
+    for name in (
+        "deep list nesting",
+        "duplicate hosts key",
+        "lone surrogate in name",
+        "hosts 2.0",
+        "timestamp NaN",
+    ):
         case = chosen[name]
         path = tmp_path / f"input{case.suffix}"
         path.write_bytes(case.data)
-        result = subprocess.run([sys.executable, "-m", "pyverify", "sweep", str(path)], capture_output=True, text=True,
-                                cwd=tmp_path, timeout=120)
-        ok = result.returncode == 2 and "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+        result = subprocess.run(
+            [sys.executable, "-m", "pyverify", "sweep", str(path)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        ok = (
+            result.returncode == 2
+            and "Traceback" not in result.stderr
+            and len(result.stderr.strip().splitlines()) == 1
+        )
         record("bad input (subprocess)", ok)
         assert ok, (name, result.returncode, result.stderr)
 
 
-@pytest.mark.parametrize("argv", [["simulate", "INPUT", "--engine", "numpy", "--model", "pooled"],
-                                  ["trace", "import", "INPUT", "-o", "OUT.parquet"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "INPUT", "--engine", "numpy", "--model", "pooled"],
+        ["trace", "import", "INPUT", "-o", "OUT.parquet"],
+    ],
+)
 def test_deep_nesting_does_not_crash_the_process(tmp_path, argv):
     """pyarrow's JSON reader (the fast path of these commands) died of a segmentation fault (status -11)
     on a well-formed line nested 20,000 deep; a crash in-process would take pytest with it, so here it
     runs as a real process."""
     pytest.importorskip("pyarrow")
     chosen = {case.name: case for case in all_invalid_cases()}
-    for name in ("deep nesting in a whole line", "deep nesting in the first line", "deep objects in a whole line"):
+    for name in (
+        "deep nesting in a whole line",
+        "deep nesting in the first line",
+        "deep objects in a whole line",
+    ):
         path = tmp_path / "input.jsonl"
         path.write_bytes(chosen[name].data)
-        command = [str(path) if a == "INPUT" else a.replace("OUT", str(tmp_path / "out")) for a in argv]
-        result = subprocess.run([sys.executable, "-m", "pyverify", *command], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        command = [
+            str(path) if a == "INPUT" else a.replace("OUT", str(tmp_path / "out")) for a in argv
+        ]
+        result = subprocess.run(
+            [sys.executable, "-m", "pyverify", *command],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
         lines = result.stderr.strip().splitlines()
-        ok = result.returncode == 2 and len(lines) == 1 and "nested deeper than" in lines[0] and "line " in lines[0]
+        ok = (
+            result.returncode == 2
+            and len(lines) == 1
+            and "nested deeper than" in lines[0]
+            and "line " in lines[0]
+        )
         record("bad input (subprocess)", ok)
         assert ok, (name, result.returncode, result.stderr[-300:])

@@ -31,15 +31,26 @@ def test_max_load_ratio_counts_only_the_hosts_that_occur():
     assert max_load_ratio((), 4) == 1.0
 
 
-def run_limited(argv: list[str], limit_kib: int, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_limited(
+    argv: list[str], limit_kib: int, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """``pyverify ARGV`` in a process whose address space is capped (``ulimit -v``)."""
-    command = f"ulimit -v {limit_kib}; exec {sys.executable} -m pyverify " + " ".join(f"'{a}'" for a in argv)
-    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=timeout, cwd=REPO)
+    command = f"ulimit -v {limit_kib}; exec {sys.executable} -m pyverify " + " ".join(
+        f"'{a}'" for a in argv
+    )
+    return subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=timeout, cwd=REPO
+    )
 
 
 def one_line_exit_2(result: subprocess.CompletedProcess, *words: str) -> bool:
     lines = result.stderr.strip().splitlines()
-    return result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr and all(w in lines[0] for w in words)
+    return (
+        result.returncode == 2
+        and len(lines) == 1
+        and "Traceback" not in result.stderr
+        and all(w in lines[0] for w in words)
+    )
 
 
 #: An address-space cap (KiB) well above what these commands need and below what the defects took.
@@ -81,7 +92,14 @@ def test_cost_sweep_points_are_bounded(capsys):
     from pyverify.cli import main
     from pyverify.cost.params import MAX_SWEEP_STEPS
 
-    status = main(["cost", str(REPO / "instances" / "lab-512x32x16.json"), "--sweep", "pool_bandwidth_gb_s=1:100:100000"])
+    status = main(
+        [
+            "cost",
+            str(REPO / "instances" / "lab-512x32x16.json"),
+            "--sweep",
+            "pool_bandwidth_gb_s=1:100:100000",
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     ok = status == 2 and len(err) == 1 and f"at most {MAX_SWEEP_STEPS}" in err[0]
     record("flag bound", ok)
@@ -92,9 +110,17 @@ def test_runs_of_blank_lines_keep_the_line_numbers(capsys, tmp_path):
     """Blank lines are passed over in bulk (a readline each took 28 s for 20 MiB); the lines still count."""
     from pyverify.cli import main
 
-    blank = b"\n" * 100_000 + b"  \n\t\n" + b"\n" * 70_000  # runs longer than one buffer, white space in between
+    blank = (
+        b"\n" * 100_000 + b"  \n\t\n" + b"\n" * 70_000
+    )  # runs longer than one buffer, white space in between
     trace = tmp_path / "gaps.jsonl"
-    trace.write_bytes(b'{"hash_ids": [1]}\n' + blank + b'{"hash_ids": [1, 2]}\n' + blank + b'{"hash_ids": [3], "timestamp": "x"}\n')
+    trace.write_bytes(
+        b'{"hash_ids": [1]}\n'
+        + blank
+        + b'{"hash_ids": [1, 2]}\n'
+        + blank
+        + b'{"hash_ids": [3], "timestamp": "x"}\n'
+    )
     expected = 1 + 2 * (blank.count(b"\n") + 1)
     status = main(["validate", str(trace)])
     err = capsys.readouterr().err.strip().splitlines()

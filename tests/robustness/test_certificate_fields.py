@@ -24,9 +24,13 @@ TINY = {
     "format": "pyverify.instance/1",
     "name": "tiny",
     "hosts": 2,
-    "requests": [{"blocks": [1, 2], "host": 0}, {"blocks": [3], "host": 1},
-                 {"blocks": [1, 2, 4], "host": 0}, {"blocks": [3], "host": 1},
-                 {"blocks": [1], "host": 0}],
+    "requests": [
+        {"blocks": [1, 2], "host": 0},
+        {"blocks": [3], "host": 1},
+        {"blocks": [1, 2, 4], "host": 0},
+        {"blocks": [3], "host": 1},
+        {"blocks": [1], "host": 0},
+    ],
 }
 
 
@@ -81,7 +85,9 @@ def test_the_file_hash_is_said_to_match_or_not_to_be_checked(certified, capsys, 
 
 def test_the_file_hash_of_a_trace_is_said_not_to_be_checked(capsys, tmp_path):
     trace, cert = tmp_path / "t.jsonl", tmp_path / "t.cert.json"
-    trace.write_text("".join(json.dumps({"hash_ids": chain}) + "\n" for chain in ([1, 2], [3], [1, 2, 4])))
+    trace.write_text(
+        "".join(json.dumps({"hash_ids": chain}) + "\n" for chain in ([1, 2], [3], [1, 2, 4]))
+    )
     certify(trace, cert)
     recorded = json.loads(cert.read_text())["instance"]["sha256"]
     status, out, _ = run(capsys, "verify", str(cert), str(trace))
@@ -121,8 +127,9 @@ def test_every_field_is_checked_or_labelled(certified, tmp_path):
         if path[0] == "greedy":
             assert any(f"greedy[{path[1]}]" in line and "not checked" in line for line in lines)
             continue
-        words = next(text for prefix, text in UNCHECKED_WORDS.items()
-                     if path[: len(prefix)] == prefix)
+        words = next(
+            text for prefix, text in UNCHECKED_WORDS.items() if path[: len(prefix)] == prefix
+        )
         assert any(words in line for line in lines), (path, words)
     target = tmp_path / "mutated.json"
     tried = 0
@@ -165,10 +172,13 @@ def packed(tmp_path_factory):
     folder = tmp_path_factory.mktemp("packed")
     trace, cert, lists = folder / "t.jsonl", folder / "t.cert.json", folder / "t.lists.json"
     chains = [[1, 2], [3], [1, 2, 4], [3], [1], [5, 6]]
-    trace.write_text("".join(
-        json.dumps({"timestamp": t, "input_length": 512 * len(chain) - 100, "hash_ids": chain})
-        + "\n"
-        for t, chain in enumerate(chains)))
+    trace.write_text(
+        "".join(
+            json.dumps({"timestamp": t, "input_length": 512 * len(chain) - 100, "hash_ids": chain})
+            + "\n"
+            for t, chain in enumerate(chains)
+        )
+    )
     certify(trace, cert, "--witness-form", "packed")
     certify(trace, lists, "--witness-form", "lists")
     return cert, trace, lists
@@ -184,6 +194,7 @@ def set_capacity(data, value):
 def set_read_with(key, value):
     def change(data):
         data["instance"]["read_with"] = {key: value}
+
     return change
 
 
@@ -204,22 +215,27 @@ HUGE = [
 
 @pytest.mark.parametrize("form", ["instance file", "trace, lists", "trace, packed"])
 @pytest.mark.parametrize("what, edit", HUGE, ids=[case[0] for case in HUGE])
-def test_huge_integers_are_refused_in_one_line(certified, packed, capsys, tmp_path, form, what,
-                                               edit):
+def test_huge_integers_are_refused_in_one_line(
+    certified, packed, capsys, tmp_path, form, what, edit
+):
     """verify exits 1 with FAILED or 2 with one line: never a traceback (numba's type inference
     on a capacity of 2**63, an OverflowError on a block size of 2**70)."""
     if what.startswith("packed") and form != "trace, packed":
         pytest.skip("a packed field")
     packed_cert, trace, lists = packed
-    cert, instance = {"instance file": certified, "trace, lists": (lists, trace),
-                      "trace, packed": (packed_cert, trace)}[form]
+    cert, instance = {
+        "instance file": certified,
+        "trace, lists": (lists, trace),
+        "trace, packed": (packed_cert, trace),
+    }[form]
     data = json.loads(cert.read_text())
     edit(data)
     forged = tmp_path / "huge.json"
     forged.write_text(json.dumps(data))
     status, out, err = run(capsys, "verify", str(forged), str(instance))
     handled = (status == 1 and out.splitlines()[-1].startswith("FAILED: ")) or (
-        status == 2 and err.count("\n") == 1 and err.startswith("pyverify: error: "))
+        status == 2 and err.count("\n") == 1 and err.startswith("pyverify: error: ")
+    )
     record("huge certificate integer", handled)
     assert handled, (status, out[-500:], err[-2000:])
     assert "Traceback" not in err

@@ -31,7 +31,21 @@ SMALL = REPO / "instances" / "greedy-gap-30.json"
 WRITERS = {
     "audit": (["audit", str(LAB_INSTANCE), "-o", "OUT", "--registry", REGISTRY], "dir"),
     "certify": (["certify", str(SMALL), "--model", "pooled", "-o", "OUT"], "file"),
-    "certify-packed": (["certify", "TRACE", "--model", "pooled", "--capacity", "2", "--witness-form", "packed", "-o", "OUT"], "file"),
+    "certify-packed": (
+        [
+            "certify",
+            "TRACE",
+            "--model",
+            "pooled",
+            "--capacity",
+            "2",
+            "--witness-form",
+            "packed",
+            "-o",
+            "OUT",
+        ],
+        "file",
+    ),
     "trace-import": (["trace", "import", "TRACE", "-o", "OUT"], "file"),
     "trace-import-parquet": (["trace", "import", "TRACE", "-o", "OUT"], "parquet"),
     "sweep-chart": (["sweep", str(LAB_INSTANCE), "--chart", "OUT"], "chart"),
@@ -43,8 +57,10 @@ WRITERS = {
 }
 
 
-TINY_TRACE = ('{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}\n'
-              '{"timestamp": 1, "input_length": 700, "output_length": 1, "hash_ids": [1, 2, 3]}\n')
+TINY_TRACE = (
+    '{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}\n'
+    '{"timestamp": 1, "input_length": 700, "output_length": 1, "hash_ids": [1, 2, 3]}\n'
+)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +113,9 @@ def test_a_folder_of_the_users_in_the_way(capsys, tmp_path, command):
     target = tmp_path / "mine"
     target.mkdir()
     (target / "precious.txt").write_text("keep me")
-    out = target if WRITERS[command][1] != "chart" else target  # a chart stem naming a folder: x.png is free
+    out = (
+        target if WRITERS[command][1] != "chart" else target
+    )  # a chart stem naming a folder: x.png is free
     if WRITERS[command][1] == "chart":
         (tmp_path / "mine.png").mkdir()  # the chart's own file name is taken by a folder
     expect_one_line_refusal(capsys, argv_for(command, out), tmp_path, "folder in the way")
@@ -122,29 +140,57 @@ def test_audit_never_replaces_a_folder_it_did_not_make(capsys, tmp_path, monkeyp
     (checkout / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     monkeypatch.chdir(checkout)
     target = str(checkout) if name == "CHECKOUT" else name
-    expect_one_line_refusal(capsys, ["audit", str(LAB_INSTANCE), "-o", target, "--registry", REGISTRY], tmp_path,
-                            "audit target not pyverify's")
+    expect_one_line_refusal(
+        capsys,
+        ["audit", str(LAB_INSTANCE), "-o", target, "--registry", REGISTRY],
+        tmp_path,
+        "audit target not pyverify's",
+    )
     # refused by the check before any work, not only by the last-moment check at the switch
-    status, _, err = run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", target, "--registry", REGISTRY)
+    status, _, err = run_cli(
+        capsys, "audit", str(LAB_INSTANCE), "-o", target, "--registry", REGISTRY
+    )
     assert "was not made by pyverify" in err or "current" in err
 
 
 def test_audit_replaces_its_own_report_and_an_empty_folder(capsys, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", str(empty), "--registry", REGISTRY)[0] == 0
+    assert (
+        run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", str(empty), "--registry", REGISTRY)[0]
+        == 0
+    )
     assert (empty / MARKER).is_file() and (empty / "report.md").is_file()
-    assert run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", str(empty), "--registry", REGISTRY)[0] == 0
+    assert (
+        run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", str(empty), "--registry", REGISTRY)[0]
+        == 0
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]
-    assert oct(empty.stat().st_mode & 0o777) != oct(0o700)  # readable like any folder the user makes
+    assert oct(empty.stat().st_mode & 0o777) != oct(
+        0o700
+    )  # readable like any folder the user makes
 
 
 @pytest.fixture(scope="module")
 def lab_report(tmp_path_factory) -> Path:
     """One audit report of the lab instance; each test below works on a copy."""
     out = tmp_path_factory.mktemp("lab-report") / "proj"
-    result = subprocess.run([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out), "--registry", REGISTRY],
-                            capture_output=True, text=True, cwd=REPO)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyverify",
+            "audit",
+            str(LAB_INSTANCE),
+            "-o",
+            str(out),
+            "--registry",
+            REGISTRY,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr
     return out
 
@@ -157,11 +203,29 @@ def copy_of(report: Path, where: Path) -> Path:
 # What the user may have put into, or changed in, a report folder: (change, the argv's instance, what the one line names).
 USERS_FILES_IN_A_REPORT = {
     "notes added": (lambda d: (d / "NOTES.md").write_text("my notes"), None, "NOTES.md"),
-    "the input copied in": (lambda d: shutil.copy(LAB_INSTANCE, d / "my-instance.json"), "proj/my-instance.json", "proj/my-instance.json"),
-    "notes and the input": (lambda d: ((d / "NOTES.md").write_text("my notes"), shutil.copy(LAB_INSTANCE, d / "my-instance.json")),
-                            "proj/my-instance.json", "proj/my-instance.json"),
-    "a file beside the certificates": (lambda d: shutil.copy(LAB_INSTANCE, d / "certificates" / "mine.json"), None, "certificates/mine.json"),
-    "the report edited": (lambda d: (d / "report.md").write_text("# my edits"), None, "report.md (changed"),
+    "the input copied in": (
+        lambda d: shutil.copy(LAB_INSTANCE, d / "my-instance.json"),
+        "proj/my-instance.json",
+        "proj/my-instance.json",
+    ),
+    "notes and the input": (
+        lambda d: (
+            (d / "NOTES.md").write_text("my notes"),
+            shutil.copy(LAB_INSTANCE, d / "my-instance.json"),
+        ),
+        "proj/my-instance.json",
+        "proj/my-instance.json",
+    ),
+    "a file beside the certificates": (
+        lambda d: shutil.copy(LAB_INSTANCE, d / "certificates" / "mine.json"),
+        None,
+        "certificates/mine.json",
+    ),
+    "the report edited": (
+        lambda d: (d / "report.md").write_text("# my edits"),
+        None,
+        "report.md (changed",
+    ),
     "an empty folder": (lambda d: (d / "drafts").mkdir(), None, "drafts/"),
     "the input is the folder": (lambda d: None, "proj", "proj, an input"),
 }
@@ -180,11 +244,17 @@ def test_audit_replaces_only_what_it_wrote(capsys, tmp_path, monkeypatch, lab_re
     assert named in err and out == ""
 
 
-def test_audit_replaces_its_own_report_once_the_users_files_are_gone(capsys, tmp_path, monkeypatch, lab_report):
+def test_audit_replaces_its_own_report_once_the_users_files_are_gone(
+    capsys, tmp_path, monkeypatch, lab_report
+):
     proj = copy_of(lab_report, tmp_path)
-    (proj / "sweep.svg").unlink()  # a file pyverify wrote, deleted: nothing of the user's is lost by replacing
+    (
+        proj / "sweep.svg"
+    ).unlink()  # a file pyverify wrote, deleted: nothing of the user's is lost by replacing
     monkeypatch.chdir(tmp_path)
-    status, _, err = run_cli(capsys, "audit", str(LAB_INSTANCE), "-o", "proj", "--registry", REGISTRY)
+    status, _, err = run_cli(
+        capsys, "audit", str(LAB_INSTANCE), "-o", "proj", "--registry", REGISTRY
+    )
     assert status == 0, err
     assert (proj / "sweep.svg").is_file()
 
@@ -192,9 +262,19 @@ def test_audit_replaces_its_own_report_once_the_users_files_are_gone(capsys, tmp
 def test_lean_build_dir_is_never_an_audit_report(capsys, tmp_path, lab_report):
     """`lean check --build-dir` empties its folder: an audit report (with or without the user's files) is refused."""
     proj = copy_of(lab_report, tmp_path)
-    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(proj)], tmp_path, "audit report as a lean build dir")
+    expect_one_line_refusal(
+        capsys,
+        ["lean", "check", "--build-dir", str(proj)],
+        tmp_path,
+        "audit report as a lean build dir",
+    )
     (proj / "mine.txt").write_text("mine")
-    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(proj)], tmp_path, "audit report as a lean build dir")
+    expect_one_line_refusal(
+        capsys,
+        ["lean", "check", "--build-dir", str(proj)],
+        tmp_path,
+        "audit report as a lean build dir",
+    )
 
 
 def test_lean_build_dir_with_a_users_file_is_refused(capsys, tmp_path):
@@ -202,7 +282,12 @@ def test_lean_build_dir_with_a_users_file_is_refused(capsys, tmp_path):
     status, _, err = run_cli(capsys, "lean", "check", "--build-dir", str(build))
     assert status == 0, err
     (build / "mine.txt").write_text("mine")
-    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(build)], tmp_path, "user's file in a lean build dir")
+    expect_one_line_refusal(
+        capsys,
+        ["lean", "check", "--build-dir", str(build)],
+        tmp_path,
+        "user's file in a lean build dir",
+    )
 
 
 def test_lean_build_dir_marker_lists_the_files_built(capsys, tmp_path):
@@ -235,7 +320,9 @@ def mount_tmpfs(where: Path, options: str) -> bool:
     where.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0 or shutil.which("mount") is None:
         return False
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True
+    )
     return result.returncode == 0
 
 
@@ -249,8 +336,9 @@ def test_read_only_folder(capsys, tmp_path, command):
     if not mount_tmpfs(folder, "ro,size=64k"):
         pytest.skip("cannot mount a read-only tmpfs here (needs root)")
     try:
-        expect_one_line_refusal(capsys, argv_for(command, folder / target_name(command)), tmp_path,
-                                "read-only folder")
+        expect_one_line_refusal(
+            capsys, argv_for(command, folder / target_name(command)), tmp_path, "read-only folder"
+        )
     finally:
         unmount(folder)
 
@@ -277,10 +365,19 @@ def test_full_disk(capsys, tmp_path, command, nested):
     try:
         fill(folder / "filler")
         before = snapshot(folder)
-        target = folder / "new" / "sub" / target_name(command) if nested else folder / target_name(command)
+        target = (
+            folder / "new" / "sub" / target_name(command)
+            if nested
+            else folder / target_name(command)
+        )
         status, out, err = run_cli(capsys, *argv_for(command, target))
         leftovers = set(snapshot(folder)) - set(before)
-        ok = status == 2 and len(err.strip().splitlines()) == 1 and not leftovers and f"error: {target}" in err
+        ok = (
+            status == 2
+            and len(err.strip().splitlines()) == 1
+            and not leftovers
+            and f"error: {target}" in err
+        )
         record("full disk, new folders" if nested else "full disk", ok)
         assert ok, (status, err, leftovers)
     finally:
@@ -297,7 +394,9 @@ def test_injected_write_failure_at_each_write(capsys, tmp_path, monkeypatch, com
 
     real_chmod = fileio.os.chmod
     for fail_at in range(1, 3):
-        made_here = tmp_path / f"try{fail_at}"  # does not exist: the command makes it, then must remove it
+        made_here = (
+            tmp_path / f"try{fail_at}"
+        )  # does not exist: the command makes it, then must remove it
         out = made_here / "new" / "sub" / target_name(command)
         calls = [0]
 
@@ -313,14 +412,30 @@ def test_injected_write_failure_at_each_write(capsys, tmp_path, monkeypatch, com
         if calls[0] < fail_at:
             continue  # the command writes fewer files than that
         leftovers = sorted(str(p) for p in tmp_path.rglob("*")) if made_here.exists() else []
-        ok = status == 2 and "no space left" in err and leftovers == [] and len(err.strip().splitlines()) == 1
+        ok = (
+            status == 2
+            and "no space left" in err
+            and leftovers == []
+            and len(err.strip().splitlines()) == 1
+        )
         record("injected write failure", ok)
         assert ok, (fail_at, status, err, leftovers)
 
 
 def test_audit_into_missing_folders_is_refused_and_makes_none(capsys, tmp_path):
-    expect_one_line_refusal(capsys, ["audit", str(LAB_INSTANCE), "-o", str(tmp_path / "new" / "sub" / "x"), "--registry", REGISTRY],
-                            tmp_path, "missing folders")
+    expect_one_line_refusal(
+        capsys,
+        [
+            "audit",
+            str(LAB_INSTANCE),
+            "-o",
+            str(tmp_path / "new" / "sub" / "x"),
+            "--registry",
+            REGISTRY,
+        ],
+        tmp_path,
+        "missing folders",
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -328,8 +443,23 @@ def test_audit_into_missing_folders_is_refused_and_makes_none(capsys, tmp_path):
 
 
 def start_audit(out: Path, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out), "--registry", REGISTRY],
-                            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pyverify",
+            "audit",
+            str(LAB_INSTANCE),
+            "-o",
+            str(out),
+            "--registry",
+            REGISTRY,
+        ],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_until_it_handles_sigterm(process: subprocess.Popen, timeout: float = 60.0) -> None:
@@ -344,7 +474,9 @@ def wait_until_it_handles_sigterm(process: subprocess.Popen, timeout: float = 60
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None:
         try:
-            caught = next(line for line in status.read_text().splitlines() if line.startswith("SigCgt:"))
+            caught = next(
+                line for line in status.read_text().splitlines() if line.startswith("SigCgt:")
+            )
         except (OSError, StopIteration):
             break
         if int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)):
@@ -353,7 +485,11 @@ def wait_until_it_handles_sigterm(process: subprocess.Popen, timeout: float = 60
 
 
 def leftovers_beside(out: Path) -> list[str]:
-    return sorted(p.name for p in out.parent.iterdir() if p.name != out.name and p.name.startswith(f".{out.name}."))
+    return sorted(
+        p.name
+        for p in out.parent.iterdir()
+        if p.name != out.name and p.name.startswith(f".{out.name}.")
+    )
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -363,8 +499,24 @@ def test_interrupted_audit_leaves_nothing_and_keeps_the_old_report(tmp_path, sig
     for index, delay in enumerate(delays):
         keep_old = index % 2 == 1
         if keep_old and not out.exists():
-            assert subprocess.run([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out),
-                                   "--registry", REGISTRY], cwd=tmp_path, capture_output=True).returncode == 0
+            assert (
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "pyverify",
+                        "audit",
+                        str(LAB_INSTANCE),
+                        "-o",
+                        str(out),
+                        "--registry",
+                        REGISTRY,
+                    ],
+                    cwd=tmp_path,
+                    capture_output=True,
+                ).returncode
+                == 0
+            )
         old = snapshot(out) if out.exists() else None
         process = start_audit(out, tmp_path)
         wait_until_it_handles_sigterm(process)
@@ -373,11 +525,16 @@ def test_interrupted_audit_leaves_nothing_and_keeps_the_old_report(tmp_path, sig
         _, err = process.communicate(timeout=120)
         finished = process.returncode == 0
         expected_status = 130 if signum == signal.SIGINT else 143
-        ok = (finished or (process.returncode == expected_status and "Traceback" not in err
-                           and len(err.strip().splitlines()) == 1))
+        ok = finished or (
+            process.returncode == expected_status
+            and "Traceback" not in err
+            and len(err.strip().splitlines()) == 1
+        )
         ok = ok and leftovers_beside(out) == []
         if not finished:
-            ok = ok and ((old is None and not out.exists()) or (old is not None and snapshot(out) == old))
+            ok = ok and (
+                (old is None and not out.exists()) or (old is not None and snapshot(out) == old)
+            )
         record(f"kill ({signal.Signals(signum).name})", ok)
         assert ok, (delay, process.returncode, err, leftovers_beside(out))
 
@@ -389,17 +546,35 @@ def test_sigkill_leaves_staging_that_the_next_run_removes(tmp_path):
         time.sleep(delay)
         process.kill()
         process.communicate(timeout=60)
-        result = subprocess.run([sys.executable, "-m", "pyverify", "audit", str(LAB_INSTANCE), "-o", str(out), "--registry", REGISTRY],
-                                cwd=tmp_path, capture_output=True, text=True)
-        ok = result.returncode == 0 and leftovers_beside(out) == [] and (out / "report.md").is_file()
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pyverify",
+                "audit",
+                str(LAB_INSTANCE),
+                "-o",
+                str(out),
+                "--registry",
+                REGISTRY,
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        ok = (
+            result.returncode == 0 and leftovers_beside(out) == [] and (out / "report.md").is_file()
+        )
         record("kill (SIGKILL) then rerun", ok)
         assert ok, (result.stderr, leftovers_beside(out))
 
 
 def test_killed_chart_writer_leaves_a_temporary_the_next_run_removes(capsys, tmp_path):
     # A writer killed half way (SIGKILL cannot be caught), through the same code every chart is written with.
-    script = ("import os, signal, sys\nfrom pyverify.fileio import atomic_path\n"
-              "with atomic_path(sys.argv[1]) as tmp:\n    tmp.write_bytes(b'half a png')\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    script = (
+        "import os, signal, sys\nfrom pyverify.fileio import atomic_path\n"
+        "with atomic_path(sys.argv[1]) as tmp:\n    tmp.write_bytes(b'half a png')\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "mrc.png")], check=False)
     (stale,) = tmp_path.glob(".mrc.png.*.part")
     status, _, _ = run_cli(capsys, "mrc", str(LAB_INSTANCE), "--chart", str(tmp_path / "mrc.png"))
@@ -410,12 +585,18 @@ def test_killed_chart_writer_leaves_a_temporary_the_next_run_removes(capsys, tmp
 
 
 def dead_pid() -> int:
-    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout)
+    return int(
+        subprocess.run(
+            [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+        ).stdout
+    )
 
 
 def fake_report(path: Path, text: str, complete: bool = True) -> None:
     path.mkdir()
-    (path / MARKER).write_text(json.dumps({"tool": "pyverify", "kind": "audit", "complete": complete}))
+    (path / MARKER).write_text(
+        json.dumps({"tool": "pyverify", "kind": "audit", "complete": complete})
+    )
     (path / "report.md").write_text(text)
 
 
@@ -458,7 +639,11 @@ def test_concurrent_audits_into_one_folder(tmp_path):
         processes = [start_audit(out, tmp_path) for _ in range(2)]
         results = [p.communicate(timeout=300) for p in processes]
         statuses = [p.returncode for p in processes]
-        ok = all(s == 0 for s in statuses) and leftovers_beside(out) == [] and (out / "summary.json").is_file()
+        ok = (
+            all(s == 0 for s in statuses)
+            and leftovers_beside(out) == []
+            and (out / "summary.json").is_file()
+        )
         ok = ok and json.loads((out / "summary.json").read_text())["format"] == "pyverify.audit/1"
         record("concurrent audits", ok)
         assert ok, (statuses, [r[1][-300:] for r in results], leftovers_beside(out))
@@ -482,8 +667,13 @@ def test_ctrl_c_during_z3_stops_the_run_instead_of_weakening_the_certificate(tmp
         "        result = confirm(problem, 32, timeout_s=60)\n"
         "print('FINISHED', result)\n"
     )
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert "FINISHED" not in run.stdout and "KeyboardInterrupt" in run.stderr, (run.stdout, run.stderr[-500:])
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert "FINISHED" not in run.stdout and "KeyboardInterrupt" in run.stderr, (
+        run.stdout,
+        run.stderr[-500:],
+    )
 
 
 def test_lean_build_dir_is_never_a_users_folder(capsys, tmp_path, monkeypatch):
@@ -491,9 +681,13 @@ def test_lean_build_dir_is_never_a_users_folder(capsys, tmp_path, monkeypatch):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "precious.txt").write_text("keep me")
-    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", str(mine)], tmp_path, "lean build dir")
+    expect_one_line_refusal(
+        capsys, ["lean", "check", "--build-dir", str(mine)], tmp_path, "lean build dir"
+    )
     monkeypatch.chdir(mine)
-    expect_one_line_refusal(capsys, ["lean", "check", "--build-dir", "."], tmp_path, "lean build dir")
+    expect_one_line_refusal(
+        capsys, ["lean", "check", "--build-dir", "."], tmp_path, "lean build dir"
+    )
     build = tmp_path / "build"
     for _ in range(2):  # a new folder, then the same folder again (pyverify's own now)
         status, _, err = run_cli(capsys, "lean", "check", "--build-dir", str(build))
@@ -512,7 +706,9 @@ def test_lean_scratch_of_a_killed_run_is_removed(capsys, tmp_path, monkeypatch):
     assert not stale.exists() and not list(tmp_path.glob("pyverify-lean-*"))
 
 
-@pytest.mark.parametrize("signum, raised", [(signal.SIGINT, "KeyboardInterrupt"), (signal.SIGTERM, "Terminated")])
+@pytest.mark.parametrize(
+    "signum, raised", [(signal.SIGINT, "KeyboardInterrupt"), (signal.SIGTERM, "Terminated")]
+)
 def test_a_signal_that_lands_in_a_finalizer_still_stops_the_run(signum, raised):
     """Python drops an exception raised inside ``__del__`` ("Exception ignored"): a Ctrl-C that
     landed in an extension object's finalizer used to be lost and the command ran on."""

@@ -32,19 +32,33 @@ def two_requests(tmp_path):
 
 
 def stored(hashes, parent):
-    return {"type": "BlockStored", "block_hashes": hashes, "parent_block_hash": parent,
-            "token_ids": list(range(4 * len(hashes))), "block_size": 4, "lora_id": None, "medium": "GPU"}
+    return {
+        "type": "BlockStored",
+        "block_hashes": hashes,
+        "parent_block_hash": parent,
+        "token_ids": list(range(4 * len(hashes))),
+        "block_size": 4,
+        "lora_id": None,
+        "medium": "GPU",
+    }
 
 
-@pytest.mark.parametrize("command", [
-    ["simulate", "{trace}", "--eviction", "vllm", "--capacity", HUGE],
-    ["replay", "{trace}", "--fleet", "2", "--eviction", "vllm", "--capacity", HUGE],
-    ["trace", "check-events", "{events}", "--capacity", HUGE],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["simulate", "{trace}", "--eviction", "vllm", "--capacity", HUGE],
+        ["replay", "{trace}", "--fleet", "2", "--eviction", "vllm", "--capacity", HUGE],
+        ["trace", "check-events", "{events}", "--capacity", HUGE],
+    ],
+)
 def test_a_huge_vllm_pool_costs_what_the_trace_uses(tmp_path, two_requests, command):
     events = tmp_path / "events.jsonl"
-    events.write_text(json.dumps({"ts": 1.0, "events": [stored([1, 2], None)]}) + "\n"
-                      + json.dumps({"ts": 2.0, "events": [stored([3], 2)]}) + "\n")
+    events.write_text(
+        json.dumps({"ts": 1.0, "events": [stored([1, 2], None)]})
+        + "\n"
+        + json.dumps({"ts": 2.0, "events": [stored([3], 2)]})
+        + "\n"
+    )
     argv = [part.format(trace=two_requests, events=events) for part in command]
     result = run_limited(argv, CAP_KIB, timeout=60)
     record("memory bound", result.returncode == 0)
@@ -53,28 +67,43 @@ def test_a_huge_vllm_pool_costs_what_the_trace_uses(tmp_path, two_requests, comm
 
 def test_the_compiled_pool_sizes_its_arrays_by_the_trace():
     pytest.importorskip("numba")
-    script = ("from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits\n"
-              "print(vllm_kernel_hits([(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6], [0, 0, 0], 10**12, 2))")
+    script = (
+        "from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits\n"
+        "print(vllm_kernel_hits([(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6], [0, 0, 0], 10**12, 2))"
+    )
     command = f"ulimit -v {CAP_KIB}; exec {sys.executable} -c '{script}'"
-    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO)
+    result = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     record("memory bound", result.returncode == 0)
-    assert result.returncode == 0 and result.stdout.strip() == "([0, 1, 2], [])", result.stderr[-500:]
+    assert result.returncode == 0 and result.stdout.strip() == "([0, 1, 2], [])", result.stderr[
+        -500:
+    ]
 
 
 def test_running_out_of_memory_is_one_line_naming_the_limits():
     """A MemoryError anywhere in a command was a traceback (a 5 MB gzip of 2 GiB of one-block lines, after
     170-200 s under a 3 GiB cap); it is one line naming what ran out and the limits to change, exit 2.
     The parser is made to run out (in a fresh process, before any command imports it)."""
-    script = ("import sys\n"
-              "from pyverify.inputs import jsonread\n"
-              "def exhausted(*args, **kwargs):\n"
-              "    raise MemoryError\n"
-              "jsonread.parse_json = exhausted\n"
-              "from pyverify.cli import main\n"
-              "sys.exit(main(['validate', 'instances/lab-512x32x16.json']))\n")
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
+    script = (
+        "import sys\n"
+        "from pyverify.inputs import jsonread\n"
+        "def exhausted(*args, **kwargs):\n"
+        "    raise MemoryError\n"
+        "jsonread.parse_json = exhausted\n"
+        "from pyverify.cli import main\n"
+        "sys.exit(main(['validate', 'instances/lab-512x32x16.json']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     lines = result.stderr.strip().splitlines()
-    ok = result.returncode == 2 and not result.stdout and len(lines) == 1 and "Traceback" not in result.stderr
+    ok = (
+        result.returncode == 2
+        and not result.stdout
+        and len(lines) == 1
+        and "Traceback" not in result.stderr
+    )
     record("memory bound", ok)
     assert ok, result.stderr[-500:]
     assert "out of memory: pyverify validate" in lines[0] and "PYVERIFY_MAX_INPUT_BYTES" in lines[0]
@@ -88,9 +117,14 @@ def test_a_gzip_bomb_is_refused_at_the_input_limit_in_one_line(tmp_path):
     bomb.write_bytes(gzip.compress(b'{"hash_ids": [1]}\n' * ((8 << 20) // 18), compresslevel=9))
     assert bomb.stat().st_size < 64 << 10
     for command in (["validate"], ["simulate", "--capacity", "5"]):
-        command = f"PYVERIFY_MAX_INPUT_BYTES={1 << 20} exec {sys.executable} -m pyverify {command[0]} " \
-                  + " ".join(command[1:]) + f" '{bomb}'"
-        result = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO)
+        command = (
+            f"PYVERIFY_MAX_INPUT_BYTES={1 << 20} exec {sys.executable} -m pyverify {command[0]} "
+            + " ".join(command[1:])
+            + f" '{bomb}'"
+        )
+        result = subprocess.run(
+            ["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=REPO
+        )
         lines = result.stderr.strip().splitlines()
         ok = result.returncode == 2 and len(lines) == 1 and "after decompression" in lines[0]
         record("memory bound", ok)
@@ -102,9 +136,33 @@ def test_a_big_fleet_of_small_tiers_costs_what_the_caches_hold(tmp_path):
     (3.86 GB reported) for tables of a slot per host x distinct block; the Python loop, cheaper there, holds
     only what the caches hold. Here: 40,000 distinct blocks, so the tables alone would pass the cap."""
     trace = tmp_path / "wide.jsonl"
-    trace.write_text("".join(json.dumps({"timestamp": r, "input_length": 40 * 512, "output_length": 1,
-                                         "hash_ids": list(range(40 * r, 40 * r + 40))}) + "\n" for r in range(1000)))
-    result = run_limited(["replay", str(trace), "--fleet", "4096", "--host-capacity", "20", "--pool-capacity", "100"],
-                         CAP_KIB, timeout=120)
+    trace.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "timestamp": r,
+                    "input_length": 40 * 512,
+                    "output_length": 1,
+                    "hash_ids": list(range(40 * r, 40 * r + 40)),
+                }
+            )
+            + "\n"
+            for r in range(1000)
+        )
+    )
+    result = run_limited(
+        [
+            "replay",
+            str(trace),
+            "--fleet",
+            "4096",
+            "--host-capacity",
+            "20",
+            "--pool-capacity",
+            "100",
+        ],
+        CAP_KIB,
+        timeout=120,
+    )
     record("memory bound", result.returncode == 0)
     assert result.returncode == 0, result.stderr[-500:]

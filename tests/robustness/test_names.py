@@ -38,7 +38,9 @@ def test_shown_escapes_control_characters_and_cuts_long_text():
     assert shown("a\nb\x1b[2Jc") == "a\\nb\\x1b[2Jc"
     assert shown("x" * 5000) == "x" * MAX_SHOWN + "..."
     assert shown("plain/path.json") == "plain/path.json"
-    assert shown("\udcff") == "\\udcff"  # a file name that is not UTF-8: printable, never an encoding error
+    assert (
+        shown("\udcff") == "\\udcff"
+    )  # a file name that is not UTF-8: printable, never an encoding error
 
 
 def test_a_name_with_a_newline_is_refused_before_anything_is_written(capsys, tmp_path):
@@ -53,7 +55,16 @@ def test_a_name_with_a_newline_is_refused_before_anything_is_written(capsys, tmp
 def test_a_megabyte_name_is_not_echoed_whole(capsys, tmp_path):
     trace = tmp_path / "t.jsonl"
     trace.write_bytes(LINE)
-    status, _, err = run(capsys, "trace", "import", str(trace), "-o", str(tmp_path / "t.json"), "--name", "n" * (1 << 20))
+    status, _, err = run(
+        capsys,
+        "trace",
+        "import",
+        str(trace),
+        "-o",
+        str(tmp_path / "t.json"),
+        "--name",
+        "n" * (1 << 20),
+    )
     assert refused_in_one_line(status, err, "--name", "..."), err[:1]
     assert len(err[0]) < 1000
 
@@ -92,7 +103,9 @@ def test_a_line_over_the_bound_is_named_as_such(capsys, tmp_path):
     try:
         for command in (["validate"], ["simulate", "--model", "pooled"], ["sweep"]):
             status, _, err = run(capsys, *command, str(trace))
-            assert refused_in_one_line(status, err, str(trace), "line 1", f"longer than {MAX_LINE_BYTES} bytes"), err
+            assert refused_in_one_line(
+                status, err, str(trace), "line 1", f"longer than {MAX_LINE_BYTES} bytes"
+            ), err
     finally:
         trace.unlink()
 
@@ -114,7 +127,9 @@ def test_an_instance_path_with_a_newline_names_it_in_one_line(capsys, tmp_path):
     path = tmp_path / "bad\nname.json"
     path.write_bytes(b'{"format": "pyverify.instance/1"')
     for command in (["validate"], ["sweep"], ["trace", "import"]):
-        argv = [*command, str(path)] + (["-o", str(tmp_path / "o.json")] if command[0] == "trace" else [])
+        argv = [*command, str(path)] + (
+            ["-o", str(tmp_path / "o.json")] if command[0] == "trace" else []
+        )
         status, _, err = run(capsys, *argv)
         assert refused_in_one_line(status, err, "bad\\nname.json"), err
 

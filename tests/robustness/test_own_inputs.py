@@ -92,9 +92,14 @@ def refuses_to_write_over_its_input(capsys, folder: Path, command: str, make) ->
     argv = [given if word == "INPUT" else word for word in words]
     status, out, err = run_cli(capsys, *argv, flag, output)
     lines = err.strip().splitlines()
-    ok = (status == 2 and len(lines) == 1 and "Traceback" not in err
-          and f"victim{suffix}: is " in lines[0] and "an input of this command" in lines[0]
-          and snapshot(folder) == before)
+    ok = (
+        status == 2
+        and len(lines) == 1
+        and "Traceback" not in err
+        and f"victim{suffix}: is " in lines[0]
+        and "an input of this command" in lines[0]
+        and snapshot(folder) == before
+    )
     record("output over an input", ok)
     assert ok, (command, make.__name__, status, err, out[-300:], sorted(snapshot(folder)))
 
@@ -122,14 +127,20 @@ def test_an_output_named_as_a_new_folder_is_refused(capsys, tmp_path, monkeypatc
     argv = ["trace.jsonl" if word == "INPUT" else word for word in words]
     status, _, err = run_cli(capsys, *argv, flag, "newdir/")
     lines = err.strip().splitlines()
-    ok = (status == 2 and len(lines) == 1 and "newdir/: names a folder" in lines[0]
-          and snapshot(tmp_path) == before)
+    ok = (
+        status == 2
+        and len(lines) == 1
+        and "newdir/: names a folder" in lines[0]
+        and snapshot(tmp_path) == before
+    )
     record("output named as a folder", ok)
     assert ok, (command, status, err, sorted(snapshot(tmp_path)))
 
 
 @pytest.mark.parametrize("given", ["report/victim.json", "alias/victim.json"])
-def test_audit_still_refuses_a_report_folder_holding_its_input(capsys, tmp_path, monkeypatch, given):
+def test_audit_still_refuses_a_report_folder_holding_its_input(
+    capsys, tmp_path, monkeypatch, given
+):
     """``audit -o DIR`` had this rule before the files did (pyverify/outdir.py, rule 2): kept."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "report").mkdir()
@@ -138,8 +149,12 @@ def test_audit_still_refuses_a_report_folder_holding_its_input(capsys, tmp_path,
     before = snapshot(tmp_path)
     status, _, err = run_cli(capsys, "audit", given, "-o", "report")
     lines = err.strip().splitlines()
-    ok = (status == 2 and len(lines) == 1 and "an input of this command" in lines[0]
-          and snapshot(tmp_path) == before)
+    ok = (
+        status == 2
+        and len(lines) == 1
+        and "an input of this command" in lines[0]
+        and snapshot(tmp_path) == before
+    )
     record("output over an input", ok)
     assert ok, (status, err, sorted(snapshot(tmp_path)))
 
@@ -156,10 +171,20 @@ def test_no_command_writes_over_the_file_its_standard_input_comes_from(tmp_path,
     before = snapshot(tmp_path)
     argv = ["-" if word == "INPUT" else word for word in words]
     with victim.open("rb") as stdin:
-        result = subprocess.run([sys.executable, "-m", "pyverify", *argv, flag, victim.name], stdin=stdin,
-                                cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            [sys.executable, "-m", "pyverify", *argv, flag, victim.name],
+            stdin=stdin,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     lines = result.stderr.strip().splitlines()
-    ok = (result.returncode == 2 and len(lines) == 1 and "standard input" in lines[0]
-          and snapshot(tmp_path) == before)
+    ok = (
+        result.returncode == 2
+        and len(lines) == 1
+        and "standard input" in lines[0]
+        and snapshot(tmp_path) == before
+    )
     record("output over an input", ok)
     assert ok, (command, result.returncode, result.stderr)

@@ -35,8 +35,16 @@ def write_as(tmp_path, form: str, count: int, key: str = "input_length"):
         path.write_text(f'hash_ids,{key}\n"[1, 2]",{count}\n')
     else:
         field = "input_tokens" if key == "input_length" else "output_tokens"
-        path.write_text(json.dumps({"format": "pyverify.instance/1", "name": "t", "hosts": 1,
-                                    "requests": [{"blocks": [1, 2], field: count}]}))
+        path.write_text(
+            json.dumps(
+                {
+                    "format": "pyverify.instance/1",
+                    "name": "t",
+                    "hosts": 1,
+                    "requests": [{"blocks": [1, 2], field: count}],
+                }
+            )
+        )
     return path
 
 
@@ -68,14 +76,26 @@ def test_two_traces_never_share_a_digest(capsys, tmp_path):
     second.write_text(mooncake(MAX_TOKEN_COUNT + 1) * 3)
     for form in ("lists", "packed"):
         cert = tmp_path / f"{form}.json"
-        status, _, err = run_cli(capsys, "certify", str(first), "--model", "pooled",
-                                 "--capacity", "1", "--witness-form", form, "-o", str(cert))
+        status, _, err = run_cli(
+            capsys,
+            "certify",
+            str(first),
+            "--model",
+            "pooled",
+            "--capacity",
+            "1",
+            "--witness-form",
+            form,
+            "-o",
+            str(cert),
+        )
         assert status == 0, err
         assert run_cli(capsys, "verify", str(cert), str(first))[0] == 0
         status, out, err = run_cli(capsys, "verify", str(cert), str(second))
         assert status == 2 and "VERIFIED" not in out and "more than 2**53" in err
-    status, out, err = run_cli(capsys, "certify", str(second), "--model", "pooled",
-                               "-o", str(tmp_path / "b.cert.json"))
+    status, out, err = run_cli(
+        capsys, "certify", str(second), "--model", "pooled", "-o", str(tmp_path / "b.cert.json")
+    )
     assert_one_line_error(status, out, err, second, "more than 2**53")
 
 

@@ -54,8 +54,19 @@ def certify_reblocked(capsys, tmp_path: Path) -> tuple[Path, Path]:
     """A trace certified with --block-size, which the checker's reader does not apply: certify
     writes the canonical instance beside the certificate (c.instance.json)."""
     trace, cert = write_trace(tmp_path / "t.jsonl"), tmp_path / "c.json"
-    status, _, err = run_cli(capsys, "certify", str(trace), "--model", "pooled", "--capacity", "2",
-                             "--block-size", "1024", "-o", str(cert))
+    status, _, err = run_cli(
+        capsys,
+        "certify",
+        str(trace),
+        "--model",
+        "pooled",
+        "--capacity",
+        "2",
+        "--block-size",
+        "1024",
+        "-o",
+        str(cert),
+    )
     assert status == 0, err
     return trace, cert
 
@@ -166,25 +177,48 @@ def test_a_misread_id_in_the_array_parser_is_refused_by_verify(capsys, tmp_path,
 SYNTHETIC = "/work/shared/data/mooncake/synthetic_trace.jsonl"
 
 MOONCAKE_CASES = {
-    "plain": [{"timestamp": t, "input_length": 700, "output_length": 3, "hash_ids": list(c)}
-              for t, c in enumerate(CHAINS)],
+    "plain": [
+        {"timestamp": t, "input_length": 700, "output_length": 3, "hash_ids": list(c)}
+        for t, c in enumerate(CHAINS)
+    ],
     "bare ids": [{"hash_ids": list(c)} for c in CHAINS],
-    "simulator sizes": [{"block_size": 64, "hash_ids": list(c), "block_tokens": [64] * len(c)}
-                        for c in CHAINS[:5]] + [{"hash_ids": [1, 2]}],
-    "equal and float times": [{"timestamp": 1.5, "hash_ids": [1]},
-                              {"timestamp": 1.5, "hash_ids": [1, 2]},
-                              {"timestamp": 2, "hash_ids": [3]}],
+    "simulator sizes": [
+        {"block_size": 64, "hash_ids": list(c), "block_tokens": [64] * len(c)} for c in CHAINS[:5]
+    ]
+    + [{"hash_ids": [1, 2]}],
+    "equal and float times": [
+        {"timestamp": 1.5, "hash_ids": [1]},
+        {"timestamp": 1.5, "hash_ids": [1, 2]},
+        {"timestamp": 2, "hash_ids": [3]},
+    ],
 }
 
 INSTANCE_CASES = {
-    "routed": {"format": "pyverify.instance/1", "name": "r", "hosts": 3, "block_size_tokens": 16,
-               "description": "d", "source": "s",
-               "requests": [{"blocks": [1, 2], "host": 0, "route_key": "k", "arrival_ms": 0.5},
-                            {"blocks": [3], "host": 2, "input_tokens": 9, "output_tokens": 1,
-                             "labels": {"a": "b", "n": -1}},
-                            {"blocks": [1, 2, 4], "host": 1, "block_tokens": [16, 16, 3]}]},
-    "plain": {"format": "pyverify.instance/1", "name": "p", "hosts": 1,
-              "requests": [{"blocks": list(c)} for c in CHAINS]},
+    "routed": {
+        "format": "pyverify.instance/1",
+        "name": "r",
+        "hosts": 3,
+        "block_size_tokens": 16,
+        "description": "d",
+        "source": "s",
+        "requests": [
+            {"blocks": [1, 2], "host": 0, "route_key": "k", "arrival_ms": 0.5},
+            {
+                "blocks": [3],
+                "host": 2,
+                "input_tokens": 9,
+                "output_tokens": 1,
+                "labels": {"a": "b", "n": -1},
+            },
+            {"blocks": [1, 2, 4], "host": 1, "block_tokens": [16, 16, 3]},
+        ],
+    },
+    "plain": {
+        "format": "pyverify.instance/1",
+        "name": "p",
+        "hosts": 1,
+        "requests": [{"blocks": list(c)} for c in CHAINS],
+    },
 }
 
 
@@ -197,8 +231,10 @@ def both_digests(path, **flags):
 
     theirs = load_described(str(path), ImportOptions(**flags)).instance
     ours, _ = read_instance(str(path), **flags)
-    return ((content_sha256(theirs), instance_sha256(theirs)),
-            (trusted_content(ours), canonical_sha256(ours)))
+    return (
+        (content_sha256(theirs), instance_sha256(theirs)),
+        (trusted_content(ours), canonical_sha256(ours)),
+    )
 
 
 @pytest.mark.parametrize("case", sorted(MOONCAKE_CASES))
@@ -251,11 +287,13 @@ BAD_LINES = [
     ('{"hash_ids": [1], "hash_ids": [2]}\n', "duplicate key"),
     ('{"hash_ids": [1], "timestamp": NaN}\n', "NaN"),
     ('{"hash_ids": [1], "timestamp": 5}\n{"hash_ids": [2], "timestamp": 4}\n', "line 2.timestamp"),
-    ('{"hash_ids": [1], "block_size": 64}\n{"hash_ids": [2], "block_size": 32}\n',
-     "line 2.block_size"),
+    (
+        '{"hash_ids": [1], "block_size": 64}\n{"hash_ids": [2], "block_size": 32}\n',
+        "line 2.block_size",
+    ),
     ('{"hash_ids": [1], "input_length": 1.0}\n', "line 1.input_length"),
     ('{"hash_ids": []}\n', "line 1.hash_ids"),
-    ('\n\n', "empty input"),
+    ("\n\n", "empty input"),
 ]
 
 
@@ -277,8 +315,22 @@ def test_verify_runs_the_array_checker_without_numba_by_default(capsys, tmp_path
     from pyverify.trusted import compiled
 
     trace, cert = write_trace(tmp_path / "t.jsonl"), tmp_path / "c.json"
-    assert run_cli(capsys, "certify", str(trace), "--model", "pooled", "--capacity", "2",
-                   "--witness-form", "packed", "-o", str(cert))[0] == 0
+    assert (
+        run_cli(
+            capsys,
+            "certify",
+            str(trace),
+            "--model",
+            "pooled",
+            "--capacity",
+            "2",
+            "--witness-form",
+            "packed",
+            "-o",
+            str(cert),
+        )[0]
+        == 0
+    )
     compiled._compiled.clear()
     status, out, err = run_cli(capsys, "verify", str(cert), str(trace))
     assert status == 0 and "VERIFIED" in out, out + err
@@ -291,8 +343,19 @@ def test_a_packed_certificate_of_parquet_is_checked_on_its_canonical_instance(ca
     trace, parquet = write_trace(tmp_path / "t.jsonl"), tmp_path / "t.parquet"
     cert = tmp_path / "c.json"
     assert run_cli(capsys, "trace", "import", str(trace), "-o", str(parquet))[0] == 0
-    status, out, err = run_cli(capsys, "certify", str(parquet), "--model", "pooled",
-                               "--capacity", "2", "--witness-form", "packed", "-o", str(cert))
+    status, out, err = run_cli(
+        capsys,
+        "certify",
+        str(parquet),
+        "--model",
+        "pooled",
+        "--capacity",
+        "2",
+        "--witness-form",
+        "packed",
+        "-o",
+        str(cert),
+    )
     assert status == 0, err
     assert json.loads(cert.read_text())["instance"]["canonical_file"] == "c.instance.json"
     status, out, err = run_cli(capsys, "verify", str(cert), str(parquet))

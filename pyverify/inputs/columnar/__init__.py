@@ -40,10 +40,23 @@ from pathlib import Path
 
 from pyverify.inputs.columnar.closure import first_violation, is_prefix_closed, parents_of
 from pyverify.inputs.columnar.extras import INSTALL_HINT, MissingExtra, require
-from pyverify.inputs.columnar.formats import PARQUET_MAGIC, is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
+from pyverify.inputs.columnar.formats import (
+    PARQUET_MAGIC,
+    is_hash_ids_csv,
+    is_hash_ids_jsonl,
+    is_parquet,
+)
 from pyverify.inputs.columnar.jsonl import _fast_jsonl, read_jsonl  # noqa: F401  (_fast_jsonl: tests compare it with the strict reader)
-from pyverify.inputs.columnar.tables import (MAX_BLOCK_ID, OPTIONAL_COLUMNS, check_parquet_file, open_parquet, parquet_errors, read_csv,
-                                              read_parquet, row_group_ids)
+from pyverify.inputs.columnar.tables import (
+    MAX_BLOCK_ID,
+    OPTIONAL_COLUMNS,
+    check_parquet_file,
+    open_parquet,
+    parquet_errors,
+    read_csv,
+    read_parquet,
+    row_group_ids,
+)
 from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
 from pyverify.inputs.columnar.write import PARQUET_FORMAT, ParquetTraceWriter, write_parquet
 
@@ -58,8 +71,29 @@ def read_columnar(path: str | Path, allow_unsorted: bool = False) -> ColumnarTra
 
 
 __all__ = [
-    "DEFAULT_BLOCK_TOKENS", "INSTALL_HINT", "MAX_BLOCK_ID", "OPTIONAL_COLUMNS", "PARQUET_FORMAT", "PARQUET_MAGIC",
-    "ColumnarTrace", "MissingExtra", "check_parquet_file", "ParquetTraceWriter", "first_violation", "is_hash_ids_csv", "is_hash_ids_jsonl",
-    "is_parquet", "is_prefix_closed", "open_parquet", "parents_of", "parquet_errors", "read_columnar", "read_csv", "read_jsonl", "read_parquet", "require",
-    "row_group_ids", "write_parquet",
+    "DEFAULT_BLOCK_TOKENS",
+    "INSTALL_HINT",
+    "MAX_BLOCK_ID",
+    "OPTIONAL_COLUMNS",
+    "PARQUET_FORMAT",
+    "PARQUET_MAGIC",
+    "ColumnarTrace",
+    "MissingExtra",
+    "check_parquet_file",
+    "ParquetTraceWriter",
+    "first_violation",
+    "is_hash_ids_csv",
+    "is_hash_ids_jsonl",
+    "is_parquet",
+    "is_prefix_closed",
+    "open_parquet",
+    "parents_of",
+    "parquet_errors",
+    "read_columnar",
+    "read_csv",
+    "read_jsonl",
+    "read_parquet",
+    "require",
+    "row_group_ids",
+    "write_parquet",
 ]

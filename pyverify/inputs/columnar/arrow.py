@@ -27,10 +27,14 @@ def numpy_of(array, floats: bool = False) -> np.ndarray:
     buffers = array.buffers()
     if pa.types.is_boolean(kind):
         bits = np.frombuffer(buffers[1], dtype=np.uint8)
-        values = np.unpackbits(bits, bitorder="little")[array.offset:array.offset + n].astype(bool)
+        values = np.unpackbits(bits, bitorder="little")[array.offset : array.offset + n].astype(
+            bool
+        )
     else:
         dtype = np.dtype(_numpy_type(kind)).newbyteorder("<")
-        values = np.frombuffer(buffers[1], dtype=dtype, count=n, offset=array.offset * dtype.itemsize)
+        values = np.frombuffer(
+            buffers[1], dtype=dtype, count=n, offset=array.offset * dtype.itemsize
+        )
     if floats:
         values = values.astype(np.float64)
         if array.null_count:
@@ -45,13 +49,17 @@ def valid_of(array) -> np.ndarray:
     if validity is None or array.null_count == 0:
         return np.ones(n, dtype=bool) if array.null_count == 0 else np.zeros(n, dtype=bool)
     bits = np.frombuffer(validity, dtype=np.uint8)
-    return np.unpackbits(bits, bitorder="little")[array.offset:array.offset + n].astype(bool)
+    return np.unpackbits(bits, bitorder="little")[array.offset : array.offset + n].astype(bool)
 
 
 def _numpy_type(kind) -> str:
     import pyarrow as pa
 
-    for test, prefix in ((pa.types.is_signed_integer, "i"), (pa.types.is_unsigned_integer, "u"), (pa.types.is_floating, "f")):
+    for test, prefix in (
+        (pa.types.is_signed_integer, "i"),
+        (pa.types.is_unsigned_integer, "u"),
+        (pa.types.is_floating, "f"),
+    ):
         if test(kind):
             return f"{prefix}{kind.bit_width // 8}"
     raise TypeError(f"not a numeric arrow type: {kind}")

@@ -44,7 +44,9 @@ MAX_TIMESTAMP = 2**53
 
 
 #: Each key with its closing quote, as bytes the compiled loop compares (numba freezes global arrays as constants).
-_HASH_IDS, _TIMESTAMP, _INPUT_LENGTH, _OUTPUT_LENGTH = (np.frombuffer(key + b'"', dtype=np.uint8) for key in KEYS)
+_HASH_IDS, _TIMESTAMP, _INPUT_LENGTH, _OUTPUT_LENGTH = (
+    np.frombuffer(key + b'"', dtype=np.uint8) for key in KEYS
+)
 
 
 def _word_at(text, i, n, word):
@@ -83,7 +85,9 @@ def _integer_at(text, i, n):
             return -1, 0
         value = value * 10 + (int(text[j]) - 48)
         j += 1
-    if j < n and (text[j] == 46 or text[j] == 101 or text[j] == 69):  # ".", "e", "E": not an integer literal
+    if j < n and (
+        text[j] == 46 or text[j] == 101 or text[j] == 69
+    ):  # ".", "e", "E": not an integer literal
         return -1, 0
     return value, j
 
@@ -153,7 +157,9 @@ def scan_mooncake(text, ids, offsets, numbers, max_line):
                 if value < 0 or value > MAX_TIMESTAMP:  # float64 rounds past it: the strict reader
                     return DECLINED, 0, 0, 0
                 if key == 1:
-                    if value > MAX_TIMESTAMP or value < last_time:  # the strict reader names (or warns about) it
+                    if (
+                        value > MAX_TIMESTAMP or value < last_time
+                    ):  # the strict reader names (or warns about) it
                         return DECLINED, 0, 0, 0
                     last_time = value
                 numbers[request, key - 1] = value
@@ -246,36 +252,66 @@ def read_mooncake_bytes(data: bytes, max_line: int):
     count = kernel(count_separators)
 
     def size_of(part: np.ndarray) -> tuple[int, int]:
-        newlines, commas, colons = (int(v) for v in count(part))  # compiled: no byte-sized temporaries
+        newlines, commas, colons = (
+            int(v) for v in count(part)
+        )  # compiled: no byte-sized temporaries
         lines = newlines + int(part[-1] != 10)
         return lines, commas - colons + 2 * lines
 
-    sizes = on_cores(size_of, parts)  # the parts counted side by side, as they are parsed (at 20M: 0.13 s on one core)
+    sizes = on_cores(
+        size_of, parts
+    )  # the parts counted side by side, as they are parsed (at 20M: 0.13 s on one core)
     if any(lines < 1 or references < lines for lines, references in sizes):
         return None
     ids = np.empty(sum(references for _, references in sizes), dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum([references for _, references in sizes])))
-    scratch = [(np.empty(lines + 1, dtype=np.int64), np.empty((lines, 3), dtype=np.float64)) for lines, _ in sizes]
+    scratch = [
+        (np.empty(lines + 1, dtype=np.int64), np.empty((lines, 3), dtype=np.float64))
+        for lines, _ in sizes
+    ]
 
     def scan(k: int):
         offsets, numbers = scratch[k]
-        return tuple(int(v) for v in run(parts[k], ids[starts[k]:starts[k + 1]], offsets, numbers, max_line))
+        return tuple(
+            int(v)
+            for v in run(parts[k], ids[starts[k] : starts[k + 1]], offsets, numbers, max_line)
+        )
 
     verdicts = on_cores(scan, range(len(parts)))
-    if any(verdict != READ or (requests, references) != size for (verdict, requests, references, _), size in zip(verdicts, sizes)):
+    if any(
+        verdict != READ or (requests, references) != size
+        for (verdict, requests, references, _), size in zip(verdicts, sizes)
+    ):
         return None
     present = 0
     for *_, bits in verdicts:
         present |= bits
-    offsets = np.concatenate([scratch[0][0]] + [scratch[k][0][1:] + starts[k] for k in range(1, len(parts))])
-    numbers = np.concatenate([numbers for _, numbers in scratch]) if len(parts) > 1 else scratch[0][1]
+    offsets = np.concatenate(
+        [scratch[0][0]] + [scratch[k][0][1:] + starts[k] for k in range(1, len(parts))]
+    )
+    numbers = (
+        np.concatenate([numbers for _, numbers in scratch]) if len(parts) > 1 else scratch[0][1]
+    )
     if present & 1 and len(parts) > 1:  # timestamps never decrease, across the cut too
         times = numbers[:, 0]
         given = times[~np.isnan(times)]
         if np.any(np.diff(given) < 0):
             return None
-    columns = [np.ascontiguousarray(numbers[:, k]) if present & (1 << k) else None for k in range(3)]
+    columns = [
+        np.ascontiguousarray(numbers[:, k]) if present & (1 << k) else None for k in range(3)
+    ]
     return ids, offsets, *columns
 
 
-__all__ = ["available", "DECLINED", "KEYS", "MAX_DIGITS", "MAX_TIMESTAMP", "READ", "SPLIT_MIN_BYTES", "count_separators", "read_mooncake_bytes", "scan_mooncake"]
+__all__ = [
+    "available",
+    "DECLINED",
+    "KEYS",
+    "MAX_DIGITS",
+    "MAX_TIMESTAMP",
+    "READ",
+    "SPLIT_MIN_BYTES",
+    "count_separators",
+    "read_mooncake_bytes",
+    "scan_mooncake",
+]

@@ -45,14 +45,19 @@ def is_prefix_closed(ids: np.ndarray, offsets: np.ndarray) -> bool:
         closed = compiled_closed(ids, offsets, high)
         if closed is not None:
             return closed
-    starts = offsets[:-1][offsets[:-1] < ids.size]  # chain starts (a chain of no blocks starts nowhere)
+    starts = offsets[:-1][
+        offsets[:-1] < ids.size
+    ]  # chain starts (a chain of no blocks starts nowhere)
     table = np.empty(high + 1, dtype=np.int64)
     table[ids[1:]] = ids[:-1]
     table[ids[starts]] = ROOT
 
     def agree(begin: int) -> bool:
         end = min(begin + CHUNK, ids.size)
-        return all(_agree_at(table, ids, starts, step, min(step + STEP, end)) for step in range(begin, end, STEP))
+        return all(
+            _agree_at(table, ids, starts, step, min(step + STEP, end))
+            for step in range(begin, end, STEP)
+        )
 
     # numpy lets go of the GIL in the gathers and compares, so the chunks are read back on every core
     # (at 20M references the read-back took 0.13 s on one and 0.08 s on two).
@@ -62,10 +67,12 @@ def is_prefix_closed(ids: np.ndarray, offsets: np.ndarray) -> bool:
 def _agree_at(table: np.ndarray, ids: np.ndarray, starts: np.ndarray, begin: int, end: int) -> bool:
     """Whether every reference in ``begin:end`` finds its own parent written at its id in ``table``."""
     written = table[ids[begin:end]]
-    agrees = np.empty(end - begin, dtype=bool)  # agrees[k]: the parent written at ids[begin + k] is this reference's
+    agrees = np.empty(
+        end - begin, dtype=bool
+    )  # agrees[k]: the parent written at ids[begin + k] is this reference's
     agrees[0] = written[0] == (ids[begin - 1] if begin else ROOT)
-    np.equal(written[1:], ids[begin:end - 1], out=agrees[1:])
-    here = starts[np.searchsorted(starts, begin):np.searchsorted(starts, end)] - begin
+    np.equal(written[1:], ids[begin : end - 1], out=agrees[1:])
+    here = starts[np.searchsorted(starts, begin) : np.searchsorted(starts, end)] - begin
     agrees[here] = written[here] == ROOT
     return bool(agrees.all())
 
@@ -79,7 +86,9 @@ STEP = 1 << 16
 CHUNK = 1 << 22
 
 
-def first_violation(ids: np.ndarray, offsets: np.ndarray, parents: np.ndarray | None = None) -> tuple[int, int, str] | None:
+def first_violation(
+    ids: np.ndarray, offsets: np.ndarray, parents: np.ndarray | None = None
+) -> tuple[int, int, str] | None:
     """``(request, position, reason)`` of the first reference whose parent differs from its id's first parent.
 
     The same violation, with the same words, as :class:`pyverify.inputs.model.PrefixClosure`
@@ -106,4 +115,8 @@ def first_violation(ids: np.ndarray, offsets: np.ndarray, parents: np.ndarray | 
     known, now = int(first_parent[at_sorted]), int(parents[at])
     before = "the root" if known == ROOT else f"block {known}"
     here = "the root" if now == ROOT else f"block {now}"
-    return request, at - int(offsets[request]), f"not prefix-closed: block {int(ids[at])} follows {here} here but followed {before} earlier"
+    return (
+        request,
+        at - int(offsets[request]),
+        f"not prefix-closed: block {int(ids[at])} follows {here} here but followed {before} earlier",
+    )

@@ -125,8 +125,17 @@ def scan_lines(text, limit):
             return NOT_PLAIN, 0, 0, 0
         if c == 78 and i + 2 < n and text[i + 1] == 97 and text[i + 2] == 78:  # "NaN"
             return NOT_PLAIN, 0, 0, 0
-        if c == 73 and i + 7 < n and text[i + 1] == 110 and text[i + 2] == 102 and text[i + 3] == 105 \
-                and text[i + 4] == 110 and text[i + 5] == 105 and text[i + 6] == 116 and text[i + 7] == 121:  # "Infinity"
+        if (
+            c == 73
+            and i + 7 < n
+            and text[i + 1] == 110
+            and text[i + 2] == 102
+            and text[i + 3] == 105
+            and text[i + 4] == 110
+            and text[i + 5] == 105
+            and text[i + 6] == 116
+            and text[i + 7] == 121
+        ):  # "Infinity"
             return NOT_PLAIN, 0, 0, 0
         if c == 34:
             quotes += 1
@@ -175,7 +184,11 @@ def closed_dense(ids, starts, table):
 def compiled_scan(data: bytes, limit: int) -> tuple[int, int, int, int] | None:
     """:func:`scan_lines` compiled, or ``None`` without numba."""
     run = kernel(scan_lines)
-    return None if run is None else tuple(int(v) for v in run(np.frombuffer(data, dtype=np.uint8), limit))
+    return (
+        None
+        if run is None
+        else tuple(int(v) for v in run(np.frombuffer(data, dtype=np.uint8), limit))
+    )
 
 
 def compiled_closed(ids: np.ndarray, offsets: np.ndarray, high: int) -> bool | None:
@@ -183,9 +196,27 @@ def compiled_closed(ids: np.ndarray, offsets: np.ndarray, high: int) -> bool | N
     run = kernel(closed_dense)
     if run is None:
         return None
-    return bool(run(np.ascontiguousarray(ids, dtype=np.int64), np.ascontiguousarray(offsets, dtype=np.int64),
-                    np.empty(high + 1, dtype=np.int64)))
+    return bool(
+        run(
+            np.ascontiguousarray(ids, dtype=np.int64),
+            np.ascontiguousarray(offsets, dtype=np.int64),
+            np.empty(high + 1, dtype=np.int64),
+        )
+    )
 
 
-__all__ = ["MIN_BYTES", "MIN_REFERENCES", "NOT_PLAIN", "PLAIN", "TOO_DEEP", "closed_dense", "compiled_closed", "compiled_scan", "numba_loaded",
-           "kernel", "load_beside", "scan_lines", "worth_it"]
+__all__ = [
+    "MIN_BYTES",
+    "MIN_REFERENCES",
+    "NOT_PLAIN",
+    "PLAIN",
+    "TOO_DEEP",
+    "closed_dense",
+    "compiled_closed",
+    "compiled_scan",
+    "numba_loaded",
+    "kernel",
+    "load_beside",
+    "scan_lines",
+    "worth_it",
+]

@@ -71,11 +71,26 @@ def _digest_of(trace: ColumnarTrace) -> str:
     digest = hashlib.sha256(CONTENT_FORMAT.encode("ascii") + b"\0")
     arrivals = _present(trace.timestamps)
     inputs, outputs = _present(trace.input_tokens), _present(trace.output_tokens)
-    keys = trace.route_keys if trace.route_keys is not None and any(k is not None for k in trace.route_keys) else None
-    flags = ((ROUTING if trace.hosts is not None else 0) | (ARRIVALS if arrivals is not None else 0)
-             | (INPUT_TOKENS if inputs is not None else 0) | (OUTPUT_TOKENS if outputs is not None else 0)
-             | (ROUTE_KEYS if keys is not None else 0) | (BLOCK_TOKENS if trace.block_tokens is not None else 0))
-    header = [trace.n_requests, trace.n_references, fleet_size_of(trace), trace.block_size_tokens or 0, flags]
+    keys = (
+        trace.route_keys
+        if trace.route_keys is not None and any(k is not None for k in trace.route_keys)
+        else None
+    )
+    flags = (
+        (ROUTING if trace.hosts is not None else 0)
+        | (ARRIVALS if arrivals is not None else 0)
+        | (INPUT_TOKENS if inputs is not None else 0)
+        | (OUTPUT_TOKENS if outputs is not None else 0)
+        | (ROUTE_KEYS if keys is not None else 0)
+        | (BLOCK_TOKENS if trace.block_tokens is not None else 0)
+    )
+    header = [
+        trace.n_requests,
+        trace.n_references,
+        fleet_size_of(trace),
+        trace.block_size_tokens or 0,
+        flags,
+    ]
     digest.update(np.asarray(header, dtype="<i8").tobytes())
     _update(digest, trace.offsets, "<i8")
     _update(digest, trace.ids, "<i8")
@@ -145,7 +160,20 @@ def _update(digest, values: np.ndarray, dtype: str) -> None:
     values = np.ascontiguousarray(values, dtype=dtype)
     step = CHUNK // 8
     for start in range(0, values.size, step):
-        digest.update(memoryview(values[start:start + step]).cast("B"))
+        digest.update(memoryview(values[start : start + step]).cast("B"))
 
 
-__all__ = ["ARRIVALS", "BACKGROUND_DIGEST_MIN", "BLOCK_TOKENS", "CONTENT_FORMAT", "INPUT_TOKENS", "OUTPUT_TOKENS", "ROUTE_KEYS", "ROUTING", "begin_content_sha256", "content_sha256", "content_sha256_beside", "fleet_size_of"]
+__all__ = [
+    "ARRIVALS",
+    "BACKGROUND_DIGEST_MIN",
+    "BLOCK_TOKENS",
+    "CONTENT_FORMAT",
+    "INPUT_TOKENS",
+    "OUTPUT_TOKENS",
+    "ROUTE_KEYS",
+    "ROUTING",
+    "begin_content_sha256",
+    "content_sha256",
+    "content_sha256_beside",
+    "fleet_size_of",
+]

@@ -39,7 +39,10 @@ import numpy as np
 
 from pyverify.errors import UserError
 from pyverify.inputs.columnar.arrow import numpy_of
-from pyverify.inputs.columnar.byte_parse import available as byte_parser_available, read_mooncake_bytes
+from pyverify.inputs.columnar.byte_parse import (
+    available as byte_parser_available,
+    read_mooncake_bytes,
+)
 from pyverify.inputs.columnar.closure import is_prefix_closed
 from pyverify.inputs.columnar.digest import begin_content_sha256
 from pyverify.inputs.columnar.extras import require
@@ -47,8 +50,22 @@ from pyverify.inputs.columnar.plain_parse import read_plain_mooncake
 from pyverify.inputs.columnar.tables import flat_ids
 from pyverify.inputs.columnar.trace import ColumnarTrace
 from pyverify.inputs.model import MAX_TOKEN_COUNT
-from pyverify.inputs.columnar.compiled import MIN_BYTES, PLAIN, compiled_scan, load_beside, numba_loaded, worth_it
-from pyverify.inputs.jsonread import MAX_JSON_DEPTH, MAX_LINE_BYTES, max_input_bytes, open_input, read_bounded, too_deep_at
+from pyverify.inputs.columnar.compiled import (
+    MIN_BYTES,
+    PLAIN,
+    compiled_scan,
+    load_beside,
+    numba_loaded,
+    worth_it,
+)
+from pyverify.inputs.jsonread import (
+    MAX_JSON_DEPTH,
+    MAX_LINE_BYTES,
+    max_input_bytes,
+    open_input,
+    read_bounded,
+    too_deep_at,
+)
 from pyverify.inputs.stream import stem_of
 
 
@@ -64,8 +81,14 @@ def read_jsonl(path: str | Path, allow_unsorted: bool = False) -> ColumnarTrace:
 
 def _jsonl_schema():
     pa = require("pyarrow")
-    return pa.schema([("hash_ids", pa.list_(pa.int64())), ("timestamp", pa.float64()),
-                      ("input_length", pa.int64()), ("output_length", pa.int64())])
+    return pa.schema(
+        [
+            ("hash_ids", pa.list_(pa.int64())),
+            ("timestamp", pa.float64()),
+            ("input_length", pa.int64()),
+            ("output_length", pa.int64()),
+        ]
+    )
 
 
 #: Files smaller than this are parsed by the standard library's ``json`` (in C) rather than pyarrow's reader:
@@ -93,7 +116,9 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
         load_beside()  # a file this big is parsed by compiled code: numba loads on a second thread while it is read
     with open_input(path) as handle:
         data = read_bounded(handle, path)
-    if worth_it(len(data), MIN_BYTES) and byte_parser_available():  # one compiled pass (pyverify.inputs.columnar.byte_parse)
+    if (
+        worth_it(len(data), MIN_BYTES) and byte_parser_available()
+    ):  # one compiled pass (pyverify.inputs.columnar.byte_parse)
         parsed = read_mooncake_bytes(data, MAX_LINE_BYTES)
         if parsed is not None:
             return _closed_trace(path, *parsed)
@@ -139,24 +164,32 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     # bound its ids (flat_ids keeps what the offsets reach): a chunk's flatten() would import pyarrow.compute.
     chunks = table.column("hash_ids").chunks
     try:
-        ids, offsets = flat_ids(chunks, table.num_rows, sum(len(chunk.values) for chunk in chunks), path)
+        ids, offsets = flat_ids(
+            chunks, table.num_rows, sum(len(chunk.values) for chunk in chunks), path
+        )
     except UserError:
         return None  # a null, an empty chain or a negative id: the strict reader names the line
     lengths = [_numbers(table, key) for key in ("input_length", "output_length")]
     return _checked_trace(path, ids, offsets, _numbers(table, "timestamp"), *lengths)
 
 
-def _checked_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) -> ColumnarTrace | None:
+def _checked_trace(
+    path, ids, offsets, timestamps, input_tokens, output_tokens
+) -> ColumnarTrace | None:
     """The trace from its parsed columns (every chain non-empty, every id at least 0), or ``None`` on what the
     strict reader refuses or would name the line of."""
     if timestamps is not None:
         present = timestamps[~np.isnan(timestamps)]
-        if present.size and (present.min() < 0 or present.max() > 2**53 or np.any(np.diff(present) < 0)):
+        if present.size and (
+            present.min() < 0 or present.max() > 2**53 or np.any(np.diff(present) < 0)
+        ):
             return None  # the strict reader names the line (or warns, with --allow-unsorted)
     lengths = [input_tokens, output_tokens]
     # As float64, a count past 2**53 reads as 2**53 or more: the strict reader decides.
-    if any(values is not None and (np.nanmin(values) < 0 or np.nanmax(values) >= MAX_TOKEN_COUNT)
-           for values in lengths):
+    if any(
+        values is not None and (np.nanmin(values) < 0 or np.nanmax(values) >= MAX_TOKEN_COUNT)
+        for values in lengths
+    ):
         return None
     return _closed_trace(path, ids, offsets, timestamps, *lengths)
 
@@ -224,12 +257,16 @@ def _stdlib_columns(data: bytes, lines: int, quotes: int):
         if set(map(type, chains)) != {list} or not all(chains):
             return None
         try:
-            ids.fromlist(list(chain.from_iterable(chains)))  # all or nothing: on an error the array is unchanged
+            ids.fromlist(
+                list(chain.from_iterable(chains))
+            )  # all or nothing: on an error the array is unchanged
         except (TypeError, OverflowError):  # a float, a list or an integer past int64 among the ids
             return None
         lengths.fromlist(list(map(len, chains)))
         for name, values in fields.items():
-            values.extend(map(dict.get, records, repeat(name)))  # None where a record lacks it (a null was refused above)
+            values.extend(
+                map(dict.get, records, repeat(name))
+            )  # None where a record lacks it (a null was refused above)
     if records_read != lines or 2 * keys_read != quotes:
         return None
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -240,8 +277,10 @@ def _stdlib_columns(data: bytes, lines: int, quotes: int):
         if kinds == {type(None)}:
             columns.append(None)
             continue
-        given = values if type(None) not in kinds else [value for value in values if value is not None]
-        if not kinds <= {int, type(None)} or max(given) > 2**53 or min(given) < -2**53:
+        given = (
+            values if type(None) not in kinds else [value for value in values if value is not None]
+        )
+        if not kinds <= {int, type(None)} or max(given) > 2**53 or min(given) < -(2**53):
             return None  # floats, and integers float64 would round: the pyarrow path decides
         if type(None) in kinds:
             values = [np.nan if value is None else value for value in values]
@@ -249,11 +288,18 @@ def _stdlib_columns(data: bytes, lines: int, quotes: int):
     return (np.frombuffer(ids, dtype=np.int64), offsets, *columns)
 
 
-def _closed_trace(path, ids, offsets, timestamps, input_tokens, output_tokens) -> ColumnarTrace | None:
+def _closed_trace(
+    path, ids, offsets, timestamps, input_tokens, output_tokens
+) -> ColumnarTrace | None:
     """The trace the fast path read, or ``None`` when it is not prefix-closed (the strict reader names the line)."""
     trace = ColumnarTrace(
-        name=stem_of(path), ids=ids, offsets=offsets, source=f"mooncake-jsonl:{Path(path).name}",
-        timestamps=timestamps, input_tokens=input_tokens, output_tokens=output_tokens,
+        name=stem_of(path),
+        ids=ids,
+        offsets=offsets,
+        source=f"mooncake-jsonl:{Path(path).name}",
+        timestamps=timestamps,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
     )
     begin_content_sha256(trace)  # hashed on a second core while the closure is checked
     return trace if is_prefix_closed(ids, offsets) else None
@@ -308,10 +354,10 @@ def _positions(text: np.ndarray, chars: bytes) -> np.ndarray:
     other = np.empty_like(mask)
     found = [np.empty(0, dtype=np.int64)]
     for start in range(0, text.size, SCAN_STEP):
-        piece = text[start:start + SCAN_STEP]
-        hits = np.equal(piece, chars[0], out=mask[:piece.size])
+        piece = text[start : start + SCAN_STEP]
+        hits = np.equal(piece, chars[0], out=mask[: piece.size])
         for char in chars[1:]:
-            np.logical_or(hits, np.equal(piece, char, out=other[:piece.size]), out=hits)
+            np.logical_or(hits, np.equal(piece, char, out=other[: piece.size]), out=hits)
         found.append(np.flatnonzero(hits) + start)
     return np.concatenate(found)
 
@@ -347,7 +393,11 @@ def _plain_scan(data: bytes) -> tuple[tuple[int, int, int], np.ndarray] | None:
     # Every line starts with "{" and ends with "}". Then no object spans two lines (between a "}" and
     # a "{" JSON needs a comma, which would end or start a line), so each line holds one or more whole
     # objects, and the caller's check that the reader found as many rows as lines leaves exactly one.
-    if text[0] != ord("{") or np.any(text[ends - 1] != ord("}")) or np.any(text[ends[:-1] + 1] != ord("{")):
+    if (
+        text[0] != ord("{")
+        or np.any(text[ends - 1] != ord("}"))
+        or np.any(text[ends[:-1] + 1] != ord("{"))
+    ):
         return None
     longest = int(np.diff(ends, prepend=-1).max())
     return (lines, longest, _count(text, '"')), ends
@@ -356,8 +406,18 @@ def _plain_scan(data: bytes) -> tuple[tuple[int, int, int], np.ndarray] | None:
 def _count(text: np.ndarray, char: str) -> int:
     """How many times ``char`` is in ``text`` (uint8), :data:`SCAN_STEP` bytes at a time."""
     mask = np.empty(min(SCAN_STEP, text.size), dtype=bool)
-    return sum(int(np.count_nonzero(np.equal(text[start:start + SCAN_STEP], ord(char), out=mask[:min(SCAN_STEP, text.size - start)])))
-               for start in range(0, text.size, SCAN_STEP))
+    return sum(
+        int(
+            np.count_nonzero(
+                np.equal(
+                    text[start : start + SCAN_STEP],
+                    ord(char),
+                    out=mask[: min(SCAN_STEP, text.size - start)],
+                )
+            )
+        )
+        for start in range(0, text.size, SCAN_STEP)
+    )
 
 
 #: The bytes of lines pyarrow's JSON reader parses as one block (one chunk of the table; blocks are parsed on
@@ -375,7 +435,9 @@ def _parse_jsonl(data: bytes, longest: int):
         return pj.read_json(
             pa.BufferReader(data),
             read_options=pj.ReadOptions(block_size=block),
-            parse_options=pj.ParseOptions(explicit_schema=_jsonl_schema(), unexpected_field_behavior="infer"),
+            parse_options=pj.ParseOptions(
+                explicit_schema=_jsonl_schema(), unexpected_field_behavior="infer"
+            ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
@@ -397,7 +459,13 @@ def _keys_are_distinct(table, quotes: int) -> bool:
         present = len(column) - column.null_count
         if pa.types.is_string(kind) or pa.types.is_large_string(kind):
             expected += 4 * present
-        elif name == "hash_ids" or pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) or pa.types.is_null(kind):
+        elif (
+            name == "hash_ids"
+            or pa.types.is_integer(kind)
+            or pa.types.is_floating(kind)
+            or pa.types.is_boolean(kind)
+            or pa.types.is_null(kind)
+        ):
             expected += 2 * present
         else:
             return False

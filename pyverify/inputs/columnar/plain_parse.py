@@ -64,8 +64,11 @@ def read_plain_mooncake(data: bytes, max_line: int):
     text = np.frombuffer(data, dtype=np.uint8)
     pieces = _pieces(data)
     share = -(-len(pieces) // cores())
-    groups = [pieces[k:k + share] for k in range(0, len(pieces), share)]
-    read = on_cores(lambda group: [_read_piece(text, begin, end, template, max_line) for begin, end in group], groups)
+    groups = [pieces[k : k + share] for k in range(0, len(pieces), share)]
+    read = on_cores(
+        lambda group: [_read_piece(text, begin, end, template, max_line) for begin, end in group],
+        groups,
+    )
     parts = [part for group in read for part in group]
     if any(part is None for part in parts):
         return None
@@ -74,9 +77,17 @@ def read_plain_mooncake(data: bytes, max_line: int):
     offsets = np.zeros(per_line.size + 1, dtype=np.int64)
     np.cumsum(per_line, out=offsets[1:])
     keys = template[0]
-    values = np.concatenate([part[2] for part in parts]).astype(np.float64) if len(keys) > 1 else None
+    values = (
+        np.concatenate([part[2] for part in parts]).astype(np.float64) if len(keys) > 1 else None
+    )
     columns = {key: np.ascontiguousarray(values[:, k]) for k, key in enumerate(keys[:-1])}
-    return ids, offsets, columns.get("timestamp"), columns.get("input_length"), columns.get("output_length")
+    return (
+        ids,
+        offsets,
+        columns.get("timestamp"),
+        columns.get("input_length"),
+        columns.get("output_length"),
+    )
 
 
 #: The separators json.dumps may write (``item_separator``, ``key_separator``): its default, and the compact form
@@ -91,14 +102,23 @@ def _template(data: bytes):
     separator between two ids. The first line must be what ``json.dumps`` writes for its own record with one
     of :data:`SEPARATORS`; whether every other line follows it is for :func:`read_plain_mooncake` to prove."""
     end = data.find(b"\n")
-    first = data[:end if end >= 0 else len(data)]
+    first = data[: end if end >= 0 else len(data)]
     try:
         record = json.loads(first)
     except (ValueError, RecursionError):
         return None
-    if type(record) is not dict or not record or list(record)[-1] != "hash_ids" or not set(record) <= set(FIELDS):
+    if (
+        type(record) is not dict
+        or not record
+        or list(record)[-1] != "hash_ids"
+        or not set(record) <= set(FIELDS)
+    ):
         return None
-    written = [separators for separators in SEPARATORS if json.dumps(record, separators=separators).encode() == first]
+    written = [
+        separators
+        for separators in SEPARATORS
+        if json.dumps(record, separators=separators).encode() == first
+    ]
     if not written:
         return None
     item, colon = written[0]
@@ -133,8 +153,11 @@ def _read_piece(text: np.ndarray, begin: int, end: int, template, max_line: int)
     starts, ends = _digit_runs(piece)
     if starts.size < len(keys):
         return None
-    ending = piece[int(ends[-1]):].tobytes()
-    if piece[:int(starts[0])].tobytes() != head or ending not in (tail + b"\n", tail):  # without the newline: the text's end
+    ending = piece[int(ends[-1]) :].tobytes()
+    if piece[: int(starts[0])].tobytes() != head or ending not in (
+        tail + b"\n",
+        tail,
+    ):  # without the newline: the text's end
         return None
     # Gap k lies between run k and run k + 1: the list separator, or one of the template's gaps (all longer).
     gap_starts, gap_lengths = ends[:-1], starts[1:] - ends[:-1]
@@ -154,15 +177,22 @@ def _read_piece(text: np.ndarray, begin: int, end: int, template, max_line: int)
     line_starts[0] = 0
     line_starts[1:] = table[:, -1] + 1
     values_per_line = len(keys) - 1
-    if values_per_line and not np.array_equal(table[:, :-1], line_starts[:-1, None] + np.arange(values_per_line)):
+    if values_per_line and not np.array_equal(
+        table[:, :-1], line_starts[:-1, None] + np.arange(values_per_line)
+    ):
         return None
     ids_per_line = np.diff(line_starts) - values_per_line
     words = _words(text)
     for column, gap in enumerate((*key_gaps, boundary)):
         places = np.ascontiguousarray(table[:, column] if column < period - 1 else table[:-1, -1])
-        if places.size and not (np.all(gap_lengths.take(places) == len(gap)) and _all_equal_to(text, words, begin + ends.take(places), gap)):
+        if places.size and not (
+            np.all(gap_lengths.take(places) == len(gap))
+            and _all_equal_to(text, words, begin + ends.take(places), gap)
+        ):
             return None
-    line_ends = ends.take(line_starts[1:] - 1) + len(tail) + 1  # one past each newline (or the text's end)
+    line_ends = (
+        ends.take(line_starts[1:] - 1) + len(tail) + 1
+    )  # one past each newline (or the text's end)
     line_ends[-1] = min(int(line_ends[-1]), piece.size)
     if int(np.diff(line_ends, prepend=0).max()) > max_line:
         return None
@@ -198,14 +228,14 @@ def _words_at(text: np.ndarray, words: np.ndarray, positions: np.ndarray) -> np.
     found = np.zeros(positions.size, dtype=np.uint64)
     found[inside] = words[positions[inside]]
     for k in np.flatnonzero(~inside):
-        found[k] = int.from_bytes(text[positions[k]:positions[k] + 8].tobytes(), "little")
+        found[k] = int.from_bytes(text[positions[k] : positions[k] + 8].tobytes(), "little")
     return found
 
 
 def _all_equal_to(text: np.ndarray, words: np.ndarray, positions: np.ndarray, gap: bytes) -> bool:
     """Whether the bytes at each position (ascending) begin with ``gap``, compared eight bytes at a time."""
     for offset in range(0, len(gap), 8):
-        piece = gap[offset:offset + 8]
+        piece = gap[offset : offset + 8]
         mask = np.uint64((1 << (8 * len(piece))) - 1)
         expected = np.uint64(int.from_bytes(piece, "little"))
         if np.any((_words_at(text, words, positions + offset) & mask) != expected):
@@ -213,7 +243,9 @@ def _all_equal_to(text: np.ndarray, words: np.ndarray, positions: np.ndarray, ga
     return True
 
 
-def _values(text: np.ndarray, words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
+def _values(
+    text: np.ndarray, words: np.ndarray, starts: np.ndarray, lengths: np.ndarray
+) -> np.ndarray | None:
     """Each run's value (int64), or ``None`` when one has a leading zero or more than :data:`MAX_DIGITS` digits.
 
     Eight digits at a time: the run's first eight bytes as a little-endian word (first digit lowest), shifted
@@ -224,7 +256,9 @@ def _values(text: np.ndarray, words: np.ndarray, starts: np.ndarray, lengths: np
     if longest > MAX_DIGITS:
         return None
     word = _words_at(text, words, starts)
-    if np.any(((word & np.uint64(0xFF)) == np.uint64(ord("0"))) & (lengths > 1)):  # a leading zero: not JSON
+    if np.any(
+        ((word & np.uint64(0xFF)) == np.uint64(ord("0"))) & (lengths > 1)
+    ):  # a leading zero: not JSON
         return None
     if longest <= 8:
         return _eight_digits(word, lengths).view(np.int64)
@@ -232,7 +266,9 @@ def _values(text: np.ndarray, words: np.ndarray, starts: np.ndarray, lengths: np
     high = lengths.copy()
     high[long_runs] -= 8
     values = _eight_digits(word, high)
-    low = _eight_digits(_words_at(text, words, starts[long_runs] + high[long_runs]), np.full(long_runs.size, 8))
+    low = _eight_digits(
+        _words_at(text, words, starts[long_runs] + high[long_runs]), np.full(long_runs.size, 8)
+    )
     values[long_runs] = values[long_runs] * np.uint64(10**8) + low
     return values.view(np.int64)
 

@@ -24,8 +24,7 @@ from pyverify.inputs.columnar.extras import require
 from pyverify.inputs.columnar.formats import is_parquet
 from pyverify.inputs.columnar.trace import DEFAULT_BLOCK_TOKENS, ColumnarTrace
 from pyverify.inputs.columnar.write import LABEL_PREFIX, NO_BLOCK_SIZE
-from pyverify.inputs.model import (MAX_HOSTS, MAX_TOKEN_COUNT, check_block_size_tokens,
-                                   check_host_id)
+from pyverify.inputs.model import MAX_HOSTS, MAX_TOKEN_COUNT, check_block_size_tokens, check_host_id
 from pyverify.inputs.stream import stem_of
 from pyverify.threads import cores
 
@@ -46,13 +45,19 @@ def read_parquet(path: str | Path) -> ColumnarTrace:
         handle, block_size, extra = check_parquet_file(path)
         metadata = handle.metadata
         capacity = _values_in(metadata, range(metadata.num_row_groups))
-        ids, offsets = flat_ids(_hash_id_chunks(path, metadata.num_row_groups), metadata.num_rows, capacity, path)
+        ids, offsets = flat_ids(
+            _hash_id_chunks(path, metadata.num_row_groups), metadata.num_rows, capacity, path
+        )
     return _trace(ids, offsets, path, block_size, extra)
 
 
 def _values_in(metadata, groups: Iterable[int]) -> int:
     """How many block ids the row groups ``groups`` hold, as the metadata says (the ``hash_ids`` leaf's values)."""
-    leaf = next(j for j in range(metadata.num_columns) if metadata.schema.column(j).path.split(".")[0] == "hash_ids")
+    leaf = next(
+        j
+        for j in range(metadata.num_columns)
+        if metadata.schema.column(j).path.split(".")[0] == "hash_ids"
+    )
     return sum(metadata.row_group(g).column(leaf).num_values for g in groups)
 
 
@@ -68,7 +73,9 @@ def row_group_ids(handle, group: int, path: str | Path) -> tuple[np.ndarray, np.
 def _batches(handle, group: int | None) -> Iterator[Any]:
     """The ``hash_ids`` chunks of one row group (``None``: the whole file), :data:`BATCH_ROWS` requests at a time."""
     groups = None if group is None else [group]
-    batches = handle.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=["hash_ids"], use_threads=False)
+    batches = handle.iter_batches(
+        batch_size=BATCH_ROWS, row_groups=groups, columns=["hash_ids"], use_threads=False
+    )
     return (batch.column(0) for batch in batches)
 
 
@@ -129,7 +136,9 @@ def check_parquet_file(path: str | Path):
         schema = handle.schema_arrow
         check_column_names(schema, path, "schema", "in the file's schema")
         if "hash_ids" not in schema.names:
-            raise located(path, "hash_ids", f"no such column; found {', '.join(schema.names) or 'none'}")
+            raise located(
+                path, "hash_ids", f"no such column; found {', '.join(schema.names) or 'none'}"
+            )
         _check_list_type(schema.field("hash_ids").type, path)
         block_size = parquet_block_size(schema, path)
         if handle.metadata.num_rows == 0:
@@ -148,7 +157,11 @@ def parquet_errors(path: str | Path) -> Iterator[None]:
     try:
         yield
     except (OSError, pa.ArrowException) as error:
-        raise located(path, None, f"cannot read as Parquet: {str(error).splitlines()[0] if str(error) else type(error).__name__}") from None
+        raise located(
+            path,
+            None,
+            f"cannot read as Parquet: {str(error).splitlines()[0] if str(error) else type(error).__name__}",
+        ) from None
 
 
 def open_parquet(path: str | Path):
@@ -182,40 +195,66 @@ def read_csv(path: str | Path) -> ColumnarTrace:
     csv = require("pyarrow.csv")
     unclosed = unclosed_quote_line(path)
     if unclosed is not None:
-        raise located(path, f"line {unclosed}", 'a quoted field opened here is never closed (a missing \'"\')')
+        raise located(
+            path, f"line {unclosed}", "a quoted field opened here is never closed (a missing '\"')"
+        )
     try:
         # Only an empty cell is missing: "NaN", "null" or "N/A" are values, and refused where a number is due.
-        options = csv.ConvertOptions(column_types={"hash_ids": pa.string(), "route_key": pa.string()}, null_values=[""])
+        options = csv.ConvertOptions(
+            column_types={"hash_ids": pa.string(), "route_key": pa.string()}, null_values=[""]
+        )
         table = csv.read_csv(str(path), convert_options=options)
     except (OSError, pa.ArrowException) as error:
         raise located(path, None, f"cannot read as CSV: {error}") from None
     check_column_names(table.schema, path, "line 1", "in the header")
     if "hash_ids" not in table.column_names:  # the header named it with other case or spaces
-        raise located(path, "line 1", f"no column named exactly 'hash_ids'; the header names {', '.join(map(repr, table.column_names))[:200]}")
+        raise located(
+            path,
+            "line 1",
+            f"no column named exactly 'hash_ids'; the header names {', '.join(map(repr, table.column_names))[:200]}",
+        )
     text = table.column("hash_ids").combine_chunks()
     if text.null_count:
         row = int(np.flatnonzero(text.is_null().to_numpy(zero_copy_only=False))[0])
         raise located(path, f"row {row + 1}.hash_ids", "empty: a request has at least one block")
     # One list per cell: "[0, 1, 2]" or "0 1 2", never brackets inside (a nested list is no block id).
-    shaped = numpy_of(pc.match_substring_regex(text, r"^\s*(\[[^\[\]]*\]|[^\[\]]*)\s*$"))  # no nulls: refused above
+    shaped = numpy_of(
+        pc.match_substring_regex(text, r"^\s*(\[[^\[\]]*\]|[^\[\]]*)\s*$")
+    )  # no nulls: refused above
     if not shaped.all():
         row = int(np.flatnonzero(~shaped)[0])
-        raise located(path, f"row {row + 1}.hash_ids", f"expected block ids as [0, 1, 2] or 0 1 2, got {str(text[row])[:40]!r}")
+        raise located(
+            path,
+            f"row {row + 1}.hash_ids",
+            f"expected block ids as [0, 1, 2] or 0 1 2, got {str(text[row])[:40]!r}",
+        )
     inner = pc.utf8_trim(pc.utf8_trim_whitespace(text), "[]")
     parts = pc.split_pattern_regex(pc.utf8_trim_whitespace(inner), r"[,\s]+")
     values = pc.list_flatten(parts)
     blank = np.flatnonzero(numpy_of(pc.equal(values, "")))
     if blank.size:
         row, position = _locate(parts, int(blank[0]))
-        reason = "empty: a request has at least one block" if position == 0 and len(parts[row]) == 1 else "empty block id"
-        raise located(path, f"row {row + 1}.hash_ids" + (f"[{position}]" if reason == "empty block id" else ""), reason)
+        reason = (
+            "empty: a request has at least one block"
+            if position == 0 and len(parts[row]) == 1
+            else "empty block id"
+        )
+        raise located(
+            path,
+            f"row {row + 1}.hash_ids" + (f"[{position}]" if reason == "empty block id" else ""),
+            reason,
+        )
     try:
         numbers = pc.cast(values, pa.int64())
     except pa.ArrowInvalid:
         flat = values.to_pylist()
         bad = next(i for i, v in enumerate(flat) if not _is_int_text(v))
         row, position = _locate(parts, bad)
-        raise located(path, f"row {row + 1}.hash_ids[{position}]", f"block id {flat[bad]!r} is not an integer from 0 to 2**63-1") from None
+        raise located(
+            path,
+            f"row {row + 1}.hash_ids[{position}]",
+            f"block id {flat[bad]!r} is not an integer from 0 to 2**63-1",
+        ) from None
     lists = pa.ListArray.from_arrays(parts.offsets, numbers)
     table = table.set_column(table.column_names.index("hash_ids"), "hash_ids", lists)
     return _from_table(table, path, DEFAULT_BLOCK_TOKENS)
@@ -227,7 +266,9 @@ def check_column_names(schema, path, where: str, place: str) -> None:
     try:
         names = schema.names
     except UnicodeDecodeError as error:
-        raise located(path, where, f"a column name is not UTF-8 text: {error.reason} at byte {error.start}") from None
+        raise located(
+            path, where, f"a column name is not UTF-8 text: {error.reason} at byte {error.start}"
+        ) from None
     seen: set[str] = set()
     for name in names:
         if name in seen:
@@ -269,7 +310,9 @@ def _locate(parts, flat_index: int) -> tuple[int, int]:
 def _from_table(table, path: str | Path, block_size: int | None) -> ColumnarTrace:
     """Validate a table with a ``hash_ids`` list column; errors name ``row N`` (1-based)."""
     if "hash_ids" not in table.column_names:
-        raise located(path, "hash_ids", f"no such column; found {', '.join(table.column_names) or 'none'}")
+        raise located(
+            path, "hash_ids", f"no such column; found {', '.join(table.column_names) or 'none'}"
+        )
     column = table.column("hash_ids")
     _check_list_type(column.type, path)
     capacity = sum(len(chunk.values) for chunk in column.chunks)
@@ -279,7 +322,9 @@ def _from_table(table, path: str | Path, block_size: int | None) -> ColumnarTrac
 
 def _check_list_type(kind, path) -> None:
     pa = require("pyarrow")
-    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_integer(kind.value_type):
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not pa.types.is_integer(
+        kind.value_type
+    ):
         raise located(path, "hash_ids", f"expected a list of integer block ids per row, got {kind}")
 
 
@@ -305,8 +350,8 @@ def flat_ids(chunks, rows: int, capacity: int, path) -> tuple[np.ndarray, np.nda
             ids = np.empty(capacity, dtype=np.int64)
             offsets = np.empty(rows + 1, dtype=np.int64)
             offsets[0] = 0
-        ids[filled:filled + raw.size] = raw
-        offsets[row0 + 1:row0 + n + 1] = local[1:] + filled
+        ids[filled : filled + raw.size] = raw
+        offsets[row0 + 1 : row0 + n + 1] = local[1:] + filled
         filled += raw.size
         row0 += n
     return ids[:filled], offsets
@@ -327,22 +372,36 @@ def _checked_chunk(chunk, row0: int, path) -> tuple[np.ndarray, np.ndarray]:
     values = chunk.values.slice(int(local[0]), int(local[-1] - local[0]))
     local -= local[0]
     if values.null_count:
-        row, position = _row_of(local, int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0]))
+        row, position = _row_of(
+            local, int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        )
         raise located(path, f"row {row0 + row + 1}.hash_ids[{position}]", "block id is null")
     raw = numpy_of(values)
     bad = (raw > MAX_BLOCK_ID) if raw.dtype.kind == "u" else (raw < 0)
     if bad.any():
         row, position = _row_of(local, int(np.flatnonzero(bad)[0]))
         value = int(raw[local[row] + position])
-        reason = f"block id {value} is larger than 2**63-1" if value > 0 else f"block id {value} is negative"
+        reason = (
+            f"block id {value} is larger than 2**63-1"
+            if value > 0
+            else f"block id {value} is negative"
+        )
         raise located(path, f"row {row0 + row + 1}.hash_ids[{position}]", reason)
     return raw, local
 
 
-def _trace(ids: np.ndarray, offsets: np.ndarray, path, block_size: int | None, extra: dict) -> ColumnarTrace:
+def _trace(
+    ids: np.ndarray, offsets: np.ndarray, path, block_size: int | None, extra: dict
+) -> ColumnarTrace:
     """The validated trace, once prefix closure holds."""
-    trace = ColumnarTrace(name=stem_of(path), ids=ids, offsets=offsets, source=f"{_kind(path)}:{Path(path).name}",
-                          block_size_tokens=block_size, **extra)
+    trace = ColumnarTrace(
+        name=stem_of(path),
+        ids=ids,
+        offsets=offsets,
+        source=f"{_kind(path)}:{Path(path).name}",
+        block_size_tokens=block_size,
+        **extra,
+    )
     begin_content_sha256(trace)  # hashed on a second core while the closure is checked
     if not is_prefix_closed(ids, offsets):
         request, position, reason = first_violation(ids, offsets)
@@ -362,12 +421,20 @@ def _row_of(offsets: np.ndarray, flat_index: int) -> tuple[int, int]:
 def _optional_columns(table, path: str | Path) -> dict[str, Any]:
     pa = require("pyarrow")
     found: dict[str, Any] = {}
-    names = {"timestamp": "timestamps", "input_length": "input_tokens", "output_length": "output_tokens"}
+    names = {
+        "timestamp": "timestamps",
+        "input_length": "input_tokens",
+        "output_length": "output_tokens",
+    }
     for column_name, field in names.items():
         if column_name not in table.column_names:
             continue
         column = table.column(column_name)
-        if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_null(column.type)):
+        if not (
+            pa.types.is_integer(column.type)
+            or pa.types.is_floating(column.type)
+            or pa.types.is_null(column.type)
+        ):
             raise located(path, column_name, f"expected a numeric column, got {column.type}")
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         missing = ~valid_of(column) if column.null_count else False
@@ -379,9 +446,11 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
                 past &= ~missing
             if past.any():
                 row = int(np.flatnonzero(past)[0])
-                raise located(path, f"row {row + 1}.{column_name}",
-                              "expected a non-negative whole number up to 2**53, "
-                              f"got {int(raw[row])}")
+                raise located(
+                    path,
+                    f"row {row + 1}.{column_name}",
+                    f"expected a non-negative whole number up to 2**53, got {int(raw[row])}",
+                )
         values = numpy_of(column, floats=True)
         # The strict readers' rules (pyverify.inputs.records): a missing value is null, never NaN; a timestamp
         # is a number from 0 to 1e18, a length a whole number up to 2**53.
@@ -393,26 +462,44 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             kind = "number up to 1e18" if column_name == "timestamp" else "whole number up to 2**53"
-            raise located(path, f"row {row + 1}.{column_name}", f"expected a non-negative {kind}, got {float(values[row])!r}")
+            raise located(
+                path,
+                f"row {row + 1}.{column_name}",
+                f"expected a non-negative {kind}, got {float(values[row])!r}",
+            )
         values[missing] = np.nan  # how the arrays mark a missing value
         if column_name == "timestamp":
             present = values[~np.isnan(values)]
             if np.any(np.diff(present) < 0):
-                index = np.flatnonzero(~np.isnan(values))[int(np.flatnonzero(np.diff(present) < 0)[0]) + 1]
-                raise located(path, f"row {index + 1}.timestamp", "earlier than the row before it: the file is not in time order (sort it)")
+                index = np.flatnonzero(~np.isnan(values))[
+                    int(np.flatnonzero(np.diff(present) < 0)[0]) + 1
+                ]
+                raise located(
+                    path,
+                    f"row {index + 1}.timestamp",
+                    "earlier than the row before it: the file is not in time order (sort it)",
+                )
         found[field] = None if np.isnan(values).all() else values
     if "host" in table.column_names:
         column = table.column("host")
         if not pa.types.is_integer(column.type) or column.null_count:
-            raise located(path, "host", f"expected an integer host for every row, got {column.type}"
-                          + (f" with {column.null_count} missing" if column.null_count else ""))
+            raise located(
+                path,
+                "host",
+                f"expected an integer host for every row, got {column.type}"
+                + (f" with {column.null_count} missing" if column.null_count else ""),
+            )
         raw = numpy_of(column)
-        bad = np.flatnonzero((raw < 0) | (raw >= MAX_HOSTS))  # compared as read: a uint64 host must not wrap
+        bad = np.flatnonzero(
+            (raw < 0) | (raw >= MAX_HOSTS)
+        )  # compared as read: a uint64 host must not wrap
         if bad.size:
             check_host_id(int(raw[bad[0]]), path, f"row {int(bad[0]) + 1}.host")
         found["hosts"] = raw.astype(np.int64)
     if "route_key" in table.column_names:
-        found["route_keys"] = [None if v is None else str(v) for v in table.column("route_key").to_pylist()]
+        found["route_keys"] = [
+            None if v is None else str(v) for v in table.column("route_key").to_pylist()
+        ]
     labels = _labels(table, path)
     if labels is not None:
         found["labels"] = labels
@@ -432,11 +519,14 @@ def _labels(table, path: str | Path) -> list[dict[str, Any] | None] | None:
     if not names:
         return None
     if len(names) > MAX_LABELS:
-        raise located(path, names[MAX_LABELS], f"more than {MAX_LABELS} label columns "
-                                               f"(an instance keeps at most {MAX_LABELS} labels)")
+        raise located(
+            path,
+            names[MAX_LABELS],
+            f"more than {MAX_LABELS} label columns (an instance keeps at most {MAX_LABELS} labels)",
+        )
     rows: list[dict[str, Any]] = [{} for _ in range(table.num_rows)]
     for name in names:
-        key, column = name[len(LABEL_PREFIX):], table.column(name)
+        key, column = name[len(LABEL_PREFIX) :], table.column(name)
         if not 0 < len(key) <= MAX_LABEL_KEY_CHARS:
             raise located(path, name, f"a label's name has 1 to {MAX_LABEL_KEY_CHARS} characters")
         text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
@@ -446,9 +536,10 @@ def _labels(table, path: str | Path) -> list[dict[str, Any] | None] | None:
             if value is None:
                 continue
             if text and len(value) > MAX_LABEL_CHARS:
-                raise located(path, f"row {row + 1}.{name}",
-                              f"longer than {MAX_LABEL_CHARS} characters")
-            if not text and not -2**63 <= value < 2**63:
+                raise located(
+                    path, f"row {row + 1}.{name}", f"longer than {MAX_LABEL_CHARS} characters"
+                )
+            if not text and not -(2**63) <= value < 2**63:
                 raise located(path, f"row {row + 1}.{name}", f"{value} is outside 64 bits")
             rows[row][key] = value
     return [row or None for row in rows] if any(rows) else None

@@ -70,11 +70,24 @@ class ColumnarTrace:
     def to_instance(self) -> Instance:
         """The same trace as an :class:`Instance` (per-block Python objects: small traces)."""
         extra: list[dict[str, Any]] = []
-        columns = (("arrival_ms", self.timestamps), ("input_tokens", self.input_tokens), ("output_tokens", self.output_tokens))
+        columns = (
+            ("arrival_ms", self.timestamps),
+            ("input_tokens", self.input_tokens),
+            ("output_tokens", self.output_tokens),
+        )
         # The columns are float64 (NaN: not given); token counts are integers, and so is a whole-number
         # arrival time, so an instance written from a Parquet file validates and reads as its JSONL source.
-        present = [(key, [None if v != v else (int(v) if key != "arrival_ms" or v.is_integer() else v) for v in values.tolist()])
-                   for key, values in columns if values is not None]
+        present = [
+            (
+                key,
+                [
+                    None if v != v else (int(v) if key != "arrival_ms" or v.is_integer() else v)
+                    for v in values.tolist()
+                ],
+            )
+            for key, values in columns
+            if values is not None
+        ]
         keys = self.route_keys
         weights = None if self.block_tokens is None else self.block_tokens.tolist()
         bounds = self.offsets.tolist()
@@ -82,13 +95,21 @@ class ColumnarTrace:
             item = {key: values[index] for key, values in present if values[index] is not None}
             if keys is not None and keys[index] is not None:
                 item["route_key"] = keys[index]
-            if weights is not None and bounds[index] < bounds[index + 1] and weights[bounds[index]] >= 0:
-                item["block_tokens"] = weights[bounds[index]:bounds[index + 1]]
+            if (
+                weights is not None
+                and bounds[index] < bounds[index + 1]
+                and weights[bounds[index]] >= 0
+            ):
+                item["block_tokens"] = weights[bounds[index] : bounds[index + 1]]
             if self.labels is not None and self.labels[index]:
                 item["labels"] = dict(self.labels[index])
             extra.append(item)
         hosts = None if self.hosts is None else tuple(self.hosts.tolist())
-        fleet = self.fleet_size if self.fleet_size is not None else (int(self.hosts.max()) + 1 if hosts else 1)
+        fleet = (
+            self.fleet_size
+            if self.fleet_size is not None
+            else (int(self.hosts.max()) + 1 if hosts else 1)
+        )
         return Instance(
             name=self.name,
             hosts=fleet,
@@ -102,10 +123,14 @@ class ColumnarTrace:
 
     @classmethod
     def from_instance(cls, instance: Instance) -> "ColumnarTrace":
-        lengths = np.fromiter((len(c) for c in instance.chains), dtype=np.int64, count=instance.n_requests)
+        lengths = np.fromiter(
+            (len(c) for c in instance.chains), dtype=np.int64, count=instance.n_requests
+        )
         offsets = np.zeros(lengths.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        ids = np.fromiter((b for c in instance.chains for b in c), dtype=np.int64, count=int(offsets[-1]))
+        ids = np.fromiter(
+            (b for c in instance.chains for b in c), dtype=np.int64, count=int(offsets[-1])
+        )
 
         def column(key: str, dtype) -> np.ndarray | None:
             if not instance.extra or not any(key in item for item in instance.extra):
@@ -116,15 +141,29 @@ class ColumnarTrace:
         labels = [item.get("labels") for item in instance.extra] if instance.extra else None
         weights = None
         if instance.extra and any("block_tokens" in item for item in instance.extra):
-            weights = np.fromiter((w for item, chain in zip(instance.extra, instance.chains)
-                                   for w in item.get("block_tokens", [-1] * len(chain))), dtype=np.int64, count=int(offsets[-1]))
+            weights = np.fromiter(
+                (
+                    w
+                    for item, chain in zip(instance.extra, instance.chains)
+                    for w in item.get("block_tokens", [-1] * len(chain))
+                ),
+                dtype=np.int64,
+                count=int(offsets[-1]),
+            )
         return cls(
-            name=instance.name, ids=ids, offsets=offsets, source=instance.source,
-            hosts=None if instance.routing is None else np.asarray(instance.routing, dtype=np.int64),
+            name=instance.name,
+            ids=ids,
+            offsets=offsets,
+            source=instance.source,
+            hosts=None
+            if instance.routing is None
+            else np.asarray(instance.routing, dtype=np.int64),
             route_keys=keys if keys and any(k is not None for k in keys) else None,
             timestamps=column("arrival_ms", np.float64),
             input_tokens=column("input_tokens", np.float64),
             output_tokens=column("output_tokens", np.float64),
-            block_size_tokens=instance.block_size_tokens, block_tokens=weights, fleet_size=instance.hosts,
+            block_size_tokens=instance.block_size_tokens,
+            block_tokens=weights,
+            fleet_size=instance.hosts,
             labels=labels if labels and any(labels) else None,
         )

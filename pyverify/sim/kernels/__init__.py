@@ -82,8 +82,13 @@ TREE_REPLAY_BREAK_EVEN = 1_000_000
 #: far sooner there, and costs at most that start-up where it does not.
 SGLANG_BREAK_EVEN = 250_000
 #: The kernel modules: once one is imported, the start-up is paid.
-_KERNEL_MODULES = ("pyverify.sim.kernels.replay", "pyverify.sim.kernels.stack_distance", "pyverify.sim.kernels.tree_replay",
-                   "pyverify.sim.kernels.vllm_pool", "pyverify.sim.kernels.sglang_radix")
+_KERNEL_MODULES = (
+    "pyverify.sim.kernels.replay",
+    "pyverify.sim.kernels.stack_distance",
+    "pyverify.sim.kernels.tree_replay",
+    "pyverify.sim.kernels.vllm_pool",
+    "pyverify.sim.kernels.sglang_radix",
+)
 
 
 @lru_cache(maxsize=1)
@@ -110,5 +115,12 @@ def use_kernels(references: int, break_even: int) -> bool:
     return available()
 
 
-__all__ = ["CURVE_BREAK_EVEN", "MIN_REFERENCES", "REPLAY_BREAK_EVEN", "SGLANG_BREAK_EVEN", "TREE_REPLAY_BREAK_EVEN", "available",
-           "use_kernels"]
+__all__ = [
+    "CURVE_BREAK_EVEN",
+    "MIN_REFERENCES",
+    "REPLAY_BREAK_EVEN",
+    "SGLANG_BREAK_EVEN",
+    "TREE_REPLAY_BREAK_EVEN",
+    "available",
+    "use_kernels",
+]

@@ -22,7 +22,9 @@ from numba import njit
 
 from pyverify.numba_cache import caching
 
-CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+CACHE = (
+    caching()
+)  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 EMPTY = -1
 NOT_FOUND = -1
@@ -54,7 +56,9 @@ def find_slot(table, parent, page):
     """The slot holding ``(parent, page)``, or the free slot where it would go."""
     mask = table.shape[0] - 1
     slot = home(parent, page, mask)
-    while table[slot, PARENT] != EMPTY and (table[slot, PARENT] != parent or table[slot, PAGE] != page):
+    while table[slot, PARENT] != EMPTY and (
+        table[slot, PARENT] != parent or table[slot, PAGE] != page
+    ):
         slot = (slot + 1) & mask
     return slot
 
@@ -87,7 +91,11 @@ def remove_child(table, parent, page):
         # The entry may stay only if its home lies cyclically in (hole, slot].
         if (hole < wanted <= slot) if hole <= slot else (wanted > hole or wanted <= slot):
             continue
-        table[hole, PARENT], table[hole, PAGE], table[hole, CHILD] = table[slot, PARENT], table[slot, PAGE], table[slot, CHILD]
+        table[hole, PARENT], table[hole, PAGE], table[hole, CHILD] = (
+            table[slot, PARENT],
+            table[slot, PAGE],
+            table[slot, CHILD],
+        )
         hole = slot
     table[hole, PARENT] = EMPTY
 

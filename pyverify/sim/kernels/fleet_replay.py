@@ -35,7 +35,9 @@ from numba import njit
 from pyverify.sim.kernels.queue import NONE, move_to_back, push_back, unlink
 from pyverify.sim.numba_cache import caching
 
-CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+CACHE = (
+    caching()
+)  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 #: A lower tier's capacity: none of that tier, or a tier without a limit (a set).
 NO_TIER = -2
@@ -90,8 +92,22 @@ def serve_cache(tier, c, stride, ids, first, hit_end, stop, capacity, lru, pins,
 
 
 @njit(cache=CACHE, nogil=True)
-def serve_request(r, host, ids, starts, fleet, gpu, gpu_capacity, gpu_lru, pins, pinned, dram, host_capacity,
-                  pool, pool_capacity):
+def serve_request(
+    r,
+    host,
+    ids,
+    starts,
+    fleet,
+    gpu,
+    gpu_capacity,
+    gpu_lru,
+    pins,
+    pinned,
+    dram,
+    host_capacity,
+    pool,
+    pool_capacity,
+):
     """Request r through host's tiers in replay_python's order (GPU prefix, DRAM run, pool run, GPU serve);
     returns the hits ``(g, h, p)``."""
     first, stop = starts[r], starts[r + 1]
@@ -104,13 +120,30 @@ def serve_request(r, host, ids, starts, fleet, gpu, gpu_capacity, gpu_lru, pins,
     if pool_capacity != NO_TIER:
         pool_end = run_end(pool[2], 0, 1, ids, host_end, stop)
         serve_cache(pool, 0, 1, ids, host_end, pool_end, stop, pool_capacity, True, pins, 0)
-    serve_cache(gpu, host, fleet, ids, first, gpu_end, stop, gpu_capacity, gpu_lru, pins, pinned[host])
+    serve_cache(
+        gpu, host, fleet, ids, first, gpu_end, stop, gpu_capacity, gpu_lru, pins, pinned[host]
+    )
     return gpu_end - first, host_end - gpu_end, pool_end - host_end
 
 
 @njit(cache=CACHE, nogil=True)
-def pick_host(r, router, picks, fleet, ids, starts, gpu, dram, has_dram, load, routed, slack,
-              overlap_weight, load_weight, overlaps):
+def pick_host(
+    r,
+    router,
+    picks,
+    fleet,
+    ids,
+    starts,
+    gpu,
+    dram,
+    has_dram,
+    load,
+    routed,
+    slack,
+    overlap_weight,
+    load_weight,
+    overlaps,
+):
     """Router.pick, ties included: the minimum of the same key tuples, hosts in increasing id."""
     if router == FIXED:
         return picks[r]
@@ -126,13 +159,19 @@ def pick_host(r, router, picks, fleet, ids, starts, gpu, dram, has_dram, load, r
         if has_dram:
             end = run_end(dram[2], h, fleet, ids, end, stop)
         overlaps[h] = end - first
-    if router == PREFIX_AFFINITY:  # among hosts routed fewer than the cap: key (-overlap, routed, host)
+    if (
+        router == PREFIX_AFFINITY
+    ):  # among hosts routed fewer than the cap: key (-overlap, routed, host)
         cap = math.ceil(slack * (r + 1) / fleet)
         best = -1
         for h in range(fleet):
             if routed[h] >= cap:
                 continue
-            if best < 0 or overlaps[h] > overlaps[best] or (overlaps[h] == overlaps[best] and routed[h] < routed[best]):
+            if (
+                best < 0
+                or overlaps[h] > overlaps[best]
+                or (overlaps[h] == overlaps[best] and routed[h] < routed[best])
+            ):
                 best = h
         if best < 0:
             raise ValueError("no host is below the prefix-affinity cap")
@@ -141,8 +180,10 @@ def pick_host(r, router, picks, fleet, ids, starts, gpu, dram, has_dram, load, r
     best_score = -(overlap_weight * overlaps[0] - load_weight * load[0])
     for h in range(1, fleet):
         score = -(overlap_weight * overlaps[h] - load_weight * load[h])
-        if score < best_score or (score == best_score and (load[h] < load[best] or (
-                load[h] == load[best] and routed[h] < routed[best]))):
+        if score < best_score or (
+            score == best_score
+            and (load[h] < load[best] or (load[h] == load[best] and routed[h] < routed[best]))
+        ):
             best, best_score = h, score
     return best
 
@@ -192,17 +233,54 @@ def tier_arrays(caches: int, universe: int, capacity: int):
     """``(before, after, held, heads, tails, sizes)`` for ``caches`` caches (one dummy slot when there is no tier)."""
     slots = caches * universe if capacity != NO_TIER else 1
     links = np.int32 if slots < 2**31 - 1 else np.int64
-    before = np.empty(slots if capacity >= 0 else 1, dtype=links)  # an unlimited cache needs no list
+    before = np.empty(
+        slots if capacity >= 0 else 1, dtype=links
+    )  # an unlimited cache needs no list
     after = np.empty_like(before)
-    return (before, after, np.zeros(slots, dtype=np.bool_), np.full(caches, NONE, dtype=np.int64),
-            np.full(caches, NONE, dtype=np.int64), np.zeros(caches, dtype=np.int64))
+    return (
+        before,
+        after,
+        np.zeros(slots, dtype=np.bool_),
+        np.full(caches, NONE, dtype=np.int64),
+        np.full(caches, NONE, dtype=np.int64),
+        np.zeros(caches, dtype=np.int64),
+    )
 
 
 @njit(cache=CACHE, nogil=True)
-def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router, picks, slack, overlap_weight, load_weight,
-                 gpu, gpu_capacity, gpu_lru, dram, host_capacity, pool, pool_capacity, input_tokens, input_given,
-                 output_tokens, max_running, block_tokens, prefill_tokens_per_s, decode_tokens_per_s, block_bytes,
-                 host_fetch_latency_ms, host_bandwidth_gb_s, fetch_latency_ms, pool_bandwidth_gb_s):
+def fleet_replay(
+    ids,
+    starts,
+    universe,
+    fleet,
+    timed,
+    arrival,
+    sample_s,
+    router,
+    picks,
+    slack,
+    overlap_weight,
+    load_weight,
+    gpu,
+    gpu_capacity,
+    gpu_lru,
+    dram,
+    host_capacity,
+    pool,
+    pool_capacity,
+    input_tokens,
+    input_given,
+    output_tokens,
+    max_running,
+    block_tokens,
+    prefill_tokens_per_s,
+    decode_tokens_per_s,
+    block_bytes,
+    host_fetch_latency_ms,
+    host_bandwidth_gb_s,
+    fetch_latency_ms,
+    pool_bandwidth_gb_s,
+):
     """The run: per request host, hits per tier, start and first token; per host its counts; the load samples.
 
     ``gpu``, ``dram``, ``pool``: :func:`tier_arrays`; capacities in blocks, UNLIMITED, or NO_TIER (lower tiers).
@@ -226,13 +304,42 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
 
     if not timed:  # every request starts on arrival and ends at once, in file order
         for r in range(n):
-            host = pick_host(r, router, picks, fleet, ids, starts, gpu, dram, has_dram, load, routed, slack,
-                             overlap_weight, load_weight, overlaps)
+            host = pick_host(
+                r,
+                router,
+                picks,
+                fleet,
+                ids,
+                starts,
+                gpu,
+                dram,
+                has_dram,
+                load,
+                routed,
+                slack,
+                overlap_weight,
+                load_weight,
+                overlaps,
+            )
             routed[host] += 1
             host_of[r] = host
             counts[0, host] += 1
-            g, h, p = serve_request(r, host, ids, starts, fleet, gpu, gpu_capacity, gpu_lru, pins, pinned, dram,
-                                    host_capacity, pool, pool_capacity)
+            g, h, p = serve_request(
+                r,
+                host,
+                ids,
+                starts,
+                fleet,
+                gpu,
+                gpu_capacity,
+                gpu_lru,
+                pins,
+                pinned,
+                dram,
+                host_capacity,
+                pool,
+                pool_capacity,
+            )
             hits[0, r], hits[1, r], hits[2, r] = g, h, p
             counts[1, host] += g
             counts[2, host] += h
@@ -265,7 +372,9 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
             kind, until = END, np.inf
         while True:
             arrived = False
-            if heap_size > 0 and heap_ends[0] <= until:  # a finish due: at equal times, before the arrival
+            if (
+                heap_size > 0 and heap_ends[0] <= until
+            ):  # a finish due: at equal times, before the arrival
                 when, done, heap_size = heap_pop(heap_ends, heap_requests, heap_size)
                 host = host_of[done]
                 for t in range(starts[done], starts[done + 1]):
@@ -279,8 +388,23 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
                 load[host] -= 1
             elif kind == ARRIVAL:
                 when = now
-                host = pick_host(r, router, picks, fleet, ids, starts, gpu, dram, has_dram, load, routed,
-                                 slack, overlap_weight, load_weight, overlaps)
+                host = pick_host(
+                    r,
+                    router,
+                    picks,
+                    fleet,
+                    ids,
+                    starts,
+                    gpu,
+                    dram,
+                    has_dram,
+                    load,
+                    routed,
+                    slack,
+                    overlap_weight,
+                    load_weight,
+                    overlaps,
+                )
                 routed[host] += 1
                 load[host] += 1
                 host_of[r] = host
@@ -298,7 +422,9 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
             while queued[host] > 0 and running[host] < max_running:
                 q = queue_head[host]
                 first, stop = starts[q], starts[q + 1]
-                if running[host] and gpu_capacity != UNLIMITED:  # fits: pinned + distinct unpinned blocks <= capacity
+                if (
+                    running[host] and gpu_capacity != UNLIMITED
+                ):  # fits: pinned + distinct unpinned blocks <= capacity
                     stamp += 1
                     extra = 0
                     for t in range(first, stop):
@@ -312,14 +438,30 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
                 if queue_head[host] == NONE:
                     queue_tail[host] = NONE
                 queued[host] -= 1
-                g, h, p = serve_request(q, host, ids, starts, fleet, gpu, gpu_capacity, gpu_lru, pins, pinned, dram,
-                                        host_capacity, pool, pool_capacity)
+                g, h, p = serve_request(
+                    q,
+                    host,
+                    ids,
+                    starts,
+                    fleet,
+                    gpu,
+                    gpu_capacity,
+                    gpu_lru,
+                    pins,
+                    pinned,
+                    dram,
+                    host_capacity,
+                    pool,
+                    pool_capacity,
+                )
                 hits[0, q], hits[1, q], hits[2, q] = g, h, p
                 counts[1, host] += g
                 counts[2, host] += h
                 counts[3, host] += p
                 counts[4, host] += stop - first - g - h - p
-                if gpu_capacity != UNLIMITED:  # pin the chain's blocks cached now (an unlimited cache pins nothing)
+                if (
+                    gpu_capacity != UNLIMITED
+                ):  # pin the chain's blocks cached now (an unlimited cache pins nothing)
                     held = gpu[2]
                     for t in range(first, stop):
                         slot = ids[t] * fleet + host
@@ -333,15 +475,21 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
                 compute = max(0, tokens - (g + h + p) * block_tokens)
                 prefill = compute / prefill_tokens_per_s
                 if h:
-                    prefill += host_fetch_latency_ms / 1000.0 + h * block_bytes / (host_bandwidth_gb_s * 1e9)
+                    prefill += host_fetch_latency_ms / 1000.0 + h * block_bytes / (
+                        host_bandwidth_gb_s * 1e9
+                    )
                 if p:
-                    prefill += fetch_latency_ms / 1000.0 + p * block_bytes / (pool_bandwidth_gb_s * 1e9)
+                    prefill += fetch_latency_ms / 1000.0 + p * block_bytes / (
+                        pool_bandwidth_gb_s * 1e9
+                    )
                 decode = max(output_tokens[q] - 1, 0) / decode_tokens_per_s
                 start[q] = when
                 first_token[q] = when + prefill
                 busy[host] += prefill
                 running[host] += 1
-                heap_size = heap_push(heap_ends, heap_requests, heap_size, when + prefill + decode, q)
+                heap_size = heap_push(
+                    heap_ends, heap_requests, heap_size, when + prefill + decode, q
+                )
             if arrived:
                 counts[5, host] = max(counts[5, host], queued[host])  # requests left waiting
                 break
@@ -355,4 +503,13 @@ def fleet_replay(ids, starts, universe, fleet, timed, arrival, sample_s, router,
     return host_of, hits, start, first_token, counts, busy, samples, taken
 
 
-__all__ = ["FIXED", "KV_AWARE", "LEAST_LOADED", "NO_TIER", "PREFIX_AFFINITY", "UNLIMITED", "fleet_replay", "tier_arrays"]
+__all__ = [
+    "FIXED",
+    "KV_AWARE",
+    "LEAST_LOADED",
+    "NO_TIER",
+    "PREFIX_AFFINITY",
+    "UNLIMITED",
+    "fleet_replay",
+    "tier_arrays",
+]

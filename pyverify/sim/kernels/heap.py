@@ -14,7 +14,9 @@ from numba import njit
 
 from pyverify.numba_cache import caching
 
-CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+CACHE = (
+    caching()
+)  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 
 @njit(cache=CACHE, nogil=True, inline="always")

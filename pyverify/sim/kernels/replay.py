@@ -30,7 +30,9 @@ from pyverify.sim.counting import dense_ids, flatten
 from pyverify.sim.kernels.queue import NONE, move_to_back, pop_front, push_back
 from pyverify.sim.numba_cache import caching
 
-CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+CACHE = (
+    caching()
+)  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 
 @njit(cache=CACHE, nogil=True)

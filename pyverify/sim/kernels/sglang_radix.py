@@ -45,7 +45,9 @@ from pyverify.sim.kernels.child_table import NOT_FOUND, child_of, new_table, rem
 from pyverify.sim.kernels.heap import heap_pop, heap_push
 from pyverify.sim.sglang_radix import SGLANG_FIFO, SGLANG_LRU, default_max_input, sglang_hits
 
-CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+CACHE = (
+    caching()
+)  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 #: ``hits[r]`` of a request SGLang refuses (``validate_input_length``).
 UNSCHEDULED = -1
@@ -82,7 +84,11 @@ def split(node, count, links, pages, child, length, now):
     node[prefix, CHILDREN] = 1
     node[prefix, LOCK] = node[child, LOCK]
     set_child(links, parent, pages[start], prefix)
-    node[child, PARENT], node[child, START], node[child, LENGTH] = prefix, start + length, node[child, LENGTH] - length
+    node[child, PARENT], node[child, START], node[child, LENGTH] = (
+        prefix,
+        start + length,
+        node[child, LENGTH] - length,
+    )
     set_child(links, prefix, pages[start + length], child)
     return prefix
 
@@ -133,8 +139,20 @@ def evict(node, links, pages, heap, size, tokens, page_size, fifo):
 
 
 @njit(cache=CACHE, nogil=True)
-def radix_replay(pages, starts, tokens, order, bounds, pool_pages, page_size, max_input, fifo,
-                 max_nodes, links, heap_length):
+def radix_replay(
+    pages,
+    starts,
+    tokens,
+    order,
+    bounds,
+    pool_pages,
+    page_size,
+    max_input,
+    fifo,
+    max_nodes,
+    links,
+    heap_length,
+):
     """Hit pages per request (``UNSCHEDULED`` for a refused one); one radix cache per cache.
 
     ``pages[starts[r]:starts[r + 1]]`` are request ``r``'s full pages; the
@@ -169,14 +187,18 @@ def radix_replay(pages, starts, tokens, order, bounds, pool_pages, page_size, ma
                     if child == NOT_FOUND:
                         break
                     node[child, ACCESS] = now
-                    length = common_length(pages, node[child, START], node[child, LENGTH], at, start + limit)
+                    length = common_length(
+                        pages, node[child, START], node[child, LENGTH], at, start + limit
+                    )
                     hit += length
                     if length < node[child, LENGTH]:
                         clock += 1
                         v = split(node, count, links, pages, child, length, clock)
                         count += 1
                         if not fifo:
-                            size = offer(node, heap, size, child, fifo)  # the remainder, stamped now
+                            size = offer(
+                                node, heap, size, child, fifo
+                            )  # the remainder, stamped now
                         break
                     v, at = child, at + length
                 last = v
@@ -186,10 +208,14 @@ def radix_replay(pages, starts, tokens, order, bounds, pool_pages, page_size, ma
             demand = num_tokens - hit * page_size + (page_size if page_size > 1 else 0)
             available = free_pages * page_size
             if available < demand:
-                freed, size = evict(node, links, pages, heap, size, demand - available, page_size, fifo)
+                freed, size = evict(
+                    node, links, pages, heap, size, demand - available, page_size, fifo
+                )
                 free_pages += freed
             if needed - hit > free_pages:
-                raise AssertionError("a request that fits the pool always fits beside its locked prefix")
+                raise AssertionError(
+                    "a request that fits the pool always fits beside its locked prefix"
+                )
             clock += 1  # insert(pages)
             now = clock
             node[ROOT, ACCESS] = now
@@ -233,7 +259,9 @@ def _as_int64(chains: Sequence[Sequence[int]], count: int) -> np.ndarray | None:
     Only equality of ids matters here, so reading a uint64 id's bits as int64 changes nothing."""
     for dtype in (np.int64, np.uint64):
         try:
-            return np.fromiter(concatenated.from_iterable(chains), dtype=dtype, count=count).view(np.int64)
+            return np.fromiter(concatenated.from_iterable(chains), dtype=dtype, count=count).view(
+                np.int64
+            )
         except (OverflowError, ValueError):
             continue
     return None
@@ -258,9 +286,17 @@ def sglang_kernel_hits(
     lengths = np.fromiter(map(len, chains), dtype=np.int64, count=n)
     tokens = np.fromiter(prompt_tokens, dtype=np.int64, count=len(prompt_tokens))
     pages_in_pool = capacity * block_size // page_size
-    if (page_size % block_size or tokens.size != n or len(cache_of) != n or (n and pages_in_pool < 1)
-            or np.any(tokens < 1) or np.any(lengths != tokens // block_size)):
-        return sglang_hits(chains, prompt_tokens, cache_of, capacity, block_size, page_size, policy, max_input)
+    if (
+        page_size % block_size
+        or tokens.size != n
+        or len(cache_of) != n
+        or (n and pages_in_pool < 1)
+        or np.any(tokens < 1)
+        or np.any(lengths != tokens // block_size)
+    ):
+        return sglang_hits(
+            chains, prompt_tokens, cache_of, capacity, block_size, page_size, policy, max_input
+        )
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     blocks = _as_int64(chains, int(starts[-1]))
@@ -283,8 +319,20 @@ def sglang_kernel_hits(
     max_nodes, heap_length = 3 * most + 2, 7 * most + 16
     links = new_table(min(pages_in_pool, max_nodes))  # every non-root node holds a page of the pool
     limit = default_max_input(pages_in_pool * page_size) if max_input is None else max_input
-    hits = radix_replay(pages, page_starts, tokens, order.astype(np.int64), bounds, pages_in_pool, page_size, limit,
-                        policy == SGLANG_FIFO, max_nodes, links, heap_length)
+    hits = radix_replay(
+        pages,
+        page_starts,
+        tokens,
+        order.astype(np.int64),
+        bounds,
+        pages_in_pool,
+        page_size,
+        limit,
+        policy == SGLANG_FIFO,
+        max_nodes,
+        links,
+        heap_length,
+    )
     unscheduled = np.flatnonzero(hits == UNSCHEDULED)
     hits[unscheduled] = 0
     return (hits * per_page).tolist(), unscheduled.tolist()

@@ -48,12 +48,18 @@ from numba import njit
 
 from pyverify.sim.numba_cache import caching
 
-CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+CACHE = (
+    caching()
+)  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 # uint64 constants: numba turns arithmetic mixing uint64 and int64 into float64, so every bit operation
 # below stays in uint64.
 _ONE = np.uint64(1)
-_M1, _M2, _M4 = np.uint64(0x5555_5555_5555_5555), np.uint64(0x3333_3333_3333_3333), np.uint64(0x0F0F_0F0F_0F0F_0F0F)
+_M1, _M2, _M4 = (
+    np.uint64(0x5555_5555_5555_5555),
+    np.uint64(0x3333_3333_3333_3333),
+    np.uint64(0x0F0F_0F0F_0F0F_0F0F),
+)
 _H01 = np.uint64(0x0101_0101_0101_0101)
 
 
@@ -214,18 +220,24 @@ def cache_order(caches, n_caches):
     return order, bounds
 
 
-def group_by_cache(ids: np.ndarray, caches: np.ndarray, n_caches: int) -> tuple[np.ndarray, np.ndarray]:
+def group_by_cache(
+    ids: np.ndarray, caches: np.ndarray, n_caches: int
+) -> tuple[np.ndarray, np.ndarray]:
     """``(grouped, bounds)``: ``ids`` reordered cache by cache, cache c's references ``grouped[bounds[c]:bounds[c + 1]]``
     in trace order (:func:`cache_order`)."""
     order, bounds = _checked_order(ids, caches, n_caches)
     return ids[order], bounds
 
 
-def _checked_order(ids: np.ndarray, caches: np.ndarray, n_caches: int) -> tuple[np.ndarray, np.ndarray]:
+def _checked_order(
+    ids: np.ndarray, caches: np.ndarray, n_caches: int
+) -> tuple[np.ndarray, np.ndarray]:
     if caches.shape != ids.shape:
         raise ValueError("caches must give one cache per reference")
     if caches.size and (int(caches.min()) < 0 or int(caches.max()) >= n_caches):
-        raise ValueError(f"cache ids must lie in 0..{n_caches - 1}")  # compiled code checks no bounds
+        raise ValueError(
+            f"cache ids must lie in 0..{n_caches - 1}"
+        )  # compiled code checks no bounds
     return cache_order(caches, n_caches)
 
 
@@ -233,11 +245,16 @@ def workspace(references: int, universe: int) -> tuple[np.ndarray, np.ndarray, n
     """``(last, bits, tree)`` for :func:`distance_histogram`: positions and counts in 4 bytes when they fit."""
     dtype = np.int32 if references < 2**31 - 1 else np.int64
     words = (references >> 6) + 1
-    return np.full(universe, -1, dtype=dtype), np.zeros(words, dtype=np.uint64), np.zeros(words + 1, dtype=dtype)
+    return (
+        np.full(universe, -1, dtype=dtype),
+        np.zeros(words, dtype=np.uint64),
+        np.zeros(words + 1, dtype=dtype),
+    )
 
 
-def lru_histogram(ids: np.ndarray, universe: int, caches: np.ndarray | None = None,
-                  n_caches: int = 1) -> tuple[np.ndarray, int]:
+def lru_histogram(
+    ids: np.ndarray, universe: int, caches: np.ndarray | None = None, n_caches: int = 1
+) -> tuple[np.ndarray, int]:
     """``(histogram, cold)`` for one pooled cache, or one cache per host (``caches``).
 
     ``ids`` must be dense (see :func:`pyverify.sim.counting.dense_ids`).
@@ -249,12 +266,15 @@ def lru_histogram(ids: np.ndarray, universe: int, caches: np.ndarray | None = No
     return distance_histogram(ids, bounds, *workspace(ids.size, universe))
 
 
-def distances_of(ids: np.ndarray, universe: int, cold: int, caches: np.ndarray | None = None,
-                 n_caches: int = 1) -> np.ndarray:
+def distances_of(
+    ids: np.ndarray, universe: int, cold: int, caches: np.ndarray | None = None, n_caches: int = 1
+) -> np.ndarray:
     """Per reference, in trace order, the LRU stack distance (``cold`` for first references) of dense ``ids`` in one
     pooled cache, or in its own host's cache (``caches``: each reference's cache)."""
     if caches is None:
-        return reference_distances(ids, np.array([0, ids.size], dtype=np.int64), *workspace(ids.size, universe), cold)
+        return reference_distances(
+            ids, np.array([0, ids.size], dtype=np.int64), *workspace(ids.size, universe), cold
+        )
     order, bounds = _checked_order(ids, caches, n_caches)
     grouped = reference_distances(ids[order], bounds, *workspace(ids.size, universe), cold)
     distances = np.empty_like(grouped)
@@ -262,14 +282,29 @@ def distances_of(ids: np.ndarray, universe: int, cold: int, caches: np.ndarray |
     return distances
 
 
-def measured_histograms_of(ids: np.ndarray, universe: int, start: int, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def measured_histograms_of(
+    ids: np.ndarray, universe: int, start: int, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``(histogram, distances at ends)``: :func:`measured_histograms` of dense ``ids`` in one pooled cache."""
     ends = np.ascontiguousarray(ends, dtype=np.int64)
-    if ends.size and (np.any(np.diff(ends) <= 0) or int(ends[0]) < start or int(ends[-1]) >= ids.size):
-        raise ValueError("ends must increase, from start, within the trace")  # compiled code checks no bounds
+    if ends.size and (
+        np.any(np.diff(ends) <= 0) or int(ends[0]) < start or int(ends[-1]) >= ids.size
+    ):
+        raise ValueError(
+            "ends must increase, from start, within the trace"
+        )  # compiled code checks no bounds
     at_ends = np.empty(ends.size, dtype=np.int64)
     return measured_histograms(ids, *workspace(ids.size, universe), start, ends, at_ends), at_ends
 
 
-__all__ = ["cache_order", "distance_histogram", "distances_of", "group_by_cache", "lru_histogram", "measured_histograms",
-           "measured_histograms_of", "reference_distances", "workspace"]
+__all__ = [
+    "cache_order",
+    "distance_histogram",
+    "distances_of",
+    "group_by_cache",
+    "lru_histogram",
+    "measured_histograms",
+    "measured_histograms_of",
+    "reference_distances",
+    "workspace",
+]

@@ -60,7 +60,9 @@ from pyverify.sim.kernels.queue import NONE, pop_front, push_back, unlink
 from pyverify.sim.kernels.replay import flat_requests
 from pyverify.sim.numba_cache import caching
 
-CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+CACHE = (
+    caching()
+)  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 UNSEEN = -2
 
@@ -129,14 +131,18 @@ def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
     return hit_blocks, True
 
 
-def tree_hits(chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, eviction: str) -> list[int]:
+def tree_hits(
+    chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, eviction: str
+) -> list[int]:
     """Hits per request under ``leaf-lru`` or ``tail-first``, as ``simulate._capacitated_hits`` returns them."""
     if eviction not in ("leaf-lru", "tail-first"):
         raise ValueError(f"tree_hits replays leaf-lru or tail-first, not {eviction!r}")
     flat = flat_requests(chains, cache_of)
     if flat is not None:
         ids, universe, starts, order, bounds = flat
-        hit_blocks, prefix_closed = tree_replay(ids, starts, order, bounds, universe, capacity, eviction == "leaf-lru")
+        hit_blocks, prefix_closed = tree_replay(
+            ids, starts, order, bounds, universe, capacity, eviction == "leaf-lru"
+        )
         if prefix_closed:
             return hit_blocks.tolist()
     # ids beyond 64 bits, or a trace that is not prefix-closed: the reference takes any chains

@@ -32,7 +32,9 @@ from pyverify.sim.kernels.queue import NONE, pop_front, push_back, push_front, u
 from pyverify.sim.counting import dense_ids
 from pyverify.sim.numba_cache import caching
 
-CACHE = caching()  # numba's cache in a per-user folder, never the checkout; False if none is writable
+CACHE = (
+    caching()
+)  # numba's cache in a per-user folder, never the checkout; False if none is writable
 
 #: ``hits[r]`` of a request vLLM would never schedule (it needs more blocks than the pool).
 UNSCHEDULED = -1
@@ -57,7 +59,10 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
     # ref_cnt of the running request's blocks: a chain that names one hash twice hits one block twice
     users = np.zeros(usable + 1, dtype=np.int64)
     for c in range(bounds.size - 1):
-        front_head, front_tail = NONE, NONE  # blocks prepended (unhashed), ahead of the never-used ones
+        front_head, front_tail = (
+            NONE,
+            NONE,
+        )  # blocks prepended (unhashed), ahead of the never-used ones
         next_unused = 1  # blocks next_unused..capacity were never handed out: the queue's middle
         back_head, back_tail = NONE, NONE  # blocks appended (hashed), behind the never-used ones
         for k in range(bounds[c], bounds[c + 1]):
@@ -75,7 +80,9 @@ def vllm_replay(ids, starts, tokens, order, bounds, universe, capacity, block_si
                     break
                 blocks[hit] = p
                 hit += 1
-            for i in range(hit):  # touch: a cached free block was appended, so it is in the back list
+            for i in range(
+                hit
+            ):  # touch: a cached free block was appended, so it is in the back list
                 p = blocks[i]
                 if users[p] == 0:
                     back_head, back_tail = unlink(before, after, back_head, back_tail, p)
@@ -142,7 +149,9 @@ def vllm_kernel_hits(
     starts = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     try:
-        flat = np.fromiter((block for chain in chains for block in chain), dtype=np.int64, count=int(starts[-1]))
+        flat = np.fromiter(
+            (block for chain in chains for block in chain), dtype=np.int64, count=int(starts[-1])
+        )
     except OverflowError:
         return None
     if flat.size and int(flat.min()) < 0:
@@ -159,8 +168,17 @@ def vllm_kernel_hits(
     # A cache hands out a never-used block only for a block some request of it needs: the pool's arrays
     # need no more than all requests' blocks together (the ones that fit the pool at all).
     usable = min(capacity, int(needed[needed <= capacity].sum()))
-    hits = vllm_replay(ids.astype(np.int64), starts, tokens, order, bounds, max(universe, 1), capacity, block_size,
-                       usable)
+    hits = vllm_replay(
+        ids.astype(np.int64),
+        starts,
+        tokens,
+        order,
+        bounds,
+        max(universe, 1),
+        capacity,
+        block_size,
+        usable,
+    )
     unscheduled = np.flatnonzero(hits == UNSCHEDULED)
     hits[unscheduled] = 0
     return hits.tolist(), unscheduled.tolist()
