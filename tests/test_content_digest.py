@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.inputs.columnar.digest import content_sha256 as arrays_digest
 from pyverify.inputs.load import load_input
-from pyverify.inputs.model import Instance, content_sha256, instance_from_json
+from pyverify.inputs.model import Instance, instance_from_json
+from pyverify.inputs.columnar.digest import content_sha256
 from pyverify.trusted.digest import content_sha256 as trusted_digest
 
 from .helpers import run_cli

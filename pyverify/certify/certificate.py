@@ -45,7 +45,8 @@ from pyverify.sim.belady_min import min_run
 from pyverify.sim.forced_min import ADMISSIONS, BYPASS, FORCED, forced_run
 from pyverify.trusted.check import CERTIFICATE_FORMAT, basis_of, claim_statement, verify
 from pyverify.errors import UserError
-from pyverify.inputs.model import Instance, content_sha256, instance_sha256
+from pyverify.inputs.model import Instance, instance_sha256
+from pyverify.inputs.columnar.digest import content_sha256
 
 #: Above this many block references, certify uses MIN (no solver model). CP-SAT and
 #: Z3 prove the lab instances (512 references) in seconds; Z3's literal model grows

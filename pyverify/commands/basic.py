@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from contextlib import contextmanager
 
 from pyverify.commands.argtypes import (
@@ -22,7 +21,7 @@ from pyverify.commands.input_options import (
     identity_of,
     load_described_with,
 )
-from pyverify.inputs.model import INSTANCE_FORMAT, content_sha256, instance_sha256
+from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import (
     add_engine_options,
@@ -30,7 +29,8 @@ from pyverify.commands.engine_options import (
     counts_apply,
     run_simulate_counts,
 )
-from pyverify.commands.simulation import OPTIMUM_WORDS, Simulation, optima_tallies
+from pyverify.commands.output import print_json
+from pyverify.commands.simulation import Simulation, optima_tallies, report_simulation
 from pyverify.commands.cache_options import (
     add_cache_options,
     check_page_size,
@@ -51,7 +51,6 @@ from pyverify.sim.names import (
     SGLANG,
     SGLANG_FIFO,
     UNROUTED_FLEET_SIZES,
-    VLLM,
     eviction_name,
 )
 
@@ -120,18 +119,6 @@ def add_routing_options(parser) -> None:
         help="prefix-affinity load cap: no host takes more than ceil(S * (i+1) / F) of the first i+1 "
         "requests (default: 1.25)",
     )
-
-
-def print_json(data: object) -> None:
-    """Write ``--json`` output as strict JSON: no NaN or Infinity (Python's json writes both)."""
-    try:
-        text = json.dumps(data, indent=2, allow_nan=False)
-    except ValueError:
-        raise UserError(
-            "the result holds a number that is not finite (NaN or infinity), which JSON "
-            "cannot carry; nothing was written"
-        ) from None
-    print(text)
 
 
 def register(subparsers) -> None:
@@ -228,6 +215,7 @@ def register(subparsers) -> None:
 
 
 def run_validate(args) -> int:
+    from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.sim.routing import describe_hosts, hosts_source
 
     loaded = load_described_with(args, args.instance)
@@ -278,7 +266,7 @@ def run_simulate(args) -> int:
             args, simulate_engine(args)
         )  # the engines' caches run on Python chains only
     if counts_apply(args):
-        return run_simulate_counts(args, print_json)
+        return run_simulate_counts(args)
     if arrays_apply(args):
         from pyverify.commands.array_simulate import simulate_on_arrays
 
@@ -288,6 +276,7 @@ def run_simulate(args) -> int:
 
 def simulate_in_python(args) -> Simulation:
     """``simulate`` on the input loaded as an instance (Python chains): every input, every option."""
+    from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.sim.accounting import tally
     from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
     from pyverify.sim.simulate import simulate
@@ -363,6 +352,7 @@ def engine_refusal(args) -> None:
 def simulate_engine(args) -> Simulation:
     """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.sim.vllm_pool`,
     :mod:`pyverify.sim.sglang_radix`), fed each prompt's length in tokens."""
+    from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.inputs.load import load_described
     from pyverify.sim.accounting import tally
     from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
@@ -426,103 +416,6 @@ def simulate_engine(args) -> Simulation:
         unscheduled=tuple(unscheduled),
         instance_sha256=identity_of(loaded).get("instance_sha256"),
     )
-
-
-def report_simulation(args, simulation: Simulation) -> int:
-    """Print what ``simulate`` found, in words or as JSON (the same fields however it was computed)."""
-    sim, measured = simulation, simulation.measured
-    result = {
-        "instance": sim.name,
-        "sha256": sim.sha256,
-        **({"instance_sha256": sim.instance_sha256} if sim.instance_sha256 else {}),
-        **({"engine": sim.engine} if sim.engine else {}),
-        "model": sim.model,
-        "fleet_size": sim.fleet,
-        "routing": sim.routing,
-        "capacity": sim.size.blocks,
-        "cache_size": sim.size.to_json(),
-        "eviction": sim.eviction,
-        # the whole run, in blocks (what the witness replays)
-        "references": sim.references,
-        "hits": sim.hits,
-        "misses": sim.references - sim.hits,
-        "hit_rate": sim.hits / sim.references if sim.references else 0.0,
-        # the measured requests, in blocks and in tokens
-        "window": {
-            "warmup_fraction": sim.window.warmup_fraction,
-            "requests": sim.window.describe(sim.n_requests),
-        },
-        "token_weights": sim.weights_source,
-        "measured": measured.to_json(),
-    }
-    if sim.unscheduled is not None:
-        result["unscheduled_requests"] = list(sim.unscheduled)
-    if sim.optima is not None:
-        result["optimum"] = {
-            name: {**tally.to_json(), "meaning": OPTIMUM_WORDS[name]}
-            for name, tally in sim.optima.items()
-        }
-    if args.json:
-        if sim.witness is not None:
-            result["witness"] = sim.witness()
-        print_json(result)
-        return 0
-    capacity = (
-        "uncapacitated"
-        if sim.size.blocks is None
-        else f"capacity {sim.size.words}, {eviction_name(sim.eviction)}"
-    )
-    engine = f"; engine {sim.engine}" if sim.engine else ""
-    if sim.routing is None:
-        print(
-            f"{sim.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool){engine}"
-        )
-    else:
-        print(
-            f"{sim.name}: {sim.model} demand cache(s), {capacity}, {sim.fleet} hosts ({sim.routing} routing){engine}"
-        )
-    if sim.size.blocks is not None and sim.eviction == LRU:
-        print(f"  {LRU_NOTE}")
-    print(f"  measured          {sim.window.describe(sim.n_requests)}")
-    print(f"  block references  {measured.block_references}")
-    print(f"  block hits        {measured.block_hits}")
-    print(f"  block misses      {measured.block_references - measured.block_hits}")
-    print(f"  block hit rate    {measured.block_hit_rate:.4f}")
-    if measured.tokens is not None:
-        print(f"  prompt tokens     {measured.tokens}  ({sim.weights_source})")
-        print(f"  token hits        {measured.token_hits}")
-        print(f"  token hit rate    {measured.token_hit_rate:.4f}")
-    else:
-        print("  token hit rate    n/a (the input gives no block size)")
-    if sim.unscheduled:
-        shown = ", ".join(map(str, sim.unscheduled[:10])) + (
-            ", ..." if len(sim.unscheduled) > 10 else ""
-        )
-        why = (
-            "longer than the pool"
-            if sim.eviction == VLLM
-            else "with prompts of pool tokens - 6 or more (SGLang refuses them)"
-        )
-        print(
-            f"  never scheduled   {len(sim.unscheduled)} request(s) {why} (counted as misses): {shown}"
-        )
-    if sim.optima is not None:
-        whole = sim.window.warmup_fraction == 0
-        print(
-            "  optimum at this capacity, over the same requests"
-            + ("" if whole else " (the whole run's optimum, counted in the measured requests)")
-        )
-        for name, label in (("forced", "admitting every block"), ("bypass", "any cache")):
-            tally = sim.optima[name]
-            token = (
-                f" (that run's token hit rate {tally.token_hit_rate:.4f})"
-                if tally.token_hit_rate is not None
-                else ""
-            )
-            print(
-                f"    {label:22} block hit rate {tally.block_hit_rate:.4f}{token}: {OPTIMUM_WORDS[name]}"
-            )
-    return 0
 
 
 def run_sweep(args) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from pyverify.commands.array_simulate import ENGINE as ARRAYS_ENGINE
-from pyverify.commands.basic import INPUT_HELP, print_json
+from pyverify.commands.basic import INPUT_HELP
+from pyverify.commands.output import print_json
 from pyverify.commands.engine_options import (
     add_trace_engine_option,
     load_kernels_before_reading,

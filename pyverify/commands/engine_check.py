@@ -19,7 +19,7 @@ agreement it finds; it proves nothing about the engine.
 from __future__ import annotations
 
 from pyverify.commands.argtypes import capacity_blocks
-from pyverify.commands.basic import print_json
+from pyverify.commands.output import print_json
 from pyverify.commands.input_options import add_input_options, import_options
 from pyverify.errors import shown
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pyverify.engines import ENGINES
 from pyverify.commands.input_options import needs_instance_reader
+from pyverify.commands.output import print_json
 from pyverify.errors import RequestError, UserError
 from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
 
@@ -202,7 +203,7 @@ def trace_on_arrays(args, needs_kernels: bool = True) -> bool:
     return find_spec("numba") is not None
 
 
-def run_simulate_counts(args, print_json) -> int:
+def run_simulate_counts(args) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
     from pyverify.commands.input_options import identity_of, load_described_with
     from pyverify.inputs.columnar import ColumnarTrace
@@ -335,8 +336,8 @@ def _report_measured(
     policy,
     hits: int,
 ) -> int:
-    """An engine's counts with their measured tally, printed as every ``simulate`` run is (basic.report_simulation)."""
-    from pyverify.commands.basic import report_simulation
+    """An engine's counts with their measured tally, printed as every ``simulate`` run is (simulation.report_simulation)."""
+    from pyverify.commands.simulation import report_simulation
     from pyverify.commands.cache_options import CacheSize, kv_of, window_of
     from pyverify.commands.simulation import Simulation
 

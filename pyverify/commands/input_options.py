@@ -118,7 +118,8 @@ def identity_of(loaded: "Loaded") -> dict[str, str]:
     same in every format and on either path, as ``simulate`` names it), and for a ``pyverify.instance/1``
     file also ``instance_sha256``, the SHA-256 of its canonical JSON (what ``validate`` prints as
     ``instance_sha256`` and certificates name it by)."""
-    from pyverify.inputs.model import content_sha256, instance_sha256
+    from pyverify.inputs.model import instance_sha256
+    from pyverify.inputs.columnar.digest import content_sha256
 
     identity = {"sha256": content_sha256(loaded.instance)}
     if loaded.format.key == INSTANCE_FILE:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pyverify.commands.engine_options import is_trace_file
-from pyverify.commands.tables import aligned_table
+from pyverify.commands.output import aligned_table
 from pyverify.errors import UserError
 from pyverify.commands.input_options import (
     identity_of,

@@ -27,7 +27,8 @@ from pyverify.commands.argtypes import (
     output_file,
     positive_int,
 )
-from pyverify.commands.basic import INPUT_HELP, print_json, slack_value
+from pyverify.commands.basic import INPUT_HELP, slack_value
+from pyverify.commands.output import print_json
 from pyverify.commands.cache_options import (
     blocks_of,
     capacity_flag_problem,

@@ -2,7 +2,7 @@
 
 The simulator (Python chains, every input and option) and the array path
 (:mod:`pyverify.commands.array_simulate`, big trace files) both produce a
-:class:`Simulation`; one function prints it (``basic.report_simulation``),
+:class:`Simulation`; one function prints it (:func:`report_simulation`),
 so the two cannot drift apart in what they say.
 """
 
@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
+
+from pyverify.commands.output import print_json
+from pyverify.sim.names import LRU, LRU_NOTE, VLLM, eviction_name
 
 if TYPE_CHECKING:  # annotations only: the CLI's start-up loads no numpy
     from pyverify.commands.cache_options import CacheSize
@@ -78,3 +81,100 @@ def optima_tallies(
 
 
 __all__ = ["OPTIMUM_WORDS", "Simulation", "optima_tallies"]
+
+
+def report_simulation(args, simulation: Simulation) -> int:
+    """Print what ``simulate`` found, in words or as JSON (the same fields however it was computed)."""
+    sim, measured = simulation, simulation.measured
+    result = {
+        "instance": sim.name,
+        "sha256": sim.sha256,
+        **({"instance_sha256": sim.instance_sha256} if sim.instance_sha256 else {}),
+        **({"engine": sim.engine} if sim.engine else {}),
+        "model": sim.model,
+        "fleet_size": sim.fleet,
+        "routing": sim.routing,
+        "capacity": sim.size.blocks,
+        "cache_size": sim.size.to_json(),
+        "eviction": sim.eviction,
+        # the whole run, in blocks (what the witness replays)
+        "references": sim.references,
+        "hits": sim.hits,
+        "misses": sim.references - sim.hits,
+        "hit_rate": sim.hits / sim.references if sim.references else 0.0,
+        # the measured requests, in blocks and in tokens
+        "window": {
+            "warmup_fraction": sim.window.warmup_fraction,
+            "requests": sim.window.describe(sim.n_requests),
+        },
+        "token_weights": sim.weights_source,
+        "measured": measured.to_json(),
+    }
+    if sim.unscheduled is not None:
+        result["unscheduled_requests"] = list(sim.unscheduled)
+    if sim.optima is not None:
+        result["optimum"] = {
+            name: {**tally.to_json(), "meaning": OPTIMUM_WORDS[name]}
+            for name, tally in sim.optima.items()
+        }
+    if args.json:
+        if sim.witness is not None:
+            result["witness"] = sim.witness()
+        print_json(result)
+        return 0
+    capacity = (
+        "uncapacitated"
+        if sim.size.blocks is None
+        else f"capacity {sim.size.words}, {eviction_name(sim.eviction)}"
+    )
+    engine = f"; engine {sim.engine}" if sim.engine else ""
+    if sim.routing is None:
+        print(
+            f"{sim.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool){engine}"
+        )
+    else:
+        print(
+            f"{sim.name}: {sim.model} demand cache(s), {capacity}, {sim.fleet} hosts ({sim.routing} routing){engine}"
+        )
+    if sim.size.blocks is not None and sim.eviction == LRU:
+        print(f"  {LRU_NOTE}")
+    print(f"  measured          {sim.window.describe(sim.n_requests)}")
+    print(f"  block references  {measured.block_references}")
+    print(f"  block hits        {measured.block_hits}")
+    print(f"  block misses      {measured.block_references - measured.block_hits}")
+    print(f"  block hit rate    {measured.block_hit_rate:.4f}")
+    if measured.tokens is not None:
+        print(f"  prompt tokens     {measured.tokens}  ({sim.weights_source})")
+        print(f"  token hits        {measured.token_hits}")
+        print(f"  token hit rate    {measured.token_hit_rate:.4f}")
+    else:
+        print("  token hit rate    n/a (the input gives no block size)")
+    if sim.unscheduled:
+        shown = ", ".join(map(str, sim.unscheduled[:10])) + (
+            ", ..." if len(sim.unscheduled) > 10 else ""
+        )
+        why = (
+            "longer than the pool"
+            if sim.eviction == VLLM
+            else "with prompts of pool tokens - 6 or more (SGLang refuses them)"
+        )
+        print(
+            f"  never scheduled   {len(sim.unscheduled)} request(s) {why} (counted as misses): {shown}"
+        )
+    if sim.optima is not None:
+        whole = sim.window.warmup_fraction == 0
+        print(
+            "  optimum at this capacity, over the same requests"
+            + ("" if whole else " (the whole run's optimum, counted in the measured requests)")
+        )
+        for name, label in (("forced", "admitting every block"), ("bypass", "any cache")):
+            tally = sim.optima[name]
+            token = (
+                f" (that run's token hit rate {tally.token_hit_rate:.4f})"
+                if tally.token_hit_rate is not None
+                else ""
+            )
+            print(
+                f"    {label:22} block hit rate {tally.block_hit_rate:.4f}{token}: {OPTIMUM_WORDS[name]}"
+            )
+    return 0

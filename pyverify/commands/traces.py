@@ -29,8 +29,8 @@ from pyverify.commands.basic import (
     about_file,
     add_routing_options,
     capacity_list,
-    print_json,
 )
+from pyverify.commands.output import print_json
 from pyverify.commands.engine_options import (
     add_trace_engine_option,
     load_kernels_before_reading,
@@ -46,12 +46,12 @@ from pyverify.commands.input_options import (
     read_trace_with,
 )
 from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
-from pyverify.commands.tables import aligned_table
+from pyverify.commands.output import aligned_table
 from pyverify.errors import UserError, shown
 from pyverify.fileio import write_error, write_text_atomic
 from pyverify.inputs.kv_models import kv_size
 from pyverify.inputs.load import load_described
-from pyverify.inputs.model import content_sha256, instance_sha256
+from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.sim.routing import (
     ONLINE_POLICIES,
@@ -262,6 +262,8 @@ def run_formats(args) -> int:
 
 
 def run_import(args) -> int:
+    from pyverify.inputs.columnar.digest import content_sha256
+
     suffix = Path(str(args.output)).suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
         raise UserError(

@@ -29,7 +29,14 @@ from typing import Sequence
 import numpy as np
 
 from pyverify.fleet.routers import Router
-from pyverify.sim.simulate import ENGINE_EVICTIONS, FIFO, LEAF_LRU, LRU, engine_hits
+from pyverify.sim.simulate import (
+    ENGINE_EVICTIONS,
+    FIFO,
+    LEAF_LRU,
+    LRU,
+    _capacitated_hits,
+    engine_hits,
+)
 
 
 #: The GPU evictions the compiled replay runs: simulate's compiled kernels for them give replay's hits.
@@ -139,7 +146,10 @@ def replay_compiled(
         )
         hits = np.asarray(engine_run, dtype=np.int64)
     elif eviction == LEAF_LRU and capacity is not None:
-        hits = np.asarray(tree_hits(chains, picks, capacity, eviction), dtype=np.int64)
+        tree_run = tree_hits(chains, picks, capacity, eviction)
+        if tree_run is None:  # not prefix-closed, or ids beyond 64 bits: the reference replay
+            tree_run = _capacitated_hits(chains, picks, capacity, eviction)
+        hits = np.asarray(tree_run, dtype=np.int64)
     else:
         hits = replay(
             ids,

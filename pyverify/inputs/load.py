@@ -37,11 +37,10 @@ from pyverify.inputs.jsonread import MAX_LINE_BYTES, parse_json, read_bounded
 from pyverify.inputs.model import INSTANCE_FORMAT, Instance, check_instance_name, instance_from_json
 from pyverify.inputs.kv_events import is_kv_event_record, read_kv_events
 from pyverify.inputs.lmcache import LMCACHE_FIELDS, read_lmcache
-from pyverify.inputs.locate import recording, remember
 from pyverify.inputs.mooncake import MOONCAKE_FIELDS, read_mooncake
 from pyverify.inputs.ragpulse import read_ragpulse
 from pyverify.inputs.reblock import reblock_to_size
-from pyverify.inputs.records import ImportOptions
+from pyverify.inputs.records import recording, remember, ImportOptions
 from pyverify.inputs.stream import Input, is_stdin, open_source
 from pyverify.inputs.tokens_import import TOKEN_FIELDS, read_token_log
 

@@ -9,7 +9,8 @@ and the field by the model's name. :func:`relocated` turns that into the words
 of the file the user gave: the line (or the Parquet or CSV row) the request
 came from and the field as that format writes it.
 
-The lines come from the readers themselves: while :func:`recording` is on,
+The lines come from the readers themselves: while
+:func:`pyverify.inputs.records.recording` is on,
 every :class:`~pyverify.inputs.records.TraceBuilder` notes the line of each
 request it keeps (a token log leaves short requests out, a KV-event log makes
 requests from events: counting records would not do). :func:`pyverify.inputs.load.load_described`
@@ -20,30 +21,9 @@ is read once more, per record, on the way to the error.
 from __future__ import annotations
 
 from array import array
-from contextlib import contextmanager
-from typing import Iterator
 
 from pyverify.errors import RequestError, UserError, located
-from pyverify.inputs.records import _LINES
-
-#: Per input read (as the command named it): its format's key and each request's line, in order.
-_READ: dict[str, tuple[str, array]] = {}
-
-
-@contextmanager
-def recording(path: str) -> Iterator[array]:
-    """Note the line of every request read meanwhile (kept by :func:`remember` once read)."""
-    lines = array("q")
-    token = _LINES.set(lines)
-    try:
-        yield lines
-    finally:
-        _LINES.reset(token)
-
-
-def remember(path: str, format_key: str, lines: array) -> None:
-    _READ.clear()  # one input at a time is enough: the last one read is the one a check then names
-    _READ[path] = (format_key, lines)
+from pyverify.inputs.records import _READ
 
 
 def relocated(error: RequestError) -> UserError:
@@ -115,4 +95,4 @@ def _read_again(path: str, index: int) -> tuple[str, array] | None:
     return _READ.get(path)
 
 
-__all__ = ["recording", "relocated", "remember"]
+__all__ = ["relocated"]

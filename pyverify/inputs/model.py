@@ -164,18 +164,9 @@ def instance_sha256(instance: Instance) -> str:
     """Hex SHA-256 of :func:`canonical_json`: how certificates name a ``pyverify.instance/1`` file.
 
     It covers the name, description, source and how numbers are written, so
-    the same trace in two formats gets two of them; :func:`content_sha256` is
-    the same for both."""
+    the same trace in two formats gets two of them; :func:`pyverify.inputs.columnar.digest.content_sha256`
+    is the same for both."""
     return hashlib.sha256(canonical_json(instance)).hexdigest()
-
-
-def content_sha256(instance: Instance) -> str:
-    """Hex SHA-256 of the instance's content (chains, routing, fleet size, block size, arrival times,
-    token counts, route keys), equal across formats: :mod:`pyverify.inputs.columnar.digest` defines it."""
-    from pyverify.inputs.columnar.digest import content_sha256 as of_trace
-    from pyverify.inputs.columnar.trace import ColumnarTrace
-
-    return of_trace(ColumnarTrace.from_instance(instance))
 
 
 @cache
@@ -423,7 +414,6 @@ __all__ = [
     "check_instance_name",
     "UserError",
     "canonical_json",
-    "content_sha256",
     "distinct_blocks",
     "first_prefix_violation",
     "instance_from_json",

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import os
 import sys
+from array import array
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from pyverify.errors import located
 from pyverify.inputs.model import MAX_TOKEN_COUNT, Instance, PrefixClosure
@@ -295,8 +297,27 @@ class TraceBuilder:
 
 
 #: Where every TraceBuilder made while it is set appends each request's line
-#: (:mod:`pyverify.inputs.locate`).
+#: (:mod:`pyverify.inputs.locate` names an error by it).
 _LINES: ContextVar[Any] = ContextVar("pyverify_request_lines", default=None)
+
+#: Per input read (as the command named it): its format's key and each request's line, in order.
+_READ: dict[str, tuple[str, array]] = {}
+
+
+@contextmanager
+def recording(path: str) -> Iterator[array]:
+    """Note the line of every request read meanwhile (kept by :func:`remember` once read)."""
+    lines = array("q")
+    token = _LINES.set(lines)
+    try:
+        yield lines
+    finally:
+        _LINES.reset(token)
+
+
+def remember(path: str, format_key: str, lines: array) -> None:
+    _READ.clear()  # one input at a time is enough: the last one read is the one a check then names
+    _READ[path] = (format_key, lines)
 
 
 #: Warnings already printed: a command that reads its input more than once (certify -o, verify, audit) warns once.

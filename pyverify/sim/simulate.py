@@ -202,20 +202,18 @@ def simulate(
         )[0]
     elif capacity is None:
         hit_blocks = _uncapacitated_hits(chains, cache_of)
-    elif eviction in (LRU, FIFO) and use_kernels(
-        work, REPLAY_BREAK_EVEN
-    ):  # same moves, compiled (pyverify.sim.kernels.replay)
-        from pyverify.sim.kernels.replay import capacitated_hits
-
-        hit_blocks = capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU)
-    elif eviction in (LEAF_LRU, TAIL_FIRST) and use_kernels(
-        work, TREE_REPLAY_BREAK_EVEN
-    ):  # pyverify.sim.kernels.tree_replay
-        from pyverify.sim.kernels.tree_replay import tree_hits
-
-        hit_blocks = tree_hits(chains, cache_of, capacity, eviction)
     else:
-        hit_blocks = _capacitated_hits(chains, cache_of, capacity, eviction)
+        hit_blocks = None
+        if eviction in (LRU, FIFO) and use_kernels(work, REPLAY_BREAK_EVEN):
+            from pyverify.sim.kernels.replay import capacitated_hits  # same moves, compiled
+
+            hit_blocks = capacitated_hits(chains, cache_of, capacity, lru=eviction == LRU)
+        elif eviction in (LEAF_LRU, TAIL_FIRST) and use_kernels(work, TREE_REPLAY_BREAK_EVEN):
+            from pyverify.sim.kernels.tree_replay import tree_hits
+
+            hit_blocks = tree_hits(chains, cache_of, capacity, eviction)
+        if hit_blocks is None:  # no kernel, or one that declined these chains
+            hit_blocks = _capacitated_hits(chains, cache_of, capacity, eviction)
     return Run(
         model=model,
         capacity=capacity,

@@ -148,7 +148,7 @@ def test_a_config_dtype_that_is_not_a_name_is_one_line(capsys, tmp_path, key, ne
 
 
 def test_print_json_refuses_a_number_that_is_not_finite(capsys):
-    from pyverify.commands.basic import print_json
+    from pyverify.commands.output import print_json
     from pyverify.errors import UserError
 
     with pytest.raises(UserError, match="not finite"):

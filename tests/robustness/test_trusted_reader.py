@@ -224,7 +224,8 @@ INSTANCE_CASES = {
 
 def both_digests(path, **flags):
     from pyverify.inputs.load import load_described
-    from pyverify.inputs.model import content_sha256, instance_sha256
+    from pyverify.inputs.model import instance_sha256
+    from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.inputs.records import ImportOptions
     from pyverify.trusted.digest import content_sha256 as trusted_content
     from pyverify.trusted.reader import canonical_sha256, read_instance

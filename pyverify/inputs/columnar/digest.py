@@ -44,6 +44,7 @@ from typing import Callable
 import numpy as np
 
 from pyverify.inputs.columnar.trace import ColumnarTrace
+from pyverify.inputs.model import Instance
 from pyverify.threads import beside
 
 CONTENT_FORMAT = "pyverify.content/1"
@@ -60,9 +61,12 @@ def fleet_size_of(trace: ColumnarTrace) -> int:
     return int(trace.hosts.max()) + 1 if trace.hosts is not None and trace.hosts.size else 1
 
 
-def content_sha256(trace: ColumnarTrace) -> str:
-    """Hex SHA-256 of the trace's ``pyverify.content/1`` encoding (see the module docstring); a digest its
-    reader began (:func:`begin_content_sha256`) is waited for, not taken again."""
+def content_sha256(trace: ColumnarTrace | Instance) -> str:
+    """Hex SHA-256 of the trace's ``pyverify.content/1`` encoding (see the module docstring): its
+    chains, routing, fleet size, block size, arrival times, token counts and route keys, equal across
+    formats. A digest its reader began (:func:`begin_content_sha256`) is waited for, not taken again."""
+    if isinstance(trace, Instance):
+        trace = ColumnarTrace.from_instance(trace)
     begun = _begun.get(trace)
     return begun() if begun is not None else _digest_of(trace)
 

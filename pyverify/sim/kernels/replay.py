@@ -85,13 +85,12 @@ def replay(ids, starts, order, bounds, before, capacity, lru):
 
 def capacitated_hits(
     chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, lru: bool
-) -> list[int]:
-    """Hits per request, as ``simulate._capacitated_hits`` returns them."""
+) -> list[int] | None:
+    """Hits per request, as ``simulate._capacitated_hits`` returns them; ``None`` when ids beyond
+    64 bits fit no array (the caller's Python replay takes any int)."""
     flat = flat_requests(chains, cache_of)
-    if flat is None:  # ids beyond 64 bits fit no array: the Python replay takes any int
-        from pyverify.sim.simulate import _capacitated_hits
-
-        return _capacitated_hits(chains, cache_of, capacity, "lru" if lru else "fifo")
+    if flat is None:
+        return None
     ids, universe, starts, order, bounds = flat
     return replay(ids, starts, order, bounds, link_array(universe), capacity, lru).tolist()
 

@@ -133,8 +133,10 @@ def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
 
 def tree_hits(
     chains: Sequence[Sequence[int]], cache_of: Sequence[int], capacity: int, eviction: str
-) -> list[int]:
-    """Hits per request under ``leaf-lru`` or ``tail-first``, as ``simulate._capacitated_hits`` returns them."""
+) -> list[int] | None:
+    """Hits per request under ``leaf-lru`` or ``tail-first``, as ``simulate._capacitated_hits``
+    returns them; ``None`` for ids beyond 64 bits or a trace that is not prefix-closed (the caller's
+    Python reference takes any chains)."""
     if eviction not in ("leaf-lru", "tail-first"):
         raise ValueError(f"tree_hits replays leaf-lru or tail-first, not {eviction!r}")
     flat = flat_requests(chains, cache_of)
@@ -145,10 +147,7 @@ def tree_hits(
         )
         if prefix_closed:
             return hit_blocks.tolist()
-    # ids beyond 64 bits, or a trace that is not prefix-closed: the reference takes any chains
-    from pyverify.sim.simulate import _capacitated_hits
-
-    return _capacitated_hits(chains, cache_of, capacity, eviction)
+    return None
 
 
 __all__ = ["tree_hits", "tree_replay"]

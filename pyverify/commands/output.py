@@ -1,6 +1,23 @@
-"""Text tables the commands print: columns aligned, so no two headers run together."""
+"""How the commands print: strict JSON for ``--json``, and text tables whose columns are aligned
+so no two headers run together."""
 
 from __future__ import annotations
+
+import json
+
+from pyverify.errors import UserError
+
+
+def print_json(data: object) -> None:
+    """Write ``--json`` output as strict JSON: no NaN or Infinity (Python's json writes both)."""
+    try:
+        text = json.dumps(data, indent=2, allow_nan=False)
+    except ValueError:
+        raise UserError(
+            "the result holds a number that is not finite (NaN or infinity), which JSON "
+            "cannot carry; nothing was written"
+        ) from None
+    print(text)
 
 
 def aligned_table(columns: list[tuple[str, str, str]], rows: list[dict]) -> list[str]:
@@ -17,4 +34,4 @@ def aligned_table(columns: list[tuple[str, str, str]], rows: list[dict]) -> list
     return ["  ".join(cell.rjust(width) for cell, width in zip(line, widths)) for line in cells]
 
 
-__all__ = ["aligned_table"]
+__all__ = ["aligned_table", "print_json"]
