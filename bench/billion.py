@@ -6,8 +6,8 @@ Writes bench/trace_files.py's synthetic prefix-closed trace as Parquet in
 chunks (bounded memory; unless --trace names an existing file), prints its
 size on disk, then runs the commands a user runs, each in a fresh process::
 
-    pyverify simulate TRACE --model pooled --engine duckdb --json
-    pyverify simulate TRACE --model per-host --fleet 16 --routing round-robin --engine duckdb --json
+    pyverify simulate TRACE --model pooled --backend duckdb --json
+    pyverify simulate TRACE --model per-host --fleet 16 --routing round-robin --backend duckdb --json
 
 and reports wall time and peak RSS of each (bench/peak.py). Goal (issue 14):
 the per-host run finishes with peak RSS under 4 GiB on a 2-core, 24 GiB
@@ -72,7 +72,7 @@ def main() -> None:
                 "simulate",
                 str(args.trace),
                 *flags,
-                "--engine",
+                "--backend",
                 "duckdb",
                 "--json",
             ],

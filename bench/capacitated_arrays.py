@@ -5,7 +5,7 @@
 Writes bench/synthetic.py's prefix-closed trace as Mooncake JSONL (N block
 references, default 20M; not timed), then runs, each in a fresh process:
 
-1. ``pyverify simulate FILE --model pooled --capacity C --eviction E --engine numpy --json``:
+1. ``pyverify simulate FILE --model pooled --capacity C --eviction E --backend numpy --json``:
    the trace read as columns and replayed by the compiled kernels
    (pyverify.commands.array_simulate);
 2. the same question through the simulator: ``load_input`` (Python chains)
@@ -118,7 +118,7 @@ def main() -> int:
                 str(args.capacity),
                 "--eviction",
                 args.eviction,
-                "--engine",
+                "--backend",
                 "numpy",
                 "--json",
             ]
@@ -141,7 +141,7 @@ def main() -> int:
     keys = ("block_hits", "block_references", "token_hits", "tokens")
     same = all(sim["measured"][key] == arr["measured"][key] for key in keys)
     print(f"  simulator (Python chains):   {sim_s:6.1f} s, peak RSS {sim_rss / gib:5.2f} GiB")
-    print(f"  array path (--engine numpy): {arr_s:6.1f} s, peak RSS {arr_rss / gib:5.2f} GiB")
+    print(f"  array path (--backend numpy): {arr_s:6.1f} s, peak RSS {arr_rss / gib:5.2f} GiB")
     print(
         f"  ratios simulator / arrays: time {sim_s / arr_s:.1f}x, peak RSS {sim_rss / arr_rss:.1f}x"
     )

@@ -10,7 +10,7 @@ rounds, and prints the median wall time of each, start-up and parsing
 included, and each ratio both of the medians and as its range within the rounds:
 
 * ``pyverify simulate F --model pooled --json`` and ``--model per-host``
-  (the default: ``--engine auto``, round-robin over 16 hosts), on both files;
+  (the default: ``--backend auto``, round-robin over 16 hosts), on both files;
 * DuckDB's own ``count(distinct)`` over ``unnest(hash_ids)`` (pooled) and over
   (row number mod 16, block) pairs (per host, round-robin), on both files;
 * Polars (``explode`` and ``n_unique``), if it is importable (``pip install -e '.[bench]'`` pins it);

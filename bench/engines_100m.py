@@ -3,7 +3,7 @@
     python bench/engines_100m.py [--refs 100000000] [--fleet 16] [--keep]
 
 Writes bench/trace_files.py's synthetic trace as Parquet (streamed), then runs
-``pyverify simulate TRACE --engine E`` for pooled and for per-host
+``pyverify simulate TRACE --backend E`` for pooled and for per-host
 (``--fleet 16 --routing round-robin``) with each engine, each in a fresh
 process (bench/peak.py: wall time, and the peak RSS of the largest single
 process the command ran, which for Dask is the client or one of the local
@@ -63,7 +63,7 @@ def main() -> None:
                     "simulate",
                     str(args.trace),
                     *flags,
-                    "--engine",
+                    "--backend",
                     engine,
                     "--json",
                 ]

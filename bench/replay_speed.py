@@ -12,7 +12,7 @@ Then the timed replay (``--timed-python-requests`` for its Python subset): the s
 bench/trace_files.py writes them), kv-aware over F hosts with LRU GPU caches of C blocks, a host-DRAM tier
 of ``--host-capacity`` blocks per host and a pool of ``--pool-capacity`` blocks: the compiled call, the
 Python call on the subset (extrapolated, labelled), and the whole command ``pyverify replay FILE ...
---engine compiled --json`` on the same requests written as JSONL (reading the file and the bounds
+--backend compiled --json`` on the same requests written as JSONL (reading the file and the bounds
 printed beside the run included).
 """
 
@@ -150,7 +150,7 @@ def timed(args, chains, references) -> None:
             "kv-aware",
             "--arrival-scale",
             "10",
-            "--engine",
+            "--backend",
             "compiled",
             "--json",
         ]
@@ -162,7 +162,7 @@ def timed(args, chains, references) -> None:
         assert done.returncode == 0, done.stderr
     print(
         f"whole command, timed: pyverify replay FILE --fleet {args.fleet} --capacity {args.capacity} --host-capacity "
-        f"{args.host_capacity} --pool-capacity {args.pool_capacity} --router kv-aware --arrival-scale 10 --engine compiled "
+        f"{args.host_capacity} --pool-capacity {args.pool_capacity} --router kv-aware --arrival-scale 10 --backend compiled "
         f"--json: {command_s:.1f} s wall (reading the JSONL and the bounds included)"
     )
 

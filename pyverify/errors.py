@@ -63,4 +63,8 @@ class RequestError(UserError):
 class CheckFailed(Exception):
     """A check ran and the thing checked is wrong (a tampered certificate, a
     registry that does not match, an overclaiming scope): reported as one line,
-    exit status 1, so scripts can tell it from bad input (status 2)."""
+    exit status 1, so scripts can tell it from bad input (status 2).
+
+    The one failure type of every checker: the trusted certificate checker
+    (:mod:`pyverify.trusted.check`), the Lean check (:mod:`pyverify.lean`), the
+    bridge and the audit report all raise it."""

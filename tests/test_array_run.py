@@ -3,7 +3,7 @@
 * the array run (pyverify.sim.array_run) against ``simulate()`` and
   ``tally()`` on Hypothesis traces: every eviction, pooled and per host, any
   capacity (none included), prompt lengths and windows;
-* the command: ``--engine numpy`` and ``auto`` on a big file print what the
+* the command: ``--backend numpy`` and ``auto`` on a big file print what the
   simulator prints (witness included), on the Mooncake trace and on a Parquet
   file with its own hosts;
 * a capacity in GiB or tokens, a window or a witness is never dropped: before
@@ -88,15 +88,15 @@ def simulate_json(capsys, *argv):
 
 
 def same_report(simulator: dict, arrays: dict) -> None:
-    """Equal in every field (the content digest included) but the engine's name, which ``--engine numpy`` adds."""
-    assert arrays.pop("engine") == "numpy (arrays, compiled replay)"
+    """Equal in every field (the content digest included) but the engine's name, which ``--backend numpy`` adds."""
+    assert arrays.pop("backend") == "numpy (arrays, compiled replay)"
     assert len(arrays["sha256"]) == 64
     assert arrays == simulator
 
 
 def python_json(capsys, *argv):
     """``simulate ARGV --json`` by the per-record simulator (the oracle)."""
-    return simulate_json(capsys, *argv, "--engine", "python")
+    return simulate_json(capsys, *argv, "--backend", "python")
 
 
 @needs_trace
@@ -117,7 +117,7 @@ def test_engine_numpy_prints_what_the_simulator_prints(capsys, model, eviction):
         "0.5",
         "--witness",
     ]
-    same_report(python_json(capsys, *argv), simulate_json(capsys, *argv, "--engine", "numpy"))
+    same_report(python_json(capsys, *argv), simulate_json(capsys, *argv, "--backend", "numpy"))
 
 
 @needs_trace
@@ -143,13 +143,13 @@ def test_auto_keeps_the_capacity_and_the_window(capsys, monkeypatch):
     # Uncapacitated, whole trace, no witness: on arrays too, with tokens and the digest.
     counted = simulate_json(capsys, str(TRACE), "--model", "pooled")
     assert (
-        "engine" not in counted
+        "backend" not in counted
         and counted["misses"] == 43924
         and counted["measured"]["tokens"] == 61194628
     )
-    # --engine numpy still gives the plain count of blocks, naming the engine.
+    # --backend numpy still gives the plain count of blocks, naming the engine.
     assert (
-        simulate_json(capsys, str(TRACE), "--model", "pooled", "--engine", "numpy")["engine"]
+        simulate_json(capsys, str(TRACE), "--model", "pooled", "--backend", "numpy")["backend"]
         == "numpy"
     )
 
@@ -163,10 +163,10 @@ def test_out_of_core_engines_refuse_what_they_cannot_count(
 ):  # a window DuckDB measures: test_duckdb_measured.py
     pytest.importorskip("duckdb")
     status, out, err = run_cli(
-        capsys, "simulate", str(TRACE), "--model", "pooled", "--engine", "duckdb", *flag
+        capsys, "simulate", str(TRACE), "--model", "pooled", "--backend", "duckdb", *flag
     )
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert "--engine duckdb: the out-of-core engines count uncapacitated caches" in err
+    assert "--backend duckdb: the out-of-core engines count uncapacitated caches" in err
 
 
 def test_a_parquet_trace_with_hosts_is_folded_as_the_simulator_folds_it(capsys, tmp_path):
@@ -190,7 +190,7 @@ def test_a_parquet_trace_with_hosts_is_folded_as_the_simulator_folds_it(capsys, 
     ):
         same_report(
             python_json(capsys, str(path), *argv),
-            simulate_json(capsys, str(path), *argv, "--engine", "numpy"),
+            simulate_json(capsys, str(path), *argv, "--backend", "numpy"),
         )
         assert simulate_json(capsys, str(path), *argv) == python_json(capsys, str(path), *argv)
 
@@ -207,7 +207,7 @@ def test_routing_errors_name_the_file(capsys, tmp_path):
         "given",
         "--capacity",
         "10",
-        "--engine",
+        "--backend",
         "numpy",
     )
     assert_one_line_error(status, out, err, str(TRACE), "routing")
@@ -215,10 +215,10 @@ def test_routing_errors_name_the_file(capsys, tmp_path):
 
 @needs_trace
 def test_without_numba_the_simulator_answers(capsys, monkeypatch):
-    argv = [str(TRACE), "--model", "pooled", "--capacity", "100", "--engine", "numpy"]
+    argv = [str(TRACE), "--model", "pooled", "--capacity", "100", "--backend", "numpy"]
     monkeypatch.setattr(kernels, "available", lambda: False)
     report = simulate_json(capsys, *argv)
-    assert "engine" not in report and report == python_json(capsys, *argv)
+    assert "backend" not in report and report == python_json(capsys, *argv)
     # Uncapacitated, nothing is compiled: the default stays on arrays without numba.
     oracle = python_json(capsys, str(TRACE), "--model", "per-host")
     monkeypatch.setattr(basic, "simulate_in_python", None)
@@ -244,11 +244,11 @@ def test_budgets_on_a_big_file_equal_the_budgets_on_chains(capsys, monkeypatch):
 
 
 def small_then_big(capsys, monkeypatch, *argv):
-    """The JSON of ``pyverify ARGV --json`` per record (``--engine python``: Python chains), then on
-    arrays (``--engine numpy``, which names the engine)."""
+    """The JSON of ``pyverify ARGV --json`` per record (``--backend python``: Python chains), then on
+    arrays (``--backend numpy``, which names the engine)."""
     reports = []
     for engine in ("python", "numpy"):
-        status, out, err = run_cli(capsys, *argv, "--engine", engine, "--json")
+        status, out, err = run_cli(capsys, *argv, "--backend", engine, "--json")
         assert status == 0, err
         reports.append(json.loads(out))
     return reports
@@ -279,9 +279,9 @@ def test_counts_default_to_the_simulators_routing(capsys, tmp_path):
     for path, argv in ((parquet, ["--fleet", "4"]), (parquet, []), (unrouted, [])):
         simulator = simulate_json(capsys, str(path), "--model", "per-host", *argv)
         counted = simulate_json(
-            capsys, str(path), "--model", "per-host", *argv, "--engine", "numpy"
+            capsys, str(path), "--model", "per-host", *argv, "--backend", "numpy"
         )
-        assert counted["engine"] == "numpy"
+        assert counted["backend"] == "numpy"
         assert (counted["routing"], counted["fleet_size"], counted["misses"]) == (
             simulator["routing"],
             simulator["fleet_size"],

@@ -529,7 +529,7 @@ def _jsonl(tmp_path, chains):
 
 
 def test_engines_recognise_trace_files_by_content_not_by_name(tmp_path):
-    """``--engine auto`` and ``mrc --sample-rate`` read a trace file directly when its
+    """``--backend auto`` and ``mrc --sample-rate`` read a trace file directly when its
     content is Parquet, CSV or Mooncake JSONL, whatever it is called; anything
     else (token logs, instances, gzip) goes through the loader, which reads all formats."""
     import gzip
@@ -571,7 +571,14 @@ def test_a_size_field_on_a_later_record_reads_the_same_on_every_path(tmp_path, c
     reports = {}
     for engine in ("auto", "python"):
         status, out, err = run_cli(
-            capsys, "simulate", str(path), "--capacity-tokens", "1024", "--engine", engine, "--json"
+            capsys,
+            "simulate",
+            str(path),
+            "--capacity-tokens",
+            "1024",
+            "--backend",
+            engine,
+            "--json",
         )
         assert status == 0, err
         report = json.loads(out)

@@ -1,6 +1,6 @@
 """The default ``simulate`` (a trace file read as arrays) prints exactly what the per-record path prints.
 
-The per-record simulator (``--engine python``: the trace read into Python
+The per-record simulator (``--backend python``: the trace read into Python
 chains, :func:`pyverify.commands.basic.simulate_in_python`) is the oracle;
 the default never calls it on a trace file (the tests take it away before the
 default run). Compared field by field, ``sha256`` (the content digest),
@@ -81,7 +81,7 @@ def report(capsys, *argv) -> dict:
 
 def default_and_oracle(capsys, monkeypatch, *argv) -> tuple[dict, dict]:
     """``simulate ARGV --json`` by the per-record path, then by the default with the per-record path taken away."""
-    oracle = report(capsys, *argv, "--engine", "python")
+    oracle = report(capsys, *argv, "--backend", "python")
     with monkeypatch.context() as patch:
         patch.setattr(basic, "simulate_in_python", None)
         default = report(capsys, *argv)
@@ -102,7 +102,7 @@ def test_the_default_equals_the_per_record_path_on_the_mooncake_trace(capsys, mo
     assert (
         len(default["sha256"]) == 64
         and default["measured"]["tokens"] is not None
-        and "engine" not in default
+        and "backend" not in default
     )
 
 
@@ -136,7 +136,7 @@ def test_mrc_takes_the_digest_beside_the_curve(capsys, monkeypatch):
                     "--capacities",
                     "1,50,5000",
                     "--json",
-                    "--engine",
+                    "--backend",
                     engine,
                 ]
             )
@@ -413,10 +413,10 @@ def command_json(capsys, command, *argv) -> dict:
 
 
 def command_default_and_oracle(capsys, monkeypatch, command, path, *argv) -> tuple[dict, dict]:
-    """``COMMAND PATH ARGV --json`` per record (``--engine python``), then by the default with the per-record
+    """``COMMAND PATH ARGV --json`` per record (``--backend python``), then by the default with the per-record
     reader taken away: the default reads a trace file as arrays at any size."""
     pytest.importorskip("numba")  # without it both run per record
-    oracle = command_json(capsys, command, path, *argv, "--engine", "python")
+    oracle = command_json(capsys, command, path, *argv, "--backend", "python")
     module, name = PER_RECORD_READER[command]
     with monkeypatch.context() as patch:
         patch.setattr(module, name, None)
@@ -433,7 +433,7 @@ def test_mrc_and_budgets_by_default_equal_the_per_record_path_on_the_mooncake_tr
         capsys, monkeypatch, argv[0], str(MOONCAKE_SYNTHETIC), *argv[1:]
     )
     assert default == oracle
-    assert "engine" not in default and "instance_sha256" not in default
+    assert "backend" not in default and "instance_sha256" not in default
     simulated = report(capsys, str(MOONCAKE_SYNTHETIC), "--model", "pooled")
     assert default["sha256"] == simulated["sha256"]  # one name for the instance in every command
 
@@ -548,7 +548,7 @@ def test_mrc_on_arrays_needs_no_numba(capsys, monkeypatch):
         "50,900",
         "--verify",
     ]
-    oracle = command_json(capsys, "mrc", *argv, "--engine", "python")
+    oracle = command_json(capsys, "mrc", *argv, "--backend", "python")
     with monkeypatch.context() as patch:
         patch.setattr(kernels, "available", lambda: False)
         patch.setattr(traces, "load_described_with", None)

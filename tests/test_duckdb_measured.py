@@ -1,7 +1,7 @@
 """DuckDB's ``simulate`` report is every simulate's report: the measured window and the token figures, out of core.
 
 The out-of-core engine counts in SQL (pyverify/engines/duckdb.py, ``_measure``);
-the per-record simulator (``--engine python``) replays the same trace request
+the per-record simulator (``--backend python``) replays the same trace request
 by request. Both must print the same JSON, field for field, but the content
 digest, which an engine that never holds the trace does not compute.
 """
@@ -53,7 +53,7 @@ def report(capsys, path, *argv) -> dict:
     assert status == 0, err
     found = json.loads(out)
     found.pop("sha256")
-    found.pop("engine", None)
+    found.pop("backend", None)
     return found
 
 
@@ -86,8 +86,8 @@ def test_duckdb_reports_what_the_simulator_does(
         "--routing",
         routing,
     ]
-    duckdb = report(capsys, path, *argv, "--engine", "duckdb")
-    assert duckdb == report(capsys, path, *argv, "--engine", "python")
+    duckdb = report(capsys, path, *argv, "--backend", "duckdb")
+    assert duckdb == report(capsys, path, *argv, "--backend", "python")
     assert duckdb["measured"]["tokens"] is not None
 
 
@@ -95,10 +95,10 @@ def test_without_a_block_size_it_counts_blocks_only(tmp_path, capsys):
     path = tmp_path / "t.parquet"
     write_parquet(path, random_chains(3, 40), None, block_size=None)
     duckdb = report(
-        capsys, path, "--model", "pooled", "--warmup-fraction", "0.5", "--engine", "duckdb"
+        capsys, path, "--model", "pooled", "--warmup-fraction", "0.5", "--backend", "duckdb"
     )
     assert duckdb == report(
-        capsys, path, "--model", "pooled", "--warmup-fraction", "0.5", "--engine", "python"
+        capsys, path, "--model", "pooled", "--warmup-fraction", "0.5", "--backend", "python"
     )
     assert duckdb["measured"]["tokens"] is None and duckdb["token_weights"] is None
 
@@ -112,7 +112,7 @@ def test_a_prompt_too_short_for_its_blocks_is_refused_in_the_simulators_words(tm
     outputs = []
     for engine in ("duckdb", "python"):
         status, out, err = run_cli(
-            capsys, "simulate", str(path), "--model", "pooled", "--engine", engine
+            capsys, "simulate", str(path), "--model", "pooled", "--backend", engine
         )
         assert_one_line_error(
             status,
@@ -129,6 +129,6 @@ def test_duckdb_still_refuses_a_capacity(tmp_path, capsys):
     path = tmp_path / "t.parquet"
     write_parquet(path, random_chains(1, 10), None)
     status, out, err = run_cli(
-        capsys, "simulate", str(path), "--model", "pooled", "--engine", "duckdb", "--capacity", "4"
+        capsys, "simulate", str(path), "--model", "pooled", "--backend", "duckdb", "--capacity", "4"
     )
     assert status == 2 and out == "" and "drop --capacity*/--witness" in err

@@ -206,7 +206,7 @@ def test_prefix_affinity_says_it_runs_on_one_machine(tmp_path, capsys, cluster):
         "4",
         "--routing",
         "prefix-affinity",
-        "--engine",
+        "--backend",
         "duckdb",
     )
     assert_one_line_error(status, out, err, path, ONE_MACHINE)
@@ -238,7 +238,7 @@ def test_engines_refuse_a_bad_trace_with_the_numpy_paths_words(tmp_path, capsys,
             "2",
             "--routing",
             "round-robin",
-            "--engine",
+            "--backend",
             engine,
             *extra,
         )
@@ -261,11 +261,11 @@ def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
                 ["--model", "per-host", "--fleet", "16", "--routing", "random", "--seed", "3"],
             ):
                 status, out, err = run_cli(
-                    capsys, "simulate", str(source), *model, "--engine", engine, *extra, "--json"
+                    capsys, "simulate", str(source), *model, "--backend", engine, *extra, "--json"
                 )
                 assert status == 0, err
                 data = json.loads(out)
-                assert data["engine"] == engine
+                assert data["backend"] == engine
                 outputs.append((model[1], data["references"], data["misses"]))
     # The simulator itself (no engine: capacity-free runs of the instance file).
     instance_file = tmp_path / "mc.json"
@@ -276,7 +276,7 @@ def test_simulate_cli_agrees_across_engines(tmp_path, capsys, cluster):
     ):
         status, out, _ = run_cli(capsys, "simulate", str(instance_file), *model, "--json")
         data = json.loads(out)
-        assert "engine" not in data
+        assert "backend" not in data
         outputs.append((model[1], data["references"], data["misses"]))
     assert len(set(outputs)) == 2, outputs
 
@@ -289,17 +289,17 @@ def test_auto_reads_every_trace_file_as_arrays_and_big_parquet_by_duckdb(
 
     path = parquet_files["r1"]
     status, out, _ = run_cli(
-        capsys, "simulate", str(path), "--model", "pooled", "--json", "--engine", "python"
+        capsys, "simulate", str(path), "--model", "pooled", "--json", "--backend", "python"
     )
     oracle = json.loads(out)
     monkeypatch.setattr(
         basic, "simulate_in_python", None
     )  # whatever the size: the array path, the same report
     status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
-    assert status == 0 and json.loads(out) == oracle and "engine" not in oracle
+    assert status == 0 and json.loads(out) == oracle and "backend" not in oracle
     monkeypatch.setattr(pyverify.engines, "AUTO_DUCKDB_BYTES", 1)  # where choose reads it
     status, out, _ = run_cli(capsys, "simulate", str(path), "--model", "pooled", "--json")
-    assert status == 0 and json.loads(out)["engine"] == "duckdb"
+    assert status == 0 and json.loads(out)["backend"] == "duckdb"
 
 
 def test_a_missing_extra_is_one_line_saying_how_to_get_it(
@@ -307,7 +307,7 @@ def test_a_missing_extra_is_one_line_saying_how_to_get_it(
 ):
     monkeypatch.setitem(__import__("sys").modules, "duckdb", None)  # as if not installed
     status, out, err = run_cli(
-        capsys, "simulate", str(parquet_files["r1"]), "--model", "pooled", "--engine", "duckdb"
+        capsys, "simulate", str(parquet_files["r1"]), "--model", "pooled", "--backend", "duckdb"
     )
     assert status == 2 and out == ""
     assert err.strip().splitlines() == [
@@ -328,7 +328,7 @@ def test_a_trace_without_hosts_is_routed_round_robin_by_default(tmp_path, capsys
         "per-host",
         "--fleet",
         "16",
-        "--engine",
+        "--backend",
         "duckdb",
         "--json",
     )

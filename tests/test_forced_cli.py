@@ -203,8 +203,8 @@ def test_simulate_optimum_same_on_the_array_path(capsys, trace):
     ]
     code, out = run(capsys, argv)
     simulator = json.loads(out)
-    code, out = run(capsys, argv + ["--engine", "numpy"])
+    code, out = run(capsys, argv + ["--backend", "numpy"])
     arrays = json.loads(out)
-    assert arrays["engine"].startswith("numpy")
+    assert arrays["backend"].startswith("numpy")
     assert arrays["optimum"] == simulator["optimum"]
     assert arrays["optimum"]["forced"]["measured_from_request"] == 12

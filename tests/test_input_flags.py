@@ -117,7 +117,7 @@ UNSORTED = [
     [
         ["validate"],
         ["simulate", "--model", "pooled"],
-        ["simulate", "--model", "pooled", "--engine", "numpy"],
+        ["simulate", "--model", "pooled", "--backend", "numpy"],
         ["sweep"],
         ["mrc"],
         ["mrc", "--sample-rate", "1"],

@@ -304,7 +304,7 @@ def test_mrc_table_columns_are_aligned_and_apart(capsys, tmp_path):
     ],
 )
 def test_target_on_arrays_equals_target_on_chains(capsys, tmp_path, monkeypatch, command):
-    """A trace file is read as arrays (--engine numpy names the engine) or per record (--engine python): the same capacities."""
+    """A trace file is read as arrays (--backend numpy names the engine) or per record (--backend python): the same capacities."""
     from pyverify.sim.kernels import available
 
     if not available():
@@ -319,12 +319,12 @@ def test_target_on_arrays_equals_target_on_chains(capsys, tmp_path, monkeypatch,
             *command[1:],
             "--target-hit-rate",
             "0.35",
-            "--engine",
+            "--backend",
             engine,
             "--json",
         )
         assert status == 0, err
         found.append(json.loads(out))
     on_chains, on_arrays = found
-    assert "engine" not in on_chains and "engine" in on_arrays
+    assert "backend" not in on_chains and "backend" in on_arrays
     assert on_arrays["target"] == on_chains["target"]

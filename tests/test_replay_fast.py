@@ -133,7 +133,7 @@ def test_the_cli_engines_agree_and_compiled_refuses_what_it_cannot_run(tmp_path,
             "2",
             "--router",
             "round-robin,random",
-            "--engine",
+            "--backend",
             engine,
             "--json",
         )
@@ -141,7 +141,15 @@ def test_the_cli_engines_agree_and_compiled_refuses_what_it_cannot_run(tmp_path,
         outputs.append(json.loads(out)["runs"])
     assert outputs[0] == outputs[1] == outputs[2] and outputs[0][0]["hit_blocks"] > 0
     status, out, err = run_cli(
-        capsys, "replay", trace, "--capacity", "2", "--eviction", "leaf-lru", "--engine", "compiled"
+        capsys,
+        "replay",
+        trace,
+        "--capacity",
+        "2",
+        "--eviction",
+        "leaf-lru",
+        "--backend",
+        "compiled",
     )
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert "--engine compiled" in err and "timed" in err
+    assert "--backend compiled" in err and "timed" in err

@@ -70,7 +70,7 @@ def test_the_peak_load_is_exact(capsys, monkeypatch, trace, engine):
     from every arrival and end, so sampling the load densely finds the same peak, and it is never below the queue."""
     import pyverify.fleet.replay
 
-    flags = ("--fleet", "2", "--max-running", "1", "--arrival-scale", "0.05", "--engine", engine)
+    flags = ("--fleet", "2", "--max-running", "1", "--arrival-scale", "0.05", "--backend", engine)
     coarse = replay_json(capsys, trace, *flags)["runs"][0]
     monkeypatch.setattr(pyverify.fleet.replay, "LOAD_SAMPLES", 100_000)
     dense = replay_json(capsys, trace, *flags)["runs"][0]

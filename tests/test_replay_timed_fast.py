@@ -299,7 +299,7 @@ def test_the_cli_runs_a_timed_replay_compiled_as_python_does(tmp_path, capsys):
             "kv-aware,least-loaded,prefix-affinity",
             "--arrival-scale",
             "0.01",
-            "--engine",
+            "--backend",
             engine,
             "--json",
         )

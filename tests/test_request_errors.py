@@ -28,7 +28,7 @@ def short_prompt_file(tmp_path):
 def test_a_short_prompt_is_named_by_its_line_and_field(tmp_path, capsys, engine):
     path = short_prompt_file(tmp_path)
     status, out, err = run_cli(
-        capsys, "simulate", str(path), "--capacity-tokens", "4096", "--engine", engine
+        capsys, "simulate", str(path), "--capacity-tokens", "4096", "--backend", engine
     )
     assert_one_line_error(status, out, err, str(path), f"line 3.input_length: {SHORT}")
     assert "requests[" not in err

@@ -97,9 +97,9 @@ def test_simulate_on_a_small_trace_loads_nothing_heavy(small_trace, flags):
 
 
 def test_the_answer_is_the_same_without_the_light_path(small_trace):
-    """The run above is a real run: its numbers equal the per-record simulator's (``--engine python``)."""
+    """The run above is a real run: its numbers equal the per-record simulator's (``--backend python``)."""
     _, fast = loaded_after("simulate", str(small_trace), "--json")
-    _, reference = loaded_after("simulate", str(small_trace), "--json", "--engine", "python")
+    _, reference = loaded_after("simulate", str(small_trace), "--json", "--backend", "python")
     assert json.loads(fast) == json.loads(reference)
 
 

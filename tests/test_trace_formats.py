@@ -938,7 +938,7 @@ def test_the_array_engines_leave_richer_hash_id_formats_to_their_readers(capsys,
         ),
     )
     status, out, err = run_cli(
-        capsys, "simulate", str(path), "--model", "pooled", "--engine", engine
+        capsys, "simulate", str(path), "--model", "pooled", "--backend", engine
     )
     assert_one_line_error(
         status, out, err, path, "line 2.block_size: 32 tokens, but line 1 says 64"
@@ -946,7 +946,7 @@ def test_the_array_engines_leave_richer_hash_id_formats_to_their_readers(capsys,
     for text in (BAILIAN, RAGPULSE):
         path = write(tmp_path, text)
         status, out, err = run_cli(
-            capsys, "simulate", str(path), "--model", "pooled", "--engine", engine, "--json"
+            capsys, "simulate", str(path), "--model", "pooled", "--backend", engine, "--json"
         )
         assert status == 0, err
         assert json.loads(out)["references"] == load_described(path).instance.n_references

@@ -1,4 +1,5 @@
-"""MkDocs hook: write every command's ``--help`` into the page that holds ``<!-- cli-help -->``.
+"""MkDocs hook: write every command's ``--help`` into the page that holds ``<!-- cli-help -->``,
+and the Python API's signatures and docstrings into the page that holds ``<!-- api-reference -->``.
 
 The flag reference is generated from the argparse parser the program itself runs
 (:func:`pyverify.cli.build_parser`), so it cannot drift from the code. Help is formatted at a
@@ -13,6 +14,7 @@ import os
 Parser = argparse.ArgumentParser
 
 MARKER = "<!-- cli-help -->"
+API_MARKER = "<!-- api-reference -->"
 WIDTH = "100"
 
 
@@ -44,7 +46,27 @@ def cli_reference() -> str:
             os.environ["COLUMNS"] = previous
 
 
+def api_reference() -> str:
+    """Every name :mod:`pyverify.api` exports, with its signature and docstring, in ``__all__`` order."""
+    import inspect
+
+    from pyverify import api
+
+    parts = [inspect.getdoc(api) + "\n"]
+    for name in api.__all__:
+        value = getattr(api, name)
+        if value.__module__ != api.__name__:
+            continue  # re-exported (the trace type): documented where it is defined
+        kind = "class" if inspect.isclass(value) else "def"
+        signature = str(inspect.signature(value)) if kind == "def" else ""
+        parts.append(f"### `{name}`\n\n```python\n{kind} {name}{signature}\n```\n")
+        parts.append((inspect.getdoc(value) or "") + "\n")
+    return "\n".join(parts)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    if MARKER not in markdown:
-        return markdown
-    return markdown.replace(MARKER, cli_reference())
+    if MARKER in markdown:
+        markdown = markdown.replace(MARKER, cli_reference())
+    if API_MARKER in markdown:
+        markdown = markdown.replace(API_MARKER, api_reference())
+    return markdown

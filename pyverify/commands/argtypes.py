@@ -25,6 +25,32 @@ def add_flag_check(parser, check) -> None:
     parser.flag_checks = [*getattr(parser, "flag_checks", ()), check]
 
 
+class _OldSpelling(argparse.Action):
+    """A flag's old name: stores into the new flag's place and says, once, on stderr, that the
+    spelling is going away."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        import sys
+
+        print(
+            f"pyverify: {option_string} is deprecated and will be removed in the next release; "
+            f"use {self.new}",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_old_spelling(parser, old: str, new: str, dest: str, **kwargs) -> None:
+    """Accept ``old`` as a hidden alias of ``new`` (same ``dest``, same values) for one release."""
+    parser.add_argument(
+        old, dest=dest, new=new, action=_OldSpelling, help=argparse.SUPPRESS, **kwargs
+    )
+
+
 def choice_list(text: str, choices, what: str) -> list[str]:
     """Comma-separated names from ``choices``, no repeats; an unknown one gets the closest name."""
     names = [part.strip() for part in text.split(",") if part.strip()]

@@ -1,6 +1,6 @@
 """``simulate`` on a trace file held as arrays: the default for every Parquet, CSV and Mooncake JSONL file.
 
-Chosen by ``--engine auto`` (whatever the file's size) and by ``--engine
+Chosen by ``--backend auto`` (whatever the file's size) and by ``--backend
 numpy`` whenever the question is not a plain count: the trace is read as
 columns, routed by the vectorised static policies
 (:mod:`pyverify.engines.routing`, equal to :mod:`pyverify.sim.routing`'s),
@@ -9,7 +9,7 @@ counted by numpy; with a capacity: replayed by the compiled kernels,
 :mod:`pyverify.sim.array_run`) and tallied in blocks and tokens. The instance
 is named by its content digest (:mod:`pyverify.inputs.columnar.digest`), as
 the per-record simulator names it, so the report is the simulator's, field for
-field (``tests/test_default_path.py``); under ``--engine numpy`` it also names
+field (``tests/test_default_path.py``); under ``--backend numpy`` it also names
 the engine.
 """
 
@@ -96,7 +96,7 @@ def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Sim
     return Simulation(
         name=trace.name,
         sha256=sha256(),
-        engine=ENGINE if args.engine == "numpy" else None,
+        engine=ENGINE if args.backend == "numpy" else None,
         model=args.model,
         fleet=fleet,
         routing=policy,

@@ -61,7 +61,7 @@ def register(subparsers) -> None:
             "Convert each GiB budget to whole blocks with the model's KV bytes per token, then count block and "
             "token hits of one pooled cache that starts empty. lru (chain-order) and tail-first are answered for every "
             "budget in one pass; fifo and leaf-lru are simulated per budget (compiled kernels; a trace file is "
-            "read as arrays, not Python objects, at any size: the same numbers; --engine python reads it per record). kvcache-simulator's settings are "
+            "read as arrays, not Python objects, at any size: the same numbers; --backend python reads it per record). kvcache-simulator's settings are "
             "--eviction fifo,leaf-lru --warmup-fraction 0.5. Policies: "
             + "; ".join(f"{name}: {text}" for name, text in EVICTION_HELP.items())
         ),
@@ -144,8 +144,8 @@ def run_budgets(args) -> int:
             return known
 
     named = (
-        on_arrays and args.engine == "numpy"
-    )  # as simulate: only --engine numpy names the engine
+        on_arrays and args.backend == "numpy"
+    )  # as simulate: only --backend numpy names the engine
     if trace.block_size_tokens is None:
         raise UserError(
             f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks"
@@ -167,7 +167,7 @@ def run_budgets(args) -> int:
             {
                 "instance": trace.name,
                 **identity(),
-                **({"engine": ARRAYS_ENGINE} if named else {}),
+                **({"backend": ARRAYS_ENGINE} if named else {}),
                 "kv_bytes_per_token": kv.bytes_per_token,
                 "kv_bytes_source": kv.source,
                 "block_size_tokens": trace.block_size_tokens,
@@ -191,7 +191,7 @@ def run_budgets(args) -> int:
             }
         )
         return 0
-    engine = f"; engine {ARRAYS_ENGINE}" if named else ""
+    engine = f"; backend {ARRAYS_ENGINE}" if named else ""
     print(
         f"{trace.name}: one pooled cache; KV {kv.bytes_per_token:g} bytes/token ({kv.source}); "
         f"blocks of {trace.block_size_tokens} tokens{engine}"

@@ -1,4 +1,4 @@
-"""``--engine`` and ``--scheduler``: big traces without the Python simulators.
+"""``--backend`` and ``--scheduler``: big traces without the Python simulators.
 
 ``simulate`` without a capacity asks a set-count question (pooled misses =
 distinct blocks; per-host misses under a static routing = distinct (host,
@@ -13,6 +13,7 @@ decides: the commands call :func:`counts_apply`, :func:`arrays_apply` and
 from __future__ import annotations
 
 from pyverify.engines import ENGINES
+from pyverify.commands.argtypes import add_old_spelling
 from pyverify.commands.input_options import needs_instance_reader
 from pyverify.commands.output import print_json
 from pyverify.errors import RequestError, UserError
@@ -21,23 +22,24 @@ from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
 
 def add_engine_options(parser) -> None:
     parser.add_argument(
-        "--engine",
+        "--backend",
         choices=ENGINES,
         default="auto",
-        help="how a trace file is run. auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
+        help="how the counts are computed (the answer is the same). auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
         "arrays and run there (compiled replay with a capacity), with the same report as the per-record "
         "simulator; an uncapacitated count of a Parquet file of 1 GiB or more goes to duckdb. python: the "
         "per-record simulator on Python chains (every input; the reference the array path is tested "
-        "against). numpy: as auto, in memory, naming the engine in the report (a plain count reports "
+        "against). numpy: as auto, in memory, naming the backend in the report (a plain count reports "
         "blocks only). duckdb (out of core, on Parquet) counts uncapacitated caches only, with the same "
         "report (window and tokens, no content digest); dask (on a cluster) counts uncapacitated caches "
         "over the whole trace, in blocks. Instance files, chat logs, --block-size, --tokenizer and prefix-affinity routing use the "
         "simulator",
     )
+    add_old_spelling(parser, "--engine", "--backend", "backend", choices=ENGINES)
     parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="with --engine dask: the dask.distributed scheduler to use, e.g. tcp://10.0.0.5:8786 "
+        help="with --backend dask: the dask.distributed scheduler to use, e.g. tcp://10.0.0.5:8786 "
         "(default: start a local cluster of 2 workers)",
     )
 
@@ -60,11 +62,11 @@ def counts_apply(args) -> bool:
     needs_a_run = (
         _capacitated(args) or args.witness
     )  # DuckDB also measures a window; Dask counts the whole trace
-    if args.scheduler and args.engine != "dask":
-        raise UserError("--scheduler: only with --engine dask")
-    if args.engine == "python":
+    if args.scheduler and args.backend != "dask":
+        raise UserError("--scheduler: only with --backend dask")
+    if args.backend == "python":
         return False
-    if args.engine == "auto":
+    if args.backend == "auto":
         from pyverify.inputs.columnar import is_parquet
 
         # Only a big Parquet file goes to DuckDB (engines.select.choose): asked first, so that a JSONL trace is
@@ -76,18 +78,18 @@ def counts_apply(args) -> bool:
         from pyverify.engines import choose
 
         return choose("auto", args.instance) == "duckdb"
-    if args.engine == "numpy":
+    if args.backend == "numpy":
         return not (needs_a_run or _windowed(args))
-    if needs_a_run or (args.engine == "dask" and _windowed(args)):
+    if needs_a_run or (args.backend == "dask" and _windowed(args)):
         what = (
             "--capacity*/--witness"
-            if args.engine == "duckdb"
+            if args.backend == "duckdb"
             else "--capacity*/--warmup-fraction/--witness"
         )
         raise UserError(
-            f"--engine {args.engine}: the out-of-core engines count uncapacitated caches "
-            f"{'' if args.engine == 'duckdb' else 'over the whole trace '}(distinct blocks); drop {what} to use "
-            "them, or use --engine numpy or auto, which replay a capacity on arrays"
+            f"--backend {args.backend}: the out-of-core engines count uncapacitated caches "
+            f"{'' if args.backend == 'duckdb' else 'over the whole trace '}(distinct blocks); drop {what} to use "
+            "them, or use --backend numpy or auto, which replay a capacity on arrays"
         )
     return True
 
@@ -96,13 +98,13 @@ def arrays_apply(args) -> bool:
     """Whether ``simulate`` runs on the trace held as arrays (:mod:`pyverify.commands.array_simulate`).
 
     For every trace file (Parquet, CSV, Mooncake JSONL, told by content)
-    under ``--engine auto`` or ``numpy``, with a static routing, read without
+    under ``--backend auto`` or ``numpy``, with a static routing, read without
     re-blocking or tokenizing. An uncapacitated run is counted by numpy; a
     capacitated one is replayed by the compiled kernels, so it needs numba
     (without it, the simulator answers, with the same report). Elsewhere
-    (``--engine python``, instance files, chat logs) the simulator answers.
+    (``--backend python``, instance files, chat logs) the simulator answers.
     """
-    if args.engine not in ("auto", "numpy") or args.routing == "prefix-affinity":
+    if args.backend not in ("auto", "numpy") or args.routing == "prefix-affinity":
         return False
     if needs_instance_reader(args) or not is_trace_file(args.instance):
         return False
@@ -171,30 +173,31 @@ def _windowed(args) -> bool:
 
 
 def add_trace_engine_option(parser) -> None:
-    """``--engine`` for the commands that replay a trace on arrays as ``simulate`` does (``mrc``, ``budgets``)."""
+    """``--backend`` for the commands that replay a trace on arrays as ``simulate`` does (``mrc``, ``budgets``)."""
     parser.add_argument(
-        "--engine",
+        "--backend",
         choices=TRACE_ENGINES,
         default="auto",
-        help="how a trace file is read. auto (default): a Parquet, CSV or Mooncake JSONL trace is read as "
-        "arrays, at any size, and replayed by the compiled kernels, with the same report as the "
-        "per-record path. numpy: the same, naming the engine in the report. python: the per-record "
-        "path on Python chains (every input; the reference the array path is tested against). Instance "
-        "files, chat logs, --block-size and --tokenizer are read per record; without numba, so is "
-        "every input",
+        help="how a trace file is read and replayed (the answer is the same). auto (default): a "
+        "Parquet, CSV or Mooncake JSONL trace is read as arrays, at any size, and replayed by the "
+        "compiled kernels, with the same report as the per-record path. numpy: the same, naming the "
+        "backend in the report. python: the per-record path on Python chains (every input; the "
+        "reference the array path is tested against). Instance files, chat logs, --block-size and "
+        "--tokenizer are read per record; without numba, so is every input",
     )
+    add_old_spelling(parser, "--engine", "--backend", "backend", choices=TRACE_ENGINES)
 
 
-#: The ``--engine`` choices of :func:`add_trace_engine_option`.
+#: The ``--backend`` choices of :func:`add_trace_engine_option`.
 TRACE_ENGINES = ("auto", "numpy", "python")
 
 
 def trace_on_arrays(args, needs_kernels: bool = True) -> bool:
     """Whether ``mrc`` or ``budgets`` reads its input as arrays: a trace file (by content, at any size) under
-    ``--engine auto`` or ``numpy``, read without re-blocking or tokenizing, and (``needs_kernels``: for a replay)
+    ``--backend auto`` or ``numpy``, read without re-blocking or tokenizing, and (``needs_kernels``: for a replay)
     with numba installed. That is asked without importing numba: loading it (and its cached kernels) costs a
     second or more, which a small trace would pay in its reader too, for nothing."""
-    if args.engine == "python" or not is_trace_file(args.instance) or needs_instance_reader(args):
+    if args.backend == "python" or not is_trace_file(args.instance) or needs_instance_reader(args):
         return False
     if not needs_kernels:
         return True
@@ -213,7 +216,7 @@ def run_simulate_counts(args) -> int:
     from pyverify.inputs.columnar import MissingExtra
     from pyverify.inputs.columnar.digest import content_sha256
 
-    engine = choose(args.engine, args.instance)
+    engine = choose(args.backend, args.instance)
     trace, identity = None, {}
     if is_trace_file(args.instance) and not needs_instance_reader(
         args
@@ -295,7 +298,7 @@ def run_simulate_counts(args) -> int:
             if "instance_sha256" in identity
             else {}
         ),
-        "engine": engine,
+        "backend": engine,
         "model": args.model,
         "fleet_size": fleet if policy is not None else None,
         "routing": policy,
@@ -312,11 +315,11 @@ def run_simulate_counts(args) -> int:
         name = result["instance"]
         if policy is None:
             print(
-                f"{name}: one pooled demand cache, uncapacitated (no routing needed: every host reads the pool); engine {engine}"
+                f"{name}: one pooled demand cache, uncapacitated (no routing needed: every host reads the pool); backend {engine}"
             )
         else:
             print(
-                f"{name}: {args.model} demand cache(s), uncapacitated, {fleet} hosts ({policy} routing); engine {engine}"
+                f"{name}: {args.model} demand cache(s), uncapacitated, {fleet} hosts ({policy} routing); backend {engine}"
             )
         print(f"  block references {counts.references}")
         print(f"  hits             {hits}")

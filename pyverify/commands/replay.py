@@ -16,6 +16,7 @@ from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.commands.argtypes import (
     add_flag_check,
+    add_old_spelling,
     cache_amount,
     capacity_blocks,
     capacity_gib,
@@ -286,7 +287,7 @@ def register(subparsers) -> None:
         help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)",
     )
     parser.add_argument(
-        "--engine",
+        "--backend",
         choices=REPLAY_ENGINES,
         default="auto",
         help="who runs the replay: compiled (numba, no per-block Python; timed or not, lru, fifo or no capacity, "
@@ -297,6 +298,7 @@ def register(subparsers) -> None:
         "python what the caches hold; auto takes python where it is cheaper or the "
         "tables pass 8 GiB",
     )
+    add_old_spelling(parser, "--engine", "--backend", "backend", choices=REPLAY_ENGINES)
     parser.add_argument(
         "--chart",
         type=chart_path,
@@ -476,7 +478,7 @@ def run_replay(args) -> int:
                         timed=timed,
                         progress=advance,
                         host_capacity=host,
-                        engine=args.engine,
+                        engine=args.backend,
                         **engine,
                     )
                     routing = tuple(run.host_of)
@@ -633,8 +635,8 @@ def engine_refusal(args) -> None:
 
 
 def compiled_refusal(args) -> None:
-    """One line (exit 2) when ``--engine compiled`` cannot run every requested run; before the input is read."""
-    if args.engine != "compiled":
+    """One line (exit 2) when ``--backend compiled`` cannot run every requested run; before the input is read."""
+    if args.backend != "compiled":
         return
     from pyverify.fleet.compiled_replay import unsupported
     from pyverify.fleet.routers import Router
@@ -653,7 +655,7 @@ def compiled_refusal(args) -> None:
                 )
                 reason = unsupported(Router(name, 1), capacity, args.eviction, pool, host, timed)
                 if reason is not None:
-                    raise UserError(f"--engine compiled: {reason}; use --engine auto or python")
+                    raise UserError(f"--backend compiled: {reason}; use --backend auto or python")
 
 
 def engine_inputs(args, instance) -> dict:

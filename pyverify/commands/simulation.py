@@ -90,7 +90,7 @@ def report_simulation(args, simulation: Simulation) -> int:
         "instance": sim.name,
         "sha256": sim.sha256,
         **({"instance_sha256": sim.instance_sha256} if sim.instance_sha256 else {}),
-        **({"engine": sim.engine} if sim.engine else {}),
+        **({"backend": sim.engine} if sim.engine else {}),
         "model": sim.model,
         "fleet_size": sim.fleet,
         "routing": sim.routing,
@@ -127,7 +127,7 @@ def report_simulation(args, simulation: Simulation) -> int:
         if sim.size.blocks is None
         else f"capacity {sim.size.words}, {eviction_name(sim.eviction)}"
     )
-    engine = f"; engine {sim.engine}" if sim.engine else ""
+    engine = f"; backend {sim.engine}" if sim.engine else ""
     if sim.routing is None:
         print(
             f"{sim.name}: one pooled demand cache, {capacity} (no routing needed: every host reads the pool){engine}"

@@ -150,7 +150,7 @@ def register(subparsers) -> None:
             "docs/min-flat-relaxation.md), and the capacity LRU needs to match it; that optimum may discard a block it "
             "fetches (bypass). opt-forced adds the optimum of a cache that admits every block it fetches and keeps the "
             "running request's blocks, as vLLM and SGLang do (pyverify/sim/forced_min.py; one run per printed capacity). A trace file (Parquet, CSV, "
-            "Mooncake JSONL) is read as arrays, not Python objects, at any size: the same numbers (--engine python reads it "
+            "Mooncake JSONL) is read as arrays, not Python objects, at any size: the same numbers (--backend python reads it "
             "per record)."
         ),
     )
@@ -555,7 +555,7 @@ def run_mrc(args) -> int:
     result = {
         "instance": source.name,
         **source.identity(),
-        **({"engine": source.engine} if source.engine else {}),
+        **({"backend": source.engine} if source.engine else {}),
         "model": args.model,
         "fleet_size": fleet,
         "routing": routing_policy,
@@ -592,7 +592,7 @@ def run_mrc(args) -> int:
         ]
         for name in policies
     )
-    engine = f"; engine {source.engine}" if source.engine else ""
+    engine = f"; backend {source.engine}" if source.engine else ""
     print(
         f"{source.name}: exact {names} miss-ratio curve{'s' if len(policies) > 1 else ''}, {where} of C blocks; "
         f"{first.references} block references{engine}"
@@ -741,7 +741,7 @@ class CurveInput:
 
 
 def _curve_input(args) -> CurveInput:
-    """The input as instance (Python chains: every input, and ``--engine python``) or, for a trace file at any
+    """The input as instance (Python chains: every input, and ``--backend python``) or, for a trace file at any
     size, as arrays replayed by the compiled kernels (as ``simulate`` and ``budgets`` do)."""
     import numpy as np
 
@@ -793,7 +793,7 @@ def _curve_input(args) -> CurveInput:
         return CurveInput(
             trace.name,
             lambda: {"sha256": sha256()},
-            ENGINE if args.engine == "numpy" else None,
+            ENGINE if args.backend == "numpy" else None,
             trace.block_size_tokens,
             trace.ids,
             np.diff(trace.offsets),

@@ -26,12 +26,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The engines ``--engine`` accepts (kept here, apart from the engines, so the CLI can list them cheaply).
+#: The engines ``--backend`` accepts (kept here, apart from the engines, so the CLI can list them cheaply).
 #: ``python`` is the per-record simulator on Python chains: every input and option, and the test oracle
 #: the array path (``auto``, ``numpy``) is compared with.
 ENGINES = ("auto", "python", "numpy", "duckdb", "dask")
 
-#: Parquet files at least this large go to DuckDB under ``--engine auto``.
+#: Parquet files at least this large go to DuckDB under ``--backend auto``.
 AUTO_DUCKDB_BYTES = 1 << 30
 
 

@@ -40,7 +40,7 @@ STATIC_POLICIES = ("round-robin", "random", "route-key", "prefix-hash", "given",
 
 ONE_MACHINE = (
     "routing policy 'prefix-affinity' routes each request by what every host's cache holds at that moment, "
-    "so it is sequential over the whole fleet and runs on one machine only: use --engine numpy"
+    "so it is sequential over the whole fleet and runs on one machine only: use --backend numpy"
 )
 
 

@@ -1,4 +1,4 @@
-"""Which engine counts a trace: the user's ``--engine``, or by the trace's size.
+"""Which engine counts a trace: the user's ``--backend``, or by the trace's size.
 
 ``auto`` (the default) keeps small inputs on the in-memory numpy path and
 sends a Parquet file of :data:`AUTO_DUCKDB_BYTES` or more to DuckDB, which
@@ -60,7 +60,7 @@ def count(
                 if source.block_tokens is not None:
                     raise UserError(
                         f"{path}: block_tokens: per-block token counts are counted in memory only; "
-                        "use --engine auto or numpy"
+                        "use --backend auto or numpy"
                     )
             measure = replace(measure, block_size=block_size)
         return engine_module.count(source, fleet, policy, seed, measure)

@@ -9,6 +9,6 @@
 * :mod:`pyverify.fleet.report` -- percentiles and the bounds printed beside every answer.
 """
 
-#: ``replay(engine=...)`` and ``pyverify replay --engine``: the compiled run when the configuration allows it (auto),
+#: ``replay(engine=...)`` and ``pyverify replay --backend``: the compiled run when the configuration allows it (auto),
 #: the Python event loop, or the compiled run. Here, not in the event loop's module, so the CLI starts without it.
 REPLAY_ENGINES = ("auto", "python", "compiled")

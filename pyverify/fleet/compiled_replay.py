@@ -217,7 +217,7 @@ def table_bytes(
     )
 
 
-#: What ``--engine auto`` weighs before laying out the event loop's tables. Measured on this
+#: What ``--backend auto`` weighs before laying out the event loop's tables. Measured on this
 #: project's 2-core machine, ``replay synthetic_trace.jsonl --fleet 4096 --host-capacity 20
 #: --pool-capacity 100`` (tables of 1.8 GiB) took 4.0 s and 1.09 GB compiled, 2.3 s and 0.13 GB
 #: in Python: laying out and touching the tables costs about 1.7 s a GiB; the Python loop about

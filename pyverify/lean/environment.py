@@ -23,9 +23,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pyverify.errors import CheckFailed
 from pyverify.lean import catalog, trust
 from pyverify.lean.kernel_names import KERNEL_NAMES
-from pyverify.lean.results import CheckFailed, Message, TheoremResult, parse_json_messages
+from pyverify.lean.results import Message, TheoremResult, parse_json_messages
 
 EXAMPLES_MODULE = "Examples"
 

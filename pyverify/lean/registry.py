@@ -11,9 +11,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from pyverify.errors import CheckFailed
 from pyverify.lean import catalog, runtime, trust
 from pyverify.lean.results import (
-    CheckFailed,
     CheckResult,
     TheoremResult,
     relative_to_project as _rel,

@@ -96,10 +96,6 @@ class CheckResult:
         }
 
 
-class CheckFailed(Exception):
-    """Stops the check at the first failing step (recorded in the result)."""
-
-
 # --------------------------------------------------------------------------
 # Lean output
 

@@ -36,12 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from pyverify.errors import UserError, located
+from pyverify.errors import CheckFailed, UserError, located
 import pyverify.lean as lean_package
 from pyverify.lean import environment, registry, runtime, sources, trust
 from pyverify.lean.registry import REGISTRY_FILE, REGISTRY_FORMAT, build_registry, render_registry  # noqa: F401 (re-exported)
 from pyverify.lean.results import (  # noqa: F401 (re-exported)
-    CheckFailed,
     CheckResult,
     Message,
     ModuleResult,

@@ -84,7 +84,7 @@ import os
 from importlib import resources
 from typing import Any, Callable
 
-from pyverify.errors import UserError, located
+from pyverify.errors import CheckFailed, UserError, located
 from pyverify.trusted import digest, reader, recount
 
 CERTIFICATE_FORMAT = "pyverify.certificate/1"
@@ -97,10 +97,6 @@ CERTIFICATE_FORMATS = (CERTIFICATE_FORMAT, PACKED_CERTIFICATE_FORMAT)
 #: The largest integer a certificate may hold (the schema's bound): signed 64 bits, as the array
 #: checker holds it.
 MAX_INTEGER = 2**63 - 1
-
-
-class CheckFailed(Exception):
-    """A certificate that is well-formed but wrong."""
 
 
 def certificate_schema() -> dict[str, Any]:

@@ -54,20 +54,20 @@ COMMANDS = {
         str(REPO / "lean" / "theorems.json"),
     ],
     # The array paths: trace files read by the columnar readers (pyarrow's JSON, CSV and Parquet readers).
-    "simulate-numpy": ["simulate", "INPUT", "--model", "pooled", "--engine", "numpy"],
+    "simulate-numpy": ["simulate", "INPUT", "--model", "pooled", "--backend", "numpy"],
     "simulate-duckdb": [
         "simulate",
         "INPUT",
         "--model",
         "pooled",
-        "--engine",
+        "--backend",
         "duckdb",
     ],  # reads Parquet itself
     "trace-import-parquet": ["trace", "import", "INPUT", "-o", "OUT/imported.parquet"],
     # mrc and budgets read a trace file as arrays by default (as simulate does), at any size; per record when asked.
-    "mrc-python": ["mrc", "INPUT", "--engine", "python"],
+    "mrc-python": ["mrc", "INPUT", "--backend", "python"],
     "budgets": ["budgets", "INPUT", "--kv-model", "llama-3.1-8b"],
-    "budgets-python": ["budgets", "INPUT", "--kv-model", "llama-3.1-8b", "--engine", "python"],
+    "budgets-python": ["budgets", "INPUT", "--kv-model", "llama-3.1-8b", "--backend", "python"],
 }
 
 
@@ -265,7 +265,7 @@ def test_sample_through_a_real_process(tmp_path):
 @pytest.mark.parametrize(
     "argv",
     [
-        ["simulate", "INPUT", "--engine", "numpy", "--model", "pooled"],
+        ["simulate", "INPUT", "--backend", "numpy", "--model", "pooled"],
         ["trace", "import", "INPUT", "-o", "OUT.parquet"],
     ],
 )
