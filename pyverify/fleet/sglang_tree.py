@@ -88,8 +88,8 @@ class ApproxTree:
             prev.tenants[tenant] = now_ms
             index += shared
 
-    def prefix_match(self, text: Sequence[int], now_ms: int) -> tuple[int, int | None]:
-        """(symbols matched, the tenant of the node reached: its lowest host id; ``None`` for "empty")."""
+    def match_node(self, text: Sequence[int]) -> tuple[int, _Node]:
+        """prefix_match's walk: (symbols matched, the node reached), touching nothing."""
         text = tuple(text)
         prev = self.root
         index = 0
@@ -102,6 +102,11 @@ class ApproxTree:
             prev = matched
             if shared != len(matched.text):
                 break
+        return index, prev
+
+    def prefix_match(self, text: Sequence[int], now_ms: int) -> tuple[int, int | None]:
+        """(symbols matched, the tenant of the node reached: its lowest host id; ``None`` for "empty")."""
+        index, prev = self.match_node(text)
         if not prev.tenants:
             return index, None
         tenant = min(prev.tenants)

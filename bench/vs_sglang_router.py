@@ -1,0 +1,202 @@
+"""Drive the ``sglang-router`` package's own cache_aware policy, decision by decision, against pyverify's port.
+
+Needs sglang-router 0.3.2 in a separate environment (``python -m venv V && V/bin/pip install
+sglang-router==0.3.2``); never part of CI. Everything listens on 127.0.0.1 only.
+
+    python bench/vs_sglang_router.py [TRACE] --router-python V/bin/python [--workers 10]
+
+The router is the package's own binary (``python -m sglang_router.launch_router --policy
+cache_aware`` with its defaults), in front of --workers stub workers (HTTP servers here that answer
+its health and info probes and every ``/generate`` at once). Each trace request is sent as a
+``/generate`` whose text has one character per block id (the router's tree is over characters;
+pyverify's port is over block ids, so the two trees hold the same strings). Requests go one at a
+time and each is answered before the next is sent, so every worker's load is 0 at every decision and
+the policy stays in its cache-aware branch: this checks the tree, the match rate against
+cache_threshold and the smallest-tree fallback, not the load-balancing branch.
+
+For each request the stub that received it is the router's decision. pyverify's port
+(:class:`pyverify.fleet.sglang_tree.ApproxTree`) computes the set of workers the policy may pick
+there: the tenants of the node the match reaches when the match rate passes the threshold, else the
+tenants with the smallest tree (the Rust code takes the first entry of a hash map, so any of them);
+the decision must be in that set. The port then records the router's own decision, so both trees
+stay the same string for string. Printed: decisions inside the set, decisions where the set had one
+worker, and how often the port's own tie rule (lowest id) picked the same worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+DEFAULT_TRACE = "/work/shared/data/mooncake/synthetic_trace.jsonl"
+CACHE_THRESHOLD = 0.3  # sglang-router 0.3.2 router_args.py
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def stub_worker(index: int, received: dict):
+    """An HTTP server that stands for worker ``index``: records each /generate's rid."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _reply(self, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            if self.path.startswith("/get_model_info"):
+                self._reply({"model_path": "stub", "is_generation": True})
+            elif self.path.startswith("/v1/models"):
+                self._reply({"object": "list", "data": [{"id": "stub", "object": "model"}]})
+            else:
+                self._reply({})
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if self.path.startswith(("/generate", "/v1/completions")):
+                received[body.get("rid") or body.get("user")] = index
+            self._reply({"text": "", "meta_info": {"id": body.get("rid"), "finish_reason": None}})
+
+    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def post(url: str, body: dict) -> None:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()
+
+
+def wait_ready(url: str, router: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if router.poll() is not None:
+            raise RuntimeError(f"the router exited with {router.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError("the router did not become ready")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trace", nargs="?", default=DEFAULT_TRACE)
+    parser.add_argument("--router-python", required=True, help="python of the sglang-router venv")
+    parser.add_argument("--workers", type=int, default=10)
+    parser.add_argument("--limit", type=int, help="first N requests only")
+    parser.add_argument("--debug", action="store_true", help="show the router's debug log")
+    args = parser.parse_args(argv)
+
+    from pyverify.fleet.sglang_tree import ApproxTree
+    from pyverify.inputs.load import load_described
+
+    chains = load_described(args.trace).instance.chains[: args.limit]
+    dense: dict[int, int] = {}
+    for chain in chains:
+        for block in chain:
+            dense.setdefault(block, len(dense))
+    # One character per block: from U+10000 on, past the surrogates, every one a Rust char.
+    texts = ["".join(chr(0x10000 + dense[block]) for block in chain) for chain in chains]
+
+    received: dict[str, int] = {}
+    workers = [stub_worker(index, received) for index in range(args.workers)]
+    urls = [f"http://127.0.0.1:{server.server_address[1]}" for server in workers]
+    port, metrics = free_port(), free_port()
+    router = subprocess.Popen(
+        [
+            args.router_python,
+            "-m",
+            "sglang_router.launch_router",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--prometheus-host",
+            "127.0.0.1",
+            "--prometheus-port",
+            str(metrics),
+            "--policy",
+            "cache_aware",
+            "--log-level",
+            "debug" if args.debug else "warn",
+            "--worker-urls",
+            *urls,
+        ],
+        stdout=sys.stderr if args.debug else subprocess.DEVNULL,
+        stderr=sys.stderr if args.debug else subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_ready(base, router)
+        started = time.perf_counter()
+        for index, text in enumerate(texts):
+            post(base + "/generate", {"text": text, "rid": str(index), "stream": False})
+        seconds = time.perf_counter() - started
+    finally:
+        router.terminate()
+        router.wait(timeout=30)
+        for server in workers:
+            server.shutdown()
+
+    tree = ApproxTree()
+    for host in range(args.workers):
+        tree.insert((), host, 0)
+    inside = single = same_as_port = 0
+    first_outside = None
+    for index, chain in enumerate(chains):
+        chosen = received[str(index)]
+        matched, node = tree.match_node(chain)
+        rate = matched / len(chain) if chain else 0.0
+        if rate > CACHE_THRESHOLD and node.tenants:
+            allowed = set(node.tenants)
+        else:
+            smallest = min(tree.tenant_char_count.values())
+            allowed = {h for h, size in tree.tenant_char_count.items() if size == smallest}
+        inside += chosen in allowed
+        single += len(allowed) == 1
+        same_as_port += chosen == min(allowed)
+        if chosen not in allowed and first_outside is None:
+            first_outside = (index, chosen, sorted(allowed))
+        tree.insert(chain, chosen, index)
+    n = len(chains)
+    print(
+        f"{args.trace}: {n} requests, {args.workers} workers, sglang-router cache_aware "
+        f"(its defaults), loads 0 at every decision; {seconds:.1f} s through the router"
+    )
+    print(f"  router's decision inside the port's allowed set: {inside}/{n}")
+    print(f"  decisions the port fixes to one worker: {single}/{n}")
+    print(f"  the port's tie rule (lowest id) picks the router's worker: {same_as_port}/{n}")
+    if first_outside is not None:
+        print(
+            f"  first outside: request {first_outside[0]} -> worker {first_outside[1]}, "
+            f"allowed {first_outside[2]}"
+        )
+    return 0 if inside == n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
