@@ -14,6 +14,9 @@ runs its own timing model (Dynamo's mocker its default performance model), so th
 printed measure the distance between the two models.
 
 Printed:
+* the KV router's choices: Dynamo's run replayed into pyverify's ``dynamo`` books (its workers,
+  overlaps, first tokens and ends), and pyverify's cost of each chosen worker against the logit
+  Dynamo logged for it;
 * round-robin at each capacity: requests whose hit blocks are equal (Dynamo's reused input tokens //
   block size against pyverify's GPU hit blocks), hit blocks on each side, and the TTFT difference
   (pyverify - Dynamo) per request: median, p90 of its absolute value, and the share within 1%;
@@ -26,10 +29,13 @@ Printed:
 from __future__ import annotations
 
 import argparse
+import heapq
 import os
 import platform
+import re
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -41,8 +47,7 @@ UNLIMITED_BLOCKS = 200_000  # more blocks per worker than the trace references: 
 
 
 def dynamo_run(trace: str, workers: int, capacity: int | None, router_mode: str):
-    """Dynamo's per-request records (trace order) from its offline replay."""
-    os.environ.setdefault("DYN_LOG", "error")
+    """Dynamo's per-request records and its log (the KV router logs each choice at INFO)."""
     from dynamo._core import run_mocker_trace_replay
 
     engine = {
@@ -53,15 +58,85 @@ def dynamo_run(trace: str, workers: int, capacity: int | None, router_mode: str)
         "enable_prefix_caching": True,
         "enable_chunked_prefill": True,
     }
-    result = run_mocker_trace_replay(
-        [trace],
-        extra_engine_args={"engine": engine, "num_gpu_blocks_is_explicit": True},
-        num_workers=workers,
-        router_mode=router_mode,
-        trace_block_size=BLOCK,
-        capture_per_request=True,
+    log = tempfile.TemporaryFile()
+    saved = os.dup(2)  # the Rust side logs to file descriptor 2
+    os.dup2(log.fileno(), 2)
+    try:
+        result = run_mocker_trace_replay(
+            [trace],
+            extra_engine_args={"engine": engine, "num_gpu_blocks_is_explicit": True},
+            num_workers=workers,
+            router_mode=router_mode,
+            trace_block_size=BLOCK,
+            capture_per_request=True,
+        )
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    log.seek(0)
+    return result.per_request, log.read().decode(errors="replace")
+
+
+SELECTED = re.compile(
+    r'request_id="([^"]+)" worker_id=(\d+).*?logit=([-\d.e+]+) effective_cached_blocks=([\d.]+)'
+)
+
+
+def check_dynamo_choices(trace, instance, workers, capacity):
+    """pyverify's dynamo cost of the worker Dynamo chose, against the cost Dynamo logged for it.
+
+    pyverify's books are fed Dynamo's own run: each request is recorded on Dynamo's worker with the
+    overlap Dynamo saw, its prefill ends at Dynamo's first token and its blocks leave at Dynamo's end.
+    Equal costs on every request mean the same cost function and the same books."""
+    from pyverify.fleet.routers import Router, RouterOptions
+
+    records, log = dynamo_run(trace, workers, capacity, "kv_router")
+    logged = {}
+    for line in log.splitlines():
+        match = SELECTED.search(re.sub(r"\x1b\[[0-9;]*m", "", line))
+        if match:
+            logged[match.group(1)] = (
+                int(match.group(2)),
+                float(match.group(3)),
+                float(match.group(4)),
+            )
+    router = Router("dynamo", workers, RouterOptions(block_tokens=BLOCK))
+    ends: list[tuple[float, int]] = []
+    equal, first_unequal = 0, None
+    for index, record in enumerate(in_trace_order(records, instance)):
+        worker, logit, cached = logged[record["uuid"]]
+        now = record["arrival_time_ms"]
+        while ends and ends[0][0] <= now:
+            router.finished(heapq.heappop(ends)[1])
+        overlap = int(cached)
+        caches = [Fixed(overlap if host == worker else 0) for host in range(workers)]
+        costs, _, isl, hashed = router.dynamo_costs(
+            instance.chains[index], caches, now, record["input_length"]
+        )
+        if abs(costs[worker] - logit) <= 1e-6 * max(1.0, abs(logit)):
+            equal += 1
+        elif first_unequal is None:
+            first_unequal = (index, worker, logit, costs[worker])
+        router.record_dynamo_pick(index, worker, hashed, overlap, isl)
+        router.prefill_done(index, record["first_token_ms"])
+        heapq.heappush(ends, (record["terminal_time_ms"], index))
+    label = "unlimited" if capacity is None else f"{capacity} blocks/worker"
+    print(
+        f"KV router, {label}: pyverify's dynamo cost of Dynamo's chosen worker equals the logit "
+        f"Dynamo logged on {equal}/{len(records)} requests"
     )
-    return result.per_request
+    if first_unequal is not None:
+        print("  first unequal (request, worker, Dynamo, pyverify):", first_unequal)
+
+
+class Fixed:
+    """A cache whose prefix hit count is given (the overlap Dynamo's indexer reported)."""
+
+    def __init__(self, hits: int) -> None:
+        self.hits = hits
+
+    def prefix_hits(self, chain) -> int:
+        return min(self.hits, len(chain))
 
 
 def in_trace_order(records, instance):
@@ -120,7 +195,7 @@ def percentile(values, q):
 
 
 def compare_round_robin(trace, instance, workers, capacity):
-    dynamo = in_trace_order(dynamo_run(trace, workers, capacity, "round_robin"), instance)
+    dynamo = in_trace_order(dynamo_run(trace, workers, capacity, "round_robin")[0], instance)
     run, _ = pyverify_run(instance, workers, capacity, "round-robin")
     n = len(instance.chains)
     theirs = [record["reused_input_tokens"] // BLOCK for record in dynamo]
@@ -161,7 +236,7 @@ def compare_kv(trace, instance, workers, capacity, runs):
     label = "unlimited" if capacity is None else f"{capacity} blocks/worker"
     print(f"KV router, {label}:")
     for attempt in range(runs):
-        records = in_trace_order(dynamo_run(trace, workers, capacity, "kv_router"), instance)
+        records = in_trace_order(dynamo_run(trace, workers, capacity, "kv_router")[0], instance)
         hosts = [record["decode_worker_idx"] for record in records]
         hits = [record["reused_input_tokens"] // BLOCK for record in records]
         longest = []
@@ -207,6 +282,8 @@ def main(argv=None) -> int:
     )
     for capacity in (None, args.capacity):
         compare_round_robin(args.trace, instance, args.workers, capacity)
+    for capacity in (None, args.capacity):
+        check_dynamo_choices(args.trace, instance, args.workers, capacity)
     for capacity in (None, args.capacity):
         compare_kv(args.trace, instance, args.workers, capacity, args.runs)
     print(f"({time.perf_counter() - started:.0f} s)")

@@ -284,14 +284,22 @@ class Router:
     def _pick_dynamo(self, index, chain, caches, now, input_tokens) -> int:
         costs, overlaps, isl, hashed = self.dynamo_costs(chain, caches, now, input_tokens)
         host = min(range(self.fleet), key=lambda host: (costs[host], host))
+        self.record_dynamo_pick(index, host, hashed, overlaps[host], isl)
+        return host
+
+    def record_dynamo_pick(
+        self, index: int, host: int, hashed: Sequence[int], overlap: int, isl: int
+    ) -> None:
+        """Dynamo's books after request ``index`` (its hashed blocks, ``isl`` input tokens) goes to
+        ``host`` where ``overlap`` of its blocks are cached. Public so a peer's own decisions can be
+        replayed into the books (bench/vs_dynamo.py)."""
         books = self._dynamo[host]
         books.active.update(set(hashed))
-        new_tokens = isl - overlaps[host] * self.options.block_tokens
+        new_tokens = isl - overlap * self.options.block_tokens
         if new_tokens > 0:
             books.prefill_tokens[index] = new_tokens
         self._host_of[index] = host
         self._blocks_of[index] = hashed
-        return host
 
     def _pick_sglang(self, index, chain, load, now) -> int:
         options, tree = self.options, self._tree
