@@ -139,6 +139,32 @@ def test_dynamo_books_are_empty_after_every_timed_run(chains, fleet, capacity):
         assert not books.active and not books.prefill_tokens and not books.prefill_ends
 
 
+def test_the_event_loop_tells_the_router_each_first_token_and_each_end():
+    calls = []
+
+    class Spy(Router):
+        def prefill_done(self, index, at):
+            calls.append(("first", index, at))
+            super().prefill_done(index, at)
+
+        def finished(self, index):
+            calls.append(("end", index, None))
+            super().finished(index)
+
+    chains = [(1, 2), (1, 2, 3), (4,), (1, 2), (5, 6)]
+    service = ServiceModel(prefill_tokens_per_s=1000.0, decode_tokens_per_s=5.0, max_running=1)
+    run = replay(
+        chains, Spy("dynamo", 2), 3, "lru", False, service, [0, 10, 20, 30, 40], None, [4] * 5
+    )
+    assert {index: at for kind, index, at in calls if kind == "first"} == dict(
+        enumerate(run.first_token)
+    )
+    assert sorted(index for kind, index, _ in calls if kind == "end") == list(range(5))
+    calls.clear()
+    replay(chains, Spy("dynamo", 2), 3, "lru", timed=False)
+    assert [index for kind, index, _ in calls if kind == "end"] == list(range(5))
+
+
 # --- sglang -----------------------------------------------------------------------------------------
 
 
