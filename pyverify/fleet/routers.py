@@ -49,10 +49,11 @@ when it ends). Rules, ties included (every rule ends with the lowest host id):
     at the end). Temperature 0 takes the lowest cost; Dynamo breaks equal costs at random, here
     the lowest host id (so compare runs by distribution, as bench/vs_dynamo.py does).
 ``sglang``
-    The SGLang router's ``cache_aware`` policy (sglang-router 0.3.2,
-    ``sgl-router/src/policies/cache_aware.rs``, ``select_worker``), with the package's
-    defaults (``router_args.py``: cache_threshold 0.3, balance_abs_threshold 64,
-    balance_rel_threshold 1.5, eviction_interval_secs 60, max_tree_size 2**26). Loads are the
+    The SGLang router's ``cache_aware`` policy: a port of ``CacheAwarePolicy::select_worker`` in
+    ``sgl-router/src/policies/cache_aware.rs`` (github.com/sgl-project/sglang at 026f853b, the
+    router before it became the model gateway), with the defaults of the ``sglang-router`` 0.3.2
+    package (``router_args.py``, and its startup log: cache_threshold 0.3, balance_abs_threshold
+    64, balance_rel_threshold 1.5, eviction_interval_secs 60, max_tree_size 2**26). Loads are the
     requests running plus queued (the router's in-flight count). When
     ``max - min > balance_abs_threshold`` and ``max > min * balance_rel_threshold`` (float32, as
     Rust's ``f32``), the least loaded host (first in id order, as ``min_by_key``), and the tree

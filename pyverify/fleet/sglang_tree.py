@@ -1,6 +1,6 @@
 """The approximate radix tree of the SGLang router's ``cache_aware`` policy, over block ids.
 
-A port of ``sgl-router/src/policies/tree.rs`` (sglang-router 0.3.x; github.com/sgl-project/sglang):
+A port of ``sgl-router/src/policies/tree.rs`` (github.com/sgl-project/sglang at 4d40eec0):
 one radix tree shared by every worker ("tenant"), each node holding a run of symbols and, per
 tenant that routed a request through it, the time of its last access. The router never sees an
 engine's cache: the tree records what it routed where. Here a symbol is a block id of the trace
