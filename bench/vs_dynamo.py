@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import heapq
+import json
 import os
 import platform
 import re
@@ -194,10 +195,24 @@ def percentile(values, q):
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def compare_round_robin(trace, instance, workers, capacity):
+def compare_round_robin(trace, instance, workers, capacity, lines):
     dynamo = in_trace_order(dynamo_run(trace, workers, capacity, "round_robin")[0], instance)
     run, _ = pyverify_run(instance, workers, capacity, "round-robin")
     n = len(instance.chains)
+    for index, record in enumerate(dynamo):
+        lines.append(
+            {
+                "request": index,
+                "router": "round-robin",
+                "capacity": capacity,
+                "worker": [run.host_of[index], record["decode_worker_idx"]],
+                "hit_blocks": [run.gpu_hits[index], record["reused_input_tokens"] // BLOCK],
+                "ttft_ms": [
+                    (run.first_token[index] - run.arrival[index]) * 1000.0,
+                    record["ttft_ms"],
+                ],
+            }
+        )
     theirs = [record["reused_input_tokens"] // BLOCK for record in dynamo]
     ours = run.gpu_hits
     equal = sum(a == b for a, b in zip(theirs, ours))
@@ -235,6 +250,7 @@ def compare_kv(trace, instance, workers, capacity, runs):
     references = sum(map(len, instance.chains))
     label = "unlimited" if capacity is None else f"{capacity} blocks/worker"
     print(f"KV router, {label}:")
+    seen = []
     for attempt in range(runs):
         records = in_trace_order(dynamo_run(trace, workers, capacity, "kv_router")[0], instance)
         hosts = [record["decode_worker_idx"] for record in records]
@@ -246,6 +262,7 @@ def compare_kv(trace, instance, workers, capacity, runs):
                 route["selected_overlap_blocks"] == route["best_available_overlap_blocks"]
             )
         rate, share, low, high = kv_measures(hosts, hits, references, longest, workers)
+        seen.append((rate, share))
         print(
             f"  Dynamo kv_router run {attempt + 1}: hit rate {rate:.4f}, longest-prefix share "
             f"{share:.3f}, requests per worker {low}..{high}"
@@ -256,6 +273,13 @@ def compare_kv(trace, instance, workers, capacity, runs):
         f"  pyverify dynamo:          hit rate {rate:.4f}, longest-prefix share {share:.3f}, "
         f"requests per worker {low}..{high}"
     )
+    rates, shares = [r for r, _ in seen], [s for _, s in seen]
+    inside = [
+        f"{name} {'inside' if min(values) <= value <= max(values) else 'outside'} "
+        f"[{min(values):.4f}, {max(values):.4f}]"
+        for name, value, values in (("hit rate", rate, rates), ("share", share, shares))
+    ]
+    print(f"  pyverify against the {runs} Dynamo runs: " + "; ".join(inside))
 
 
 def main(argv=None) -> int:
@@ -264,6 +288,12 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--capacity", type=int, default=500, help="blocks per worker (default 500)")
     parser.add_argument("--runs", type=int, default=5, help="Dynamo KV-router runs (default 5)")
+    parser.add_argument(
+        "--per-request",
+        metavar="PATH",
+        help="write round-robin's requests side by side, one JSON line each: request, router, "
+        "capacity, and [pyverify, Dynamo] pairs of worker, hit_blocks and ttft_ms",
+    )
     args = parser.parse_args(argv)
     try:
         import dynamo._core  # noqa: F401
@@ -280,8 +310,13 @@ def main(argv=None) -> int:
         f"{MAX_NUM_BATCHED_TOKENS}; {platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}"
     )
+    lines: list[dict] = []
     for capacity in (None, args.capacity):
-        compare_round_robin(args.trace, instance, args.workers, capacity)
+        compare_round_robin(args.trace, instance, args.workers, capacity, lines)
+    if args.per_request:
+        from pyverify.fileio import write_text_atomic
+
+        write_text_atomic(args.per_request, "".join(json.dumps(line) + "\n" for line in lines))
     for capacity in (None, args.capacity):
         check_dynamo_choices(args.trace, instance, args.workers, capacity)
     for capacity in (None, args.capacity):
