@@ -9,18 +9,21 @@ The router is the package's own binary (``python -m sglang_router.launch_router 
 cache_aware`` with its defaults), in front of --workers stub workers (HTTP servers here that answer
 its health and info probes and every ``/generate`` at once). Each trace request is sent as a
 ``/generate`` whose text has one character per block id (the router's tree is over characters;
-pyverify's port is over block ids, so the two trees hold the same strings). Requests go one at a
-time and each is answered before the next is sent, so every worker's load is 0 at every decision and
-the policy stays in its cache-aware branch: this checks the tree, the match rate against
-cache_threshold and the smallest-tree fallback, not the load-balancing branch.
+pyverify's port is over block ids, so the two trees hold the same strings). First one ballast
+request per worker is sent and held open to the end (with every worker idle the gateway leaves its
+cache-aware path); then the trace's requests go one at a time, each answered before the next is
+sent, so every worker's load is 1 at every decision and the policy stays in its cache-aware branch:
+this checks the tree, the match rate against cache_threshold and the smallest-tree fallback, not
+the load-balancing branch.
 
 For each request the stub that received it is the router's decision. pyverify's port
 (:class:`pyverify.fleet.sglang_tree.ApproxTree`) computes the set of workers the policy may pick
-there: the tenants of the node the match reaches when the match rate passes the threshold, else the
-tenants with the smallest tree (the Rust code takes the first entry of a hash map, so any of them);
-the decision must be in that set. The port then records the router's own decision, so both trees
-stay the same string for string. Printed: decisions inside the set, decisions where the set had one
-worker, and how often the port's own tie rule (lowest id) picked the same worker.
+there: the tenants of the node the match reaches when the match rate passes the threshold (the Rust
+code takes the first entry of a hash map, so any of them), else the least loaded workers (all of
+them here: every load is 1); the decision must be in that set. The port then records the router's own decision, so both trees
+stay the same string for string. Printed per branch: decisions inside the set, and for the
+fallback which workers the router took (and how often the pre-gateway rule, the smallest tree,
+would have allowed them).
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def stub_worker(index: int, received: dict):
-    """An HTTP server that stands for worker ``index``: records each /generate's rid."""
+def stub_worker(index: int, received: dict, release: threading.Event):
+    """An HTTP server that stands for worker ``index``: records each /generate's rid, answers it at
+    once, but holds a ballast request (rid ``ballast-*``) open until ``release`` is set."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -71,8 +75,11 @@ def stub_worker(index: int, received: dict):
         def do_POST(self):
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
-            if self.path.startswith(("/generate", "/v1/completions")):
-                received[body.get("rid") or body.get("user")] = index
+            rid = str(body.get("rid"))
+            if self.path.startswith("/generate"):
+                received[rid] = index
+                if rid.startswith("ballast-"):
+                    release.wait(600)
             self._reply({"text": "", "meta_info": {"id": body.get("rid"), "finish_reason": None}})
 
     server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
@@ -122,8 +129,13 @@ def main(argv=None) -> int:
     # One character per block: from U+10000 on, past the surrogates, every one a Rust char.
     texts = ["".join(chr(0x10000 + dense[block]) for block in chain) for chain in chains]
 
+    # Ballast: one request held open on every worker, so that no worker is idle (with every worker
+    # idle the gateway does not take its cache-aware path: every request then went to one worker).
+    # Characters past the trace's, so they share no prefix with any request.
+    ballast = [chr(0x100000 + k) * 4 for k in range(args.workers)]
     received: dict[str, int] = {}
-    workers = [stub_worker(index, received) for index in range(args.workers)]
+    release = threading.Event()
+    workers = [stub_worker(index, received, release) for index in range(args.workers)]
     urls = [f"http://127.0.0.1:{server.server_address[1]}" for server in workers]
     port, metrics = free_port(), free_port()
     router = subprocess.Popen(
@@ -152,11 +164,26 @@ def main(argv=None) -> int:
     try:
         base = f"http://127.0.0.1:{port}"
         wait_ready(base, router)
+        held = []
+        for k, text in enumerate(ballast):
+            rid = f"ballast-{k}"
+            sender = threading.Thread(
+                target=post, args=(base + "/generate", {"text": text, "rid": rid}), daemon=True
+            )
+            sender.start()
+            held.append(sender)
+            deadline = time.time() + 30
+            while rid not in received and time.time() < deadline:
+                time.sleep(0.01)
+        busy = {received.get(f"ballast-{k}") for k in range(args.workers)}
+        if busy != set(range(args.workers)):
+            raise RuntimeError(f"the ballast reached workers {sorted(busy)}, not every worker")
         started = time.perf_counter()
         for index, text in enumerate(texts):
             post(base + "/generate", {"text": text, "rid": str(index), "stream": False})
         seconds = time.perf_counter() - started
     finally:
+        release.set()
         router.terminate()
         router.wait(timeout=30)
         for server in workers:
@@ -165,36 +192,52 @@ def main(argv=None) -> int:
     tree = ApproxTree()
     for host in range(args.workers):
         tree.insert((), host, 0)
-    inside = single = same_as_port = 0
+    symbols = {text: -1 - k for k, text in enumerate(ballast)}  # ballast blocks: negative ids
+    for k, text in enumerate(ballast):
+        tree.insert((symbols[text],) * 4, received[f"ballast-{k}"], 0)
+    # Per branch of select_worker: the match branch (rate > cache_threshold) and the fallback.
+    inside = {"match": 0, "fallback": 0}
+    count = {"match": 0, "fallback": 0}
+    fallback_workers: dict[int, int] = {}
+    smallest_tree = 0  # fallback decisions the pre-gateway rule (smallest tree) would allow
+    same_as_port = 0
     first_outside = None
     for index, chain in enumerate(chains):
         chosen = received[str(index)]
         matched, node = tree.match_node(chain)
         rate = matched / len(chain) if chain else 0.0
         if rate > CACHE_THRESHOLD and node.tenants:
-            allowed = set(node.tenants)
+            branch, allowed = "match", set(node.tenants)
         else:
+            # The gateway's fallback: the least loaded worker. Every load is 1 here (the ballast).
+            branch, allowed = "fallback", set(range(args.workers))
+            fallback_workers[chosen] = fallback_workers.get(chosen, 0) + 1
             smallest = min(tree.tenant_char_count.values())
-            allowed = {h for h, size in tree.tenant_char_count.items() if size == smallest}
-        inside += chosen in allowed
-        single += len(allowed) == 1
-        same_as_port += chosen == min(allowed)
+            smallest_tree += tree.tenant_char_count[chosen] == smallest
+        count[branch] += 1
+        inside[branch] += chosen in allowed
+        same_as_port += chosen == min(allowed)  # the port's own tie rule: the lowest id
         if chosen not in allowed and first_outside is None:
-            first_outside = (index, chosen, sorted(allowed))
+            first_outside = (index, branch, chosen, sorted(allowed))
         tree.insert(chain, chosen, index)
     n = len(chains)
     print(
         f"{args.trace}: {n} requests, {args.workers} workers, sglang-router cache_aware "
-        f"(its defaults), loads 0 at every decision; {seconds:.1f} s through the router"
+        f"(its defaults), every worker's load 1 at every decision; {seconds:.1f} s through the router"
     )
-    print(f"  router's decision inside the port's allowed set: {inside}/{n}")
-    print(f"  decisions the port fixes to one worker: {single}/{n}")
-    print(f"  the port's tie rule (lowest id) picks the router's worker: {same_as_port}/{n}")
+    print(
+        f"  match branch (match rate > {CACHE_THRESHOLD}): {count['match']} requests, the router's "
+        f"worker among the matched node's tenants on {inside['match']}"
+    )
+    print(
+        f"  fallback branch: {count['fallback']} requests, the router's worker among the least "
+        f"loaded on {inside['fallback']} (among the smallest trees, sgl-router's old rule, on "
+        f"{smallest_tree}); workers it chose there: {dict(sorted(fallback_workers.items()))}"
+    )
+    print(f"  the port's own pick (ties to the lowest id) is the router's on {same_as_port}/{n}")
     if first_outside is not None:
-        print(
-            f"  first outside: request {first_outside[0]} -> worker {first_outside[1]}, "
-            f"allowed {first_outside[2]}"
-        )
+        print("  first outside (request, branch, worker, allowed):", first_outside)
+    inside = inside["match"] + inside["fallback"]
     return 0 if inside == n else 1
 
 

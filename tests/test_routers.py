@@ -169,18 +169,19 @@ def test_the_event_loop_tells_the_router_each_first_token_and_each_end():
 
 
 def test_sglang_cache_aware_rule_on_hand_made_requests():
-    router = Router("sglang", 2)
-    balanced = [0, 0]
-    # Empty tree: match rate 0 -> the smallest tree; both 0 blocks -> host 0 (lowest id).
-    assert router.pick(0, (1, 2, 3, 4), [], balanced, [0, 0]) == 0
-    # 3 of 4 blocks matched on host 0's path: 0.75 > 0.3.
-    assert router.pick(1, (1, 2, 3, 9), [], balanced, [1, 0]) == 0
-    # No match: the smallest tree is host 1's (0 blocks against 5).
-    assert router.pick(2, (5, 6), [], balanced, [2, 0]) == 1
-    # 1 of 5 matched: 0.2 <= 0.3 -> the smallest tree: host 1 (2 blocks) against host 0 (5).
-    assert router.pick(3, (1, 7, 8, 9, 10), [], balanced, [2, 1]) == 1
-    assert router._tree.tenant_char_count == {0: 5, 1: 7}
-    assert router._tree.used_size_per_tenant() == {0: 5, 1: 7}
+    router = Router("sglang", 3)
+    # Empty tree: match rate 0 -> the least loaded host; all at 0 -> host 0 (lowest id).
+    assert router.pick(0, (1, 2, 3, 4), [], [0, 0, 0], [0, 0, 0]) == 0
+    # 3 of 4 blocks matched on host 0's path: 0.75 > 0.3, though host 0 is the busiest.
+    assert router.pick(1, (1, 2, 3, 9), [], [1, 0, 0], [1, 0, 0]) == 0
+    # No match: the least loaded, hosts 1 and 2 tie -> host 1.
+    assert router.pick(2, (5, 6), [], [1, 0, 0], [2, 0, 0]) == 1
+    # 1 of 5 matched: 0.2 <= 0.3 -> the least loaded: host 2.
+    assert router.pick(3, (1, 7, 8, 9, 10), [], [1, 1, 0], [2, 1, 0]) == 2
+    # 2 of 3 matched on host 1's (5, 6): 0.67 > 0.3, though host 2 now carries less.
+    assert router.pick(4, (5, 6, 7), [], [0, 0, 5], [2, 1, 1]) == 1
+    assert router._tree.tenant_char_count == {0: 5, 1: 3, 2: 5}
+    assert router._tree.used_size_per_tenant() == {0: 5, 1: 3, 2: 5}
 
 
 def test_sglang_switches_to_the_least_loaded_host_when_load_is_imbalanced():
@@ -241,15 +242,14 @@ def test_sglang_evicts_on_its_interval_of_trace_time():
         "sglang", 2, RouterOptions(sglang_max_tree_size=1, sglang_eviction_interval_s=10)
     )
     assert router.pick(0, (1, 2, 3), [], [0, 0], [0, 0], now=0.0) == 0
-    assert router.pick(1, (7,), [], [0, 0], [1, 0], now=1.0) == 1  # the smaller tree
     assert (
-        router.pick(2, (1, 2, 3), [], [0, 0], [1, 1], now=9.0) == 0
+        router.pick(1, (1, 2, 3), [], [5, 0], [1, 0], now=9.0) == 0
     )  # matched: nothing evicted yet
-    assert router._tree.tenant_char_count == {0: 3, 1: 1}
-    # At 10 s each host is cut to 1 block before routing: host 0 loses (1, 2, 3), so its tree is now
-    # the smaller one (0 against 1) and takes a request it would otherwise not.
-    assert router.pick(3, (9,), [], [0, 0], [2, 1], now=10.0) == 0
-    assert router._tree.tenant_char_count == {0: 1, 1: 1}
+    assert router._tree.tenant_char_count == {0: 3, 1: 0}
+    # At 10 s each host is cut to 1 block before routing: host 0 loses (1, 2, 3), the match is gone,
+    # and the request goes to the least loaded host.
+    assert router.pick(2, (1, 2, 3), [], [5, 0], [2, 0], now=10.0) == 1
+    assert router._tree.tenant_char_count == {0: 0, 1: 3}
 
 
 # --- the command --------------------------------------------------------------------------------------

@@ -147,9 +147,9 @@ def register(subparsers) -> None:
         metavar="ROUTER[,ROUTER...]",
         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin). "
         "dynamo: Dynamo 1.6.1's KV router cost with its defaults, equal costs to the lowest host id "
-        "(Dynamo draws among them at random); sglang: the SGLang router's cache_aware policy, ported, with "
-        "sglang-router 0.3.2's defaults, its tree over block ids, ties to the lowest host id; see "
-        "pyverify.fleet.routers",
+        "(Dynamo draws among them at random); sglang: the SGLang router's cache_aware policy as "
+        "sglang-router 0.3.2 runs it, with its defaults, its tree over block ids, ties to the lowest "
+        "host id; see pyverify.fleet.routers",
     )
     parser.add_argument(
         "--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)"

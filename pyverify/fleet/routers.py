@@ -49,21 +49,23 @@ when it ends). Rules, ties included (every rule ends with the lowest host id):
     at the end). Temperature 0 takes the lowest cost; Dynamo breaks equal costs at random, here
     the lowest host id (so compare runs by distribution, as bench/vs_dynamo.py does).
 ``sglang``
-    The SGLang router's ``cache_aware`` policy: a port of ``CacheAwarePolicy::select_worker`` in
-    ``sgl-router/src/policies/cache_aware.rs`` (github.com/sgl-project/sglang at 026f853b, the
-    router before it became the model gateway), with the defaults of the ``sglang-router`` 0.3.2
-    package (``router_args.py``, and its startup log: cache_threshold 0.3, balance_abs_threshold
-    64, balance_rel_threshold 1.5, eviction_interval_secs 60, max_tree_size 2**26). Loads are the
+    The SGLang router's ``cache_aware`` policy as the ``sglang-router`` 0.3.2 package runs it (its
+    binary is sgl-model-gateway 0.3.2, built 2026-01-15: ``CacheAwarePolicy::select_worker`` in
+    ``sgl-model-gateway/src/policies/cache_aware.rs``), with the package's defaults
+    (``router_args.py``, and its startup log: cache_threshold 0.3, balance_abs_threshold 64,
+    balance_rel_threshold 1.5, eviction_interval_secs 60, max_tree_size 2**26). Loads are the
     requests running plus queued (the router's in-flight count). When
     ``max - min > balance_abs_threshold`` and ``max > min * balance_rel_threshold`` (float32, as
-    Rust's ``f32``), the least loaded host (first in id order, as ``min_by_key``), and the tree
-    still records the request there. Otherwise the tree's longest prefix match: its host when
-    ``matched / len(chain) > cache_threshold``, else the host with the smallest tree
-    (:mod:`pyverify.fleet.sglang_tree`, block ids for characters); the request is inserted for
-    the chosen host. Every ``eviction_interval_secs`` of trace time (from 0, as the router's
-    thread from its start) each host's part of the tree is cut to ``max_tree_size`` (blocks
-    here). Where the Rust code takes a hash map's first entry (the tenant of a matched node, the
-    smallest of equal trees) this takes the lowest host id.
+    Rust's ``f32``), the least loaded host, and the tree still records the request there.
+    Otherwise the tree's longest prefix match: its host when ``matched / len(chain) >
+    cache_threshold``, else the least loaded host (the gateway's fallback; the router before it,
+    ``sgl-router``, took the host with the smallest tree); the request is inserted for the chosen
+    host. The tree (:mod:`pyverify.fleet.sglang_tree`) is ``sgl-router/src/policies/tree.rs``
+    ported over block ids for characters. Every ``eviction_interval_secs`` of trace time (from 0,
+    as the router's thread from its start) each host's part of the tree is cut to
+    ``max_tree_size`` (blocks here). Ties go to the lowest host id: the tenant of a matched node
+    (Rust takes a hash map's first entry) and equal loads (the package keeps one fixed worker,
+    seen in bench/vs_sglang_router.py). That script drives the package decision by decision.
 """
 
 from __future__ import annotations
@@ -323,7 +325,7 @@ class Router:
             if rate > np.float32(options.sglang_cache_threshold) and tenant is not None:
                 host = tenant
             else:
-                host = tree.get_smallest_tenant()
+                host = min(range(self.fleet), key=lambda host: (load[host], host))
         tree.insert(chain, host, now_ms)
         return host
 
