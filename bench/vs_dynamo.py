@@ -6,12 +6,12 @@ engines run a vLLM-style block pool and scheduler, and its KV router, on CPU). N
     python bench/vs_dynamo.py [TRACE] [--workers 10] [--runs 5]
 
 Settings matched on both sides: block size 512 tokens, capacity per worker (unlimited, and
---capacity blocks), max_num_seqs 8, max_num_batched_tokens 8192 (Dynamo's engine; pyverify's
---max-running), arrivals as the trace gives them; both run their vLLM block pool (pyverify's
---eviction vllm), "unlimited" being 200,000 blocks per worker (more than the trace references).
-Time is not matched: each side
-runs its own timing model (Dynamo's mocker its default performance model), so the TTFT differences
-printed measure the distance between the two models.
+--capacity blocks), 8 requests running per worker (Dynamo's max_num_seqs, pyverify's max_running),
+arrivals as the trace gives them; both run their vLLM block pool (pyverify's --eviction vllm),
+"unlimited" being 200,000 blocks per worker (more than the trace references). Dynamo's engines also
+take max_num_batched_tokens 8192, which pyverify's service model (independent streams) has no
+counterpart for. Time is not matched: each side runs its own timing model (Dynamo's mocker its
+default performance model), so the TTFT differences printed measure the distance between the two.
 
 Printed:
 * the KV router's choices: Dynamo's run replayed into pyverify's ``dynamo`` books (its workers,
