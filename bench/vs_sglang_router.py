@@ -9,18 +9,17 @@ The router is the package's own binary (``python -m sglang_router.launch_router 
 cache_aware`` with its defaults), in front of --workers stub workers (HTTP servers here that answer
 its health and info probes and every ``/generate`` at once). Each trace request is sent as a
 ``/generate`` whose text has one character per block id (the router's tree is over characters;
-pyverify's port is over block ids, so the two trees hold the same strings). First one ballast
-request per worker is sent and held open to the end (with every worker idle the gateway leaves its
-cache-aware path); then the trace's requests go one at a time, each answered before the next is
-sent, so every worker's load is 1 at every decision and the policy stays in its cache-aware branch:
-this checks the tree, the match rate against cache_threshold and the smallest-tree fallback, not
-the load-balancing branch.
+pyverify's port is over block ids, so the two trees hold the same strings). The requests go one at a
+time: by default each is answered before the next is sent (every load is 0 at every decision:
+this checks the tree, the match rate against cache_threshold and the fallback); with --hold each
+stays in flight to the end, so the loads are the counts routed so far and the imbalanced branch
+(max - min > 64 and max > 1.5 x min) runs too.
 
 For each request the stub that received it is the router's decision. pyverify's port
 (:class:`pyverify.fleet.sglang_tree.ApproxTree`) computes the set of workers the policy may pick
 there: the tenants of the node the match reaches when the match rate passes the threshold (the Rust
-code takes the first entry of a hash map, so any of them), else the least loaded workers (all of
-them here: every load is 1); the decision must be in that set. The port then records the router's own decision, so both trees
+code takes the first entry of a hash map, so any of them), else (and when imbalanced) the least
+loaded workers; the decision must be in that set. The port then records the router's own decision, so both trees
 stay the same string for string. Printed per branch: decisions inside the set, and for the
 fallback which workers the router took (and how often the pre-gateway rule, the smallest tree,
 would have allowed them).
@@ -38,8 +37,13 @@ import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import numpy as np
+
 DEFAULT_TRACE = "/work/shared/data/mooncake/synthetic_trace.jsonl"
-CACHE_THRESHOLD = 0.3  # sglang-router 0.3.2 router_args.py
+#: sglang-router 0.3.2's defaults (router_args.py).
+CACHE_THRESHOLD = 0.3
+BALANCE_ABS = 64
+BALANCE_REL = 1.5
 
 
 def free_port() -> int:
@@ -48,9 +52,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def stub_worker(index: int, received: dict, release: threading.Event):
-    """An HTTP server that stands for worker ``index``: records each /generate's rid, answers it at
-    once, but holds a ballast request (rid ``ballast-*``) open until ``release`` is set."""
+def stub_worker(index: int, received: dict, release: threading.Event, hold: bool):
+    """An HTTP server that stands for worker ``index``: records each /generate's rid and answers it,
+    at once or (``hold``) when ``release`` is set."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -78,7 +82,7 @@ def stub_worker(index: int, received: dict, release: threading.Event):
             rid = str(body.get("rid"))
             if self.path.startswith("/generate"):
                 received[rid] = index
-                if rid.startswith("ballast-"):
+                if hold:
                     release.wait(600)
             self._reply({"text": "", "meta_info": {"id": body.get("rid"), "finish_reason": None}})
 
@@ -116,6 +120,11 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=10)
     parser.add_argument("--limit", type=int, help="first N requests only")
     parser.add_argument("--debug", action="store_true", help="show the router's debug log")
+    parser.add_argument(
+        "--hold",
+        action="store_true",
+        help="keep every request in flight to the end, so loads grow and the imbalanced branch runs",
+    )
     args = parser.parse_args(argv)
 
     from pyverify.fleet.sglang_tree import ApproxTree
@@ -129,13 +138,9 @@ def main(argv=None) -> int:
     # One character per block: from U+10000 on, past the surrogates, every one a Rust char.
     texts = ["".join(chr(0x10000 + dense[block]) for block in chain) for chain in chains]
 
-    # Ballast: one request held open on every worker, so that no worker is idle (with every worker
-    # idle the gateway does not take its cache-aware path: every request then went to one worker).
-    # Characters past the trace's, so they share no prefix with any request.
-    ballast = [chr(0x100000 + k) * 4 for k in range(args.workers)]
     received: dict[str, int] = {}
     release = threading.Event()
-    workers = [stub_worker(index, received, release) for index in range(args.workers)]
+    workers = [stub_worker(index, received, release, args.hold) for index in range(args.workers)]
     urls = [f"http://127.0.0.1:{server.server_address[1]}" for server in workers]
     port, metrics = free_port(), free_port()
     router = subprocess.Popen(
@@ -164,23 +169,17 @@ def main(argv=None) -> int:
     try:
         base = f"http://127.0.0.1:{port}"
         wait_ready(base, router)
-        held = []
-        for k, text in enumerate(ballast):
-            rid = f"ballast-{k}"
-            sender = threading.Thread(
-                target=post, args=(base + "/generate", {"text": text, "rid": rid}), daemon=True
-            )
-            sender.start()
-            held.append(sender)
-            deadline = time.time() + 30
-            while rid not in received and time.time() < deadline:
-                time.sleep(0.01)
-        busy = {received.get(f"ballast-{k}") for k in range(args.workers)}
-        if busy != set(range(args.workers)):
-            raise RuntimeError(f"the ballast reached workers {sorted(busy)}, not every worker")
         started = time.perf_counter()
         for index, text in enumerate(texts):
-            post(base + "/generate", {"text": text, "rid": str(index), "stream": False})
+            body = {"text": text, "rid": str(index), "stream": False}
+            if not args.hold:
+                post(base + "/generate", body)
+                continue
+            # Held: the request stays in flight; wait until a worker has it (the router counted it).
+            threading.Thread(target=post, args=(base + "/generate", body), daemon=True).start()
+            deadline = time.time() + 30
+            while str(index) not in received and time.time() < deadline:
+                time.sleep(0.001)
         seconds = time.perf_counter() - started
     finally:
         release.set()
@@ -192,12 +191,10 @@ def main(argv=None) -> int:
     tree = ApproxTree()
     for host in range(args.workers):
         tree.insert((), host, 0)
-    symbols = {text: -1 - k for k, text in enumerate(ballast)}  # ballast blocks: negative ids
-    for k, text in enumerate(ballast):
-        tree.insert((symbols[text],) * 4, received[f"ballast-{k}"], 0)
     # Per branch of select_worker: the match branch (rate > cache_threshold) and the fallback.
-    inside = {"match": 0, "fallback": 0}
-    count = {"match": 0, "fallback": 0}
+    inside = {"imbalanced": 0, "match": 0, "fallback": 0}
+    count = {"imbalanced": 0, "match": 0, "fallback": 0}
+    loads = [0] * args.workers  # the router's in-flight requests per worker at each decision
     fallback_workers: dict[int, int] = {}
     smallest_tree = 0  # fallback decisions the pre-gateway rule (smallest tree) would allow
     same_as_port = 0
@@ -205,12 +202,17 @@ def main(argv=None) -> int:
     for index, chain in enumerate(chains):
         chosen = received[str(index)]
         matched, node = tree.match_node(chain)
-        rate = matched / len(chain) if chain else 0.0
-        if rate > CACHE_THRESHOLD and node.tenants:
+        rate = np.float32(matched) / np.float32(len(chain)) if chain else np.float32(0.0)
+        least = {h for h in range(args.workers) if loads[h] == min(loads)}
+        high, low = max(loads), min(loads)
+        if high - low > BALANCE_ABS and np.float32(high) > np.float32(low) * np.float32(
+            BALANCE_REL
+        ):
+            branch, allowed = "imbalanced", least
+        elif rate > np.float32(CACHE_THRESHOLD) and node.tenants:
             branch, allowed = "match", set(node.tenants)
         else:
-            # The gateway's fallback: the least loaded worker. Every load is 1 here (the ballast).
-            branch, allowed = "fallback", set(range(args.workers))
+            branch, allowed = "fallback", least  # the gateway's fallback: the least loaded
             fallback_workers[chosen] = fallback_workers.get(chosen, 0) + 1
             smallest = min(tree.tenant_char_count.values())
             smallest_tree += tree.tenant_char_count[chosen] == smallest
@@ -220,10 +222,17 @@ def main(argv=None) -> int:
         if chosen not in allowed and first_outside is None:
             first_outside = (index, branch, chosen, sorted(allowed))
         tree.insert(chain, chosen, index)
+        if args.hold:
+            loads[chosen] += 1
     n = len(chains)
     print(
         f"{args.trace}: {n} requests, {args.workers} workers, sglang-router cache_aware "
-        f"(its defaults), every worker's load 1 at every decision; {seconds:.1f} s through the router"
+        f"(its defaults), {'every request held in flight' if args.hold else 'one request at a time'}; "
+        f"{seconds:.1f} s through the router"
+    )
+    print(
+        f"  imbalanced branch: {count['imbalanced']} requests, the router's worker among the least "
+        f"loaded on {inside['imbalanced']}"
     )
     print(
         f"  match branch (match rate > {CACHE_THRESHOLD}): {count['match']} requests, the router's "
@@ -237,7 +246,7 @@ def main(argv=None) -> int:
     print(f"  the port's own pick (ties to the lowest id) is the router's on {same_as_port}/{n}")
     if first_outside is not None:
         print("  first outside (request, branch, worker, allowed):", first_outside)
-    inside = inside["match"] + inside["fallback"]
+    inside = sum(inside.values())
     return 0 if inside == n else 1
 
 
