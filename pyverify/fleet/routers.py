@@ -47,7 +47,11 @@ when it ends). Rules, ties included (every rule ends with the lowest host id):
     ``isl - overlap * B`` of its own when positive, dropped at its first token); ``A_w``: the
     distinct blocks of requests routed to ``w`` and not yet finished (added at routing, removed
     at the end). Temperature 0 takes the lowest cost; Dynamo breaks equal costs at random, here
-    the lowest host id (so compare runs by distribution, as bench/vs_dynamo.py does).
+    the lowest host id (so compare runs by distribution, as bench/vs_dynamo.py does). With a
+    host-DRAM tier, ``overlap_w`` is the prefix GPU and DRAM hold together, at full credit
+    (Dynamo credits host-pinned blocks at host_cache_hit_weight 0.75: not modelled).
+    bench/vs_dynamo.py replays Dynamo's own runs into these books: the cost of each worker Dynamo
+    chose equals the logit Dynamo logged, on all 3,993 requests of the Mooncake synthetic trace.
 ``sglang``
     The SGLang router's ``cache_aware`` policy as the ``sglang-router`` 0.3.2 package runs it (its
     binary is sgl-model-gateway 0.3.2, built 2026-01-15: ``CacheAwarePolicy::select_worker`` in
