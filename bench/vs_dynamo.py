@@ -29,7 +29,6 @@ Printed:
 from __future__ import annotations
 
 import argparse
-import heapq
 import json
 import os
 import platform
@@ -89,7 +88,7 @@ def check_dynamo_choices(trace, instance, workers, capacity):
     pyverify's books are fed Dynamo's own run: each request is recorded on Dynamo's worker with the
     overlap Dynamo saw, its prefill ends at Dynamo's first token and its blocks leave at Dynamo's end.
     Equal costs on every request mean the same cost function and the same books."""
-    from pyverify.fleet.routers import Router, RouterOptions
+    from pyverify.fleet.routers import PeerDecision, RouterOptions, dynamo_costs_of_decisions
 
     records, log = dynamo_run(trace, workers, capacity, "kv_router")
     logged = {}
@@ -101,26 +100,30 @@ def check_dynamo_choices(trace, instance, workers, capacity):
                 float(match.group(3)),
                 float(match.group(4)),
             )
-    router = Router("dynamo", workers, RouterOptions(block_tokens=BLOCK))
-    ends: list[tuple[float, int]] = []
-    equal, first_unequal = 0, None
-    for index, record in enumerate(in_trace_order(records, instance)):
-        worker, logit, cached = logged[record["uuid"]]
-        now = record["arrival_time_ms"]
-        while ends and ends[0][0] <= now:
-            router.finished(heapq.heappop(ends)[1])
-        overlap = int(cached)
-        caches = [Fixed(overlap if host == worker else 0) for host in range(workers)]
-        costs, _, isl, hashed = router.dynamo_costs(
-            instance.chains[index], caches, now, record["input_length"]
+    ordered = in_trace_order(records, instance)
+    decisions = []
+    for record in ordered:
+        worker, _, cached = logged[record["uuid"]]
+        decisions.append(
+            PeerDecision(
+                worker,
+                int(cached),
+                record["input_length"],
+                record["arrival_time_ms"],
+                record["first_token_ms"],
+                record["terminal_time_ms"],
+            )
         )
-        if abs(costs[worker] - logit) <= 1e-6 * max(1.0, abs(logit)):
+    ours = dynamo_costs_of_decisions(
+        workers, instance.chains, decisions, RouterOptions(block_tokens=BLOCK)
+    )
+    equal, first_unequal = 0, None
+    for index, (record, cost) in enumerate(zip(ordered, ours)):
+        logit = logged[record["uuid"]][1]
+        if abs(cost - logit) <= 1e-6 * max(1.0, abs(logit)):
             equal += 1
         elif first_unequal is None:
-            first_unequal = (index, worker, logit, costs[worker])
-        router.record_dynamo_pick(index, worker, hashed, overlap, isl)
-        router.prefill_done(index, record["first_token_ms"])
-        heapq.heappush(ends, (record["terminal_time_ms"], index))
+            first_unequal = (index, decisions[index].host, logit, cost)
     label = "unlimited" if capacity is None else f"{capacity} blocks/worker"
     print(
         f"KV router, {label}: pyverify's dynamo cost of Dynamo's chosen worker equals the logit "
@@ -128,16 +131,6 @@ def check_dynamo_choices(trace, instance, workers, capacity):
     )
     if first_unequal is not None:
         print("  first unequal (request, worker, Dynamo, pyverify):", first_unequal)
-
-
-class Fixed:
-    """A cache whose prefix hit count is given (the overlap Dynamo's indexer reported)."""
-
-    def __init__(self, hits: int) -> None:
-        self.hits = hits
-
-    def prefix_hits(self, chain) -> int:
-        return min(self.hits, len(chain))
 
 
 def in_trace_order(records, instance):

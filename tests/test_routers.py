@@ -4,13 +4,19 @@ and books, and the SGLang router's cache_aware policy and approximate tree (ties
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyverify.fleet.replay import replay
-from pyverify.fleet.routers import Router, RouterOptions
+from pyverify.fleet.routers import (
+    PeerDecision,
+    Router,
+    RouterOptions,
+    dynamo_costs_of_decisions,
+)
 from pyverify.fleet.service import ServiceModel
 from pyverify.fleet.sglang_tree import ApproxTree
 from tests.helpers import run_cli
@@ -163,6 +169,34 @@ def test_the_event_loop_tells_the_router_each_first_token_and_each_end():
     calls.clear()
     replay(chains, Spy("dynamo", 2), 3, "lru", timed=False)
     assert [index for kind, index, _ in calls if kind == "end"] == list(range(5))
+
+
+def test_dynamo_books_give_the_costs_dynamo_logged_for_its_own_choices():
+    """Dynamo 1.6.1's own run (tests/peers, its source inside): its choices, fed into pyverify's books,
+    give for each chosen worker the logit Dynamo logged."""
+    recorded = json.loads(
+        (Path(__file__).parent / "peers" / "dynamo-1.6.1-kv-router.json").read_text()
+    )
+    rows = recorded["requests"]
+    decisions = [
+        PeerDecision(
+            row["worker"],
+            row["cached_blocks"],
+            row["input_length"],
+            row["arrival_ms"],
+            row["first_token_ms"],
+            row["end_ms"],
+        )
+        for row in rows
+    ]
+    costs = dynamo_costs_of_decisions(
+        recorded["workers"],
+        [row["hash_ids"] for row in rows],
+        decisions,
+        RouterOptions(block_tokens=recorded["block_tokens"]),
+    )
+    assert costs == pytest.approx([row["logit"] for row in rows], rel=1e-9, abs=1e-9)
+    assert len({row["worker"] for row in rows}) == recorded["workers"]  # every worker's books used
 
 
 # --- sglang -----------------------------------------------------------------------------------------

@@ -76,6 +76,7 @@ when it ends). Rules, ties included (every rule ends with the lowest host id):
 
 from __future__ import annotations
 
+import heapq
 import math
 import random as _random
 from collections import Counter
@@ -358,3 +359,51 @@ class Router:
                     del books.active[block]
         else:
             self._load_blocks[host] -= len(blocks)
+
+
+@dataclass(frozen=True)
+class PeerDecision:
+    """A routing decision another router made, and what followed it (times in one unit, any)."""
+
+    host: int
+    overlap: int  # blocks of the request cached on ``host``, as the peer saw them
+    input_tokens: int
+    arrival: float
+    first_token: float
+    end: float
+
+
+def dynamo_costs_of_decisions(
+    fleet: int, chains: Sequence[Sequence[int]], decisions: Sequence[PeerDecision], options=None
+) -> list[float]:
+    """The dynamo cost of each host a peer chose, its decisions (in arrival order, one per chain)
+    fed into the dynamo router's books: each request recorded on the peer's host with the peer's
+    overlap, its prefill ending at the peer's first token, its blocks leaving at the peer's end.
+    Equal to the costs the peer computed when the cost function and the books are the same."""
+    router = Router("dynamo", fleet, options or RouterOptions())
+    ends: list[tuple[float, int]] = []
+    costs_chosen = []
+    for index, (chain, decision) in enumerate(zip(chains, decisions)):
+        while ends and ends[0][0] <= decision.arrival:
+            router.finished(heapq.heappop(ends)[1])
+        caches = [
+            _Overlap(decision.overlap if host == decision.host else 0) for host in range(fleet)
+        ]
+        costs, _, isl, hashed = router.dynamo_costs(
+            chain, caches, decision.arrival, decision.input_tokens
+        )
+        costs_chosen.append(costs[decision.host])
+        router.record_dynamo_pick(index, decision.host, hashed, decision.overlap, isl)
+        router.prefill_done(index, decision.first_token)
+        heapq.heappush(ends, (decision.end, index))
+    return costs_chosen
+
+
+class _Overlap:
+    """A host cache known only by how many of a request's blocks it holds."""
+
+    def __init__(self, hits: int) -> None:
+        self.hits = hits
+
+    def prefix_hits(self, chain: Sequence[int]) -> int:
+        return min(self.hits, len(chain))
