@@ -16,13 +16,12 @@ stays in flight to the end, so the loads are the counts routed so far and the im
 (max - min > 64 and max > 1.5 x min) runs too.
 
 For each request the stub that received it is the router's decision. pyverify's port
-(:class:`pyverify.fleet.sglang_tree.ApproxTree`) computes the set of workers the policy may pick
-there: the tenants of the node the match reaches when the match rate passes the threshold (the Rust
+(:meth:`pyverify.fleet.routers.Router.sglang_candidates`) computes the set of workers the policy
+may pick there: the tenants of the node the match reaches when the match rate passes the threshold (the Rust
 code takes the first entry of a hash map, so any of them), else (and when imbalanced) the least
 loaded workers; the decision must be in that set. The port then records the router's own decision, so both trees
 stay the same string for string. Printed per branch: decisions inside the set, and for the
-fallback which workers the router took (and how often the pre-gateway rule, the smallest tree,
-would have allowed them).
+fallback which workers the router took. --record writes the decisions for tests/peers.
 """
 
 from __future__ import annotations
@@ -36,14 +35,9 @@ import threading
 import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-import numpy as np
+from pathlib import Path
 
 DEFAULT_TRACE = "/work/shared/data/mooncake/synthetic_trace.jsonl"
-#: sglang-router 0.3.2's defaults (router_args.py).
-CACHE_THRESHOLD = 0.3
-BALANCE_ABS = 64
-BALANCE_REL = 1.5
 
 
 def free_port() -> int:
@@ -121,13 +115,16 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, help="first N requests only")
     parser.add_argument("--debug", action="store_true", help="show the router's debug log")
     parser.add_argument(
+        "--record", metavar="PATH", help="write the decisions (blocks, loads, worker) as JSON"
+    )
+    parser.add_argument(
         "--hold",
         action="store_true",
         help="keep every request in flight to the end, so loads grow and the imbalanced branch runs",
     )
     args = parser.parse_args(argv)
 
-    from pyverify.fleet.sglang_tree import ApproxTree
+    from pyverify.fleet.routers import Router
     from pyverify.inputs.load import load_described
 
     chains = load_described(args.trace).instance.chains[: args.limit]
@@ -188,40 +185,26 @@ def main(argv=None) -> int:
         for server in workers:
             server.shutdown()
 
-    tree = ApproxTree()
-    for host in range(args.workers):
-        tree.insert((), host, 0)
-    # Per branch of select_worker: the match branch (rate > cache_threshold) and the fallback.
+    port = Router("sglang", args.workers)
     inside = {"imbalanced": 0, "match": 0, "fallback": 0}
     count = {"imbalanced": 0, "match": 0, "fallback": 0}
     loads = [0] * args.workers  # the router's in-flight requests per worker at each decision
     fallback_workers: dict[int, int] = {}
-    smallest_tree = 0  # fallback decisions the pre-gateway rule (smallest tree) would allow
     same_as_port = 0
     first_outside = None
+    decisions = []
     for index, chain in enumerate(chains):
         chosen = received[str(index)]
-        matched, node = tree.match_node(chain)
-        rate = np.float32(matched) / np.float32(len(chain)) if chain else np.float32(0.0)
-        least = {h for h in range(args.workers) if loads[h] == min(loads)}
-        high, low = max(loads), min(loads)
-        if high - low > BALANCE_ABS and np.float32(high) > np.float32(low) * np.float32(
-            BALANCE_REL
-        ):
-            branch, allowed = "imbalanced", least
-        elif rate > np.float32(CACHE_THRESHOLD) and node.tenants:
-            branch, allowed = "match", set(node.tenants)
-        else:
-            branch, allowed = "fallback", least  # the gateway's fallback: the least loaded
+        branch, allowed = port.sglang_candidates(chain, loads)
+        if branch == "fallback":
             fallback_workers[chosen] = fallback_workers.get(chosen, 0) + 1
-            smallest = min(tree.tenant_char_count.values())
-            smallest_tree += tree.tenant_char_count[chosen] == smallest
         count[branch] += 1
         inside[branch] += chosen in allowed
-        same_as_port += chosen == min(allowed)  # the port's own tie rule: the lowest id
+        same_as_port += chosen == allowed[0]  # the port's own tie rule: the lowest id
         if chosen not in allowed and first_outside is None:
-            first_outside = (index, branch, chosen, sorted(allowed))
-        tree.insert(chain, chosen, index)
+            first_outside = (index, branch, chosen, allowed)
+        decisions.append({"hash_ids": list(chain), "loads": list(loads), "worker": chosen})
+        port.record_sglang_pick(chain, chosen)
         if args.hold:
             loads[chosen] += 1
     n = len(chains)
@@ -235,17 +218,28 @@ def main(argv=None) -> int:
         f"loaded on {inside['imbalanced']}"
     )
     print(
-        f"  match branch (match rate > {CACHE_THRESHOLD}): {count['match']} requests, the router's "
+        f"  match branch (match rate > cache_threshold): {count['match']} requests, the router's "
         f"worker among the matched node's tenants on {inside['match']}"
     )
     print(
         f"  fallback branch: {count['fallback']} requests, the router's worker among the least "
-        f"loaded on {inside['fallback']} (among the smallest trees, sgl-router's old rule, on "
-        f"{smallest_tree}); workers it chose there: {dict(sorted(fallback_workers.items()))}"
+        f"loaded on {inside['fallback']}; workers it chose there: "
+        f"{dict(sorted(fallback_workers.items()))}"
     )
     print(f"  the port's own pick (ties to the lowest id) is the router's on {same_as_port}/{n}")
     if first_outside is not None:
         print("  first outside (request, branch, worker, allowed):", first_outside)
+    if args.record:
+        from pyverify.fileio import write_text_atomic
+
+        source = (
+            f"sglang-router 0.3.2 (sgl-model-gateway 0.3.2), --policy cache_aware with its defaults, "
+            f"{args.workers} workers, on the first {n} requests of {Path(args.trace).name}, one "
+            f"character per block, {'every request held in flight' if args.hold else 'one at a time'}"
+            f"; loads are the router's in-flight requests per worker at each decision"
+        )
+        record = {"source": source, "workers": args.workers, "requests": decisions}
+        write_text_atomic(args.record, json.dumps(record, separators=(",", ":")) + "\n")
     inside = sum(inside.values())
     return 0 if inside == n else 1
 

@@ -218,6 +218,24 @@ def test_sglang_cache_aware_rule_on_hand_made_requests():
     assert router._tree.used_size_per_tenant() == {0: 5, 1: 3, 2: 5}
 
 
+@pytest.mark.parametrize(
+    "recorded", ["sglang-router-0.3.2-synthetic.json", "sglang-router-0.3.2-hot-prompt.json"]
+)
+def test_sglang_allows_every_decision_the_sglang_router_package_made(recorded):
+    """sglang-router 0.3.2's own decisions (tests/peers, recorded by bench/vs_sglang_router.py, the
+    source inside), fed into the port one by one: each is one the port's rule allows there."""
+    record = json.loads((Path(__file__).parent / "peers" / recorded).read_text())
+    port = Router("sglang", record["workers"])
+    branches = set()
+    for index, decision in enumerate(record["requests"]):
+        branch, allowed = port.sglang_candidates(decision["hash_ids"], decision["loads"])
+        assert decision["worker"] in allowed, (index, branch, allowed)
+        branches.add(branch)
+        port.record_sglang_pick(decision["hash_ids"], decision["worker"])
+    expected = {"match", "fallback"} | ({"imbalanced"} if "hot-prompt" in recorded else set())
+    assert branches == expected
+
+
 def test_sglang_switches_to_the_least_loaded_host_when_load_is_imbalanced():
     router = Router("sglang", 3)
     assert router.pick(0, (1, 2), [], [0, 0, 0], [0, 0, 0]) == 0

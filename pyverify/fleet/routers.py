@@ -312,6 +312,19 @@ class Router:
         self._blocks_of[index] = hashed
 
     def _pick_sglang(self, index, chain, load, now) -> int:
+        _, candidates = self.sglang_candidates(chain, load, now)
+        host = candidates[0]
+        self.record_sglang_pick(chain, host, now)
+        return host
+
+    def sglang_candidates(
+        self, chain: Sequence[int], load: Sequence[int], now: float = 0.0
+    ) -> tuple[str, list[int]]:
+        """The branch of the cache_aware policy this request takes (``imbalanced``, ``match`` or
+        ``fallback``) and the hosts it may pick there, lowest id first: the matched node's tenants
+        (the Rust code takes a hash map's first one) or the least loaded hosts. Runs the evictions
+        due by ``now`` and touches the matched node for its lowest tenant, as ``prefix_match`` does
+        for the tenant it returns."""
         options, tree = self.options, self._tree
         interval = options.sglang_eviction_interval_s
         if interval > 0:  # the eviction thread's wake-ups due by now
@@ -319,22 +332,24 @@ class Router:
             while self._evictions_done < due:
                 tree.evict_tenant_by_size(options.sglang_max_tree_size)
                 self._evictions_done += 1
-        now_ms = int(now * 1000)
+        least = [host for host in range(self.fleet) if load[host] == min(load)]
         max_load, min_load = max(load), min(load)
         imbalanced = max_load - min_load > options.sglang_balance_abs_threshold and np.float32(
             max_load
         ) > np.float32(min_load) * np.float32(options.sglang_balance_rel_threshold)
         if imbalanced:
-            host = min(range(self.fleet), key=lambda host: (load[host], host))
-        else:
-            matched, tenant = tree.prefix_match(chain, now_ms)
-            rate = np.float32(matched) / np.float32(len(chain)) if chain else np.float32(0.0)
-            if rate > np.float32(options.sglang_cache_threshold) and tenant is not None:
-                host = tenant
-            else:
-                host = min(range(self.fleet), key=lambda host: (load[host], host))
-        tree.insert(chain, host, now_ms)
-        return host
+            return "imbalanced", least
+        matched, node = tree.match_node(chain)
+        tree.prefix_match(chain, int(now * 1000))  # the timestamps it touches
+        rate = np.float32(matched) / np.float32(len(chain)) if chain else np.float32(0.0)
+        if rate > np.float32(options.sglang_cache_threshold) and node.tenants:
+            return "match", sorted(node.tenants)
+        return "fallback", least
+
+    def record_sglang_pick(self, chain: Sequence[int], host: int, now: float = 0.0) -> None:
+        """The tree records that ``chain`` went to ``host`` (public so a peer's own decisions can be
+        replayed into it, bench/vs_sglang_router.py)."""
+        self._tree.insert(chain, host, int(now * 1000))
 
     def prefill_done(self, index: int, at: float) -> None:
         """Request ``index`` gives its first token at ``at`` seconds: from then Dynamo's books drop its
