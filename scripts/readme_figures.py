@@ -87,13 +87,15 @@ FIGURES = [
     Figure(
         "mooncake-local-global",
         f"pyverify replay {TRACE} --fleet 10 --capacity 500 --host-capacity 5859 "
-        "--pool-capacity 58590 --router round-robin,prefix-affinity,kv-aware --compare",
+        "--pool-capacity 58590 --router round-robin,prefix-affinity,kv-aware --kv-aware-load requests "
+        "--compare",
         needs_trace=True,
     ),
     Figure(
         "mooncake-local-global-conversation",
         f"pyverify replay {CONVERSATION} --fleet 10 --capacity 500 "
-        "--host-capacity 5859 --pool-capacity 58590 --router round-robin,prefix-affinity,kv-aware --compare",
+        "--host-capacity 5859 --pool-capacity 58590 --router round-robin,prefix-affinity,kv-aware "
+        "--kv-aware-load requests --compare",
         needs_trace=True,
     ),
     Figure(

@@ -190,8 +190,21 @@ def test_a_pool_can_lower_total_hits_when_it_changes_where_a_load_aware_router_s
     arrivals = [0, 0, 100, 2100, 2600, 3100, 3200, 5200, 7200]
     outputs = [16, 14, 10, 5, 19, 5, 5, 6, 14]
     service = ServiceModel(prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_running=1)
-    alone = replay(chains, Router("kv-aware", 2), 4, "lru", False, service, arrivals, None, outputs)
-    pooled = replay(chains, Router("kv-aware", 2), 4, "lru", 1, service, arrivals, None, outputs)
+    by_requests = RouterOptions(kv_aware_load="requests")  # the load the search ran with
+    alone = replay(
+        chains,
+        Router("kv-aware", 2, by_requests),
+        4,
+        "lru",
+        False,
+        service,
+        arrivals,
+        None,
+        outputs,
+    )
+    pooled = replay(
+        chains, Router("kv-aware", 2, by_requests), 4, "lru", 1, service, arrivals, None, outputs
+    )
     assert alone.gpu_hit_blocks == 7
     assert (pooled.gpu_hit_blocks, pooled.pool_hit_blocks) == (5, 1)
     assert alone.host_of != pooled.host_of

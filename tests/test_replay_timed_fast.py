@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.fleet.compiled_replay import unsupported
+from pyverify.fleet.compiled_replay import PYTHON_ROUTERS, unsupported
 from pyverify.fleet.replay import replay, replay_python
-from pyverify.fleet.routers import ROUTERS, Router, RouterOptions
+from pyverify.fleet.routers import KV_AWARE_LOADS, ROUTERS, Router, RouterOptions
 from pyverify.fleet.service import ServiceModel
 from pyverify.sim.kernels.fleet_replay import NO_TIER
 from tests.helpers import run_cli
@@ -73,13 +73,14 @@ def timed_inputs(draw):
     return chains, arrival_ms, inputs, outputs
 
 
-routers = st.sampled_from(ROUTERS)
+routers = st.sampled_from([name for name in ROUTERS if name not in PYTHON_ROUTERS])
 options = st.builds(
     RouterOptions,
     seed=st.integers(0, 5),
     slack=st.sampled_from((1.0, 1.25, 2.0)),
     overlap_weight=st.sampled_from((0.0, 0.5, 1.0, 3.0)),
     load_weight=st.sampled_from((0.0, 0.25, 1.0, 2.0)),
+    kv_aware_load=st.sampled_from(KV_AWARE_LOADS),
 )
 
 

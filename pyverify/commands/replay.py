@@ -43,7 +43,13 @@ from pyverify.commands.cache_options import (
 )
 from pyverify.errors import RequestError, UserError
 from pyverify.fleet import REPLAY_ENGINES
-from pyverify.fleet.routers import DEFAULT_LOAD_WEIGHT, DEFAULT_OVERLAP_WEIGHT, ROUTERS
+from pyverify.fleet.routers import (
+    DEFAULT_KV_AWARE_LOAD,
+    DEFAULT_LOAD_WEIGHT,
+    DEFAULT_OVERLAP_WEIGHT,
+    KV_AWARE_LOADS,
+    ROUTERS,
+)
 from pyverify.cost.params import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_GPUS_PER_HOST,
@@ -141,7 +147,11 @@ def register(subparsers) -> None:
         type=router_list,
         default=["round-robin"],
         metavar="ROUTER[,ROUTER...]",
-        help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin)",
+        help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin). "
+        "dynamo: Dynamo 1.6.1's KV router cost with its defaults, equal costs to the lowest host id "
+        "(Dynamo draws among them at random); sglang: the SGLang router's cache_aware policy as "
+        "sglang-router 0.3.2 runs it, with its defaults, its tree over block ids, ties to the lowest "
+        "host id; see pyverify.fleet.routers",
     )
     parser.add_argument(
         "--fleet", type=fleet_size, help="hosts (default: the input's hosts, or 16 for a trace)"
@@ -277,7 +287,7 @@ def register(subparsers) -> None:
         type=non_negative,
         default=DEFAULT_OVERLAP_WEIGHT,
         metavar="W",
-        help=f"kv-aware score = W x GPU prefix-hit blocks - load weight x (running + queued requests) (default: {DEFAULT_OVERLAP_WEIGHT:g})",
+        help=f"kv-aware score = W x GPU prefix-hit blocks - load weight x load (--kv-aware-load) (default: {DEFAULT_OVERLAP_WEIGHT:g})",
     )
     parser.add_argument(
         "--load-weight",
@@ -285,6 +295,13 @@ def register(subparsers) -> None:
         default=DEFAULT_LOAD_WEIGHT,
         metavar="W",
         help=f"kv-aware load weight (default: {DEFAULT_LOAD_WEIGHT:g}; both weights are an ASSUMPTION: sweep them)",
+    )
+    parser.add_argument(
+        "--kv-aware-load",
+        choices=KV_AWARE_LOADS,
+        default=DEFAULT_KV_AWARE_LOAD,
+        help="what kv-aware counts as a host's load: the blocks of its requests running plus queued, or "
+        f"their number (default: {DEFAULT_KV_AWARE_LOAD})",
     )
     parser.add_argument(
         "--backend",
@@ -450,6 +467,8 @@ def run_replay(args) -> int:
         slack=args.affinity_slack,
         overlap_weight=args.overlap_weight,
         load_weight=args.load_weight,
+        kv_aware_load=args.kv_aware_load,
+        block_tokens=service.block_tokens,
     )
     timings = [True, False] if args.compare else [not args.no_timing]
     configurations = tier_configurations(args)
@@ -497,6 +516,7 @@ def run_replay(args) -> int:
                             "host_capacity": json_capacity(host),
                             "pool_capacity": json_capacity(pool),
                             **summary,
+                            "router_settings": options.to_json(name),
                         }
                     )
                     if args.per_request:
@@ -575,6 +595,7 @@ def run_replay(args) -> int:
                     "affinity_slack": args.affinity_slack,
                     "overlap_weight": args.overlap_weight,
                     "load_weight": args.load_weight,
+                    "kv_aware_load": args.kv_aware_load,
                 },
                 "bounds": bound.to_json(),
                 "runs": summaries,
@@ -588,6 +609,10 @@ def run_replay(args) -> int:
     )
     if rate.note and not args.no_timing:
         print(f"  NOTE: {rate.note}")
+    for name in args.router:
+        settings = options.to_json(name)
+        if name in ("kv-aware", "dynamo", "sglang"):
+            print(f"  {name}: " + ", ".join(f"{key} {value}" for key, value in settings.items()))
     if args.capacity is not None and args.eviction == LRU:
         print(f"  {LRU_NOTE}")
     print_runs(summaries, bound, compare=args.compare)

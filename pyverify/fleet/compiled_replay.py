@@ -4,7 +4,7 @@ Two compiled paths (:func:`unsupported` names, in one line, why any other config
 
 * the compiled event loop (:mod:`pyverify.sim.kernels.fleet_replay`): timed or untimed runs, GPU caches
   ``lru``, ``fifo`` or without capacity, optional host-DRAM tiers and pool (capacity or unlimited), and every
-  router (``round-robin`` and ``random`` on their precomputed picks, :meth:`pyverify.fleet.routers.Router.fixed_picks`;
+  router but ``dynamo`` and ``sglang`` (``round-robin`` and ``random`` on their precomputed picks, :meth:`pyverify.fleet.routers.Router.fixed_picks`;
   ``least-loaded``, ``prefix-affinity`` and ``kv-aware`` computed in the loop from load, routed counts and
   each host's prefix hits, ties as :meth:`~pyverify.fleet.routers.Router.pick`). Pins, ``fits``, queues,
   finishes and every float follow :func:`pyverify.fleet.replay.replay_python` operation for operation.
@@ -14,7 +14,7 @@ Two compiled paths (:func:`unsupported` names, in one line, why any other config
   :mod:`pyverify.sim.kernels.tree_replay`; the engines: :func:`pyverify.sim.simulate.engine_hits`).
   Without a capacity nothing is evicted, which that kernel does with a capacity of every distinct block.
 
-Left to the Python loop: ``leaf-lru`` and the engine evictions (``vllm``, ``sglang``, ``sglang-fifo``) when
+Left to the Python loop: the ``dynamo`` and ``sglang`` routers; ``leaf-lru`` and the engine evictions (``vllm``, ``sglang``, ``sglang-fifo``) when
 timed, with a lower tier, or under a router that reads cache state or load.
 
 Both run on flat arrays (chains renumbered to dense ids). The Python event loop
@@ -43,6 +43,9 @@ from pyverify.sim.simulate import (
 COMPILED_EVICTIONS = (LRU, FIFO, LEAF_LRU, *ENGINE_EVICTIONS)
 
 
+#: Routers the compiled event loop does not run: they keep per-request books (routers.Router.finished).
+PYTHON_ROUTERS = ("dynamo", "sglang")
+
 #: Routers whose picks are known before the run (Router.fixed_picks).
 FIXED_ROUTERS = ("round-robin", "random")
 
@@ -54,6 +57,8 @@ def unsupported(
     router: Router, capacity: int | None, eviction: str, pool_capacity, host_capacity, timed: bool
 ) -> str | None:
     """Why the compiled replay cannot run this configuration, or ``None`` when it can."""
+    if router.name in PYTHON_ROUTERS:
+        return f"router {router.name} takes the Python event loop (its books of active requests)"
     if capacity is None and eviction in ENGINE_EVICTIONS:
         return f"eviction {eviction} needs a capacity"  # the event loop words the refusal
     if capacity is not None and eviction not in COMPILED_EVICTIONS:
@@ -342,6 +347,7 @@ def event_loop_compiled(
         float(options.slack),
         float(options.overlap_weight),
         float(options.load_weight),
+        options.kv_aware_load == "blocks",
         gpu,
         gpu_capacity,
         eviction != FIFO,

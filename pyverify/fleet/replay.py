@@ -264,13 +264,17 @@ def replay_python(
         host_stats.recomputed_blocks += len(chain) - g - h - p
         return cache.pin(chain) if timed else []
 
+    def given_tokens(index: int) -> int | None:
+        return input_tokens[index] if input_tokens is not None else None
+
     if not timed:
         for index, chain in enumerate(chains):
-            host = router.pick(index, chain, local, load, routed)
+            host = router.pick(index, chain, local, load, routed, 0.0, given_tokens(index))
             routed[host] += 1
             host_of[index] = host
             stats[host].requests += 1
             serve(index, host)
+            router.finished(index)
             progress()
         return ReplayRun(
             router.name,
@@ -313,6 +317,7 @@ def replay_python(
             engine_served(index, host, None)
             start[index] = first_token[index] = now
             load[host] -= 1
+            router.finished(index)
             return False
         g, held = started
         engine_served(index, host, g)
@@ -341,6 +346,7 @@ def replay_python(
             decode = service.decode_seconds(output or 0)
             start[index] = now
             first_token[index] = now + prefill
+            router.prefill_done(index, first_token[index])
             stats[host].busy_prefill_s += prefill
             running[host] += 1
             heapq.heappush(finishing, (now + prefill + decode, index, host, held))
@@ -354,6 +360,7 @@ def replay_python(
                 caches[host].unpin(held)
             running[host] -= 1
             load[host] -= 1
+            router.finished(index)
             start_what_fits(host, end)
 
     span = max(arrival, default=0.0)
@@ -367,7 +374,7 @@ def replay_python(
             )  # events in time order either way: the run is unchanged
             load_samples.append(list(load))
         finish_until(now)
-        host = router.pick(index, chain, local, load, routed)
+        host = router.pick(index, chain, local, load, routed, now, given_tokens(index))
         routed[host] += 1
         load[host] += 1
         host_of[index] = host

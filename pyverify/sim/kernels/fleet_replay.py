@@ -1,4 +1,5 @@
-"""The event loop of ``pyverify replay``, compiled (numba): timed or not, up to three tiers, every router.
+"""The event loop of ``pyverify replay``, compiled (numba): timed or not, up to three tiers, every router
+but dynamo and sglang (their books of active requests run in Python).
 
 The same run as :func:`pyverify.fleet.replay.replay_python` (the oracle; tests/test_replay_timed_fast.py
 holds every field equal), for GPU caches ``lru``, ``fifo`` or unlimited, optional host-DRAM tiers and an
@@ -143,8 +144,11 @@ def pick_host(
     overlap_weight,
     load_weight,
     overlaps,
+    router_load,
 ):
-    """Router.pick, ties included: the minimum of the same key tuples, hosts in increasing id."""
+    """Router.pick, ties included: the minimum of the same key tuples, hosts in increasing id.
+
+    ``router_load``: what kv-aware counts per host (blocks or requests running plus queued)."""
     if router == FIXED:
         return picks[r]
     best = 0
@@ -177,6 +181,7 @@ def pick_host(
             raise ValueError("no host is below the prefix-affinity cap")
         return best
     # kv-aware: key (-(overlap_weight * overlap - load_weight * load), load, routed, host), floats as Python's
+    load = router_load
     best_score = -(overlap_weight * overlaps[0] - load_weight * load[0])
     for h in range(1, fleet):
         score = -(overlap_weight * overlaps[h] - load_weight * load[h])
@@ -261,6 +266,7 @@ def fleet_replay(
     slack,
     overlap_weight,
     load_weight,
+    kv_load_in_blocks,
     gpu,
     gpu_capacity,
     gpu_lru,
@@ -297,6 +303,9 @@ def fleet_replay(
     load = np.zeros(fleet, dtype=np.int64)
     routed = np.zeros(fleet, dtype=np.int64)
     overlaps = np.zeros(fleet, dtype=np.int64)
+    router_load = np.zeros(
+        fleet, dtype=np.int64
+    )  # kv-aware's load: blocks or requests (Router.pick)
     pins = np.zeros(gpu[2].size if timed and gpu_capacity != UNLIMITED else 1, dtype=np.int32)
     pinned = np.zeros(fleet, dtype=np.int64)
     samples = np.zeros((sample_s.size, fleet), dtype=np.int64)
@@ -320,6 +329,7 @@ def fleet_replay(
                 overlap_weight,
                 load_weight,
                 overlaps,
+                router_load,
             )
             routed[host] += 1
             host_of[r] = host
@@ -386,6 +396,7 @@ def fleet_replay(
                             pinned[host] -= 1
                 running[host] -= 1
                 load[host] -= 1
+                router_load[host] -= starts[done + 1] - starts[done] if kv_load_in_blocks else 1
             elif kind == ARRIVAL:
                 when = now
                 host = pick_host(
@@ -404,9 +415,11 @@ def fleet_replay(
                     overlap_weight,
                     load_weight,
                     overlaps,
+                    router_load,
                 )
                 routed[host] += 1
                 load[host] += 1
+                router_load[host] += starts[r + 1] - starts[r] if kv_load_in_blocks else 1
                 host_of[r] = host
                 counts[0, host] += 1
                 if queue_tail[host] == NONE:
