@@ -450,7 +450,7 @@ def test_the_readme_local_against_global_figures_from_the_raw_trace():
 def test_load_over_time_counts_requests_arrived_and_not_ended(
     trace, fleet, capacity, router, host, max_running
 ):
-    import pyverify.fleet.replay as event_loop
+    import pyverify.fleet.run as event_loop
 
     chains, arrivals, outputs = trace
     service = ServiceModel(

@@ -28,7 +28,9 @@ from typing import Sequence
 
 import numpy as np
 
+from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
+from pyverify.fleet.run import HostStats, ReplayRun
 from pyverify.sim.simulate import ENGINE_EVICTIONS, FIFO, LEAF_LRU, LRU, engine_hits
 
 
@@ -117,7 +119,6 @@ def replay_compiled(
             arrival_scale,
             frugal,
         )
-    from pyverify.fleet.replay import HostStats, ReplayRun
     from pyverify.sim.kernels.replay import flat_requests, link_array, replay
     from pyverify.sim.kernels.tree_replay import tree_hits
 
@@ -254,7 +255,6 @@ def event_loop_compiled(
     """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids,
     the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when
     :func:`python_loop_cheaper`."""
-    from pyverify.fleet.replay import LOAD_SAMPLES, HostStats, ReplayRun
     from pyverify.fleet.service import ServiceModel
     from pyverify.sim.counting import dense_ids, flatten
     from pyverify.sim.kernels.fleet_replay import (
@@ -308,7 +308,8 @@ def event_loop_compiled(
             ms / 1000.0 * arrival_scale for ms in arrival_ms
         ]  # replay_python's floats, computed as it does
         span = max(arrival, default=0.0)
-        sample_s = [span * k / LOAD_SAMPLES for k in range(LOAD_SAMPLES)]
+        samples = run_records.LOAD_SAMPLES
+        sample_s = [span * k / samples for k in range(samples)]
     else:
         arrival, sample_s = [], []
     given = [False] * n if input_tokens is None else [value is not None for value in input_tokens]

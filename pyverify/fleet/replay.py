@@ -32,72 +32,16 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from pyverify.fleet import REPLAY_ENGINES
+from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
+from pyverify.fleet.run import HostStats, ReplayRun
 from pyverify.fleet.service import ServiceModel
 from pyverify.fleet.engine_caches import engine_gpu
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
 from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
-
-#: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
-LOAD_SAMPLES = 50
-
-
-@dataclass
-class HostStats:
-    requests: int = 0
-    gpu_hit_blocks: int = 0
-    host_hit_blocks: int = 0
-    pool_hit_blocks: int = 0
-    recomputed_blocks: int = 0
-    max_queue: int = 0  # most requests waiting (not running) just after an arrival
-    busy_prefill_s: float = 0.0
-
-
-@dataclass
-class ReplayRun:
-    """What one replay did: per request its host, tier hits and times (seconds; None without timing)."""
-
-    router: str
-    host_of: list[int]
-    gpu_hits: list[int]
-    host_hits: list[int]
-    pool_hits: list[int]
-    references: int
-    arrival: list[float] | None
-    start: list[float] | None
-    first_token: list[float] | None
-    hosts: list[HostStats] = field(default_factory=list)
-    with_host: bool = False  # whether a host-DRAM tier was below each GPU
-    with_pool: bool = False  # whether a pool tier took the recomputed blocks
-    #: Load over time (timed runs): at each of ``sample_s``, per host, requests arrived before it and not yet ended.
-    sample_s: list[float] = field(default_factory=list)
-    load_samples: list[list[int]] = field(default_factory=list)
-    #: Engine evictions: the requests the engine would never schedule (no hits, nothing changed).
-    unscheduled: list[int] = field(default_factory=list)
-
-    @property
-    def gpu_hit_blocks(self) -> int:
-        return sum(self.gpu_hits)
-
-    @property
-    def host_hit_blocks(self) -> int:
-        return sum(self.host_hits)
-
-    @property
-    def pool_hit_blocks(self) -> int:
-        return sum(self.pool_hits)
-
-    @property
-    def hit_blocks(self) -> int:
-        return self.gpu_hit_blocks + self.host_hit_blocks + self.pool_hit_blocks
-
-    @property
-    def recomputed_blocks(self) -> int:
-        return self.references - self.hit_blocks
 
 
 def replay(
@@ -357,11 +301,12 @@ def replay_python(
             start_what_fits(host, end)
 
     span = max(arrival, default=0.0)
-    sample_s = [span * k / LOAD_SAMPLES for k in range(LOAD_SAMPLES)]
+    samples = run_records.LOAD_SAMPLES
+    sample_s = [span * k / samples for k in range(samples)]
     load_samples: list[list[int]] = []
     for index, chain in enumerate(chains):
         now = arrival[index]
-        while len(load_samples) < LOAD_SAMPLES and sample_s[len(load_samples)] <= now:
+        while len(load_samples) < samples and sample_s[len(load_samples)] <= now:
             finish_until(
                 sample_s[len(load_samples)]
             )  # events in time order either way: the run is unchanged

@@ -40,7 +40,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.fleet.replay import ReplayRun
+from pyverify.fleet.run import ReplayRun
 
 
 @dataclass(frozen=True)
