@@ -253,7 +253,9 @@ def test_three_requests_one_at_a_time(tmp_path, capsys):
 
 def test_three_requests_two_at_a_time(tmp_path, capsys):
     # With two slots r1 starts on arrival (0.5) and already hits r0's blocks: TTFT 0.5 s; r0 and r2 as before.
-    run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "2")
+    run = replay_json(
+        capsys, write_trace(tmp_path, THREE), "--max-running", "2", "--service", "streams"
+    )
     assert run["ttft_s"] == pytest.approx({"p50": 0.5, "p90": 0.9, "p99": 0.99, "mean": 2.0 / 3})
     assert run["queueing_s"]["mean"] == 0.0
     assert run["load"]["max_queue"] == 0
@@ -438,7 +440,7 @@ def test_timed_runs_keep_fifo_order_and_the_concurrency_limit(
     run = replay(
         chains, Router(router, fleet), capacity, eviction, pool, service, arrivals, None, outputs
     )
-    end = [first + service.decode_seconds(out) for first, out in zip(run.first_token, outputs)]
+    end = run.finish  # the step model records each end
     assert run.gpu_hit_blocks + run.pool_hit_blocks + run.recomputed_blocks == sum(map(len, chains))
     for index in range(len(chains)):
         assert run.start[index] >= run.arrival[index]

@@ -71,6 +71,7 @@ def test_the_peak_load_is_exact(capsys, monkeypatch, trace, engine):
     import pyverify.fleet.run
 
     flags = ("--fleet", "2", "--max-running", "1", "--arrival-scale", "0.05", "--engine", engine)
+    flags += ("--service", "streams") if engine == "compiled" else ()
     coarse = replay_json(capsys, trace, *flags)["runs"][0]
     monkeypatch.setattr(pyverify.fleet.run, "LOAD_SAMPLES", 100_000)
     dense = replay_json(capsys, trace, *flags)["runs"][0]

@@ -14,7 +14,8 @@ Two compiled paths (:func:`unsupported` names, in one line, why any other config
   :mod:`pyverify.sim.kernels.tree_replay`; the engines: :func:`pyverify.sim.simulate.engine_hits`).
   Without a capacity nothing is evicted, which that kernel does with a capacity of every distinct block.
 
-Left to the Python loop: ``leaf-lru`` and the engine evictions (``vllm``, ``sglang``, ``sglang-fifo``) when
+Left to the Python loop: every timed run of the ``steps`` service model (the default; the compiled event loop
+runs ``streams``, :mod:`pyverify.fleet.service`), and ``leaf-lru`` and the engine evictions (``vllm``, ``sglang``, ``sglang-fifo``) when
 timed, with a lower tier, or under a router that reads cache state or load.
 
 Both run on flat arrays (chains renumbered to dense ids). The Python event loop
@@ -31,6 +32,7 @@ import numpy as np
 from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
 from pyverify.fleet.run import HostStats, ReplayRun
+from pyverify.fleet.service import STEPS
 from pyverify.sim.simulate import ENGINE_EVICTIONS, FIFO, LEAF_LRU, LRU, engine_hits
 
 
@@ -46,9 +48,21 @@ EVENT_LOOP_EVICTIONS = (LRU, FIFO)
 
 
 def unsupported(
-    router: Router, capacity: int | None, eviction: str, pool_capacity, host_capacity, timed: bool
+    router: Router,
+    capacity: int | None,
+    eviction: str,
+    pool_capacity,
+    host_capacity,
+    timed: bool,
+    service_model: str = STEPS,
 ) -> str | None:
-    """Why the compiled replay cannot run this configuration, or ``None`` when it can."""
+    """Why the compiled replay cannot run this configuration (timed under ``service_model``), or ``None``
+    when it can."""
+    if timed and service_model == STEPS:
+        return (
+            "the step service model (the default of a timed replay) runs in the Python event loop; "
+            "the compiled one runs --service streams"
+        )
     if capacity is None and eviction in ENGINE_EVICTIONS:
         return f"eviction {eviction} needs a capacity"  # the event loop words the refusal
     if capacity is not None and eviction not in COMPILED_EVICTIONS:

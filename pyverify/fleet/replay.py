@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
 from pyverify.fleet.run import HostStats, ReplayRun
-from pyverify.fleet.service import ServiceModel
+from pyverify.fleet.service import STEPS, ServiceModel
 from pyverify.fleet.engine_caches import engine_gpu
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
 from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
@@ -74,7 +74,9 @@ def replay(
     if engine not in REPLAY_ENGINES:
         raise ValueError(f"unknown replay engine {engine!r}; expected one of {REPLAY_ENGINES}")
     if engine != "python":
-        reason = unsupported(router, capacity, eviction, pool_capacity, host_capacity, timed)
+        reason = unsupported(
+            router, capacity, eviction, pool_capacity, host_capacity, timed, service.service
+        )
         if reason is None:
             # A copy of the router: should the compiled run give up, the Python loop draws the same picks.
             run = replay_compiled(
@@ -138,6 +140,7 @@ def replay_python(
     prompt_tokens: Sequence[int] | None = None,
     block_size: int | None = None,
     page_size: int | None = None,
+    step_log: list | None = None,
 ) -> ReplayRun:
     """Replay ``chains`` on ``router.fleet`` hosts.
 
@@ -149,6 +152,8 @@ def replay_python(
     capacity, and (but ``vllm``) ``timed=False``; they read ``prompt_tokens`` (each prompt's length;
     ``None``: every block full) in units of ``block_size`` tokens (``None``:
     one unit per block, as simulate takes it) and SGLang's ``page_size``.
+
+    ``step_log``: with the ``steps`` service model, one :class:`Step` is appended per step run.
     """
     fleet = router.fleet
     n = len(chains)
@@ -238,14 +243,62 @@ def replay_python(
     start = [0.0] * n
     first_token = [0.0] * n
     queues = [deque() for _ in range(fleet)]
-    running = [0] * fleet
-    finishing: list[
-        tuple[float, int, int, list[int]]
-    ] = []  # (end time, request, host, pinned blocks)
 
     def tokens_in(index: int) -> int:
         given = input_tokens[index] if input_tokens is not None else None
         return given if given is not None else len(chains[index]) * block_tokens
+
+    def output_of(index: int) -> int:
+        output = output_tokens[index] if output_tokens is not None else None
+        return output or 0
+
+    if service.service == STEPS:
+        return _run_steps(
+            chains,
+            router,
+            service,
+            arrival,
+            start,
+            first_token,
+            queues,
+            local,
+            caches,
+            engine,
+            serve,
+            engine_served,
+            tokens_in,
+            output_of,
+            prompt_tokens,
+            load,
+            routed,
+            host_of,
+            stats,
+            progress,
+            (gpu_hits, host_hits, pool_hits),
+            step_log,
+            lambda finish, sample_s, load_samples: ReplayRun(
+                router.name,
+                host_of,
+                gpu_hits,
+                host_hits,
+                pool_hits,
+                sum(map(len, chains)),
+                arrival,
+                start,
+                first_token,
+                stats,
+                drams is not None,
+                pool is not None,
+                sample_s,
+                load_samples,
+                sorted(unscheduled),
+                finish,
+            ),
+        )
+    running = [0] * fleet
+    finishing: list[
+        tuple[float, int, int, list[int]]
+    ] = []  # (end time, request, host, pinned blocks)
 
     def start_engine(index: int, host: int, now: float):
         """vLLM's scheduler on the queue head: its physical blocks once started, ``None`` while it must wait,
@@ -341,3 +394,205 @@ def replay_python(
         load_samples,
         sorted(unscheduled),
     )
+
+
+class Step(NamedTuple):
+    """One step of the ``steps`` service model, as ``replay_python(step_log=...)`` records it."""
+
+    host: int
+    start_s: float
+    end_s: float
+    prefill_tokens: int
+    decodes: int
+    running: tuple[int, ...]  # the requests running through it, in admission order
+
+
+#: Kinds of a step-model event, in the order they run at one instant: a host's step ends (its requests
+#: progress, some finish) before the requests arriving then join; the host's next step starts after them.
+STEP_ENDS, STEP_STARTS = 0, 1
+
+
+def _run_steps(
+    chains,
+    router,
+    service,
+    arrival,
+    start,
+    first_token,
+    queues,
+    local,
+    caches,
+    engine,
+    serve,
+    engine_served,
+    tokens_in,
+    output_of,
+    prompt_tokens,
+    load,
+    routed,
+    host_of,
+    stats,
+    progress,
+    hits,
+    step_log,
+    make_run,
+) -> ReplayRun:
+    """The timed loop of the ``steps`` service model (:mod:`pyverify.fleet.service`): each host runs one
+    step at a time over its running requests and the head of its queue; hosts meet only at arrivals."""
+    n, fleet = len(chains), router.fleet
+    gpu_hits, host_hits, pool_hits = hits
+    budget_per_step, max_seqs = service.max_num_batched_tokens, service.max_running
+    finish = [0.0] * n
+    to_prefill = [0] * n  # prefill tokens a running request has yet to compute
+    to_decode = [0] * n  # decode steps it has yet to run after its first token
+    kv_tokens = [0] * n  # tokens of KV it holds once its prompt is computed (prompt + decoded)
+    held: list = [None] * n  # its pinned blocks (an engine's: its physical blocks)
+    running: list[list[int]] = [[] for _ in range(fleet)]
+    batches: list[list[tuple[int, int]]] = [
+        [] for _ in range(fleet)
+    ]  # (request, prefill chunk or -1)
+    stepping = [False] * fleet  # a step is in flight, or due to start
+    events: list[tuple[float, int, int]] = []  # (time, STEP_ENDS or STEP_STARTS, host)
+
+    def admit(host: int, index: int, now: float) -> bool | None:
+        """Admit the head of the queue: ``True``; ``None`` when it must wait; ``False`` when the engine
+        never schedules it (it ends now, with no hits)."""
+        if engine:
+            started = caches[host].start(index, chains[index], prompt_tokens[index])
+            if started is None:
+                if running[host]:
+                    return None
+                engine_served(index, host, None)
+                start[index] = first_token[index] = finish[index] = now
+                load[host] -= 1
+                return False
+            hits, held[index] = started
+            engine_served(index, host, hits)
+        else:
+            if running[host] and not caches[host].fits(chains[index]):
+                return None
+            held[index] = serve(index, host)
+        return True
+
+    def start_step(host: int, now: float) -> None:
+        queue, batch = queues[host], batches[host]
+        budget, prefill_tokens, decodes, loads = budget_per_step, 0, 0, 0.0
+        for index in running[host]:  # vLLM: the running requests first, in admission order
+            if not budget:
+                break
+            if to_prefill[index]:
+                chunk = min(to_prefill[index], budget)
+                batch.append((index, chunk))
+                budget -= chunk
+                prefill_tokens += chunk
+            else:
+                batch.append((index, -1))
+                budget -= 1
+                decodes += 1
+        while queue and budget and len(running[host]) < max_seqs:
+            admitted = admit(host, queue[0], now)
+            if admitted is None:
+                break
+            index = queue.popleft()
+            if not admitted:
+                continue
+            hit = gpu_hits[index] + host_hits[index] + pool_hits[index]
+            tokens = tokens_in(index)
+            to_prefill[index] = max(0, tokens - hit * service.block_tokens)
+            to_decode[index] = max(output_of(index) - 1, 0)
+            kv_tokens[index] = tokens
+            start[index] = now
+            running[host].append(index)
+            loads += service.fetch_seconds(pool_hits[index], host_hits[index])
+            chunk = min(to_prefill[index], budget)
+            batch.append((index, chunk))
+            budget -= chunk
+            prefill_tokens += chunk
+        stats[host].max_queue = max(stats[host].max_queue, len(queue))
+        if not batch:  # nothing runs nor waits
+            stepping[host] = False
+            return
+        prefill = prefill_tokens / service.prefill_tokens_per_s if prefill_tokens else 0.0
+        stats[host].busy_prefill_s += prefill + loads
+        seconds = service.step_seconds(prefill_tokens, decodes) + loads
+        if step_log is not None:
+            step_log.append(
+                Step(host, now, now + seconds, prefill_tokens, decodes, tuple(running[host]))
+            )
+        heapq.heappush(events, (now + seconds, STEP_ENDS, host))
+
+    def end_step(host: int, now: float) -> None:
+        cache, batch = caches[host], batches[host]
+        ended = []
+        for index, chunk in batch:
+            if chunk >= 0:  # a prefill chunk (0: nothing left to compute)
+                to_prefill[index] -= chunk
+                if to_prefill[index]:
+                    continue
+                first_token[index] = now
+            else:  # one decode: its token's KV joins the request's, maybe filling a block
+                to_decode[index] -= 1
+                kv_tokens[index] += 1
+                if not engine and kv_tokens[index] % service.block_tokens == 0:
+                    keep_decoded_block(cache, index)
+            if not to_decode[index]:
+                ended.append(index)
+        batch.clear()
+        for index in ended:
+            finish[index] = now
+            running[host].remove(index)
+            if engine:
+                cache.finish(held[index])
+            else:
+                cache.unpin(held[index])
+            held[index] = None
+            load[host] -= 1
+        if running[host] or queues[host]:
+            heapq.heappush(events, (now, STEP_STARTS, host))
+        else:
+            stepping[host] = False
+
+    def keep_decoded_block(cache, index: int) -> None:
+        """Decode KV: the block the request's generated tokens just filled joins its chain in the cache."""
+        position = kv_tokens[index] // service.block_tokens - 1  # past the prompt's full blocks
+        prompt_blocks = tokens_in(index) // service.block_tokens
+        chain = chains[index]
+        parent = (
+            (index, position - 1)
+            if position > prompt_blocks
+            else (chain[prompt_blocks - 1] if 0 < prompt_blocks <= len(chain) else None)
+        )
+        if cache.keep_generated((index, position), parent):
+            held[index].append((index, position))
+
+    def advance(until: float) -> None:
+        """Run every event before ``until``, and the step ends at it (the steps due then wait for its arrivals)."""
+        while events and (events[0][0] < until or events[0][:2] == (until, STEP_ENDS)):
+            now, kind, host = heapq.heappop(events)
+            if kind == STEP_ENDS:
+                end_step(host, now)
+            else:
+                start_step(host, now)
+
+    span = max(arrival, default=0.0)
+    samples = run_records.LOAD_SAMPLES
+    sample_s = [span * k / samples for k in range(samples)]
+    load_samples: list[list[int]] = []
+    for index, chain in enumerate(chains):
+        now = arrival[index]
+        while len(load_samples) < samples and sample_s[len(load_samples)] <= now:
+            advance(sample_s[len(load_samples)])  # the run is the same with or without samples
+            load_samples.append(list(load))
+        advance(now)
+        host = router.pick(index, chain, local, load, routed)
+        routed[host] += 1
+        load[host] += 1
+        host_of[index] = host
+        stats[host].requests += 1
+        queues[host].append(index)
+        if not stepping[host]:
+            stepping[host] = True
+            heapq.heappush(events, (now, STEP_STARTS, host))
+        progress()
+    advance(float("inf"))
+    return make_run(finish, sample_s[: len(load_samples)], load_samples)

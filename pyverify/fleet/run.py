@@ -44,3 +44,26 @@ class ReplayRun:
     load_samples: list[list[int]] = field(default_factory=list)
     #: Engine evictions: the requests the engine would never schedule (no hits, nothing changed).
     unscheduled: list[int] = field(default_factory=list)
+    #: When each request ended (seconds), where the service model says it (the step model); ``None``:
+    #: first token plus the decode time of :meth:`pyverify.fleet.service.ServiceModel.decode_seconds`.
+    finish: list[float] | None = None
+
+    @property
+    def gpu_hit_blocks(self) -> int:
+        return sum(self.gpu_hits)
+
+    @property
+    def host_hit_blocks(self) -> int:
+        return sum(self.host_hits)
+
+    @property
+    def pool_hit_blocks(self) -> int:
+        return sum(self.pool_hits)
+
+    @property
+    def hit_blocks(self) -> int:
+        return self.gpu_hit_blocks + self.host_hit_blocks + self.pool_hit_blocks
+
+    @property
+    def recomputed_blocks(self) -> int:
+        return self.references - self.hit_blocks
