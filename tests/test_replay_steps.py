@@ -267,7 +267,9 @@ def test_a_step_table_times_the_steps(tmp_path, capsys):
     [
         ("[]", 'expected an object {"prefill"'),
         ('{"prefill": [[1, 1]]}', "decode: expected a non-empty list"),
-        ('{"prefill": [[1, 1]], "decode": [[0, 1]]}', "decode[0]: x must be a finite number > 0"),
+        ('{"prefill": [[1, 1]], "decode": [[0, 1]]}', "decode[0]: x must be a whole number >= 1"),
+        ('{"prefill": [[1.5, 1]], "decode": [[1, 1]]}', "prefill[0]: x must be a whole number"),
+        ('{"prefill": [[1, 2], [2, 1]], "decode": [[1, 1]]}', "prefill[1]: seconds must not fall"),
         ('{"prefill": [[2, 1], [1, 2]], "decode": [[1, 1]]}', "prefill[1]: x must increase"),
         ('{"prefill": [[1, -1]], "decode": [[1, 1]]}', "prefill[0]: seconds must be"),
         ('{"prefill": [[1, 1]], "decode": [[1, 1]], "dec": 1}', "dec: unknown field"),

@@ -145,9 +145,15 @@ class StepTable:
         }
 
 
+#: The most seconds a table row may give one part of a step: rows are whole counts apart, so a step
+#: extrapolated past the last row stays finite however large the budget, and so do the sums of steps.
+MAX_TABLE_SECONDS = 1e6
+
+
 def read_step_table(path) -> StepTable:
     """``replay --step-table PATH``: JSON ``{"prefill": [[tokens, seconds], ...], "decode": [[decodes,
-    seconds], ...]}``, each list of at least one row, ``x`` > 0 and increasing, seconds finite and >= 0.
+    seconds], ...]}``, each list of at least one row, ``x`` a whole number >= 1 and increasing, seconds
+    from 0 to :data:`MAX_TABLE_SECONDS` and never falling (a bigger batch never takes less time).
     A bad file raises :class:`pyverify.errors.UserError` naming the file and the field."""
     import math
 
@@ -179,13 +185,19 @@ def read_step_table(path) -> StepTable:
                 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row)
             ):
                 raise located(path, where, "expected [x, seconds], two numbers")
+            if not isinstance(row[0], int) or row[0] < 1:
+                raise located(path, where, f"x must be a whole number >= 1, got {row[0]!r}")
             x, seconds = float(row[0]), float(row[1])
-            if not (math.isfinite(x) and x > 0):
-                raise located(path, where, f"x must be a finite number > 0, got {row[0]!r}")
-            if not (math.isfinite(seconds) and seconds >= 0):
-                raise located(path, where, f"seconds must be a finite number >= 0, got {row[1]!r}")
+            if not (math.isfinite(seconds) and 0 <= seconds <= MAX_TABLE_SECONDS):
+                raise located(
+                    path,
+                    where,
+                    f"seconds must be a number from 0 to {MAX_TABLE_SECONDS:g}, got {row[1]!r}",
+                )
             if checked and x <= checked[-1][0]:
                 raise located(path, where, "x must increase from row to row")
+            if checked and seconds < checked[-1][1]:
+                raise located(path, where, "seconds must not fall as x grows")
             checked.append((x, seconds))
         parts[name] = tuple(checked)
     return StepTable(parts["prefill"], parts["decode"])
