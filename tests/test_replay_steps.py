@@ -16,6 +16,7 @@ from pyverify.fleet.routers import Router
 from pyverify.fleet.service import STEPS, STREAMS, ServiceModel
 from tests.helpers import run_cli
 from tests.test_replay import THREE, replay_json, timed_traces, write_trace
+from tests.test_replay_engines import engine_traces
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -332,3 +333,114 @@ def test_more_gpu_capacity_can_give_fewer_hits_under_timing():
     assert hits(1) == [0, 0, 1]
     assert hits(2) == [0, 0, 0]
     assert hits(1, timed=False) == hits(2, timed=False) == [0, 0, 1]
+
+
+# --- --eviction vllm in steps: vLLM's scheduler on its block pool -----------------------------------
+
+
+def test_hand_computed_vllm_steps_preempt_the_last_admitted_when_a_decode_needs_a_block():
+    """A pool of 4 blocks of 2 tokens; r0 and r1, 4-token prompts [1, 2] and [3, 4], 4 output tokens, both
+    at t=0, prefill 1000 tokens/s, a decode 0.1 s whatever the batch.
+    step 1 (0.008 s): both prefill, 2 blocks each (pool full); both get their first token.
+    step 2: r0's decode needs a 3rd block: r1, admitted last, is preempted (its blocks go back to the
+    free queue, still hashed), r0 takes the front one (r1's block 4) and decodes; nobody is admitted.
+    step 3: r0 decodes, its generated tokens fill block (0, 2), filed under that id; r1 would hit its
+    block 3 but needs 2 more blocks and 1 is free: it waits.
+    step 4: r0 decodes into a 4th block, evicting block 3, and ends (0.308 s).
+    step 5: r1 comes back, hits nothing, recomputes its 5 tokens (prompt and first token; 0.005 s), and
+    two decodes end it at 0.513 s."""
+    service = ServiceModel(
+        prefill_tokens_per_s=1000, decode_tokens_per_s=10, decode_growth=0.0, max_running=2
+    )
+    steps = []
+    run = replay_python(
+        [[1, 2], [3, 4]],
+        Router("round-robin", 1),
+        4,
+        "vllm",
+        False,
+        service,
+        [0, 0],
+        None,
+        [4, 4],
+        prompt_tokens=[4, 4],
+        block_size=2,
+        step_log=steps,
+    )
+    assert [(step.prefill_tokens, step.decodes) for step in steps] == [
+        (8, 0),
+        (0, 1),
+        (0, 1),
+        (0, 1),
+        (5, 0),
+        (0, 1),
+        (0, 1),
+    ]
+    assert [step.running for step in steps][:3] == [(0, 1), (0,), (0,)]
+    assert run.first_token == pytest.approx([0.008, 0.008])
+    assert run.finish == pytest.approx([0.308, 0.513])
+    assert run.gpu_hits == [0, 0] and run.unscheduled == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    trace=engine_traces(),
+    fleet=st.integers(1, 3),
+    capacity=st.integers(1, 8),
+    max_running=st.integers(1, 3),
+    budget=st.integers(1, 40),
+    data=st.data(),
+)
+def test_vllm_steps_keep_the_budget_and_one_at_a_time_give_the_untimed_hits(
+    trace, fleet, capacity, max_running, budget, data
+):
+    """Every vllm step keeps its budget and sequence cap; requests 100 s apart with one output token
+    (no decode KV) see the pool as the untimed run does, whatever the chunking."""
+    chains, tokens = trace
+    n = len(chains)
+    service = ServiceModel(max_running=max_running, max_num_batched_tokens=budget)
+    outputs = data.draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))
+    arrivals = sorted(data.draw(st.lists(st.sampled_from((0, 50, 400)), min_size=n, max_size=n)))
+    steps = []
+    run = replay_python(
+        chains,
+        Router("round-robin", fleet),
+        capacity,
+        "vllm",
+        False,
+        service,
+        arrivals,
+        None,
+        outputs,
+        prompt_tokens=tokens,
+        block_size=4,
+        step_log=steps,
+    )
+    for step in steps:
+        assert step.prefill_tokens + step.decodes <= budget
+        assert 1 <= len(step.running) <= max_running
+    for index in range(n):
+        assert run.arrival[index] <= run.start[index] <= run.first_token[index] <= run.finish[index]
+    apart = replay_python(
+        chains,
+        Router("round-robin", fleet),
+        capacity,
+        "vllm",
+        False,
+        service,
+        [index * 100_000.0 for index in range(n)],
+        None,
+        [1] * n,
+        prompt_tokens=tokens,
+        block_size=4,
+    )
+    untimed = replay_python(
+        chains,
+        Router("round-robin", fleet),
+        capacity,
+        "vllm",
+        timed=False,
+        prompt_tokens=tokens,
+        block_size=4,
+    )
+    assert (apart.gpu_hits, apart.unscheduled) == (untimed.gpu_hits, untimed.unscheduled)

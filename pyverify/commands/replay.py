@@ -188,7 +188,8 @@ def register(subparsers) -> None:
         + ". The engine evictions take no --host-capacity or --pool-capacity. vllm runs timed with "
         "overlapping requests (ref-counted blocks, checked against vLLM's own BlockPool with up to 8 "
         "running): the queue head waits while too few blocks are free, and a prompt the empty pool cannot "
-        "hold is never scheduled; sglang and sglang-fifo need --no-timing (their model serves a request "
+        "hold is never scheduled; with --service steps also chunk-by-chunk allocation, decode KV and "
+        "preemption of the last admitted request when a running one cannot grow, as vLLM's scheduler; sglang and sglang-fifo need --no-timing (their model serves a request "
         "alone: lock_ref on nodes held by several running requests is not modelled)",
     )
     parser.add_argument(

@@ -2,7 +2,10 @@
 
 Each request arrives at ``timestamp_ms / 1000 * arrival_scale`` seconds
 (``arrival_scale`` < 1 compresses the trace: more load), is routed at once
-(:mod:`pyverify.fleet.routers`) and joins its host's queue. A host starts the
+(:mod:`pyverify.fleet.routers`) and joins its host's queue. Timed, the service model
+(:mod:`pyverify.fleet.service`) is ``steps`` (:func:`_run_steps`: each host runs an engine's batched
+steps, admitting its queue's head at a step's start on the rule below, under a token budget) or
+``streams``, where a host starts the
 request at the head of its queue when fewer than ``max_running`` run there
 *and* the blocks pinned by its running requests plus this chain's blocks fit
 in the GPU capacity (a host with nothing running always starts its head, as
@@ -25,7 +28,10 @@ pool's ``allocate_slots`` accepts it (its hit blocks and new blocks fit in the
 free queue); refused while others run, it waits at the head until a finish
 frees blocks; refused with nothing running, it never will be scheduled: it is
 listed in ``unscheduled``, gets no hits and ends at once (start = first token
-= that instant). SGLang's model serves one request at a time: no timing.
+= that instant). Under ``steps``, ``vllm`` follows vLLM's scheduler closer: blocks allocated chunk by
+chunk, decode KV filed as it fills, preemption of the last admitted request when a running one cannot
+grow, and a prompt longer than the pool never scheduled. SGLang's model serves one request at a time:
+no timing.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
 from pyverify.fleet.run import HostStats, ReplayRun
 from pyverify.fleet.service import STEPS, ServiceModel
-from pyverify.fleet.engine_caches import engine_gpu
+from pyverify.fleet.engine_caches import engine_gpu, full_blocks
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
 from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
 
@@ -454,24 +460,11 @@ def _run_steps(
     stepping = [False] * fleet  # a step is in flight, or due to start
     events: list[tuple[float, int, int]] = []  # (time, STEP_ENDS or STEP_STARTS, host)
 
-    def admit(host: int, index: int, now: float) -> bool | None:
-        """Admit the head of the queue: ``True``; ``None`` when it must wait; ``False`` when the engine
-        never schedules it (it ends now, with no hits)."""
-        if engine:
-            started = caches[host].start(index, chains[index], prompt_tokens[index])
-            if started is None:
-                if running[host]:
-                    return None
-                engine_served(index, host, None)
-                start[index] = first_token[index] = finish[index] = now
-                load[host] -= 1
-                return False
-            hits, held[index] = started
-            engine_served(index, host, hits)
-        else:
-            if running[host] and not caches[host].fits(chains[index]):
-                return None
-            held[index] = serve(index, host)
+    def admit(host: int, index: int) -> bool:
+        """Admit the head of the queue when its blocks fit beside the pinned ones (or nothing runs)."""
+        if running[host] and not caches[host].fits(chains[index]):
+            return False
+        held[index] = serve(index, host)
         return True
 
     def start_step(host: int, now: float) -> None:
@@ -490,12 +483,9 @@ def _run_steps(
                 budget -= 1
                 decodes += 1
         while queue and budget and len(running[host]) < max_seqs:
-            admitted = admit(host, queue[0], now)
-            if admitted is None:
+            if not admit(host, queue[0]):
                 break
             index = queue.popleft()
-            if not admitted:
-                continue
             hit = gpu_hits[index] + host_hits[index] + pool_hits[index]
             tokens = tokens_in(index)
             to_prefill[index] = max(0, tokens - hit * service.block_tokens)
@@ -533,7 +523,7 @@ def _run_steps(
             else:  # one decode: its token's KV joins the request's, maybe filling a block
                 to_decode[index] -= 1
                 kv_tokens[index] += 1
-                if not engine and kv_tokens[index] % service.block_tokens == 0:
+                if kv_tokens[index] % service.block_tokens == 0:
                     keep_decoded_block(cache, index)
             if not to_decode[index]:
                 ended.append(index)
@@ -541,10 +531,7 @@ def _run_steps(
         for index in ended:
             finish[index] = now
             running[host].remove(index)
-            if engine:
-                cache.finish(held[index])
-            else:
-                cache.unpin(held[index])
+            cache.unpin(held[index])
             held[index] = None
             load[host] -= 1
         if running[host] or queues[host]:
@@ -564,6 +551,150 @@ def _run_steps(
         )
         if cache.keep_generated((index, position), parent):
             held[index].append((index, position))
+
+    # --eviction vllm: vLLM's own scheduler on its block pool, step by step. A request's blocks are
+    # allocated chunk by chunk as it computes (allocate_slots), its full blocks filed under their hashes
+    # as they fill (the prompt's from the trace, the generated ones as (request, position)); when a
+    # running request's next chunk or decode finds too few free blocks, the last admitted running
+    # request is preempted (its blocks freed, its computed tokens lost; it goes back to the front of
+    # the queue and is admitted again later, recomputing what the cache no longer holds), and no
+    # request is admitted in that step, as vLLM's FCFS scheduler does.
+    size = caches[0].block_size if engine else service.block_tokens
+    known = [0] * n  # tokens of the request known so far: its prompt, then each sampled token
+    computed = [0] * n  # of those, tokens whose KV is computed
+    produced = [0] * n  # output tokens sampled
+    hashes: list = [None] * n  # its full blocks' hashes, in chain order (None: never admitted)
+    filed = [0] * n  # how many of its blocks are filed under their hash
+
+    def vllm_hashes(index: int) -> list:
+        chain = hashes[index]
+        while len(chain) < known[index] // size:
+            chain.append((index, len(chain)))  # a block of generated tokens: an id no trace names
+        return chain
+
+    def vllm_file(pool, index: int) -> None:
+        stop = min(computed[index] + scheduled[index], known[index]) // size
+        if stop > filed[index]:
+            pool.cache(held[index], vllm_hashes(index), filed[index], stop)
+            filed[index] = stop
+
+    scheduled = [0] * n  # tokens the request computes in the step in flight
+
+    def vllm_preempt(pool, host: int, index: int) -> None:
+        pool.finish(held[index])
+        held[index], computed[index], filed[index] = [], 0, 0
+        queues[host].appendleft(index)
+
+    def vllm_end_now(host: int, index: int, now: float, first_time: bool) -> None:
+        """A request the empty pool cannot hold ends now: never admitted, it is listed in ``unscheduled``
+        with no hits; preempted, it keeps its hits and the tokens it had sampled."""
+        if first_time:
+            engine_served(index, host, None)
+            start[index] = now
+        if not produced[index]:
+            first_token[index] = now
+        finish[index] = now
+        load[host] -= 1
+
+    def vllm_start_step(host: int, now: float) -> None:
+        pool, queue, batch, run = caches[host].pool, queues[host], batches[host], running[host]
+        budget, prefill_tokens, decodes, preempted = budget_per_step, 0, 0, False
+        position = 0
+        while position < len(run) and budget:  # the running requests, in admission order
+            index = run[position]
+            chunk = min(known[index] - computed[index], budget)
+            while not pool.allocate(held[index], (), computed[index] + chunk):
+                victim = run.pop()  # FCFS: the last admitted goes first
+                preempted = True
+                vllm_preempt(pool, host, victim)
+                if victim == index:
+                    break
+            else:
+                scheduled[index] = chunk
+                vllm_file(pool, index)
+                batch.append((index, chunk))
+                budget -= chunk
+                if produced[index] and chunk == known[index] - computed[index] == 1:
+                    decodes += 1
+                else:
+                    prefill_tokens += chunk
+                position += 1
+                continue
+            break
+        if not run and preempted:  # it was alone and cannot grow: the pool can never hold it
+            vllm_end_now(host, queue.popleft(), now, first_time=False)
+        while not preempted and queue and budget and len(run) < max_seqs:
+            index = queue[0]
+            admitted_before = hashes[index] is not None
+            if not admitted_before:
+                tokens = prompt_tokens[index]
+                if -(-tokens // size) > pool.capacity:  # its prompt can never fit: never scheduled
+                    queue.popleft()
+                    vllm_end_now(host, index, now, first_time=True)
+                    continue
+                hashes[index] = list(full_blocks(index, chains[index], tokens, size))
+                known[index] = tokens
+            hit = pool.lookup(vllm_hashes(index), known[index])
+            computed[index] = len(hit) * size
+            chunk = min(known[index] - computed[index], budget)
+            blocks: list[int] = []
+            if not pool.allocate(blocks, hit, computed[index] + chunk):
+                if run:
+                    if not admitted_before:
+                        hashes[index] = None
+                    break
+                queue.popleft()
+                vllm_end_now(host, index, now, first_time=not admitted_before)
+                continue
+            queue.popleft()
+            if not admitted_before:
+                engine_served(index, host, len(hit))
+                start[index] = now
+            held[index], filed[index], scheduled[index] = blocks, len(hit), chunk
+            vllm_file(pool, index)
+            run.append(index)
+            batch.append((index, chunk))
+            budget -= chunk
+            prefill_tokens += chunk
+        stats[host].max_queue = max(stats[host].max_queue, len(queue))
+        if not batch:
+            if run or queue:  # everything left was refused or ended now: look again at once
+                heapq.heappush(events, (now, STEP_STARTS, host))
+            else:
+                stepping[host] = False
+            return
+        prefill = prefill_tokens / service.prefill_tokens_per_s if prefill_tokens else 0.0
+        stats[host].busy_prefill_s += prefill
+        seconds = service.step_seconds(prefill_tokens, decodes)
+        if step_log is not None:
+            step_log.append(Step(host, now, now + seconds, prefill_tokens, decodes, tuple(run)))
+        heapq.heappush(events, (now + seconds, STEP_ENDS, host))
+
+    def vllm_end_step(host: int, now: float) -> None:
+        pool, batch = caches[host].pool, batches[host]
+        for index, chunk in batch:
+            computed[index] += chunk
+            if computed[index] < known[index]:
+                continue
+            produced[index] += 1  # the step computed every known token: the next one is sampled
+            if produced[index] == 1:
+                first_token[index] = now
+            if produced[index] < max(output_of(index), 1):
+                known[index] += 1
+                continue
+            finish[index] = now
+            running[host].remove(index)
+            pool.finish(held[index])
+            held[index] = None
+            load[host] -= 1
+        batch.clear()
+        if running[host] or queues[host]:
+            heapq.heappush(events, (now, STEP_STARTS, host))
+        else:
+            stepping[host] = False
+
+    if engine:
+        start_step, end_step = vllm_start_step, vllm_end_step
 
     def advance(until: float) -> None:
         """Run every event before ``until``, and the step ends at it (the steps due then wait for its arrivals)."""

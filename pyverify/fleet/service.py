@@ -18,7 +18,8 @@ and pool hits of the requests it admits (a KV connector loads inside the forward
 schedules the request, as vLLM's ``wait_for_layer_load`` does). A request's first token comes at the end
 of the step that computes its last prefill chunk (one that needs no computing gets it at the end of the
 step that admits it); ``output_length - 1`` decode steps follow, and the request ends, freeing its slot
-and unpinning its blocks, at the end of the last one. Requests are never preempted.
+and unpinning its blocks, at the end of the last one. Requests are never preempted, but under
+``--eviction vllm``, whose scheduler the event loop follows there (:mod:`pyverify.fleet.replay`).
 
 The default timing is linear, from the cost model's sourced rates: a step's prefill part is its prefill
 tokens / ``prefill_tokens_per_s`` (so one request alone keeps today's TTFT, tokens / rate), and its decode
