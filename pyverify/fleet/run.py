@@ -19,7 +19,9 @@ class HostStats:
     host_hit_blocks: int = 0
     pool_hit_blocks: int = 0
     recomputed_blocks: int = 0
-    max_queue: int = 0  # most requests waiting (not running) just after an arrival
+    # Most requests left waiting (not running): just after an arrival (streams), or after a step's
+    # admissions (steps).
+    max_queue: int = 0
     busy_prefill_s: float = 0.0
 
 
