@@ -254,7 +254,7 @@ def test_three_requests_one_at_a_time(tmp_path, capsys):
     # TTFT 2.4 - 0.5 = 1.9.
     # r2: arrives 4, idle host, 512 tokens = 0.5 s: TTFT 0.5.
     # TTFT [1, 1.9, 0.5]: p50 1, p90 1 + 0.8 x 0.9 = 1.72, p99 1.882, mean 3.4 / 3; queueing [0, 1.4, 0].
-    run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "1")
+    run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-num-seqs", "1")
     assert run["ttft_s"] == pytest.approx({"p50": 1.0, "p90": 1.72, "p99": 1.882, "mean": 3.4 / 3})
     assert run["queueing_s"] == pytest.approx(
         {"p50": 0.0, "p90": 1.12, "p99": 1.372, "mean": 1.4 / 3}
@@ -266,7 +266,9 @@ def test_three_requests_one_at_a_time(tmp_path, capsys):
 
 def test_three_requests_two_at_a_time(tmp_path, capsys):
     # With two slots r1 starts on arrival (0.5) and already hits r0's blocks: TTFT 0.5 s; r0 and r2 as before.
-    run = replay_json(capsys, write_trace(tmp_path, THREE), "--max-running", "2")
+    run = replay_json(
+        capsys, write_trace(tmp_path, THREE), "--max-num-seqs", "2", "--service", "streams"
+    )
     assert run["ttft_s"] == pytest.approx({"p50": 0.5, "p90": 0.9, "p99": 0.99, "mean": 2.0 / 3})
     assert run["queueing_s"]["mean"] == 0.0
     assert run["load"]["max_queue"] == 0
@@ -276,7 +278,7 @@ def test_arrival_scale_compresses_time(tmp_path, capsys):
     # x 0.25: r1 arrives at 0.125 s and waits until 1.9 (TTFT 2.4 - 0.125 = 2.275); r2 arrives at 1 s,
     # waits for r1's end (2.4 + 4/10 = 2.8), then 0.5 s of prefill: TTFT 3.3 - 1 = 2.3.
     run = replay_json(
-        capsys, write_trace(tmp_path, THREE), "--max-running", "1", "--arrival-scale", "0.25"
+        capsys, write_trace(tmp_path, THREE), "--max-num-seqs", "1", "--arrival-scale", "0.25"
     )
     assert run["ttft_s"]["mean"] == pytest.approx((1.0 + 2.275 + 2.3) / 3)
 
@@ -451,7 +453,7 @@ def test_timed_runs_keep_fifo_order_and_the_concurrency_limit(
     run = replay(
         chains, Router(router, fleet), capacity, eviction, pool, service, arrivals, None, outputs
     )
-    end = [first + service.decode_seconds(out) for first, out in zip(run.first_token, outputs)]
+    end = run.finish  # the step model records each end
     assert run.gpu_hit_blocks + run.pool_hit_blocks + run.recomputed_blocks == sum(map(len, chains))
     for index in range(len(chains)):
         assert run.start[index] >= run.arrival[index]
@@ -508,7 +510,7 @@ def test_per_request_lines_hold_each_requests_host_hits_and_times(tmp_path, caps
     # r2 arrives at 4, first token at 4.5, no output: ends at 4.5.
     out = tmp_path / "requests.jsonl"
     run = replay_json(
-        capsys, write_trace(tmp_path, THREE), "--max-running", "1", "--per-request", str(out)
+        capsys, write_trace(tmp_path, THREE), "--max-num-seqs", "1", "--per-request", str(out)
     )
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [line["request"] for line in lines] == [0, 1, 2]

@@ -367,10 +367,12 @@ def test_token_hits_are_simulates_for_the_block_level_evictions_too(tmp_path, ca
 
 
 def seconds_service(max_running: int):
-    """Prefill 1,000 tokens/s and decode 1 token/s on blocks of 4 tokens: times easy to follow by hand."""
-    from pyverify.fleet.service import ServiceModel
+    """Prefill 1,000 tokens/s and decode 1 token/s on blocks of 4 tokens, requests as independent streams
+    (the engine's block pool is what these tests follow): times easy to follow by hand."""
+    from pyverify.fleet.service import STREAMS, ServiceModel
 
     return ServiceModel(
+        service=STREAMS,
         prefill_tokens_per_s=1000.0,
         decode_tokens_per_s=1.0,
         max_running=max_running,

@@ -68,11 +68,12 @@ def test_a_given_rate_is_named_as_given(capsys, trace):
 def test_the_peak_load_is_exact(capsys, monkeypatch, trace, engine):
     """'longest queue 16; load over time peaks at 15 requests': the peak came from 50 samples. It is now counted
     from every arrival and end, so sampling the load densely finds the same peak, and it is never below the queue."""
-    import pyverify.fleet.replay
+    import pyverify.fleet.run
 
-    flags = ("--fleet", "2", "--max-running", "1", "--arrival-scale", "0.05", "--backend", engine)
+    flags = ("--fleet", "2", "--max-num-seqs", "1", "--arrival-scale", "0.05", "--backend", engine)
+    flags += ("--service", "streams") if engine == "compiled" else ()
     coarse = replay_json(capsys, trace, *flags)["runs"][0]
-    monkeypatch.setattr(pyverify.fleet.replay, "LOAD_SAMPLES", 100_000)
+    monkeypatch.setattr(pyverify.fleet.run, "LOAD_SAMPLES", 100_000)
     dense = replay_json(capsys, trace, *flags)["runs"][0]
     sampled = max(max(row) for row in dense["load_over_time"]["requests_per_host"])
     assert dense["peak_load"] == coarse["peak_load"] and coarse["peak_load"]["requests"] == sampled

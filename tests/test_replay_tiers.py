@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pyverify.fleet.replay import replay
 from pyverify.fleet.report import bounds, forced_routed_hits
 from pyverify.fleet.routers import Router
-from pyverify.fleet.service import ServiceModel
+from pyverify.fleet.service import STREAMS, ServiceModel
 from tests.helpers import run_cli
 from tests.strategies import prefix_closed_chains
 from tests.test_forced_min import exhaustive_forced, exhaustive_forced_fleet
@@ -389,7 +389,9 @@ def test_with_timing_host_dram_can_lower_gpu_hits_even_under_round_robin():
     2.6 ms instead of 1 s; r3 [0, 2] then starts at 1.0026 s beside r1, not at 1.5 s after it, the FIFO GPU
     cache evicts differently, and r4 [1] misses the GPU. Total hits still rise (2 -> 3) here; with a
     load-aware router they can fall (tests/test_replay.py). README: 'replay', tier monotonicity."""
-    service = ServiceModel(prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_running=2)
+    service = ServiceModel(
+        prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_running=2, service=STREAMS
+    )
     chains = [(1, 3), (0,), (1,), (0, 2), (1,)]
     args = (chains, Router("round-robin", 1), 2, "fifo", False, service, [0] * 5, None, [0] * 5)
     gpu, with_host = replay(*args), replay(*args, host_capacity=None)
@@ -450,7 +452,7 @@ def test_the_readme_local_against_global_figures_from_the_raw_trace():
 def test_load_over_time_counts_requests_arrived_and_not_ended(
     trace, fleet, capacity, router, host, max_running
 ):
-    import pyverify.fleet.replay as event_loop
+    import pyverify.fleet.run as event_loop
 
     chains, arrivals, outputs = trace
     service = ServiceModel(
@@ -470,7 +472,7 @@ def test_load_over_time_counts_requests_arrived_and_not_ended(
         unsampled.gpu_hits,
         unsampled.host_hits,
     )
-    end = [first + service.decode_seconds(out) for first, out in zip(run.first_token, outputs)]
+    end = run.finish  # the step model records each end
     for at, row in zip(run.sample_s, run.load_samples):
         assert row == [
             sum(

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from pyverify.fleet.compiled_replay import PYTHON_ROUTERS, unsupported
 from pyverify.fleet.replay import replay, replay_python
 from pyverify.fleet.routers import KV_AWARE_LOADS, ROUTERS, Router, RouterOptions
-from pyverify.fleet.service import ServiceModel
+from pyverify.fleet.service import STREAMS, ServiceModel
 from pyverify.sim.kernels.fleet_replay import NO_TIER
 from tests.helpers import run_cli
 
@@ -31,9 +31,12 @@ lower_tier = st.one_of(st.just(False), st.none(), st.integers(1, 6))
 def services(draw):
     max_running = draw(st.integers(1, 3))
     if draw(st.booleans()):
-        return ServiceModel(max_running=max_running)  # the defaults: times rarely tie
+        return ServiceModel(
+            max_running=max_running, service=STREAMS
+        )  # the defaults: times rarely tie
     # Powers of two: prefills and decodes are exact, so requests started together end together.
     return ServiceModel(
+        service=STREAMS,
         prefill_tokens_per_s=256.0,
         decode_tokens_per_s=4.0,
         max_running=max_running,
@@ -184,7 +187,7 @@ def test_finishes_at_equal_times_break_ties_by_request_index(
     outputs = data.draw(st.lists(st.sampled_from((None, 0, 4)), min_size=n, max_size=n))
     run = dict(
         pool_capacity=pool,
-        service=ServiceModel(max_running=max_running, **DYADIC),
+        service=ServiceModel(max_running=max_running, service=STREAMS, **DYADIC),
         arrival_ms=arrival_ms,
         output_tokens=outputs,
         timed=True,
@@ -200,7 +203,7 @@ def test_finishes_at_equal_times_break_ties_by_request_index(
 def test_pins_hold_a_request_back_until_a_finish_frees_room():
     """Two long requests on one host of 3 blocks: the second waits for the first's pins, then starts at its end."""
     chains = [[1, 2, 3], [4, 5, 6]]
-    run = dict(service=ServiceModel(max_running=2), arrival_ms=[0, 0], timed=True)
+    run = dict(service=ServiceModel(max_running=2, service=STREAMS), arrival_ms=[0, 0], timed=True)
     compiled = replay(chains, Router("round-robin", 1), 3, "lru", engine="compiled", **run)
     assert compiled == replay_python(chains, Router("round-robin", 1), 3, "lru", **run)
     assert (
@@ -216,7 +219,10 @@ def test_tables_past_the_memory_bound_take_the_python_loop(monkeypatch):
 
     chains = [[0, 1, 2], [0, 1, 3], [4]]  # ids 0..4: 5 distinct blocks
     run = dict(
-        service=ServiceModel(max_running=2), arrival_ms=[0, 0, 1], timed=True, host_capacity=2
+        service=ServiceModel(max_running=2, service=STREAMS),
+        arrival_ms=[0, 0, 1],
+        timed=True,
+        host_capacity=2,
     )
     expected = replay_python(chains, Router("kv-aware", 2), 2, "lru", **run)
     assert compiled_replay.table_bytes(2, 5, 2, 2, NO_TIER, True) == 2 * 5 * 13 + 2 * 5 * 9
@@ -232,7 +238,12 @@ def test_tables_past_the_memory_bound_take_the_python_loop(monkeypatch):
 
 
 REFUSED = [
-    ("leaf-lru", dict(timed=True, arrival_ms=[0, 1, 2]), "round-robin", "leaf-lru timed"),
+    (
+        "leaf-lru",
+        dict(timed=True, arrival_ms=[0, 1, 2], service=ServiceModel(service=STREAMS)),
+        "round-robin",
+        "leaf-lru timed",
+    ),
     (
         "leaf-lru",
         dict(timed=False, host_capacity=4),
@@ -240,7 +251,12 @@ REFUSED = [
         "leaf-lru with a host-DRAM or pool tier",
     ),
     ("leaf-lru", dict(timed=False), "kv-aware", "leaf-lru under router kv-aware"),
-    ("vllm", dict(timed=True, arrival_ms=[0, 1, 2]), "round-robin", "vllm timed"),
+    (
+        "vllm",
+        dict(timed=True, arrival_ms=[0, 1, 2], service=ServiceModel(service=STREAMS)),
+        "round-robin",
+        "vllm timed",
+    ),
     ("sglang", dict(timed=False), "least-loaded", "sglang under router least-loaded"),
 ]
 
@@ -255,6 +271,7 @@ def test_python_only_configurations_are_named_in_one_line(eviction, kwargs, rout
         kwargs.get("pool_capacity", False),
         kwargs.get("host_capacity", False),
         kwargs["timed"],
+        kwargs.get("service", ServiceModel()).service,
     )
     assert message is not None and reason in message and "\n" not in message
     assert replay(chains, Router(router, 2), 3, eviction, **kwargs) == replay_python(
@@ -288,6 +305,8 @@ def test_the_cli_runs_a_timed_replay_compiled_as_python_does(tmp_path, capsys):
             capsys,
             "replay",
             str(path),
+            "--service",
+            "streams",
             "--fleet",
             "2",
             "--capacity",

@@ -54,15 +54,20 @@ from pyverify.cost.params import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_GPUS_PER_HOST,
     DEFAULT_KV_MODEL,
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
     DEFAULT_MAX_RUNNING,
     MEASURED_PREFILL_TOKENS_PER_S_PER_GPU,
     PREFILL_RATE_MODEL,
     prefill_rate_note,
 )
 from pyverify.fleet.service import (
+    DEFAULT_DECODE_GROWTH,
     DEFAULT_DECODE_TOKENS_PER_S,
     DEFAULT_PREFILL_TOKENS_PER_S,
+    SERVICE_MODELS,
     SOURCES,
+    STEPS,
+    STREAMS,
 )
 from pyverify.fleet.tiers import REPLAY_EVICTIONS
 from pyverify.sim.names import LRU_NOTE, eviction_name
@@ -72,11 +77,20 @@ ORDER = 25
 
 DESCRIPTION = (
     "Replay a trace on a fleet in time. Requests arrive at their timestamps (times --arrival-scale), are routed "
-    "on arrival, wait in a FIFO queue per host and run at most --max-running at a time. Prefill time = tokens "
-    "the host must compute / --prefill-tokens-per-s (plus the transfer of host-DRAM and pool hits); decode time = "
-    "output_length / --decode-tokens-per-s. A running request's blocks (hit or computed) are pinned in its "
+    "on arrival, wait in a FIFO queue per host and run at most --max-num-seqs at a time. Service (--service): "
+    "'steps' (default) runs each host as an engine does, one step (forward pass) at a time, each carrying the "
+    "running requests' decodes and prefill chunks and then newly admitted requests' chunks under a budget of "
+    "--max-num-batched-tokens tokens (chunked prefill, as vLLM's scheduler and Dynamo's mocker); a step lasts "
+    "prefill tokens / --prefill-tokens-per-s plus, with decodes, a decode step that grows with their number "
+    "(or what --step-table says), plus the load of host-DRAM and pool hits it admits; first token at the end "
+    "of a request's last prefill chunk, then output_length - 1 decode steps; full blocks of generated tokens "
+    "are cached on the GPU (decode KV). The step model runs in the Python event loop. 'streams' runs every "
+    "request as an independent stream at the full rates: prefill time = tokens the host must compute / "
+    "--prefill-tokens-per-s (plus the transfer of host-DRAM and pool hits), decode time = "
+    "(output_length - 1) / --decode-tokens-per-s, no decode KV. Cache contents are exact for the model's "
+    "eviction; times are a model. A running request's blocks (hit or computed) are pinned in its "
     "host's GPU cache until it ends; a request starts only when they fit beside the blocks already pinned. "
-    "Decode KV is not cached and not counted against any capacity. Tiers: each host's GPU cache "
+    "Tiers: each host's GPU cache "
     "(--capacity blocks, --eviction); with --host-capacity, a host-DRAM tier (LRU) below each GPU; with "
     "--pool-capacity, one shared pool (LRU). A request reads its GPU prefix, then the longest run of its next "
     "blocks in host DRAM, then in the pool, and recomputes the rest; every tier asked keeps what it lacked "
@@ -186,7 +200,8 @@ def register(subparsers) -> None:
         + ". The engine evictions take no --host-capacity or --pool-capacity. vllm runs timed with "
         "overlapping requests (ref-counted blocks, checked against vLLM's own BlockPool with up to 8 "
         "running): the queue head waits while too few blocks are free, and a prompt the empty pool cannot "
-        "hold is never scheduled; sglang and sglang-fifo need --no-timing (their model serves a request "
+        "hold is never scheduled; with --service steps also chunk-by-chunk allocation, decode KV and "
+        "preemption of the last admitted request when a running one cannot grow, as vLLM's scheduler; sglang and sglang-fifo need --no-timing (their model serves a request "
         "alone: lock_ref on nodes held by several running requests is not modelled)",
     )
     parser.add_argument(
@@ -250,11 +265,42 @@ def register(subparsers) -> None:
         help=f"decode rate of one running request (default: {DEFAULT_DECODE_TOKENS_PER_S:.1f}, {SOURCES['decode_tokens_per_s']})",
     )
     parser.add_argument(
-        "--max-running",
+        "--max-num-seqs",
+        dest="max_running",
         type=positive_int,
         default=DEFAULT_MAX_RUNNING,
         metavar="N",
-        help=f"requests one host runs at once; more wait in a FIFO queue (default: {DEFAULT_MAX_RUNNING}, {SOURCES['max_running']})",
+        help=f"requests one host runs at once (vLLM's max_num_seqs); more wait in a FIFO queue "
+        f"(default: {DEFAULT_MAX_RUNNING}, {SOURCES['max_running']})",
+    )
+    add_old_spelling(
+        parser, "--max-running", "--max-num-seqs", "max_running", type=positive_int, metavar="N"
+    )
+    parser.add_argument(
+        "--service",
+        choices=SERVICE_MODELS,
+        default=STEPS,
+        help="service model of a timed replay: steps (an engine's batched steps with chunked prefill; "
+        "default) or streams (independent streams at the full rates, no decode KV)",
+    )
+    parser.add_argument(
+        "--max-num-batched-tokens",
+        type=positive_int,
+        default=DEFAULT_MAX_NUM_BATCHED_TOKENS,
+        metavar="N",
+        help=f"with --service steps: tokens one step carries, prefill chunks and decodes (vLLM's "
+        f"max_num_batched_tokens; default: {DEFAULT_MAX_NUM_BATCHED_TOKENS}, "
+        f"{SOURCES['max_num_batched_tokens']})",
+    )
+    parser.add_argument(
+        "--step-table",
+        type=input_file,
+        metavar="PATH",
+        help='with --service steps: a step\'s time from a JSON table {"prefill": [[tokens, seconds], ...], '
+        '"decode": [[decodes, seconds], ...]}, each read by linear interpolation and the two parts added '
+        "(default: prefill tokens / --prefill-tokens-per-s, and a decode step of "
+        f"(1 + {DEFAULT_DECODE_GROWTH:.4f} x (decodes - 1)) / --decode-tokens-per-s: "
+        f"{SOURCES['decode_growth']})",
     )
     # KV bytes per token, for bytes moved and pool transfer time (default: the cost model's, see SOURCES)
     add_kv_size_options(parser)
@@ -363,6 +409,17 @@ def prefill_rate_of(args) -> PrefillRate:
     return PrefillRate(DEFAULT_PREFILL_TOKENS_PER_S, SOURCES["prefill_tokens_per_s"], note)
 
 
+def service_words(service) -> str:
+    """The service model, named for the header (and that the step model runs in the Python event loop)."""
+    if service.service == STREAMS:
+        return "service streams (independent streams, no decode KV)"
+    timing = "--step-table" if service.step_table is not None else "linear step time"
+    return (
+        f"service steps ({service.max_num_batched_tokens} tokens/step, {timing}, decode KV cached; "
+        "Python event loop)"
+    )
+
+
 def kv_words(args, service) -> str:
     """The KV model the transfer times use, named for the header."""
     named = (
@@ -380,13 +437,16 @@ def kv_words(args, service) -> str:
 def service_of(args, instance):
     from dataclasses import replace
 
-    from pyverify.fleet.service import ServiceModel
+    from pyverify.fleet.service import ServiceModel, read_step_table
 
     service = ServiceModel(
         prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s,
         decode_tokens_per_s=args.decode_tokens_per_s,
         max_running=args.max_running,
         block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS,
+        service=args.service,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        step_table=None if args.step_table is None else read_step_table(args.step_table),
     )
     kv = kv_size(
         args.kv_model,
@@ -552,7 +612,7 @@ def run_replay(args) -> int:
         else f"measured on {PREFILL_RATE_MODEL}"
     )
     timing_text = (
-        f"arrivals x {args.arrival_scale:g}, {kv_words(args, service)}, "
+        f"arrivals x {args.arrival_scale:g}, {kv_words(args, service)}, {service_words(service)}, "
         f"prefill {service.prefill_tokens_per_s:.0f} tok/s ({rate_from}), "
         f"decode {service.decode_tokens_per_s:.1f} tok/s, max {service.max_running} running/host"
     )
@@ -678,7 +738,9 @@ def compiled_refusal(args) -> None:
                     and args.capacity_gib is None
                     else 1
                 )
-                reason = unsupported(Router(name, 1), capacity, args.eviction, pool, host, timed)
+                reason = unsupported(
+                    Router(name, 1), capacity, args.eviction, pool, host, timed, args.service
+                )
                 if reason is not None:
                     raise UserError(f"--backend compiled: {reason}; use --backend auto or python")
 

@@ -109,8 +109,20 @@ DEFAULT_FETCH_LATENCY_MS = 1.0
 #: concurrency-1 rate understates decode time (no batching slowdown is modelled).
 DEFAULT_DECODE_ITL_MS = 18.58
 
-#: Requests one host runs at once. ASSUMPTION, no published source: 8, a small
-#: batch (engines admit as many as their KV memory allows).
+#: The same NIM table's inter-token latency at concurrency 25, ms: with the value at 1, the two ends of the
+#: linear decode-step model of replay's step service (pyverify.fleet.service), which then gives 21.94 ms at 5
+#: (measured: 21.83 ms).
+DEFAULT_DECODE_ITL_MS_AT_25 = 38.75
+
+#: Tokens one engine step (forward pass) may carry, prefill chunks and decodes together: vLLM's
+#: ``max_num_batched_tokens``. Source: vLLM's default for the OpenAI-compatible server with chunked prefill
+#: (vllm/engine/arg_utils.py, ``default_max_num_batched_tokens``, OPENAI_API_SERVER: 8192), the budget
+#: NVIDIA Dynamo's mocker runs with in the comparison of pyverify issue 52.
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
+
+#: Requests one host runs at once (vLLM's ``max_num_seqs``). ASSUMPTION, no published source: 8, a small
+#: batch (engines admit as many as their KV memory allows); the value Dynamo's mocker ran with in the
+#: comparison of pyverify issue 52.
 DEFAULT_MAX_RUNNING = 8
 
 #: Host DRAM -> GPU bandwidth of one host, GB/s (1e9 bytes/s), for a per-host CPU tier.

@@ -2,10 +2,11 @@
 
 ``pyverify replay`` (:mod:`pyverify.commands.replay`) drives it:
 
-* :mod:`pyverify.fleet.service` -- the service model (prefill and decode rates, concurrency) and its defaults;
+* :mod:`pyverify.fleet.service` -- the service models (an engine's batched steps, or independent streams) and their defaults;
 * :mod:`pyverify.fleet.tiers` -- a host's GPU cache (simulate's policies, with blocks pinned while they run) and the pool;
 * :mod:`pyverify.fleet.routers` -- the routers, which see cache state and load at arrival;
-* :mod:`pyverify.fleet.replay` -- the event loop;
+* :mod:`pyverify.fleet.replay` -- the event loop (and :mod:`pyverify.fleet.compiled_replay`, its compiled twin);
+* :mod:`pyverify.fleet.run` -- what a run records, which both loops fill;
 * :mod:`pyverify.fleet.report` -- percentiles and the bounds printed beside every answer.
 """
 

@@ -14,7 +14,8 @@ Two compiled paths (:func:`unsupported` names, in one line, why any other config
   :mod:`pyverify.sim.kernels.tree_replay`; the engines: :func:`pyverify.sim.simulate.engine_hits`).
   Without a capacity nothing is evicted, which that kernel does with a capacity of every distinct block.
 
-Left to the Python loop: the ``dynamo`` and ``sglang`` routers; ``leaf-lru`` and the engine evictions (``vllm``, ``sglang``, ``sglang-fifo``) when
+Left to the Python loop: every timed run of the ``steps`` service model (the default; the compiled event loop
+runs ``streams``, :mod:`pyverify.fleet.service`); the ``dynamo`` and ``sglang`` routers; and ``leaf-lru`` and the engine evictions (``vllm``, ``sglang``, ``sglang-fifo``) when
 timed, with a lower tier, or under a router that reads cache state or load.
 
 Both run on flat arrays (chains renumbered to dense ids). The Python event loop
@@ -28,7 +29,10 @@ from typing import Sequence
 
 import numpy as np
 
+from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
+from pyverify.fleet.run import HostStats, ReplayRun
+from pyverify.fleet.service import STEPS
 from pyverify.sim.simulate import (
     ENGINE_EVICTIONS,
     FIFO,
@@ -54,11 +58,23 @@ EVENT_LOOP_EVICTIONS = (LRU, FIFO)
 
 
 def unsupported(
-    router: Router, capacity: int | None, eviction: str, pool_capacity, host_capacity, timed: bool
+    router: Router,
+    capacity: int | None,
+    eviction: str,
+    pool_capacity,
+    host_capacity,
+    timed: bool,
+    service_model: str = STEPS,
 ) -> str | None:
-    """Why the compiled replay cannot run this configuration, or ``None`` when it can."""
+    """Why the compiled replay cannot run this configuration (timed under ``service_model``), or ``None``
+    when it can."""
     if router.name in PYTHON_ROUTERS:
         return f"router {router.name} takes the Python event loop (its books of active requests)"
+    if timed and service_model == STEPS:
+        return (
+            "the step service model (the default of a timed replay) runs in the Python event loop; "
+            "the compiled one runs --service streams"
+        )
     if capacity is None and eviction in ENGINE_EVICTIONS:
         return f"eviction {eviction} needs a capacity"  # the event loop words the refusal
     if capacity is not None and eviction not in COMPILED_EVICTIONS:
@@ -129,7 +145,6 @@ def replay_compiled(
             arrival_scale,
             frugal,
         )
-    from pyverify.fleet.replay import HostStats, ReplayRun
     from pyverify.sim.kernels.replay import flat_requests, link_array, replay
     from pyverify.sim.kernels.tree_replay import tree_hits
 
@@ -269,7 +284,6 @@ def event_loop_compiled(
     """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids,
     the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when
     :func:`python_loop_cheaper`."""
-    from pyverify.fleet.replay import LOAD_SAMPLES, HostStats, ReplayRun
     from pyverify.fleet.service import ServiceModel
     from pyverify.sim.counting import dense_ids, flatten
     from pyverify.sim.kernels.fleet_replay import (
@@ -323,7 +337,8 @@ def event_loop_compiled(
             ms / 1000.0 * arrival_scale for ms in arrival_ms
         ]  # replay_python's floats, computed as it does
         span = max(arrival, default=0.0)
-        sample_s = [span * k / LOAD_SAMPLES for k in range(LOAD_SAMPLES)]
+        samples = run_records.LOAD_SAMPLES
+        sample_s = [span * k / samples for k in range(samples)]
     else:
         arrival, sample_s = [], []
     given = [False] * n if input_tokens is None else [value is not None for value in input_tokens]

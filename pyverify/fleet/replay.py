@@ -2,7 +2,10 @@
 
 Each request arrives at ``timestamp_ms / 1000 * arrival_scale`` seconds
 (``arrival_scale`` < 1 compresses the trace: more load), is routed at once
-(:mod:`pyverify.fleet.routers`) and joins its host's queue. A host starts the
+(:mod:`pyverify.fleet.routers`) and joins its host's queue. Timed, the service model
+(:mod:`pyverify.fleet.service`) is ``steps`` (:func:`_run_steps`: each host runs an engine's batched
+steps, admitting its queue's head at a step's start on the rule below, under a token budget) or
+``streams``, where a host starts the
 request at the head of its queue when fewer than ``max_running`` run there
 *and* the blocks pinned by its running requests plus this chain's blocks fit
 in the GPU capacity (a host with nothing running always starts its head, as
@@ -25,79 +28,26 @@ pool's ``allocate_slots`` accepts it (its hit blocks and new blocks fit in the
 free queue); refused while others run, it waits at the head until a finish
 frees blocks; refused with nothing running, it never will be scheduled: it is
 listed in ``unscheduled``, gets no hits and ends at once (start = first token
-= that instant). SGLang's model serves one request at a time: no timing.
+= that instant). Under ``steps``, ``vllm`` follows vLLM's scheduler closer: blocks allocated chunk by
+chunk, decode KV filed as it fills, preemption of the last admitted request when a running one cannot
+grow, and a prompt longer than the pool never scheduled. SGLang's model serves one request at a time:
+no timing.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from pyverify.fleet import REPLAY_ENGINES
+from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
-from pyverify.fleet.service import ServiceModel
-from pyverify.fleet.engine_caches import engine_gpu
+from pyverify.fleet.run import HostStats, ReplayRun
+from pyverify.fleet.service import STEPS, ServiceModel
+from pyverify.fleet.engine_caches import engine_gpu, full_blocks
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
 from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
-
-#: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
-LOAD_SAMPLES = 50
-
-
-@dataclass
-class HostStats:
-    requests: int = 0
-    gpu_hit_blocks: int = 0
-    host_hit_blocks: int = 0
-    pool_hit_blocks: int = 0
-    recomputed_blocks: int = 0
-    max_queue: int = 0  # most requests waiting (not running) just after an arrival
-    busy_prefill_s: float = 0.0
-
-
-@dataclass
-class ReplayRun:
-    """What one replay did: per request its host, tier hits and times (seconds; None without timing)."""
-
-    router: str
-    host_of: list[int]
-    gpu_hits: list[int]
-    host_hits: list[int]
-    pool_hits: list[int]
-    references: int
-    arrival: list[float] | None
-    start: list[float] | None
-    first_token: list[float] | None
-    hosts: list[HostStats] = field(default_factory=list)
-    with_host: bool = False  # whether a host-DRAM tier was below each GPU
-    with_pool: bool = False  # whether a pool tier took the recomputed blocks
-    #: Load over time (timed runs): at each of ``sample_s``, per host, requests arrived before it and not yet ended.
-    sample_s: list[float] = field(default_factory=list)
-    load_samples: list[list[int]] = field(default_factory=list)
-    #: Engine evictions: the requests the engine would never schedule (no hits, nothing changed).
-    unscheduled: list[int] = field(default_factory=list)
-
-    @property
-    def gpu_hit_blocks(self) -> int:
-        return sum(self.gpu_hits)
-
-    @property
-    def host_hit_blocks(self) -> int:
-        return sum(self.host_hits)
-
-    @property
-    def pool_hit_blocks(self) -> int:
-        return sum(self.pool_hits)
-
-    @property
-    def hit_blocks(self) -> int:
-        return self.gpu_hit_blocks + self.host_hit_blocks + self.pool_hit_blocks
-
-    @property
-    def recomputed_blocks(self) -> int:
-        return self.references - self.hit_blocks
 
 
 def replay(
@@ -130,7 +80,9 @@ def replay(
     if engine not in REPLAY_ENGINES:
         raise ValueError(f"unknown replay engine {engine!r}; expected one of {REPLAY_ENGINES}")
     if engine != "python":
-        reason = unsupported(router, capacity, eviction, pool_capacity, host_capacity, timed)
+        reason = unsupported(
+            router, capacity, eviction, pool_capacity, host_capacity, timed, service.service
+        )
         if reason is None:
             # A copy of the router: should the compiled run give up, the Python loop draws the same picks.
             run = replay_compiled(
@@ -194,6 +146,7 @@ def replay_python(
     prompt_tokens: Sequence[int] | None = None,
     block_size: int | None = None,
     page_size: int | None = None,
+    step_log: list | None = None,
 ) -> ReplayRun:
     """Replay ``chains`` on ``router.fleet`` hosts.
 
@@ -205,6 +158,8 @@ def replay_python(
     capacity, and (but ``vllm``) ``timed=False``; they read ``prompt_tokens`` (each prompt's length;
     ``None``: every block full) in units of ``block_size`` tokens (``None``:
     one unit per block, as simulate takes it) and SGLang's ``page_size``.
+
+    ``step_log``: with the ``steps`` service model, one :class:`Step` is appended per step run.
     """
     fleet = router.fleet
     n = len(chains)
@@ -298,14 +253,62 @@ def replay_python(
     start = [0.0] * n
     first_token = [0.0] * n
     queues = [deque() for _ in range(fleet)]
-    running = [0] * fleet
-    finishing: list[
-        tuple[float, int, int, list[int]]
-    ] = []  # (end time, request, host, pinned blocks)
 
     def tokens_in(index: int) -> int:
         given = input_tokens[index] if input_tokens is not None else None
         return given if given is not None else len(chains[index]) * block_tokens
+
+    def output_of(index: int) -> int:
+        output = output_tokens[index] if output_tokens is not None else None
+        return output or 0
+
+    if service.service == STEPS:
+        return _run_steps(
+            chains,
+            router,
+            service,
+            arrival,
+            start,
+            first_token,
+            queues,
+            local,
+            caches,
+            engine,
+            serve,
+            engine_served,
+            tokens_in,
+            output_of,
+            prompt_tokens,
+            load,
+            routed,
+            host_of,
+            stats,
+            progress,
+            (gpu_hits, host_hits, pool_hits),
+            step_log,
+            lambda finish, sample_s, load_samples: ReplayRun(
+                router.name,
+                host_of,
+                gpu_hits,
+                host_hits,
+                pool_hits,
+                sum(map(len, chains)),
+                arrival,
+                start,
+                first_token,
+                stats,
+                drams is not None,
+                pool is not None,
+                sample_s,
+                load_samples,
+                sorted(unscheduled),
+                finish,
+            ),
+        )
+    running = [0] * fleet
+    finishing: list[
+        tuple[float, int, int, list[int]]
+    ] = []  # (end time, request, host, pinned blocks)
 
     def start_engine(index: int, host: int, now: float):
         """vLLM's scheduler on the queue head: its physical blocks once started, ``None`` while it must wait,
@@ -364,11 +367,12 @@ def replay_python(
             start_what_fits(host, end)
 
     span = max(arrival, default=0.0)
-    sample_s = [span * k / LOAD_SAMPLES for k in range(LOAD_SAMPLES)]
+    samples = run_records.LOAD_SAMPLES
+    sample_s = [span * k / samples for k in range(samples)]
     load_samples: list[list[int]] = []
     for index, chain in enumerate(chains):
         now = arrival[index]
-        while len(load_samples) < LOAD_SAMPLES and sample_s[len(load_samples)] <= now:
+        while len(load_samples) < samples and sample_s[len(load_samples)] <= now:
             finish_until(
                 sample_s[len(load_samples)]
             )  # events in time order either way: the run is unchanged
@@ -403,3 +407,336 @@ def replay_python(
         load_samples,
         sorted(unscheduled),
     )
+
+
+class Step(NamedTuple):
+    """One step of the ``steps`` service model, as ``replay_python(step_log=...)`` records it."""
+
+    host: int
+    start_s: float
+    end_s: float
+    prefill_tokens: int
+    decodes: int
+    running: tuple[int, ...]  # the requests running through it, in admission order
+
+
+#: Kinds of a step-model event, in the order they run at one instant: a host's step ends (its requests
+#: progress, some finish) before the requests arriving then join; the host's next step starts after them.
+STEP_ENDS, STEP_STARTS = 0, 1
+
+
+def _run_steps(
+    chains,
+    router,
+    service,
+    arrival,
+    start,
+    first_token,
+    queues,
+    local,
+    caches,
+    engine,
+    serve,
+    engine_served,
+    tokens_in,
+    output_of,
+    prompt_tokens,
+    load,
+    routed,
+    host_of,
+    stats,
+    progress,
+    hits,
+    step_log,
+    make_run,
+) -> ReplayRun:
+    """The timed loop of the ``steps`` service model (:mod:`pyverify.fleet.service`): each host runs one
+    step at a time over its running requests and the head of its queue; hosts meet only at arrivals."""
+    n, fleet = len(chains), router.fleet
+    gpu_hits, host_hits, pool_hits = hits
+    budget_per_step, max_seqs = service.max_num_batched_tokens, service.max_running
+    finish = [0.0] * n
+    to_prefill = [0] * n  # prefill tokens a running request has yet to compute
+    to_decode = [0] * n  # decode steps it has yet to run after its first token
+    kv_tokens = [0] * n  # tokens of KV it holds once its prompt is computed (prompt + decoded)
+    held: list = [None] * n  # its pinned blocks (an engine's: its physical blocks)
+    running: list[list[int]] = [[] for _ in range(fleet)]
+    batches: list[list[tuple[int, int]]] = [
+        [] for _ in range(fleet)
+    ]  # (request, prefill chunk or -1)
+    stepping = [False] * fleet  # a step is in flight, or due to start
+    events: list[tuple[float, int, int]] = []  # (time, STEP_ENDS or STEP_STARTS, host)
+
+    def admit(host: int, index: int) -> bool:
+        """Admit the head of the queue when its blocks fit beside the pinned ones (or nothing runs)."""
+        if running[host] and not caches[host].fits(chains[index]):
+            return False
+        held[index] = serve(index, host)
+        return True
+
+    def start_step(host: int, now: float) -> None:
+        queue, batch = queues[host], batches[host]
+        budget, prefill_tokens, decodes, loads = budget_per_step, 0, 0, 0.0
+        for index in running[host]:  # vLLM: the running requests first, in admission order
+            if not budget:
+                break
+            if to_prefill[index]:
+                chunk = min(to_prefill[index], budget)
+                batch.append((index, chunk))
+                budget -= chunk
+                prefill_tokens += chunk
+            else:
+                batch.append((index, -1))
+                budget -= 1
+                decodes += 1
+        while queue and budget and len(running[host]) < max_seqs:
+            if not admit(host, queue[0]):
+                break
+            index = queue.popleft()
+            hit = gpu_hits[index] + host_hits[index] + pool_hits[index]
+            tokens = tokens_in(index)
+            to_prefill[index] = max(0, tokens - hit * service.block_tokens)
+            to_decode[index] = max(output_of(index) - 1, 0)
+            kv_tokens[index] = tokens
+            start[index] = now
+            running[host].append(index)
+            loads += service.fetch_seconds(pool_hits[index], host_hits[index])
+            chunk = min(to_prefill[index], budget)
+            batch.append((index, chunk))
+            budget -= chunk
+            prefill_tokens += chunk
+        stats[host].max_queue = max(stats[host].max_queue, len(queue))
+        if not batch:  # nothing runs nor waits
+            stepping[host] = False
+            return
+        prefill = prefill_tokens / service.prefill_tokens_per_s if prefill_tokens else 0.0
+        stats[host].busy_prefill_s += prefill + loads
+        seconds = service.step_seconds(prefill_tokens, decodes) + loads
+        if step_log is not None:
+            step_log.append(
+                Step(host, now, now + seconds, prefill_tokens, decodes, tuple(running[host]))
+            )
+        heapq.heappush(events, (now + seconds, STEP_ENDS, host))
+
+    def end_step(host: int, now: float) -> None:
+        cache, batch = caches[host], batches[host]
+        ended = []
+        for index, chunk in batch:
+            if chunk >= 0:  # a prefill chunk (0: nothing left to compute)
+                to_prefill[index] -= chunk
+                if to_prefill[index]:
+                    continue
+                first_token[index] = now
+                router.prefill_done(index, now)
+            else:  # one decode: its token's KV joins the request's, maybe filling a block
+                to_decode[index] -= 1
+                kv_tokens[index] += 1
+                if kv_tokens[index] % service.block_tokens == 0:
+                    keep_decoded_block(cache, index)
+            if not to_decode[index]:
+                ended.append(index)
+        batch.clear()
+        for index in ended:
+            finish[index] = now
+            running[host].remove(index)
+            cache.unpin(held[index])
+            held[index] = None
+            load[host] -= 1
+            router.finished(index)
+        if running[host] or queues[host]:
+            heapq.heappush(events, (now, STEP_STARTS, host))
+        else:
+            stepping[host] = False
+
+    def keep_decoded_block(cache, index: int) -> None:
+        """Decode KV: the block the request's generated tokens just filled joins its chain in the cache."""
+        position = kv_tokens[index] // service.block_tokens - 1  # past the prompt's full blocks
+        prompt_blocks = tokens_in(index) // service.block_tokens
+        chain = chains[index]
+        parent = (
+            (index, position - 1)
+            if position > prompt_blocks
+            else (chain[prompt_blocks - 1] if 0 < prompt_blocks <= len(chain) else None)
+        )
+        if cache.keep_generated((index, position), parent):
+            held[index].append((index, position))
+
+    # --eviction vllm: vLLM's own scheduler on its block pool, step by step. A request's blocks are
+    # allocated chunk by chunk as it computes (allocate_slots), its full blocks filed under their hashes
+    # as they fill (the prompt's from the trace, the generated ones as (request, position)); when a
+    # running request's next chunk or decode finds too few free blocks, the last admitted running
+    # request is preempted (its blocks freed, its computed tokens lost; it goes back to the front of
+    # the queue and is admitted again later, recomputing what the cache no longer holds), and no
+    # request is admitted in that step, as vLLM's FCFS scheduler does.
+    size = caches[0].block_size if engine else service.block_tokens
+    known = [0] * n  # tokens of the request known so far: its prompt, then each sampled token
+    computed = [0] * n  # of those, tokens whose KV is computed
+    produced = [0] * n  # output tokens sampled
+    hashes: list = [None] * n  # its full blocks' hashes, in chain order (None: never admitted)
+    filed = [0] * n  # how many of its blocks are filed under their hash
+
+    def vllm_hashes(index: int) -> list:
+        chain = hashes[index]
+        while len(chain) < known[index] // size:
+            chain.append((index, len(chain)))  # a block of generated tokens: an id no trace names
+        return chain
+
+    def vllm_file(pool, index: int) -> None:
+        stop = min(computed[index] + scheduled[index], known[index]) // size
+        if stop > filed[index]:
+            pool.cache(held[index], vllm_hashes(index), filed[index], stop)
+            filed[index] = stop
+
+    scheduled = [0] * n  # tokens the request computes in the step in flight
+
+    def vllm_preempt(pool, host: int, index: int) -> None:
+        pool.finish(held[index])
+        held[index], computed[index], filed[index] = [], 0, 0
+        queues[host].appendleft(index)
+
+    def vllm_end_now(host: int, index: int, now: float, first_time: bool) -> None:
+        """A request the empty pool cannot hold ends now: never admitted, it is listed in ``unscheduled``
+        with no hits; preempted, it keeps its hits and the tokens it had sampled."""
+        if first_time:
+            engine_served(index, host, None)
+            start[index] = now
+        if not produced[index]:
+            first_token[index] = now
+            router.prefill_done(index, now)
+        finish[index] = now
+        load[host] -= 1
+        router.finished(index)
+
+    def vllm_start_step(host: int, now: float) -> None:
+        pool, queue, batch, run = caches[host].pool, queues[host], batches[host], running[host]
+        budget, prefill_tokens, decodes, preempted = budget_per_step, 0, 0, False
+        position = 0
+        while position < len(run) and budget:  # the running requests, in admission order
+            index = run[position]
+            chunk = min(known[index] - computed[index], budget)
+            while not pool.allocate(held[index], (), computed[index] + chunk):
+                victim = run.pop()  # FCFS: the last admitted goes first
+                preempted = True
+                vllm_preempt(pool, host, victim)
+                if victim == index:
+                    break
+            else:
+                scheduled[index] = chunk
+                vllm_file(pool, index)
+                batch.append((index, chunk))
+                budget -= chunk
+                if produced[index] and chunk == known[index] - computed[index] == 1:
+                    decodes += 1
+                else:
+                    prefill_tokens += chunk
+                position += 1
+                continue
+            break
+        if not run and preempted:  # it was alone and cannot grow: the pool can never hold it
+            vllm_end_now(host, queue.popleft(), now, first_time=False)
+        while not preempted and queue and budget and len(run) < max_seqs:
+            index = queue[0]
+            admitted_before = hashes[index] is not None
+            if not admitted_before:
+                tokens = prompt_tokens[index]
+                if -(-tokens // size) > pool.capacity:  # its prompt can never fit: never scheduled
+                    queue.popleft()
+                    vllm_end_now(host, index, now, first_time=True)
+                    continue
+                hashes[index] = list(full_blocks(index, chains[index], tokens, size))
+                known[index] = tokens
+            hit = pool.lookup(vllm_hashes(index), known[index])
+            computed[index] = len(hit) * size
+            chunk = min(known[index] - computed[index], budget)
+            blocks: list[int] = []
+            if not pool.allocate(blocks, hit, computed[index] + chunk):
+                if run:
+                    if not admitted_before:
+                        hashes[index] = None
+                    break
+                queue.popleft()
+                vllm_end_now(host, index, now, first_time=not admitted_before)
+                continue
+            queue.popleft()
+            if not admitted_before:
+                engine_served(index, host, len(hit))
+                start[index] = now
+            held[index], filed[index], scheduled[index] = blocks, len(hit), chunk
+            vllm_file(pool, index)
+            run.append(index)
+            batch.append((index, chunk))
+            budget -= chunk
+            prefill_tokens += chunk
+        stats[host].max_queue = max(stats[host].max_queue, len(queue))
+        if not batch:
+            if run or queue:  # everything left was refused or ended now: look again at once
+                heapq.heappush(events, (now, STEP_STARTS, host))
+            else:
+                stepping[host] = False
+            return
+        prefill = prefill_tokens / service.prefill_tokens_per_s if prefill_tokens else 0.0
+        stats[host].busy_prefill_s += prefill
+        seconds = service.step_seconds(prefill_tokens, decodes)
+        if step_log is not None:
+            step_log.append(Step(host, now, now + seconds, prefill_tokens, decodes, tuple(run)))
+        heapq.heappush(events, (now + seconds, STEP_ENDS, host))
+
+    def vllm_end_step(host: int, now: float) -> None:
+        pool, batch = caches[host].pool, batches[host]
+        for index, chunk in batch:
+            computed[index] += chunk
+            if computed[index] < known[index]:
+                continue
+            produced[index] += 1  # the step computed every known token: the next one is sampled
+            if produced[index] == 1:
+                first_token[index] = now
+                router.prefill_done(index, now)
+            if produced[index] < max(output_of(index), 1):
+                known[index] += 1
+                continue
+            finish[index] = now
+            running[host].remove(index)
+            pool.finish(held[index])
+            held[index] = None
+            load[host] -= 1
+            router.finished(index)
+        batch.clear()
+        if running[host] or queues[host]:
+            heapq.heappush(events, (now, STEP_STARTS, host))
+        else:
+            stepping[host] = False
+
+    if engine:
+        start_step, end_step = vllm_start_step, vllm_end_step
+
+    def advance(until: float) -> None:
+        """Run every event before ``until``, and the step ends at it (the steps due then wait for its arrivals)."""
+        while events and (events[0][0] < until or events[0][:2] == (until, STEP_ENDS)):
+            now, kind, host = heapq.heappop(events)
+            if kind == STEP_ENDS:
+                end_step(host, now)
+            else:
+                start_step(host, now)
+
+    span = max(arrival, default=0.0)
+    samples = run_records.LOAD_SAMPLES
+    sample_s = [span * k / samples for k in range(samples)]
+    load_samples: list[list[int]] = []
+    for index, chain in enumerate(chains):
+        now = arrival[index]
+        while len(load_samples) < samples and sample_s[len(load_samples)] <= now:
+            advance(sample_s[len(load_samples)])  # the run is the same with or without samples
+            load_samples.append(list(load))
+        advance(now)
+        host = router.pick(index, chain, local, load, routed)
+        routed[host] += 1
+        load[host] += 1
+        host_of[index] = host
+        stats[host].requests += 1
+        queues[host].append(index)
+        if not stepping[host]:
+            stepping[host] = True
+            heapq.heappush(events, (now, STEP_STARTS, host))
+        progress()
+    advance(float("inf"))
+    return make_run(finish, sample_s[: len(load_samples)], load_samples)

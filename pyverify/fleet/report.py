@@ -40,7 +40,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.fleet.replay import ReplayRun
+from pyverify.fleet.run import ReplayRun
 
 
 @dataclass(frozen=True)
@@ -126,10 +126,13 @@ def time_summary(seconds: Sequence[float]) -> dict:
 
 
 def request_ends(run: ReplayRun, service, output_tokens=None) -> list[float] | None:
-    """When each request ends (seconds): its first token plus its decode, as the event loop frees
-    its slot; a request the engine never schedules ends as it arrives. None for an untimed run."""
+    """When each request ends (seconds): as the step model recorded it (``run.finish``), else its first
+    token plus its decode, as the streams event loop frees its slot; a request the engine never schedules
+    ends as it arrives. None for an untimed run."""
     if run.start is None:
         return None
+    if run.finish is not None:
+        return list(run.finish)
     never = set(run.unscheduled)
     ends = []
     for index in range(len(run.host_of)):
@@ -177,7 +180,7 @@ def peak_load(run: ReplayRun, service, output_tokens=None) -> dict | None:
     """The most requests one host held at once (arrived, not ended: running + queued), where, when.
 
     Exact, from every arrival and every end (``load_over_time`` only samples the load): a request
-    ends when its decode does (first token + (output tokens - 1) / decode rate), one the engine never
+    ends when its decode does (:func:`request_ends`), one the engine never
     schedules ends as it arrives; at one instant ends come before arrivals, as the event loop
     finishes requests before it routes the next. None for an untimed run.
     """

@@ -1,8 +1,43 @@
 """The service model of ``pyverify replay``: how long a request keeps a host busy.
 
-A host runs at most ``max_running`` requests at once; the rest wait in a
-first-in, first-out queue. A running request progresses at the full rates
-below whatever else runs beside it (no batching slowdown is modelled):
+Two models; ``steps`` is the default of a timed replay, ``streams`` the earlier one, kept by name.
+
+``steps`` -- an engine's iterations, as vLLM v1's scheduler runs them (and NVIDIA Dynamo's mocker, which
+mirrors it). A host runs one step (forward pass) at a time. A step takes, in order:
+
+1. the running requests, in the order they were admitted: one still in prefill gets its next chunk of
+   at most the budget left, one in decode gets 1 token; a request the budget cannot serve waits for the
+   next step (vLLM's ``token_budget``);
+2. then the head of the host's FIFO queue, while the budget is not spent, fewer than ``max_running``
+   (vLLM's ``max_num_seqs``) run and its blocks fit (:mod:`pyverify.fleet.replay`): it is admitted
+   (served through the tiers, its blocks pinned) and gets a chunk of at most the budget left.
+
+The budget is ``max_num_batched_tokens`` tokens per step (chunked prefill). The step lasts
+:meth:`ServiceModel.step_seconds` of its prefill tokens and decodes, plus the load time of the host-DRAM
+and pool hits of the requests it admits (a KV connector loads inside the forward pass that first
+schedules the request, as vLLM's ``wait_for_layer_load`` does). A request's first token comes at the end
+of the step that computes its last prefill chunk (one that needs no computing gets it at the end of the
+step that admits it); ``output_length - 1`` decode steps follow, and the request ends, freeing its slot
+and unpinning its blocks, at the end of the last one. Requests are never preempted, but under
+``--eviction vllm``, whose scheduler the event loop follows there (:mod:`pyverify.fleet.replay`).
+
+The default timing is linear, from the cost model's sourced rates: a step's prefill part is its prefill
+tokens / ``prefill_tokens_per_s`` (so one request alone keeps today's TTFT, tokens / rate), and its decode
+part, with ``d`` decodes in the step, is ``(1 + decode_growth * (d - 1)) / decode_tokens_per_s``: 18.58 ms
+for one decode and 38.75 ms for 25, the two ends of NVIDIA NIM's inter-token latencies (21.94 ms at 5
+against 21.83 measured). A :class:`StepTable` (``replay --step-table``) replaces both parts by the user's
+interpolation table, as Dynamo's and Vidur's profiles time a batch.
+
+Decode KV: after each decode step the request holds ``input_length + k`` tokens of KV (``k`` decode steps
+done); every block they fill past the prompt's full blocks (``input_length // block_tokens``) is a new
+block of the chain, cached on the host's GPU and pinned until the request ends, as vLLM, SGLang and
+Dynamo cache full blocks of generated tokens. Its id, ``(request, position)``, is one no trace names:
+a trace's ``hash_ids`` (Mooncake's) hash the prompt only, so a later turn that carries the answer names
+its blocks with ids of its own and does not hit these; they take room and evict as any block does.
+Lower tiers do not receive them.
+
+``streams`` -- independent streams: up to ``max_running`` requests run at once, each at the full rates
+below whatever else runs beside it (no batching slowdown):
 
 * prefill time = tokens the host must compute / ``prefill_tokens_per_s``,
   plus, when some blocks come from the host tier, ``host_fetch_latency_ms`` +
@@ -12,12 +47,12 @@ below whatever else runs beside it (no batching slowdown is modelled):
 * decode time = (``output_length`` - 1) / ``decode_tokens_per_s``: the first
   token comes out of prefill's last forward pass, as in vLLM, SGLang and
   Dynamo's mocker, and each later token is one decode step; the request ends
-  (and frees its slot and its pinned blocks) when decode ends.
+  (and frees its slot and its pinned blocks) when decode ends. Decode KV is neither cached nor
+  counted against any capacity.
 
-Tokens to compute: the request's ``input_length`` less the tokens of its hit
+Tokens to compute (both models): the request's ``input_length`` less the tokens of its hit
 blocks (any tier), at least 0; a request without ``input_length`` counts
-``block_tokens`` per block. Decode KV (the generated tokens' keys and values)
-is neither cached nor counted against any capacity.
+``block_tokens`` per block.
 
 Every default is the cost model's (:mod:`pyverify.cost.params`, where each
 number's source or its ASSUMPTION label is written out); none is repeated here.
@@ -25,16 +60,20 @@ number's source or its ASSUMPTION label is written out); none is repeated here.
 
 from __future__ import annotations
 
+import bisect
+import json
 from dataclasses import asdict, dataclass
 
 from pyverify.cost.params import (
     DEFAULT_BLOCK_TOKENS,
     DEFAULT_DECODE_ITL_MS,
+    DEFAULT_DECODE_ITL_MS_AT_25,
     DEFAULT_FETCH_LATENCY_MS,
     DEFAULT_GPUS_PER_HOST,
     DEFAULT_HOST_BANDWIDTH_GB_S,
     DEFAULT_HOST_FETCH_LATENCY_MS,
     DEFAULT_KV_BYTES_PER_TOKEN,
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
     DEFAULT_MAX_RUNNING,
     DEFAULT_POOL_BANDWIDTH_GB_S,
     DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU,
@@ -46,19 +85,123 @@ DEFAULT_PREFILL_TOKENS_PER_S = DEFAULT_PREFILL_TOKENS_PER_S_PER_GPU * DEFAULT_GP
 #: Decode tokens per second of one running request: 1000 / the cost model's inter-token latency, about 53.8.
 DEFAULT_DECODE_TOKENS_PER_S = 1000.0 / DEFAULT_DECODE_ITL_MS
 
+#: The service models: an engine's batched steps (the default of a timed replay), or independent streams.
+STEPS, STREAMS = "steps", "streams"
+SERVICE_MODELS = (STEPS, STREAMS)
+
+#: How much longer a decode step gets per further decode in it, as a fraction of one decode alone:
+#: NIM's inter-token latency at 25 running over that at 1, less 1, spread over the 24 further decodes.
+DEFAULT_DECODE_GROWTH = (DEFAULT_DECODE_ITL_MS_AT_25 / DEFAULT_DECODE_ITL_MS - 1) / 24
+
 #: Where each default comes from, for --help and the JSON output.
 SOURCES = {
     "prefill_tokens_per_s": "NVIDIA NIM benchmark, Llama-3.3-70B on 2 x H100 TP2: 5000 tokens, TTFT 406.77 ms "
     "(docs.nvidia.com/nim/benchmarking/llm; pyverify.cost.params)",
     "decode_tokens_per_s": "the same NIM benchmark: inter-token latency 18.58 ms at concurrency 1 "
-    "(21.83 ms at 5, 38.75 ms at 25; no batching slowdown is modelled)",
-    "max_running": "ASSUMPTION: a small batch, no published source",
+    "(21.83 ms at 5, 38.75 ms at 25: the step model's decode growth; streams model no batching slowdown)",
+    "max_running": "ASSUMPTION: a small batch, no published source (vLLM's max_num_seqs; 8 as Dynamo's "
+    "mocker ran in pyverify issue 52)",
+    "max_num_batched_tokens": "vLLM's default for its OpenAI-compatible server with chunked prefill "
+    "(vllm/engine/arg_utils.py; pyverify.cost.params)",
+    "decode_growth": "the NIM benchmark's inter-token latency, 18.58 ms at concurrency 1 and 38.75 ms at 25: "
+    "a step of d decodes takes (1 + growth x (d - 1)) / decode rate",
     "kv_bytes_per_token": "LLaMA3-70B, 16-bit KV, 320 KiB per token (Mooncake paper; pyverify.cost.params)",
     "pool_bandwidth_gb_s": "Mooncake Transfer Engine README, 87 GB/s on 4 x 200 Gbps RoCE",
     "fetch_latency_ms": "ASSUMPTION: 1 ms per pool fetch, no published source",
     "host_bandwidth_gb_s": "PCIe Gen5 x16 one way, 64 GB/s (NVIDIA H100 product page: 128 GB/s both ways)",
     "host_fetch_latency_ms": "ASSUMPTION: 0 ms per host-DRAM load (only bytes / bandwidth), no published source",
 }
+
+
+@dataclass(frozen=True)
+class StepTable:
+    """A user's timing of a step: seconds of its prefill part by the step's prefill tokens, and of its
+    decode part by its decodes, each read off ``(x, seconds)`` rows by linear interpolation (past the last
+    row, along the line of the last two; below the first, towards 0 seconds at 0). No prefill tokens, or
+    no decodes: that part takes no time."""
+
+    prefill: tuple[tuple[float, float], ...]
+    decode: tuple[tuple[float, float], ...]
+
+    @staticmethod
+    def _read(rows: tuple[tuple[float, float], ...], x: float) -> float:
+        if x <= 0:
+            return 0.0
+        points = ((0.0, 0.0), *rows) if rows[0][0] > 0 else rows
+        xs = [point[0] for point in points]
+        at = min(max(bisect.bisect_right(xs, x), 1), len(points) - 1)
+        (x0, y0), (x1, y1) = points[at - 1], points[at]
+        return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+    def prefill_seconds(self, tokens: int) -> float:
+        return self._read(self.prefill, tokens)
+
+    def decode_seconds(self, decodes: int) -> float:
+        return self._read(self.decode, decodes)
+
+    def to_json(self) -> dict:
+        return {
+            "prefill": [list(row) for row in self.prefill],
+            "decode": [list(row) for row in self.decode],
+        }
+
+
+#: The most seconds a table row may give one part of a step: rows are whole counts apart, so a step
+#: extrapolated past the last row stays finite however large the budget, and so do the sums of steps.
+MAX_TABLE_SECONDS = 1e6
+
+
+def read_step_table(path) -> StepTable:
+    """``replay --step-table PATH``: JSON ``{"prefill": [[tokens, seconds], ...], "decode": [[decodes,
+    seconds], ...]}``, each list of at least one row, ``x`` a whole number >= 1 and increasing, seconds
+    from 0 to :data:`MAX_TABLE_SECONDS` and never falling (a bigger batch never takes less time).
+    A bad file raises :class:`pyverify.errors.UserError` naming the file and the field."""
+    import math
+
+    from pyverify.errors import located
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as error:
+        raise located(path, None, f"cannot read: {error.strerror or error}") from None
+    except (UnicodeDecodeError, ValueError) as error:
+        raise located(path, None, f"not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise located(path, None, 'expected an object {"prefill": [...], "decode": [...]}')
+    unknown = sorted(set(data) - {"prefill", "decode"})
+    if unknown:
+        raise located(path, unknown[0], "unknown field (expected prefill and decode)")
+    parts = {}
+    for name in ("prefill", "decode"):
+        rows = data.get(name)
+        if not isinstance(rows, list) or not rows:
+            raise located(path, name, "expected a non-empty list of [x, seconds] rows")
+        checked = []
+        for position, row in enumerate(rows):
+            where = f"{name}[{position}]"
+            if (
+                not isinstance(row, list)
+                or len(row) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row)
+            ):
+                raise located(path, where, "expected [x, seconds], two numbers")
+            if not isinstance(row[0], int) or row[0] < 1:
+                raise located(path, where, f"x must be a whole number >= 1, got {row[0]!r}")
+            x, seconds = float(row[0]), float(row[1])
+            if not (math.isfinite(seconds) and 0 <= seconds <= MAX_TABLE_SECONDS):
+                raise located(
+                    path,
+                    where,
+                    f"seconds must be a number from 0 to {MAX_TABLE_SECONDS:g}, got {row[1]!r}",
+                )
+            if checked and x <= checked[-1][0]:
+                raise located(path, where, "x must increase from row to row")
+            if checked and seconds < checked[-1][1]:
+                raise located(path, where, "seconds must not fall as x grows")
+            checked.append((x, seconds))
+        parts[name] = tuple(checked)
+    return StepTable(parts["prefill"], parts["decode"])
 
 
 @dataclass(frozen=True)
@@ -74,18 +217,43 @@ class ServiceModel:
     fetch_latency_ms: float = DEFAULT_FETCH_LATENCY_MS
     host_bandwidth_gb_s: float = DEFAULT_HOST_BANDWIDTH_GB_S
     host_fetch_latency_ms: float = DEFAULT_HOST_FETCH_LATENCY_MS
+    #: :data:`STEPS` or :data:`STREAMS` (what a timed replay runs; an untimed one runs neither).
+    service: str = STEPS
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
+    decode_growth: float = DEFAULT_DECODE_GROWTH
+    step_table: StepTable | None = None
+
+    def __post_init__(self) -> None:
+        if self.service not in SERVICE_MODELS:
+            raise ValueError(
+                f"unknown service model {self.service!r}; expected one of {SERVICE_MODELS}"
+            )
 
     @property
     def block_bytes(self) -> float:
         return self.block_tokens * self.kv_bytes_per_token
 
+    def fetch_seconds(self, pool_blocks: int, host_blocks: int) -> float:
+        """Loading ``host_blocks`` from host DRAM and ``pool_blocks`` from the pool."""
+        seconds = 0.0
+        if host_blocks:
+            seconds += self.host_fetch_latency_ms / 1000.0 + host_blocks * self.block_bytes / (
+                self.host_bandwidth_gb_s * 1e9
+            )
+        if pool_blocks:
+            seconds += self.fetch_latency_ms / 1000.0 + pool_blocks * self.block_bytes / (
+                self.pool_bandwidth_gb_s * 1e9
+            )
+        return seconds
+
     def prefill_seconds(
         self, input_tokens: int, hit_blocks: int, pool_blocks: int, host_blocks: int = 0
     ) -> float:
         """Prefill of a request with ``input_tokens``, ``hit_blocks`` of them cached in any tier
-        (``host_blocks`` of those loaded from host DRAM, ``pool_blocks`` from the pool)."""
+        (``host_blocks`` of those loaded from host DRAM, ``pool_blocks`` from the pool), alone on its host."""
         compute = max(0, input_tokens - hit_blocks * self.block_tokens)
         seconds = compute / self.prefill_tokens_per_s
+        # Added term by term, in the order the compiled event loop adds them (its floats are equal).
         if host_blocks:
             seconds += self.host_fetch_latency_ms / 1000.0 + host_blocks * self.block_bytes / (
                 self.host_bandwidth_gb_s * 1e9
@@ -97,8 +265,21 @@ class ServiceModel:
         return seconds
 
     def decode_seconds(self, output_tokens: int) -> float:
-        """Decode after the first token: ``output_tokens - 1`` steps (prefill gives the first)."""
+        """Decode after the first token: ``output_tokens - 1`` steps (prefill gives the first), alone."""
         return max(output_tokens - 1, 0) / self.decode_tokens_per_s
 
+    def step_seconds(self, prefill_tokens: int, decodes: int) -> float:
+        """One step of the ``steps`` model carrying ``prefill_tokens`` prefill tokens and ``decodes``
+        decodes (loads not included)."""
+        if self.step_table is not None:
+            table = self.step_table
+            return table.prefill_seconds(prefill_tokens) + table.decode_seconds(decodes)
+        seconds = prefill_tokens / self.prefill_tokens_per_s
+        if decodes:
+            seconds += (1.0 + self.decode_growth * (decodes - 1)) / self.decode_tokens_per_s
+        return seconds
+
     def to_json(self) -> dict:
-        return {**asdict(self), "sources": SOURCES}
+        data = asdict(self)
+        data["step_table"] = None if self.step_table is None else self.step_table.to_json()
+        return {**data, "sources": SOURCES}

@@ -139,6 +139,19 @@ class _Pinning:
         extra = len({block for block in chain if block not in pins})
         return len(pins) + extra <= self.capacity
 
+    def keep_generated(self, block, parent) -> bool:
+        """Cache ``block``, a block of generated tokens that follows ``parent`` in its chain (the step model's
+        decode KV), pinned as the request's other blocks; whether it was (``False``: every cached block is
+        pinned, so it is not cached)."""
+        order = self.order
+        if len(order) >= self.capacity:
+            if len(order) <= len(self.pins):
+                return False
+            order.popitem(last=False)
+        order[block] = None
+        self.pins[block] = self.pins.get(block, 0) + 1
+        return True
+
 
 class PinnedLRU(_Pinning, ChainOrderLRU):
     def __init__(self, capacity: int) -> None:
@@ -164,6 +177,20 @@ class PinnedLeafLRU(_Pinning, LeafFirstLRU):
 
     def _evict_leaf(self, pinned: set[int]) -> bool:
         return super()._evict_leaf(_Either(pinned, self.pins) if self.pins else pinned)
+
+    def keep_generated(self, block, parent) -> bool:
+        """As :meth:`_Pinning.keep_generated`, as a child of ``parent`` (which must be cached)."""
+        if parent is not None and parent not in self.last_use:
+            return False
+        if len(self.last_use) >= self.capacity and not self._evict_leaf(set()):
+            return False
+        self.parent[block] = parent
+        if parent is not None:
+            self.children[parent] = self.children.get(parent, 0) + 1
+        self.children.setdefault(block, 0)
+        self._touch(block)
+        self.pins[block] = self.pins.get(block, 0) + 1
+        return True
 
 
 class Unbounded:
@@ -194,6 +221,10 @@ class Unbounded:
 
     def fits(self, chain: Sequence[int]) -> bool:
         return True
+
+    def keep_generated(self, block, parent) -> bool:
+        self.held.add(block)
+        return False  # nothing to pin: nothing is ever evicted
 
 
 _GPU_CACHES = {LRU: PinnedLRU, FIFO: PinnedFifo, LEAF_LRU: PinnedLeafLRU}

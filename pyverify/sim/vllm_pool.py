@@ -51,9 +51,10 @@ What that means, against pyverify's idealised ``tail-first`` policy
    hits and no change to the pool (pyverify's ``tail-first`` keeps its first
    C blocks). It counts as a request whose tokens all missed.
 
-Modelled scope: prompts only (no output tokens are decoded, so no decode
+Modelled scope here: prompts only (no output tokens are decoded, so no decode
 block is cached), no chunked prefill, no preemption, no sliding window, one
-KV-cache group. Requests run one at a time (:meth:`VllmBlockPool.run`) or
+KV-cache group; :meth:`VllmBlockPool.allocate` and :meth:`VllmBlockPool.cache` give replay's step
+model chunk-by-chunk allocation and the filing of generated blocks (it preempts; :mod:`pyverify.fleet.replay`). Requests run one at a time (:meth:`VllmBlockPool.run`) or
 overlap (:meth:`VllmBlockPool.start` / :meth:`VllmBlockPool.finish`: a request
 scheduled while others run hits the blocks they hold, whose hashes vLLM files
 at allocation; ``allocate_slots`` refuses it while too few blocks are free). Hits are whole blocks, so hit tokens are
@@ -218,6 +219,38 @@ class VllmBlockPool:
             self.hash_of[block] = block_hash
             self.copies.setdefault(block_hash, []).append(block)
         return len(hit), blocks
+
+    def allocate(self, blocks: list[int], new_hits: Sequence[int], tokens: int) -> bool:
+        """``allocate_slots`` for one step of a request, chunk by chunk (replay's step model): extend
+        ``blocks``, the request's physical blocks (empty when it is admitted, ``new_hits`` then being
+        the cached blocks :meth:`lookup` found), to cover ``tokens`` tokens. ``False``, nothing changed,
+        when the free queue holds too few blocks (vLLM then preempts, or leaves the request waiting)."""
+        needed = max(-(-tokens // self.block_size) - len(blocks) - len(new_hits), 0)
+        if needed + sum(1 for block in new_hits if block in self.free) > self.free.free_blocks():
+            return False
+        for block in new_hits:  # touch
+            if block in self.free:
+                self.free.remove(block)
+            self.users[block] = self.users.get(block, 0) + 1
+            blocks.append(block)
+        for _ in range(needed):  # get_new_blocks
+            block = self.free.popleft()
+            evicted = self.hash_of.pop(block, None)
+            if evicted is not None:
+                self.copies[evicted].remove(block)
+                if not self.copies[evicted]:
+                    del self.copies[evicted]
+            self.users[block] = 1
+            blocks.append(block)
+        return True
+
+    def cache(self, blocks: Sequence[int], hashes: Sequence, start: int, stop: int) -> None:
+        """``cache_full_blocks``: file the request's blocks at positions ``start`` to ``stop`` (now
+        full) under their hashes, beside any copy already filed (no de-duplication)."""
+        for position in range(start, stop):
+            block, block_hash = blocks[position], hashes[position]
+            self.hash_of[block] = block_hash
+            self.copies.setdefault(block_hash, []).append(block)
 
     def finish(self, blocks: Sequence[int]) -> None:
         """``free``: one user fewer on each of the request's blocks, in reverse order; a block nobody uses any

@@ -1,0 +1,71 @@
+"""What one ``pyverify replay`` run did: the records both event loops fill.
+
+Here, apart from the loops, so the Python event loop (:mod:`pyverify.fleet.replay`) and the compiled one
+(:mod:`pyverify.fleet.compiled_replay`) import them without importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
+LOAD_SAMPLES = 50
+
+
+@dataclass
+class HostStats:
+    requests: int = 0
+    gpu_hit_blocks: int = 0
+    host_hit_blocks: int = 0
+    pool_hit_blocks: int = 0
+    recomputed_blocks: int = 0
+    # Most requests left waiting (not running): just after an arrival (streams), or after a step's
+    # admissions (steps).
+    max_queue: int = 0
+    busy_prefill_s: float = 0.0
+
+
+@dataclass
+class ReplayRun:
+    """What one replay did: per request its host, tier hits and times (seconds; None without timing)."""
+
+    router: str
+    host_of: list[int]
+    gpu_hits: list[int]
+    host_hits: list[int]
+    pool_hits: list[int]
+    references: int
+    arrival: list[float] | None
+    start: list[float] | None
+    first_token: list[float] | None
+    hosts: list[HostStats] = field(default_factory=list)
+    with_host: bool = False  # whether a host-DRAM tier was below each GPU
+    with_pool: bool = False  # whether a pool tier took the recomputed blocks
+    #: Load over time (timed runs): at each of ``sample_s``, per host, requests arrived before it and not yet ended.
+    sample_s: list[float] = field(default_factory=list)
+    load_samples: list[list[int]] = field(default_factory=list)
+    #: Engine evictions: the requests the engine would never schedule (no hits, nothing changed).
+    unscheduled: list[int] = field(default_factory=list)
+    #: When each request ended (seconds), where the service model says it (the step model); ``None``:
+    #: first token plus the decode time of :meth:`pyverify.fleet.service.ServiceModel.decode_seconds`.
+    finish: list[float] | None = None
+
+    @property
+    def gpu_hit_blocks(self) -> int:
+        return sum(self.gpu_hits)
+
+    @property
+    def host_hit_blocks(self) -> int:
+        return sum(self.host_hits)
+
+    @property
+    def pool_hit_blocks(self) -> int:
+        return sum(self.pool_hits)
+
+    @property
+    def hit_blocks(self) -> int:
+        return self.gpu_hit_blocks + self.host_hit_blocks + self.pool_hit_blocks
+
+    @property
+    def recomputed_blocks(self) -> int:
+        return self.references - self.hit_blocks
