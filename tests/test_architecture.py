@@ -291,7 +291,6 @@ def import_circles() -> set[frozenset[str]]:
 KNOWN_CIRCLES = {
     frozenset({"pyverify.trusted.array_check", "pyverify.trusted.check"}),
     frozenset({"pyverify.lean.bridge", "pyverify.lean.generated", "pyverify.lean.runner"}),
-    frozenset({"pyverify.fleet.compiled_replay", "pyverify.fleet.replay"}),
 }
 
 
