@@ -136,6 +136,8 @@ class _Parser(argparse.ArgumentParser):
         # Refuse unknown arguments in the (sub)command that met them, which knows its own flags:
         # 'pyverify simulate ... --capcity 3' is the simulate parser's to answer, with its --capacity.
         namespace, extras = super().parse_known_args(args, namespace)
+        if not hasattr(namespace, "command_prog"):  # the innermost (sub)command parses first
+            namespace.command_prog = self.prog  # 'pyverify trace import': how its errors begin
         if extras:
             flags = [option for action in self._actions for option in action.option_strings]
             typo = next((extra.split("=")[0] for extra in extras if extra.startswith("--")), None)
@@ -265,6 +267,9 @@ def out_of_memory(argv: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     received.clear()
     reported.clear()
+    prog = (
+        "pyverify"  # once the command is known, its errors name it: 'pyverify simulate: error: ...'
+    )
     with signals_unwind():
         try:
             words = sys.argv[1:] if argv is None else argv
@@ -274,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             # The command is the first word (the top-level flags, --help and --version, come before it, and
             # whatever follows it is the command's): then only its module is imported and its parser built.
             args = build_parser(words[0] if words else None).parse_args(argv)
+            prog = args.command_prog
             refuse_writing_inputs(args)  # before any work: no output may replace an input
             return int(args.func(args) or 0)
         except UserError as error:
@@ -282,11 +288,11 @@ def main(argv: list[str] | None = None) -> int:
 
                 error = relocated(error)
             print(
-                f"pyverify: error: {shown(error, None)}", file=sys.stderr
+                f"{prog}: error: {shown(error, None)}", file=sys.stderr
             )  # one line, whatever the message holds
             return 2
         except CheckFailed as failure:
-            print(f"pyverify: refused: {shown(failure, None)}", file=sys.stderr)
+            print(f"{prog}: refused: {shown(failure, None)}", file=sys.stderr)
             return 1
         except (KeyboardInterrupt, Terminated):
             return _stopped_by_signal()
@@ -294,15 +300,13 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         except OSError as error:  # the machine said no: a full disk, a read-only folder
             where = f"{shown(error.filename)}: " if getattr(error, "filename", None) else ""
-            print(
-                f"pyverify: error: {where}{shown(error.strerror or error, None)}", file=sys.stderr
-            )
+            print(f"{prog}: error: {where}{shown(error.strerror or error, None)}", file=sys.stderr)
             return 2
         except RecursionError:
-            print("pyverify: error: input nested too deeply to process", file=sys.stderr)
+            print(f"{prog}: error: input nested too deeply to process", file=sys.stderr)
             return 2
         except MemoryError:  # the frames holding the memory are gone by now: a line can be written
-            print(f"pyverify: error: {out_of_memory(words)}", file=sys.stderr)
+            print(f"{prog}: error: {out_of_memory(words)}", file=sys.stderr)
             return 2
         except Exception:
             if received:  # a signal surfaced as another exception (an interrupted extension import)

@@ -42,7 +42,8 @@ def assert_one_line_error(status, stdout, stderr, path, expected):
     assert stdout == ""
     lines = stderr.strip().splitlines()
     assert len(lines) == 1, stderr
-    assert lines[0].startswith(f"pyverify: error: {path}: ")
+    command, _, rest = lines[0].partition(": error: ")  # 'pyverify simulate: error: FILE: ...'
+    assert command.startswith("pyverify") and rest.startswith(f"{path}: "), lines[0]
     assert expected in lines[0]
 
 

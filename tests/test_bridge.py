@@ -255,7 +255,11 @@ def test_cli_refusal_is_one_line_exit_1(proofs, capsys):
     )
     err = capsys.readouterr().err
     assert status == 1
-    assert err.count("\n") == 1 and err.startswith("pyverify: refused: ") and "overclaims" in err
+    assert (
+        err.count("\n") == 1
+        and err.startswith("pyverify bridge: refused: ")
+        and "overclaims" in err
+    )
 
 
 def test_block_chains_link_to_the_block_theorems(tmp_path, lean_result):

@@ -143,7 +143,7 @@ def test_a_missing_tokenizers_package_is_one_line_naming_the_extra(capsys, monke
     )
     assert status == 2 and stdout == ""
     assert err.strip() == (
-        f"pyverify: error: --tokenizer: reading {tmp_path / 'tokenizer.json'} needs the 'tokenizers' "
+        f"pyverify trace import: error: --tokenizer: reading {tmp_path / 'tokenizer.json'} needs the 'tokenizers' "
         "package: pip install 'pyverify[tokenizers]' (or use --tokenizer bytes, which needs nothing)"
     )
 
@@ -165,7 +165,7 @@ def test_a_bad_tokenizer_file_is_one_line(capsys, tmp_path):
         str(bad),
     )
     assert status == 2 and stdout == "" and len(err.strip().splitlines()) == 1
-    assert err.startswith(f"pyverify: error: --tokenizer: {bad}: not a tokenizer")
+    assert err.startswith(f"pyverify trace import: error: --tokenizer: {bad}: not a tokenizer")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.jsonl", "tokenizer.json"]
 
 
@@ -223,7 +223,7 @@ def test_tokenizer_is_refused_for_other_formats(capsys, tmp_path):
     assert (
         status == 2
         and stdout == ""
-        and err.startswith("pyverify: error: --tokenizer: only for chat JSONL input")
+        and err.startswith("pyverify trace import: error: --tokenizer: only for chat JSONL input")
     )
 
 

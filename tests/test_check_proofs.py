@@ -290,7 +290,7 @@ def test_malformed_certificate_is_one_line_exit_2(capsys, tmp_path, text, messag
     path.write_text(text)
     status, out, err = run(capsys, "verify", str(path), str(LAB_INSTANCE))
     assert status == 2
-    assert err.count("\n") == 1 and err.startswith("pyverify: error: ") and str(path) in err
+    assert err.count("\n") == 1 and err.startswith("pyverify verify: error: ") and str(path) in err
     assert message in err
     assert "Traceback" not in err
 

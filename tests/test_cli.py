@@ -118,7 +118,7 @@ def test_unrouted_input_defaults_to_round_robin_in_every_command(capsys, tmp_pat
     )
     assert (
         status == 2
-        and err.startswith(f"pyverify: error: {path}: routing: ")
+        and err.startswith(f"pyverify simulate: error: {path}: routing: ")
         and "gives none" in err
     )
 
@@ -250,3 +250,20 @@ def test_simulate_defaults_to_one_pooled_cache(capsys):
     assert json.loads(per_host) != json.loads(
         implicit
     )  # the default is a real choice, not a run that ignores --model
+
+
+@pytest.mark.parametrize(
+    "argv, command",
+    [
+        (["simulate", "/nonexistent/trace.jsonl"], "pyverify simulate"),
+        (
+            ["trace", "import", "/nonexistent/trace.jsonl", "-o", "/tmp/never.json"],
+            "pyverify trace import",
+        ),
+        (["verify", "/nonexistent/c.json", "/nonexistent/i.json"], "pyverify verify"),
+    ],
+)
+def test_an_error_after_parsing_names_its_command(capsys, argv, command):
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"{command}: error: /nonexistent/"), err

@@ -311,7 +311,7 @@ def test_a_missing_extra_is_one_line_saying_how_to_get_it(
     )
     assert status == 2 and out == ""
     assert err.strip().splitlines() == [
-        "pyverify: error: duckdb is needed for this; install the scale extra: pip install 'pyverify[scale]'"
+        "pyverify simulate: error: duckdb is needed for this; install the scale extra: pip install 'pyverify[scale]'"
     ]
 
 

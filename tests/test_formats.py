@@ -74,7 +74,7 @@ def test_trace_import_refuses_fewer_hosts_than_the_routing_uses(capsys, tmp_path
     assert (
         status == 2
         and stdout == ""
-        and err.startswith("pyverify: error: --hosts: 2 is fewer than the 16 hosts")
+        and err.startswith("pyverify trace import: error: --hosts: 2 is fewer than the 16 hosts")
     )
     assert not out.exists()
 

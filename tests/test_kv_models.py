@@ -111,7 +111,7 @@ def test_inconsistent_prompt_length_names_file_and_field(capsys, tmp_path):
     assert status == 2 and out == ""
     assert (
         err.strip()
-        == f"pyverify: error: {path}: requests[1].input_tokens: 3 tokens cannot fill 2 blocks of 4 tokens (needs more than 4)"
+        == f"pyverify simulate: error: {path}: requests[1].input_tokens: 3 tokens cannot fill 2 blocks of 4 tokens (needs more than 4)"
     )
 
 

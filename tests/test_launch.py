@@ -129,7 +129,7 @@ def test_the_status_of_a_refused_input_is_kept(tmp_path):
         "bad.json",
     )
     assert (result.returncode, result.stdout) == (2, "atexit ran\n")
-    assert result.stderr.startswith("pyverify: error:") and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("pyverify simulate: error:") and result.stderr.count("\n") == 1
 
 
 def test_a_thread_still_working_is_waited_for(tmp_path):

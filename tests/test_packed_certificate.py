@@ -185,7 +185,7 @@ def test_consistent_forged_runs_are_refused_exit_1(capsys, tmp_path, made, forge
     assert status == 1
     failed = [line for line in out.splitlines() if line.startswith("FAILED")]
     assert len(failed) == 1 and field in failed[0], out
-    assert err.strip().splitlines() == [f"pyverify: refused: {target}: {failed[0]}"]
+    assert err.strip().splitlines() == [f"pyverify verify: refused: {target}: {failed[0]}"]
 
 
 def test_forced_certificate_refuses_dropping_a_pinned_block(capsys, tmp_path, made):

@@ -128,7 +128,7 @@ def test_when_the_ids_do_not_allow_it(capsys, tmp_path):
         assert (
             status == 2
             and stdout == ""
-            and err.startswith(f"pyverify: error: --block-size: {reason}")
+            and err.startswith(f"pyverify trace import: error: --block-size: {reason}")
         )
     lab = tmp_path / "lab.json"
     lab.write_text(

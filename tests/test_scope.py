@@ -215,7 +215,7 @@ def test_the_bridge_command_refuses_in_one_line(tmp_path, certificates, capsys):
         ]
     )
     err = capsys.readouterr().err
-    assert status == 1 and err.count("\n") == 1 and err.startswith("pyverify: refused: ")
+    assert status == 1 and err.count("\n") == 1 and err.startswith("pyverify bridge: refused: ")
     assert (
         "names 'per_host_misses_eq_distinct_pairs', which is not about this certificate's model"
         in err

@@ -89,6 +89,9 @@ def test_the_estimate_refuses_what_it_cannot_do(tmp_path, capsys, flags, named):
     flags = [str(chart) if flag == "CHART" else flag for flag in flags]
     status, out, err = run_cli(capsys, "mrc", str(path), "--sample-rate", "0.5", *flags)
     assert (status, out) == (2, "")
-    assert err.startswith("pyverify: error: --sample-rate: ") and len(err.strip().splitlines()) == 1
+    assert (
+        err.startswith("pyverify mrc: error: --sample-rate: ")
+        and len(err.strip().splitlines()) == 1
+    )
     assert f"cannot do {named} (" in err
     assert not chart.exists()

@@ -175,7 +175,7 @@ def test_block_size_must_be_a_multiple_for_inputs_of_ids(capsys, tmp_path):
     )
     assert status == 2 and stdout == ""
     assert err.startswith(
-        "pyverify: error: --block-size: 300 is not a whole multiple of the input's 512-token blocks"
+        "pyverify trace import: error: --block-size: 300 is not a whole multiple of the input's 512-token blocks"
     )
     assert not out.exists()
 

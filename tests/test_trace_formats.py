@@ -125,7 +125,7 @@ def test_source_block_size_is_only_for_hash_id_traces(capsys, tmp_path):
     assert (
         status == 2
         and out == ""
-        and err.startswith("pyverify: error: --source-block-size: only for hash-id traces")
+        and err.startswith("pyverify validate: error: --source-block-size: only for hash-id traces")
     )
 
 
@@ -501,7 +501,9 @@ def test_a_chunk_missing_from_the_side_files_is_named(capsys, tmp_path):
 def test_ragpulse_flags_are_refused_elsewhere_and_block_size_here(capsys, tmp_path):
     mooncake = write(tmp_path, lines({"hash_ids": [1]}), "m.jsonl")
     status, out, err = run_cli(capsys, "validate", str(mooncake), "--rag-order", "sys_prompt")
-    assert status == 2 and err.startswith("pyverify: error: --rag-order: only for RAGPulse traces")
+    assert status == 2 and err.startswith(
+        "pyverify validate: error: --rag-order: only for RAGPulse traces"
+    )
     path = write(tmp_path, RAGPULSE)
     status, out, err = run_cli(capsys, "validate", str(path), "--block-size", "1024")
     assert status == 2 and "cannot be re-blocked" in err
@@ -509,7 +511,7 @@ def test_ragpulse_flags_are_refused_elsewhere_and_block_size_here(capsys, tmp_pa
         capsys, "validate", str(path), "--rag-order", "sys_prompt,sys_prompt"
     )
     assert status == 2 and err.startswith(
-        "pyverify: error: --rag-order: 'sys_prompt' is named twice"
+        "pyverify validate: error: --rag-order: 'sys_prompt' is named twice"
     )
 
 

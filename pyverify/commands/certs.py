@@ -445,7 +445,8 @@ def run_verify(args) -> int:
         rag_lengths=given.rag_lengths,
     )
     if status != 0 and failures:  # the verdict also on stderr, where scripts look for it
-        print(f"pyverify: refused: {args.certificate}: {failures[-1]}", file=sys.stderr)
+        command = getattr(args, "command_prog", "pyverify verify")
+        print(f"{command}: refused: {args.certificate}: {failures[-1]}", file=sys.stderr)
     return status
 
 

@@ -83,7 +83,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import numpy as np
+import struct
 
 from pyverify.cost.params import DEFAULT_BLOCK_TOKENS
 from pyverify.fleet.sglang_tree import ApproxTree
@@ -123,6 +123,13 @@ SGLANG_DEFAULTS = {
     "eviction_interval_secs": 60,
     "max_tree_size": 2**26,
 }
+
+
+def f32(value: float) -> float:
+    """``value`` rounded to the nearest 32-bit float, as the router's Rust code holds it (``f32``).
+    One +, * or / of two such values computed in 64 bits and rounded again is the 32-bit result
+    (a double carries more than twice a float's 24 bits), so no NumPy is needed for it."""
+    return struct.unpack("f", struct.pack("f", value))[0]
 
 
 @dataclass(frozen=True)
@@ -334,15 +341,15 @@ class Router:
                 self._evictions_done += 1
         least = [host for host in range(self.fleet) if load[host] == min(load)]
         max_load, min_load = max(load), min(load)
-        imbalanced = max_load - min_load > options.sglang_balance_abs_threshold and np.float32(
+        imbalanced = max_load - min_load > options.sglang_balance_abs_threshold and f32(
             max_load
-        ) > np.float32(min_load) * np.float32(options.sglang_balance_rel_threshold)
+        ) > f32(f32(min_load) * f32(options.sglang_balance_rel_threshold))
         if imbalanced:
             return "imbalanced", least
         matched, node = tree.match_node(chain)
         tree.prefix_match(chain, int(now * 1000))  # the timestamps it touches
-        rate = np.float32(matched) / np.float32(len(chain)) if chain else np.float32(0.0)
-        if rate > np.float32(options.sglang_cache_threshold) and node.tenants:
+        rate = f32(f32(matched) / f32(len(chain))) if chain else 0.0
+        if rate > f32(options.sglang_cache_threshold) and node.tenants:
             return "match", sorted(node.tenants)
         return "fallback", least
 
