@@ -290,7 +290,6 @@ def import_circles() -> set[frozenset[str]]:
 #: other circle may appear.
 KNOWN_CIRCLES = {
     frozenset({"pyverify.trusted.array_check", "pyverify.trusted.check"}),
-    frozenset({"pyverify.lean.bridge", "pyverify.lean.generated", "pyverify.lean.runner"}),
 }
 
 

@@ -157,11 +157,12 @@ def test_committed_registry_matches_regenerated(committed: runner.CheckResult) -
     )
     assert (LEAN / "theorems.json").read_text(encoding="utf-8") == fresh
     data = json.loads(fresh)
-    assert data["format"] == "pyverify.theorems/3"
+    assert data["format"] == "pyverify.theorems/4"
     assert [t["name"] for t in data["theorems"]] == sorted(t["name"] for t in data["theorems"])
     for entry in data["theorems"]:
         assert entry["axioms"] == []
         assert len(entry["statement_sha256"]) == 64
+        assert entry["type"].startswith("(") and len(entry["type_sha256"]) == 64
         assert entry["plain"] and entry["hypotheses"]
 
 
@@ -246,8 +247,8 @@ def test_sorry_in_any_main_theorem_fails(copy: Path, theorem: str) -> None:
 
 
 def test_an_axiom_used_by_a_main_theorem_fails(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new axiom is refused by the source scan; with the scan off, `#print
-    axioms` names it under the theorem that uses it."""
+    """A new axiom is refused by the source scan; with the scan off, the
+    kernel replay's environment holds it and it is refused there."""
     path = copy / "PrefixPool" / "Pooled.lean"
     _replace_proof(path, "pooled_misses_eq_distinct", "cheat requests")
     text = path.read_text(encoding="utf-8")
@@ -269,8 +270,10 @@ def test_an_axiom_used_by_a_main_theorem_fails(copy: Path, monkeypatch: pytest.M
     monkeypatch.setattr(sources, "problems", lambda text: [])
     result = _check(copy)
     assert not result.ok
-    assert "pooled_misses_eq_distinct" in result.failures[0]
-    assert "depends on axioms: cheat" in result.failures[0]
+    assert result.failures[0] == (
+        "declaration cheat: refused: it is an axiom (only definitions, theorems and inductive types "
+        "are allowed) (module PrefixPool.Pooled)"
+    )
 
 
 def test_wrong_proof_fails_naming_module_and_line(copy: Path) -> None:

@@ -79,7 +79,7 @@ def test_a_definition_and_its_hash_both_edited_is_refused(tmp_path, lean_result)
     registry = load_registry(path)
     with pytest.raises(
         CheckFailed,
-        match="trusted definitions differ from what Lean prints for the current sources: distinct_count",
+        match="trusted definitions differ from the replayed environment of the current sources: distinct_count",
     ):
         check_registry_against_lean(registry, path, lean_result)
 

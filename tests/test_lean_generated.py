@@ -109,3 +109,16 @@ def test_the_generated_module_is_required(tmp_path: Path) -> None:
     assert result.failures[0].startswith(
         "module PrefixPool.Generated (PrefixPool/Generated.lean): missing"
     )
+
+
+def test_the_generator_does_not_import_the_bridge() -> None:
+    """bridge -> runner -> generated -> bridge was an import circle: the
+    generator takes the trusted recount's MIN from where it lives."""
+    import subprocess
+    import sys
+
+    probe = "import sys, pyverify.lean.generated; print('pyverify.lean.bridge' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "False"

@@ -14,6 +14,7 @@ Each check of a copy costs a few seconds (one Lean build).
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -289,31 +290,28 @@ def test_an_escaping_helper_is_refused_by_the_scan(
 
 
 @pytest.mark.parametrize(
-    "declaration, expect",
+    "declaration, pinned",
     [
-        (
-            "private def hidden_below",
-            "registered theorem fleet_misses_ge_per_host_min: trusted definition routed_below prints a private name",
-        ),
-        (
-            "def «hidden-below»",
-            "definition '«hidden-below»': refused: a constant's name must be a plain ASCII identifier",
-        ),
-        (
-            "def hidden_below᾽",
-            "definition 'hidden_below᾽': refused: a constant's name must be a plain ASCII identifier",
-        ),
+        ("private def hidden_below", "_private.PrefixPool.PerHostMin.0.hidden_below"),
+        ("def «hidden-below»", "«hidden-below»"),
+        ("def hidden_below᾽", "«hidden_below᾽»"),
     ],
 )
-def test_an_escaping_helper_is_refused_by_lean_itself(
-    copy: Path, no_source_scan, declaration: str, expect: str
+def test_an_escaping_helper_is_pinned_by_the_environment(
+    copy: Path, no_source_scan, declaration: str, pinned: str
 ) -> None:
     """The trusted `routed_below` made to delegate to a helper the registry's
-    closure used to miss: Lean prints the helper's name, and that print (or the
-    name Lean says it has) is refused."""
+    text closure used to miss: the closure is now read from the replayed
+    environment, where the helper is a constant like any other, so the
+    registry records it (and the committed one no longer matches)."""
     delegate_routed_below(copy, declaration)
-    failures = check(copy)
-    assert failures and failures[0].startswith(expect), failures
+    assert runner.check(copy, backend="wheel", write_registry=True, emit=lambda l: None).ok
+    registry = json.loads((copy / "theorems.json").read_text(encoding="utf-8"))
+    entry = next(t for t in registry["theorems"] if t["name"] == "fleet_misses_ge_per_host_min")
+    assert pinned in entry["definitions"] and "routed_below" in entry["definitions"]
+    assert (copy / "theorems.json").read_text(encoding="utf-8") != (
+        LEAN / "theorems.json"
+    ).read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------

@@ -58,24 +58,6 @@ def test_premises_of_printed_statements() -> None:
     assert trust.head("(Q a b → R)") == "Q"
 
 
-def test_candidate_names_skip_syntax_and_universes() -> None:
-    printed = trust.Printed(
-        "f",
-        "def",
-        "def f.{u} : Natural → List.{u} Natural :=\nfun (n : Natural) => @List.nil.{u} Natural",
-    )
-    assert trust.candidate_names(printed) == {
-        "Natural",
-        "List",
-        "List.nil",
-        "n",
-    }  # n: Lean says it is no constant
-    shadowed = trust.Printed(
-        "g", "def", "def g : Natural → Natural :=\nfun (above : Natural) => _root_.above above"
-    )
-    assert "above" in trust.candidate_names(shadowed)
-
-
 def _with_applies(monkeypatch: pytest.MonkeyPatch, name: str, applies) -> None:
     specs = tuple(
         dataclasses.replace(s, applies=applies) if s.name == name else s for s in catalog.THEOREMS

@@ -94,10 +94,13 @@ class Theorem:
     axioms: tuple[str, ...]
     hypotheses: tuple[str, ...]
     plain: str
-    #: (name, SHA-256 of its printed form) of every definition the statement depends on
+    #: (name, SHA-256 of its declaration's canonical text) of every declaration the type reaches
     definitions: tuple[tuple[str, str], ...] = ()
     #: the example theorem instantiating it on a concrete input, hypotheses and all (None: no hypotheses)
     applies: str | None = None
+    #: the elaborated type (canonical text of the kernel's expression) and its SHA-256
+    type: str = ""
+    type_sha256: str = ""
 
 
 def registry_schema() -> dict[str, Any]:
@@ -130,6 +133,12 @@ def load_registry(path: str | Path) -> dict[str, Theorem]:
                 f"{path}: theorems[{index}] ({entry['name']}): statement_sha256 does not match the statement text "
                 f"(recorded {entry['statement_sha256'][:12]}..., the text hashes to {digest[:12]}...): the registry was altered"
             )
+        digest = hashlib.sha256(entry["type"].encode("utf-8")).hexdigest()
+        if digest != entry["type_sha256"]:
+            raise CheckFailed(
+                f"{path}: theorems[{index}] ({entry['name']}): type_sha256 does not match the type text "
+                f"(recorded {entry['type_sha256'][:12]}..., the text hashes to {digest[:12]}...): the registry was altered"
+            )
         if entry["axioms"]:
             raise CheckFailed(
                 f"{path}: theorems[{index}] ({entry['name']}): depends on axioms {entry['axioms']}; a theorem counts only without axioms"
@@ -144,6 +153,8 @@ def load_registry(path: str | Path) -> dict[str, Theorem]:
             plain=entry["plain"],
             definitions=tuple(sorted(entry["definitions"].items())),
             applies=entry["applies"],
+            type=entry["type"],
+            type_sha256=entry["type_sha256"],
         )
     return theorems
 
@@ -180,6 +191,11 @@ def check_registry_against_lean(
             raise CheckFailed(
                 f"{registry_path}: theorem {name}: statement differs from what Lean prints for the current sources"
             )
+        if printed[name].type != theorem.type:
+            raise CheckFailed(
+                f"{registry_path}: theorem {name}: elaborated type differs from the one the kernel replay read "
+                "for the current sources"
+            )
         if printed[name].axioms:
             raise CheckFailed(f"theorem {name}: Lean reports axioms {printed[name].axioms}")
         now = {d: lean_result.definitions[d].sha256 for d in printed[name].definitions}
@@ -190,7 +206,7 @@ def check_registry_against_lean(
                 if now.get(d) != dict(theorem.definitions).get(d)
             )
             raise CheckFailed(
-                f"{registry_path}: theorem {name}: trusted definitions differ from what Lean prints for the current sources: "
+                f"{registry_path}: theorem {name}: trusted definitions differ from the replayed environment of the current sources: "
                 + ", ".join(changed)
             )
 
@@ -338,6 +354,7 @@ class BridgeEntry:
                 "module": t.module,
                 "statement": t.statement,
                 "statement_sha256": t.statement_sha256,
+                "type_sha256": t.type_sha256,
                 "axioms": list(t.axioms),
                 "plain": t.plain,
                 "scope": "every request list (proved in Lean, checked by the kernel)",

@@ -1,21 +1,22 @@
-"""What Lean's own environment says about the built development.
+"""What Lean says about the built development.
 
-After the build, every fact the registry records comes from Lean's answers to
-small generated files that import the library (probes), never from reading the
-sources:
+The kernel replay (:mod:`pyverify.lean.kernel_replay`) has re-checked every
+declaration and refused the kinds the development may not use, names the
+kernel treats specially included. Then small generated files that import the
+library (probes) ask Lean:
 
-1. the names the kernel treats specially (:mod:`pyverify.lean.kernel_names`)
-   are absent: ``#print NAME`` answers "Unknown constant";
-2. each registered name is a ``theorem`` (not an ``unsafe def``, an ``axiom``
+1. each registered name is a ``theorem`` (not an ``unsafe def``, an ``axiom``
    or an ``opaque``): ``#print NAME``;
-3. its statement (``#check @NAME``) and axioms (``#print axioms NAME``);
-4. a theorem with hypotheses is instantiated on a concrete input by its
+2. its statement as ``#check @NAME`` prints it (for readers) and its axioms
+   (``#print axioms NAME``);
+3. a theorem with hypotheses is instantiated on a concrete input by its
    ``applies`` example, a theorem of the examples module with no axioms whose
    statement is closed (no ``∀``, no ``→``) and whose proof is the registered
    theorem applied to arguments: all its hypotheses hold together of
-   something, so it is not vacuous;
-5. every constant its statement depends on, transitively (``#print``, round by
-   round), each printed in plain names and each an ordinary safe declaration.
+   something, so it is not vacuous.
+
+Each theorem's elaborated type and every declaration it reaches are read
+from the replayed environment (:func:`pin_statements`), not from text.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ import re
 from pathlib import Path
 
 from pyverify.errors import CheckFailed
-from pyverify.lean import catalog, trust
-from pyverify.lean.kernel_names import KERNEL_NAMES
+from pyverify.lean import catalog, kernel_replay, trust
+from pyverify.lean.kernel_replay import Replayed
 from pyverify.lean.results import Message, TheoremResult, parse_json_messages
 
 EXAMPLES_MODULE = "Examples"
@@ -79,21 +80,7 @@ def is_unknown(message: Message) -> bool:
 
 
 # --------------------------------------------------------------------------
-# 1. The kernel's special names
-
-
-def check_kernel_names_absent(probe: Probe) -> None:
-    names = sorted(KERNEL_NAMES)
-    for name, message in probe.print_each(names).items():
-        if not is_unknown(message):
-            raise CheckFailed(
-                f"declaration {name}: refused: the Lean kernel treats `{name}` specially "
-                f"({KERNEL_NAMES[name]}), so the development may not declare it"
-            )
-
-
-# --------------------------------------------------------------------------
-# 2-4. Registered theorems, their statements, axioms and examples
+# 1-3. Registered theorems, their statements, axioms and examples
 
 
 def theorem_modules(modules) -> dict[str, str]:
@@ -172,13 +159,6 @@ def check_is_theorem(name: str, message: Message, what: str) -> None:
         )
 
 
-def proof_head(message: Message) -> str:
-    """The first name in a theorem's printed proof (after ``:=``), without ``@``."""
-    value = message.text.split(":=", 1)[1] if ":=" in message.text else ""
-    match = re.match(r"\s*\(*\s*@?([^\s()]+)", value)
-    return match.group(1) if match else ""
-
-
 def check_applies(
     theorem: TheoremResult,
     spec: catalog.TheoremSpec,
@@ -186,20 +166,34 @@ def check_applies(
     library: str,
     answers: dict[str, tuple[str, list[str], str]],
     printed: dict[str, Message],
+    replayed: Replayed,
 ) -> str | None:
     """The registered theorem's hypotheses hold together of a concrete input.
 
     Returns the name of its ``applies`` example, or None when the theorem has
-    no hypotheses. One example per premise kind is not enough: an unsatisfiable
-    extra premise such as ``Eq zero (succ zero)`` would be "covered" by any
-    other equation's example; an instantiation of the theorem itself is not."""
-    premises = trust.premises(theorem.statement)
+    no hypotheses. Decided on the replayed environment's expressions, not on
+    text: a theorem has hypotheses when a leading binder of its type is a
+    proposition (:func:`pyverify.lean.kernel_replay.premises`: behind a
+    definition or written as a dependent ``∀`` too); its example's proof must
+    be the theorem applied to as many arguments as its type has binders (so
+    each hypothesis, instantiated, got a proof the kernel checked), and its
+    type must have no binder (it is about a concrete input). One example per
+    premise kind is not enough: an unsatisfiable extra premise such as
+    ``Eq zero (succ zero)`` would be "covered" by any other equation's
+    example; an instantiation of the theorem itself is not."""
+    hypotheses = kernel_replay.premises(replayed, theorem.name)
+    written = trust.premises(theorem.statement)
     where = f"registered theorem {theorem.name}"
     module = f"{library}.{EXAMPLES_MODULE}"
     if spec.applies is None:
-        if premises:
+        if hypotheses:
+            first = (
+                f"`{written[0]}`"
+                if written
+                else f"number {hypotheses[0] + 1} (a binder of its type)"
+            )
             raise CheckFailed(
-                f"{where}: its hypothesis `{premises[0]}` (and every other) needs an example that instantiates the "
+                f"{where}: its hypothesis {first} (and every other) needs an example that instantiates the "
                 f"theorem on a concrete input: name a theorem of {module} as `applies` in the catalog"
             )
         return None
@@ -207,22 +201,34 @@ def check_applies(
     if declared.get(example) != module:
         raise CheckFailed(f"{where}: its example {example} is not a theorem of {module}")
     check_is_theorem(example, printed[example], f"{where}: its example")
-    statement, axioms, _ = answers[example]
-    if "∀" in statement or "→" in statement:
+    found = replayed.constants.get(example)
+    if found is None or found["kind"] != "theorem":
         raise CheckFailed(
-            f"{where}: its example {example} proves `{statement}`, which is not about a concrete input (it has ∀ or →)"
+            f"{where}: its example {example} is not a theorem of the replayed environment"
+        )
+    statement, axioms, _ = answers[example]
+    if found["arity"]:
+        raise CheckFailed(
+            f"{where}: its example {example} proves `{statement}`, which is not about a concrete input "
+            f"(its type has {found['arity']} binder(s): ∀ or →)"
         )
     if axioms:
         raise CheckFailed(f"{where}: its example {example} depends on axioms: {', '.join(axioms)}")
-    if proof_head(printed[example]) != theorem.name:
+    arity = replayed.constants[theorem.name]["arity"]
+    if found["proof_head"] != theorem.name:
         raise CheckFailed(
             f"{where}: its example {example} is not proved by applying {theorem.name} "
-            f"(its proof starts with `{proof_head(printed[example])}`), so it does not show the hypotheses hold together"
+            f"(its proof starts with `{found['proof_head'] or 'no constant'}`), so it does not show the hypotheses hold together"
+        )
+    if found["proof_arguments"] != arity:
+        raise CheckFailed(
+            f"{where}: its example {example} is not proved by applying {theorem.name} to all its "
+            f"{arity} arguments (it gives {found['proof_arguments']}), so it does not show the hypotheses hold together"
         )
     return example
 
 
-def collect_theorems(probe: Probe, modules, emit) -> list[TheoremResult]:
+def collect_theorems(probe: Probe, modules, emit, replayed: Replayed) -> list[TheoremResult]:
     declared = theorem_modules(modules)
     names = [spec.name for spec in catalog.THEOREMS]
     missing = [name for name in names if name not in declared]
@@ -258,67 +264,38 @@ def collect_theorems(probe: Probe, modules, emit) -> list[TheoremResult]:
     specs = catalog.by_name()
     for theorem in results:
         theorem.applies = check_applies(
-            theorem, specs[theorem.name], declared, probe.library, answers, printed
+            theorem, specs[theorem.name], declared, probe.library, answers, printed, replayed
         )
     return results
 
 
 # --------------------------------------------------------------------------
-# 5. Trusted definitions
+# 5. Statements and trusted definitions, from the replayed environment
 
 
-def collect_definitions(probe: Probe, modules, theorems) -> dict[str, trust.Printed]:
-    """Print every constant the registered statements depend on, transitively.
+def pin_statements(replayed: Replayed, theorems: list[TheoremResult]) -> dict[str, trust.Printed]:
+    """Pin each registered theorem by its elaborated type and what that type reaches.
 
-    Asks Lean to ``#print`` the registered theorems and every definition the
-    sources declare, then, round by round, every identifier in what it printed
-    that has not been asked yet (bound variables answer "Unknown constant" and
-    are dropped). Constructors and recursors stand for their inductive type.
-    Each theorem's ``definitions`` is the closure of its statement.
-
-    Every printed form must name its constants in plain ASCII (no escaped,
-    private, hygienic or look-alike names: :func:`pyverify.lean.trust.printed_problems`),
-    so that reading identifiers off it finds every constant it uses."""
-    printed: dict[str, trust.Printed] = {}
-    asked: set[str] = set()
-    edges: dict[str, set[str]] = {}
-    todo = {t.name for t in theorems}
-    for module in modules:
-        todo.update(trust.declared_names(module.path.read_text(encoding="utf-8")))
-    while todo:
-        batch = sorted(todo - asked)
-        asked.update(batch)
-        todo = set()
-        for name, message in probe.print_each(batch).items():
-            if is_unknown(message):
-                continue  # a bound variable's name, not a constant
-            if message.severity == "error":
-                raise CheckFailed(f"definitions probe: #print {name}: {message.first_line()}")
-            if not trust.is_plain_name(name):
-                raise CheckFailed(
-                    f"definition {name!r}: refused: a constant's name must be a plain ASCII identifier"
-                )
-            item = trust.reduce_printed(name, message.text)
-            parent = trust.owner(item)
-            edges[name] = {parent} if parent else trust.candidate_names(item)
-            printed[name] = item
-            todo.update(edges[name])
-        todo -= asked
-    for name in edges:
-        edges[name] = {target for target in edges[name] if target in printed}
+    Both come from the environment the kernel replay rebuilt from the
+    ``.olean`` files, not from printed text: ``theorem.type`` is the canonical
+    text of the type's expression, ``theorem.definitions`` every declaration
+    it reaches (:func:`pyverify.lean.kernel_replay.dependencies`), each pinned
+    by the canonical text of its declaration."""
     trusted: dict[str, trust.Printed] = {}
     for theorem in theorems:
-        names = [n for n in trust.closure(edges[theorem.name], edges) if n != theorem.name]
-        theorem.definitions = [n for n in names if trust.owner(printed[n]) is None]
-        # Constructors and recursors are generated by the kernel from their
-        # inductive type (their printed forms name bound variables `a✝`): the
-        # inductive is what is read and trusted.
-        for name in [theorem.name, *theorem.definitions]:
-            problems = trust.printed_problems(printed[name])
-            if problems:
-                raise CheckFailed(
-                    f"registered theorem {theorem.name}: trusted definition {name} {problems[0]}"
-                )
+        info = replayed.constants.get(theorem.name)
+        if info is None or info["kind"] != "theorem":
+            kind = "absent" if info is None else f"a {info['kind']}"
+            raise CheckFailed(
+                f"registered theorem {theorem.name}: the replayed environment holds it as {kind}, "
+                "not a theorem"
+            )
+        theorem.type = kernel_replay.statement(replayed, theorem.name)
+        theorem.definitions = kernel_replay.dependencies(replayed, theorem.name)
         for name in theorem.definitions:
-            trusted[name] = printed[name]
+            trusted[name] = trust.Printed(
+                name,
+                replayed.constants[name]["kind"],
+                kernel_replay.declaration_text(replayed, name),
+            )
     return dict(sorted(trusted.items()))

@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 from pyverify.lean import mirror as lean_mirror
-from pyverify.lean.bridge import flat_min_misses
 from pyverify.sim import simulate as mirror
 from pyverify.trusted import recount
+from pyverify.trusted.recount import flat_min_misses
 
 OUTPUT = ROOT / "lean" / "PrefixPool" / "Generated.lean"
 SEED = 20261130

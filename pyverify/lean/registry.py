@@ -1,4 +1,10 @@
-"""The registry ``lean/theorems.json``: what the kernel accepted, as Lean prints it.
+"""The registry ``lean/theorems.json``: what the kernel accepted.
+
+Each theorem is pinned by its elaborated type, read from the environment the
+kernel replay rebuilt (a canonical text of the expression and its SHA-256:
+:mod:`pyverify.lean.kernel_replay`), and by every declaration that type
+reaches, each with the canonical text of its declaration (``printed``) and its
+SHA-256. The statement as ``#check`` prints it is kept for readers.
 
 Built from a check's results, compared byte for byte with the committed file
 (with one readable line per difference), or written atomically."""
@@ -19,7 +25,7 @@ from pyverify.lean.results import (
     relative_to_project as _rel,
 )
 
-REGISTRY_FORMAT = "pyverify.theorems/3"
+REGISTRY_FORMAT = "pyverify.theorems/4"
 REGISTRY_FILE = "theorems.json"
 
 
@@ -39,6 +45,8 @@ def build_registry(
                 "module": theorem.module,
                 "statement": theorem.statement,
                 "statement_sha256": hashlib.sha256(theorem.statement.encode("utf-8")).hexdigest(),
+                "type": theorem.type,
+                "type_sha256": hashlib.sha256(theorem.type.encode("utf-8")).hexdigest(),
                 "axioms": list(theorem.axioms),
                 "hypotheses": list(spec.hypotheses),
                 "plain": spec.plain,
@@ -90,7 +98,14 @@ def registry_differences(committed_text: str | None, fresh: dict) -> list[str]:
         else:
             for key, value in new[name].items():
                 if old[name].get(key) != value:
-                    if key == "statement":
+                    if key == "type_sha256":
+                        continue  # said with the type
+                    if key == "type":
+                        diffs.append(
+                            f"{name}: elaborated type changed (SHA-256 committed "
+                            f"{str(old[name].get('type_sha256'))[:12]}..., now {new[name]['type_sha256'][:12]}...)"
+                        )
+                    elif key == "statement":
                         diffs.append(
                             f"{name}: statement changed: committed {old[name].get(key)!r}, now {value!r}"
                         )
@@ -133,7 +148,7 @@ def definition_differences(committed, fresh: list[dict]) -> list[str]:
         ):
             diffs.append(
                 f"definition {name} changed: SHA-256 committed {str(old[name].get('sha256'))[:12]}..., "
-                f"now {new[name]['sha256'][:12]}... (Lean prints it differently)"
+                f"now {new[name]['sha256'][:12]}... (its declaration in the replayed environment differs)"
             )
     return diffs
 
@@ -150,9 +165,20 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def compare_registry(result: CheckResult, project: Path, library: str, write: bool, emit) -> None:
+def compare_registry(
+    result: CheckResult,
+    project: Path,
+    library: str,
+    write: bool,
+    emit,
+    write_to: Path | None = None,
+) -> None:
+    """Compare the fresh registry with ``project``'s; when ``write``, (re)write
+    it in ``write_to`` (the project the user named, when ``project`` is the
+    check's private copy of it)."""
     path = project / REGISTRY_FILE
-    result.registry_path = path
+    target = (write_to or project) / REGISTRY_FILE
+    result.registry_path = target
     fresh = build_registry(result.identity, library, result.theorems, result.definitions)
     committed = path.read_text(encoding="utf-8") if path.is_file() else None
     diffs = registry_differences(committed, fresh)
@@ -160,7 +186,7 @@ def compare_registry(result: CheckResult, project: Path, library: str, write: bo
         emit(f"registry: {_rel(path, project)} is up to date ({len(fresh['theorems'])} theorems)")
         return
     if write:
-        _write_atomic(path, render_registry(fresh))
+        _write_atomic(target, render_registry(fresh))
         result.registry_written = True
         emit(f"registry: wrote {_rel(path, project)} ({len(fresh['theorems'])} theorems)")
         return

@@ -7,8 +7,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pyverify.lean import runtime, trust
+
+if TYPE_CHECKING:
+    from pyverify.lean.kernel_replay import Replayed
 
 
 @dataclass
@@ -49,6 +53,8 @@ class TheoremResult:
     #: the theorem of the examples module that instantiates this theorem on a concrete
     #: input, discharging all its hypotheses together (None: it has no hypotheses)
     applies: str | None = None
+    #: the elaborated type, as the canonical text of the kernel's expression
+    type: str = ""
 
 
 @dataclass
@@ -62,6 +68,8 @@ class CheckResult:
     registry_path: Path | None = None
     registry_written: bool = False
     seconds: float = 0.0
+    #: what the kernel replay re-checked (None: the check stopped before it)
+    replayed: Replayed | None = None
 
     @property
     def ok(self) -> bool:
@@ -77,11 +85,15 @@ class CheckResult:
                 {"name": m.name, "seconds": None if m.seconds is None else round(m.seconds, 3)}
                 for m in self.modules
             ],
+            "kernel_replay": None
+            if self.replayed is None
+            else {m.name: m.checked for m in self.replayed.modules},
             "theorems": [
                 {
                     "name": t.name,
                     "module": t.module,
                     "statement": t.statement,
+                    "type": t.type,
                     "axioms": t.axioms,
                     "definitions": t.definitions,
                     "applies": t.applies,

@@ -2,25 +2,32 @@
 
 ``check`` does, in order:
 
+0. copies the project, once, into a private scratch folder: everything below
+   reads that copy only, so what is scanned is what is compiled and replayed
+   (:func:`private_copy`);
 1. reads ``lakefile.toml`` (a short allowlist of keys: :mod:`pyverify.lean.trust`)
    for the library name and finds its modules (the root ``<Lib>.lean`` and
    everything under ``<Lib>/``); every module must begin with ``prelude``,
    import only modules of the library, and pass the conservative source scan
-   (:mod:`pyverify.lean.sources`: no option that skips the kernel, no quotes
-   or escapes that could hide one, no ``unsafe``, no new syntax);
+   (:mod:`pyverify.lean.sources`), a fast first line of refusal only;
 2. builds every module in import order: with ``lake build`` when the backend is
    ``lake``, otherwise one ``lean -o`` per module through the wheel's runtime
    (:mod:`pyverify.lean.runtime`), ``.olean`` files in a build directory on
    ``LEAN_PATH``; any error or warning (including "declaration uses 'sorry'")
    fails the check, naming the module, the line and Lean's first message;
-3. asks Lean about the built environment (:mod:`pyverify.lean.environment`):
-   the kernel's special names are absent, every registered name is a theorem
-   with no axioms and an example instantiating it, and every definition its
-   statement depends on is printed and hashed;
-4. requires ``Generated.lean`` to be exactly what the Python mirrors generate
+3. replays every declaration of every compiled module through the kernel, in
+   a fresh process, from the ``.olean`` files, and refuses the kinds of
+   declaration the development may not use (:mod:`pyverify.lean.kernel_replay`):
+   this, not the scan, is what soundness rests on;
+4. asks Lean about the built environment (:mod:`pyverify.lean.environment`):
+   every registered name is a theorem with no axioms and an example
+   instantiating it; its elaborated type and every declaration it reaches are
+   read from the replayed environment;
+5. requires ``Generated.lean`` to be exactly what the Python mirrors generate
    (:mod:`pyverify.lean.generated`), so the definitions are pinned to them;
-5. builds the registry (``theorems.json``) and compares it byte for byte with
-   the committed file, or writes it (:mod:`pyverify.lean.registry`).
+6. builds the registry (``theorems.json``) and compares it byte for byte with
+   the committed file, or writes it into the project the user named
+   (:mod:`pyverify.lean.registry`).
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ from typing import Callable
 
 from pyverify.errors import CheckFailed, UserError, located
 import pyverify.lean as lean_package
-from pyverify.lean import environment, registry, runtime, sources, trust
+from pyverify.lean import environment, kernel_replay, registry, runtime, sources, trust
+from pyverify.lean.kernel_replay import Replayed
 from pyverify.lean.registry import REGISTRY_FILE, REGISTRY_FORMAT, build_registry, render_registry  # noqa: F401 (re-exported)
 from pyverify.lean.results import (  # noqa: F401 (re-exported)
     CheckResult,
@@ -230,6 +238,16 @@ class Backend:
     def run_file(self, project: Path, path: Path) -> subprocess.CompletedProcess[str]:
         raise NotImplementedError
 
+    def olean(self, project: Path, module: Module) -> Path:
+        """Where the build wrote ``module``'s compiled form."""
+        raise NotImplementedError
+
+    def replay_library(self) -> Path:
+        """The pinned ``libleanshared.so`` the kernel replay runs in."""
+        library = runtime.find_library()
+        runtime.check_library_hash(library)
+        return library
+
 
 class WheelBackend(Backend):
     """One ``lean`` run per module through the wheel's ``lean_main``."""
@@ -249,9 +267,15 @@ class WheelBackend(Backend):
     def _env(self) -> dict[str, str]:
         return {"LEAN_PATH": str(self.build_dir)}
 
+    def olean(self, project, module):
+        return self.build_dir.joinpath(*module.name.split(".")).with_suffix(".olean")
+
+    def replay_library(self):
+        return self.library  # already hash-checked
+
     def build(self, project, modules, results, emit):
         for module in modules:
-            olean = self.build_dir.joinpath(*module.name.split(".")).with_suffix(".olean")
+            olean = self.olean(project, module)
             olean.parent.mkdir(parents=True, exist_ok=True)
             start = time.perf_counter()
             try:
@@ -365,6 +389,11 @@ class LakeBackend(Backend):
     def run_file(self, project, path):
         return self._lake(project, ["env", "lean", "--json", str(path)], timeout=MODULE_TIMEOUT)
 
+    def olean(self, project, module):
+        return project.joinpath(
+            ".lake", "build", "lib", "lean", *module.name.split(".")
+        ).with_suffix(".olean")
+
 
 def choose_backend(name: str) -> str:
     if name not in BACKENDS:
@@ -460,12 +489,66 @@ def check(
         raise
 
 
+#: Folders of the project never copied: build output (the check always builds afresh).
+_NOT_COPIED = (".lake", "build")
+
+
+def private_copy(project: Path, destination: Path) -> Path:
+    """Copy the Lean project, once, into ``destination`` and return the copy.
+
+    Everything after is read from the copy only: the sources the scan reads
+    are the ones Lean compiles and the kernel replays, so a file changed in
+    the project while the check runs changes nothing. Links are followed
+    once, here (the copy holds plain files)."""
+    target = destination / project.name
+    target.mkdir(parents=True)
+    for path in sorted(project.rglob("*")):
+        relative = path.relative_to(project)
+        if relative.parts[0] in _NOT_COPIED or not path.is_file():
+            continue
+        copied = target / relative
+        copied.parent.mkdir(parents=True, exist_ok=True)
+        copied.write_bytes(path.read_bytes())
+    return target
+
+
+def replay_modules(engine: Backend, project: Path, modules: list[Module], emit) -> Replayed:
+    """Re-check every compiled module with the kernel (:mod:`pyverify.lean.kernel_replay`)
+    and refuse the kinds of declaration the development may not use."""
+    start = time.perf_counter()
+    replayed = kernel_replay.replay(
+        engine.replay_library(), [(m.name, engine.olean(project, m)) for m in modules]
+    )
+    seconds = time.perf_counter() - start
+    emit(
+        f"kernel replay (a fresh process, from the .olean files): {replayed.checked} declarations "
+        "re-checked (sent to the kernel, or generated by it and compared), "
+        f"{seconds:.2f} s"
+    )
+    for module in replayed.modules:
+        emit(f"  {module.name:<30} {module.checked:4d} declarations re-checked by the kernel")
+    refused = kernel_replay.declaration_problems(replayed)
+    if refused:
+        raise CheckFailed(refused[0])
+    return replayed
+
+
 def _check_in(
-    project, library, chosen, build_dir, library_path, write_registry, emit, identity_check, started
+    original,
+    library,
+    chosen,
+    build_dir,
+    library_path,
+    write_registry,
+    emit,
+    identity_check,
+    started,
 ):
     from pyverify.outdir import record_written_files
 
     with tempfile.TemporaryDirectory(prefix=f"{SCRATCH_PREFIX}-{os.getpid()}-") as scratch:
+        project = private_copy(original, Path(scratch) / "source")
+        library = library_name(project)
         out_dir = build_dir if build_dir is not None else Path(scratch) / "build"
         out_dir.mkdir(parents=True, exist_ok=True)
         if chosen == "lake":
@@ -485,15 +568,18 @@ def _check_in(
                 record_written_files(
                     build_dir
                 )  # the marker lists the .olean files: a later run replaces only those
+            result.replayed = replay_modules(engine, project, modules, emit)
             probe = environment.Probe(engine, project, library, Path(scratch))
-            environment.check_kernel_names_absent(probe)
-            result.theorems = environment.collect_theorems(probe, modules, emit)
-            result.definitions = environment.collect_definitions(probe, modules, result.theorems)
+            result.theorems = environment.collect_theorems(probe, modules, emit, result.replayed)
+            result.definitions = environment.pin_statements(result.replayed, result.theorems)
             emit(
-                f"trusted definitions: {len(result.definitions)} (printed and hashed in the registry)"
+                f"trusted definitions: {len(result.definitions)} (read from the replayed environment, "
+                "hashed in the registry)"
             )
             check_generated(project, library)
-            registry.compare_registry(result, project, library, write_registry, emit)
+            registry.compare_registry(
+                result, project, library, write_registry, emit, write_to=original
+            )
         except CheckFailed as failure:
             result.failures.append(str(failure))
     result.seconds = time.perf_counter() - started

@@ -8,16 +8,14 @@ statement or its proof, so the runner checks each of them:
   the lakefile): :func:`option_problems` and :func:`lakefile_problems` refuse
   every option that is not on a short allowlist of harmless ones;
 * **definitions** a statement uses: a theorem about ``distinct_count`` says
-  nothing if ``distinct_count`` is redefined. :func:`definitions_probe` asks
-  Lean to print every constant, and :func:`dependencies` /
-  :func:`closure` find, for each registered theorem, every definition its
-  statement depends on, transitively down to the core. The registry records
-  each one's printed form and SHA-256, so a changed definition is a registry
-  difference;
+  nothing if ``distinct_count`` is redefined. They are read from the
+  environment the kernel replay rebuilt, not from text
+  (:mod:`pyverify.lean.kernel_replay`); the registry records each one with
+  its SHA-256, so a changed definition is a registry difference;
 * **hypotheses** that cannot hold: a theorem with an unsatisfiable hypothesis
-  is vacuous. :func:`premises` lists a statement's hypotheses, and the catalog
-  names, for each, a theorem of the examples module that proves it on a
-  concrete input.
+  is vacuous. Which binders are hypotheses is decided on the environment's
+  expressions too; :func:`premises` only names them, as Lean prints them, in
+  messages.
 
 Nothing here decides whether a proof is right; that is the kernel's job.
 """
@@ -186,75 +184,9 @@ PRINT_OPTIONS = (
     "pp.maxSteps 100000000",
 )
 
-_DECLARATION = re.compile(
-    r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable|unsafe|partial|nonrec)\s+)*"
-    r"(?:def|abbrev|opaque|inductive|structure|class|instance)\s+([^\s(:{\[]+)",
-    re.M,
-)
-_UNIVERSES = re.compile(r"\.\{[^{}]*\}")
 _KIND = re.compile(
     r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable|unsafe|partial|nonrec)\s+)*(\w+)"
 )
-#: Words of Lean's syntax (not constants) that appear in printed terms.
-KEYWORDS = frozenset(
-    {
-        "fun",
-        "let",
-        "have",
-        "show",
-        "from",
-        "in",
-        "at",
-        "by",
-        "do",
-        "then",
-        "else",
-        "if",
-        "match",
-        "with",
-        "Type",
-        "Sort",
-        "Prop",
-        "forall",
-        "exists",
-        "where",
-        "def",
-        "theorem",
-        "inductive",
-        "constructor",
-        "recursor",
-        "opaque",
-        "axiom",
-        "abbrev",
-        "structure",
-        "class",
-        "instance",
-        "unsafe",
-        "private",
-        "protected",
-        "noncomputable",
-        "partial",
-        "nonrec",
-        "end",
-        "open",
-        "namespace",
-        "section",
-        "universe",
-        "variable",
-        "import",
-        "prelude",
-        "example",
-        "mutual",
-        "deriving",
-        "calc",
-        "return",
-    }
-)
-
-
-def declared_names(text: str) -> list[str]:
-    """Names of the definitions and types a Lean source declares (not its theorems)."""
-    return _DECLARATION.findall(sources.blank_comments(text)[0])
 
 
 @dataclass(frozen=True)
@@ -279,103 +211,6 @@ def reduce_printed(name: str, message: str) -> Printed:
     if kind == "theorem":
         text = text.split(" :=\n", 1)[0].split(":=\n", 1)[0].rstrip()
     return Printed(name, kind, text)
-
-
-def owner(printed: Printed) -> str | None:
-    """A constructor or recursor is part of its inductive type: trust that instead."""
-    if printed.kind in ("constructor", "recursor") and "." in printed.name:
-        return printed.name.rsplit(".", 1)[0]
-    return None
-
-
-#: Symbols Lean prints between names when notation is off: arrows, binders,
-#: anonymous constructors. Any other character outside ASCII must belong to a
-#: bound variable's name (below); everything else is refused, so no constant
-#: can hide in a character the tokenizer does not know.
-PRINTED_SYMBOLS = frozenset("→∀∃↦⟨⟩×")
-#: Letters and subscripts Lean allows in names (as in `α`, `h₁`): only bound
-#: variables may use them; a constant with such a name is refused by the runner.
-_NAME_EXTRA = "α-κμ-ωΑ-Ωₐ-ₜ₀-₉ᵢ-ᵪ"
-_PRINTED_TOKEN = re.compile(rf"[A-Za-z_{_NAME_EXTRA}][A-Za-z0-9_'!?{_NAME_EXTRA}.]*")
-_NAME_EXTRA_CHAR = re.compile(rf"[{_NAME_EXTRA}]")
-#: Substrings that mean a name Lean cannot print as plain text.
-_UNPRINTABLE = (
-    ("«", "an escaped name"),
-    ("»", "an escaped name"),
-    ("✝", "an inaccessible (hygienic) name"),
-    ("⋯", "an elided term"),
-    ("_private", "a private name"),
-    ("_@", "a name with macro scopes"),
-    ("_hyg", "a name with macro scopes"),
-)
-#: The kinds a trusted constant may have (what `#print` calls it).
-TRUSTED_KINDS = frozenset({"def", "theorem", "inductive", "structure", "constructor", "recursor"})
-_MODIFIERS = re.compile(
-    r"^\s*(?:@\[[^\]]*\]\s*)?((?:(?:private|protected|noncomputable|unsafe|partial|nonrec)\s+)*)"
-)
-
-
-def printed_problems(printed: Printed) -> list[str]:
-    """Why a printed constant cannot be trusted by reading it, or [] if it can.
-
-    The registry pins each trusted definition by its printed form, and the
-    closure of a statement is read off the printed forms, so every constant
-    must appear in them under its own plain name, and be an ordinary (safe,
-    total) declaration."""
-    found = []
-    for marker, what in _UNPRINTABLE:
-        if marker in printed.text:
-            found.append(f"prints {what} ({marker!r})")
-    for char in sorted(set(printed.text)):
-        if ord(char) > 127 and char not in PRINTED_SYMBOLS and not _NAME_EXTRA_CHAR.match(char):
-            found.append(
-                f"prints the character U+{ord(char):04X}, which is neither a symbol nor part of a plain name"
-            )
-    modifiers = _MODIFIERS.match(printed.text).group(1).split()
-    for modifier in ("unsafe", "partial"):
-        if modifier in modifiers:
-            found.append(f"is `{modifier}`")
-    if printed.kind not in TRUSTED_KINDS:
-        found.append(
-            f"is a{'n' if printed.kind[:1] in 'aeiou' else ''} `{printed.kind}`, not an ordinary definition"
-        )
-    return found
-
-
-def is_plain_name(name: str) -> bool:
-    """An ASCII identifier (dotted components allowed): how a trusted name must look."""
-    return (
-        re.fullmatch(r"[A-Za-z_][A-Za-z0-9_'!?]*(?:\.[A-Za-z_][A-Za-z0-9_'!?]*)*", name) is not None
-    )
-
-
-def candidate_names(printed: Printed) -> set[str]:
-    """Every identifier in a printed form that could be a constant (bound
-    variables among them; the caller asks Lean which are constants)."""
-    text = printed.text
-    if printed.kind in ("inductive", "structure", "class"):
-        # Keep the header and the constructors' types, not the "number of ..." lines.
-        lines = text.splitlines()
-        keep = lines[:1] + [l for l in lines if re.match(r"^\s*[^\s:]+ : ", l)]
-        text = "\n".join(keep)
-    text = _UNIVERSES.sub(" ", text)
-    text = re.sub(r"@", " ", text)
-    # Lean writes a constant shadowed by a bound variable as `_root_.name`.
-    names = {token.rstrip(".").removeprefix("_root_.") for token in _PRINTED_TOKEN.findall(text)}
-    return {n for n in names if n and n not in KEYWORDS and n != printed.name}
-
-
-def closure(roots: set[str], edges: dict[str, set[str]]) -> list[str]:
-    """Every name reachable from ``roots`` along ``edges`` (roots included), sorted."""
-    seen: set[str] = set()
-    todo = sorted(roots)
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        todo.extend(sorted(edges.get(name, set()) - seen))
-    return sorted(seen)
 
 
 # --------------------------------------------------------------------------
