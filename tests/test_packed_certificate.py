@@ -114,7 +114,7 @@ def test_the_packed_certificate_verifies_and_says_how(capsys, tmp_path, made):
         assert certs[name]["format"] == "pyverify.certificate/2"
         _, status, out, _ = verify(capsys, tmp_path, certs[name], trace)
         assert status == 0, out
-        assert "VERIFIED OPTIMAL" in out and "array_recount.py" in out
+        assert "VERIFIED OPTIMAL" in out and "recounted here by pyverify/trusted/recount.py" in out
 
 
 def test_its_witness_is_the_list_form_run(made):
