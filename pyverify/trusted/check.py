@@ -375,31 +375,28 @@ def _verify(
         if not condition:
             raise CheckFailed(reason)
 
-    named = cert["instance"]
+    named, file_hash = cert["instance"], None
     if "content_sha256" in named:
-        # The identity is the content (pyverify.content/1), so the same trace in another format verifies;
-        # instance.sha256 (the certified file's canonical JSON) is informational.
-        identity = digest.content_sha256(instance)
+        # The identity is the content (pyverify.content/1): the same trace in another format verifies.
+        key, identity = "content_sha256", digest.content_sha256(instance)
         require(
             named["content_sha256"] == identity,
             f"instance.content_sha256 is {named['content_sha256']}, but the content of {instance_path} "
             f"hashes to {identity}: the certificate is for another instance",
         )
-        key, words = (
-            "content_sha256",
-            f"content sha256 {identity} matches (pyverify.content/1, any format)",
-        )
-        file_hash = None
+        words = f"content sha256 {identity} matches (pyverify.content/1, any format)"
         if "sha256" in named:
             file_hash = _check_file_hash(named, instance, instance_path, file_format, require)
     else:  # certificates written before content digests: the canonical JSON names the instance
-        identity = reader.canonical_sha256(instance)
+        key, identity = "instance_sha256", reader.canonical_sha256(instance)
         require(
             named["sha256"] == identity,
             f"instance.sha256 is {named['sha256']}, but {instance_path} hashes to {identity}: the certificate is for another instance",
         )
-        key, words, file_hash = "instance_sha256", f"sha256 {identity} matches", None
-    if key == "instance_sha256" or (file_hash is not None and file_format == INSTANCE_FILE):
+        words = f"sha256 {identity} matches"
+    if key == "instance_sha256" or (
+        file_hash is not None and file_format == reader.INSTANCE_FORMAT
+    ):
         # The canonical JSON holds the name: where the file hash is checked, another name is
         # another file.
         require(
@@ -436,12 +433,8 @@ def _verify(
         f"cache model: {model}, {size}, offline-optimal eviction{admits}, {caches_phrase(model, routing, hosts)}, starting empty"
     )
 
-    problem = {
-        key: identity,
-        "model": model,
-        "capacity": capacity,
-        **({"admission": FORCED} if forced else {}),
-    }
+    problem = {key: identity, "model": model, "capacity": capacity}
+    problem.update({"admission": FORCED} if forced else {})
     solvers = cert["solvers"]
     cpsat, z3, recorded_min = solvers["cp-sat"], solvers["z3"], solvers.get("min")
     for name, record in (("cp-sat", cpsat), ("z3", z3), ("min", recorded_min)):
@@ -457,13 +450,12 @@ def _verify(
 
     status, objective, bound = cert["status"], cert["objective"], cert["bound"]
     misses = count.replay(capacity, witness, "witness", forced)
-    references = count.references
     require(
         misses == objective, f"the witness replays to {misses} misses, but objective is {objective}"
     )
     rules = "rules 1-5 (forced admission)" if forced else "rules 1-4"
     say(
-        f"witness: replayed {count.n_requests} requests by {rules}: {references - misses} hits, {misses} misses = objective {objective}"
+        f"witness: replayed {count.n_requests} requests by {rules}: {count.references - misses} hits, {misses} misses = objective {objective}"
     )
 
     floor = count.floor()
@@ -655,11 +647,6 @@ def _verify(
         )
 
 
-#: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`), the file
-#: ``instance.sha256`` names.
-INSTANCE_FILE = reader.INSTANCE_FORMAT
-
-
 def _check_file_hash(
     named: dict[str, Any], instance, instance_path: str, file_format: str | None, require
 ) -> str:
@@ -668,7 +655,7 @@ def _check_file_hash(
     canonical JSON also names the path it was read from (its ``source``), so there the field is
     printed as not checked, never as a fact."""
     recorded = named["sha256"]
-    if file_format != INSTANCE_FILE:
+    if file_format != reader.INSTANCE_FORMAT:
         return (
             f"instance.sha256 {recorded}: not checked (the canonical JSON of the input as "
             "certify read it, which names the path it was read from; "

@@ -43,7 +43,7 @@ MOONCAKE_BLOCK_TOKENS = 512
 MAX_INPUT_ENV = "PYVERIFY_MAX_INPUT_BYTES"
 DEFAULT_MAX_INPUT_BYTES, MAX_LINE_BYTES = 4 << 30, 64 << 20
 #: Fields of a format that shares ``hash_ids`` with Mooncake but reads otherwise (Qwen-Bailian).
-NOT_MOONCAKE = ("chat_id", "parent_chat_id", "turn")
+NOT_MOONCAKE = frozenset(("chat_id", "parent_chat_id", "turn"))
 REQUEST_FIELDS = (
     "route_key",
     "arrival_ms",
@@ -224,13 +224,14 @@ def _real(literal: str) -> float:
     return float(literal)
 
 
+DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_real)
+
+
 def parse(data: bytes, path: str, where: str | None = None) -> Any:
     """One JSON value, strictly (see the module docstring); errors name ``path`` and ``where``."""
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
-        value = json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_real
-        )
+        value = DECODER.decode(text)
         if "\\u" in text:  # only an escape makes a lone surrogate: encoding it raises
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         return value
@@ -439,7 +440,7 @@ def read_mooncake(
     for number, data in records(open_input, path):  # the messages are made only on a failure
         at = f"line {number}"
         hash_ids = data.get("hash_ids")
-        if not isinstance(hash_ids, list) or any(key in data for key in NOT_MOONCAKE):
+        if not isinstance(hash_ids, list) or not NOT_MOONCAKE.isdisjoint(data):
             need(
                 False,
                 at,
@@ -570,15 +571,3 @@ def read_instance(path: str, allow_unsorted: bool = False, source_block_size: in
     with open_input() as handle:
         data = parse(bounded(handle, path), path)
     return instance_from_document(data, path), INSTANCE_FORMAT
-
-
-__all__ = [
-    "INSTANCE_FORMAT",
-    "Instance",
-    "canonical_sha256",
-    "instance_from_document",
-    "parse",
-    "read_document",
-    "read_instance",
-    "read_mooncake",
-]

@@ -43,7 +43,10 @@ class PairKeys:
         self.fleet = fleet
         self.blocks, index = np.unique(ids, return_inverse=True)
         codes = index.ravel() * fleet + cache_of_reference  # below references * 65536: no overflow
-        self.pairs, keys = np.unique(codes, return_inverse=True)
+        if fleet == 1:  # the codes are the block indices already: no second sort
+            self.pairs, keys = np.arange(self.blocks.size), codes
+        else:
+            self.pairs, keys = np.unique(codes, return_inverse=True)
         self.of_references, self.universe = keys.ravel(), int(self.pairs.size)
 
     def look_up(self, blocks: np.ndarray, caches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
