@@ -81,11 +81,11 @@ def test_inputs_layer_is_at_the_bottom(path):
 TRUSTED_THIRD_PARTY = {"numpy", "jsonschema"}
 #: Bounds on the pyverify code the trusted checker runs (9 modules, where the package's own
 #: closure was 44 modules and 7,709 lines), as `ruff format` lays it out: lines of code, without
-#: docstrings, comments and blank lines (1,469 now), and physical lines (1,981 now). One path on
+#: docstrings, comments and blank lines (1,468 now), and physical lines (1,982 now). One path on
 #: NumPy replaced the plain-Python and the array checkers (2,614 lines). The goal is 1,500
 #: physical lines; the bounds hold what was reached.
-MAX_TRUSTED_CODE_LINES = 1470
-MAX_TRUSTED_PHYSICAL_LINES = 1981
+MAX_TRUSTED_CODE_LINES = 1469
+MAX_TRUSTED_PHYSICAL_LINES = 1982
 
 
 def module_path(name: str) -> Path | None:

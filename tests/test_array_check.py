@@ -136,6 +136,14 @@ def test_replay_equals_the_reference_replay_verdict_for_verdict(
     assert outcome(lambda: replay(chains, routing, limit, run, "witness", forced)) == expected
 
 
+def test_a_run_that_fetches_and_drops_nothing_is_refused_not_a_crash():
+    """With no fetch and no drop there is no event at all: every claimed hit is refused."""
+    run = {"cache_of": [0], "hit_blocks": [2], "dropped": [[]]}
+    expected = "refused: w.hit_blocks[0]: block 1 counted as a hit but not held by cache 0"
+    assert outcome(lambda: reference_replay([(1, 2)], [0], 2, run, "w")) == expected
+    assert outcome(lambda: replay([(1, 2)], [0], 2, run, "w")) == expected
+
+
 BIG = 2**63 - 9  # block ids go up to 2**63 - 1: pairing them with a cache must not overflow
 
 

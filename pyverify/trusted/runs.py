@@ -92,13 +92,15 @@ def replay(trace, caches, keyed, capacity, run, what, forced=False) -> int:
     hit = np.arange(ids.size) - offsets[request_of] < hits[request_of]
     fetches = np.sort(keys[~hit] * span + request_of[~hit])  # (key, request) codes
     drops = drop_keys * span + drop_request
-    events = np.sort(np.concatenate((fetches * 2, drops * 2 + 1)))  # a fetch before a drop
+    repeats = np.sort(drops)
+    # Both sorted: a stable sort merges them in one pass. A fetch sorts before a drop; -1 first
+    # stands for "no earlier event" (it names no key).
+    events = np.sort(np.concatenate(([-1], fetches * 2, repeats * 2 + 1)), kind="stable")
 
     def held(key: np.ndarray, request: np.ndarray) -> np.ndarray:
         """Whether ``key`` is held when ``request`` starts: its last earlier event is a fetch."""
-        at = np.searchsorted(events, (key * span + request) * 2) - 1
-        last = events[np.maximum(at, 0)]
-        return (at >= 0) & (last // 2 // span == key) & (last % 2 == 0)
+        last = events[np.searchsorted(events, (key * span + request) * 2) - 1]
+        return (last // 2 // span == key) & (last % 2 == 0)
 
     refusals = []  # (request, rule, index, count): the first step each rule refuses
 
@@ -116,7 +118,6 @@ def replay(trace, caches, keyed, capacity, run, what, forced=False) -> int:
     short = np.flatnonzero(hits < lengths)  # ... and the next block is not
     next_block = offsets[short] + hits[short]
     refuse(PREFIX_LONGER, held(keys[next_block], short), short, next_block)
-    repeats = np.sort(drops)
     twice = repeats[1:][repeats[1:] == repeats[:-1]] % span
     refuse(REPEATED_DROP, twice == twice.min(initial=n), twice)
     neither = ~held(drop_keys, drop_request) & ~find(fetches, drops)[1]  # rule 3
