@@ -1,58 +1,93 @@
-"""The checker's array replay, recounts and digest equal its plain-Python ones (the reference) on Hypothesis instances.
+"""The trusted checker's replay, recounts and digest, held to independent references on
+Hypothesis instances.
 
-Both forms of each array loop are tested: compiled by numba, and run as plain
-Python (what the checker does without numba). Runs are a genuine MIN or
-forced run, then possibly one entry changed, so that every refusal of the
-plain replay is met, and its exact words must come out of both.
+* the replay (vectorised, :mod:`pyverify.trusted.runs`) to :func:`reference_replay` below, which
+  steps through the requests with Python sets: verdict for verdict, the exact words of each
+  refusal. Runs are a genuine MIN or forced run, then possibly one entry changed, so that every
+  refusal is met;
+* the recounts (:mod:`pyverify.trusted.recount`) to the searchers' MIN and forced runs
+  (:mod:`pyverify.sim`), both as the checker runs them (plain Python) and with the numba loops
+  certify lends to its own check (:mod:`pyverify.certify.accelerate`);
+* the content digest to :mod:`pyverify.inputs.columnar.digest`.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pyverify.certify.accelerate import compiled_loops
+from pyverify.errors import CheckFailed
 from pyverify.sim.belady_min import min_run
 from pyverify.sim.forced_min import forced_run
-from pyverify.certify.accelerate import numba_compile
-from pyverify.trusted import array_check, array_recount, compiled, recount
-from pyverify.trusted.array_digest import content_sha256_arrays
-from pyverify.trusted.check import CheckFailed, replay
-from pyverify.trusted.digest import content_sha256
+from pyverify.trusted import recount
+from pyverify.trusted.check import replay
 
 from .strategies import routed_instances
 
 
 @pytest.fixture(params=["compiled", "python"])
 def loops(request, monkeypatch):
-    """Run the array loops compiled, or as the plain Python they are written in."""
-    if request.param == "python":
-        monkeypatch.setattr(array_check, "kernel", lambda function: function)
-        monkeypatch.setattr(array_recount, "kernel", lambda function: function)
-    else:
-        monkeypatch.setattr(
-            compiled, "compiler", numba_compile
-        )  # numba, as certify's check runs them
-        monkeypatch.setattr(array_check, "kernel", compiled.kernel)
-        monkeypatch.setattr(array_recount, "kernel", compiled.kernel)
+    """Run the recounts as the checker does (plain Python), or as certify's check lends them."""
+    monkeypatch.setattr(recount, "lent", compiled_loops() if request.param == "compiled" else {})
     return request.param
 
 
-def flat(chains):
-    ids = np.array([b for c in chains for b in c], dtype=np.int64)
-    offsets = np.concatenate(([0], np.cumsum([len(c) for c in chains]))).astype(np.int64)
-    return ids, offsets
-
-
-def packed(run):
-    counts = [len(d) for d in run["dropped"]]
-    return {
-        "cache_of": np.array(run["cache_of"], dtype=np.int64),
-        "hit_blocks": np.array(run["hit_blocks"], dtype=np.int64),
-        "dropped_offsets": np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
-        "dropped_blocks": np.array([b for d in run["dropped"] for b in d], dtype=np.int64),
-    }
+def reference_replay(chains, caches, capacity, run, what, forced=False) -> int:
+    """Rules 1-5 step by step on sets: the replay as the checker's docstring states it."""
+    n = len(chains)
+    for key in ("cache_of", "hit_blocks", "dropped"):
+        if len(run[key]) != n:
+            raise CheckFailed(
+                f"{what}.{key} has {len(run[key])} entries, the instance has {n} requests"
+            )
+    held: dict[int, set[int]] = {}
+    misses = 0
+    for t, chain in enumerate(chains):
+        q, h, dropped = run["cache_of"][t], run["hit_blocks"][t], run["dropped"][t]
+        if q != caches[t]:
+            raise CheckFailed(
+                f"{what}.cache_of[{t}] is {q}, but request {t} reads cache {caches[t]}"
+            )
+        if h > len(chain):
+            raise CheckFailed(
+                f"{what}.hit_blocks[{t}] is {h}, but request {t} has only {len(chain)} blocks"
+            )
+        resident = held.get(q, set())
+        for j in range(h):
+            if chain[j] not in resident:
+                raise CheckFailed(
+                    f"{what}.hit_blocks[{t}]: block {chain[j]} counted as a hit but not held by cache {q}"
+                )
+        if h < len(chain) and chain[h] in resident:
+            raise CheckFailed(
+                f"{what}.hit_blocks[{t}]: block {chain[h]} is held by cache {q}, so the hit prefix is longer than {h}"
+            )
+        if len(set(dropped)) != len(dropped):
+            raise CheckFailed(f"{what}.dropped[{t}] repeats a block")
+        fetched = set(chain[h:])
+        for b in dropped:
+            if b not in resident and b not in fetched:
+                raise CheckFailed(
+                    f"{what}.dropped[{t}]: cache {q} drops block {b}, which it neither held nor fetched"
+                )
+        if forced:
+            for j, b in enumerate(chain if capacity is None else chain[:capacity]):
+                if b in set(dropped):
+                    how = "hit" if j < h else "fetched"
+                    raise CheckFailed(
+                        f"{what}.dropped[{t}]: cache {q} drops block {b}, which request {t} {how}: "
+                        "forced admission holds every block of the request (up to the capacity) when it ends"
+                    )
+        resident = (resident | fetched) - set(dropped)
+        if capacity is not None and len(resident) > capacity:
+            raise CheckFailed(
+                f"{what}.dropped[{t}]: cache {q} would hold {len(resident)} blocks, capacity is {capacity}"
+            )
+        held[q] = resident
+        misses += len(chain) - h
+    return misses  # fmt: skip
 
 
 def outcome(function):
@@ -69,20 +104,18 @@ SETTINGS = settings(
 
 @SETTINGS
 @given(routed_instances(), st.integers(1, 6), st.booleans())
-def test_recounts_equal_the_plain_ones(loops, instance, capacity, pooled):
+def test_recounts_equal_the_searchers_optima(loops, instance, capacity, pooled):
     chains, hosts, routing = instance
     caches = [0] * len(chains) if pooled else routing
-    ids, offsets = flat(chains)
-    counts = array_check.ArrayCounts(type("T", (), {"ids": ids, "offsets": offsets})(), caches)
-    assert counts.min_misses(capacity) == recount.min_misses(chains, caches, capacity)
-    assert counts.forced_misses(capacity) == recount.forced_misses(chains, caches, capacity)
-    assert counts.floor() == len({(q, b) for q, c in zip(caches, chains) for b in c})
+    assert recount.min_misses(chains, caches, capacity) == min_run(chains, caches, capacity).misses
+    forced = forced_run(chains, caches, capacity).misses
+    assert recount.forced_misses(chains, caches, capacity) == forced
 
 
 @SETTINGS
 @given(routed_instances(), st.integers(1, 6), st.booleans(), st.booleans(), st.data())
-def test_replay_equals_the_plain_replay_verdict_for_verdict(
-    loops, instance, capacity, forced, uncapacitated, data
+def test_replay_equals_the_reference_replay_verdict_for_verdict(
+    instance, capacity, forced, uncapacitated, data
 ):
     chains, hosts, routing = instance
     run = (forced_run if forced else min_run)(chains, routing, capacity).as_witness()
@@ -99,15 +132,16 @@ def test_replay_equals_the_plain_replay_verdict_for_verdict(
     elif change == "drop again" and run["dropped"][t]:
         run["dropped"][t] = run["dropped"][t] + run["dropped"][t][:1]
     limit = None if uncapacitated and not forced else capacity
-    ids, offsets = flat(chains)
-    caches = np.array(routing, dtype=np.int64)
-    plain = outcome(lambda: replay(chains, routing, limit, run, "witness", forced))
-    arrays = outcome(
-        lambda: array_check.replay_arrays(
-            ids, offsets, caches, limit, packed(run), "witness", forced
-        )
-    )
-    assert arrays == plain
+    expected = outcome(lambda: reference_replay(chains, routing, limit, run, "witness", forced))
+    assert outcome(lambda: replay(chains, routing, limit, run, "witness", forced)) == expected
+
+
+def test_a_run_that_fetches_and_drops_nothing_is_refused_not_a_crash():
+    """With no fetch and no drop there is no event at all: every claimed hit is refused."""
+    run = {"cache_of": [0], "hit_blocks": [2], "dropped": [[]]}
+    expected = "refused: w.hit_blocks[0]: block 1 counted as a hit but not held by cache 0"
+    assert outcome(lambda: reference_replay([(1, 2)], [0], 2, run, "w")) == expected
+    assert outcome(lambda: replay([(1, 2)], [0], 2, run, "w")) == expected
 
 
 BIG = 2**63 - 9  # block ids go up to 2**63 - 1: pairing them with a cache must not overflow
@@ -116,29 +150,29 @@ BIG = 2**63 - 9  # block ids go up to 2**63 - 1: pairing them with a cache must 
 @pytest.mark.parametrize(
     "forged", [None, [BIG + 7], [2**63 - 1], [BIG, BIG + 7], [BIG + 7, 2**63 - 1]]
 )
-def test_block_ids_up_to_2_63_are_renumbered_without_overflow(loops, forged):
-    """Ids far above the number of references take the renumbering path; forged ids near 2**63 alias nothing."""
+def test_block_ids_up_to_2_63_are_paired_without_overflow(loops, forged):
+    """Forged ids near 2**63 alias nothing: a block cache 1 never held cannot be dropped there."""
     chains = [(BIG, BIG + 7), (BIG,), (5, 6), (BIG, BIG + 7, 3), (BIG, BIG + 7)]
     routing = [0, 1, 0, 0, 1]
     run = min_run(chains, routing, 2).as_witness()
     if forged is not None:
         run["dropped"][1] = forged  # cache 1 never held BIG + 7 (nor any of these) by request 1
-    ids, offsets = flat(chains)
-    assert outcome(
-        lambda: array_check.replay_arrays(
-            ids, offsets, np.array(routing), 2, packed(run), "witness"
-        )
-    ) == outcome(lambda: replay(chains, routing, 2, run, "witness"))
-    counts = array_check.ArrayCounts(type("T", (), {"ids": ids, "offsets": offsets})(), routing)
-    assert counts.min_misses(2) == recount.min_misses(chains, routing, 2)
-    assert counts.floor() == len({(q, b) for q, c in zip(routing, chains) for b in c})
+    assert outcome(lambda: replay(chains, routing, 2, run, "witness")) == outcome(
+        lambda: reference_replay(chains, routing, 2, run, "witness")
+    )
+    assert recount.min_misses(chains, routing, 2) == min_run(chains, routing, 2).misses
 
 
 @settings(max_examples=100, deadline=None)
 @given(routed_instances(), st.booleans(), st.lists(st.integers(0, 5000), min_size=1, max_size=25))
-def test_array_digest_equals_the_plain_digest(instance, routed, tokens):
+def test_the_digest_equals_the_inputs_one_and_the_reader_gives_its_columns(
+    instance, routed, tokens
+):
     from pyverify.inputs.columnar import ColumnarTrace
+    from pyverify.inputs.columnar.digest import content_sha256 as inputs_digest
     from pyverify.inputs.model import Instance
+    from pyverify.trusted.digest import content_sha256
+    from pyverify.trusted.reader import instance_from_document
 
     chains, hosts, routing = instance
     extra = tuple(
@@ -153,4 +187,6 @@ def test_array_digest_equals_the_plain_digest(instance, routed, tokens):
         block_size_tokens=16,
         extra=extra,
     )
-    assert content_sha256_arrays(ColumnarTrace.from_instance(made)) == content_sha256(made)
+    trace = ColumnarTrace.from_instance(made)
+    read = instance_from_document(made.to_json(), "made.json")
+    assert content_sha256(trace) == inputs_digest(trace) == content_sha256(read)

@@ -333,8 +333,8 @@ def test_checker_imports_no_solver_or_searcher():
         or name.startswith(("pyverify.certify", "pyverify.sim.simulate"))
     }
     # The checker reads with its own reader (trusted.reader), never pyverify.inputs (the whole import
-    # closure is bounded in tests/test_architecture.py); trusted.recount is its own MIN/LRU. A packed
-    # certificate is checked by its own array code (trusted.packed, array_check, array_digest).
+    # closure is bounded in tests/test_architecture.py); trusted.recount is its own MIN/LRU, and
+    # trusted.runs its own replay, both on NumPy arrays.
     assert imported <= {
         "__future__",
         "json",
@@ -342,12 +342,10 @@ def test_checker_imports_no_solver_or_searcher():
         "importlib",
         "typing",
         "types",
+        "numpy",
         "jsonschema",
         "pyverify.errors",
         "pyverify.trusted",
-        "pyverify.trusted.packed",
-        "pyverify.trusted.array_check",
-        "pyverify.trusted.array_digest",
     }
     recount_source = (REPO / "pyverify" / "trusted" / "recount.py").read_text()
     recount_imports = {
@@ -356,7 +354,14 @@ def test_checker_imports_no_solver_or_searcher():
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names
     }
-    assert recount_imports <= {"__future__", "heapq", "collections", "typing"}
+    assert recount_imports <= {
+        "__future__",
+        "heapq",
+        "collections",
+        "typing",
+        "numpy",
+        "pyverify.trusted.reader",
+    }
 
 
 def test_a_file_name_cannot_add_a_verdict_line(tmp_path, capsys):

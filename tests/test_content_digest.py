@@ -22,12 +22,20 @@ from hypothesis import strategies as st
 from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.inputs.columnar.digest import content_sha256 as arrays_digest
 from pyverify.inputs.load import load_input
-from pyverify.inputs.model import Instance, instance_from_json
 from pyverify.inputs.columnar.digest import content_sha256
-from pyverify.trusted.digest import content_sha256 as trusted_digest
+from pyverify.inputs.model import Instance, instance_from_json
+from pyverify.trusted.digest import content_sha256 as trusted_content
+from pyverify.trusted.reader import instance_from_document
 
 from .helpers import run_cli
 from .strategies import prefix_closed_chains
+
+
+def trusted_digest(instance: Instance) -> str:
+    """The trusted checker's digest of an instance, read as it reads one: its instance JSON."""
+    document = json.loads(json.dumps(instance.to_json()))
+    return trusted_content(instance_from_document(document, "instance.json"))
+
 
 pytest.importorskip("pyarrow")
 

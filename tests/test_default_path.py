@@ -177,7 +177,7 @@ def test_the_digest_thread_hands_back_its_error(monkeypatch):
 
 def test_a_digest_begun_by_the_reader_is_the_one_used(monkeypatch, tmp_path):
     """A reader begins the digest before its closure check; content_sha256 then waits for that digest (hashed
-    once), and it equals the digest taken in line and the trusted checker's, from plain Python."""
+    once), and it equals the digest taken in line and the trusted checker's own."""
     import numpy as np
 
     import pyverify.inputs.columnar.digest as digest
@@ -196,7 +196,7 @@ def test_a_digest_begun_by_the_reader_is_the_one_used(monkeypatch, tmp_path):
     trace = read_columnar(path)
     assert trace in digest._begun
     first, again = digest.content_sha256(trace), digest.content_sha256_beside(trace)()
-    assert first == again == inner(trace) == trusted_sha256(trace.to_instance())
+    assert first == again == inner(trace) == trusted_sha256(trace)
     assert hashed == [
         trace
     ]  # once, by the reader's thread (inner(trace) above called the original)

@@ -91,7 +91,7 @@ def certify_packed(
             ),
             "scope": "this instance",
         },
-        "basis": basis_of(capacity, "OPTIMAL", admission, packed=True),
+        "basis": basis_of(capacity, "OPTIMAL", admission),
         "status": "OPTIMAL",
         "objective": misses,
         "bound": misses,

@@ -1,80 +1,41 @@
-"""The trusted checker for ``pyverify.certificate/1`` files (``pyverify verify``).
+"""The trusted checker of ``pyverify.certificate/1`` and ``/2`` files (``pyverify verify``): read first.
 
-This is the part to read. It imports no solver, no searcher
-(``pyverify.certify``) and not the simulator: it replays the witness from the
-rules themselves (``pyverify/certify/placement.py``, rules 1-4):
+It imports no solver, no searcher and not the simulator; it replays the witness by the rules
+themselves (``pyverify/certify/placement.py``):
 
 1. every cache starts empty;
-2. a request's ``h`` hit blocks are resident in the cache it reads, and its
-   next block (if any) is not (longest resident prefix); the rest are misses;
-3. after the request, that cache holds what it held plus the request's own
-   blocks, minus ``dropped`` (each dropped block must be one of those): a
-   block enters only with a request that fetched it there; other caches are
-   unchanged;
+2. a request's ``h`` hit blocks are resident in the cache it reads, and its next block (if any)
+   is not (longest resident prefix); the rest are misses;
+3. after the request, that cache holds what it held plus the request's own blocks, minus
+   ``dropped`` (each one held or fetched): a block enters only with a request that fetched it;
 4. with a capacity ``C``, the cache then holds at most ``C`` blocks;
-5. only if ``cache_model.admission`` is ``forced``: none of the request's
-   first ``min(k, C)`` blocks is dropped (every block it hit or fetched is
-   admitted and held when it ends; a longer chain's blocks beyond ``C`` are
-   computed, not cached). Absent, admission is ``bypass`` and rule 5 is off.
+5. only if ``cache_model.admission`` is ``forced``: none of the request's first ``min(k, C)``
+   blocks is dropped (absent, admission is ``bypass`` and rule 5 is off).
 
-What it trusts: its own short reader (:mod:`pyverify.trusted.reader`, stdlib
-``json``) for a ``pyverify.instance/1`` file or a Mooncake JSONL trace -- every
-other input reaches it as the canonical instance certify writes beside the
-certificate (``instance.canonical_file``), so no fast parser of
-:mod:`pyverify.inputs` reads what it checks -- and jsonschema for the
-certificate's shape (the long per-request run arrays are type-checked here by
-a plain loop).
+What it trusts: its own strict reader (:mod:`pyverify.trusted.reader`) of a
+``pyverify.instance/1`` file or a Mooncake JSONL trace (any other input reaches it as the
+canonical instance certify writes beside the certificate), jsonschema for the certificate's
+shape, and NumPy, on which every certificate is replayed (:mod:`pyverify.trusted.runs`), named by
+its content digest (:mod:`pyverify.trusted.digest`) and recounted (:mod:`pyverify.trusted.recount`).
 
-What it proves itself: the witness is a legal run with ``objective`` misses
-(an upper bound), and the compulsory floor (distinct (cache, block) pairs) is a
-lower bound for every run. Uncapacitated, OPTIMAL is accepted only when the
-objective equals that floor. Capacitated, it recounts Belady's MIN on each
-cache's flat block sequence (:mod:`pyverify.trusted.recount`, its own short
-implementation) and accepts OPTIMAL only when the witness has exactly that
-many misses; a recorded bound above the recount is refused. That MIN's count
-is the optimum rests on Belady's theorem and the flat relaxation, both
-kernel-checked in Lean (``min_misses_le``, ``prefix_run_is_flat_run``), and on
-recount.py counting what Lean's MIN defines (tested, not proved): the output
-says so (:func:`basis_of`). With one cache per host, the recount is the sum
-over hosts of MIN on each host's flat sequence; that no run of the per-host
-caches misses fewer in total is kernel-checked too
-(``fleet_misses_ge_per_host_min``, hosts numbered 0 to n - 1). Certificates made with the solvers must
-also record CP-SAT OPTIMAL and Z3 unsat at ``objective - 1`` to be OPTIMAL.
+What it proves itself: the witness is a legal run with ``objective`` misses (an upper bound),
+and the compulsory floor (distinct (cache, block) pairs) bounds every run from below.
+Uncapacitated, OPTIMAL needs the objective to equal the floor. Capacitated, it recounts Belady's
+MIN per cache (with forced admission: Belady's rule with the running request pinned) and accepts
+OPTIMAL only when the witness has exactly that many misses. What those recounts rest on
+(theorems, proved in Lean or not) is printed as the basis (:func:`basis_of`).
 
-What it does not check: the solver records (``solvers.cp-sat``, ``solvers.z3``,
-and the name, version and time of ``solvers.min``). No solver runs here, so a
-record of a run that never happened reads the same as a real one. They are
-checked only not to contradict the witness and the bound (a contradiction
-refuses the certificate), never relied on, and printed as "reported by the
-certifier, not re-checked" (:func:`certifier_records`), never as facts.
+What it does not check: the solver records (CP-SAT, Z3, the MIN run's name, version and time).
+They are refused only if they contradict the witness or the bound, and printed as "reported by
+the certifier, not re-checked" (:func:`certifier_records`); every other field it does not read
+is printed as a label (:func:`labels_not_checked`). Greedy runs are replayed like the witness;
+one labelled ``lru`` is recounted, and one with fewer misses than a claimed optimum refutes it.
 
-Forced admission: the lower bound is the checker's own forced-admission
-recount (:func:`pyverify.trusted.recount.forced_misses`: Belady's rule with the
-running request's blocks pinned), and OPTIMAL means the witness, a legal run
-by rules 1-5, has exactly that many misses. That no forced run misses fewer
-rests on Belady's theorem with its exchange argument applied to the pinned
-blocks (argued in pyverify/sim/forced_min.py, tested against exhaustive
-search), not on a Lean proof; the output says so. Solver records of a forced
-certificate name ``admission: forced`` in their problem, so a bypass record
-cannot stand in for one.
+Certificates made with the solvers must also record CP-SAT OPTIMAL and Z3 unsat at ``objective - 1``
+to be OPTIMAL; a forced certificate's records name ``admission: forced`` in their problem.
 
-Greedy runs are replayed like the witness (by rule 5 too in a forced certificate). One labelled ``lru`` is recounted
-(:func:`pyverify.trusted.recount.lru_misses`); other labels are printed as
-unchecked and are not part of the verdict; a replayed run with fewer misses
-than a claimed optimum refutes it.
-
-Packed certificates (``pyverify.certificate/2``, for traces of millions of
-references): the witness is four flat arrays (:mod:`pyverify.trusted.packed`
-decodes and type-checks them), the instance is read as arrays
-(:mod:`pyverify.inputs.arrays_load`) and named by its content digest
-(:mod:`pyverify.trusted.array_digest`), and the replay, floor and recounts run
-on arrays (:mod:`pyverify.trusted.array_check`, :mod:`pyverify.trusted.array_recount`):
-the same rules and the same refusals, word for word, held equal to the plain
-code here and in recount.py by Hypothesis tests (tests/test_array_check.py);
-the basis says so. Every other check below is shared.
-
-Every check prints one line; the first failure prints ``FAILED: reason`` and
-:func:`verify` returns 1. Malformed files raise :class:`UserError` (exit 2).
+Every check prints one line; the first failure prints ``FAILED: reason`` and :func:`verify`
+returns 1. Malformed files raise :class:`UserError` (exit 2).
 """
 
 from __future__ import annotations
@@ -82,21 +43,24 @@ from __future__ import annotations
 import json
 import os
 from importlib import resources
+from types import SimpleNamespace
 from typing import Any, Callable
 
-from pyverify.errors import CheckFailed, UserError, located
-from pyverify.trusted import digest, reader, recount
+import numpy as np
+
+from pyverify.errors import CheckFailed, located
+from pyverify.trusted import digest, packed, reader, recount, runs
 
 CERTIFICATE_FORMAT = "pyverify.certificate/1"
-#: A certificate whose witness is packed into flat arrays (:mod:`pyverify.trusted.packed`), for runs of millions of
-#: references; it is checked by the same rules, on arrays (:mod:`pyverify.trusted.array_check`).
-PACKED_CERTIFICATE_FORMAT = "pyverify.certificate/2"
+PACKED_CERTIFICATE_FORMAT = "pyverify.certificate/2"  # its witness packed (trusted/packed.py)
 CERTIFICATE_FORMATS = (CERTIFICATE_FORMAT, PACKED_CERTIFICATE_FORMAT)
-
-
-#: The largest integer a certificate may hold (the schema's bound): signed 64 bits, as the array
-#: checker holds it.
-MAX_INTEGER = 2**63 - 1
+MAX_INTEGER = 2**63 - 1  # the largest integer a certificate may hold (the schema's bound)
+#: What a packed certificate may not lack or hold: it names its instance by content only.
+PACKED_REFUSALS = {
+    "instance.content_sha256": "is missing: a {} names its instance by its content",
+    "greedy": "is not part of a {} (its witness is the only run it records)",
+    "instance.sha256": "is not part of a {} (it names its instance by content_sha256)",
+}
 
 
 def certificate_schema() -> dict[str, Any]:
@@ -172,31 +136,9 @@ RECORDED_BOUND = "lower bound: as recorded by CP-SAT, checked here to be at most
 NOT_RECHECKED = "reported by the certifier, not re-checked"
 
 
-def basis_of(
-    capacity: int | None, status: str, admission: str = "bypass", packed: bool = False
-) -> list[str]:
-    """The reliance statement for a certificate of this kind (certify writes it; the checker recomputes it).
-
-    The solver records are not part of it: nothing here re-runs a solver (see :func:`certifier_records`).
-    ``packed``: a ``pyverify.certificate/2``, replayed and recounted on arrays (:mod:`pyverify.trusted.array_check`,
-    :mod:`pyverify.trusted.array_recount`), which tests hold equal to the plain code the statements name."""
-    basis = _basis(capacity, status, admission)
-    if packed:
-        basis = [
-            line.replace("recounted here by pyverify/trusted/recount.py", PACKED_RECOUNT)
-            for line in basis
-        ]
-    return basis
-
-
-#: How a packed certificate's basis names its recount.
-PACKED_RECOUNT = (
-    "recounted here on arrays by pyverify/trusted/array_recount.py (held equal to pyverify/trusted/recount.py "
-    "by tests, not proved)"
-)
-
-
-def _basis(capacity: int | None, status: str, admission: str) -> list[str]:
+def basis_of(capacity: int | None, status: str, admission: str = "bypass") -> list[str]:
+    """The reliance statement for a certificate of this kind (certify writes it; the checker
+    recomputes it). The solver records are not part of it: nothing here re-runs a solver."""
     if capacity is None:
         return [UPPER, FLOOR]
     if admission == FORCED:
@@ -210,6 +152,13 @@ def _basis(capacity: int | None, status: str, admission: str) -> list[str]:
     if status != "OPTIMAL":
         return [UPPER, RECORDED_BOUND, RELAXATION]
     return [UPPER, MIN_BOUND, RELAXATION]
+
+
+def legacy_basis(basis: list[str]) -> list[str]:
+    """How packed certificates written before the checker had one path named its recount."""
+    named = "recounted here on arrays by pyverify/trusted/array_recount.py (held equal to "
+    named += "pyverify/trusted/recount.py by tests, not proved)"
+    return [line.replace("recounted here by pyverify/trusted/recount.py", named) for line in basis]
 
 
 def certifier_records(cert: dict[str, Any]) -> list[str]:
@@ -270,64 +219,12 @@ def labels_not_checked(cert: dict[str, Any]) -> list[str]:
     return lines
 
 
-def replay(
-    chains, caches, capacity: int | None, run: dict[str, Any], what: str, forced: bool = False
-) -> int:
-    """Replay a run by rules 1-4 (and 5 if ``forced``) and return its misses; raise CheckFailed on the first illegal step."""
-    n = len(chains)
-    for key in ("cache_of", "hit_blocks", "dropped"):
-        if len(run[key]) != n:
-            raise CheckFailed(
-                f"{what}.{key} has {len(run[key])} entries, the instance has {n} requests"
-            )
-    held: dict[int, set[int]] = {}  # rule 1: every cache starts empty
-    misses = 0
-    for t, chain in enumerate(chains):
-        q, h, dropped = run["cache_of"][t], run["hit_blocks"][t], run["dropped"][t]
-        if q != caches[t]:
-            raise CheckFailed(
-                f"{what}.cache_of[{t}] is {q}, but request {t} reads cache {caches[t]}"
-            )
-        if h > len(chain):
-            raise CheckFailed(
-                f"{what}.hit_blocks[{t}] is {h}, but request {t} has only {len(chain)} blocks"
-            )
-        resident = held.get(q, set())
-        for j in range(h):
-            if chain[j] not in resident:
-                raise CheckFailed(
-                    f"{what}.hit_blocks[{t}]: block {chain[j]} counted as a hit but not held by cache {q}"
-                )
-        if h < len(chain) and chain[h] in resident:
-            raise CheckFailed(
-                f"{what}.hit_blocks[{t}]: block {chain[h]} is held by cache {q}, so the hit prefix is longer than {h}"
-            )
-        if len(set(dropped)) != len(dropped):
-            raise CheckFailed(f"{what}.dropped[{t}] repeats a block")
-        fetched = set(chain[h:])
-        for b in dropped:
-            if b not in resident and b not in fetched:
-                raise CheckFailed(
-                    f"{what}.dropped[{t}]: cache {q} drops block {b}, which it neither held nor fetched"
-                )
-        if forced:  # rule 5: the request's first min(k, C) blocks are held when it ends
-            kept, gone = (chain if capacity is None else chain[:capacity]), set(dropped)
-            for j, b in enumerate(kept):
-                if b in gone:
-                    how = "hit" if j < h else "fetched"
-                    raise CheckFailed(
-                        f"{what}.dropped[{t}]: cache {q} drops block {b}, which request {t} {how}: "
-                        "forced admission holds every block of the request (up to the capacity) when it ends"
-                    )
-        resident.update(fetched)  # rule 3: what it held plus what it fetched ...
-        resident.difference_update(dropped)  # ... minus what it lets go
-        if capacity is not None and len(resident) > capacity:
-            raise CheckFailed(
-                f"{what}.dropped[{t}]: cache {q} would hold {len(resident)} blocks, capacity is {capacity}"
-            )
-        held[q] = resident
-        misses += len(chain) - h
-    return misses
+def replay(chains, caches, capacity: int | None, run, what: str, forced: bool = False) -> int:
+    """Replay a list-form run on chains of block ids by rules 1-4 (and 5 if ``forced``): its
+    misses, or CheckFailed at the first illegal step (:func:`pyverify.trusted.runs.replay`)."""
+    ids, offsets = reader.flat([list(chain) for chain in chains])
+    trace = Counts(SimpleNamespace(ids=ids, offsets=offsets), caches)
+    return trace.replay(capacity, runs.arrays_of(run), what, forced)
 
 
 RUN_KEYS = ("cache_of", "hit_blocks", "dropped")
@@ -338,74 +235,47 @@ def is_packed(run: Any) -> bool:
     return isinstance(run, dict) and "encoding" in run
 
 
-def validate_certificate(cert: Any, cert_path: str) -> None:
-    """The JSON Schema, with the long per-request arrays of runs checked here by a plain loop.
+def thin(run: Any) -> Any:
+    """A run without the contents of its long arrays (the schema still sees what they are)."""
+    if not isinstance(run, dict):
+        return run
+    if is_packed(run):  # its base64 (megabytes) is decoded and checked by trusted/packed.py
+        text = {key for key, field in run.items() if isinstance(field, dict) and "base64" in field}
+        return {key: {**run[key], "base64": ""} if key in text else run[key] for key in run}
+    return {k: [] if k in RUN_KEYS and isinstance(v, list) else v for k, v in run.items()}
 
-    jsonschema visits every array item as an object (minutes for a trace's
-    witness); the schema still describes them, and this check is the same:
-    non-negative integers, and lists of them for ``dropped``.
-    """
-    runs = []
+
+def validate_certificate(cert: Any, cert_path: str) -> None:
+    """The JSON Schema, on the certificate with its runs :func:`thin` (jsonschema visits every
+    array item as an object: minutes for a trace's witness); those items are checked here."""
+    runs, light = [], cert
     if isinstance(cert, dict):
-        if isinstance(cert.get("witness"), dict):
+        light = dict(cert)
+        if "witness" in cert:
             runs.append(("witness", cert["witness"]))
+            light["witness"] = thin(cert["witness"])
         if isinstance(cert.get("greedy"), list):
-            runs += [
-                (f"greedy[{i}].run", g["run"])
-                for i, g in enumerate(cert["greedy"])
-                if isinstance(g, dict) and isinstance(g.get("run"), dict)
-            ]
-    saved = []
-    for _, run in runs:
-        if is_packed(
-            run
-        ):  # the schema sees each array's dtype and length; its base64 (megabytes) is decoded later
-            saved.append(
-                {
-                    key: field["base64"]
-                    for key, field in run.items()
-                    if isinstance(field, dict) and isinstance(field.get("base64"), str)
-                }
-            )
-            for key in saved[-1]:
-                run[key]["base64"] = ""
-            continue
-        saved.append({key: run[key] for key in RUN_KEYS if isinstance(run.get(key), list)})
-        for key in saved[-1]:
-            run[key] = []
-    try:
-        validate_schema(cert, cert_path, certificate_schema())
-    finally:
-        for (_, run), arrays in zip(runs, saved):
-            if is_packed(run):
-                for key, text in arrays.items():
-                    run[key]["base64"] = text
-            else:
-                run.update(arrays)
-    for (where, run), arrays in zip(runs, saved):
+            light["greedy"] = list(cert["greedy"])
+            for index, greedy in enumerate(cert["greedy"]):
+                if isinstance(greedy, dict) and "run" in greedy:
+                    runs.append((f"greedy[{index}].run", greedy["run"]))
+                    light["greedy"][index] = {**greedy, "run": thin(greedy["run"])}
+    validate_schema(light, cert_path, certificate_schema())
+    for where, run in runs:
         if is_packed(run):
-            continue  # decoded and type-checked by pyverify.trusted.packed
-        for key, values in arrays.items():
-            for index, value in enumerate(values):
-                if key == "dropped":
-                    if type(value) is not list:
-                        raise located(
-                            cert_path, f"{where}.{key}[{index}]", "is not a list of block ids"
-                        )
-                    if not all(type(b) is int and 0 <= b <= MAX_INTEGER for b in value):
-                        raise located(
-                            cert_path,
-                            f"{where}.{key}[{index}]",
-                            "holds something other "
-                            "than a non-negative integer block id "
-                            f"(at most {MAX_INTEGER})",
-                        )
-                elif type(value) is not int or not 0 <= value <= MAX_INTEGER:
-                    raise located(
-                        cert_path,
-                        f"{where}.{key}[{index}]",
-                        f"is {value!r}, not a non-negative integer (at most {MAX_INTEGER})",
-                    )
+            continue
+        for key in RUN_KEYS:
+            for index, value in enumerate(run[key]):
+                items = value if key == "dropped" and type(value) is list else [value]
+                if key == "dropped" and type(value) is not list:
+                    reason = "is not a list of block ids"
+                elif all(type(item) is int and 0 <= item <= MAX_INTEGER for item in items):
+                    continue
+                elif key == "dropped":
+                    reason = f"holds something other than a non-negative integer block id (at most {MAX_INTEGER})"
+                else:
+                    reason = f"is {value!r}, not a non-negative integer (at most {MAX_INTEGER})"
+                raise located(cert_path, f"{where}.{key}[{index}]", reason)
 
 
 def verify(
@@ -433,79 +303,61 @@ def verify(
             f"is {cert['format']!r}; this checker reads {' and '.join(CERTIFICATE_FORMATS)} only",
         )
     validate_certificate(cert, cert_path)
-    fmt = cert["format"]
+    fmt, named = cert["format"], cert["instance"]
     if fmt == PACKED_CERTIFICATE_FORMAT:
-        from pyverify.trusted.array_check import ArrayCounts
-        from pyverify.trusted.packed import unpack
-
-        if "content_sha256" not in cert["instance"]:
-            raise located(
-                cert_path,
-                "instance.content_sha256",
-                f"is missing: a {fmt} names its instance by its content",
-            )
-        if "greedy" in cert:
-            raise located(
-                cert_path,
-                "greedy",
-                f"is not part of a {fmt} (its witness is the only run it records)",
-            )
-        if "sha256" in cert["instance"]:  # read as arrays: no canonical JSON to check it by
-            raise located(
-                cert_path,
-                "instance.sha256",
-                f"is not part of a {fmt} (it names its instance by content_sha256)",
-            )
-        witness = unpack(
-            cert["witness"], cert_path, "witness"
-        )  # malformed arrays are refused before the instance is read
+        wrong = ("content_sha256" not in named, "greedy" in cert, "sha256" in named)
+        for (where, reason), refused in zip(PACKED_REFUSALS.items(), wrong):
+            if refused:
+                raise located(cert_path, where, reason.format(fmt))
+        # malformed arrays are refused before the instance is read
+        witness = packed.unpack(cert["witness"], cert_path, "witness")
     elif is_packed(cert["witness"]):
         raise located(
             cert_path,
             "witness.encoding",
             f"a packed witness belongs in a {PACKED_CERTIFICATE_FORMAT}, not a {fmt}",
         )
+    else:
+        witness = runs.arrays_of(cert["witness"])
     say(f"certificate {cert_path}: {fmt}, matches its JSON Schema")
-    own = read_already is not None and "canonical_file" not in cert["instance"]
-    if fmt == PACKED_CERTIFICATE_FORMAT and own:
+    if (
+        read_already is not None
+        and fmt == PACKED_CERTIFICATE_FORMAT
+        and "canonical_file" not in named
+    ):
         instance, file_format = read_already, None  # certify's own arrays: no canonical JSON here
     else:
         instance, file_format, instance_path = read_certified(
             cert, cert_path, instance_path, say, canonical_at, **reading
         )
-    witness = cert["witness"] if fmt != PACKED_CERTIFICATE_FORMAT else witness
     try:
-        counts = PlainCounts
-        if fmt == PACKED_CERTIFICATE_FORMAT:
-            counts = _counts_on_arrays if isinstance(instance, reader.Instance) else ArrayCounts
-        _verify(cert, instance, instance_path, say, counts, witness, file_format)
+        _verify(cert, instance, instance_path, say, witness, file_format)
     except CheckFailed as failure:
         say(f"FAILED: {failure}")
         return 1
     return 0
 
 
-class PlainCounts:
-    """What the checker counts on an instance, in plain Python: the replay, the floor and the recounts (the reference)."""
+class Counts:
+    """What the checker counts on a trace's arrays: the replay (:mod:`pyverify.trusted.runs`), the
+    floor and the recounts (:mod:`pyverify.trusted.recount`), on one key per (cache, block) pair."""
 
-    def __init__(self, instance, caches: list[int]):
-        self.chains, self.caches = instance.chains, caches
-        self.n_requests, self.references = len(self.chains), sum(len(c) for c in self.chains)
+    def __init__(self, trace, caches):
+        self.trace, self.caches = trace, np.asarray(caches, dtype=np.int64)
+        self.n_requests, self.references = int(trace.offsets.size - 1), int(trace.ids.size)
+        fleet = int(self.caches.max()) + 1 if self.caches.size else 1
+        of_reference = np.repeat(self.caches, np.diff(trace.offsets))
+        self.keyed = runs.PairKeys(trace.ids, of_reference, fleet)
 
-    def replay(self, capacity: int | None, run: dict[str, Any], what: str, forced: bool) -> int:
-        return replay(self.chains, self.caches, capacity, run, what, forced)
+    def replay(self, capacity: int | None, run, what: str, forced: bool) -> int:
+        return runs.replay(self.trace, self.caches, self.keyed, capacity, run, what, forced)
 
-    def floor(self) -> int:
-        return len({(q, b) for q, chain in zip(self.caches, self.chains) for b in chain})
+    def floor(self) -> int:  # distinct (cache, block) pairs: every key is some reference's
+        return self.keyed.universe
 
-    def min_misses(self, capacity: int) -> int:
-        return recount.min_misses(self.chains, self.caches, capacity)
-
-    def forced_misses(self, capacity: int) -> int:
-        return recount.forced_misses(self.chains, self.caches, capacity)
-
-    def lru_misses(self, capacity: int) -> int:
-        return recount.lru_misses(self.chains, self.caches, capacity)
+    def recount(self, rule: str, capacity: int) -> int:
+        keys, universe = self.keyed.of_references, self.keyed.universe
+        return recount.count(rule, keys, self.trace.offsets, self.caches, capacity, universe)
 
 
 def _verify(
@@ -513,44 +365,38 @@ def _verify(
     instance,
     instance_path: str,
     say: Callable[[str], None],
-    counts=PlainCounts,
-    witness: Any = None,
-    file_format: str | None = None,
+    witness: dict[str, np.ndarray],
+    file_format: str | None,
 ) -> None:
-    """The checks, on ``counts(instance, caches)`` (:class:`PlainCounts`, or :class:`~pyverify.trusted.array_check.ArrayCounts`
-    for a packed ``witness``). ``file_format``: the input format's key
-    (:mod:`pyverify.inputs.load`), None when read as arrays."""
+    """The checks, in the order they print. ``witness``: its four arrays; ``file_format``: the form
+    the checker's reader read (None: certify's own arrays)."""
 
     def require(condition: bool, reason: str) -> None:
         if not condition:
             raise CheckFailed(reason)
 
-    named = cert["instance"]
+    named, file_hash = cert["instance"], None
     if "content_sha256" in named:
-        # The identity is the content (pyverify.content/1), so the same trace in another format verifies;
-        # instance.sha256 (the certified file's canonical JSON) is informational.
-        plain = isinstance(instance, reader.Instance)
-        identity = digest.content_sha256(instance) if plain else _array_digest(instance)
+        # The identity is the content (pyverify.content/1): the same trace in another format verifies.
+        key, identity = "content_sha256", digest.content_sha256(instance)
         require(
             named["content_sha256"] == identity,
             f"instance.content_sha256 is {named['content_sha256']}, but the content of {instance_path} "
             f"hashes to {identity}: the certificate is for another instance",
         )
-        key, words = (
-            "content_sha256",
-            f"content sha256 {identity} matches (pyverify.content/1, any format)",
-        )
-        file_hash = None
+        words = f"content sha256 {identity} matches (pyverify.content/1, any format)"
         if "sha256" in named:
             file_hash = _check_file_hash(named, instance, instance_path, file_format, require)
     else:  # certificates written before content digests: the canonical JSON names the instance
-        identity = reader.canonical_sha256(instance)
+        key, identity = "instance_sha256", reader.canonical_sha256(instance)
         require(
             named["sha256"] == identity,
             f"instance.sha256 is {named['sha256']}, but {instance_path} hashes to {identity}: the certificate is for another instance",
         )
-        key, words, file_hash = "instance_sha256", f"sha256 {identity} matches", None
-    if key == "instance_sha256" or (file_hash is not None and file_format == INSTANCE_FILE):
+        words = f"sha256 {identity} matches"
+    if key == "instance_sha256" or (
+        file_hash is not None and file_format == reader.INSTANCE_FORMAT
+    ):
         # The canonical JSON holds the name: where the file hash is checked, another name is
         # another file.
         require(
@@ -576,7 +422,7 @@ def _verify(
         "cache_model.admission is forced, but there is no capacity (forced admission needs one)",
     )
     caches = _caches_read(model, routing, hosts, instance, require)
-    count = counts(instance, caches)
+    count = Counts(instance, caches)
     size = "uncapacitated" if capacity is None else f"capacity {capacity} blocks per cache"
     admits = (
         ", forced admission (every block a request hits or fetches is held when it ends)"
@@ -587,12 +433,8 @@ def _verify(
         f"cache model: {model}, {size}, offline-optimal eviction{admits}, {caches_phrase(model, routing, hosts)}, starting empty"
     )
 
-    problem = {
-        key: identity,
-        "model": model,
-        "capacity": capacity,
-        **({"admission": FORCED} if forced else {}),
-    }
+    problem = {key: identity, "model": model, "capacity": capacity}
+    problem.update({"admission": FORCED} if forced else {})
     solvers = cert["solvers"]
     cpsat, z3, recorded_min = solvers["cp-sat"], solvers["z3"], solvers.get("min")
     for name, record in (("cp-sat", cpsat), ("z3", z3), ("min", recorded_min)):
@@ -607,16 +449,13 @@ def _verify(
     )
 
     status, objective, bound = cert["status"], cert["objective"], cert["bound"]
-    misses = count.replay(
-        capacity, cert["witness"] if witness is None else witness, "witness", forced
-    )
-    references = count.references
+    misses = count.replay(capacity, witness, "witness", forced)
     require(
         misses == objective, f"the witness replays to {misses} misses, but objective is {objective}"
     )
     rules = "rules 1-5 (forced admission)" if forced else "rules 1-4"
     say(
-        f"witness: replayed {count.n_requests} requests by {rules}: {references - misses} hits, {misses} misses = objective {objective}"
+        f"witness: replayed {count.n_requests} requests by {rules}: {count.references - misses} hits, {misses} misses = objective {objective}"
     )
 
     floor = count.floor()
@@ -641,7 +480,7 @@ def _verify(
             f"bound {bound} exceeds the floor {floor}, but uncapacitated the run that keeps everything misses exactly {floor} times",
         )
     elif forced:
-        optimum = count.forced_misses(capacity)
+        optimum = count.recount("forced", capacity)
         require(
             objective >= optimum,
             f"the witness has {objective} misses, fewer than the forced-admission recount {optimum}: "
@@ -655,7 +494,7 @@ def _verify(
             f"Belady's rule with forced admission on each cache's requests, recounted here: {optimum} misses"
         )
     else:
-        optimum = count.min_misses(capacity)
+        optimum = count.recount("min", capacity)
         require(
             objective >= optimum,
             f"the witness has {objective} misses, fewer than the MIN recount {optimum}: "
@@ -724,7 +563,8 @@ def _verify(
     # Greedy runs: replayed like the witness; an LRU label is recounted; a run that beats the objective refutes OPTIMAL.
     for index, greedy in enumerate(cert.get("greedy", [])):
         what = f"greedy[{index}]"
-        greedy_misses = count.replay(capacity, greedy["run"], f"{what}.run", forced)
+        run = runs.arrays_of(greedy["run"])
+        greedy_misses = count.replay(capacity, run, f"{what}.run", forced)
         require(
             greedy_misses == greedy["misses"],
             f"{what}: the run replays to {greedy_misses} misses, but misses is {greedy['misses']}",
@@ -738,7 +578,7 @@ def _verify(
             f"{what}: a legal run with {greedy_misses} misses, fewer than the claimed optimum {objective}",
         )
         if greedy["policy"] == "lru" and capacity is not None and not forced:
-            lru = count.lru_misses(capacity)
+            lru = count.recount("lru", capacity)
             require(
                 greedy_misses == lru,
                 f"{what} is labelled 'lru', but LRU misses {lru} times here (recounted), not {greedy_misses}",
@@ -771,9 +611,9 @@ def _verify(
         cert["claim"]["statement"] == expected,
         f"claim.statement does not match the model and numbers; expected: {expected!r}",
     )
-    basis = basis_of(capacity, status, admission, packed=counts is not PlainCounts)
+    basis = basis_of(capacity, status, admission)
     require(
-        cert.get("basis") in (None, basis),
+        cert.get("basis") in (None, basis, legacy_basis(basis)),
         f"basis does not state what the verdict rests on; expected: {basis!r}",
     )
     say(
@@ -807,11 +647,6 @@ def _verify(
         )
 
 
-#: The format key of a ``pyverify.instance/1`` file (:mod:`pyverify.inputs.load`), the file
-#: ``instance.sha256`` names.
-INSTANCE_FILE = reader.INSTANCE_FORMAT
-
-
 def _check_file_hash(
     named: dict[str, Any], instance, instance_path: str, file_format: str | None, require
 ) -> str:
@@ -820,7 +655,7 @@ def _check_file_hash(
     canonical JSON also names the path it was read from (its ``source``), so there the field is
     printed as not checked, never as a fact."""
     recorded = named["sha256"]
-    if file_format != INSTANCE_FILE:
+    if file_format != reader.INSTANCE_FORMAT:
         return (
             f"instance.sha256 {recorded}: not checked (the canonical JSON of the input as "
             "certify read it, which names the path it was read from; "
@@ -836,23 +671,22 @@ def _check_file_hash(
     return f"instance.sha256 {found} matches (the canonical JSON of {instance_path})"
 
 
-def _caches_read(model: str, routing: str, hosts: int | None, instance, require) -> list[int]:
+def _caches_read(model: str, routing: str, hosts: int | None, instance, require) -> np.ndarray:
     """The cache each request reads: the pool, the instance's own routing, or round-robin over ``hosts``."""
+    n = int(instance.offsets.size - 1)
     if model == "pooled":
         require(routing == "given" and hosts is None, "a pooled certificate names no routing")
-        return [0] * instance.n_requests
+        return np.zeros(n, dtype=np.int64)
     if routing == "round-robin":
         require(hosts is not None, "cache_model.hosts: round-robin routing needs a host count")
-        return [t % hosts for t in range(instance.n_requests)]
+        return np.arange(n, dtype=np.int64) % hosts
     require(
         hosts is None,
         "cache_model.hosts: only for round-robin routing (given routing uses the instance's hosts)",
     )
-    given = (
-        instance.routing if hasattr(instance, "routing") else instance.hosts
-    )  # an Instance, or a ColumnarTrace
+    given = digest.routing_of(instance)
     require(given is not None, "per-host certificate, but the instance gives no routing")
-    return list(given) if hasattr(instance, "routing") else given.tolist()
+    return np.asarray(given, dtype=np.int64)
 
 
 #: The reading flags the checker's own reader applies to a Mooncake JSONL trace (as
@@ -978,19 +812,6 @@ def read_instance(cert: dict[str, Any], cert_path: str, instance_path: str, **re
     return read_certified(cert, cert_path, instance_path, lambda line: None, None, **reading)[0]
 
 
-def _counts_on_arrays(instance, caches: list[int]):
-    """The array checker's counts on the chains of an instance the checker's reader read."""
-    from pyverify.trusted.array_check import counts_on_chains
-
-    return counts_on_chains(instance.chains, caches)
-
-
-def _array_digest(trace) -> str:
-    from pyverify.trusted.array_digest import content_sha256_arrays
-
-    return content_sha256_arrays(trace)
-
-
 def validate_schema(data: Any, path: str, schema: dict[str, Any]) -> None:
     """One line naming the first (most relevant) schema violation; integers are strict here
     (``1.0`` is not one, as every reader of pyverify holds)."""
@@ -1014,18 +835,3 @@ def verify_quiet(cert_path: str, instance_path: str) -> tuple[int, list[str]]:
     lines: list[str] = []
     status = verify(cert_path, instance_path, lines.append)
     return status, lines
-
-
-__all__ = [
-    "CERTIFICATE_FORMAT",
-    "NOT_RECHECKED",
-    "CheckFailed",
-    "UserError",
-    "basis_of",
-    "certifier_records",
-    "claim_statement",
-    "read_instance",
-    "replay",
-    "verify",
-    "verify_quiet",
-]

@@ -1,97 +1,70 @@
-"""The content digest of an instance, in plain Python (no numpy): the trusted checker's own copy.
+"""The content digest of an instance held as arrays (``pyverify.content/1``): the checker's own copy.
 
-The encoding, ``pyverify.content/1``, is defined in
-:mod:`pyverify.inputs.columnar.digest`, which computes it from a trace's
-arrays; this module computes it from an :class:`~pyverify.inputs.model.Instance`
-(chains, routing, fleet size, block size and the per-request ``arrival_ms``,
-``input_tokens``, ``output_tokens``, ``route_key`` and ``block_tokens``), so that
-:mod:`pyverify.trusted.check` needs nothing outside the trusted code to name an
-instance by its content. ``tests/test_content_digest.py`` checks that both
-give the same digest on Hypothesis traces.
+The encoding is defined in :mod:`pyverify.inputs.columnar.digest`: little-endian int64 words of
+the request count, reference count, fleet size, block size and a flag per optional column, then
+the offsets, the block ids, and each column given (routing, arrival bits, token counts, route keys,
+per-block tokens). ``tests/test_content_digest.py`` holds the two equal on Hypothesis traces.
 """
 
 from __future__ import annotations
 
 import hashlib
-import struct
-import sys
-from array import array
+
+import numpy as np
 
 CONTENT_FORMAT = "pyverify.content/1"
 ROUTING, ARRIVALS, INPUT_TOKENS, OUTPUT_TOKENS, ROUTE_KEYS, BLOCK_TOKENS = 1, 2, 4, 8, 16, 32
 NAN_BITS = 0x7FF8000000000000
+#: Values hashed per update, so no little-endian copy of a whole column is made at once.
+STEP = 1 << 19
 
 
-def _int64s(values) -> bytes:
-    data = array("q", values)
-    if sys.byteorder != "little":
-        data.byteswap()
-    return data.tobytes()
+def routing_of(trace) -> np.ndarray | None:
+    """The cache each request reads, as given by the instance (certify's ColumnarTrace names it
+    ``hosts``; the checker's :class:`~pyverify.trusted.reader.Instance` ``routes``)."""
+    return trace.routes if hasattr(trace, "routes") else trace.hosts
 
 
-def _arrival_bits(value) -> int:
-    if value is None or value != value:
-        return NAN_BITS
-    return struct.unpack("<q", struct.pack("<d", float(value) + 0.0))[0]
+def content_sha256(trace) -> str:
+    """Hex SHA-256 of the ``pyverify.content/1`` encoding of a trace's arrays."""
 
+    def given(column):  # a float64 column counts only if some request gives a value
+        absent = column is None or column.size == 0 or np.isnan(column).all()
+        return None if absent else np.asarray(column, dtype=np.float64)
 
-def content_sha256(instance) -> str:
-    """Hex SHA-256 of the instance's ``pyverify.content/1`` encoding."""
-    extra = list(instance.extra) if instance.extra else [{}] * instance.n_requests
-
-    def column(key):
-        values = [item.get(key) for item in extra]
-        return values if any(v is not None for v in values) else None
-
-    arrivals, inputs, outputs, keys, weights = (
-        column(k)
-        for k in ("arrival_ms", "input_tokens", "output_tokens", "route_key", "block_tokens")
+    arrivals, inputs, outputs = map(
+        given, (trace.timestamps, trace.input_tokens, trace.output_tokens)
     )
-    flags = (
-        (ROUTING if instance.routing is not None else 0)
-        | (ARRIVALS if arrivals is not None else 0)
-        | (INPUT_TOKENS if inputs is not None else 0)
-        | (OUTPUT_TOKENS if outputs is not None else 0)
-        | (ROUTE_KEYS if keys is not None else 0)
-        | (BLOCK_TOKENS if weights is not None else 0)
-    )
+    keys = trace.route_keys
+    keys = keys if keys is not None and any(k is not None for k in keys) else None
+    routing = routing_of(trace)
+    columns = (routing, arrivals, inputs, outputs, keys, trace.block_tokens)
+    flags = sum(bit for bit, column in zip((1, 2, 4, 8, 16, 32), columns) if column is not None)
+    fleet = trace.fleet_size
+    if fleet is None:
+        fleet = int(routing.max()) + 1 if routing is not None and routing.size else 1
     digest = hashlib.sha256(CONTENT_FORMAT.encode("ascii") + b"\0")
-    references = sum(len(chain) for chain in instance.chains)
-    digest.update(
-        _int64s(
-            [
-                instance.n_requests,
-                references,
-                instance.hosts,
-                instance.block_size_tokens or 0,
-                flags,
-            ]
-        )
-    )
-    offsets, at = [0], 0
-    for chain in instance.chains:
-        at += len(chain)
-        offsets.append(at)
-    digest.update(_int64s(offsets))
-    for chain in instance.chains:
-        digest.update(_int64s(chain))
-    if instance.routing is not None:
-        digest.update(_int64s(instance.routing))
+    header = [trace.offsets.size - 1, trace.ids.size, fleet, trace.block_size_tokens or 0, flags]
+    for values in (np.array(header), trace.offsets, trace.ids, routing):
+        update(digest, values)
     if arrivals is not None:
-        digest.update(_int64s([_arrival_bits(v) for v in arrivals]))
-    for values in (inputs, outputs):
-        if values is not None:
-            digest.update(_int64s([-1 if v is None else int(v) for v in values]))
-    if keys is not None:
-        for key in keys:
-            data = None if key is None else key.encode("utf-8")
-            digest.update(_int64s([-1 if data is None else len(data)]))
-            if data is not None:
-                digest.update(data)
-    if weights is not None:
-        for chain, tokens in zip(instance.chains, weights):
-            digest.update(_int64s([-1] * len(chain) if tokens is None else tokens))
+        bits = (arrivals + 0.0).view(np.int64).copy()  # -0.0 + 0.0 is 0.0
+        bits[np.isnan(arrivals)] = NAN_BITS
+        update(digest, bits)
+    for column in (inputs, outputs):
+        update(digest, None if column is None else np.where(np.isnan(column), -1, column))
+    for key in keys or ():
+        data = None if key is None else key.encode("utf-8")
+        digest.update((-1 if data is None else len(data)).to_bytes(8, "little", signed=True))
+        digest.update(data or b"")
+    update(digest, trace.block_tokens)
     return digest.hexdigest()
 
 
-__all__ = ["CONTENT_FORMAT", "content_sha256"]
+def update(digest, values: np.ndarray | None) -> None:
+    """Hash ``values`` (if any) as little-endian int64, a slice at a time."""
+    for start in range(0, 0 if values is None else values.size, STEP):
+        digest.update(np.ascontiguousarray(values[start : start + STEP], dtype="<i8").tobytes())
+
+
+__all__ = ["CONTENT_FORMAT", "content_sha256", "routing_of"]

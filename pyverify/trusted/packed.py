@@ -1,22 +1,13 @@
 """Reading a packed witness: a run as four flat integer arrays, base64 in the certificate's JSON.
 
-A ``pyverify.certificate/2`` names its witness run this way, so that a run of
-20M block references is a few arrays rather than millions of JSON lists::
-
-    "witness": {"encoding": "pyverify.packed/1",
-                "cache_of":        {"dtype": "<i4", "length": n,     "base64": "..."},
-                "hit_blocks":      {"dtype": "<i4", "length": n,     "base64": "..."},
-                "dropped_offsets": {"dtype": "<i8", "length": n + 1, "base64": "..."},
-                "dropped_blocks":  {"dtype": "<i8", "length": m,     "base64": "..."}}
-
-Each array is the standard base64 (RFC 4648, with padding) of its values as
-little-endian signed integers of the stated ``dtype`` (``<i4``: 4 bytes,
-``<i8``: 8 bytes). ``cache_of`` and ``hit_blocks`` are as in the list form;
-request ``t`` drops ``dropped_blocks[dropped_offsets[t]:dropped_offsets[t+1]]``
-(sorted, as the list form). Decoding checks what the list form's type check
-does (non-negative integers), plus that the arrays have their stated length
-and the offsets are a partition of ``dropped_blocks``; whether the run is legal
-is the replay's job (:mod:`pyverify.trusted.array_check`).
+A ``pyverify.certificate/2`` names its witness so, a few arrays rather than millions of lists:
+``{"encoding": "pyverify.packed/1", "cache_of": {"dtype": "<i4", "length": n, "base64": "..."},
+"hit_blocks": ..., "dropped_offsets": ... (n + 1), "dropped_blocks": ... (m)}``. Each array is the
+standard base64 (RFC 4648, padded) of little-endian signed integers of its ``dtype`` (``<i4`` or
+``<i8``); request ``t`` drops ``dropped_blocks[dropped_offsets[t]:dropped_offsets[t + 1]]``.
+Decoding checks what the list form's type check does (non-negative integers), that each array has
+its stated length and that the offsets partition ``dropped_blocks``; whether the run is legal is
+the replay's job (:mod:`pyverify.trusted.runs`).
 """
 
 from __future__ import annotations

@@ -1,32 +1,28 @@
-"""The trusted checker's own reader: short, strict, stdlib only.
+"""The trusted checker's own reader: short, strict, stdlib ``json`` and NumPy only.
 
-``verify`` reads the instance a certificate names with this module, not with
-:mod:`pyverify.inputs` (eleven formats, fast byte parsers, pyarrow): a fault in
-a fast parser that misreads an id must not be read the same way by ``certify``
-and by ``verify``. It reads the two forms a certificate can name:
+``verify`` reads the instance a certificate names with this module, never with
+:mod:`pyverify.inputs` (eleven formats, fast byte parsers, pyarrow): a fault in a fast parser that
+misreads an id must not be read the same way by ``certify`` and by ``verify``. It reads two forms:
 
-* a ``pyverify.instance/1`` JSON document: the rules of
-  ``pyverify/schemas/instance.schema.json``, checked here field by field, and
-  those :func:`pyverify.inputs.model.instance_from_json` adds (routing all or
-  none, hosts in range, prefix closure);
-* a Mooncake JSONL trace (``hash_ids``; optional ``timestamp``,
-  ``input_length``, ``output_length``; kvcache-simulator's ``block_size`` and
-  ``block_tokens``), read as :mod:`pyverify.inputs.mooncake` reads it: one
-  block size per trace, time order unless ``allow_unsorted``, prefix closure.
+* a ``pyverify.instance/1`` document, checked field by field by the rules of
+  ``pyverify/schemas/instance.schema.json`` and of :func:`pyverify.inputs.model.instance_from_json`
+  (routing all or none, hosts in range, prefix closure);
+* a Mooncake JSONL trace (``hash_ids``; optional ``timestamp``, ``input_length``,
+  ``output_length``, ``block_size``, ``block_tokens``), as :mod:`pyverify.inputs.mooncake` reads it.
 
-Every other input (Parquet, CSV, chat logs, re-blocked traces, ...) reaches the
-checker as the canonical instance ``certify`` writes beside the certificate, in
-the first form. JSON is parsed strictly: duplicate keys, ``NaN`` and
-``Infinity``, lone surrogates and nesting too deep for Python are refused.
-Every error is one :class:`~pyverify.errors.UserError` naming the file, the
-field and the reason. ``tests/robustness/test_trusted_reader.py`` holds the
-content digest of what it reads equal to :mod:`pyverify.inputs`' on each form.
+Any other input reaches the checker as the canonical instance ``certify`` writes beside the
+certificate. JSON is parsed strictly: duplicate keys, ``NaN``, ``Infinity``, lone surrogates and
+nesting too deep are refused, each as one :class:`~pyverify.errors.UserError` naming the file, the
+field and the reason. ``tests/robustness/test_trusted_reader.py`` holds what it reads equal to
+:mod:`pyverify.inputs`' reading of each form.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
+import itertools
 import json
 import os
 import stat
@@ -35,6 +31,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
+
+import numpy as np
 
 from pyverify.errors import UserError, located
 
@@ -45,7 +43,7 @@ MOONCAKE_BLOCK_TOKENS = 512
 MAX_INPUT_ENV = "PYVERIFY_MAX_INPUT_BYTES"
 DEFAULT_MAX_INPUT_BYTES, MAX_LINE_BYTES = 4 << 30, 64 << 20
 #: Fields of a format that shares ``hash_ids`` with Mooncake but reads otherwise (Qwen-Bailian).
-NOT_MOONCAKE = ("chat_id", "parent_chat_id", "turn")
+NOT_MOONCAKE = frozenset(("chat_id", "parent_chat_id", "turn"))
 REQUEST_FIELDS = (
     "route_key",
     "arrival_ms",
@@ -62,37 +60,69 @@ OWN_FORMATS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Instance:
-    """What the checker needs of an instance: the fields of a ``pyverify.instance/1``."""
+    """What the checker reads of an instance: the fields of a ``pyverify.instance/1``, the chains
+    as flat arrays (request ``t`` is ``ids[offsets[t]:offsets[t + 1]]``), and the columns the
+    content digest covers (:mod:`pyverify.trusted.digest`)."""
 
     name: str
-    hosts: int
-    chains: tuple[tuple[int, ...], ...]
-    routing: tuple[int, ...] | None = None
+    fleet_size: int
+    ids: np.ndarray
+    offsets: np.ndarray
+    routes: np.ndarray | None = None  # the host each request is routed to, if the instance says
     description: str = ""
     source: str = ""
     block_size_tokens: int | None = None
-    extra: tuple[dict[str, Any], ...] = field(default=(), compare=False, repr=False)
+    extra: list[dict[str, Any]] = field(default_factory=list, repr=False)  # per request
+
+    def __post_init__(self) -> None:
+        def column(key: str) -> list[Any] | None:
+            values = [item.get(key) for item in self.extra]
+            return values if any(v is not None for v in values) else None
+
+        def floats(values: list[Any] | None) -> np.ndarray | None:
+            nan = float("nan")
+            return None if values is None else np.array([nan if v is None else v for v in values])
+
+        self.timestamps, self.input_tokens, self.output_tokens = (
+            floats(column(key)) for key in ("arrival_ms", "input_tokens", "output_tokens")
+        )
+        self.route_keys, tokens = column("route_key"), column("block_tokens")
+        self.block_tokens = None
+        if tokens is not None:  # -1 for each block of a request that gives none
+            lengths = np.diff(self.offsets).tolist()
+            sizes = [[-1] * k if v is None else v for k, v in zip(lengths, tokens)]
+            self.block_tokens = np.array(list(itertools.chain.from_iterable(sizes)), np.int64)
 
     @property
     def n_requests(self) -> int:
-        return len(self.chains)
+        return int(self.offsets.size - 1)
+
+    @property
+    def chains(self) -> tuple[tuple[int, ...], ...]:
+        flat, bounds = self.ids.tolist(), self.offsets.tolist()
+        return tuple(tuple(flat[s:e]) for s, e in zip(bounds[:-1], bounds[1:]))
+
+    @property
+    def routing(self) -> tuple[int, ...] | None:  # as pyverify.inputs.model's Instance names it
+        return None if self.routes is None else tuple(self.routes.tolist())
+
+    @property
+    def hosts(self) -> int:  # the fleet size, as pyverify.inputs.model's Instance names it
+        return self.fleet_size
 
     def to_json(self) -> dict[str, Any]:
         """The ``pyverify.instance/1`` form, key for key as pyverify.inputs.model's."""
         data: dict[str, Any] = {"format": INSTANCE_FORMAT, "name": self.name}
         data.update({"description": self.description} if self.description else {})
         data.update({"source": self.source} if self.source else {})
-        data["hosts"] = self.hosts
+        data["hosts"] = self.fleet_size
         if self.block_size_tokens is not None:
             data["block_size_tokens"] = self.block_size_tokens
+        routing, extra = self.routing, self.extra or [{}] * self.n_requests
         data["requests"] = [
-            {
-                "blocks": list(chain),
-                **({"host": self.routing[t]} if self.routing is not None else {}),
-                **(self.extra[t] if self.extra else {}),
-            }
+            {"blocks": list(chain), **({} if routing is None else {"host": routing[t]}), **extra[t]}
             for t, chain in enumerate(self.chains)
         ]
         return data
@@ -100,10 +130,15 @@ class Instance:
 
 def canonical_sha256(instance: Instance) -> str:
     """SHA-256 of the canonical JSON (sorted keys, no spaces, UTF-8): ``instance.sha256``."""
-    import hashlib
-
     text = json.dumps(instance.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def flat(chains: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, offsets)`` of chains of block ids."""
+    offsets = np.zeros(len(chains) + 1, dtype=np.int64)
+    np.cumsum([len(chain) for chain in chains], out=offsets[1:])
+    return np.fromiter(itertools.chain.from_iterable(chains), np.int64, int(offsets[-1])), offsets
 
 
 # --- bytes and strict JSON ---------------------------------------------------------------------
@@ -171,14 +206,11 @@ def bounded(handle, path: str, limit: int | None = None) -> bytes:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r} in one object")
-        for text in [key, value] + (value if isinstance(value, list) else []):
-            if isinstance(text, str):
-                text.encode("utf-8")  # a lone surrogate raises UnicodeEncodeError, a ValueError
-        result[key] = value
+    result = dict(pairs)
+    if len(result) < len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        raise ValueError(f"duplicate key {twice!r} in one object")
     return result
 
 
@@ -192,15 +224,16 @@ def _real(literal: str) -> float:
     return float(literal)
 
 
+DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_real)
+
+
 def parse(data: bytes, path: str, where: str | None = None) -> Any:
     """One JSON value, strictly (see the module docstring); errors name ``path`` and ``where``."""
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
-        value = json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_real
-        )
-        if isinstance(value, str):
-            value.encode("utf-8")
+        value = DECODER.decode(text)
+        if "\\u" in text:  # only an escape makes a lone surrogate: encoding it raises
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
         return value
     except UnicodeDecodeError as error:
         reason = f"not UTF-8 text: {error.reason} at byte {error.start}"
@@ -256,26 +289,34 @@ def is_number(value: Any, low: float, high: float) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
 
 
-def first_violation(chains) -> tuple[int, int, str] | None:
-    """``(request, position, reason)`` where a block id first gets a second parent."""
-    parent_of: dict[int, int] = {}
-    for index, chain in enumerate(chains):
-        parent = -1
-        for position, block in enumerate(chain):
-            known = parent_of.setdefault(block, parent)
-            if known != parent:
-                before = "the root" if known == -1 else f"block {known}"
-                now = "the root" if parent == -1 else f"block {parent}"
-                return (
-                    index,
-                    position,
-                    (
-                        f"not prefix-closed: block {block} follows {now} here but "
-                        f"followed {before} earlier"
-                    ),
-                )
-            parent = block
-    return None
+def first_violation(ids: np.ndarray, offsets: np.ndarray) -> tuple[int, int, str] | None:
+    """``(request, position, reason)`` where a block id first follows another parent than at its
+    first reference (the root, -1, at the start of a chain): the first break of prefix closure."""
+    parents = np.concatenate(([-1], ids[:-1]))
+    parents[offsets[:-1]] = -1
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    expected = parents[first][inverse.ravel()]
+    wrong = np.flatnonzero(parents != expected)
+    if not wrong.size:
+        return None
+    p = int(wrong[0])
+    t = int(np.searchsorted(offsets, p, side="right")) - 1
+    before, now = (
+        "the root" if parent == -1 else f"block {parent}" for parent in (expected[p], parents[p])
+    )
+    reason = f"not prefix-closed: block {ids[p]} follows {now} here but followed {before} earlier"
+    return t, p - int(offsets[t]), reason
+
+
+def ids_ok(blocks: Any) -> bool:
+    """A non-empty list of integers from 0 to 2**63 - 1 (at C speed: no loop in Python)."""
+    return (
+        isinstance(blocks, list)
+        and bool(blocks)
+        and set(map(type, blocks)) == {int}
+        and min(blocks) >= 0
+        and max(blocks) <= MAX_ID
+    )
 
 
 def _label_ok(key: Any, value: Any) -> bool:
@@ -302,13 +343,19 @@ REQUEST_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def instance_from_document(data: Any, path: str) -> Instance:
-    """A ``pyverify.instance/1`` document as an :class:`Instance`, checked field by field."""
+def needs(path: str) -> Callable[[bool, str | None, str], None]:
+    """``need(ok, where, reason)``: one located error about ``path`` unless ``ok``."""
 
     def need(ok: bool, where: str | None, reason: str) -> None:
         if not ok:
             raise located(shown_path(path), where, reason)
 
+    return need
+
+
+def instance_from_document(data: Any, path: str) -> Instance:
+    """A ``pyverify.instance/1`` document as an :class:`Instance`, checked field by field."""
+    need = needs(path)
     need(isinstance(data, dict), None, "not a JSON object")
     need(data.get("format") == INSTANCE_FORMAT, "format", f"expected {INSTANCE_FORMAT!r}")
     unknown = sorted(
@@ -351,11 +398,11 @@ def instance_from_document(data: Any, path: str) -> Instance:
         need(not unknown, f"{at}.{unknown[0]}" if unknown else at, "not a field of a request")
         blocks = request.get("blocks")
         need(
-            isinstance(blocks, list) and bool(blocks) and all(is_int(b, 0, MAX_ID) for b in blocks),
+            ids_ok(blocks),
             f"{at}.blocks",
             f"expected a non-empty list of block ids from 0 to {MAX_ID}",
         )
-        chains.append(tuple(blocks))
+        chains.append(blocks)
         if "host" in request:
             need(
                 is_int(request["host"], 0, hosts - 1),
@@ -372,19 +419,13 @@ def instance_from_document(data: Any, path: str) -> Instance:
         "requests[*].host",
         "some requests give a host and others not: give every request a host or none",
     )
-    violation = first_violation(chains)
+    ids, offsets = flat(chains)
+    violation = first_violation(ids, offsets)
     if violation is not None:
         need(False, f"requests[{violation[0]}].blocks[{violation[1]}]", violation[2])
-    return Instance(
-        name,
-        hosts,
-        tuple(chains),
-        tuple(routing) if routing else None,
-        data.get("description", ""),
-        data.get("source", ""),
-        size,
-        tuple(extra) if any(extra) else (),
-    )
+    routes = np.array(routing, dtype=np.int64) if routing else None
+    description, source = data.get("description", ""), data.get("source", "")
+    return Instance(name, hosts, ids, offsets, routes, description, source, size, extra)
 
 
 def read_mooncake(
@@ -394,61 +435,55 @@ def read_mooncake(
     source_block_size: int | None = None,
 ) -> Instance:
     """A Mooncake JSONL trace, as :func:`pyverify.inputs.mooncake.read_mooncake` reads it."""
-    shown = shown_path(path)
-    chains, extra, lines = [], [], []
+    need, chains, extra, lines = needs(path), [], [], []
     given, given_line, last_time, last_line = None, 0, None, 0
-    for number, data in records(open_input, path):
+    for number, data in records(open_input, path):  # the messages are made only on a failure
         at = f"line {number}"
-        if any(key in data for key in NOT_MOONCAKE) or not isinstance(data.get("hash_ids"), list):
-            raise located(
-                shown,
+        hash_ids = data.get("hash_ids")
+        if not isinstance(hash_ids, list) or not NOT_MOONCAKE.isdisjoint(data):
+            need(
+                False,
                 at,
-                "not a Mooncake JSONL request (a list 'hash_ids', no chat_id, "
-                f"parent_chat_id or turn): {OWN_FORMATS}",
+                f"not a Mooncake JSONL request (a list 'hash_ids', no chat_id, parent_chat_id or turn): {OWN_FORMATS}",
             )
-        hash_ids = data["hash_ids"]
         if not hash_ids:
-            raise located(shown, f"{at}.hash_ids", "empty: a request has at least one block")
-        for position, block in enumerate(hash_ids):
-            if not is_int(block, 0, MAX_ID):
-                raise located(
-                    shown,
-                    f"{at}.hash_ids[{position}]",
-                    f"block id {block!r} is not an integer from 0 to 2**63-1",
-                )
+            need(False, f"{at}.hash_ids", "empty: a request has at least one block")
+        if not ids_ok(hash_ids):
+            i, block = next((i, b) for i, b in enumerate(hash_ids) if not is_int(b, 0, MAX_ID))
+            need(
+                False,
+                f"{at}.hash_ids[{i}]",
+                f"block id {block!r} is not an integer from 0 to 2**63-1",
+            )
         time = data.get("timestamp")
-        if time is not None and not is_number(time, 0, 1e18):
-            raise located(shown, f"{at}.timestamp", f"expected a non-negative number, got {time!r}")
         item: dict[str, Any] = {} if time is None else {"arrival_ms": time}
+        if time is not None and not is_number(time, 0, 1e18):
+            need(False, f"{at}.timestamp", f"expected a non-negative number, got {time!r}")
         for key, name in (("input_length", "input_tokens"), ("output_length", "output_tokens")):
             value = data.get(key)
-            if value is not None and not is_int(value, 0, float("inf")):
-                raise located(
-                    shown, f"{at}.{key}", f"expected a non-negative integer, got {value!r}"
-                )
-            if value is not None and value > MAX_TOKEN_COUNT:
-                raise located(
-                    shown,
+            if value is not None and not is_int(value, 0, MAX_TOKEN_COUNT):
+                need(
+                    not is_int(value, 0, float("inf")),
                     f"{at}.{key}",
                     f"{value} tokens is more than 2**53, the most pyverify holds exactly",
                 )
+                need(False, f"{at}.{key}", f"expected a non-negative integer, got {value!r}")
             item.update({} if value is None else {name: value})
         size = data.get("block_size")
         if size is not None:
             if not is_int(size, 1, MAX_BLOCK_SIZE):
-                raise located(shown, f"{at}.block_size", f"{size!r} is not a block size")
+                need(False, f"{at}.block_size", f"{size!r} is not a block size")
             if given is None and source_block_size is not None and size != source_block_size:
-                raise located(
-                    shown,
+                need(
+                    False,
                     f"{at}.block_size",
                     f"{size} tokens, but --source-block-size says {source_block_size}",
                 )
             if given is not None and size != given:
-                raise located(
-                    shown,
+                need(
+                    False,
                     f"{at}.block_size",
-                    f"{size} tokens, but line {given_line} says {given}: a trace has "
-                    "one block size",
+                    f"{size} tokens, but line {given_line} says {given}: a trace has one block size",
                 )
             given, given_line = (size, number) if given is None else (given, given_line)
         tokens = data.get("block_tokens")
@@ -458,29 +493,30 @@ def read_mooncake(
                 and len(tokens) == len(hash_ids)
                 and all(is_int(t, 1, MAX_BLOCK_SIZE) for t in tokens)
             ):
-                raise located(
-                    shown,
+                need(
+                    False,
                     f"{at}.block_tokens",
                     f"expected {len(hash_ids)} block sizes, one per block",
                 )
             item["block_tokens"] = list(tokens)
         if time is not None:
             if last_time is not None and time < last_time and not allow_unsorted:
-                raise located(
-                    shown,
+                need(
+                    False,
                     f"{at}.timestamp",
                     f"timestamp {time} is earlier than {last_time} on line {last_line}: "
                     "the file is not in time order (or pass --allow-unsorted)",
                 )
             last_time, last_line = time, number
-        chains.append(tuple(hash_ids))
+        chains.append(hash_ids)
         extra.append(item)
         lines.append(number)
-    if not chains:
-        raise located(shown, None, "empty input: no requests")
-    violation = first_violation(chains)
+    need(bool(chains), None, "empty input: no requests")
+    ids, offsets = flat(chains)
+    del chains  # a list of lists is some ten times the arrays
+    violation = first_violation(ids, offsets)
     if violation is not None:
-        raise located(shown, f"line {lines[violation[0]]}.hash_ids[{violation[1]}]", violation[2])
+        need(False, f"line {lines[violation[0]]}.hash_ids[{violation[1]}]", violation[2])
     label = "standard input" if path == "-" else Path(path).name
     note = (
         ""
@@ -490,16 +526,9 @@ def read_mooncake(
         else f", blocks of {source_block_size} tokens (--source-block-size)"
     )
     size = given if given is not None else source_block_size or MOONCAKE_BLOCK_TOKENS
-    return Instance(
-        stem_of(path),
-        1,
-        tuple(chains),
-        None,
-        f"Imported from the Mooncake JSONL trace {label} ({len(chains)} requests{note}).",
-        f"mooncake-jsonl:{label}",
-        size,
-        tuple(extra) if any(extra) else (),
-    )
+    description = f"Imported from the Mooncake JSONL trace {label} ({len(lines)} requests{note})."
+    source = f"mooncake-jsonl:{label}"
+    return Instance(stem_of(path), 1, ids, offsets, None, description, source, size, extra)
 
 
 def stem_of(path: str) -> str:
@@ -542,15 +571,3 @@ def read_instance(path: str, allow_unsorted: bool = False, source_block_size: in
     with open_input() as handle:
         data = parse(bounded(handle, path), path)
     return instance_from_document(data, path), INSTANCE_FORMAT
-
-
-__all__ = [
-    "INSTANCE_FORMAT",
-    "Instance",
-    "canonical_sha256",
-    "instance_from_document",
-    "parse",
-    "read_document",
-    "read_instance",
-    "read_mooncake",
-]

@@ -262,3 +262,22 @@ def test_a_malformed_recorded_rag_order_is_one_line(certified, capsys, tmp_path,
     forged.write_text(json.dumps(data))
     status, _, err = run(capsys, "verify", str(forged), str(instance))
     assert status == 2 and err.count("\n") == 1 and "instance.read_with.rag_order" in err, err
+
+
+def test_a_witness_that_claims_every_block_as_a_hit_is_refused_in_one_line(
+    certified, capsys, tmp_path
+):
+    """No request fetches and none drops: the replay has no event to look back on, and refuses
+    the first claimed hit (exit 1, one line), never a traceback."""
+    cert, instance = certified
+    data = json.loads(cert.read_text())
+    lengths = [len(request["blocks"]) for request in TINY["requests"]]
+    data["witness"]["hit_blocks"] = lengths
+    data["witness"]["dropped"] = [[] for _ in lengths]
+    forged = tmp_path / "all-hits.json"
+    forged.write_text(json.dumps(data))
+    status, out, err = run(capsys, "verify", str(forged), str(instance))
+    assert status == 1 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert out.splitlines()[-1] == (
+        "FAILED: witness.hit_blocks[0]: block 1 counted as a hit but not held by cache 0"
+    )
