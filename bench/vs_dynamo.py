@@ -3,23 +3,25 @@
 Needs the ``dynamo`` extra (``pip install 'pyverify[dynamo]'``: ai-dynamo-runtime 1.6.1, whose mocker
 engines run a vLLM-style block pool and scheduler, and its KV router, on CPU). Never part of CI.
 
-    python bench/vs_dynamo.py [TRACE] [--workers 10] [--runs 5]
+    python bench/vs_dynamo.py [TRACE] [--workers 10] [--capacity 500] [--runs 5] [--per-request PATH]
 
-Settings matched on both sides: block size 512 tokens, capacity per worker (unlimited, and
---capacity blocks), 8 requests running per worker (Dynamo's max_num_seqs, pyverify's max_running),
-arrivals as the trace gives them; both run their vLLM block pool (pyverify's --eviction vllm),
-"unlimited" being 200,000 blocks per worker (more than the trace references). Dynamo's engines also
-take max_num_batched_tokens 8192, which pyverify's service model (independent streams) has no
-counterpart for. Time is not matched: each side runs its own timing model (Dynamo's mocker its
-default performance model), so the TTFT differences printed measure the distance between the two.
+Settings matched on both sides: block size 512 tokens; capacity per worker (unlimited, and
+--capacity blocks), "unlimited" being 200,000 blocks per worker (more than the trace references);
+both run their vLLM block pool and scheduler (pyverify's ``--eviction vllm`` under its ``steps``
+service model); 8 requests running per worker (``max_num_seqs``), 8192 tokens a step
+(``max_num_batched_tokens``) with chunked prefill; arrivals as the trace gives them; and the same
+timing: Dynamo's mocker runs its default performance model, pyverify ``--step-timing dynamo``, the
+same model (pyverify.fleet.service: a step's prefill by its chunks, its decode by the KV its
+decodes hold over the worker's capacity).
 
 Printed:
+* round-robin at each capacity: requests on the same worker, requests whose hit blocks are equal
+  (Dynamo's reused input tokens // block size against pyverify's GPU hit blocks; decode KV cached on
+  both sides), hit blocks on each side, and the TTFT difference (pyverify - Dynamo) per request:
+  median, p90 and largest of its absolute value, and the share within 1% of Dynamo's TTFT;
 * the KV router's choices: Dynamo's run replayed into pyverify's ``dynamo`` books (its workers,
   overlaps, first tokens and ends), and pyverify's cost of each chosen worker against the logit
   Dynamo logged for it;
-* round-robin at each capacity: requests whose hit blocks are equal (Dynamo's reused input tokens //
-  block size against pyverify's GPU hit blocks), hit blocks on each side, and the TTFT difference
-  (pyverify - Dynamo) per request: median, p90 of its absolute value, and the share within 1%;
 * the KV router at each capacity, Dynamo's ``kv_router`` over --runs runs (its ties are random)
   against pyverify's ``dynamo`` router: hit rate (hit blocks / block references), share of requests
   sent to a worker holding the longest cached prefix of the request's hashed blocks, and requests
@@ -150,7 +152,7 @@ def pyverify_run(instance, workers: int, capacity: int | None, router_name: str)
     """pyverify's run, and per request whether its host held a longest cached prefix at routing."""
     from pyverify.fleet.replay import replay
     from pyverify.fleet.routers import Router, RouterOptions
-    from pyverify.fleet.service import ServiceModel
+    from pyverify.fleet.service import DYNAMO_TIMING, ServiceModel
 
     extra = instance.extra
     inputs = [e.get("input_tokens") for e in extra]
@@ -165,7 +167,12 @@ def pyverify_run(instance, workers: int, capacity: int | None, router_name: str)
             longest.append(overlaps[host] == max(overlaps))
             return host
 
-    service = ServiceModel(max_running=MAX_NUM_SEQS, block_tokens=BLOCK)
+    service = ServiceModel(
+        max_running=MAX_NUM_SEQS,
+        block_tokens=BLOCK,
+        max_num_batched_tokens=MAX_NUM_BATCHED_TOKENS,
+        step_timing=DYNAMO_TIMING,
+    )
     run = replay(
         instance.chains,
         Recording(router_name, workers, RouterOptions(block_tokens=BLOCK)),
@@ -215,15 +222,21 @@ def compare_round_robin(trace, instance, workers, capacity, lines):
         diff = ttft - record["ttft_ms"]
         diffs.append(diff)
         within += abs(diff) <= 0.01 * record["ttft_ms"]
+    same_worker = sum(
+        run.host_of[index] == record["decode_worker_idx"] for index, record in enumerate(dynamo)
+    )
+    largest = max(range(n), key=lambda index: abs(diffs[index]))
     label = "unlimited" if capacity is None else f"{capacity} blocks/worker"
     print(f"round-robin, {label}:")
     print(
-        f"  hit blocks equal on {equal}/{n} requests (pyverify {sum(ours)}, Dynamo {sum(theirs)})"
+        f"  same worker on {same_worker}/{n} requests; hit blocks equal on {equal}/{n} requests "
+        f"(pyverify {sum(ours)}, Dynamo {sum(theirs)})"
     )
     print(
         f"  TTFT pyverify - Dynamo: median {statistics.median(diffs):+.1f} ms, "
         f"p90 |diff| {percentile([abs(d) for d in diffs], 0.9):.1f} ms, "
-        f"within 1% on {within}/{n}"
+        f"largest |diff| {abs(diffs[largest]):.2g} ms (request {largest}, Dynamo's TTFT "
+        f"{dynamo[largest]['ttft_ms']:.1f} ms); within 1% on {within}/{n}"
     )
 
 
@@ -287,6 +300,11 @@ def main(argv=None) -> int:
         help="write round-robin's requests side by side, one JSON line each: request, router, "
         "capacity, and [pyverify, Dynamo] pairs of worker, hit_blocks and ttft_ms",
     )
+    parser.add_argument(
+        "--round-robin-only",
+        action="store_true",
+        help="stop after the round-robin comparisons (skip the KV router's)",
+    )
     args = parser.parse_args(argv)
     try:
         import dynamo._core  # noqa: F401
@@ -310,6 +328,9 @@ def main(argv=None) -> int:
         from pyverify.fileio import write_text_atomic
 
         write_text_atomic(args.per_request, "".join(json.dumps(line) + "\n" for line in lines))
+    if args.round_robin_only:
+        print(f"({time.perf_counter() - started:.0f} s)")
+        return 0
     for capacity in (None, args.capacity):
         check_dynamo_choices(args.trace, instance, args.workers, capacity)
     for capacity in (None, args.capacity):
