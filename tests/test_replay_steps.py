@@ -320,6 +320,41 @@ def test_dynamo_timing_hand_computed_decode_steps_on_a_small_host():
     assert [(step.prefill_tokens, step.decodes) for step in steps] == [(1000, 0)] + [(0, 1)] * 3
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    tokens=st.integers(1, 30_000),
+    outputs=st.integers(1, 6),
+    spare_blocks=st.sampled_from([6, 20, 40, 10**6]),
+)
+def test_dynamo_timing_one_request_alone_is_its_chunks_then_its_decodes(
+    tokens, outputs, spare_blocks
+):
+    """Alone on a host, a request's chunks are min(8192, what is left) each timed alone, and its
+    decode k (1..outputs - 1) holds tokens + k tokens of the host's KV."""
+    blocks = -(-tokens // 512)
+    capacity = blocks + spare_blocks
+    run = replay_python(
+        [list(range(blocks))],
+        Router("round-robin", 1),
+        capacity,
+        "vllm",
+        False,
+        DYNAMO,
+        [0],
+        [tokens],
+        [outputs],
+        prompt_tokens=[tokens],
+        block_size=512,
+    )
+    chunks = [min(8192, tokens - done) for done in range(0, tokens, 8192)]
+    first = sum(dynamo_prefill_by_hand(chunk) for chunk in chunks)
+    decodes = sum(
+        max(1.0, dynamo_decode_by_hand((tokens + k) / (capacity * 512))) for k in range(1, outputs)
+    )
+    assert run.first_token[0] * 1000 == pytest.approx(first)
+    assert run.finish[0] * 1000 == pytest.approx(first + decodes)
+
+
 @pytest.mark.parametrize("eviction", ["vllm", "lru"])
 def test_dynamo_timing_hand_computed_mixed_step(eviction):
     """r0 (1000 tokens, 50 output) at 0 and r1 (3000 tokens, 2 output) at 100 ms on a 20-block host
