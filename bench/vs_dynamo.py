@@ -3,7 +3,8 @@
 Needs the ``dynamo`` extra (``pip install 'pyverify[dynamo]'``: ai-dynamo-runtime 1.6.1, whose mocker
 engines run a vLLM-style block pool and scheduler, and its KV router, on CPU). Never part of CI.
 
-    python bench/vs_dynamo.py [TRACE] [--workers 10] [--capacity 500] [--runs 5] [--per-request PATH]
+    python bench/vs_dynamo.py [TRACE | --generate BLOCK_REFERENCES] [--workers 10] [--capacity 500]
+        [--runs 5] [--per-request PATH] [--round-robin-only]
 
 Settings matched on both sides: block size 512 tokens; capacity per worker (unlimited, and
 --capacity blocks), "unlimited" being 200,000 blocks per worker (more than the trace references);
@@ -288,6 +289,38 @@ def compare_kv(trace, instance, workers, capacity, runs):
     print(f"  pyverify against the {runs} Dynamo runs: " + "; ".join(inside))
 
 
+def write_generated_trace(path: Path, block_references: int, workers: int) -> None:
+    """bench/synthetic.py's prefix-closed trace of ``block_references`` blocks as Mooncake JSONL (seed 0):
+    each request's input fills its blocks but for 0..511 tokens of the last, its output is 1..300
+    tokens, and arrivals are Poisson at the Mooncake synthetic trace's load per worker (3,993 requests
+    over 1,022 s on 10 workers), at whole and distinct milliseconds."""
+    import numpy as np
+    from synthetic import synthetic_trace
+
+    ids, lengths = synthetic_trace(block_references, seed=0)
+    rng = np.random.default_rng(0)
+    n = len(lengths)
+    rate_per_s = 3993 / 1022.025 / 10 * workers
+    arrivals = np.cumsum(rng.exponential(1000.0 / rate_per_s, n)).astype(np.int64)
+    arrivals = (
+        arrivals - arrivals[0] + np.arange(n)
+    )  # from 0 (as Dynamo counts), distinct, in order
+    short = rng.integers(0, BLOCK, n)
+    outputs = rng.integers(1, 301, n)
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    flat = ids.tolist()
+    with open(path, "w", encoding="utf-8") as handle:
+        for index in range(n):
+            chain = flat[bounds[index] : bounds[index + 1]]
+            record = {
+                "timestamp": int(arrivals[index]),
+                "input_length": len(chain) * BLOCK - int(short[index]),
+                "output_length": int(outputs[index]),
+                "hash_ids": chain,
+            }
+            handle.write(json.dumps(record) + "\n")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", nargs="?", default=DEFAULT_TRACE)
@@ -299,6 +332,13 @@ def main(argv=None) -> int:
         metavar="PATH",
         help="write round-robin's requests side by side, one JSON line each: request, router, "
         "capacity, and [pyverify, Dynamo] pairs of worker, hit_blocks and ttft_ms",
+    )
+    parser.add_argument(
+        "--generate",
+        type=int,
+        metavar="BLOCK_REFERENCES",
+        help="instead of TRACE, a generated trace of this many block references "
+        "(bench/synthetic.py, seed 0; see write_generated_trace)",
     )
     parser.add_argument(
         "--round-robin-only",
@@ -314,6 +354,10 @@ def main(argv=None) -> int:
     from pyverify.inputs.load import load_described
 
     started = time.perf_counter()
+    if args.generate:
+        folder = tempfile.TemporaryDirectory(prefix="vs_dynamo-")  # removed when the run ends
+        args.trace = str(Path(folder.name) / f"generated-{args.generate}.jsonl")
+        write_generated_trace(Path(args.trace), args.generate, args.workers)
     instance = load_described(args.trace).instance
     print(
         f"{Path(args.trace).name}: {len(instance.chains)} requests, {args.workers} workers, "
