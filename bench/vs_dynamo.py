@@ -3,23 +3,26 @@
 Needs the ``dynamo`` extra (``pip install 'pyverify[dynamo]'``: ai-dynamo-runtime 1.6.1, whose mocker
 engines run a vLLM-style block pool and scheduler, and its KV router, on CPU). Never part of CI.
 
-    python bench/vs_dynamo.py [TRACE] [--workers 10] [--runs 5]
+    python bench/vs_dynamo.py [TRACE | --generate BLOCK_REFERENCES] [--workers 10] [--capacity 500]
+        [--runs 5] [--per-request PATH] [--round-robin-only]
 
-Settings matched on both sides: block size 512 tokens, capacity per worker (unlimited, and
---capacity blocks), 8 requests running per worker (Dynamo's max_num_seqs, pyverify's max_running),
-arrivals as the trace gives them; both run their vLLM block pool (pyverify's --eviction vllm),
-"unlimited" being 200,000 blocks per worker (more than the trace references). Dynamo's engines also
-take max_num_batched_tokens 8192, which pyverify's service model (independent streams) has no
-counterpart for. Time is not matched: each side runs its own timing model (Dynamo's mocker its
-default performance model), so the TTFT differences printed measure the distance between the two.
+Settings matched on both sides: block size 512 tokens; capacity per worker (unlimited, and
+--capacity blocks), "unlimited" being 200,000 blocks per worker (more than the trace references);
+both run their vLLM block pool and scheduler (pyverify's ``--eviction vllm`` under its ``steps``
+service model); 8 requests running per worker (``max_num_seqs``), 8192 tokens a step
+(``max_num_batched_tokens``) with chunked prefill; arrivals as the trace gives them; and the same
+timing: Dynamo's mocker runs its default performance model, pyverify ``--step-timing dynamo``, the
+same model (pyverify.fleet.service: a step's prefill by its chunks, its decode by the KV its
+decodes hold over the worker's capacity).
 
 Printed:
+* round-robin at each capacity: requests on the same worker, requests whose hit blocks are equal
+  (Dynamo's reused input tokens // block size against pyverify's GPU hit blocks; decode KV cached on
+  both sides), hit blocks on each side, and the TTFT difference (pyverify - Dynamo) per request:
+  median, p90 and largest of its absolute value, and the share within 1% of Dynamo's TTFT;
 * the KV router's choices: Dynamo's run replayed into pyverify's ``dynamo`` books (its workers,
   overlaps, first tokens and ends), and pyverify's cost of each chosen worker against the logit
   Dynamo logged for it;
-* round-robin at each capacity: requests whose hit blocks are equal (Dynamo's reused input tokens //
-  block size against pyverify's GPU hit blocks), hit blocks on each side, and the TTFT difference
-  (pyverify - Dynamo) per request: median, p90 of its absolute value, and the share within 1%;
 * the KV router at each capacity, Dynamo's ``kv_router`` over --runs runs (its ties are random)
   against pyverify's ``dynamo`` router: hit rate (hit blocks / block references), share of requests
   sent to a worker holding the longest cached prefix of the request's hashed blocks, and requests
@@ -150,7 +153,7 @@ def pyverify_run(instance, workers: int, capacity: int | None, router_name: str)
     """pyverify's run, and per request whether its host held a longest cached prefix at routing."""
     from pyverify.fleet.replay import replay
     from pyverify.fleet.routers import Router, RouterOptions
-    from pyverify.fleet.service import ServiceModel
+    from pyverify.fleet.service import DYNAMO_TIMING, ServiceModel
 
     extra = instance.extra
     inputs = [e.get("input_tokens") for e in extra]
@@ -165,7 +168,12 @@ def pyverify_run(instance, workers: int, capacity: int | None, router_name: str)
             longest.append(overlaps[host] == max(overlaps))
             return host
 
-    service = ServiceModel(max_running=MAX_NUM_SEQS, block_tokens=BLOCK)
+    service = ServiceModel(
+        max_running=MAX_NUM_SEQS,
+        block_tokens=BLOCK,
+        max_num_batched_tokens=MAX_NUM_BATCHED_TOKENS,
+        step_timing=DYNAMO_TIMING,
+    )
     run = replay(
         instance.chains,
         Recording(router_name, workers, RouterOptions(block_tokens=BLOCK)),
@@ -215,15 +223,21 @@ def compare_round_robin(trace, instance, workers, capacity, lines):
         diff = ttft - record["ttft_ms"]
         diffs.append(diff)
         within += abs(diff) <= 0.01 * record["ttft_ms"]
+    same_worker = sum(
+        run.host_of[index] == record["decode_worker_idx"] for index, record in enumerate(dynamo)
+    )
+    largest = max(range(n), key=lambda index: abs(diffs[index]))
     label = "unlimited" if capacity is None else f"{capacity} blocks/worker"
     print(f"round-robin, {label}:")
     print(
-        f"  hit blocks equal on {equal}/{n} requests (pyverify {sum(ours)}, Dynamo {sum(theirs)})"
+        f"  same worker on {same_worker}/{n} requests; hit blocks equal on {equal}/{n} requests "
+        f"(pyverify {sum(ours)}, Dynamo {sum(theirs)})"
     )
     print(
         f"  TTFT pyverify - Dynamo: median {statistics.median(diffs):+.1f} ms, "
         f"p90 |diff| {percentile([abs(d) for d in diffs], 0.9):.1f} ms, "
-        f"within 1% on {within}/{n}"
+        f"largest |diff| {abs(diffs[largest]):.2g} ms (request {largest}, Dynamo's TTFT "
+        f"{dynamo[largest]['ttft_ms']:.1f} ms); within 1% on {within}/{n}"
     )
 
 
@@ -275,6 +289,38 @@ def compare_kv(trace, instance, workers, capacity, runs):
     print(f"  pyverify against the {runs} Dynamo runs: " + "; ".join(inside))
 
 
+def write_generated_trace(path: Path, block_references: int, workers: int) -> None:
+    """bench/synthetic.py's prefix-closed trace of ``block_references`` blocks as Mooncake JSONL (seed 0):
+    each request's input fills its blocks but for 0..511 tokens of the last, its output is 1..300
+    tokens, and arrivals are Poisson at the Mooncake synthetic trace's load per worker (3,993 requests
+    over 1,022 s on 10 workers), at whole and distinct milliseconds."""
+    import numpy as np
+    from synthetic import synthetic_trace
+
+    ids, lengths = synthetic_trace(block_references, seed=0)
+    rng = np.random.default_rng(0)
+    n = len(lengths)
+    rate_per_s = 3993 / 1022.025 / 10 * workers
+    arrivals = np.cumsum(rng.exponential(1000.0 / rate_per_s, n)).astype(np.int64)
+    arrivals = (
+        arrivals - arrivals[0] + np.arange(n)
+    )  # from 0 (as Dynamo counts), distinct, in order
+    short = rng.integers(0, BLOCK, n)
+    outputs = rng.integers(1, 301, n)
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    flat = ids.tolist()
+    with open(path, "w", encoding="utf-8") as handle:
+        for index in range(n):
+            chain = flat[bounds[index] : bounds[index + 1]]
+            record = {
+                "timestamp": int(arrivals[index]),
+                "input_length": len(chain) * BLOCK - int(short[index]),
+                "output_length": int(outputs[index]),
+                "hash_ids": chain,
+            }
+            handle.write(json.dumps(record) + "\n")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", nargs="?", default=DEFAULT_TRACE)
@@ -287,6 +333,18 @@ def main(argv=None) -> int:
         help="write round-robin's requests side by side, one JSON line each: request, router, "
         "capacity, and [pyverify, Dynamo] pairs of worker, hit_blocks and ttft_ms",
     )
+    parser.add_argument(
+        "--generate",
+        type=int,
+        metavar="BLOCK_REFERENCES",
+        help="instead of TRACE, a generated trace of this many block references "
+        "(bench/synthetic.py, seed 0; see write_generated_trace)",
+    )
+    parser.add_argument(
+        "--round-robin-only",
+        action="store_true",
+        help="stop after the round-robin comparisons (skip the KV router's)",
+    )
     args = parser.parse_args(argv)
     try:
         import dynamo._core  # noqa: F401
@@ -296,6 +354,10 @@ def main(argv=None) -> int:
     from pyverify.inputs.load import load_described
 
     started = time.perf_counter()
+    if args.generate:
+        folder = tempfile.TemporaryDirectory(prefix="vs_dynamo-")  # removed when the run ends
+        args.trace = str(Path(folder.name) / f"generated-{args.generate}.jsonl")
+        write_generated_trace(Path(args.trace), args.generate, args.workers)
     instance = load_described(args.trace).instance
     print(
         f"{Path(args.trace).name}: {len(instance.chains)} requests, {args.workers} workers, "
@@ -310,6 +372,9 @@ def main(argv=None) -> int:
         from pyverify.fileio import write_text_atomic
 
         write_text_atomic(args.per_request, "".join(json.dumps(line) + "\n" for line in lines))
+    if args.round_robin_only:
+        print(f"({time.perf_counter() - started:.0f} s)")
+        return 0
     for capacity in (None, args.capacity):
         check_dynamo_choices(args.trace, instance, args.workers, capacity)
     for capacity in (None, args.capacity):

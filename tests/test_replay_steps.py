@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 import pyverify.fleet
 from pyverify.fleet.replay import replay, replay_python
 from pyverify.fleet.routers import Router
-from pyverify.fleet.service import STEPS, STREAMS, ServiceModel
+from pyverify.fleet.service import (
+    DYNAMO_TIMING,
+    STEPS,
+    STREAMS,
+    ServiceModel,
+    dynamo_decode_ms,
+    dynamo_prefill_ms,
+)
 from tests.helpers import run_cli
 from tests.test_replay import THREE, replay_json, timed_traces, write_trace
 from tests.test_replay_engines import engine_traces
@@ -240,6 +247,145 @@ def test_steps_is_the_default_and_the_compiled_engine_refuses_it():
     assert replay([[1]], Router("round-robin", 1), None, "lru", arrival_ms=[0]).finish is not None
 
 
+# --- Dynamo 1.6.1's step timing -------------------------------------------------------------------
+#
+# Each number below is what ai-dynamo-runtime 1.6.1's offline replay printed for the same requests
+# (blocks of 512 tokens, max_num_seqs 8, max_num_batched_tokens 8192), and each is also worked out by
+# hand from its polynomials: prefill 4.209989e-07 T^2 + 1.518344e-02 T + 16.50142 ms of T tokens,
+# decode max(1, -25.74 f^2 + 54.01 f + 5.74) ms at a fraction f of the host's KV.
+
+DYNAMO = ServiceModel(
+    max_running=8, max_num_batched_tokens=8192, block_tokens=512, step_timing=DYNAMO_TIMING
+)
+
+
+def dynamo_prefill_by_hand(tokens):
+    return 4.209989e-07 * tokens**2 + 1.518344e-02 * tokens + 16.50142
+
+
+def dynamo_decode_by_hand(full):
+    return -25.74 * full**2 + 54.01 * full + 5.74
+
+
+def test_dynamo_prefill_times_the_batch_by_its_means_rounded_down():
+    # 1000 tokens alone: 0.421 + 15.183 + 16.501 = 32.105859 ms (Dynamo: ttft 32.105859 ms).
+    assert dynamo_prefill_ms([(0, 1000)]) == pytest.approx(32.105859, abs=1e-6)
+    # 1001 and 2000 tokens in one step: 2 x floor(3001 / 2) = 3000 tokens, not 3001 (Dynamo 65.84073).
+    assert dynamo_prefill_ms([(0, 1001), (0, 2000)]) == pytest.approx(65.84073, abs=1e-6)
+    assert dynamo_prefill_ms([(0, 1001), (0, 2000)]) == pytest.approx(dynamo_prefill_by_hand(3000))
+    # A 10000-token prompt's second chunk (8192 before, 1808 now), 1001 and 3 fresh tokens:
+    # 3 x (floor(11004 / 3) - floor(8192 / 3)) = 3 x (3668 - 2730) = 2814 tokens (Dynamo: first tokens
+    # at 231.698258 ms, after a first step of 8192 tokens).
+    second = dynamo_prefill_ms([(8192, 1808), (0, 1001), (0, 3)])
+    assert second == pytest.approx(dynamo_prefill_by_hand(2814))
+    assert dynamo_prefill_ms([(0, 8192)]) + second == pytest.approx(231.698258, abs=1e-6)
+    # Cached tokens count in the prefix: 2048 with 1024 cached beside 1001 fresh: 2 x (1524 - 512).
+    assert dynamo_prefill_ms([(1024, 1024), (0, 1001)]) == pytest.approx(48.957357, abs=1e-6)
+    assert dynamo_prefill_ms([]) == 0.0 and dynamo_prefill_ms([(512, 0)]) == 0.0
+
+
+def test_dynamo_decode_follows_the_kv_its_decodes_hold():
+    # 1001 tokens of context on a 10-block host (5120 tokens): f = 0.19551 -> 15.3155 ms.
+    assert dynamo_decode_ms(1001, 5120) == pytest.approx(dynamo_decode_by_hand(1001 / 5120))
+    assert dynamo_decode_ms(1001, 5120) == pytest.approx(15.315509, abs=1e-6)
+    assert dynamo_decode_ms(10**9, 5120) == pytest.approx(
+        dynamo_decode_by_hand(1.0)
+    )  # at most full
+    assert dynamo_decode_ms(10**9, None) == pytest.approx(5.74)  # unlimited: never fuller
+
+
+def test_dynamo_timing_hand_computed_decode_steps_on_a_small_host():
+    """One 1000-token request, 4 output tokens, on a vLLM pool of 10 blocks: its first token at the
+    prefill time; its 3 decodes hold 1001, 1002 and 1003 tokens (Dynamo: itl 15.324090333 ms on average,
+    ends at 32.105859 + 3 x 15.324090333 ms)."""
+    steps = []
+    run = replay_python(
+        [[0, 1]],
+        Router("round-robin", 1),
+        10,
+        "vllm",
+        False,
+        DYNAMO,
+        [0],
+        [1000],
+        [4],
+        prompt_tokens=[1000],
+        block_size=512,
+        step_log=steps,
+    )
+    decodes = [dynamo_decode_by_hand(tokens / 5120) for tokens in (1001, 1002, 1003)]
+    assert run.first_token == pytest.approx([dynamo_prefill_by_hand(1000) / 1000])
+    assert run.finish == pytest.approx([(dynamo_prefill_by_hand(1000) + sum(decodes)) / 1000])
+    assert run.finish[0] == pytest.approx((32.105859 + 3 * 15.324090333) / 1000, abs=1e-9)
+    assert [(step.prefill_tokens, step.decodes) for step in steps] == [(1000, 0)] + [(0, 1)] * 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    tokens=st.integers(1, 30_000),
+    outputs=st.integers(1, 6),
+    spare_blocks=st.sampled_from([6, 20, 40, 10**6]),
+)
+def test_dynamo_timing_one_request_alone_is_its_chunks_then_its_decodes(
+    tokens, outputs, spare_blocks
+):
+    """Alone on a host, a request's chunks are min(8192, what is left) each timed alone, and its
+    decode k (1..outputs - 1) holds tokens + k tokens of the host's KV."""
+    blocks = -(-tokens // 512)
+    capacity = blocks + spare_blocks
+    run = replay_python(
+        [list(range(blocks))],
+        Router("round-robin", 1),
+        capacity,
+        "vllm",
+        False,
+        DYNAMO,
+        [0],
+        [tokens],
+        [outputs],
+        prompt_tokens=[tokens],
+        block_size=512,
+    )
+    chunks = [min(8192, tokens - done) for done in range(0, tokens, 8192)]
+    first = sum(dynamo_prefill_by_hand(chunk) for chunk in chunks)
+    decodes = sum(
+        max(1.0, dynamo_decode_by_hand((tokens + k) / (capacity * 512))) for k in range(1, outputs)
+    )
+    assert run.first_token[0] * 1000 == pytest.approx(first)
+    assert run.finish[0] * 1000 == pytest.approx(first + decodes)
+
+
+@pytest.mark.parametrize("eviction", ["vllm", "lru"])
+def test_dynamo_timing_hand_computed_mixed_step(eviction):
+    """r0 (1000 tokens, 50 output) at 0 and r1 (3000 tokens, 2 output) at 100 ms on a 20-block host
+    (10240 tokens). r0's first token at 32.106 ms, then decode steps; r1 joins the step that starts
+    after 100 ms, r0's 8th decode of it holding 1008 tokens: that step lasts prefill(3000) + decode at
+    1008 / 10240; r1's one decode shares a step with r0's, 1009 + 3001 tokens between them.
+    Dynamo: r1 admitted at 107.622329 ms, first token at 184.270249, ends at 207.213374."""
+    prompt_blocks = [[0, 1], [2, 3, 4, 5, 6, 7]]
+    kwargs = {"prompt_tokens": [1000, 3000], "block_size": 512} if eviction == "vllm" else {}
+    run = replay_python(
+        prompt_blocks,
+        Router("round-robin", 1),
+        20,
+        eviction,
+        False,
+        DYNAMO,
+        [0, 100],
+        [1000, 3000],
+        [50, 2],
+        **kwargs,
+    )
+    decode = [dynamo_decode_by_hand((1000 + k) / 10240) for k in range(1, 50)]
+    admitted = dynamo_prefill_by_hand(1000) + sum(decode[:7])
+    first = admitted + dynamo_prefill_by_hand(3000) + decode[7]
+    shared = dynamo_decode_by_hand((1009 + 3001) / 10240)
+    assert run.start[1] * 1000 == pytest.approx(admitted) == pytest.approx(107.622329, abs=1e-5)
+    assert run.first_token[1] * 1000 == pytest.approx(first) == pytest.approx(184.270249, abs=1e-5)
+    assert run.finish[1] * 1000 == pytest.approx(first + shared)
+    assert run.finish[1] * 1000 == pytest.approx(207.213374, abs=1e-5)
+
+
 # --- the command line ---------------------------------------------------------------------------
 
 
@@ -287,6 +433,22 @@ def test_a_bad_step_table_is_one_line_naming_the_file_and_field(
     )
     assert status == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and expected in err and "table.json" in err
+
+
+def test_the_dynamo_step_timing_is_named_and_excludes_a_step_table(tmp_path, capsys):
+    """THREE's r0 (1024 tokens) alone: 1024 tokens by Dynamo's polynomial."""
+    trace = write_trace(tmp_path, THREE[:1])
+    run = replay_json(capsys, trace, "--step-timing", "dynamo")
+    assert run["ttft_s"]["p50"] == pytest.approx(dynamo_prefill_by_hand(1024) / 1000)
+    status, out, _ = run_cli(capsys, "replay", str(trace), "--step-timing", "dynamo")
+    assert status == 0 and "dynamo step time" in out.splitlines()[0]
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"prefill": [[1, 1.0]], "decode": [[1, 1.0]]}))
+    status, out, err = run_cli(
+        capsys, "replay", str(trace), "--step-timing", "dynamo", "--step-table", str(table)
+    )
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "--step-table" in err and "--step-timing dynamo" in err
 
 
 def test_the_flags_are_named_after_vllms_and_streams_stays_by_name(tmp_path, capsys):

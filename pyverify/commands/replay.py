@@ -64,8 +64,11 @@ from pyverify.fleet.service import (
     DEFAULT_DECODE_GROWTH,
     DEFAULT_DECODE_TOKENS_PER_S,
     DEFAULT_PREFILL_TOKENS_PER_S,
+    DYNAMO_TIMING,
+    LINEAR_TIMING,
     SERVICE_MODELS,
     SOURCES,
+    STEP_TIMINGS,
     STEPS,
     STREAMS,
 )
@@ -302,6 +305,14 @@ def register(subparsers) -> None:
         f"(1 + {DEFAULT_DECODE_GROWTH:.4f} x (decodes - 1)) / --decode-tokens-per-s: "
         f"{SOURCES['decode_growth']})",
     )
+    parser.add_argument(
+        "--step-timing",
+        choices=STEP_TIMINGS,
+        default=LINEAR_TIMING,
+        help="with --service steps: how long a step lasts: linear (default; the rates, or --step-table) "
+        f"or dynamo ({SOURCES['step_timing'].split('dynamo: ')[1]}; a step's prefill by its chunks, its "
+        "decode by the KV its decodes hold over the host's capacity)",
+    )
     # KV bytes per token, for bytes moved and pool transfer time (default: the cost model's, see SOURCES)
     add_kv_size_options(parser)
     parser.add_argument(
@@ -413,7 +424,13 @@ def service_words(service) -> str:
     """The service model, named for the header (and that the step model runs in the Python event loop)."""
     if service.service == STREAMS:
         return "service streams (independent streams, no decode KV)"
-    timing = "--step-table" if service.step_table is not None else "linear step time"
+    timing = (
+        "dynamo step time"
+        if service.step_timing == DYNAMO_TIMING
+        else "--step-table"
+        if service.step_table is not None
+        else "linear step time"
+    )
     return (
         f"service steps ({service.max_num_batched_tokens} tokens/step, {timing}, decode KV cached; "
         "Python event loop)"
@@ -447,6 +464,7 @@ def service_of(args, instance):
         service=args.service,
         max_num_batched_tokens=args.max_num_batched_tokens,
         step_table=None if args.step_table is None else read_step_table(args.step_table),
+        step_timing=args.step_timing,
     )
     kv = kv_size(
         args.kv_model,
@@ -698,6 +716,10 @@ def timing_refusal(args) -> None:
     if args.compare and args.no_timing:
         raise UserError(
             "--compare runs every configuration both timed and with --no-timing; drop --no-timing"
+        )
+    if args.step_timing == DYNAMO_TIMING and args.step_table is not None:
+        raise UserError(
+            "--step-table and --step-timing dynamo each say how long a step lasts; give one"
         )
 
 

@@ -286,6 +286,7 @@ def replay_python(
             progress,
             (gpu_hits, host_hits, pool_hits),
             step_log,
+            capacity,
             lambda finish, sample_s, load_samples: ReplayRun(
                 router.name,
                 host_of,
@@ -448,6 +449,7 @@ def _run_steps(
     progress,
     hits,
     step_log,
+    capacity,
     make_run,
 ) -> ReplayRun:
     """The timed loop of the ``steps`` service model (:mod:`pyverify.fleet.service`): each host runs one
@@ -455,6 +457,10 @@ def _run_steps(
     n, fleet = len(chains), router.fleet
     gpu_hits, host_hits, pool_hits = hits
     budget_per_step, max_seqs = service.max_num_batched_tokens, service.max_running
+    block_tokens = caches[0].block_size if engine else service.block_tokens
+    capacity_tokens = (
+        None if capacity is None else capacity * block_tokens
+    )  # one host's KV (timing)
     finish = [0.0] * n
     to_prefill = [0] * n  # prefill tokens a running request has yet to compute
     to_decode = [0] * n  # decode steps it has yet to run after its first token
@@ -477,18 +483,21 @@ def _run_steps(
     def start_step(host: int, now: float) -> None:
         queue, batch = queues[host], batches[host]
         budget, prefill_tokens, decodes, loads = budget_per_step, 0, 0, 0.0
+        chunks, context = [], 0  # (tokens before, chunk) per prefill chunk; the decodes' KV tokens
         for index in running[host]:  # vLLM: the running requests first, in admission order
             if not budget:
                 break
             if to_prefill[index]:
                 chunk = min(to_prefill[index], budget)
                 batch.append((index, chunk))
+                chunks.append((tokens_in(index) - to_prefill[index], chunk))
                 budget -= chunk
                 prefill_tokens += chunk
             else:
                 batch.append((index, -1))
                 budget -= 1
                 decodes += 1
+                context += kv_tokens[index] + 1  # the token this decode computes included
         while queue and budget and len(running[host]) < max_seqs:
             if not admit(host, queue[0]):
                 break
@@ -503,6 +512,7 @@ def _run_steps(
             loads += service.fetch_seconds(pool_hits[index], host_hits[index])
             chunk = min(to_prefill[index], budget)
             batch.append((index, chunk))
+            chunks.append((tokens - to_prefill[index], chunk))
             budget -= chunk
             prefill_tokens += chunk
         stats[host].max_queue = max(stats[host].max_queue, len(queue))
@@ -511,7 +521,9 @@ def _run_steps(
             return
         prefill = prefill_tokens / service.prefill_tokens_per_s if prefill_tokens else 0.0
         stats[host].busy_prefill_s += prefill + loads
-        seconds = service.step_seconds(prefill_tokens, decodes) + loads
+        seconds = (
+            service.step_seconds(prefill_tokens, decodes, chunks, context, capacity_tokens) + loads
+        )
         if step_log is not None:
             step_log.append(
                 Step(host, now, now + seconds, prefill_tokens, decodes, tuple(running[host]))
@@ -610,6 +622,7 @@ def _run_steps(
     def vllm_start_step(host: int, now: float) -> None:
         pool, queue, batch, run = caches[host].pool, queues[host], batches[host], running[host]
         budget, prefill_tokens, decodes, preempted = budget_per_step, 0, 0, False
+        chunks, context = [], 0  # (tokens before, chunk) per prefill chunk; the decodes' KV tokens
         position = 0
         while position < len(run) and budget:  # the running requests, in admission order
             index = run[position]
@@ -627,8 +640,10 @@ def _run_steps(
                 budget -= chunk
                 if produced[index] and chunk == known[index] - computed[index] == 1:
                     decodes += 1
+                    context += known[index]
                 else:
                     prefill_tokens += chunk
+                    chunks.append((computed[index], chunk))
                 position += 1
                 continue
             break
@@ -665,6 +680,7 @@ def _run_steps(
             vllm_file(pool, index)
             run.append(index)
             batch.append((index, chunk))
+            chunks.append((computed[index], chunk))
             budget -= chunk
             prefill_tokens += chunk
         stats[host].max_queue = max(stats[host].max_queue, len(queue))
@@ -676,7 +692,7 @@ def _run_steps(
             return
         prefill = prefill_tokens / service.prefill_tokens_per_s if prefill_tokens else 0.0
         stats[host].busy_prefill_s += prefill
-        seconds = service.step_seconds(prefill_tokens, decodes)
+        seconds = service.step_seconds(prefill_tokens, decodes, chunks, context, capacity_tokens)
         if step_log is not None:
             step_log.append(Step(host, now, now + seconds, prefill_tokens, decodes, tuple(run)))
         heapq.heappush(events, (now + seconds, STEP_ENDS, host))

@@ -21,12 +21,31 @@ step that admits it); ``output_length - 1`` decode steps follow, and the request
 and unpinning its blocks, at the end of the last one. Requests are never preempted, but under
 ``--eviction vllm``, whose scheduler the event loop follows there (:mod:`pyverify.fleet.replay`).
 
-The default timing is linear, from the cost model's sourced rates: a step's prefill part is its prefill
+Step timing (``step_timing``, ``replay --step-timing``): ``linear`` (the default) or ``dynamo``.
+The linear timing is from the cost model's sourced rates: a step's prefill part is its prefill
 tokens / ``prefill_tokens_per_s`` (so one request alone keeps today's TTFT, tokens / rate), and its decode
 part, with ``d`` decodes in the step, is ``(1 + decode_growth * (d - 1)) / decode_tokens_per_s``: 18.58 ms
 for one decode and 38.75 ms for 25, the two ends of NVIDIA NIM's inter-token latencies (21.94 ms at 5
 against 21.83 measured). A :class:`StepTable` (``replay --step-table``) replaces both parts by the user's
 interpolation table, as Dynamo's and Vidur's profiles time a batch.
+
+The ``dynamo`` timing is the default performance model of NVIDIA Dynamo 1.6.1's mocker (its
+``Polynomial`` model: ai-dynamo/dynamo lib/mocker/src/common/perf_model.rs, compiled into
+ai-dynamo-runtime 1.6.1 from aisimulate-core 0.13.0's engine/common/perf_model.rs), so that a replay can
+be set beside Dynamo's request by request (``bench/vs_dynamo.py``). A step lasts, in milliseconds, its
+prefill part plus, when it carries decodes, its decode part:
+
+* prefill: with ``n`` prefill chunks in the step, chunk ``i`` starting after ``p_i`` tokens of its
+  request already computed or cached and computing ``c_i``, Dynamo times the batch by its means, each
+  rounded down: ``T = n x (floor(sum(p_i + c_i) / n) - floor(sum(p_i) / n))`` tokens, and
+  ``4.209989e-07 T^2 + 1.518344e-02 T + 16.50142`` ms (0 when ``T`` is 0);
+* decode: ``f`` = the decodes' context lengths summed (each request's prompt and the tokens it has
+  sampled, the one this step computes included) over the host's KV capacity in tokens, at most 1 (0 when
+  the capacity is unlimited), and ``max(1, -25.74 f^2 + 54.01 f + 5.74)`` ms.
+
+The shape cannot be a :class:`StepTable`: the decode part follows the KV the decodes hold, not their
+number, and the prefill part the rounding of the batch's means. bench/vs_dynamo.py checked it against
+the package on single requests, chunked prompts, batches with cached prefixes and mixed steps.
 
 Decode KV: after each decode step the request holds ``input_length + k`` tokens of KV (``k`` decode steps
 done); every block they fill past the prompt's full blocks (``input_length // block_tokens``) is a new
@@ -89,6 +108,11 @@ DEFAULT_DECODE_TOKENS_PER_S = 1000.0 / DEFAULT_DECODE_ITL_MS
 STEPS, STREAMS = "steps", "streams"
 SERVICE_MODELS = (STEPS, STREAMS)
 
+#: Step timings of the ``steps`` model: the linear one from the sourced rates (or --step-table), and
+#: Dynamo 1.6.1's mocker's default performance model.
+LINEAR_TIMING, DYNAMO_TIMING = "linear", "dynamo"
+STEP_TIMINGS = (LINEAR_TIMING, DYNAMO_TIMING)
+
 #: How much longer a decode step gets per further decode in it, as a fraction of one decode alone:
 #: NIM's inter-token latency at 25 running over that at 1, less 1, spread over the 24 further decodes.
 DEFAULT_DECODE_GROWTH = (DEFAULT_DECODE_ITL_MS_AT_25 / DEFAULT_DECODE_ITL_MS - 1) / 24
@@ -105,12 +129,36 @@ SOURCES = {
     "(vllm/engine/arg_utils.py; pyverify.cost.params)",
     "decode_growth": "the NIM benchmark's inter-token latency, 18.58 ms at concurrency 1 and 38.75 ms at 25: "
     "a step of d decodes takes (1 + growth x (d - 1)) / decode rate",
+    "step_timing": "linear: the rates above; dynamo: NVIDIA Dynamo 1.6.1 mocker's default performance model "
+    "(ai-dynamo/dynamo lib/mocker/src/common/perf_model.rs, PerfModel::Polynomial)",
     "kv_bytes_per_token": "LLaMA3-70B, 16-bit KV, 320 KiB per token (Mooncake paper; pyverify.cost.params)",
     "pool_bandwidth_gb_s": "Mooncake Transfer Engine README, 87 GB/s on 4 x 200 Gbps RoCE",
     "fetch_latency_ms": "ASSUMPTION: 1 ms per pool fetch, no published source",
     "host_bandwidth_gb_s": "PCIe Gen5 x16 one way, 64 GB/s (NVIDIA H100 product page: 128 GB/s both ways)",
     "host_fetch_latency_ms": "ASSUMPTION: 0 ms per host-DRAM load (only bytes / bandwidth), no published source",
 }
+
+
+def dynamo_prefill_ms(chunks) -> float:
+    """Dynamo 1.6.1's prefill time of one step's ``chunks``, ``(tokens already computed or cached,
+    tokens computed now)`` per chunk: the batch timed by its means, rounded down as Dynamo rounds them."""
+    chunks = [chunk for chunk in chunks if chunk[1] > 0]
+    if not chunks:
+        return 0.0
+    n = len(chunks)
+    prefix = sum(before for before, _ in chunks)
+    through = prefix + sum(computed for _, computed in chunks)
+    tokens = n * max(0, through // n - prefix // n)
+    if not tokens:
+        return 0.0
+    return 4.209989e-07 * tokens**2 + 1.518344e-02 * tokens + 1.650142e01
+
+
+def dynamo_decode_ms(context_tokens: int, capacity_tokens: int | None) -> float:
+    """Dynamo 1.6.1's decode time of one step whose decodes hold ``context_tokens`` tokens between them,
+    on a host of ``capacity_tokens`` tokens of KV (``None``: unlimited, never fuller)."""
+    full = min(context_tokens / capacity_tokens, 1.0) if capacity_tokens else 0.0
+    return max(-25.74 * full**2 + 54.01 * full + 5.74, 1.0)
 
 
 @dataclass(frozen=True)
@@ -222,12 +270,19 @@ class ServiceModel:
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
     decode_growth: float = DEFAULT_DECODE_GROWTH
     step_table: StepTable | None = None
+    step_timing: str = LINEAR_TIMING
 
     def __post_init__(self) -> None:
         if self.service not in SERVICE_MODELS:
             raise ValueError(
                 f"unknown service model {self.service!r}; expected one of {SERVICE_MODELS}"
             )
+        if self.step_timing not in STEP_TIMINGS:
+            raise ValueError(
+                f"unknown step timing {self.step_timing!r}; expected one of {STEP_TIMINGS}"
+            )
+        if self.step_timing == DYNAMO_TIMING and self.step_table is not None:
+            raise ValueError("a step table and the dynamo step timing exclude each other")
 
     @property
     def block_bytes(self) -> float:
@@ -268,9 +323,23 @@ class ServiceModel:
         """Decode after the first token: ``output_tokens - 1`` steps (prefill gives the first), alone."""
         return max(output_tokens - 1, 0) / self.decode_tokens_per_s
 
-    def step_seconds(self, prefill_tokens: int, decodes: int) -> float:
+    def step_seconds(
+        self,
+        prefill_tokens: int,
+        decodes: int,
+        chunks=(),
+        decode_context_tokens: int = 0,
+        capacity_tokens: int | None = None,
+    ) -> float:
         """One step of the ``steps`` model carrying ``prefill_tokens`` prefill tokens and ``decodes``
-        decodes (loads not included)."""
+        decodes (loads not included). The ``dynamo`` timing also reads the step's prefill ``chunks``
+        (``(tokens before, tokens computed)`` each), the context tokens its decodes hold, and the host's
+        KV capacity in tokens (``None``: unlimited)."""
+        if self.step_timing == DYNAMO_TIMING:
+            milliseconds = dynamo_prefill_ms(chunks)
+            if decodes:
+                milliseconds += dynamo_decode_ms(decode_context_tokens, capacity_tokens)
+            return milliseconds / 1000.0
         if self.step_table is not None:
             table = self.step_table
             return table.prefill_seconds(prefill_tokens) + table.decode_seconds(decodes)
