@@ -104,14 +104,17 @@ def test_dynamo_cost_equals_the_hand_computed_cost():
 def test_dynamo_counts_a_block_shared_by_active_requests_once():
     caches = [Cached(), Cached()]
     router = Router("dynamo", 2, FOUR)
-    assert router.pick(0, (1, 2), caches, [0, 0], [0, 0], 0.0, 8) == 0
+    first = router.pick(0, (1, 2), caches, [0, 0], [0, 0], 0.0, 8)  # a tie: drawn
     router.prefill_done(0, 0.0)
-    # Host 0: no prefill pending, 8 / 4 = 2 + |{1,2}| = 2 -> 4; host 1: 2 + 2 = 4: a tie, the lowest id.
+    # On request 0's host: no prefill pending, 8 / 4 = 2, + |{1,2}| = 2 -> 4; the other: 2 + 2 = 4.
     assert router.dynamo_costs((1, 2), caches, 0.0, 8)[0] == [4.0, 4.0]
-    assert router.pick(1, (1, 2), caches, [1, 0], [1, 0], 0.0, 8) == 0
+    second = router.pick(1, (1, 2), caches, [1, 0], [1, 0], 0.0, 8)
     router.finished(0)
-    # request 1 still holds (1, 2) and its 8 prefill tokens: (8 + 4) / 4 + |{1, 2, 3}|
-    assert router.dynamo_costs((3,), caches, 0.0, 4)[0] == [3.0 + 3, 2.0]
+    # request 1 still holds (1, 2) and its 8 prefill tokens on its host: (8 + 4) / 4 + |{1, 2, 3}|
+    expected = [2.0, 2.0]
+    expected[second] = 3.0 + 3
+    assert router.dynamo_costs((3,), caches, 0.0, 4)[0] == expected
+    assert first in (0, 1)
 
 
 def test_dynamo_without_input_tokens_counts_a_full_block_per_chain_entry():
@@ -121,10 +124,33 @@ def test_dynamo_without_input_tokens_counts_a_full_block_per_chain_entry():
     assert costs == [(12 / 4 - 1) + 3]
 
 
-def test_dynamo_ties_go_to_the_lowest_host_id():
+def test_dynamo_draws_among_equal_costs_from_its_seed():
     caches = [Cached(), Cached(1), Cached(1)]
-    router = Router("dynamo", 3, FOUR)
-    assert router.pick(0, (1, 2), caches, [0] * 3, [0] * 3, 0.0, 8) == 1
+    picks = {
+        Router("dynamo", 3, RouterOptions(block_tokens=4, seed=seed)).pick(
+            0, (1, 2), caches, [0] * 3, [0] * 3, 0.0, 8
+        )
+        for seed in range(40)
+    }
+    assert picks == {1, 2}  # hosts 1 and 2 tie (one cached block each); host 0 costs more
+    again = [
+        Router("dynamo", 3, RouterOptions(block_tokens=4, seed=7)).pick(
+            0, (1, 2), caches, [0] * 3, [0] * 3, 0.0, 8
+        )
+        for _ in range(5)
+    ]
+    assert len(set(again)) == 1  # the same seed, the same draw
+
+
+def test_dynamo_spreads_requests_with_no_cached_prefix_over_idle_hosts():
+    caches = [Cached() for _ in range(4)]
+    router = Router("dynamo", 4, FOUR)
+    picks = []
+    for index in range(200):
+        picks.append(router.pick(index, (1000 + index,), caches, [0] * 4, [0] * 4, 0.0, 4))
+        router.prefill_done(index, 0.0)
+        router.finished(index)
+    assert min(picks.count(host) for host in range(4)) > 25  # the lowest id took all 200
 
 
 @settings(max_examples=60, deadline=None)

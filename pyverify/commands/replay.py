@@ -165,8 +165,8 @@ def register(subparsers) -> None:
         default=["round-robin"],
         metavar="ROUTER[,ROUTER...]",
         help=f"router, or several to compare: {', '.join(ROUTERS)} (default: round-robin). "
-        "dynamo: Dynamo 1.6.1's KV router cost with its defaults, equal costs to the lowest host id "
-        "(Dynamo draws among them at random); sglang: the SGLang router's cache_aware policy as "
+        "dynamo: Dynamo 1.6.1's KV router cost with its defaults, equal costs drawn at random from "
+        "--seed (as Dynamo draws them); sglang: the SGLang router's cache_aware policy as "
         "sglang-router 0.3.2 runs it, with its defaults, its tree over block ids, ties to the lowest "
         "host id; see pyverify.fleet.routers",
     )

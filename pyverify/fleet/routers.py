@@ -46,8 +46,10 @@ when it ends). Rules, ties included (every rule ends with the lowest host id):
     ``P_w``: the prefill tokens still to compute on ``w`` (each request routed there adds
     ``isl - overlap * B`` of its own when positive, dropped at its first token); ``A_w``: the
     distinct blocks of requests routed to ``w`` and not yet finished (added at routing, removed
-    at the end). Temperature 0 takes the lowest cost; Dynamo breaks equal costs at random, here
-    the lowest host id (so compare runs by distribution, as bench/vs_dynamo.py does). With a
+    at the end). Temperature 0 takes the lowest cost; equal costs are broken at random, as Dynamo
+    breaks them, by this router's own stream (``--seed``: the same seed gives the same run), so
+    runs compare by distribution (bench/vs_dynamo.py). Ties are common when hosts are idle: the
+    lowest host id would send every request with no cached prefix to host 0. With a
     host-DRAM tier, ``overlap_w`` is the prefix GPU and DRAM hold together, at full credit
     (Dynamo credits host-pinned blocks at host_cache_hit_weight 0.75: not modelled).
     bench/vs_dynamo.py replays Dynamo's own runs into these books: the cost of each worker Dynamo
@@ -300,7 +302,9 @@ class Router:
 
     def _pick_dynamo(self, index, chain, caches, now, input_tokens) -> int:
         costs, overlaps, isl, hashed = self.dynamo_costs(chain, caches, now, input_tokens)
-        host = min(range(self.fleet), key=lambda host: (costs[host], host))
+        lowest = min(costs)
+        ties = [host for host in range(self.fleet) if costs[host] == lowest]
+        host = ties[0] if len(ties) == 1 else self._rng.choice(ties)
         self.record_dynamo_pick(index, host, hashed, overlaps[host], isl)
         return host
 
