@@ -412,6 +412,40 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
     ),
     TheoremSpec(
+        name="prefix_misses_ge_distinct_blocks",
+        hypotheses=(
+            "one cache, starting empty, with longest-prefix hits (rules as in `prefix_run_is_flat_run`): a demand "
+            "cache, a block enters only with the miss that fetches it; any policy, drops and bypass free",
+            "any capacity `cap` (every finite run fits some `cap`, so this covers the uncapacitated cache too)",
+            "the run's requests read exactly the given chains, prefix-closed or not",
+        ),
+        plain=(
+            "On every list of block chains (prefix-closed or not), no valid run of a demand cache with longest-prefix "
+            "hits that starts empty, of any capacity and any policy, whose requests read exactly the chains, misses "
+            "fewer blocks than there are distinct block ids. With `pooled_block_misses_eq_distinct`: on prefix-closed "
+            "chains the fewest misses of an uncapacitated pooled cache are exactly the distinct block ids."
+        ),
+        applies="prefix_misses_ge_distinct_blocks_applies",
+    ),
+    TheoremSpec(
+        name="fleet_misses_ge_distinct_host_blocks",
+        hypotheses=(
+            "a fleet of `fleet` hosts numbered 0 to fleet - 1, and every request's host is one of them",
+            "one separate demand cache per host with longest-prefix hits, each starting empty and reading exactly "
+            "the chains routed to it, in request order (rules as in `prefix_run_is_flat_run`; any policy)",
+            "any capacity `cap` per cache (every finite run fits some `cap`, so this covers uncapacitated caches)",
+            "any chains: prefix closure is not needed",
+        ),
+        plain=(
+            "On a fleet of hosts 0 to fleet - 1, every request routed to one of them, no valid run of separate demand "
+            "caches with longest-prefix hits, one per host, of any capacity and any policy, each starting empty and "
+            "reading exactly the chains routed to it, misses fewer blocks in total than there are distinct (host, "
+            "block id) pairs. With `per_host_block_misses_eq_distinct_pairs`: on prefix-closed chains the fewest "
+            "misses of uncapacitated per-host caches are exactly the distinct (host, block id) pairs."
+        ),
+        applies="fleet_misses_ge_distinct_host_blocks_applies",
+    ),
+    TheoremSpec(
         name="per_host_blocks_eq_pooled",
         hypotheses=(
             "one separate cache per host, read and filled only by its own host, against one pooled cache",
