@@ -21,6 +21,7 @@ import PrefixPool.LruPerHost
 import PrefixPool.PooledMemory
 import PrefixPool.BeladyForced
 import PrefixPool.DemandBlocks
+import PrefixPool.LruCurve
 import PrefixPool.Examples
 import PrefixPool.Counterexamples
 import PrefixPool.Generated
@@ -68,6 +69,8 @@ first results with a memory limit.
   (PrefixPool/DemandBlocks.lean): on block chains no demand cache, pooled or
   one per host, of any capacity, misses fewer blocks than the keep-everything
   counts (distinct blocks; distinct (host, block) pairs)
+* `per_host_lru_eq_far` (PrefixPool/LruCurve.lean): per-host flat LRU misses are the distinct
+  (host, block) pairs plus each host's references at stack distance `cap` or more
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

@@ -14,6 +14,7 @@ import PrefixPool.LruPerHost
 import PrefixPool.PooledMemory
 import PrefixPool.BeladyForced
 import PrefixPool.DemandBlocks
+import PrefixPool.LruCurve
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -582,5 +583,14 @@ theorem fleet_misses_ge_distinct_host_blocks_applies :
     Natural.le (distinct_host_blocks routed_tree)
       (fleet_misses two (fun host => min_prefix_run two List.nil (chains_of host routed_tree))) :=
   fleet_misses_ge_distinct_host_blocks two two routed_tree
-    (fun host => min_prefix_run two List.nil (chains_of host routed_tree))
-    routed_tree_routed_below routed_tree_fleet_valid
+    (fun host => min_prefix_run two List.nil (chains_of host routed_tree)) routed_tree_routed_below
+    routed_tree_fleet_valid
+
+/-! ## The per-host LRU curve: `LruCurve.lean` -/
+
+/-- `per_host_lru_eq_far` applied to `routed_tree` on hosts 0 and 1, 1 block per host. -/
+theorem per_host_lru_eq_far_applies :
+    Eq (per_host_lru one two routed_tree)
+      (Natural.plus (distinct_host_blocks routed_tree)
+        (sum_below two (fun host => far_references one (List.flatten (chains_of host routed_tree))))) :=
+  per_host_lru_eq_far one two routed_tree routed_tree_routed_below

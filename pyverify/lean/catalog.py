@@ -334,8 +334,29 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         plain=(
             "On every sequence of block requests, an LRU cache of `cap` blocks that starts empty misses exactly as "
             "many times as there are distinct blocks plus the requests that repeat a block after at least `cap` "
-            "distinct blocks were requested since its previous request (stack distance `cap` or more)."
+            "distinct blocks were requested since its previous request (stack distance `cap` or more): "
+            "`misses(C) = cold + #{d >= C}` at every capacity, the count `pyverify/sim/mrc.py` "
+            "(`MissRatioCurve.misses`, pooled) evaluates from one histogram of stack distances."
         ),
+    ),
+    TheoremSpec(
+        name="per_host_lru_eq_far",
+        hypotheses=(
+            "a fleet of `fleet` hosts numbered 0 to fleet - 1, and every request's host is one of them",
+            "requests are (host, chain) pairs; each host's blocks are its chains flattened, in request order",
+            "one flat LRU cache of `cap` blocks per host, starting empty; a request misses when its block is not "
+            "held by its own host's cache",
+        ),
+        plain=(
+            "On a fleet of hosts 0 to fleet - 1, every request routed to one of them, flat LRU caches of `cap` "
+            "blocks, one per host, each starting empty and fed its host's flattened chains, miss in total exactly "
+            "as many times as there are distinct (host, block id) pairs plus, summed over the hosts, the requests "
+            "that repeat a block after at least `cap` distinct blocks were requested on that host since its "
+            "previous request: the per-host curve of `pyverify/sim/mrc.py` (`lru_curve(chains, routing, "
+            "fleet).misses`, cold pairs plus distances measured within each host). With "
+            "`per_host_prefix_lru_eq_flat` it is the count of per-host longest-prefix LRU on prefix-closed chains."
+        ),
+        applies="per_host_lru_eq_far_applies",
     ),
     TheoremSpec(
         name="prefix_lru_eq_flat",

@@ -116,6 +116,7 @@ SCOPES: dict[str, Scope] = {
     "lru_misses_eq_far": Scope(FLAT, CAPACITY, LRU, FLAT_IDS, LRU_BEHAVIOUR),
     "prefix_lru_eq_flat": Scope(POOLED, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
     "per_host_prefix_lru_eq_flat": Scope(PER_HOST, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
+    "per_host_lru_eq_far": Scope(PER_HOST, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
     "pooled_min_le_per_host_min": Scope(COMPARED, CAPACITY, MIN, CHAINS, COMPARISON),
     "forced_min_misses_le": Scope(FLAT, CAPACITY, FORCED, FLAT_IDS, LOWER_BOUND),
     "forced_min_run_valid": Scope(FLAT, CAPACITY, FORCED_MIN, FLAT_IDS, ACHIEVABLE),
