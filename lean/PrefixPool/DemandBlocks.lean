@@ -15,9 +15,9 @@ none"), and with no prefix closure:
 * `prefix_misses_ge_distinct_blocks`: every valid prefix run (`Flat.lean`)
   whose requests read `chains` misses at least `distinct_blocks chains`. A
   prefix run, flattened, is a flat run missing no more (`prefix_run_is_flat_run`);
-  a flat run is a demand run (`flat_valid_demand`: what it holds was requested
-  before); and no demand run misses fewer times than there are distinct blocks
-  (`demand_misses_ge_distinct`).
+  and a flat run holds only blocks requested before, so it misses at least
+  what the keep-everything cache misses, once per distinct block
+  (`flat_misses_ge_cache_misses`; the argument of `demand_misses_ge_distinct`).
 * `fleet_misses_ge_distinct_host_blocks`: on hosts `0, ..., fleet - 1`, every
   valid fleet run (`PerHostMin.lean`: each host's run reads exactly its own
   chains) misses at least `distinct_host_blocks requests`: the first theorem
@@ -35,17 +35,22 @@ theorem subset_cons_cons (x : Natural) {a b : List Natural} (h : subset a b) :
     subset (List.cons x a) (List.cons x b) :=
   fun y hy => Bool.or_mono_right (Natural.eqb y x) (h y) hy
 
-/-- A flat run holds only blocks requested earlier (or allowed at the start):
-it is a demand run. -/
-theorem flat_valid_demand (cap : Natural) (run : List (Prod Natural (List Natural))) :
-    ∀ allowed earlier : List Natural, subset allowed earlier →
-      flat_valid_after cap allowed run → demand_valid_after earlier run :=
+/-- A flat run holds only blocks requested earlier (or allowed at the start),
+so it misses at least as often as the keep-everything cache that starts from
+what was allowed. (Stated for flat runs directly, so the theorems below rest on
+`flat_valid` alone, the definition their statements use.) -/
+theorem flat_misses_ge_cache_misses (cap : Natural) (run : List (Prod Natural (List Natural))) :
+    ∀ allowed earlier : List Natural, subset allowed earlier → flat_valid_after cap allowed run →
+      Natural.le (cache_misses Natural.eqb earlier (List.map Prod.fst run)) (demand_misses run) :=
   List.rec
     (motive := fun run => ∀ allowed earlier : List Natural, subset allowed earlier →
-      flat_valid_after cap allowed run → demand_valid_after earlier run)
-    (fun _ _ _ _ => True.intro)
+      flat_valid_after cap allowed run →
+        Natural.le (cache_misses Natural.eqb earlier (List.map Prod.fst run)) (demand_misses run))
+    (fun _ _ _ _ => Natural.le_refl Natural.zero)
     (fun step _ ih _allowed earlier hsub h =>
-      And.intro (subset_trans h.left hsub)
+      Natural.plus_le_plus
+        (absent_le Natural.eqb (Prod.fst step) earlier (Prod.snd step)
+          (subset_trans h.left hsub (Prod.fst step)))
         (ih (List.cons (Prod.fst step) (Prod.snd step)) (List.cons (Prod.fst step) earlier)
           (subset_cons_cons (Prod.fst step) (subset_trans h.left hsub)) h.right.right))
     run
@@ -77,10 +82,12 @@ theorem prefix_misses_ge_distinct_blocks (cap : Natural) (chains : List (List Na
     (hv : prefix_valid cap run) (hr : Eq (List.map (List.map Prod.fst) run) chains) :
     Natural.le (distinct_blocks chains) (prefix_misses run) :=
   Natural.le_trans
-    (Natural.le_of_eq_of_le (congrArg distinct_count (blocks_of_flatten run chains hr)) rfl
-      (demand_misses_ge_distinct (List.flatten run)
-        (flat_valid_demand cap (List.flatten run) List.nil List.nil (subset_refl List.nil)
-          (prefix_run_is_flat_run cap run hv).left)))
+    (Natural.le_of_eq_of_le
+      (Eq.trans (cache_misses_nil_eq_count Natural.eqb_lawful (List.map Prod.fst (List.flatten run)))
+        (congrArg distinct_count (blocks_of_flatten run chains hr)))
+      rfl
+      (flat_misses_ge_cache_misses cap (List.flatten run) List.nil List.nil (subset_refl List.nil)
+        (prefix_run_is_flat_run cap run hv).left))
     (prefix_run_is_flat_run cap run hv).right
 
 /-- On hosts `0, ..., fleet - 1`, every request routed to one of them, no
