@@ -20,6 +20,8 @@ import PrefixPool.LruPrefix
 import PrefixPool.LruPerHost
 import PrefixPool.PooledMemory
 import PrefixPool.BeladyForced
+import PrefixPool.DemandBlocks
+import PrefixPool.LruCurve
 import PrefixPool.Examples
 import PrefixPool.Counterexamples
 import PrefixPool.Generated
@@ -63,6 +65,12 @@ first results with a memory limit.
   `fleet × cap` blocks misses, under MIN, no more than `fleet` per-host caches of `cap`
 * `forced_min_misses_le`, `forced_min_run_valid` (PrefixPool/BeladyForced.lean): Belady's
   theorem with forced admission (every fetched block is admitted)
+* `prefix_misses_ge_distinct_blocks`, `fleet_misses_ge_distinct_host_blocks`
+  (PrefixPool/DemandBlocks.lean): on block chains no demand cache, pooled or
+  one per host, of any capacity, misses fewer blocks than the keep-everything
+  counts (distinct blocks; distinct (host, block) pairs)
+* `per_host_lru_eq_far` (PrefixPool/LruCurve.lean): per-host flat LRU misses are the distinct
+  (host, block) pairs plus each host's references at stack distance `cap` or more
 
 `PrefixPool/Examples.lean` gives every hypothesis a positive example;
 `PrefixPool/Generated.lean` pins the definitions to their Python mirrors.

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from pyverify.lean.bridge import (
+    LOWER_BOUND_THEOREMS,
+    NO_LOWER_BOUND,
     BridgeReport,
     choose_theorems,
     hypotheses_for,
@@ -294,7 +296,10 @@ def test_block_chains_link_to_the_block_theorems(tmp_path, lean_result):
     assert pooled.link.covered and pooled.link.predicted == 4 and pooled.link.agrees
     # Per host, longer prefix-closed chains are covered by the per-host block theorem:
     # (0, 1), (0, 2), (1, 1), (1, 3), (1, 2), (1, 4) are the 6 pairs, recounted from the file.
-    assert [t.name for t in per_host.theorems] == ["per_host_block_misses_eq_distinct_pairs"]
+    assert [t.name for t in per_host.theorems] == [
+        "per_host_block_misses_eq_distinct_pairs",
+        "fleet_misses_ge_distinct_host_blocks",
+    ]
     assert per_host.link.covered and per_host.link.predicted == 6 and per_host.link.agrees
     assert per_host.link.predicted_by == "distinct (host, block) pairs"
     assert per_host.certificate_data["objective"] == 6
@@ -309,6 +314,65 @@ def test_block_chains_link_to_the_block_theorems(tmp_path, lean_result):
     entry = link_certificate(proofs / "per-host.json", instance_path, registry)
     assert entry.theorems[0].name == "per_host_misses_eq_distinct_pairs"
     assert not entry.link.covered and "openings" in entry.link.why_not
+
+
+#: Per cache model (pooled or per host, openings or longer chains): the theorem giving the count and the
+#: theorem proving that no demand cache misses fewer, the two halves of an uncapacitated certificate's claim.
+COVERING = {
+    ("pooled", "openings"): ("pooled_misses_eq_distinct", "demand_misses_ge_distinct"),
+    ("per-host", "openings"): (
+        "per_host_misses_eq_distinct_pairs",
+        "fleet_misses_ge_distinct_host_blocks",
+    ),
+    ("pooled", "chains"): ("pooled_block_misses_eq_distinct", "prefix_misses_ge_distinct_blocks"),
+    ("per-host", "chains"): (
+        "per_host_block_misses_eq_distinct_pairs",
+        "fleet_misses_ge_distinct_host_blocks",
+    ),
+}
+SHAPES = {
+    "openings": [([1], 0), ([2], 1), ([1], 1), ([3], 0), ([2], 1)],
+    "chains": [([1, 2], 0), ([1, 3], 1), ([1, 2, 4], 1)],
+}
+
+
+@pytest.mark.parametrize("model, shape", sorted(COVERING))
+def test_covered_certificates_cite_both_halves(tmp_path, model, shape):
+    """An uncapacitated certificate is covered only with a count theorem (the cache that keeps every
+    block) and a registered lower bound for its model (no demand cache misses fewer); without the
+    lower bound in the registry it is not covered."""
+    instance_path = tmp_path / "instance.json"
+    requests = [{"blocks": blocks, "host": host} for blocks, host in SHAPES[shape]]
+    instance_path.write_text(
+        json.dumps(
+            {"format": "pyverify.instance/1", "name": shape, "hosts": 2, "requests": requests}
+        )
+    )
+    done = certify(
+        load_instance(instance_path),
+        model,
+        None,
+        30.0,
+        [],
+        use_z3=True,
+        instance_path=str(instance_path),
+    )
+    path = tmp_path / "certificate.json"
+    write_certificate(done.certificate, path, instance_path)
+    registry = load_registry(REGISTRY)
+    count, lower = COVERING[(model, shape)]
+    entry = link_certificate(path, instance_path, registry)
+    assert entry.link.covered and entry.link.agrees
+    assert entry.link.predicting_theorem == count
+    assert entry.link.lower_bound_theorem == lower
+    assert lower in [t.name for t in entry.theorems]
+    assert entry.link_json()["no_demand_run_misses_fewer_by_theorem"] == lower
+    # An opening is a chain of one block: every candidate bound for the model goes.
+    without = {name: t for name, t in registry.items() if name not in LOWER_BOUND_THEOREMS[model]}
+    entry = link_certificate(path, instance_path, without)
+    assert not entry.link.covered
+    assert entry.link.why_not == NO_LOWER_BOUND
+    assert entry.link.lower_bound_theorem is None
 
 
 def test_per_host_block_theorem_needs_prefix_closure(tmp_path):

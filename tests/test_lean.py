@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pyverify.errors import UserError
-from pyverify.lean import catalog, runner, runtime
+from pyverify.lean import catalog, registry, runner, runtime
 
 REPO = Path(__file__).resolve().parents[1]
 LEAN = REPO / "lean"
@@ -225,6 +225,9 @@ MAIN_THEOREMS = {
     "per_host_min_lt_pooled_min": "Counterexamples",
     "per_host_lru_lt_pooled_lru": "Counterexamples",
     "fifo_anomaly": "Counterexamples",
+    "prefix_misses_ge_distinct_blocks": "DemandBlocks",
+    "fleet_misses_ge_distinct_host_blocks": "DemandBlocks",
+    "per_host_lru_eq_far": "LruCurve",
 }
 
 
@@ -318,6 +321,16 @@ def test_per_host_block_count_made_hollow_fails(
         ),
         encoding="utf-8",
     )
+    result = _check(copy)
+    assert not result.ok
+    assert re.match(
+        r"module PrefixPool\.(Generated|Examples|DemandBlocks) "
+        r"\(lean/PrefixPool/(Generated|Examples|DemandBlocks)\.lean\), line \d+: error",
+        result.failures[0],
+    ), result.failures[0]
+    # DemandBlocks' per-host lower bound is false for the hollow count (crossed chains), and LruCurve
+    # rests on it: without them, the examples refuse the mutation
+    _drop_demand_blocks(copy, monkeypatch)
     result = _check(copy)
     assert not result.ok
     assert re.match(
@@ -479,6 +492,41 @@ def _drop_pooled_memory(copy: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+#: DemandBlocks.lean and the module built on it: their modules, theorems and Examples sections.
+DEMAND_BLOCKS = {
+    "DemandBlocks": (
+        ("prefix_misses_ge_distinct_blocks", "fleet_misses_ge_distinct_host_blocks"),
+        "/-! ## No demand cache beats keeping every block",
+    ),
+    "LruCurve": (("per_host_lru_eq_far",), "/-! ## The per-host LRU curve"),
+}
+
+
+def _drop_demand_blocks(copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remove DemandBlocks.lean and LruCurve.lean (which uses it) from a copy: modules, imports,
+    examples, catalog and registry entries. Their per-host sums rest on the per-host definitions
+    some mutations change, so the kernel refuses them first; without them the test sees what the
+    rest of the check says."""
+    dropped = {name for theorems, _ in DEMAND_BLOCKS.values() for name in theorems}
+    for module, (_, section) in DEMAND_BLOCKS.items():
+        (copy / "PrefixPool" / f"{module}.lean").unlink()
+        for name in ("PrefixPool.lean", "PrefixPool/Examples.lean"):
+            path = copy / name
+            text = path.read_text(encoding="utf-8").replace(f"import PrefixPool.{module}\n", "")
+            if name.endswith("Examples.lean"):
+                start = text.index(section)
+                end = text.find("/-! ## ", start + 1)  # the next section stays
+                text = text[:start] + (text[end:] if end >= 0 else "")
+            path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(
+        catalog, "THEOREMS", tuple(t for t in catalog.THEOREMS if t.name not in dropped)
+    )
+    path = copy / registry.REGISTRY_FILE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["theorems"] = [t for t in data["theorems"] if t["name"] not in dropped]
+    path.write_text(registry.render_registry(data), encoding="utf-8")
+
+
 def test_fleet_run_skipping_a_host_fails(copy: Path) -> None:
     """`fleet_valid` constraining every host but host 0 (host 0's run could be
     empty, skipping its requests): the lower bound becomes false, and its
@@ -559,6 +607,7 @@ def test_fleet_sum_over_one_host_fails(copy: Path, monkeypatch: pytest.MonkeyPat
         r"\(lean/PrefixPool/(Generated|Examples|PooledMemory)\.lean\), line \d+: error",
         result.failures[0],
     ), result.failures[0]
+    _drop_demand_blocks(copy, monkeypatch)  # they import PooledMemory; the fleet bound is false too
     _drop_pooled_memory(copy)
     # Keep only the positive examples of the hypotheses from the per-host MIN section: the registry still refuses.
     text = examples.read_text(encoding="utf-8")

@@ -69,6 +69,56 @@ def test_generation_is_deterministic_and_covers_every_mirror() -> None:
     assert len(re.findall(r"^example : .* := rfl$", text, re.M)) >= 30
 
 
+@pytest.mark.parametrize(
+    "lean_name, smallest_capacity",
+    [
+        ("lru_misses", 0),
+        ("far_references", 0),
+        ("min_misses", 0),
+        ("forced_min_misses", 1),
+        ("fifo_misses", 1),
+    ],
+)
+def test_flat_counts_are_pinned_on_every_small_input(
+    lean_name: str, smallest_capacity: int
+) -> None:
+    """Exhaustive, not a sample: every list over blocks 0..2 of length at most 3 (40 lists), at every
+    capacity up to 2, has its kernel-checked example, with the value the Python twin computes."""
+    script = load_script()
+    from pyverify.lean import generated
+
+    text = script.render()
+    lists = generated.every_flat_list()
+    assert len(lists) == 1 + 3 + 9 + 27 and len({tuple(xs) for xs in lists}) == len(lists)
+    assert max(len(xs) for xs in lists) == 3 and {b for xs in lists for b in xs} == {0, 1, 2}
+    values = {lhs: value for _, lhs, value in generated.exhaustive_examples()}
+    for requests in lists:
+        assert f"example : Eq (distinct_count {generated.nats(requests)}) " in text
+        for capacity in range(smallest_capacity, 3):
+            lhs = f"{lean_name} {generated.nat(capacity)} {generated.nats(requests)}"
+            line = f"example : Eq ({lhs}) {generated.nat(values[lhs])} := rfl"
+            assert line in text, line
+
+
+def test_a_mirror_drifting_on_one_small_input_changes_the_generated_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A FIFO twin wrong on one input of three requests only, [2, 1, 0] with one block: the
+    generated module changes (so the up-to-date check refuses it), whichever inputs a sample drew."""
+    from pyverify.lean import mirror
+
+    script = load_script()
+    original = mirror.fifo_misses
+    monkeypatch.setattr(
+        mirror,
+        "fifo_misses",
+        lambda requests, capacity: (
+            original(requests, capacity) + (list(requests) == [2, 1, 0] and capacity == 1)
+        ),
+    )
+    assert script.render() != GENERATED.read_text(encoding="utf-8")
+
+
 def test_a_python_mirror_that_drifts_changes_the_generated_module(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -721,6 +721,23 @@ def test_per_host_lru_mirrors(chains, capacity, fleet, data):
     )  # a host with no requests adds nothing
 
 
+@given(block_chains, st.integers(1, 4), st.integers(1, 3), st.data())
+def test_per_host_lru_eq_far(chains, capacity, fleet, data):
+    """The statement of per_host_lru_eq_far (lean/PrefixPool/LruCurve.lean) on the mirrors, on any
+    chains routed to hosts below the fleet, and the per-host `pyverify mrc` curve computing its two
+    terms: the cold references are the distinct (host, block) pairs, the rest the references at
+    distance >= C within each host's own sequence."""
+    routing = data.draw(
+        st.lists(st.integers(0, fleet - 1), min_size=len(chains), max_size=len(chains))
+    )
+    host_blocks = [[b for c in chains_of(h, chains, routing) for b in c] for h in range(fleet)]
+    far = sum(mirror.far_references(blocks, capacity) for blocks in host_blocks)
+    cold = distinct_host_blocks(chains, routing)
+    assert mirror.per_host_lru(chains, routing, capacity, fleet) == cold + far
+    curve = lru_curve(chains, routing, fleet)
+    assert curve.cold == cold and curve.misses(capacity) == cold + far
+
+
 def test_per_host_lru_examples():
     """The numbers lean/PrefixPool/Examples.lean computes on `routed_tree`."""
     tree, routing = [[1, 2], [1, 3], [1, 2, 4]], [0, 1, 0]

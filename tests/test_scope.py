@@ -52,14 +52,22 @@ ABOUT = {
         "pooled_misses_eq_distinct",
         "demand_misses_ge_distinct",
         "pooled_block_misses_eq_distinct",
+        "prefix_misses_ge_distinct_blocks",
     },
-    ("pooled", None, "chains"): {"pooled_block_misses_eq_distinct"},
+    ("pooled", None, "chains"): {
+        "pooled_block_misses_eq_distinct",
+        "prefix_misses_ge_distinct_blocks",
+    },
     ("per-host", None, "openings"): {
         "per_host_misses_eq_distinct_pairs",
         "per_host_misses_eq_sum",
         "per_host_block_misses_eq_distinct_pairs",
+        "fleet_misses_ge_distinct_host_blocks",
     },
-    ("per-host", None, "chains"): {"per_host_block_misses_eq_distinct_pairs"},
+    ("per-host", None, "chains"): {
+        "per_host_block_misses_eq_distinct_pairs",
+        "fleet_misses_ge_distinct_host_blocks",
+    },
     ("pooled", 2, "openings"): {
         "demand_misses_ge_distinct",
         "prefix_run_is_flat_run",
@@ -67,14 +75,24 @@ ABOUT = {
         "min_misses_le",
         "min_run_is_prefix_run",
         "prefix_misses_ge_min",
+        "prefix_misses_ge_distinct_blocks",
     },
     ("pooled", 2, "chains"): {
         "prefix_run_is_flat_run",
         "min_run_is_prefix_run",
         "prefix_misses_ge_min",
+        "prefix_misses_ge_distinct_blocks",
     },
-    ("per-host", 2, "openings"): {"fleet_misses_ge_per_host_min", "per_host_min_is_fleet_run"},
-    ("per-host", 2, "chains"): {"fleet_misses_ge_per_host_min", "per_host_min_is_fleet_run"},
+    ("per-host", 2, "openings"): {
+        "fleet_misses_ge_per_host_min",
+        "per_host_min_is_fleet_run",
+        "fleet_misses_ge_distinct_host_blocks",
+    },
+    ("per-host", 2, "chains"): {
+        "fleet_misses_ge_per_host_min",
+        "per_host_min_is_fleet_run",
+        "fleet_misses_ge_distinct_host_blocks",
+    },
 }
 #: The theorems that state an exact count, by model: the only ones a link's prediction may come from.
 COUNTS = {

@@ -13,6 +13,8 @@ import PrefixPool.LruPrefix
 import PrefixPool.LruPerHost
 import PrefixPool.PooledMemory
 import PrefixPool.BeladyForced
+import PrefixPool.DemandBlocks
+import PrefixPool.LruCurve
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -561,3 +563,34 @@ theorem forced_min_misses_le_applies :
 run: after the request for 2 it still holds 3 only. -/
 theorem bypass_run_not_forced : forced_valid one (min_run one List.nil three_two_three) → False :=
   fun h => Bool.false_ne_true (h.right.right.right.left two rfl)
+
+/-! ## No demand cache beats keeping every block: `DemandBlocks.lean` -/
+
+/-- `prefix_misses_ge_distinct_blocks` applied to the LRU prefix run of 2
+blocks on `[[1, 2], [1, 3]]`: 3 distinct blocks, 3 misses. -/
+theorem prefix_misses_ge_distinct_blocks_applies :
+    Natural.le
+      (distinct_blocks
+        (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil)))
+      (prefix_misses lru_prefix_run) :=
+  prefix_misses_ge_distinct_blocks two
+    (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil))
+    lru_prefix_run lru_prefix_run_valid lru_prefix_run_chains
+
+/-- `fleet_misses_ge_distinct_host_blocks` applied to every host of
+`routed_tree` running MIN with 2 blocks, cut into its requests. -/
+theorem fleet_misses_ge_distinct_host_blocks_applies :
+    Natural.le (distinct_host_blocks routed_tree)
+      (fleet_misses two (fun host => min_prefix_run two List.nil (chains_of host routed_tree))) :=
+  fleet_misses_ge_distinct_host_blocks two two routed_tree
+    (fun host => min_prefix_run two List.nil (chains_of host routed_tree)) routed_tree_routed_below
+    routed_tree_fleet_valid
+
+/-! ## The per-host LRU curve: `LruCurve.lean` -/
+
+/-- `per_host_lru_eq_far` applied to `routed_tree` on hosts 0 and 1, 1 block per host. -/
+theorem per_host_lru_eq_far_applies :
+    Eq (per_host_lru one two routed_tree)
+      (Natural.plus (distinct_host_blocks routed_tree)
+        (sum_below two (fun host => far_references one (List.flatten (chains_of host routed_tree))))) :=
+  per_host_lru_eq_far one two routed_tree routed_tree_routed_below

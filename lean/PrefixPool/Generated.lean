@@ -417,3 +417,1126 @@ example : Eq (forced_min_misses gen_n2 (List.cons gen_n5 (List.cons gen_n3 (List
 example : Eq (forced_min_misses gen_n3 (List.cons gen_n4 (List.cons gen_n0 List.nil))) gen_n2 := rfl
 -- Python: lean.mirror.forced_min_misses([4, 2, 3, 3, 3], 3) == 3
 example : Eq (forced_min_misses gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) gen_n3 := rfl
+
+/-! Exhaustive: every request list over blocks 0 .. 2 of length at most 3,
+at every capacity 0 .. 2 (forced MIN and FIFO from 1). -/
+-- Python: distinct_count([]) == 0
+example : Eq (distinct_count List.nil) gen_n0 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[]], [0], 0) == 0
+example : Eq (lru_misses gen_n0 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.far_references([], 0) == 0
+example : Eq (far_references gen_n0 List.nil) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([], 0) == 0
+example : Eq (min_misses gen_n0 List.nil) gen_n0 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[]], [0], 1) == 0
+example : Eq (lru_misses gen_n1 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.far_references([], 1) == 0
+example : Eq (far_references gen_n1 List.nil) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([], 1) == 0
+example : Eq (min_misses gen_n1 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.forced_min_misses([], 1) == 0
+example : Eq (forced_min_misses gen_n1 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.fifo_misses([], 1) == 0
+example : Eq (fifo_misses gen_n1 List.nil) gen_n0 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[]], [0], 2) == 0
+example : Eq (lru_misses gen_n2 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.far_references([], 2) == 0
+example : Eq (far_references gen_n2 List.nil) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([], 2) == 0
+example : Eq (min_misses gen_n2 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.forced_min_misses([], 2) == 0
+example : Eq (forced_min_misses gen_n2 List.nil) gen_n0 := rfl
+-- Python: lean.mirror.fifo_misses([], 2) == 0
+example : Eq (fifo_misses gen_n2 List.nil) gen_n0 := rfl
+-- Python: distinct_count([[0]]) == 1
+example : Eq (distinct_count (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0]], [0], 0) == 1
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([0], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n0 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0], 0) == 1
+example : Eq (min_misses gen_n0 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([0], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([0], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([0], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([0], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 List.nil)) gen_n1 := rfl
+-- Python: distinct_count([[1]]) == 1
+example : Eq (distinct_count (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1]], [0], 0) == 1
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([1], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n1 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1], 0) == 1
+example : Eq (min_misses gen_n0 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([1], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([1], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([1], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([1], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 List.nil)) gen_n1 := rfl
+-- Python: distinct_count([[2]]) == 1
+example : Eq (distinct_count (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2]], [0], 0) == 1
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([2], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n2 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2], 0) == 1
+example : Eq (min_misses gen_n0 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([2], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([2], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.far_references([2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 List.nil)) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([2], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([2], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 List.nil)) gen_n1 := rfl
+-- Python: distinct_count([[0], [0]]) == 1
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 0], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([0, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 0], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([0, 0], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([0, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 0], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([0, 0], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) gen_n1 := rfl
+-- Python: distinct_count([[0], [1]]) == 2
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 1], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 1], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 1], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 1], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 1], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: distinct_count([[0], [2]]) == 2
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 2], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 2], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 2], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 2], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 2], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: distinct_count([[1], [0]]) == 2
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 0], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 0], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 0], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: distinct_count([[1], [1]]) == 1
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 1], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([1, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 1], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([1, 1], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([1, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 1], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([1, 1], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil))) gen_n1 := rfl
+-- Python: distinct_count([[1], [2]]) == 2
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 2], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 2], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 2], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 2], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 2], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: distinct_count([[2], [0]]) == 2
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 0], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 0], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 0], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 0], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 0], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil))) gen_n2 := rfl
+-- Python: distinct_count([[2], [1]]) == 2
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 1], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 1], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 1], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 1], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 1], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil))) gen_n2 := rfl
+-- Python: distinct_count([[2], [2]]) == 1
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2]], [0], 0) == 2
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 2], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2], 0) == 2
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([2, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 2], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([2, 2], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([2, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 2], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([2, 2], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) gen_n1 := rfl
+-- Python: distinct_count([[0], [0], [0]]) == 1
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 0, 0], 0) == 2
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 0]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([0, 0, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 0], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 0, 0], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([0, 0, 0], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 0]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([0, 0, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 0], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 0, 0], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([0, 0, 0], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: distinct_count([[0], [0], [1]]) == 2
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 0, 1], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 1]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 0, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 1], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 0, 1], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 0, 1], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 1]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 0, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 1], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 0, 1], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 0, 1], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[0], [0], [2]]) == 2
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 0, 2], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 2]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 0, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 2], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 0, 2], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 0, 2], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 0, 2]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 0, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 0, 2], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 0, 2], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 0, 2], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[0], [1], [0]]) == 2
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 1, 0], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 0]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 1, 0], 1) == 1
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 0], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 1, 0], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([0, 1, 0], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 0]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 1, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 1, 0], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 1, 0], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[0], [1], [1]]) == 2
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 1, 1], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 1]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 1, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 1], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 1, 1], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 1, 1], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 1]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 1, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 1], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 1, 1], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 1, 1], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[0], [1], [2]]) == 3
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 1, 2], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 2]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 1, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 2], 1) == 3
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 1, 2], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([0, 1, 2], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 1, 2]], [0], 2) == 3
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 1, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 1, 2], 2) == 3
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 1, 2], 2) == 3
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([0, 1, 2], 2) == 3
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: distinct_count([[0], [2], [0]]) == 2
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 2, 0], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 0]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 2, 0], 1) == 1
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 0], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 2, 0], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([0, 2, 0], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 0]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 2, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 2, 0], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 2, 0], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[0], [2], [1]]) == 3
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 2, 1], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 1]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 2, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 1], 1) == 3
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 2, 1], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([0, 2, 1], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 1]], [0], 2) == 3
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 2, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 1], 2) == 3
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 2, 1], 2) == 3
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([0, 2, 1], 2) == 3
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: distinct_count([[0], [2], [2]]) == 2
+example : Eq (distinct_count (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([0, 2, 2], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 2]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 2, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 2], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 2, 2], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 2, 2], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[0, 2, 2]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([0, 2, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([0, 2, 2], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([0, 2, 2], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([0, 2, 2], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[1], [0], [0]]) == 2
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 0, 0], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 0]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 0, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 0], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 0, 0], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0, 0], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 0]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 0, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 0, 0], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0, 0], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[1], [0], [1]]) == 2
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 0, 1], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 1]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 0, 1], 1) == 1
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 1], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 0, 1], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0, 1], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 1]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 0, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 1], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 0, 1], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0, 1], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[1], [0], [2]]) == 3
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 0, 2], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 2]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 0, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 2], 1) == 3
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 0, 2], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0, 2], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 0, 2]], [0], 2) == 3
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 0, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 0, 2], 2) == 3
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 0, 2], 2) == 3
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([1, 0, 2], 2) == 3
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: distinct_count([[1], [1], [0]]) == 2
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 1, 0], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 0]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 1, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 0], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 1, 0], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 1, 0], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 0]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 1, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 1, 0], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 1, 0], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[1], [1], [1]]) == 1
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 1, 1], 0) == 2
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 1]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([1, 1, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 1], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 1, 1], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([1, 1, 1], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 1]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([1, 1, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 1], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 1, 1], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([1, 1, 1], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: distinct_count([[1], [1], [2]]) == 2
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 1, 2], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 2]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 1, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 2], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 1, 2], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 1, 2], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 1, 2]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 1, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 1, 2], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 1, 2], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 1, 2], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[1], [2], [0]]) == 3
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 2, 0], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 0]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 2, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 0], 1) == 3
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 2, 0], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([1, 2, 0], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 0]], [0], 2) == 3
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 2, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 0], 2) == 3
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 2, 0], 2) == 3
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([1, 2, 0], 2) == 3
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: distinct_count([[1], [2], [1]]) == 2
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 2, 1], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 1]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 2, 1], 1) == 1
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 1], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 2, 1], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([1, 2, 1], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 1]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 2, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 1], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 2, 1], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 2, 1], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[1], [2], [2]]) == 2
+example : Eq (distinct_count (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([1, 2, 2], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 2]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 2, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 2], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 2, 2], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 2, 2], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[1, 2, 2]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([1, 2, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([1, 2, 2], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([1, 2, 2], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([1, 2, 2], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[2], [0], [0]]) == 2
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 0, 0], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 0]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 0, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 0], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 0, 0], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 0, 0], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 0]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 0, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 0, 0], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 0, 0], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[2], [0], [1]]) == 3
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 0, 1], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 1]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 0, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 1], 1) == 3
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 0, 1], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([2, 0, 1], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 1]], [0], 2) == 3
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 0, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 1], 2) == 3
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 0, 1], 2) == 3
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([2, 0, 1], 2) == 3
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: distinct_count([[2], [0], [2]]) == 2
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 0, 2], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 2]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 0, 2], 1) == 1
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 2], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 0, 2], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([2, 0, 2], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 0, 2]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 0, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 0, 2], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 0, 2], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 0, 2], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[2], [1], [0]]) == 3
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 1, 0], 0) == 0
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 0]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 1, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 0], 1) == 3
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 1, 0], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([2, 1, 0], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 0]], [0], 2) == 3
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 1, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 0], 2) == 3
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 1, 0], 2) == 3
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([2, 1, 0], 2) == 3
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: distinct_count([[2], [1], [1]]) == 2
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 1, 1], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 1]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 1, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 1], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 1, 1], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 1, 1], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 1]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 1, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 1], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 1, 1], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 1, 1], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[2], [1], [2]]) == 2
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 1, 2], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 2]], [0], 1) == 3
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 1, 2], 1) == 1
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 2], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 1, 2], 1) == 3
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.fifo_misses([2, 1, 2], 1) == 3
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 1, 2]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 1, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 1, 2], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 1, 2], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 1, 2], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[2], [2], [0]]) == 2
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 0]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 2, 0], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 0], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 0]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 2, 0], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 0], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 2, 0], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 2, 0], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 0]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 2, 0], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 0], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 2, 0], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 2, 0], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[2], [2], [1]]) == 2
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 1]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 2, 1], 0) == 1
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 1], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 1]], [0], 1) == 2
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 2, 1], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 1], 1) == 2
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 2, 1], 1) == 2
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 2, 1], 1) == 2
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 1]], [0], 2) == 2
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.far_references([2, 2, 1], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 1], 2) == 2
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 2, 1], 2) == 2
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: lean.mirror.fifo_misses([2, 2, 1], 2) == 2
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) gen_n2 := rfl
+-- Python: distinct_count([[2], [2], [2]]) == 1
+example : Eq (distinct_count (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 2]], [0], 0) == 3
+example : Eq (lru_misses gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: lean.mirror.far_references([2, 2, 2], 0) == 2
+example : Eq (far_references gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n2 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 2], 0) == 3
+example : Eq (min_misses gen_n0 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n3 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 2]], [0], 1) == 1
+example : Eq (lru_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([2, 2, 2], 1) == 0
+example : Eq (far_references gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 2], 1) == 1
+example : Eq (min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 2, 2], 1) == 1
+example : Eq (forced_min_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([2, 2, 2], 1) == 1
+example : Eq (fifo_misses gen_n1 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: pyverify.trusted.recount.lru_misses([[2, 2, 2]], [0], 2) == 1
+example : Eq (lru_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.far_references([2, 2, 2], 2) == 0
+example : Eq (far_references gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n0 := rfl
+-- Python: pyverify.lean.bridge.flat_min_misses([2, 2, 2], 2) == 1
+example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.forced_min_misses([2, 2, 2], 2) == 1
+example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+-- Python: lean.mirror.fifo_misses([2, 2, 2], 2) == 1
+example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl

@@ -51,19 +51,34 @@ from pyverify.trusted.check import NOT_RECHECKED, certifier_records, read_instan
 REGISTRY_FORMAT = "pyverify.theorems/2"
 THIS_INSTANCE = "this instance"
 
-#: The theorems that speak to each cache model, main theorem first. Opening
-#: theorems are about chains of one block; the block-chain theorems (when the
-#: registry has them) cover longer chains: pooled caches (distinct block ids)
-#: and per-host caches (distinct (host, block) pairs), both on prefix-closed
-#: chains, which ``hypotheses_for`` checks on the whole instance.
+#: The count theorems for each cache model: what the cache that keeps every
+#: block misses. Opening theorems are about chains of one block; the
+#: block-chain theorems (when the registry has them) cover longer chains:
+#: pooled caches (distinct block ids) and per-host caches (distinct (host,
+#: block) pairs), both on prefix-closed chains, which ``hypotheses_for`` checks
+#: on the whole instance.
 OPENING_THEOREMS = {
-    "pooled": ("pooled_misses_eq_distinct", "demand_misses_ge_distinct"),
-    "per-host": ("per_host_misses_eq_distinct_pairs", "per_host_ge_pooled"),
+    "pooled": ("pooled_misses_eq_distinct",),
+    "per-host": ("per_host_misses_eq_distinct_pairs",),
 }
 BLOCK_THEOREMS = {
     "pooled": ("pooled_block_misses_eq_distinct",),
     "per-host": ("per_host_block_misses_eq_distinct_pairs",),
 }
+#: The other half of an uncapacitated certificate's claim (the fewest misses of
+#: any demand run): no demand run, of any policy and capacity, starting empty,
+#: misses fewer than that count. Candidates per model, in order; the bridge
+#: cites the first registered one whose recorded scope is the certificate's
+#: model (an opening is a chain of one block, so the chain bounds cover
+#: openings too). Without one, a certificate is not covered.
+LOWER_BOUND_THEOREMS = {
+    "pooled": ("demand_misses_ge_distinct", "prefix_misses_ge_distinct_blocks"),
+    "per-host": ("fleet_misses_ge_distinct_host_blocks",),
+}
+NO_LOWER_BOUND = (
+    "no registered theorem shows that no demand cache of this model misses fewer than that count "
+    "(the count theorem is about the cache that keeps every block only)"
+)
 #: The theorems behind the lower bound for capacitated certificates: prefix
 #: runs are flat runs, and no flat demand cache misses fewer times than MIN.
 #: Without the second in the registry, it is the cited paper theorem.
@@ -289,6 +304,8 @@ class Link:
     bound: Bound | None = None
     #: the theorem whose count ``predicted`` is (covered certificates only)
     predicting_theorem: str | None = None
+    #: the theorem proving that no demand run misses fewer than ``predicted`` (covered certificates only)
+    lower_bound_theorem: str | None = None
 
 
 @dataclass
@@ -378,6 +395,7 @@ class BridgeEntry:
             "predicted_misses": link.predicted,
             "predicted_by": link.predicted_by,
             "predicted_by_theorem": link.predicting_theorem,
+            "no_demand_run_misses_fewer_by_theorem": link.lower_bound_theorem,
             "certificate_objective": self.certificate_data["objective"],
             "agrees": link.agrees,
             "not_covered_because": link.why_not or None,
@@ -539,6 +557,22 @@ def choose_theorems(
     return list(OPENING_THEOREMS[model]), True
 
 
+def lower_bound_theorem(
+    cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]
+) -> str | None:
+    """The registered theorem proving that no demand run of the certificate's model misses fewer than
+    the keep-everything count (``LOWER_BOUND_THEOREMS``), or None if the registry has none for it."""
+    model = scope.certificate_model(cert, instance.chains)
+    for name in LOWER_BOUND_THEOREMS.get(cert["cache_model"]["model"], ()):
+        if (
+            name in registry
+            and name in scope.SCOPES
+            and scope.mismatch(scope.SCOPES[name], model) is None
+        ):
+            return name
+    return None
+
+
 def named_theorem_scope(
     cert_path, named: str, cert: dict[str, Any], instance: Instance, registry: dict[str, Theorem]
 ) -> scope.Scope:
@@ -592,6 +626,9 @@ def link_certificate(
 
     named = raw.get("theorem")
     names, openings_only = choose_theorems(model, instance, registry)
+    lower_bound = lower_bound_theorem(raw, instance, registry)
+    if lower_bound is not None:
+        names.append(lower_bound)
     if named is not None:
         named_scope = named_theorem_scope(cert_path, named, raw, instance, registry)
         names = [named] + [name for name in names if name != named]
@@ -632,6 +669,8 @@ def link_certificate(
             why_not=f"'{failed[0].text}' does not hold ({failed[0].detail})",
             bound=bound,
         )
+    elif lower_bound is None:
+        link = Link(covered=False, hypotheses=hypotheses, why_not=NO_LOWER_BOUND, bound=bound)
     else:
         # The count comes from the first theorem that states one (a named lower bound may come first).
         counting = next(
@@ -650,6 +689,7 @@ def link_certificate(
             predicted_by=unit,
             agrees=predicted == raw["objective"],
             predicting_theorem=counting,
+            lower_bound_theorem=lower_bound,
         )
         if not link.agrees:
             raise CheckFailed(

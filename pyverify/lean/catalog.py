@@ -334,8 +334,29 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         plain=(
             "On every sequence of block requests, an LRU cache of `cap` blocks that starts empty misses exactly as "
             "many times as there are distinct blocks plus the requests that repeat a block after at least `cap` "
-            "distinct blocks were requested since its previous request (stack distance `cap` or more)."
+            "distinct blocks were requested since its previous request (stack distance `cap` or more): "
+            "`misses(C) = cold + #{d >= C}` at every capacity, the count `pyverify/sim/mrc.py` "
+            "(`MissRatioCurve.misses`, pooled) evaluates from one histogram of stack distances."
         ),
+    ),
+    TheoremSpec(
+        name="per_host_lru_eq_far",
+        hypotheses=(
+            "a fleet of `fleet` hosts numbered 0 to fleet - 1, and every request's host is one of them",
+            "requests are (host, chain) pairs; each host's blocks are its chains flattened, in request order",
+            "one flat LRU cache of `cap` blocks per host, starting empty; a request misses when its block is not "
+            "held by its own host's cache",
+        ),
+        plain=(
+            "On a fleet of hosts 0 to fleet - 1, every request routed to one of them, flat LRU caches of `cap` "
+            "blocks, one per host, each starting empty and fed its host's flattened chains, miss in total exactly "
+            "as many times as there are distinct (host, block id) pairs plus, summed over the hosts, the requests "
+            "that repeat a block after at least `cap` distinct blocks were requested on that host since its "
+            "previous request: the per-host curve of `pyverify/sim/mrc.py` (`lru_curve(chains, routing, "
+            "fleet).misses`, cold pairs plus distances measured within each host). With "
+            "`per_host_prefix_lru_eq_flat` it is the count of per-host longest-prefix LRU on prefix-closed chains."
+        ),
+        applies="per_host_lru_eq_far_applies",
     ),
     TheoremSpec(
         name="prefix_lru_eq_flat",
@@ -410,6 +431,40 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "Forced MIN with cap + 1 blocks is itself a cache that keeps every block it is asked for: its run is "
             "forced-admission valid and serves exactly the requested blocks, so its misses are achieved."
         ),
+    ),
+    TheoremSpec(
+        name="prefix_misses_ge_distinct_blocks",
+        hypotheses=(
+            "one cache, starting empty, with longest-prefix hits (rules as in `prefix_run_is_flat_run`): a demand "
+            "cache, a block enters only with the miss that fetches it; any policy, drops and bypass free",
+            "any capacity `cap` (every finite run fits some `cap`, so this covers the uncapacitated cache too)",
+            "the run's requests read exactly the given chains, prefix-closed or not",
+        ),
+        plain=(
+            "On every list of block chains (prefix-closed or not), no valid run of a demand cache with longest-prefix "
+            "hits that starts empty, of any capacity and any policy, whose requests read exactly the chains, misses "
+            "fewer blocks than there are distinct block ids. With `pooled_block_misses_eq_distinct`: on prefix-closed "
+            "chains the fewest misses of an uncapacitated pooled cache are exactly the distinct block ids."
+        ),
+        applies="prefix_misses_ge_distinct_blocks_applies",
+    ),
+    TheoremSpec(
+        name="fleet_misses_ge_distinct_host_blocks",
+        hypotheses=(
+            "a fleet of `fleet` hosts numbered 0 to fleet - 1, and every request's host is one of them",
+            "one separate demand cache per host with longest-prefix hits, each starting empty and reading exactly "
+            "the chains routed to it, in request order (rules as in `prefix_run_is_flat_run`; any policy)",
+            "any capacity `cap` per cache (every finite run fits some `cap`, so this covers uncapacitated caches)",
+            "any chains: prefix closure is not needed",
+        ),
+        plain=(
+            "On a fleet of hosts 0 to fleet - 1, every request routed to one of them, no valid run of separate demand "
+            "caches with longest-prefix hits, one per host, of any capacity and any policy, each starting empty and "
+            "reading exactly the chains routed to it, misses fewer blocks in total than there are distinct (host, "
+            "block id) pairs. With `per_host_block_misses_eq_distinct_pairs`: on prefix-closed chains the fewest "
+            "misses of uncapacitated per-host caches are exactly the distinct (host, block id) pairs."
+        ),
+        applies="fleet_misses_ge_distinct_host_blocks_applies",
     ),
     TheoremSpec(
         name="per_host_blocks_eq_pooled",

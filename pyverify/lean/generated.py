@@ -4,7 +4,9 @@ come from the Python mirrors.
 A seeded random generator draws small inputs (openings, routed openings,
 demand-cache runs of a real LRU cache, block chains; from a second seed,
 requests for flat FIFO and per-host flat LRU), and the concrete inputs of the
-counterexamples are written out as the mirror holds them. For each, the Python
+counterexamples are written out as the mirror holds them; and the flat counts
+are written for every input up to a stated size (:func:`exhaustive_examples`),
+so on those a drift cannot hide between samples. For each, the Python
 mirror in ``pyverify/sim/simulate.py`` computes a value, and the script writes
 ``example : Eq (lean_definition input) value := rfl``. The Lean kernel then
 evaluates the Lean definition on the same input; if a Lean definition and its
@@ -393,6 +395,79 @@ def forced_examples(rng: random.Random) -> list[tuple[str, str, int]]:
     return out
 
 
+#: Every flat request list over blocks 0 .. EXHAUSTIVE_BLOCKS - 1 of length at most
+#: EXHAUSTIVE_LENGTH, at every capacity up to EXHAUSTIVE_CAPACITY: the inputs on which
+#: the flat counts are pinned to their twins exhaustively, not by a sample.
+EXHAUSTIVE_BLOCKS = 3
+EXHAUSTIVE_LENGTH = 3
+EXHAUSTIVE_CAPACITY = 2
+
+
+def every_flat_list() -> list[list[int]]:
+    """Every list over blocks 0 .. EXHAUSTIVE_BLOCKS - 1 of length 0 .. EXHAUSTIVE_LENGTH, shortest first."""
+    lists: list[list[int]] = [[]]
+    frontier: list[list[int]] = [[]]
+    for _ in range(EXHAUSTIVE_LENGTH):
+        frontier = [xs + [b] for xs in frontier for b in range(EXHAUSTIVE_BLOCKS)]
+        lists += frontier
+    return lists
+
+
+def exhaustive_examples() -> list[tuple[str, str, int]]:
+    """The flat counts (distinct blocks, LRU and its far references, bypass and forced MIN,
+    FIFO) on every input of :func:`every_flat_list`, at every capacity up to
+    EXHAUSTIVE_CAPACITY (forced MIN and FIFO from 1 block: with none nothing is admitted)."""
+    out: list[tuple[str, str, int]] = []
+    for requests in every_flat_list():
+        term = nats(requests)
+        out.append(
+            (
+                f"distinct_count({[[r] for r in requests]})",
+                f"distinct_count {term}",
+                mirror.distinct_count([[r] for r in requests]),
+            )
+        )
+        for capacity in range(EXHAUSTIVE_CAPACITY + 1):
+            cap = nat(capacity)
+            out.append(
+                (
+                    f"pyverify.trusted.recount.lru_misses([{requests}], [0], {capacity})",
+                    f"lru_misses {cap} {term}",
+                    recount.lru_misses([requests], [0], capacity),
+                )
+            )
+            out.append(
+                (
+                    f"lean.mirror.far_references({requests}, {capacity})",
+                    f"far_references {cap} {term}",
+                    lean_mirror.far_references(requests, capacity),
+                )
+            )
+            out.append(
+                (
+                    f"pyverify.lean.bridge.flat_min_misses({requests}, {capacity})",
+                    f"min_misses {cap} {term}",
+                    flat_min_misses(requests, capacity),
+                )
+            )
+            if capacity >= 1:
+                out.append(
+                    (
+                        f"lean.mirror.forced_min_misses({requests}, {capacity})",
+                        f"forced_min_misses {cap} {term}",
+                        lean_mirror.forced_min_misses(requests, capacity),
+                    )
+                )
+                out.append(
+                    (
+                        f"lean.mirror.fifo_misses({requests}, {capacity})",
+                        f"fifo_misses {cap} {term}",
+                        lean_mirror.fifo_misses(requests, capacity),
+                    )
+                )
+    return out
+
+
 def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
     """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
     out = []
@@ -474,6 +549,15 @@ def render(seed: int = SEED) -> str:
         lines.append(f"-- Python: {comment} == {value}")
         lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
     for comment, lhs, value in memory:
+        lines.append(f"-- Python: {comment} == {value}")
+        lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
+    lines += [
+        "",
+        f"/-! Exhaustive: every request list over blocks 0 .. {EXHAUSTIVE_BLOCKS - 1} of length at most "
+        f"{EXHAUSTIVE_LENGTH},",
+        f"at every capacity 0 .. {EXHAUSTIVE_CAPACITY} (forced MIN and FIFO from 1). -/",
+    ]
+    for comment, lhs, value in exhaustive_examples():
         lines.append(f"-- Python: {comment} == {value}")
         lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
     return "\n".join(lines) + "\n"

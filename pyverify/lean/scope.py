@@ -116,9 +116,15 @@ SCOPES: dict[str, Scope] = {
     "lru_misses_eq_far": Scope(FLAT, CAPACITY, LRU, FLAT_IDS, LRU_BEHAVIOUR),
     "prefix_lru_eq_flat": Scope(POOLED, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
     "per_host_prefix_lru_eq_flat": Scope(PER_HOST, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
+    "per_host_lru_eq_far": Scope(PER_HOST, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
     "pooled_min_le_per_host_min": Scope(COMPARED, CAPACITY, MIN, CHAINS, COMPARISON),
     "forced_min_misses_le": Scope(FLAT, CAPACITY, FORCED, FLAT_IDS, LOWER_BOUND),
     "forced_min_run_valid": Scope(FLAT, CAPACITY, FORCED_MIN, FLAT_IDS, ACHIEVABLE),
+    # "whatever its capacity and policy": every demand run of a longest-prefix cache, any `cap`.
+    "prefix_misses_ge_distinct_blocks": Scope(POOLED, ANY_CAPACITY, DEMAND, CHAINS, LOWER_BOUND),
+    "fleet_misses_ge_distinct_host_blocks": Scope(
+        PER_HOST, ANY_CAPACITY, DEMAND, CHAINS, LOWER_BOUND
+    ),
     # Per-host equals pooled when routing is by first block: a comparison of the two models.
     "per_host_blocks_eq_pooled": Scope(COMPARED, NO_CAPACITY, KEEPS_ALL, CHAINS, COMPARISON),
     # Facts about one concrete input each (Counterexamples.lean): about no certificate's instance.

@@ -410,7 +410,9 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
         model = entry.certificate_data["cache_model"]["model"]
         if entry.link.covered:
             parts.append(
-                f"- {model}: the Lean theorem `{entry.link.predicting_theorem}` predicts {entry.link.predicted} misses for this instance; the certificate agrees."
+                f"- {model}: the Lean theorem `{entry.link.predicting_theorem}` predicts {entry.link.predicted} misses for "
+                f"this instance and `{entry.link.lower_bound_theorem}` that no demand cache misses fewer; the "
+                "certificate agrees."
             )
         else:
             parts.append(f"- {model}: not covered by the theorem ({entry.link.why_not}).")

@@ -119,7 +119,9 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
         main = entry.link.predicting_theorem or entry.theorems[0].name
         lines.append(
             f"The instance meets the hypotheses of `{main}`, so the theorem predicts "
-            f"{link['predicted_misses']} misses ({link['predicted_by']}, counted by the bridge from the instance file). "
+            f"{link['predicted_misses']} misses ({link['predicted_by']}, counted by the bridge from the instance file) "
+            "for the cache that keeps every block, and "
+            f"`{entry.link.lower_bound_theorem}` that no demand cache misses fewer. "
             f"The certificate's objective is {link['certificate_objective']}: "
             + ("they agree." if link["agrees"] else "they DISAGREE.")
         )

@@ -48,7 +48,9 @@ so it gets no one-pass curve; it is simulated per capacity.)
 Both facts are also kernel-checked Lean theorems for one cache
 (``lean/PrefixPool/LruPrefix.lean``): ``lru_misses_eq_far`` (misses are the
 cold references plus those at distance >= C) and ``prefix_lru_eq_flat`` (on
-prefix-closed chains the longest-prefix LRU misses what flat LRU misses);
+prefix-closed chains the longest-prefix LRU misses what flat LRU misses),
+and per host ``per_host_lru_eq_far`` (``LruCurve.lean``: cold (host, block)
+pairs plus each host's references at distance >= C);
 tests/test_lean_mirror.py checks this module against their Python mirrors.
 
 FIFO is not a stack algorithm, and on prefix-closed traces longest-prefix
