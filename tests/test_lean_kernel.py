@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pyverify.lean import catalog, command, kernel_replay, runner, runtime
-from pyverify.lean.results import CheckFailed
+from pyverify.errors import CheckFailed
 
 REPO = Path(__file__).resolve().parents[1]
 LEAN = REPO / "lean"
