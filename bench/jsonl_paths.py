@@ -1,16 +1,19 @@
 """What each fast Mooncake JSONL path is worth end to end: ``simulate`` with the default paths against the same
 run with one path taken away.
 
-    python bench/jsonl_paths.py [--refs 5000000,20000000] [--rounds 3]
+    python bench/jsonl_paths.py [--refs 300000,1000000,5000000] [--rounds 3]
 
 Issue 50 allows one fast parser beside the strict one, and a third only where it is worth at least 1.2x
-end to end at some size. For each size, the synthetic trace (bench/trace_files.py) is written in both
-JSONL forms (``dumps``: json.dumps' own; ``other``: compact, another key order, an extra field), and
-``pyverify simulate F --model pooled --json`` runs as fresh processes, interleaved, in three variants:
+end to end at some size. For each size (below the byte parser's 128 MiB: from there on it is the default
+for both forms), the synthetic trace (bench/trace_files.py) is written in both JSONL forms (``dumps``:
+json.dumps' own; ``other``: compact, another key order, an extra field), and ``pyverify simulate F
+--model pooled --json`` runs as fresh processes, interleaved, in four variants:
 
 * ``default``: the reader as it ships (pyverify/inputs/columnar/jsonl.py);
 * ``no numpy parser``: without plain_parse (a json.dumps file then goes to pyarrow below the byte parser's
   size, to the byte parser from it);
+* ``no stdlib json``: without the standard library's ``json`` for a small file (below 4 MiB) the numpy
+  parser does not take: pyarrow parses it instead;
 * ``byte parser only``: the compiled byte parser for every size (as if the numpy parser and pyarrow were
   gone; numba's import is then paid on every file).
 
@@ -41,13 +44,15 @@ import pyverify.inputs.columnar.jsonl as jsonl
 variant = sys.argv.pop(1)
 if variant == "no numpy parser":
     jsonl.read_plain_mooncake = lambda data, limit: None
+elif variant == "no stdlib json":
+    jsonl.STDLIB_MAX_BYTES = 0
 elif variant == "byte parser only":
     jsonl.MIN_BYTES = 0
 from pyverify.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
-VARIANTS = ("default", "no numpy parser", "byte parser only")
+VARIANTS = ("default", "no numpy parser", "no stdlib json", "byte parser only")
 
 
 def run(argv: list[str]) -> float:
@@ -60,7 +65,7 @@ def run(argv: list[str]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--refs", default="5000000,20000000")
+    parser.add_argument("--refs", default="300000,1000000,5000000")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:

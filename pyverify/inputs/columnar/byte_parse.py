@@ -46,6 +46,8 @@ numba is loaded already). Without numba it is never used.
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from pyverify.inputs.columnar.compiled import kernel
@@ -594,13 +596,6 @@ def count_bounds(text):
     return lines, ids
 
 
-def move_down(values, source, target, count):
-    """``values[target : target + count] = values[source : source + count]`` for ``target <= source``, in place
-    (numpy would copy the overlapping source first)."""
-    for k in range(count):
-        values[target + k] = values[source + k]
-
-
 #: Compiled before their callers (compiled code can call compiled functions only), callees first.
 _HELPERS = (
     "_word_at",
@@ -685,12 +680,17 @@ def read_mooncake_bytes(data: bytes, max_line: int):
     present = 0
     for *_, bits in verdicts:
         present |= bits
-    # Each part's ids to follow the previous part's, closing the gap its bound left (at 20M references about
-    # 10M ids move down by 1M places: 10-20 ms, against 0.12 s for the tighter count that would need no move).
+    # Each part's ids to follow the previous part's, closing the gap its bound left: one memmove (the two
+    # stretches may overlap; numpy would copy the source aside first). At 20M references about 10M ids
+    # move down by 1M places: 9 ms here, against 0.12 s more for a count tight enough to need no move.
     filled = 0
     for k, (_, _, references, _) in enumerate(verdicts):
         if starts[k] != filled:
-            kernel(move_down)(ids, int(starts[k]), filled, references)
+            ctypes.memmove(
+                ids.ctypes.data + filled * ids.itemsize,
+                ids.ctypes.data + int(starts[k]) * ids.itemsize,
+                references * ids.itemsize,
+            )
         filled += references
     firsts = np.cumsum([0] + [references for _, _, references, _ in verdicts])
     offsets = np.concatenate(
