@@ -1,18 +1,19 @@
 """End to end, whole processes: default ``pyverify simulate`` against DuckDB, Polars and a plain script.
 
-    python bench/end_to_end.py [--refs 5000000] [--big] [--rounds 3] [--fleet 16]
+    python bench/end_to_end.py [--refs 5000000] [--big] [--rounds 3] [--fleet 16] [--baseline DIR]
 
 Writes bench/synthetic.py's prefix-closed trace (bench/trace_files.py) as
-Mooncake JSONL and as Parquet in a temporary folder, at ``--refs`` block
+Mooncake JSONL in two forms (``json.dumps``' own, and ``other``: compact, another
+key order, one extra field, as other tools write it) and as Parquet in a temporary folder, at ``--refs`` block
 references (and, with ``--big``, also at 20M), then runs every command as a
 fresh process, interleaved (each round runs every command once, in an order shuffled each round), ``--rounds``
 rounds, and prints the median wall time of each, start-up and parsing
 included, and each ratio both of the medians and as its range within the rounds:
 
 * ``pyverify simulate F --model pooled --json`` and ``--model per-host``
-  (the default: ``--backend auto``, round-robin over 16 hosts), on both files;
+  (the default: ``--backend auto``, round-robin over 16 hosts), on the three files;
 * DuckDB's own ``count(distinct)`` over ``unnest(hash_ids)`` (pooled) and over
-  (row number mod 16, block) pairs (per host, round-robin), on both files;
+  (row number mod 16, block) pairs (per host, round-robin), on the three files;
 * Polars (``explode`` and ``n_unique``), if it is importable (``pip install -e '.[bench]'`` pins it);
 * a plain ``json.loads``-and-a-set script (pooled; per host, a set of pairs), and on the conversation
   trace also that script with NumPy (the ids in one array, counted by ``np.unique``): NumPy's import is
@@ -23,6 +24,10 @@ included, and each ratio both of the medians and as its range within the rounds:
 * start-up, in the same rounds: ``python -c "import numpy, pyarrow.parquet"``, and
   pyverify's and DuckDB's pooled count of a two-request Parquet file, so that each
   tool's time past its own start-up can be set against the other's.
+
+With ``--baseline DIR`` (another checkout of pyverify, e.g. ``git worktree add /tmp/old main``), every
+pyverify command also runs from that checkout, in the same rounds, and each is set against it: the
+new/old ratio of each command, and the old checkout's ratios to DuckDB beside the new ones.
 
 Every answer is checked equal to pyverify's misses (a mismatch is printed and
 the exit status is 1). Then the ratios issue #23 names: pyverify / DuckDB on
@@ -121,6 +126,33 @@ OLKEN = Path(__file__).resolve().parent / "olken_pass.py"
 CURVE_CAPACITY = 100_000
 
 
+#: The name prefix of a command run from the ``--baseline`` checkout.
+BASELINE = "baseline "
+
+
+def from_checkout(argv: list[str], checkout: Path) -> list[str]:
+    """``argv`` (``python -m pyverify ...``) run from another checkout: its folder first on ``sys.path``, ahead of
+    the working folder and ``PYTHONPATH`` (both this checkout)."""
+    assert argv[1:3] == ["-m", "pyverify"], argv
+    boot = (
+        "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'pyverify'; "
+        "runpy.run_module('pyverify', run_name='__main__', alter_sys=True)"
+    )
+    return [argv[0], "-c", boot, str(checkout), *argv[3:]]
+
+
+def with_baseline(commands: dict[str, list[str]], checkout: Path | None) -> dict[str, list[str]]:
+    """``commands``, and each pyverify command again from ``checkout`` (named :data:`BASELINE` + its name)."""
+    if checkout is None:
+        return commands
+    extra = {
+        BASELINE + name: from_checkout(argv, checkout)
+        for name, argv in commands.items()
+        if argv[1:3] == ["-m", "pyverify"]
+    }
+    return {**commands, **extra}
+
+
 def run(argv: list[str]) -> tuple[float, int, str]:
     """``(wall seconds, peak RSS bytes, stdout)`` of one fresh process."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -160,6 +192,7 @@ START_UP = "start-up"
 
 
 def misses_of(command: str, out: str) -> int:
+    command = command.removeprefix(BASELINE)
     if command.startswith(START_UP):
         return -1
     if command.startswith("pyverify mrc"):
@@ -227,10 +260,17 @@ def write_tiny_parquet(path: Path) -> None:
         writer.write(np.array([0, 1, 2, 0, 3], dtype=np.int64), np.array([0, 3, 5], dtype=np.int64))
 
 
-def commands_for(jsonl: Path, parquet: Path, fleet: int, polars: bool) -> dict[str, list[str]]:
+#: The kinds of file each size is written as, in the order the report shows them: ``JSONL-other`` is the
+#: trace in bench/trace_files.py's ``other`` form (compact, another key order, one extra field).
+KINDS = ("JSONL", "JSONL-other", "Parquet")
+
+
+def commands_for(files: dict[str, Path], fleet: int, polars: bool) -> dict[str, list[str]]:
+    """The commands on each of :data:`KINDS`' files (``files``: kind to path)."""
     py = sys.executable
+    jsonl = files["JSONL"]
     commands: dict[str, list[str]] = {}
-    for kind, path in (("JSONL", jsonl), ("Parquet", parquet)):
+    for kind, path in files.items():
         for model, hosts in (("pooled", 0), ("per-host", fleet)):
             extra = ["--fleet", str(fleet)] if hosts else []
             commands[f"pyverify {model} {kind}"] = [
@@ -298,7 +338,7 @@ def report(
     print("| command | median wall | peak RSS | bytes/ref | answer |")
     print("| --- | --- | --- | --- | --- |")
     for name, wall in medians.items():
-        if name.startswith(START_UP):
+        if name.removeprefix(BASELINE).startswith(START_UP):
             print(f"| {name} | {wall:.2f} s | {peaks[name] / 2**20:.0f} MiB | - | - |")
         else:
             print(
@@ -313,15 +353,23 @@ def report(
             )
             same = False
     for model in ("pooled", "per-host"):
-        for kind in ("JSONL", "Parquet"):
+        for kind in KINDS:
             peers = [name for name in ("duckdb", "polars") if f"{name} {model} {kind}" in medians]
-            print(
-                "ratio pyverify/"
-                + ", ".join(
-                    f"{name}: {ratio(times, f'pyverify {model} {kind}', f'{name} {model} {kind}')}"
-                    for name in peers
+            for ours in ("pyverify", BASELINE + "pyverify"):
+                if f"{ours} {model} {kind}" not in medians:
+                    continue
+                print(
+                    f"ratio {ours}/"
+                    + ", ".join(
+                        f"{name}: {ratio(times, f'{ours} {model} {kind}', f'{name} {model} {kind}')}"
+                        for name in peers
+                    )
+                    + f"  [{model}, {kind}]"
                 )
-                + f"  [{model}, {kind}]"
+    for name in medians:
+        if name.startswith(BASELINE):
+            print(
+                f"ratio new/baseline, {name.removeprefix(BASELINE)}: {ratio(times, name.removeprefix(BASELINE), name)}"
             )
     ours, theirs = (
         medians.get(f"{START_UP}: pyverify, 2 requests"),
@@ -353,7 +401,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big", action="store_true", help="also 20M references")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fleet", type=int, default=16)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout of pyverify whose commands run beside this one's, interleaved",
+    )
     args = parser.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "pyverify" / "__init__.py").is_file():
+        parser.error(
+            f"--baseline {args.baseline}: not a checkout of pyverify (no pyverify/__init__.py)"
+        )
     try:
         import polars  # noqa: F401
 
@@ -371,23 +428,32 @@ def main(argv: list[str] | None = None) -> int:
         tiny = Path(scratch) / "two_requests.parquet"
         write_tiny_parquet(tiny)
         for refs in sizes:
-            jsonl, parquet = Path(scratch) / f"t{refs}.jsonl", Path(scratch) / f"t{refs}.parquet"
-            write_jsonl(jsonl, refs)
-            write_parquet(parquet, refs)
+            files = {
+                "JSONL": Path(scratch) / f"t{refs}.jsonl",
+                "JSONL-other": Path(scratch) / f"t{refs}.other.jsonl",
+                "Parquet": Path(scratch) / f"t{refs}.parquet",
+            }
+            write_jsonl(files["JSONL"], refs)
+            write_jsonl(files["JSONL-other"], refs, form="other")
+            write_parquet(files["Parquet"], refs)
             print(
-                f"\nwrote {jsonl.name} ({jsonl.stat().st_size / 2**20:.0f} MiB) and {parquet.name} ({parquet.stat().st_size / 2**20:.0f} MiB)"
+                "\nwrote "
+                + ", ".join(
+                    f"{path.name} ({path.stat().st_size / 2**20:.0f} MiB)"
+                    for path in files.values()
+                )
             )
             olken = Path(scratch) / OLKEN.name
             shutil.copyfile(OLKEN, olken)
             commands = {
-                **commands_for(jsonl, parquet, args.fleet, polars_here),
-                **curve_commands(parquet, olken),
+                **commands_for(files, args.fleet, polars_here),
+                **curve_commands(files["Parquet"], olken),
                 **start_up_commands(tiny),
             }
-            times, peaks, answers = measure(commands, args.rounds)
+            times, peaks, answers = measure(with_baseline(commands, args.baseline), args.rounds)
             ok &= report("synthetic trace", refs, times, peaks, answers)
-            jsonl.unlink()
-            parquet.unlink()
+            for path in files.values():
+                path.unlink()
     if CONVERSATION.is_file():
         py = sys.executable
         commands = {
@@ -404,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
             "plain script pooled conversation": [py, "-c", PLAIN, str(CONVERSATION), "0"],
             "numpy script pooled conversation": [py, "-c", NUMPY_SCRIPT, str(CONVERSATION)],
         }
-        times, peaks, answers = measure(commands, args.rounds)
+        times, peaks, answers = measure(with_baseline(commands, args.baseline), args.rounds)
         medians = {name: statistics.median(values) for name, values in times.items()}
         refs = json.loads(
             run(

@@ -148,9 +148,8 @@ def test_big_inputs_take_the_compiled_path(tmp_path, monkeypatch):
     assert (
         parsed == [plain.stat().st_size] and calls == []
     )  # the byte parser read it: no pre-scan needed
-    path = (
-        tmp_path / "t.jsonl"
-    )  # a field the byte parser does not know: it declines, the compiled pre-scan runs
-    path.write_text("".join(json.dumps({"hash_ids": [0, i + 1], "w": 2}) + "\n" for i in range(20)))
+    # An id of 19 digits, past the byte parser's 18: it declines, the compiled pre-scan runs.
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps({"hash_ids": [0, 10**18 + i]}) + "\n" for i in range(20)))
     trace = jsonl.read_jsonl(path)
     assert calls == [path.stat().st_size] and trace.n_references == 40

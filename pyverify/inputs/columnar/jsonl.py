@@ -2,8 +2,9 @@
 
 A big file (:data:`~pyverify.inputs.columnar.compiled.MIN_BYTES` or more) is
 first offered to the compiled byte parser
-(:mod:`pyverify.inputs.columnar.byte_parse`), which reads a plain Mooncake
-file in one pass and declines anything else. Any other file (or every file,
+(:mod:`pyverify.inputs.columnar.byte_parse`), which reads Mooncake JSONL in one
+pass, in any key order and spacing, with extra fields, and declines what it
+cannot read exactly. Any other file (or every file,
 without numba) is offered to the numpy parser of the form ``json.dumps``
 writes (:mod:`pyverify.inputs.columnar.plain_parse`), which declines anything
 else too; then the path below runs.
