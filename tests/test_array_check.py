@@ -8,16 +8,23 @@ Hypothesis instances.
 * the recounts (:mod:`pyverify.trusted.recount`) to the searchers' MIN and forced runs
   (:mod:`pyverify.sim`), both as the checker runs them (plain Python) and with the numba loops
   certify lends to its own check (:mod:`pyverify.certify.accelerate`);
+* each of those lent loops to the trusted code it replaces: the compiled replay to the NumPy
+  replay on genuine and forged runs (same verdict, same words), the renumbering to
+  ``np.unique``, next uses to :func:`pyverify.trusted.recount.next_uses`;
 * the content digest to :mod:`pyverify.inputs.columnar.digest`.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyverify.certify.accelerate import compiled_loops
+import numpy as np
+
+from pyverify.certify.accelerate import lent_loops
 from pyverify.errors import CheckFailed
 from pyverify.sim.belady_min import min_run
 from pyverify.sim.forced_min import forced_run
@@ -29,8 +36,8 @@ from .strategies import routed_instances
 
 @pytest.fixture(params=["compiled", "python"])
 def loops(request, monkeypatch):
-    """Run the recounts as the checker does (plain Python), or as certify's check lends them."""
-    monkeypatch.setattr(recount, "lent", compiled_loops() if request.param == "compiled" else {})
+    """Run the checker as ``verify`` does (NumPy, plain Python), or as certify's check lends it."""
+    monkeypatch.setattr(recount, "lent", lent_loops() if request.param == "compiled" else {})
     return request.param
 
 
@@ -134,6 +141,114 @@ def test_replay_equals_the_reference_replay_verdict_for_verdict(
     limit = None if uncapacitated and not forced else capacity
     expected = outcome(lambda: reference_replay(chains, routing, limit, run, "witness", forced))
     assert outcome(lambda: replay(chains, routing, limit, run, "witness", forced)) == expected
+    with lending(lent_loops()):  # certify's own check: the compiled replay, word for word
+        assert outcome(lambda: replay(chains, routing, limit, run, "witness", forced)) == expected
+
+
+@contextmanager
+def lending(loops):
+    before = dict(recount.lent)
+    recount.lent.clear()
+    recount.lent.update(loops)
+    try:
+        yield
+    finally:
+        recount.lent.clear()
+        recount.lent.update(before)
+
+
+def forged_runs(chains, hosts, routing, capacity, forced):
+    """Runs most of which are illegal somewhere: a genuine run with one or two entries changed
+    (a cache, a hit count or the drops), or hits and drops drawn at random outright."""
+    blocks = sorted({block for chain in chains for block in chain}) + [10_001, 2**63 - 1]
+    n, drops = len(chains), st.lists(st.sampled_from(blocks), max_size=4)
+    outright = st.fixed_dictionaries(
+        {
+            "cache_of": st.just(list(routing)),
+            "hit_blocks": st.lists(st.integers(0, 5), min_size=n, max_size=n),
+            "dropped": st.lists(drops, min_size=n, max_size=n),
+        }
+    )
+
+    @st.composite
+    def changed(draw):
+        run = (forced_run if forced else min_run)(chains, routing, capacity).as_witness()
+        for _ in range(draw(st.integers(1, 2))):
+            change = draw(
+                st.sampled_from(["drop less", "drop own", "hits", "drop any", "cache_of"])
+            )
+            dropping = [t for t in range(n) if run["dropped"][t]]
+            t = draw(st.sampled_from(dropping if change == "drop less" and dropping else range(n)))
+            if change == "cache_of":
+                run["cache_of"][t] += 1
+            elif change == "hits":
+                run["hit_blocks"][t] = max(0, run["hit_blocks"][t] + draw(st.sampled_from([-1, 1])))
+            elif change == "drop less":
+                del run["dropped"][t][draw(st.integers(0, max(0, len(run["dropped"][t]) - 1))) :]
+            else:  # a block of the request itself (forced admission pins it), or any
+                run["dropped"][t] += draw(
+                    st.lists(st.sampled_from(chains[t]), min_size=1, max_size=2)
+                    if change == "drop own"
+                    else drops
+                )
+        return run
+
+    return changed() | changed() | changed() | outright
+
+
+@SETTINGS
+@given(routed_instances(), st.integers(1, 6), st.booleans(), st.booleans(), st.data())
+def test_the_compiled_replay_says_what_the_numpy_replay_says_on_forged_runs(
+    instance, capacity, forced, uncapacitated, data
+):
+    """Runs legal or not: the replay certify lends and verify's NumPy replay agree on the verdict
+    and the words (and both with the step-by-step reference)."""
+    chains, hosts, routing = instance
+    run = data.draw(forged_runs(chains, hosts, routing, capacity, forced))
+    limit = None if uncapacitated and not forced else capacity
+    with lending({}):
+        said = outcome(lambda: replay(chains, routing, limit, run, "witness", forced))
+    with lending(lent_loops()):
+        assert outcome(lambda: replay(chains, routing, limit, run, "witness", forced)) == said
+    assert outcome(lambda: reference_replay(chains, routing, limit, run, "witness", forced)) == said
+
+
+@pytest.mark.parametrize(
+    "hits, dropped, forced, expected",
+    [
+        ([0, 3], [[], []], False, "block 3 counted as a hit but not held by cache 0"),
+        ([0, 1], [[], []], False, "block 2 is held by cache 0, so the hit prefix is longer than 1"),
+        ([0, 2], [[], [9, 3, 9]], False, "dropped[1] repeats a block"),
+        ([0, 2], [[], [3, 9]], False, "cache 0 drops block 9, which it neither held nor fetched"),
+        ([0, 2], [[], [3, 2]], True, "drops block 2, which request 1 hit: forced admission"),
+        ([0, 2], [[], []], False, "cache 0 would hold 3 blocks, capacity is 2"),
+    ],
+)
+def test_each_refusal_names_the_same_block_in_both_replays(hits, dropped, forced, expected):
+    """A refusal past a request's first block: the compiled replay names the block the NumPy
+    replay names."""
+    chains, run = [(1, 2), (1, 2, 3)], {"cache_of": [0, 0], "hit_blocks": hits, "dropped": dropped}
+    with lending({}):
+        said = outcome(lambda: replay(chains, [0, 0], 2, run, "witness", forced))
+    assert expected in said
+    with lending(lent_loops()):
+        assert outcome(lambda: replay(chains, [0, 0], 2, run, "witness", forced)) == said
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 40), max_size=60) | st.lists(st.integers(0, 2**63 - 1), max_size=30),
+    st.integers(0, 2**62),
+)
+def test_the_lent_renumbering_and_next_uses_equal_the_trusted_ones(values, shift):
+    values = np.array(values, dtype=np.int64) + (shift if values and max(values) <= 40 else 0)
+    blocks, index = lent_loops()["unique"](values)
+    expected_blocks, expected_index = np.unique(values, return_inverse=True)
+    assert blocks.dtype == expected_blocks.dtype and index.dtype == expected_index.dtype
+    assert np.array_equal(blocks, expected_blocks)
+    assert np.array_equal(index, expected_index.ravel())
+    following = lent_loops()["next_uses"](expected_index.ravel())
+    assert np.array_equal(following, recount.next_uses(expected_index.ravel()))
 
 
 def test_a_run_that_fetches_and_drops_nothing_is_refused_not_a_crash():

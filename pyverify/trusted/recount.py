@@ -20,8 +20,6 @@ requests' chains, concatenated in trace order) and rests on a stated argument, n
   Lean; tested against exhaustive search.
 * :func:`lru_misses`: a flat LRU cache; equal to pyverify's longest-prefix LRU on prefix-closed
   traces (pyverify/sim/mrc.py's docstring; Lean theorem ``prefix_lru_eq_flat``, host by host).
-
-The sequences are NumPy arrays of keys; the loops run on Python lists with :mod:`heapq`.
 """
 
 from __future__ import annotations
@@ -34,9 +32,9 @@ import numpy as np
 
 from pyverify.trusted.reader import flat
 
-#: Faster loops with the same answers, lent only by certify for its own check before it writes a
-#: certificate (:mod:`pyverify.certify.accelerate`, numba); ``verify`` never sets them, and
-#: ``tests/test_array_check.py`` holds them equal to the loops here.
+#: The loops here run on Python lists. Faster code with the same answers (them, next uses, runs.py's
+#: replay and renumbering) is lent only to certify's own check (:mod:`pyverify.certify.accelerate`,
+#: numba); ``verify`` never sets it. ``tests/test_array_check.py`` holds it equal to the code here.
 lent: dict[str, Callable] = {}
 
 
@@ -62,10 +60,8 @@ def per_cache(keys, offsets, caches) -> Iterator[tuple[np.ndarray, np.ndarray]]:
 
 def min_loop(keys: np.ndarray, following: np.ndarray, capacity: int, universe: int) -> int:
     """Misses of bypass MIN with ``capacity`` blocks on one flat sequence of keys."""
-    keys, following, n = keys.tolist(), following.tolist(), keys.size
-    kept: dict[int, int] = {}  # key -> its next use
-    farthest_first: list[tuple[int, int]] = []  # (-next use, key); stale entries skipped
-    misses = 0
+    keys, following, n, misses = keys.tolist(), following.tolist(), keys.size, 0
+    kept, farthest_first = {}, []  # key -> its next use; (-next use, key), stale ones skipped
     for p, key in enumerate(keys):
         if kept.pop(key, None) is None:
             misses += 1
@@ -83,9 +79,7 @@ def min_loop(keys: np.ndarray, following: np.ndarray, capacity: int, universe: i
 def forced_loop(keys, following, lengths, capacity: int, universe: int) -> int:
     """Flat misses of one forced-admission cache kept by Belady's rule, the running request pinned."""
     keys, following = keys.tolist(), following.tolist()
-    kept: dict[int, int] = {}
-    farthest_first: list[tuple[int, int]] = []
-    misses = start = 0
+    kept, farthest_first, misses, start = {}, [], 0, 0  # as in min_loop
     for length in lengths.tolist():
         end = start + length
         misses += sum(1 for key in keys[start:end] if key not in kept)
@@ -112,8 +106,7 @@ def forced_loop(keys, following, lengths, capacity: int, universe: int) -> int:
 
 
 def lru_loop(keys: np.ndarray, capacity: int) -> int:
-    recent: OrderedDict[int, None] = OrderedDict()
-    misses = 0
+    recent, misses = OrderedDict(), 0  # keys, least recently used first
     for key in keys.tolist():
         if key in recent:
             recent.move_to_end(key)
@@ -128,16 +121,16 @@ def lru_loop(keys: np.ndarray, capacity: int) -> int:
 def count(rule: str, keys, offsets, caches, capacity: int, universe: int) -> int:
     """The sum over caches of ``rule`` ("min", "forced" or "lru") with ``capacity`` blocks each;
     ``keys``: one per (cache, block) pair, from 0 to ``universe - 1``."""
-    total = 0
+    total, following = 0, lent.get("next_uses", next_uses)
     for sequence, lengths in per_cache(keys, offsets, caches):
         if rule == "lru":
             total += lru_loop(sequence, capacity)
         elif rule == "min":
             loop = lent.get("min", min_loop)
-            total += int(loop(sequence, next_uses(sequence), capacity, universe))
+            total += int(loop(sequence, following(sequence), capacity, universe))
         else:
             loop = lent.get("forced", forced_loop)
-            total += int(loop(sequence, next_uses(sequence), lengths, capacity, universe))
+            total += int(loop(sequence, following(sequence), lengths, capacity, universe))
     return total
 
 

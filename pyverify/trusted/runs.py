@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pyverify.errors import CheckFailed
+from pyverify.trusted.recount import lent
 
 # The rules a step can break, in the order a request is checked.
 WRONG_CACHE, TOO_MANY_HITS, HIT_NOT_HELD, PREFIX_LONGER = 0, 1, 2, 3
@@ -40,13 +41,13 @@ class PairKeys:
     """A key from 0 to ``universe - 1`` per (cache, block) pair of the trace's references."""
 
     def __init__(self, ids: np.ndarray, cache_of_reference: np.ndarray, fleet: int):
-        self.fleet = fleet
-        self.blocks, index = np.unique(ids, return_inverse=True)
+        self.fleet, unique = fleet, lent.get("unique", lambda v: np.unique(v, return_inverse=True))
+        self.blocks, index = unique(ids)
         codes = index.ravel() * fleet + cache_of_reference  # below references * 65536: no overflow
         if fleet == 1:  # the codes are the block indices already: no second sort
             self.pairs, keys = np.arange(self.blocks.size), codes
         else:
-            self.pairs, keys = np.unique(codes, return_inverse=True)
+            self.pairs, keys = unique(codes)
         self.of_references, self.universe = keys.ravel(), int(self.pairs.size)
 
     def look_up(self, blocks: np.ndarray, caches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -82,13 +83,16 @@ def replay(trace, caches, keyed, capacity, run, what, forced=False) -> int:
         if size != n:
             raise CheckFailed(f"{what}.{key} has {size} entries, the instance has {n} requests")
     lengths, hits, requests = np.diff(offsets), run["hit_blocks"], np.arange(n)
-    request_of = np.repeat(requests, lengths)  # the request of each reference
     keys, span = keyed.of_references, n + 1
     drop_request = np.repeat(requests, np.diff(run["dropped_offsets"]))
     drop_keys, known = keyed.look_up(run["dropped_blocks"], caches[drop_request])
     # A block no reference of its cache has is neither held nor fetched there: a key past the others.
     strangers, renamed = np.unique(run["dropped_blocks"][~known], return_inverse=True)
     drop_keys[~known] = keyed.universe + renamed.ravel()
+    if "replay" in lent:  # certify's own check, compiled (pyverify.certify.accelerate)
+        refusals = lent["replay"](keyed, trace, run, caches, drop_keys, capacity, forced)
+        return outcome(refusals, trace, caches, run, what, capacity)
+    request_of = np.repeat(requests, lengths)  # the request of each reference
     hit = np.arange(ids.size) - offsets[request_of] < hits[request_of]
     fetches = np.sort(keys[~hit] * span + request_of[~hit])  # (key, request) codes
     drops = drop_keys * span + drop_request
@@ -139,13 +143,16 @@ def replay(trace, caches, keyed, capacity, run, what, forced=False) -> int:
         size = np.empty(n, dtype=np.int64)
         size[order] = total - total[first] + change[order][first]
         refuse(OVER_CAPACITY, size > capacity, requests, size)
-    if not refusals:
-        return int(ids.size - hits.sum())
-    t, rule, index, count = min(refusals)
-    raise CheckFailed(refusal(rule, t, index, count, trace, caches, run, what, capacity))
+    return outcome(refusals, trace, caches, run, what, capacity)
 
 
-def refusal(rule, t, index, count, trace, caches, run, what, capacity) -> str:
+def outcome(refusals, trace, caches, run, what, capacity) -> int:  # misses, or the first refusal
+    if refusals:  # (request, rule, index, count): the earliest request, then the rule's order
+        raise CheckFailed(refusal(*min(refusals), trace, caches, run, what, capacity))
+    return int(trace.ids.size - run["hit_blocks"].sum())
+
+
+def refusal(t, rule, index, count, trace, caches, run, what, capacity) -> str:
     """The words for ``rule`` refused at request ``t`` (``index``: the reference or dropped entry)."""
     ids, offsets, q, h = trace.ids, trace.offsets, int(caches[t]), int(run["hit_blocks"][t])
     if rule == WRONG_CACHE:
