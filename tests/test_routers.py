@@ -197,6 +197,51 @@ def test_the_event_loop_tells_the_router_each_first_token_and_each_end():
     assert [index for kind, index, _ in calls if kind == "end"] == list(range(5))
 
 
+def test_the_step_model_shows_the_router_each_arrival_instant_and_prompt_length():
+    """Under the (default) steps service model the router sees when a request arrives and how long
+    its prompt is, as under the streams model: Dynamo's books drop a prefill at its first token and
+    hash the prompt's full blocks only."""
+    seen = []
+
+    class Spy(Router):
+        def pick(self, index, chain, caches, load, routed, now=0.0, input_tokens=None):
+            seen.append((index, now, input_tokens))
+            return super().pick(index, chain, caches, load, routed, now, input_tokens)
+
+    chains = [(1, 2), (1, 2, 3), (4,)]
+    service = ServiceModel(prefill_tokens_per_s=1000.0, decode_tokens_per_s=5.0, block_tokens=4)
+    replay(chains, Spy("dynamo", 2, FOUR), 8, "lru", False, service, [0, 250, 500], [7, 12, None])
+    assert seen == [(0, 0.0, 7), (1, 0.25, 12), (2, 0.5, None)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dynamo_under_the_step_model_sends_a_follow_up_to_the_host_caching_its_prefix(seed):
+    """Request 0 (8 blocks) has given its first token when request 1 (its 8 blocks and 1 token of a
+    ninth) arrives. Request 0's host costs 8 active blocks + 8.25 blocks of prefill - 8 credited =
+    8.25, the idle host 8 + 8.25. A router told neither the time (request 0's prefill still counted
+    as pending) nor the prompt length (a ninth block hashed) sees both hosts cost 18 and sends
+    request 1 away about one seed in two."""
+    block = 4
+    prefix = tuple(range(1, 9))
+    chains = [prefix, prefix + (9,)]
+    service = ServiceModel(prefill_tokens_per_s=1000.0, decode_tokens_per_s=5.0, block_tokens=block)
+    options = RouterOptions(block_tokens=block, seed=seed)
+    run = replay(
+        chains,
+        Router("dynamo", 2, options),
+        None,
+        "lru",
+        False,
+        service,
+        [0, 500],  # request 0's prefill takes 32 ms; its 50 decodes 10 s
+        [8 * block, 8 * block + 1],
+        [50, 1],
+    )
+    assert run.first_token[0] < run.arrival[1] < run.first_token[1]
+    assert run.host_of[1] == run.host_of[0]
+    assert run.gpu_hits[1] == 8
+
+
 def test_dynamo_books_give_the_costs_dynamo_logged_for_its_own_choices():
     """Dynamo 1.6.1's own run (tests/peers, its source inside): its choices, fed into pyverify's books,
     give for each chosen worker the logit Dynamo logged."""

@@ -277,6 +277,7 @@ def replay_python(
             serve,
             engine_served,
             tokens_in,
+            given_tokens,
             output_of,
             prompt_tokens,
             load,
@@ -440,6 +441,7 @@ def _run_steps(
     serve,
     engine_served,
     tokens_in,
+    given_tokens,
     output_of,
     prompt_tokens,
     load,
@@ -744,7 +746,9 @@ def _run_steps(
             advance(sample_s[len(load_samples)])  # the run is the same with or without samples
             load_samples.append(list(load))
         advance(now)
-        host = router.pick(index, chain, local, load, routed)
+        # The router sees the arrival instant (Dynamo's books drop a request's prefill tokens at its
+        # first token) and the prompt's length (Dynamo hashes its full blocks only).
+        host = router.pick(index, chain, local, load, routed, now, given_tokens(index))
         routed[host] += 1
         load[host] += 1
         host_of[index] = host
