@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pyverify.fleet.replay import replay
@@ -448,6 +448,15 @@ def test_the_readme_local_against_global_figures_from_the_raw_trace():
     router=st.sampled_from(ROUTERS),
     host=st.one_of(st.just(False), tier),
     max_running=st.integers(1, 3),
+)
+# Requests queued behind the first all hit and end in zero-length steps at the instant of a sample.
+@example(
+    trace=([(0,)] * 6, [100, 200, 300, 400, 500, 1000], [0] * 6),
+    fleet=1,
+    capacity=None,
+    router="round-robin",
+    host=False,
+    max_running=1,
 )
 def test_load_over_time_counts_requests_arrived_and_not_ended(
     trace, fleet, capacity, router, host, max_running

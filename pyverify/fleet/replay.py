@@ -736,15 +736,8 @@ def _run_steps(
             else:
                 start_step(host, now)
 
-    span = max(arrival, default=0.0)
-    samples = run_records.LOAD_SAMPLES
-    sample_s = [span * k / samples for k in range(samples)]
-    load_samples: list[list[int]] = []
     for index, chain in enumerate(chains):
         now = arrival[index]
-        while len(load_samples) < samples and sample_s[len(load_samples)] <= now:
-            advance(sample_s[len(load_samples)])  # the run is the same with or without samples
-            load_samples.append(list(load))
         advance(now)
         # The router sees the arrival instant (Dynamo's books drop a request's prefill tokens at its
         # first token) and the prompt's length (Dynamo hashes its full blocks only).
@@ -759,4 +752,9 @@ def _run_steps(
             heapq.heappush(events, (now, STEP_STARTS, host))
         progress()
     advance(float("inf"))
-    return make_run(finish, sample_s[: len(load_samples)], load_samples)
+    span = max(arrival, default=0.0)
+    samples = run_records.LOAD_SAMPLES
+    sample_s = [span * k / samples for k in range(samples)]
+    # counted from the times once the run is over: a sample cannot change the run
+    load_samples = run_records.load_samples_at(sample_s, arrival, finish, host_of, fleet)
+    return make_run(finish, sample_s, load_samples)

@@ -6,7 +6,9 @@ Here, apart from the loops, so the Python event loop (:mod:`pyverify.fleet.repla
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from typing import Sequence
 
 #: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
 LOAD_SAMPLES = 50
@@ -69,3 +71,36 @@ class ReplayRun:
     @property
     def recomputed_blocks(self) -> int:
         return self.references - self.hit_blocks
+
+
+def load_samples_at(
+    sample_s: Sequence[float],
+    arrival: Sequence[float],
+    finish: Sequence[float],
+    host_of: Sequence[int],
+    fleet: int,
+) -> list[list[int]]:
+    """Per sample instant, per host, the requests that arrived before it and end after it
+    (``arrival < at < finish``), counted from the run's own times, so that events at the very
+    instant of a sample (a zero-length step ending then) cannot fall on either side of it."""
+    arrivals: list[list[float]] = [[] for _ in range(fleet)]
+    ends: list[list[float]] = [[] for _ in range(fleet)]
+    instant: list[dict[float, int]] = [{} for _ in range(fleet)]  # arrival == finish
+    for start, end, host in zip(arrival, finish, host_of):
+        arrivals[host].append(start)
+        ends[host].append(end)
+        if start == end:
+            instant[host][start] = instant[host].get(start, 0) + 1
+    for column in (*arrivals, *ends):
+        column.sort()
+    # arrived before `at`, less those ended by it; a request arriving and ending at `at` is in
+    # neither count's complement, so it is added back
+    return [
+        [
+            bisect_left(arrivals[host], at)
+            - bisect_right(ends[host], at)
+            + instant[host].get(at, 0)
+            for host in range(fleet)
+        ]
+        for at in sample_s
+    ]
