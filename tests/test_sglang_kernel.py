@@ -141,7 +141,7 @@ MUTATIONS = {
         "return node[v, ACCESS] if fifo else node[v, CREATED]",
     ),
     "a split's remainder keeps its old stamp": (
-        "size = offer(node, heap, size, child, fifo)  # the remainder, stamped now",
+        "size = offer(node, heap, size, child, fifo)  # split",
         "pass",
     ),
     "the locked leaf is not put back": ("if stashed != NONE:", "if False:"),

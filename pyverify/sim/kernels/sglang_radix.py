@@ -196,9 +196,8 @@ def radix_replay(
                         v = split(node, count, links, pages, child, length, clock)
                         count += 1
                         if not fifo:
-                            size = offer(
-                                node, heap, size, child, fifo
-                            )  # the remainder, stamped now
+                            # the remainder, stamped now
+                            size = offer(node, heap, size, child, fifo)  # split
                         break
                     v, at = child, at + length
                 last = v
