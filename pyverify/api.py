@@ -116,16 +116,13 @@ def simulate(
     ``capacity`` in blocks per cache (None: uncapacitated); ``eviction`` one of
     ``lru``, ``fifo``, ``leaf-lru``, ``tail-first``."""
     from pyverify.inputs.columnar.digest import content_sha256
-    from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
+    from pyverify.sim.routing import RoutingOptions
     from pyverify.sim.simulate import simulate as run_caches
 
     instance = trace.to_instance()
-    fleet = fleet_size or default_fleet(instance)
-    policy = routing or default_policy(instance)
-    routed = None
-    if model == PER_HOST or instance.routing is not None:
-        options = RoutingOptions(seed=seed, capacity=capacity, eviction=eviction, slack=slack)
-        routed = route(instance, fleet, policy, options)
+    options = RoutingOptions(seed=seed, capacity=capacity, eviction=eviction, slack=slack)
+    needed = model == PER_HOST or instance.routing is not None  # a given routing is folded
+    routed, fleet, policy = _route(instance, needed, fleet_size, routing, options)
     run = run_caches(instance.chains, routed, model, capacity=capacity, eviction=eviction)
     return SimulationResult(
         trace=instance.name,
@@ -177,15 +174,24 @@ class Curve:
         }
 
 
+def _route(instance, needed: bool, fleet_size, routing, options):
+    """``(routing of every request or None, fleet size, policy)``, defaulting as the command line
+    does: the instance's own fleet and routing when it has them, else round-robin over 16 hosts."""
+    from pyverify.sim.routing import default_fleet, default_policy, route
+
+    fleet = fleet_size or default_fleet(instance)
+    policy = routing or default_policy(instance)
+    return (route(instance, fleet, policy, options) if needed else None), fleet, policy
+
+
 def _routing_for_curve(trace: ColumnarTrace, model: str, fleet_size, routing, seed):
-    from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
+    from pyverify.sim.routing import RoutingOptions
 
     instance = trace.to_instance()
     if model != PER_HOST:
         return instance, None, 1
-    fleet = fleet_size or default_fleet(instance)
-    policy = routing or default_policy(instance)
-    return instance, route(instance, fleet, policy, RoutingOptions(seed=seed)), fleet
+    routed, fleet, _ = _route(instance, True, fleet_size, routing, RoutingOptions(seed=seed))
+    return instance, routed, fleet
 
 
 def lru_curve(
