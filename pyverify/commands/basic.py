@@ -229,7 +229,7 @@ def run_validate(args) -> int:
         # format; instance_sha256 is the canonical JSON's, of the pyverify.instance/1 file 'trace import' would write.
         "sha256": content_sha256(instance),
         "instance_sha256": instance_sha256(instance),
-        "hosts": instance.hosts,
+        "hosts": instance.fleet_size,
         "hosts_source": hosts_source(instance),
         "requests": instance.n_requests,
         "block_references": instance.n_references,

@@ -323,7 +323,7 @@ def _routed_once(args, instance):
         routing = route(
             instance, fleet, args.routing, RoutingOptions(seed=args.seed, slack=args.affinity_slack)
         )
-    return dataclasses.replace(instance, hosts=fleet, routing=tuple(routing))
+    return dataclasses.replace(instance, fleet_size=fleet, routing=tuple(routing))
 
 
 def _any_input_as_columns(args) -> tuple[ColumnarTrace, Loaded]:
