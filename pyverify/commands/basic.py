@@ -356,7 +356,8 @@ def simulate_engine(args) -> Simulation:
     from pyverify.inputs.load import load_described
     from pyverify.sim.accounting import tally
     from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
-    from pyverify.sim.simulate import PromptBeyondChain, caches_read, engine_hits
+    from pyverify.cache.prompts import PromptBeyondChain
+    from pyverify.sim.simulate import caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
     engine_refusal(args)

@@ -74,6 +74,8 @@ from pyverify.sim.names import (  # noqa: F401 (re-exported where they were defi
 )
 from pyverify.cache.names import EVICTIONS, LRU
 from pyverify.cache.policies import new_cache
+from pyverify.cache.protocol import serve_alone
+from pyverify.cache.unbounded import Unbounded
 
 
 @dataclass(frozen=True)
@@ -199,10 +201,10 @@ def prefix_affinity_routing(
         raise UserError(f"capacity must be at least 1 block, got {capacity}")
     if eviction not in EVICTIONS:
         raise UserError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
-    # Uncapacitated hosts are plain sets; capacitated ones are the very cache
-    # classes simulate() replays with, so routing and replay cannot disagree.
+    # The very caches simulate() replays with, so routing and replay cannot disagree.
     caches = [
-        set() if capacity is None else new_cache(eviction, capacity) for _ in range(fleet_size)
+        Unbounded() if capacity is None else new_cache(eviction, capacity)
+        for _ in range(fleet_size)
     ]
     loads = [0] * fleet_size
     routing: list[int] = []
@@ -213,21 +215,10 @@ def prefix_affinity_routing(
         for host in range(fleet_size):
             if loads[host] >= cap:
                 continue
-            cache = caches[host]
-            match = 0
-            for block in chain:
-                if block not in cache:
-                    break
-                match += 1
-            key = (-match, loads[host])
+            key = (-caches[host].prefix_hits(chain), loads[host])
             if best_key is None or key < best_key:
                 best_host, best_key = host, key
-        hits = -best_key[0]
-        cache = caches[best_host]
-        if capacity is None:
-            cache.update(chain[hits:])
-        else:
-            cache.serve(chain, hits)
+        hits = serve_alone(caches[best_host], index, chain, None)
         loads[best_host] += 1
         routing.append(best_host)
         hit_blocks.append(hits)
