@@ -20,9 +20,8 @@ STEP = 1 << 19
 
 
 def routing_of(trace) -> np.ndarray | None:
-    """The cache each request reads, as given by the instance (certify's ColumnarTrace names the
-    array ``routing``; the checker's :class:`~pyverify.trusted.reader.Instance` ``routes``, its
-    ``routing`` being a tuple as the model's Instance has it)."""
+    """The cache each request reads, as given by the instance (an array: certify's ColumnarTrace
+    names it ``routing``; the checker's :class:`~pyverify.trusted.reader.Instance` ``routes``)."""
     return trace.routes if hasattr(trace, "routes") else trace.routing
 
 
