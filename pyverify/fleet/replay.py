@@ -46,7 +46,6 @@ from pyverify.fleet.routers import Router
 from pyverify.fleet.run import HostStats, ReplayRun
 from pyverify.fleet.service import STEPS, ServiceModel
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
-from pyverify.cache.policies import engine_cache
 from pyverify.cache.prompts import full_blocks
 from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
 
@@ -173,14 +172,10 @@ def replay_python(
         if pool_capacity is not False or host_capacity is not False:
             raise ValueError(f"eviction {eviction} is offered for the GPU tier alone")
     size = block_size or 1
-    if (
-        prompt_tokens is None or block_size is None
-    ):  # what an engine's cache reads; others read none
+    # Each prompt's length: what an engine's cache reads (the block caches read none).
+    if prompt_tokens is None or block_size is None:
         prompt_tokens = [len(chain) * size for chain in chains]
-    if engine:
-        caches = [engine_cache(eviction, capacity, size, page_size) for _ in range(fleet)]
-    else:
-        caches = [gpu_cache(capacity, eviction) for _ in range(fleet)]
+    caches = [gpu_cache(capacity, eviction, size, page_size) for _ in range(fleet)]
     unscheduled: list[int] = []
     pool = None if pool_capacity is False else LowerTier(pool_capacity)
     drams = None if host_capacity is False else [LowerTier(host_capacity) for _ in range(fleet)]

@@ -45,17 +45,23 @@ from __future__ import annotations
 from typing import Sequence
 
 from pyverify.cache.lru import ChainOrderLRU
-from pyverify.cache.names import FIFO, LEAF_LRU, LRU
+from pyverify.cache.names import ENGINE_EVICTIONS, FIFO, LEAF_LRU, LRU
 from pyverify.cache.pinning import PINNED_CACHES
+from pyverify.cache.policies import engine_cache
 from pyverify.cache.protocol import run_in, serve_alone
 from pyverify.cache.unbounded import Unbounded
 
-#: Eviction policies a timed replay offers (the engines' own caches: :data:`pyverify.cache.names.ENGINE_EVICTIONS`).
+#: Eviction policies a timed replay offers beside the engines' own caches (:data:`ENGINE_EVICTIONS`).
 REPLAY_EVICTIONS = (LRU, FIFO, LEAF_LRU)
 
 
-def gpu_cache(capacity: int | None, eviction: str):
-    """One host's GPU cache: ``capacity`` blocks (None: unlimited) under ``eviction``, pins kept."""
+def gpu_cache(
+    capacity: int | None, eviction: str, block_size: int = 1, page_size: int | None = None
+):
+    """One host's GPU cache: ``capacity`` blocks (None: unlimited) under ``eviction``, pins kept; or
+    a serving engine's own cache (``block_size`` tokens a block, SGLang's ``page_size``)."""
+    if eviction in ENGINE_EVICTIONS:
+        return engine_cache(eviction, capacity, block_size, page_size)
     if capacity is None:
         return Unbounded()
     if eviction not in PINNED_CACHES:
