@@ -104,6 +104,10 @@ def test_statements_say_what_the_issue_says(committed: runner.CheckResult) -> No
         "∀ (cap : Natural) (run : List (List (Prod Natural (List Natural)))), prefix_valid cap run → "
         "And (flat_valid cap (List.flatten run)) (Natural.le (demand_misses (List.flatten run)) (prefix_misses run))"
     )
+    assert statements["min_misses_le_lru"] == (
+        "∀ (cap : Natural) (requests : List Natural), "
+        "Natural.le (min_misses cap requests) (lru_misses cap requests)"
+    )
     assert statements["lru_cache_eq_take"] == (
         "∀ (cap : Natural) (requests : List Natural), Eq (lru_cache cap requests) (List.take cap (mtf_stack requests))"
     )
@@ -215,6 +219,7 @@ MAIN_THEOREMS = {
     "fleet_misses_ge_per_host_min": "PerHostMin",
     "per_host_min_is_fleet_run": "PerHostMin",
     "min_misses_mono": "MinMonotone",
+    "min_misses_le_lru": "OptimalCurve",
     "lru_misses_eq_far": "LruPrefix",
     "prefix_lru_eq_flat": "LruPrefix",
     "per_host_prefix_lru_eq_flat": "LruPerHost",
