@@ -35,7 +35,7 @@ def engine_traces(draw):
 
 
 def static_routing(chains, fleet, router, seed):
-    instance = Instance(name="t", hosts=fleet, chains=tuple(map(tuple, chains)))
+    instance = Instance(name="t", fleet_size=fleet, chains=tuple(map(tuple, chains)))
     return route(instance, fleet, router, RoutingOptions(seed=seed))
 
 

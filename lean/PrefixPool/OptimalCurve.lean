@@ -7,7 +7,7 @@ import PrefixPool.MinMonotone
 `pyverify mrc` reports two curves of misses against capacity: LRU's, exact at
 every capacity from stack distances (`lru_misses_eq_far`), and the optimal one,
 computed in one pass by the OPT stack update of Mattson et al. 1970
-(`pyverify/sim/opt_curve.py`). What is proved here about the optimal curve,
+(`pyverify/optimal/curve.py`). What is proved here about the optimal curve,
 with its direction, for every request sequence and every capacity `cap`:
 
 * `min_misses_le_lru`: Belady's MIN with `cap` blocks misses at most as many

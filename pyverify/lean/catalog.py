@@ -335,7 +335,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "On every sequence of block requests and at every capacity `cap`, Belady's MIN with `cap` blocks "
             "misses at most as many times as LRU with `cap` blocks: the optimal curve never lies above LRU's. "
             "A bound with its direction, not an equation: that the one-pass optimal curve of `pyverify mrc` "
-            "(`pyverify/sim/opt_curve.py`) equals MIN's misses at every capacity is checked only on every "
+            "(`pyverify/optimal/curve.py`) equals MIN's misses at every capacity is checked only on every "
             "input up to the size `Generated.lean` states, not proved."
         ),
     ),

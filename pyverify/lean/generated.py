@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 from pyverify.errors import CheckFailed
 from pyverify.lean import mirror as lean_mirror
 from pyverify.sim.mrc import lru_curve
-from pyverify.sim.opt_curve import optimal_curve
+from pyverify.optimal.curve import optimal_curve
 from pyverify.sim import simulate as mirror
 from pyverify.trusted import recount
 from pyverify.trusted.recount import flat_min_misses

@@ -72,7 +72,8 @@ from pyverify.sim.names import (  # noqa: F401 (re-exported where they were defi
     default_fleet_for,
     default_policy_for,
 )
-from pyverify.sim.simulate import EVICTIONS, LRU, new_cache
+from pyverify.cache.names import EVICTIONS, LRU
+from pyverify.cache.policies import new_cache
 
 
 @dataclass(frozen=True)
@@ -107,9 +108,9 @@ def given(
     instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
 ) -> tuple[int, ...]:
     routing = _own_routing(instance, "given")
-    if fleet_size != instance.hosts:
+    if fleet_size != instance.fleet_size:
         raise UserError(
-            f"routing policy 'given' works only at the instance's own fleet size {instance.hosts}, not {fleet_size}"
+            f"routing policy 'given' works only at the instance's own fleet size {instance.fleet_size}, not {fleet_size}"
         )
     return routing
 
@@ -118,9 +119,9 @@ def fold(
     instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
 ) -> tuple[int, ...]:
     routing = _own_routing(instance, "fold")
-    if not 1 <= fleet_size <= instance.hosts:
+    if not 1 <= fleet_size <= instance.fleet_size:
         raise UserError(
-            f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {instance.hosts}"
+            f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {instance.fleet_size}"
         )
     return tuple(host % fleet_size for host in routing)
 
@@ -264,7 +265,7 @@ def default_fleet(instance: Instance) -> int:
     """Every command's default fleet size: the instance's own hosts when it gives a routing or a
     fleet (``trace import --hosts 16``), else :data:`DEFAULT_TRACE_FLEET`."""
     return default_fleet_for(
-        instance.hosts if (instance.routing is not None or instance.hosts > 1) else None
+        instance.fleet_size if (instance.routing is not None or instance.fleet_size > 1) else None
     )
 
 
@@ -272,14 +273,14 @@ def hosts_source(instance: Instance) -> str:
     """Where an input's host count comes from, and what the commands do with it (:func:`default_fleet`)."""
     if instance.routing is not None:
         return "given by its routing"
-    if instance.hosts > 1:
+    if instance.fleet_size > 1:
         return "named by the input, which gives no routing"
     return f"none named: commands route it to {DEFAULT_TRACE_FLEET} hosts unless --fleet"
 
 
 def describe_hosts(instance: Instance) -> str:
     """``16 hosts (given by its routing)``: the input's host count, pluralised, and where it comes from."""
-    return f"{instance.hosts} host{'' if instance.hosts == 1 else 's'} ({hosts_source(instance)})"
+    return f"{instance.fleet_size} host{'' if instance.fleet_size == 1 else 's'} ({hosts_source(instance)})"
 
 
 def route(
