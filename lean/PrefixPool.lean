@@ -16,6 +16,7 @@ import PrefixPool.BeladyPrefix
 import PrefixPool.PerHostMin
 import PrefixPool.RoutedByRoot
 import PrefixPool.MinMonotone
+import PrefixPool.OptimalCurve
 import PrefixPool.LruPrefix
 import PrefixPool.LruPerHost
 import PrefixPool.PooledMemory
@@ -56,6 +57,8 @@ first results with a memory limit.
   beat the pool (MIN at equal capacity per cache; LRU at equal total memory),
   and FIFO misses more with more memory (Belady's anomaly)
 * `min_misses_mono` (PrefixPool/MinMonotone.lean): MIN with one more block misses no more
+* `min_misses_le_lru` (PrefixPool/OptimalCurve.lean): MIN misses no more than LRU with the
+  same number of blocks (the optimal curve never lies above LRU's)
 * `lru_misses_eq_far` (PrefixPool/LruPrefix.lean): LRU's misses are the distinct blocks
   plus the references at stack distance `cap` or more; `prefix_lru_eq_flat` (same module):
   on prefix-closed chains pyverify's longest-prefix LRU misses what flat LRU misses

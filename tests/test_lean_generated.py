@@ -172,3 +172,143 @@ def test_the_generator_does_not_import_the_bridge() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "False"
+
+
+# --- every mirrored definition, on every input up to the stated size (issue 51, theorem 5) -----
+
+#: Every Lean definition with a Python twin that takes requests, chains or a run; each must be
+#: evaluated by the exhaustive sections of Generated.lean, not only by the random sample.
+EXHAUSTIVELY_PINNED = (
+    "pooled_misses",
+    "lru_hits",
+    "mtf_stack",
+    "lru_cache",
+    "since",
+    "min_run",
+    "forced_min_run",
+    "demand_misses",
+    "prefix_misses",
+    "pooled_block_misses",
+    "distinct_blocks",
+    "prefix_lru_misses",
+    "lru_misses",
+    "min_misses",
+    "per_host_block_misses",
+    "distinct_host_blocks",
+    "per_host_prefix_lru",
+    "per_host_lru",
+    "per_host_min",
+    "per_host_misses",
+    "distinct_pairs",
+    "openings_of",
+    "per_host_lru_misses",
+)
+
+
+def test_every_mirrored_definition_has_an_exhaustive_section() -> None:
+    from pyverify.lean import generated
+
+    pinned = " ".join(lean for s in generated.exhaustive_sections() for lean, _, _ in s.twins)
+    missing = [name for name in EXHAUSTIVELY_PINNED if not re.search(rf"(^|\W){name} ", pinned)]
+    assert missing == []
+
+
+def test_the_exhaustive_inputs_are_every_input_up_to_the_stated_size() -> None:
+    """Counted here from the bound, not from the generator's own lists."""
+    import itertools
+
+    from pyverify.lean import generated as g
+
+    def every(items, most):
+        return [list(t) for n in range(most + 1) for t in itertools.product(items, repeat=n)]
+
+    chains = [
+        list(c)
+        for c in every(range(g.EXHAUSTIVE_CHAIN_BLOCKS), g.EXHAUSTIVE_CHAIN_LENGTH)
+        if c and len(set(c)) == len(c)
+    ]
+    routed = [(h, c) for h in range(g.EXHAUSTIVE_HOSTS) for c in chains]
+    expected = {
+        "gen_flat_counts": every(range(g.EXHAUSTIVE_BLOCKS), g.EXHAUSTIVE_LENGTH),
+        "gen_chain_counts": every(chains, g.EXHAUSTIVE_CHAINS),
+        "gen_routed_counts": every(routed, g.EXHAUSTIVE_ROUTED),
+        "gen_routed_openings": every(
+            [(h, b) for h in range(g.EXHAUSTIVE_HOSTS) for b in range(g.EXHAUSTIVE_CHAIN_BLOCKS)],
+            g.EXHAUSTIVE_LENGTH,
+        ),
+    }
+    sections = {s.lean_def: s for s in g.exhaustive_sections()}
+    for name, inputs in expected.items():
+        found = sections[name].inputs()
+        assert len(found) == len(inputs) and sorted(map(repr, found)) == sorted(map(repr, inputs))
+    assert (len(expected["gen_chain_counts"]), len(expected["gen_routed_counts"])) == (85, 73)
+    assert len(sections["gen_run_counts"].inputs()) == 1 + 10 + 100
+
+
+def test_every_small_input_has_its_kernel_checked_example_with_the_twins_values() -> None:
+    from pyverify.lean import generated as g
+
+    text = GENERATED.read_text(encoding="utf-8")
+    for section in g.exhaustive_sections():
+        assert section.definition() in text
+        for _, term, values in section.examples():
+            line = (
+                f"example : Eq ({section.lean_def} {term}) "
+                f"{g.lean_list([section.value_term(v) for v in values])} := rfl"
+            )
+            assert line in text, line
+
+
+def test_a_simulator_wrong_on_one_routed_input_changes_the_generated_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Per-host longest-prefix misses wrong only on two requests, both on host 1: no random
+    sample need draw that input, the exhaustive section does."""
+    script = load_script()
+    original = simulate.per_host_misses
+    monkeypatch.setattr(
+        simulate,
+        "per_host_misses",
+        lambda chains, routing: (
+            original(chains, routing) + (list(routing) == [1, 1] and chains == [[0], [0, 1]])
+        ),
+    )
+    assert script.render() != GENERATED.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("routed", [False, True])
+def test_an_optimal_curve_wrong_at_one_capacity_stops_generation(
+    monkeypatch: pytest.MonkeyPatch, routed: bool
+) -> None:
+    """The one-pass optimal curve is pinned to Lean's MIN (pooled, and per host on 2 hosts) at
+    every capacity of every small input: off by one at capacity 2 on one input, the generator
+    refuses to write a value (the curve and the trusted recount disagree)."""
+    from pyverify.errors import CheckFailed
+    from pyverify.lean import generated
+
+    original = generated.optimal_curve
+
+    class Off:
+        def __init__(self, curve):
+            self.curve = curve
+
+        def misses(self, capacity):
+            return self.curve.misses(capacity) + (capacity == 2)
+
+    def wrong(chains, routing=None, fleet_size=1):
+        curve = original(chains, routing, fleet_size)
+        hit = chains == [[0, 1], [1, 0], [0]] if not routed else chains == [[0, 1], [1, 0]]
+        return Off(curve) if hit and (routing is not None) == routed else curve
+
+    monkeypatch.setattr(generated, "optimal_curve", wrong)
+    with pytest.raises(CheckFailed, match="twins disagree"):
+        load_script().render()
+
+
+def test_lean_check_states_the_bound_it_checked_the_mirrors_on() -> None:
+    from pyverify.lean import generated
+
+    bound = runner.generated_bound()
+    assert generated.exhaustive_bound() in bound
+    for number in ("0 .. 2", "<= 3", "hosts 0 .. 1"):
+        assert number in bound

@@ -355,6 +355,43 @@ def test_hole_5_a_dependent_premise_needs_an_example(
     ), failures
 
 
+#: Premises no constant heads: `h : P x` with `P` a binder of the theorem, and `k : ∀ (Q : Prop), Q`,
+#: which no proof inhabits (so the theorem proves its conclusion from nothing that can hold).
+BOUND_PREMISES = (
+    "(P : Natural → Prop) (_h : P Natural.zero) (k : ∀ (Q : Prop), Q) : "
+    "Eq Natural.zero (Natural.succ Natural.zero) := k _\n"
+)
+
+
+def test_hole_5_premises_headed_by_a_bound_variable_are_counted(tmp_path: Path) -> None:
+    """Read from the replayed environment: binders over data (`n`, `α`, `x : α`) and over
+    propositions (`R : Prop`) are not hypotheses; `h : P n`, `k : ∀ Q, Q` and `j : R` are."""
+    replayed = replay(
+        tmp_path,
+        {
+            "Attempt": CORE
+            + "inductive Natural : Type where\n  | zero : Natural\n  | succ (n : Natural) : Natural\n"
+            "theorem forged (n : Natural) (P : Natural → Prop) (h : P n) (k : ∀ (Q : Prop), Q) "
+            "(α : Type) (x : α) (R : Prop) (j : R) : False := k False\n"
+        },
+    )
+    assert kernel_replay.premises(replayed, "forged") == [2, 3, 7]
+
+
+def test_hole_5_a_theorem_whose_premises_a_bound_variable_heads_needs_an_example(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vacuous theorem (its premise `∀ (Q : Prop), Q` is false) whose premises no constant
+    heads was read as having none, so it passed with no example."""
+    add_module(copy, "Attempt", "theorem bound_premise " + BOUND_PREMISES)
+    register(monkeypatch, "bound_premise")
+    failures = check(copy, write_registry=True)
+    assert failures and failures[0].startswith(
+        "registered theorem bound_premise: its hypothesis `P Natural.zero` (and every other) "
+        "needs an example"
+    ), failures
+
+
 def test_hole_6_a_file_swapped_after_the_scan_is_not_what_is_compiled(
     copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

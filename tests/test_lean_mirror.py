@@ -585,6 +585,23 @@ def test_optimal_curve_never_rises(chains):
     assert lean[-1] == len(set(flat))
 
 
+# --- min_misses_le_lru (lean/PrefixPool/OptimalCurve.lean) ---------------------------------
+
+
+@given(prefix_closed_chains(max_nodes=10, max_requests=20))
+def test_optimal_curve_never_above_lru(chains):
+    """The statement of min_misses_le_lru on the mirrors (Lean's MIN and LRU), and on the two
+    curves `pyverify mrc` reports, at every capacity from 1 to one past the distinct blocks."""
+    from pyverify.sim.mrc import lru_curve
+
+    flat = [b for chain in chains for b in chain]
+    optimal, lru = optimal_curve(chains), lru_curve(chains)
+    for c in range(0, len(set(flat)) + 2):
+        assert mirror.min_misses(flat, c) <= mirror.lru_misses(flat, c)
+        if c >= 1:
+            assert optimal.misses(c) <= lru.misses(c)
+
+
 # --- lru_misses_eq_far (lean/PrefixPool/LruPrefix.lean) -------------------------------------
 
 from pyverify.sim import kernels  # noqa: E402

@@ -1540,3 +1540,1027 @@ example : Eq (min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons g
 example : Eq (forced_min_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
 -- Python: lean.mirror.fifo_misses([2, 2, 2], 2) == 1
 example : Eq (fifo_misses gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) gen_n1 := rfl
+
+/-! Exhaustive, gen_flat_counts: every request list over blocks 0 .. 2 of length at most 3 (40 lists); in order:
+  `pooled_misses requests` (Python: pooled_misses(singletons))
+  `lru_hits gen_n0 requests` (Python: lean.mirror.lru_hits(requests, 0))
+  `lru_hits gen_n1 requests` (Python: lean.mirror.lru_hits(requests, 1))
+  `lru_hits gen_n2 requests` (Python: lean.mirror.lru_hits(requests, 2))
+-/
+noncomputable def gen_flat_counts (requests : List Natural) : List Natural :=
+  (List.cons (pooled_misses requests) (List.cons (lru_hits gen_n0 requests) (List.cons (lru_hits gen_n1 requests) (List.cons (lru_hits gen_n2 requests) List.nil))))
+-- Python: []: 0, 0, 0, 0
+example : Eq (gen_flat_counts List.nil) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [0]: 1, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n0 List.nil)) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [1]: 1, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n1 List.nil)) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [2]: 1, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n2 List.nil)) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [0, 0]: 1, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n0 List.nil))) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [0, 1]: 2, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [0, 2]: 2, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n2 List.nil))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [1, 0]: 2, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [1, 1]: 1, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n1 List.nil))) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [1, 2]: 2, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n2 List.nil))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [2, 0]: 2, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n0 List.nil))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [2, 1]: 2, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n1 List.nil))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [2, 2]: 1, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n2 List.nil))) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [0, 0, 0]: 1, 0, 2, 2
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) := rfl
+-- Python: [0, 0, 1]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [0, 0, 2]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [0, 1, 0]: 2, 0, 0, 1
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [0, 1, 1]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [0, 1, 2]: 3, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [0, 2, 0]: 2, 0, 0, 1
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [0, 2, 1]: 3, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [0, 2, 2]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [1, 0, 0]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [1, 0, 1]: 2, 0, 0, 1
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [1, 0, 2]: 3, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [1, 1, 0]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [1, 1, 1]: 1, 0, 2, 2
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) := rfl
+-- Python: [1, 1, 2]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [1, 2, 0]: 3, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [1, 2, 1]: 2, 0, 0, 1
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [1, 2, 2]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [2, 0, 0]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [2, 0, 1]: 3, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [2, 0, 2]: 2, 0, 0, 1
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [2, 1, 0]: 3, 0, 0, 0
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons gen_n3 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) := rfl
+-- Python: [2, 1, 1]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [2, 1, 2]: 2, 0, 0, 1
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [2, 2, 0]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [2, 2, 1]: 2, 0, 1, 1
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) := rfl
+-- Python: [2, 2, 2]: 1, 0, 2, 2
+example : Eq (gen_flat_counts (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) := rfl
+
+/-! Exhaustive, gen_flat_lists: every request list over blocks 0 .. 2 of length at most 3 (40 lists); in order:
+  `mtf_stack requests` (Python: lean.mirror.mtf_stack)
+  `lru_cache gen_n0 requests` (Python: lean.mirror.lru_cache(requests, 0))
+  `lru_cache gen_n1 requests` (Python: lean.mirror.lru_cache(requests, 1))
+  `lru_cache gen_n2 requests` (Python: lean.mirror.lru_cache(requests, 2))
+  `since gen_n0 requests` (Python: lean.mirror.since(0, requests))
+  `since gen_n1 requests` (Python: lean.mirror.since(1, requests))
+  `since gen_n2 requests` (Python: lean.mirror.since(2, requests))
+-/
+noncomputable def gen_flat_lists (requests : List Natural) : List (List Natural) :=
+  (List.cons (mtf_stack requests) (List.cons (lru_cache gen_n0 requests) (List.cons (lru_cache gen_n1 requests) (List.cons (lru_cache gen_n2 requests) (List.cons (since gen_n0 requests) (List.cons (since gen_n1 requests) (List.cons (since gen_n2 requests) List.nil)))))))
+-- Python: []: [], [], [], [], [], [], []
+example : Eq (gen_flat_lists List.nil) (List.cons List.nil (List.cons List.nil (List.cons List.nil (List.cons List.nil (List.cons List.nil (List.cons List.nil (List.cons List.nil List.nil))))))) := rfl
+-- Python: [0]: [0], [], [0], [0], [], [0], [0]
+example : Eq (gen_flat_lists (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil))))))) := rfl
+-- Python: [1]: [1], [], [1], [1], [1], [], [1]
+example : Eq (gen_flat_lists (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) List.nil))))))) := rfl
+-- Python: [2]: [2], [], [2], [2], [2], [2], []
+example : Eq (gen_flat_lists (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n2 List.nil) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 List.nil) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [0, 0]: [0], [], [0], [0], [], [0, 0], [0, 0]
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n0 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n0 List.nil)) List.nil))))))) := rfl
+-- Python: [0, 1]: [1, 0], [], [1], [1, 0], [1], [], [0, 1]
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil))))))) := rfl
+-- Python: [0, 2]: [2, 0], [], [2], [2, 0], [2], [0, 2], []
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n2 List.nil))) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [1, 0]: [0, 1], [], [0], [0, 1], [], [0], [1, 0]
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil))))))) := rfl
+-- Python: [1, 1]: [1], [], [1], [1], [1, 1], [], [1, 1]
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n1 List.nil))) (List.cons (List.cons gen_n1 List.nil) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 (List.cons gen_n1 List.nil)) List.nil))))))) := rfl
+-- Python: [1, 2]: [2, 1], [], [2], [2, 1], [1, 2], [2], []
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n2 List.nil))) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n2 List.nil) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [2, 0]: [0, 2], [], [0], [0, 2], [], [2, 0], [0]
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil))))))) := rfl
+-- Python: [2, 1]: [1, 2], [], [1], [1, 2], [2, 1], [], [1]
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n1 List.nil))) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) List.nil))))))) := rfl
+-- Python: [2, 2]: [2], [], [2], [2], [2, 2], [2, 2], []
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n2 List.nil))) (List.cons (List.cons gen_n2 List.nil) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n2 (List.cons gen_n2 List.nil)) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [0, 0, 0]: [0], [], [0], [0], [], [0, 0, 0], [0, 0, 0]
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) List.nil))))))) := rfl
+-- Python: [0, 0, 1]: [1, 0], [], [1], [1, 0], [1], [], [0, 0, 1]
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))))))) := rfl
+-- Python: [0, 0, 2]: [2, 0], [], [2], [2, 0], [2], [0, 0, 2], []
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil))) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [0, 1, 0]: [0, 1], [], [0], [0, 1], [], [0], [0, 1, 0]
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))))))) := rfl
+-- Python: [0, 1, 1]: [1, 0], [], [1], [1, 0], [1, 1], [], [0, 1, 1]
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil))) List.nil))))))) := rfl
+-- Python: [0, 1, 2]: [2, 1, 0], [], [2], [2, 1], [1, 2], [2], []
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n2 List.nil) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [0, 2, 0]: [0, 2], [], [0], [0, 2], [], [0, 2, 0], [0]
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n0 List.nil) List.nil))))))) := rfl
+-- Python: [0, 2, 1]: [1, 2, 0], [], [1], [1, 2], [2, 1], [], [1]
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) List.nil))))))) := rfl
+-- Python: [0, 2, 2]: [2, 0], [], [2], [2, 0], [2, 2], [0, 2, 2], []
+example : Eq (gen_flat_lists (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n2 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil))) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [1, 0, 0]: [0, 1], [], [0], [0, 1], [], [0, 0], [1, 0, 0]
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil))) List.nil))))))) := rfl
+-- Python: [1, 0, 1]: [1, 0], [], [1], [1, 0], [1], [], [1, 0, 1]
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons List.nil (List.cons (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))))))) := rfl
+-- Python: [1, 0, 2]: [2, 0, 1], [], [2], [2, 0], [2], [0, 2], []
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [1, 1, 0]: [0, 1], [], [0], [0, 1], [], [0], [1, 1, 0]
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))))))) := rfl
+-- Python: [1, 1, 1]: [1], [], [1], [1], [1, 1, 1], [], [1, 1, 1]
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 List.nil) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) List.nil))))))) := rfl
+-- Python: [1, 1, 2]: [2, 1], [], [2], [2, 1], [1, 1, 2], [2], []
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil))) (List.cons (List.cons gen_n2 List.nil) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [1, 2, 0]: [0, 2, 1], [], [0], [0, 2], [], [2, 0], [0]
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil))))))) := rfl
+-- Python: [1, 2, 1]: [1, 2], [], [1], [1, 2], [1, 2, 1], [], [1]
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) List.nil))))))) := rfl
+-- Python: [1, 2, 2]: [2, 1], [], [2], [2, 1], [1, 2, 2], [2, 2], []
+example : Eq (gen_flat_lists (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil))) (List.cons (List.cons gen_n2 (List.cons gen_n2 List.nil)) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [2, 0, 0]: [0, 2], [], [0], [0, 2], [], [2, 0, 0], [0, 0]
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n0 (List.cons gen_n0 List.nil)) List.nil))))))) := rfl
+-- Python: [2, 0, 1]: [1, 0, 2], [], [1], [1, 0], [1], [], [0, 1]
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons List.nil (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil))))))) := rfl
+-- Python: [2, 0, 2]: [2, 0], [], [2], [2, 0], [2], [2, 0, 2], []
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil))) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [2, 1, 0]: [0, 1, 2], [], [0], [0, 1], [], [0], [1, 0]
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil))))))) := rfl
+-- Python: [2, 1, 1]: [1, 2], [], [1], [1, 2], [2, 1, 1], [], [1, 1]
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n1 (List.cons gen_n1 List.nil)) List.nil))))))) := rfl
+-- Python: [2, 1, 2]: [2, 1], [], [2], [2, 1], [2, 1, 2], [2], []
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil))) (List.cons (List.cons gen_n2 List.nil) (List.cons List.nil List.nil))))))) := rfl
+-- Python: [2, 2, 0]: [0, 2], [], [0], [0, 2], [], [2, 2, 0], [0]
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil))) (List.cons (List.cons gen_n0 List.nil) List.nil))))))) := rfl
+-- Python: [2, 2, 1]: [1, 2], [], [1], [1, 2], [2, 2, 1], [], [1]
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n2 List.nil)) (List.cons (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil))) (List.cons List.nil (List.cons (List.cons gen_n1 List.nil) List.nil))))))) := rfl
+-- Python: [2, 2, 2]: [2], [], [2], [2], [2, 2, 2], [2, 2, 2], []
+example : Eq (gen_flat_lists (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons (List.cons gen_n2 List.nil) (List.cons List.nil (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 List.nil) (List.cons (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) (List.cons (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) (List.cons List.nil List.nil))))))) := rfl
+
+/-! Exhaustive, gen_flat_runs: every request list over blocks 0 .. 2 of length at most 3 (40 lists); in order:
+  `min_run gen_n0 List.nil requests` (Python: lean.mirror.min_run(requests, 0))
+  `min_run gen_n1 List.nil requests` (Python: lean.mirror.min_run(requests, 1))
+  `min_run gen_n2 List.nil requests` (Python: lean.mirror.min_run(requests, 2))
+  `forced_min_run gen_n1 List.nil requests` (Python: lean.mirror.forced_min_run(requests, 1))
+  `forced_min_run gen_n2 List.nil requests` (Python: lean.mirror.forced_min_run(requests, 2))
+-/
+noncomputable def gen_flat_runs (requests : List Natural) : List (List (Prod Natural (List Natural))) :=
+  (List.cons (min_run gen_n0 List.nil requests) (List.cons (min_run gen_n1 List.nil requests) (List.cons (min_run gen_n2 List.nil requests) (List.cons (forced_min_run gen_n1 List.nil requests) (List.cons (forced_min_run gen_n2 List.nil requests) List.nil)))))
+-- Python: []: [], [], [], [], []
+example : Eq (gen_flat_runs List.nil) (List.cons List.nil (List.cons List.nil (List.cons List.nil (List.cons List.nil (List.cons List.nil List.nil))))) := rfl
+-- Python: [0]: [(0, [])], [(0, [])], [(0, [])], [(0, [])], [(0, [])]
+example : Eq (gen_flat_runs (List.cons gen_n0 List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n0 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n0 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n0 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n0 List.nil) List.nil) List.nil))))) := rfl
+-- Python: [1]: [(1, [])], [(1, [])], [(1, [])], [(1, [])], [(1, [])]
+example : Eq (gen_flat_runs (List.cons gen_n1 List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n1 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n1 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n1 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n1 List.nil) List.nil) List.nil))))) := rfl
+-- Python: [2]: [(2, [])], [(2, [])], [(2, [])], [(2, [])], [(2, [])]
+example : Eq (gen_flat_runs (List.cons gen_n2 List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n2 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n2 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n2 List.nil) List.nil) (List.cons (List.cons (Prod.mk gen_n2 List.nil) List.nil) List.nil))))) := rfl
+-- Python: [0, 0]: [(0, []), (0, [])], [(0, []), (0, [0])], [(0, []), (0, [0])], [(0, []), (0, [0])], [(0, []), (0, [0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n0 List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [0, 1]: [(0, []), (1, [])], [(0, []), (1, [0])], [(0, []), (1, [0])], [(0, []), (1, [0])], [(0, []), (1, [0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [0, 2]: [(0, []), (2, [])], [(0, []), (2, [0])], [(0, []), (2, [0])], [(0, []), (2, [0])], [(0, []), (2, [0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n2 List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [1, 0]: [(1, []), (0, [])], [(1, []), (0, [1])], [(1, []), (0, [1])], [(1, []), (0, [1])], [(1, []), (0, [1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [1, 1]: [(1, []), (1, [])], [(1, []), (1, [1])], [(1, []), (1, [1])], [(1, []), (1, [1])], [(1, []), (1, [1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n1 List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [1, 2]: [(1, []), (2, [])], [(1, []), (2, [1])], [(1, []), (2, [1])], [(1, []), (2, [1])], [(1, []), (2, [1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n2 List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [2, 0]: [(2, []), (0, [])], [(2, []), (0, [2])], [(2, []), (0, [2])], [(2, []), (0, [2])], [(2, []), (0, [2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n0 List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [2, 1]: [(2, []), (1, [])], [(2, []), (1, [2])], [(2, []), (1, [2])], [(2, []), (1, [2])], [(2, []), (1, [2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n1 List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [2, 2]: [(2, []), (2, [])], [(2, []), (2, [2])], [(2, []), (2, [2])], [(2, []), (2, [2])], [(2, []), (2, [2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n2 List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil)) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil)) List.nil))))) := rfl
+-- Python: [0, 0, 0]: [(0, []), (0, []), (0, [])], [(0, []), (0, [0]), (0, [0])], [(0, []), (0, [0]), (0, [0])], [(0, []), (0, [0]), (0, [0])], [(0, []), (0, [0]), (0, [0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) List.nil))))) := rfl
+-- Python: [0, 0, 1]: [(0, []), (0, []), (1, [])], [(0, []), (0, [0]), (1, [0])], [(0, []), (0, [0]), (1, [0])], [(0, []), (0, [0]), (1, [0])], [(0, []), (0, [0]), (1, [0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) List.nil))))) := rfl
+-- Python: [0, 0, 2]: [(0, []), (0, []), (2, [])], [(0, []), (0, [0]), (2, [0])], [(0, []), (0, [0]), (2, [0])], [(0, []), (0, [0]), (2, [0])], [(0, []), (0, [0]), (2, [0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil))) List.nil))))) := rfl
+-- Python: [0, 1, 0]: [(0, []), (1, []), (0, [])], [(0, []), (1, [0]), (0, [0])], [(0, []), (1, [0]), (0, [1, 0])], [(0, []), (1, [0]), (0, [1])], [(0, []), (1, [0]), (0, [1, 0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [0, 1, 1]: [(0, []), (1, []), (1, [])], [(0, []), (1, [0]), (1, [1])], [(0, []), (1, [0]), (1, [1, 0])], [(0, []), (1, [0]), (1, [1])], [(0, []), (1, [0]), (1, [1, 0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [0, 1, 2]: [(0, []), (1, []), (2, [])], [(0, []), (1, [0]), (2, [0])], [(0, []), (1, [0]), (2, [1, 0])], [(0, []), (1, [0]), (2, [1])], [(0, []), (1, [0]), (2, [1, 0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [0, 2, 0]: [(0, []), (2, []), (0, [])], [(0, []), (2, [0]), (0, [0])], [(0, []), (2, [0]), (0, [2, 0])], [(0, []), (2, [0]), (0, [2])], [(0, []), (2, [0]), (0, [2, 0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 (List.cons gen_n0 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [0, 2, 1]: [(0, []), (2, []), (1, [])], [(0, []), (2, [0]), (1, [0])], [(0, []), (2, [0]), (1, [2, 0])], [(0, []), (2, [0]), (1, [2])], [(0, []), (2, [0]), (1, [2, 0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [0, 2, 2]: [(0, []), (2, []), (2, [])], [(0, []), (2, [0]), (2, [2])], [(0, []), (2, [0]), (2, [2, 0])], [(0, []), (2, [0]), (2, [2])], [(0, []), (2, [0]), (2, [2, 0])]
+example : Eq (gen_flat_runs (List.cons gen_n0 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [1, 0, 0]: [(1, []), (0, []), (0, [])], [(1, []), (0, [1]), (0, [0])], [(1, []), (0, [1]), (0, [0, 1])], [(1, []), (0, [1]), (0, [0])], [(1, []), (0, [1]), (0, [0, 1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [1, 0, 1]: [(1, []), (0, []), (1, [])], [(1, []), (0, [1]), (1, [1])], [(1, []), (0, [1]), (1, [0, 1])], [(1, []), (0, [1]), (1, [0])], [(1, []), (0, [1]), (1, [0, 1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [1, 0, 2]: [(1, []), (0, []), (2, [])], [(1, []), (0, [1]), (2, [1])], [(1, []), (0, [1]), (2, [0, 1])], [(1, []), (0, [1]), (2, [0])], [(1, []), (0, [1]), (2, [0, 1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [1, 1, 0]: [(1, []), (1, []), (0, [])], [(1, []), (1, [1]), (0, [1])], [(1, []), (1, [1]), (0, [1])], [(1, []), (1, [1]), (0, [1])], [(1, []), (1, [1]), (0, [1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) List.nil))))) := rfl
+-- Python: [1, 1, 1]: [(1, []), (1, []), (1, [])], [(1, []), (1, [1]), (1, [1])], [(1, []), (1, [1]), (1, [1])], [(1, []), (1, [1]), (1, [1])], [(1, []), (1, [1]), (1, [1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) List.nil))))) := rfl
+-- Python: [1, 1, 2]: [(1, []), (1, []), (2, [])], [(1, []), (1, [1]), (2, [1])], [(1, []), (1, [1]), (2, [1])], [(1, []), (1, [1]), (2, [1])], [(1, []), (1, [1]), (2, [1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil))) List.nil))))) := rfl
+-- Python: [1, 2, 0]: [(1, []), (2, []), (0, [])], [(1, []), (2, [1]), (0, [1])], [(1, []), (2, [1]), (0, [2, 1])], [(1, []), (2, [1]), (0, [2])], [(1, []), (2, [1]), (0, [2, 1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [1, 2, 1]: [(1, []), (2, []), (1, [])], [(1, []), (2, [1]), (1, [1])], [(1, []), (2, [1]), (1, [2, 1])], [(1, []), (2, [1]), (1, [2])], [(1, []), (2, [1]), (1, [2, 1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [1, 2, 2]: [(1, []), (2, []), (2, [])], [(1, []), (2, [1]), (2, [2])], [(1, []), (2, [1]), (2, [2, 1])], [(1, []), (2, [1]), (2, [2])], [(1, []), (2, [1]), (2, [2, 1])]
+example : Eq (gen_flat_runs (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [2, 0, 0]: [(2, []), (0, []), (0, [])], [(2, []), (0, [2]), (0, [0])], [(2, []), (0, [2]), (0, [0, 2])], [(2, []), (0, [2]), (0, [0])], [(2, []), (0, [2]), (0, [0, 2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n2 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [2, 0, 1]: [(2, []), (0, []), (1, [])], [(2, []), (0, [2]), (1, [2])], [(2, []), (0, [2]), (1, [0, 2])], [(2, []), (0, [2]), (1, [0])], [(2, []), (0, [2]), (1, [0, 2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n2 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [2, 0, 2]: [(2, []), (0, []), (2, [])], [(2, []), (0, [2]), (2, [2])], [(2, []), (0, [2]), (2, [0, 2])], [(2, []), (0, [2]), (2, [0])], [(2, []), (0, [2]), (2, [0, 2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n0 (List.cons gen_n2 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [2, 1, 0]: [(2, []), (1, []), (0, [])], [(2, []), (1, [2]), (0, [2])], [(2, []), (1, [2]), (0, [1, 2])], [(2, []), (1, [2]), (0, [1])], [(2, []), (1, [2]), (0, [1, 2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n2 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [2, 1, 1]: [(2, []), (1, []), (1, [])], [(2, []), (1, [2]), (1, [1])], [(2, []), (1, [2]), (1, [1, 2])], [(2, []), (1, [2]), (1, [1])], [(2, []), (1, [2]), (1, [1, 2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n2 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [2, 1, 2]: [(2, []), (1, []), (2, [])], [(2, []), (1, [2]), (2, [2])], [(2, []), (1, [2]), (2, [1, 2])], [(2, []), (1, [2]), (2, [1])], [(2, []), (1, [2]), (2, [1, 2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil))) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n1 (List.cons gen_n2 List.nil))) List.nil))) List.nil))))) := rfl
+-- Python: [2, 2, 0]: [(2, []), (2, []), (0, [])], [(2, []), (2, [2]), (0, [2])], [(2, []), (2, [2]), (0, [2])], [(2, []), (2, [2]), (0, [2])], [(2, []), (2, [2]), (0, [2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n0 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n2 List.nil)) List.nil))) List.nil))))) := rfl
+-- Python: [2, 2, 1]: [(2, []), (2, []), (1, [])], [(2, []), (2, [2]), (1, [2])], [(2, []), (2, [2]), (1, [2])], [(2, []), (2, [2]), (1, [2])], [(2, []), (2, [2]), (1, [2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n1 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n2 List.nil)) List.nil))) List.nil))))) := rfl
+-- Python: [2, 2, 2]: [(2, []), (2, []), (2, [])], [(2, []), (2, [2]), (2, [2])], [(2, []), (2, [2]), (2, [2])], [(2, []), (2, [2]), (2, [2])], [(2, []), (2, [2]), (2, [2])]
+example : Eq (gen_flat_runs (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 List.nil) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) (List.cons (List.cons (Prod.mk gen_n2 List.nil) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) (List.cons (Prod.mk gen_n2 (List.cons gen_n2 List.nil)) List.nil))) List.nil))))) := rfl
+
+/-! Exhaustive, gen_run_counts: every run of at most 2 steps, each a block 0 or 1 and a held list of [], [0], [1], [0, 1], [1, 0] (111 runs); in order:
+  `demand_misses run` (Python: demand_misses(run))
+  `prefix_misses (List.cons run List.nil)` (Python: lean.mirror.prefix_misses([run]))
+  `prefix_misses (List.map (fun step => List.cons step List.nil) run)` (Python: lean.mirror.prefix_misses([[step] for step in run]))
+-/
+noncomputable def gen_run_counts (run : List (Prod Natural (List Natural))) : List Natural :=
+  (List.cons (demand_misses run) (List.cons (prefix_misses (List.cons run List.nil)) (List.cons (prefix_misses (List.map (fun step => List.cons step List.nil) run)) List.nil)))
+-- Python: []: 0, 0, 0
+example : Eq (gen_run_counts List.nil) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil)) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil)) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil)) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil)) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil)) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, []), (0, [])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(0, []), (0, [0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, []), (0, [1])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(0, []), (0, [0, 1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, []), (0, [1, 0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, []), (1, [])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(0, []), (1, [0])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(0, []), (1, [1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, []), (1, [0, 1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, []), (1, [1, 0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0]), (0, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0]), (0, [0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0]), (0, [1])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0]), (0, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0]), (0, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0]), (1, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0]), (1, [0])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0]), (1, [1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0]), (1, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0]), (1, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1]), (0, [])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(0, [1]), (0, [0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1]), (0, [1])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(0, [1]), (0, [0, 1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1]), (0, [1, 0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1]), (1, [])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(0, [1]), (1, [0])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(0, [1]), (1, [1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1]), (1, [0, 1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1]), (1, [1, 0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (0, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (0, [0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (0, [1])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (0, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (0, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (1, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (1, [0])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (1, [1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (1, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [0, 1]), (1, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (0, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (0, [0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (0, [1])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (0, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (0, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (1, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (1, [0])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (1, [1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (1, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(0, [1, 0]), (1, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, []), (0, [])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(1, []), (0, [0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, []), (0, [1])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(1, []), (0, [0, 1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, []), (0, [1, 0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, []), (1, [])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(1, []), (1, [0])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(1, []), (1, [1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, []), (1, [0, 1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, []), (1, [1, 0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 List.nil) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0]), (0, [])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(1, [0]), (0, [0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0]), (0, [1])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(1, [0]), (0, [0, 1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0]), (0, [1, 0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0]), (1, [])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(1, [0]), (1, [0])]: 2, 2, 2
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil))) := rfl
+-- Python: [(1, [0]), (1, [1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0]), (1, [0, 1])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0]), (1, [1, 0])]: 1, 2, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1]), (0, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1]), (0, [0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1]), (0, [1])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1]), (0, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1]), (0, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1]), (1, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1]), (1, [0])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1]), (1, [1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1]), (1, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1]), (1, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (0, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (0, [0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (0, [1])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (0, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (0, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (1, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (1, [0])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (1, [1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (1, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [0, 1]), (1, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (0, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (0, [0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (0, [1])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (0, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (0, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (1, [])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (1, [0])]: 1, 1, 1
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (1, [1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (1, [0, 1])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+-- Python: [(1, [1, 0]), (1, [1, 0])]: 0, 0, 0
+example : Eq (gen_run_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil))) := rfl
+
+/-! Exhaustive, gen_chain_counts: every list of at most 3 chains over blocks 0 .. 1 of 1 to 2 distinct blocks (85 lists); in order:
+  `pooled_block_misses chains` (Python: pooled_misses(chains))
+  `distinct_blocks chains` (Python: distinct_count(chains))
+  `prefix_lru_misses gen_n1 chains` (Python: simulate(chains, None, 'pooled', capacity=1).misses)
+  `prefix_lru_misses gen_n2 chains` (Python: simulate(chains, None, 'pooled', capacity=2).misses)
+  `lru_misses gen_n1 (List.flatten chains)` (Python: pyverify.trusted.recount.lru_misses(chains, [0, ...], 1) and the LRU curve: lru_curve(chains).misses(1))
+  `lru_misses gen_n2 (List.flatten chains)` (Python: pyverify.trusted.recount.lru_misses(chains, [0, ...], 2) and the LRU curve: lru_curve(chains).misses(2))
+  `min_misses gen_n1 (List.flatten chains)` (Python: pyverify.trusted.recount.min_misses(chains, [0, ...], 1) and the optimal curve: optimal_curve(chains).misses(1))
+  `min_misses gen_n2 (List.flatten chains)` (Python: pyverify.trusted.recount.min_misses(chains, [0, ...], 2) and the optimal curve: optimal_curve(chains).misses(2))
+-/
+noncomputable def gen_chain_counts (chains : List (List Natural)) : List Natural :=
+  (List.cons (pooled_block_misses chains) (List.cons (distinct_blocks chains) (List.cons (prefix_lru_misses gen_n1 chains) (List.cons (prefix_lru_misses gen_n2 chains) (List.cons (lru_misses gen_n1 (List.flatten chains)) (List.cons (lru_misses gen_n2 (List.flatten chains)) (List.cons (min_misses gen_n1 (List.flatten chains)) (List.cons (min_misses gen_n2 (List.flatten chains)) List.nil))))))))
+-- Python: []: 0, 0, 0, 0, 0, 0, 0, 0
+example : Eq (gen_chain_counts List.nil) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))))))) := rfl
+-- Python: [[0]]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [[1]]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [[0, 1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0]]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [[0], [1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0, 1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1, 0]]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1]]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [[1], [0, 1]]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1, 0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0]]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0, 1]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1, 0]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1]]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0, 1]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1, 0]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0], [0]]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [[0], [0], [1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0], [0, 1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0], [1, 0]]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1], [0]]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1], [1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1], [0, 1]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1], [1, 0]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0, 1], [0]]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0, 1], [1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0, 1], [0, 1]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [0, 1], [1, 0]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1, 0], [0]]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1, 0], [1]]: 3, 2, 4, 3, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1, 0], [0, 1]]: 3, 2, 4, 3, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0], [1, 0], [1, 0]]: 3, 2, 5, 3, 5, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0], [0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0], [1]]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0], [0, 1]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0], [1, 0]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1], [0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1], [1]]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [[1], [1], [0, 1]]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1], [1, 0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0, 1], [0]]: 3, 2, 4, 3, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0, 1], [1]]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0, 1], [0, 1]]: 3, 2, 5, 3, 5, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n3 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [0, 1], [1, 0]]: 3, 2, 4, 3, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n3 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1, 0], [0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1, 0], [1]]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1, 0], [0, 1]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1], [1, 0], [1, 0]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0], [0]]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0], [1]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0], [0, 1]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0], [1, 0]]: 2, 2, 5, 2, 5, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1], [0]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1], [1]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1], [0, 1]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1], [1, 0]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0, 1], [0]]: 2, 2, 5, 2, 5, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0, 1], [1]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0, 1], [0, 1]]: 2, 2, 6, 2, 6, 2, 4, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n6 (List.cons gen_n2 (List.cons gen_n6 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [0, 1], [1, 0]]: 2, 2, 5, 2, 5, 2, 4, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1, 0], [0]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1, 0], [1]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1, 0], [0, 1]]: 2, 2, 4, 2, 4, 2, 4, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[0, 1], [1, 0], [1, 0]]: 2, 2, 5, 2, 5, 2, 4, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0], [0]]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0], [1]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0], [0, 1]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0], [1, 0]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1], [0]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1], [1]]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1], [0, 1]]: 2, 2, 5, 2, 5, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1], [1, 0]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0, 1], [0]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0, 1], [1]]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0, 1], [0, 1]]: 2, 2, 5, 2, 5, 2, 4, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [0, 1], [1, 0]]: 2, 2, 4, 2, 4, 2, 4, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1, 0], [0]]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1, 0], [1]]: 2, 2, 5, 2, 5, 2, 3, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 List.nil) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1, 0], [0, 1]]: 2, 2, 5, 2, 5, 2, 4, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n0 (List.cons gen_n1 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n5 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [[1, 0], [1, 0], [1, 0]]: 2, 2, 6, 2, 6, 2, 4, 2
+example : Eq (gen_chain_counts (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) (List.cons (List.cons gen_n1 (List.cons gen_n0 List.nil)) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n6 (List.cons gen_n2 (List.cons gen_n6 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 List.nil)))))))) := rfl
+
+/-! Exhaustive, gen_routed_counts: every list of at most 2 requests, each one of the chains over blocks 0 .. 1 of 1 to 2 distinct blocks on one of hosts 0 .. 1 (73 lists); in order:
+  `per_host_block_misses requests` (Python: per_host_misses(chains, hosts))
+  `distinct_host_blocks requests` (Python: distinct_host_blocks(chains, hosts))
+  `per_host_prefix_lru gen_n1 gen_n2 requests` (Python: simulate(chains, hosts, 'per-host', capacity=1).misses)
+  `per_host_prefix_lru gen_n2 gen_n2 requests` (Python: simulate(chains, hosts, 'per-host', capacity=2).misses)
+  `per_host_lru gen_n1 gen_n2 requests` (Python: pyverify.trusted.recount.lru_misses(chains, hosts, 1) and the LRU curve: lru_curve(chains, hosts, 2).misses(1))
+  `per_host_lru gen_n2 gen_n2 requests` (Python: pyverify.trusted.recount.lru_misses(chains, hosts, 2) and the LRU curve: lru_curve(chains, hosts, 2).misses(2))
+  `per_host_min gen_n1 gen_n2 requests` (Python: pyverify.trusted.recount.min_misses(chains, hosts, 1) and the optimal curve: optimal_curve(chains, hosts, 2).misses(1))
+  `per_host_min gen_n2 gen_n2 requests` (Python: pyverify.trusted.recount.min_misses(chains, hosts, 2) and the optimal curve: optimal_curve(chains, hosts, 2).misses(2))
+-/
+noncomputable def gen_routed_counts (requests : List (Prod Natural (List Natural))) : List Natural :=
+  (List.cons (per_host_block_misses requests) (List.cons (distinct_host_blocks requests) (List.cons (per_host_prefix_lru gen_n1 gen_n2 requests) (List.cons (per_host_prefix_lru gen_n2 gen_n2 requests) (List.cons (per_host_lru gen_n1 gen_n2 requests) (List.cons (per_host_lru gen_n2 gen_n2 requests) (List.cons (per_host_min gen_n1 gen_n2 requests) (List.cons (per_host_min gen_n2 gen_n2 requests) List.nil))))))))
+-- Python: []: 0, 0, 0, 0, 0, 0, 0, 0
+example : Eq (gen_routed_counts List.nil) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))))))) := rfl
+-- Python: [(0, [0])]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [(0, [1])]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil)) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil)) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0])]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [(1, [1])]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil)) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil)) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0]), (0, [0])]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [(0, [0]), (0, [1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0]), (0, [0, 1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0]), (0, [1, 0])]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0]), (1, [0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0]), (1, [1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0]), (1, [0, 1])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(0, [0]), (1, [1, 0])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(0, [1]), (0, [0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1]), (0, [1])]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [(0, [1]), (0, [0, 1])]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1]), (0, [1, 0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1]), (1, [0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1]), (1, [1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1]), (1, [0, 1])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(0, [1]), (1, [1, 0])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1]), (0, [0])]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1]), (0, [1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1]), (0, [0, 1])]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1]), (0, [1, 0])]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1]), (1, [0])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1]), (1, [1])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1]), (1, [0, 1])]: 4, 4, 4, 4, 4, 4, 4, 4
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 List.nil)))))))) := rfl
+-- Python: [(0, [0, 1]), (1, [1, 0])]: 4, 4, 4, 4, 4, 4, 4, 4
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0]), (0, [0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0]), (0, [1])]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0]), (0, [0, 1])]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0]), (0, [1, 0])]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0]), (1, [0])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0]), (1, [1])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0]), (1, [0, 1])]: 4, 4, 4, 4, 4, 4, 4, 4
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 List.nil)))))))) := rfl
+-- Python: [(0, [1, 0]), (1, [1, 0])]: 4, 4, 4, 4, 4, 4, 4, 4
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 List.nil)))))))) := rfl
+-- Python: [(1, [0]), (0, [0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0]), (0, [1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0]), (0, [0, 1])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(1, [0]), (0, [1, 0])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(1, [0]), (1, [0])]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [(1, [0]), (1, [1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0]), (1, [0, 1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0]), (1, [1, 0])]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1]), (0, [0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1]), (0, [1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1]), (0, [0, 1])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(1, [1]), (0, [1, 0])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(1, [1]), (1, [0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1]), (1, [1])]: 1, 1, 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))))) := rfl
+-- Python: [(1, [1]), (1, [0, 1])]: 3, 2, 3, 3, 3, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1]), (1, [1, 0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1]), (0, [0])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1]), (0, [1])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1]), (0, [0, 1])]: 4, 4, 4, 4, 4, 4, 4, 4
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1]), (0, [1, 0])]: 4, 4, 4, 4, 4, 4, 4, 4
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1]), (1, [0])]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1]), (1, [1])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1]), (1, [0, 1])]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [0, 1]), (1, [1, 0])]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0]), (0, [0])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0]), (0, [1])]: 3, 3, 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0]), (0, [0, 1])]: 4, 4, 4, 4, 4, 4, 4, 4
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0]), (0, [1, 0])]: 4, 4, 4, 4, 4, 4, 4, 4
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n0 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 (List.cons gen_n4 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0]), (1, [0])]: 2, 2, 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0]), (1, [1])]: 2, 2, 3, 2, 3, 2, 2, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 List.nil)) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0]), (1, [0, 1])]: 2, 2, 3, 2, 3, 2, 3, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n0 (List.cons gen_n1 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+-- Python: [(1, [1, 0]), (1, [1, 0])]: 2, 2, 4, 2, 4, 2, 3, 2
+example : Eq (gen_routed_counts (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) (List.cons (Prod.mk gen_n1 (List.cons gen_n1 (List.cons gen_n0 List.nil))) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n4 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))))) := rfl
+
+/-! Exhaustive, gen_routed_openings: every list of at most 3 (host, opening) requests, hosts 0 .. 1, openings 0 .. 1 (85 lists); in order:
+  `per_host_misses requests` (Python: per_host_misses(openings, hosts))
+  `distinct_pairs requests` (Python: distinct_pairs(requests))
+  `sum_below gen_n2 (fun host => distinct_count (openings_of host requests))` (Python: sum(distinct_count of openings_of(host, requests) for each host))
+  `per_host_lru_misses gen_n0 gen_n2 requests` (Python: lean.mirror.per_host_lru_misses(requests, 0, 2))
+  `per_host_lru_misses gen_n1 gen_n2 requests` (Python: lean.mirror.per_host_lru_misses(requests, 1, 2))
+  `per_host_lru_misses gen_n2 gen_n2 requests` (Python: lean.mirror.per_host_lru_misses(requests, 2, 2))
+-/
+noncomputable def gen_routed_openings (requests : List (Prod Natural Natural)) : List Natural :=
+  (List.cons (per_host_misses requests) (List.cons (distinct_pairs requests) (List.cons (sum_below gen_n2 (fun host => distinct_count (openings_of host requests))) (List.cons (per_host_lru_misses gen_n0 gen_n2 requests) (List.cons (per_host_lru_misses gen_n1 gen_n2 requests) (List.cons (per_host_lru_misses gen_n2 gen_n2 requests) List.nil))))))
+-- Python: []: 0, 0, 0, 0, 0, 0
+example : Eq (gen_routed_openings List.nil) (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 (List.cons gen_n0 List.nil)))))) := rfl
+-- Python: [(0, 0)]: 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(0, 1)]: 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(1, 0)]: 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(1, 1)]: 1, 1, 1, 1, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) List.nil)) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 0)]: 1, 1, 1, 2, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 1)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 0)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 1)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 0)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 1)]: 1, 1, 1, 2, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 0)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 1)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 0)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 1)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 0)]: 1, 1, 1, 2, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 1)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 0)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 1)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 0)]: 2, 2, 2, 2, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 1)]: 1, 1, 1, 2, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n2 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 0), (0, 0)]: 1, 1, 1, 3, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 0), (0, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 0), (1, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 0), (1, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 1), (0, 0)]: 2, 2, 2, 3, 3, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 1), (0, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 1), (1, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 0), (0, 1), (1, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 0), (0, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 0), (0, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 0), (1, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 0), (1, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 1), (0, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 1), (0, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 1), (1, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 0), (1, 1), (1, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 0), (0, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 0), (0, 1)]: 2, 2, 2, 3, 3, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 0), (1, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 0), (1, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 1), (0, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 1), (0, 1)]: 1, 1, 1, 3, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 1), (1, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (0, 1), (1, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 0), (0, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 0), (0, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 0), (1, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 0), (1, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 1), (0, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 1), (0, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 1), (1, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(0, 1), (1, 1), (1, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 0), (0, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 0), (0, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 0), (1, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 0), (1, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 1), (0, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 1), (0, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 1), (1, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (0, 1), (1, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 0), (0, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 0), (0, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 0), (1, 0)]: 1, 1, 1, 3, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 0), (1, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 1), (0, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 1), (0, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 1), (1, 0)]: 2, 2, 2, 3, 3, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 0), (1, 1), (1, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 0), (0, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 0), (0, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 0), (1, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 0), (1, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 1), (0, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 1), (0, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 1), (1, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 1), (0, 1), (1, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 0), (0, 0)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 0), (0, 1)]: 3, 3, 3, 3, 3, 3
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n3 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 0), (1, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 0), (1, 1)]: 2, 2, 2, 3, 3, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n3 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 1), (0, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 1), (0, 1)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n0 gen_n1) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 1), (1, 0)]: 2, 2, 2, 3, 2, 2
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n0) List.nil)))) (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n2 (List.cons gen_n3 (List.cons gen_n2 (List.cons gen_n2 List.nil)))))) := rfl
+-- Python: [(1, 1), (1, 1), (1, 1)]: 1, 1, 1, 3, 1, 1
+example : Eq (gen_routed_openings (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) (List.cons (Prod.mk gen_n1 gen_n1) List.nil)))) (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n1 (List.cons gen_n3 (List.cons gen_n1 (List.cons gen_n1 List.nil)))))) := rfl

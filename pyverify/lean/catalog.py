@@ -326,6 +326,20 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
     ),
     TheoremSpec(
+        name="min_misses_le_lru",
+        hypotheses=(
+            "requests are single block ids served one at a time (a flat sequence)",
+            "Belady's MIN in bypass form and an LRU cache, each of `cap` blocks, starting empty",
+        ),
+        plain=(
+            "On every sequence of block requests and at every capacity `cap`, Belady's MIN with `cap` blocks "
+            "misses at most as many times as LRU with `cap` blocks: the optimal curve never lies above LRU's. "
+            "A bound with its direction, not an equation: that the one-pass optimal curve of `pyverify mrc` "
+            "(`pyverify/optimal/curve.py`) equals MIN's misses at every capacity is checked only on every "
+            "input up to the size `Generated.lean` states, not proved."
+        ),
+    ),
+    TheoremSpec(
         name="lru_misses_eq_far",
         hypotheses=(
             "requests are single block ids served one at a time (a flat sequence)",

@@ -174,8 +174,9 @@ def check_applies(
     no hypotheses. Decided on the replayed environment's expressions, not on
     text: a theorem has hypotheses when a leading binder of its type is a
     proposition (:func:`pyverify.lean.kernel_replay.premises`: behind a
-    definition or written as a dependent ``∀`` too); its example's proof must
-    be the theorem applied to as many arguments as its type has binders (so
+    definition, written as a dependent ``∀``, or headed by a bound variable
+    such as ``h : P x`` too); its example's proof must be the theorem
+    applied to as many arguments as its type has binders (so
     each hypothesis, instantiated, got a proof the kernel checked), and its
     type must have no binder (it is about a concrete input). One example per
     premise kind is not enough: an unsatisfiable extra premise such as

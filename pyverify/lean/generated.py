@@ -24,11 +24,16 @@ from __future__ import annotations
 import random
 import sys
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 
+from pyverify.errors import CheckFailed
 from pyverify.lean import mirror as lean_mirror
+from pyverify.sim.mrc import lru_curve
+from pyverify.optimal.curve import optimal_curve
 from pyverify.sim import simulate as mirror
 from pyverify.trusted import recount
 from pyverify.trusted.recount import flat_min_misses
@@ -468,6 +473,447 @@ def exhaustive_examples() -> list[tuple[str, str, int]]:
     return out
 
 
+# --- every input up to a stated size, for every mirrored function ------------------
+#
+# Each section below names a Lean function of one input whose value is the list of every
+# mirrored definition's value on it (`gen_flat_counts requests`, ...), and writes, for every
+# input up to the section's size, `example : Eq (gen_flat_counts input) values := rfl` with the
+# values the Python twins compute. One example per input keeps the module small (about 2 s
+# of `lean check`); the comment above each names the input and the twins' values in order.
+
+#: Chains over blocks 0 .. EXHAUSTIVE_CHAIN_BLOCKS - 1, each of 1 to EXHAUSTIVE_CHAIN_LENGTH
+#: distinct blocks (a request reads at least one block; a block repeated within a chain is
+#: never prefix-closed); lists of at most EXHAUSTIVE_CHAINS of them (pooled), or of at
+#: most EXHAUSTIVE_ROUTED requests, each on one of hosts 0 .. EXHAUSTIVE_HOSTS - 1 (per host).
+EXHAUSTIVE_CHAIN_BLOCKS = 2
+EXHAUSTIVE_CHAIN_LENGTH = 2
+EXHAUSTIVE_CHAINS = 3
+EXHAUSTIVE_HOSTS = 2
+EXHAUSTIVE_ROUTED = 2
+#: Flat demand-cache runs: at most EXHAUSTIVE_RUN_STEPS steps, each a block 0 or 1 and a held
+#: list of EXHAUSTIVE_HELD.
+EXHAUSTIVE_RUN_STEPS = 2
+EXHAUSTIVE_HELD = ([], [0], [1], [0, 1], [1, 0])
+
+
+def lists_up_to(items: list, length: int) -> list[list]:
+    """Every list of at most ``length`` elements of ``items``, shortest first."""
+    lists: list[list] = [[]]
+    frontier: list[list] = [[]]
+    for _ in range(length):
+        frontier = [xs + [item] for xs in frontier for item in items]
+        lists += frontier
+    return lists
+
+
+def every_chain() -> list[list[int]]:
+    every = lists_up_to(list(range(EXHAUSTIVE_CHAIN_BLOCKS)), EXHAUSTIVE_CHAIN_LENGTH)
+    return [chain for chain in every if chain and len(set(chain)) == len(chain)]
+
+
+def every_chain_list() -> list[list[list[int]]]:
+    return lists_up_to(every_chain(), EXHAUSTIVE_CHAINS)
+
+
+def every_routed_chain_list() -> list[list[tuple[int, list[int]]]]:
+    routed = [(host, chain) for host in range(EXHAUSTIVE_HOSTS) for chain in every_chain()]
+    return lists_up_to(routed, EXHAUSTIVE_ROUTED)
+
+
+def every_routed_opening_list() -> list[list[tuple[int, int]]]:
+    """(host, opening) lists: hosts 0 .. EXHAUSTIVE_HOSTS - 1, openings 0 .. EXHAUSTIVE_CHAIN_BLOCKS - 1,
+    at most EXHAUSTIVE_LENGTH requests."""
+    pairs = [(host, b) for host in range(EXHAUSTIVE_HOSTS) for b in range(EXHAUSTIVE_CHAIN_BLOCKS)]
+    return lists_up_to(pairs, EXHAUSTIVE_LENGTH)
+
+
+def every_run() -> list[list[tuple[int, list[int]]]]:
+    steps = [(block, list(held)) for block in range(2) for held in EXHAUSTIVE_HELD]
+    return lists_up_to(steps, EXHAUSTIVE_RUN_STEPS)
+
+
+def routed_chains_term(requests) -> str:
+    return lean_list([pair(nat(h), nats(c)) for h, c in requests])
+
+
+def step_term(step) -> str:
+    block, held = step
+    return pair(nat(block), nats(held))
+
+
+def run_term(run) -> str:
+    return lean_list([step_term(s) for s in run])
+
+
+@dataclass(frozen=True)
+class Section:
+    """The mirrored definitions on every input of one kind up to a stated size.
+
+    ``lean_def`` names a function of one argument ``binder`` (of Lean type ``lean_type``)
+    returning the list (``value_type``) of the Lean terms ``twins[i][0]``; ``twins[i][1]``
+    names the Python twin in the comment and ``twins[i][2]`` computes it."""
+
+    lean_def: str
+    binder: str
+    lean_type: str
+    value_type: str
+    inputs: Callable[[], list]
+    input_term: Callable[[object], str]
+    value_term: Callable[[object], str]
+    twins: tuple[tuple[str, str, Callable[[object], object]], ...]
+    bound: str
+
+    def definition(self) -> str:
+        body = lean_list([f"({lean})" for lean, _, _ in self.twins])
+        return (
+            f"noncomputable def {self.lean_def} ({self.binder} : {self.lean_type}) : "
+            f"{self.value_type} :=\n  {body}"
+        )
+
+    def examples(self) -> list[tuple[str, str, list]]:
+        """(input, Lean input term, the twins' values) for every input."""
+        out = []
+        for item in self.inputs():
+            values = [compute(item) for _, _, compute in self.twins]
+            out.append((item, self.input_term(item), values))
+        return out
+
+
+def singletons(requests: list[int]) -> list[list[int]]:
+    return [[r] for r in requests]
+
+
+def _flat_sections() -> list[Section]:
+    caps = range(EXHAUSTIVE_CAPACITY + 1)
+    blocks = range(EXHAUSTIVE_BLOCKS)
+    flat_bound = (
+        f"every request list over blocks 0 .. {EXHAUSTIVE_BLOCKS - 1} of length at most "
+        f"{EXHAUSTIVE_LENGTH} ({len(every_flat_list())} lists)"
+    )
+    return [
+        Section(
+            "gen_flat_counts",
+            "requests",
+            "List Natural",
+            "List Natural",
+            every_flat_list,
+            nats,
+            nat,
+            (
+                (
+                    "pooled_misses requests",
+                    "pooled_misses(singletons)",
+                    lambda xs: mirror.pooled_misses(singletons(xs)),
+                ),
+                *(
+                    (
+                        f"lru_hits {nat(c)} requests",
+                        f"lean.mirror.lru_hits(requests, {c})",
+                        lambda xs, c=c: lean_mirror.lru_hits(xs, c),
+                    )
+                    for c in caps
+                ),
+            ),
+            flat_bound,
+        ),
+        Section(
+            "gen_flat_lists",
+            "requests",
+            "List Natural",
+            "List (List Natural)",
+            every_flat_list,
+            nats,
+            nats,
+            (
+                ("mtf_stack requests", "lean.mirror.mtf_stack", lean_mirror.mtf_stack),
+                *(
+                    (
+                        f"lru_cache {nat(c)} requests",
+                        f"lean.mirror.lru_cache(requests, {c})",
+                        lambda xs, c=c: lean_mirror.lru_cache(xs, c),
+                    )
+                    for c in caps
+                ),
+                *(
+                    (
+                        f"since {nat(r)} requests",
+                        f"lean.mirror.since({r}, requests)",
+                        lambda xs, r=r: lean_mirror.since(r, xs),
+                    )
+                    for r in blocks
+                ),
+            ),
+            flat_bound,
+        ),
+        Section(
+            "gen_flat_runs",
+            "requests",
+            "List Natural",
+            "List (List (Prod Natural (List Natural)))",
+            every_flat_list,
+            nats,
+            run_term,
+            (
+                *(
+                    (
+                        f"min_run {nat(c)} List.nil requests",
+                        f"lean.mirror.min_run(requests, {c})",
+                        lambda xs, c=c: lean_mirror.min_run(xs, c),
+                    )
+                    for c in caps
+                ),
+                *(
+                    (
+                        f"forced_min_run {nat(c)} List.nil requests",
+                        f"lean.mirror.forced_min_run(requests, {c})",
+                        lambda xs, c=c: lean_mirror.forced_min_run(xs, c),
+                    )
+                    for c in caps
+                    if c >= 1
+                ),
+            ),
+            flat_bound,
+        ),
+    ]
+
+
+def _run_section() -> Section:
+    return Section(
+        "gen_run_counts",
+        "run",
+        "List (Prod Natural (List Natural))",
+        "List Natural",
+        every_run,
+        run_term,
+        nat,
+        (
+            ("demand_misses run", "demand_misses(run)", mirror.demand_misses),
+            (
+                "prefix_misses (List.cons run List.nil)",
+                "lean.mirror.prefix_misses([run])",
+                lambda run: lean_mirror.prefix_misses([run]),
+            ),
+            (
+                "prefix_misses (List.map (fun step => List.cons step List.nil) run)",
+                "lean.mirror.prefix_misses([[step] for step in run])",
+                lambda run: lean_mirror.prefix_misses([[step] for step in run]),
+            ),
+        ),
+        f"every run of at most {EXHAUSTIVE_RUN_STEPS} steps, each a block 0 or 1 and a held list "
+        f"of {', '.join(str(h) for h in EXHAUSTIVE_HELD)} ({len(every_run())} runs)",
+    )
+
+
+def _chain_sections() -> list[Section]:
+    caps = range(1, EXHAUSTIVE_CAPACITY + 1)  # the simulator's caches hold at least one block
+    chain_bound = f"chains over blocks 0 .. {EXHAUSTIVE_CHAIN_BLOCKS - 1} of 1 to {EXHAUSTIVE_CHAIN_LENGTH} distinct blocks"
+    hosts = nat(EXHAUSTIVE_HOSTS)
+    return [
+        Section(
+            "gen_chain_counts",
+            "chains",
+            "List (List Natural)",
+            "List Natural",
+            every_chain_list,
+            lambda chains: lean_list([nats(c) for c in chains]),
+            nat,
+            (
+                ("pooled_block_misses chains", "pooled_misses(chains)", mirror.pooled_misses),
+                ("distinct_blocks chains", "distinct_count(chains)", mirror.distinct_count),
+                *(
+                    (
+                        f"prefix_lru_misses {nat(c)} chains",
+                        f"simulate(chains, None, 'pooled', capacity={c}).misses",
+                        lambda chains, c=c: (
+                            mirror.simulate(chains, None, mirror.POOLED, capacity=c).misses
+                        ),
+                    )
+                    for c in caps
+                ),
+                *(
+                    (
+                        f"lru_misses {nat(c)} (List.flatten chains)",
+                        f"pyverify.trusted.recount.lru_misses(chains, [0, ...], {c}) and the LRU "
+                        f"curve: lru_curve(chains).misses({c})",
+                        lambda chains, c=c: agreed(
+                            chains,
+                            recount.lru_misses(chains, [0] * len(chains), c),
+                            lru_curve(chains).misses(c),
+                        ),
+                    )
+                    for c in caps
+                ),
+                *(
+                    (
+                        f"min_misses {nat(c)} (List.flatten chains)",
+                        f"pyverify.trusted.recount.min_misses(chains, [0, ...], {c}) and "
+                        f"the optimal curve: optimal_curve(chains).misses({c})",
+                        lambda chains, c=c: agreed(
+                            chains,
+                            recount.min_misses(chains, [0] * len(chains), c),
+                            optimal_curve(chains).misses(c),
+                        ),
+                    )
+                    for c in caps
+                ),
+            ),
+            f"every list of at most {EXHAUSTIVE_CHAINS} {chain_bound} ({len(every_chain_list())} lists)",
+        ),
+        Section(
+            "gen_routed_counts",
+            "requests",
+            "List (Prod Natural (List Natural))",
+            "List Natural",
+            every_routed_chain_list,
+            routed_chains_term,
+            nat,
+            (
+                (
+                    "per_host_block_misses requests",
+                    "per_host_misses(chains, hosts)",
+                    lambda rs: mirror.per_host_misses(*unzip_routed(rs)),
+                ),
+                (
+                    "distinct_host_blocks requests",
+                    "distinct_host_blocks(chains, hosts)",
+                    lambda rs: mirror.distinct_host_blocks(*unzip_routed(rs)),
+                ),
+                *(
+                    (
+                        f"per_host_prefix_lru {nat(c)} {hosts} requests",
+                        f"simulate(chains, hosts, 'per-host', capacity={c}).misses",
+                        lambda rs, c=c: (
+                            mirror.simulate(*unzip_routed(rs), mirror.PER_HOST, capacity=c).misses
+                        ),
+                    )
+                    for c in caps
+                ),
+                *(
+                    (
+                        f"per_host_lru {nat(c)} {hosts} requests",
+                        f"pyverify.trusted.recount.lru_misses(chains, hosts, {c}) and the LRU "
+                        f"curve: lru_curve(chains, hosts, {EXHAUSTIVE_HOSTS}).misses({c})",
+                        lambda rs, c=c: agreed(
+                            rs,
+                            recount.lru_misses(*unzip_routed(rs), c),
+                            lru_curve(*unzip_routed(rs), EXHAUSTIVE_HOSTS).misses(c),
+                        ),
+                    )
+                    for c in caps
+                ),
+                *(
+                    (
+                        f"per_host_min {nat(c)} {hosts} requests",
+                        f"pyverify.trusted.recount.min_misses(chains, hosts, {c}) and the "
+                        f"optimal curve: optimal_curve(chains, hosts, {EXHAUSTIVE_HOSTS}).misses({c})",
+                        lambda rs, c=c: agreed(
+                            rs,
+                            recount.min_misses(*unzip_routed(rs), c),
+                            optimal_curve(*unzip_routed(rs), EXHAUSTIVE_HOSTS).misses(c),
+                        ),
+                    )
+                    for c in caps
+                ),
+            ),
+            f"every list of at most {EXHAUSTIVE_ROUTED} requests, each one of the {chain_bound} "
+            f"on one of hosts 0 .. {EXHAUSTIVE_HOSTS - 1} ({len(every_routed_chain_list())} lists)",
+        ),
+        Section(
+            "gen_routed_openings",
+            "requests",
+            "List (Prod Natural Natural)",
+            "List Natural",
+            every_routed_opening_list,
+            lambda rs: lean_list([pair(nat(h), nat(o)) for h, o in rs]),
+            nat,
+            (
+                (
+                    "per_host_misses requests",
+                    "per_host_misses(openings, hosts)",
+                    lambda rs: mirror.per_host_misses([[o] for _, o in rs], [h for h, _ in rs]),
+                ),
+                ("distinct_pairs requests", "distinct_pairs(requests)", mirror.distinct_pairs),
+                (
+                    f"sum_below {hosts} (fun host => distinct_count (openings_of host requests))",
+                    "sum(distinct_count of openings_of(host, requests) for each host)",
+                    lambda rs: sum(
+                        mirror.distinct_count(singletons(mirror.openings_of(h, rs)))
+                        for h in range(EXHAUSTIVE_HOSTS)
+                    ),
+                ),
+                *(
+                    (
+                        f"per_host_lru_misses {nat(c)} {hosts} requests",
+                        f"lean.mirror.per_host_lru_misses(requests, {c}, {EXHAUSTIVE_HOSTS})",
+                        lambda rs, c=c: lean_mirror.per_host_lru_misses(rs, c, EXHAUSTIVE_HOSTS),
+                    )
+                    for c in range(EXHAUSTIVE_CAPACITY + 1)
+                ),
+            ),
+            f"every list of at most {EXHAUSTIVE_LENGTH} (host, opening) requests, hosts 0 .. "
+            f"{EXHAUSTIVE_HOSTS - 1}, openings 0 .. {EXHAUSTIVE_CHAIN_BLOCKS - 1} "
+            f"({len(every_routed_opening_list())} lists)",
+        ),
+    ]
+
+
+def agreed(item, *values):
+    """The one value every Python twin of a Lean definition computes on ``item``.
+
+    Where pyverify has several implementations of one count (the trusted recount,
+    the one-pass curves of ``pyverify mrc``), each is pinned to the same Lean value;
+    if they disagree there is no value to write, and generation stops naming the input."""
+    if len(set(values)) != 1:
+        raise CheckFailed(
+            f"{OUTPUT.name}: the Python twins disagree on {item}: {', '.join(map(str, values))}"
+        )
+    return values[0]
+
+
+def unzip_routed(requests) -> tuple[list[list[int]], list[int]]:
+    """``(host, chain)`` requests as the simulator takes them: chains, and each one's host."""
+    return [list(c) for _, c in requests], [h for h, _ in requests]
+
+
+def exhaustive_sections() -> list[Section]:
+    return [*_flat_sections(), _run_section(), *_chain_sections()]
+
+
+def exhaustive_bound() -> str:
+    """The stated size of the exhaustive check, one line (``lean check`` prints it)."""
+    return (
+        f"flat lists over blocks 0 .. {EXHAUSTIVE_BLOCKS - 1} of length <= {EXHAUSTIVE_LENGTH}, "
+        f"capacities 0 .. {EXHAUSTIVE_CAPACITY}; demand runs of <= {EXHAUSTIVE_RUN_STEPS} steps; "
+        f"<= {EXHAUSTIVE_CHAINS} chains (or <= {EXHAUSTIVE_ROUTED} on hosts 0 .. {EXHAUSTIVE_HOSTS - 1}) "
+        f"over blocks 0 .. {EXHAUSTIVE_CHAIN_BLOCKS - 1} of 1 to {EXHAUSTIVE_CHAIN_LENGTH} distinct blocks; "
+        f"<= {EXHAUSTIVE_LENGTH} (host, opening) requests, hosts and openings 0 .. "
+        f"{EXHAUSTIVE_HOSTS - 1}"
+    )
+
+
+def largest_number(value) -> int:
+    """The largest natural number written in a value (a count, a list, a run)."""
+    if isinstance(value, int):
+        return value
+    return max((largest_number(v) for v in value), default=0)
+
+
+def render_sections(sections: list[tuple[Section, list]]) -> list[str]:
+    lines: list[str] = []
+    for section, examples in sections:
+        lines += ["", f"/-! Exhaustive, {section.lean_def}: {section.bound}; in order:"]
+        lines += [f"  `{lean}` (Python: {python})" for lean, python, _ in section.twins]
+        lines += ["-/", section.definition()]
+        for item, term, values in examples:
+            shown = ", ".join(str(v) for v in values)
+            lines.append(f"-- Python: {item}: {shown}")
+            lines.append(
+                f"example : Eq ({section.lean_def} {term}) "
+                f"{lean_list([section.value_term(v) for v in values])} := rfl"
+            )
+    return lines
+
+
 def list_examples(rng: random.Random) -> list[tuple[str, str, str]]:
     """(comment, Lean left-hand side, Lean list) triples: whole LRU states and stacks."""
     out = []
@@ -525,7 +971,12 @@ def render(seed: int = SEED) -> str:
     found = examples(rng)
     lru_prefix = lru_prefix_examples(random.Random(seed + 1))
     memory = memory_examples(random.Random(seed + 1)) + forced_examples(random.Random(seed + 2))
-    largest = max(max(value for _, _, value in found + lru_prefix + memory), 6)
+    sections = [(section, section.examples()) for section in exhaustive_sections()]
+    largest = max(
+        max(value for _, _, value in found + lru_prefix + memory),
+        max(largest_number(values) for _, examples in sections for _, _, values in examples),
+        6,
+    )
     lines = [HEADER.format(seed=seed).rstrip("\n"), ""]
     lines.append("noncomputable def gen_n0 : Natural := Natural.zero")
     lines += [
@@ -560,6 +1011,7 @@ def render(seed: int = SEED) -> str:
     for comment, lhs, value in exhaustive_examples():
         lines.append(f"-- Python: {comment} == {value}")
         lines.append(f"example : Eq ({lhs}) {nat(value)} := rfl")
+    lines += render_sections(sections)
     return "\n".join(lines) + "\n"
 
 

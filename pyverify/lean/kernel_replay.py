@@ -164,15 +164,21 @@ def declaration_text(replayed: Replayed, name: str) -> str:
 
 def premises(replayed: Replayed, name: str) -> list[int]:
     """Positions (from 0) of a theorem's leading binders that are hypotheses:
-    binders whose domain is a proposition, i.e. headed by a constant whose
-    type ends in ``Prop`` (an equation, ``Natural.le``, a ``def ... : Prop``
-    whatever it unfolds to). Binders over data (``requests : List Natural``)
-    are not."""
+    binders whose domain may be a proposition. That is a domain headed by a
+    constant whose type may end in ``Prop`` (an equation, ``Natural.le``, a
+    ``def ... : Prop`` whatever it unfolds to, a definition into ``Sort u``),
+    or one headed by a bound variable that may stand for a proposition
+    (``h : P x`` with ``P : Natural → Prop`` a binder of the theorem, ``h : ∀
+    (Q : Prop), Q``, which no proof inhabits), or of any other shape
+    (:func:`pyverify.lean.replay_child.binder_props`). Binders over data
+    (``requests : List Natural``) and over types (``P : Prop``) are not."""
     constants = replayed.constants
+    info = constants[name]
     return [
         index
-        for index, head in enumerate(constants[name]["binder_heads"])
-        if head is not None and head in constants and constants[head]["ends_in_prop"]
+        for index, (head, variable) in enumerate(zip(info["binder_heads"], info["binder_props"]))
+        if variable
+        or (head is not None and (head not in constants or constants[head]["may_be_prop"]))
     ]
 
 

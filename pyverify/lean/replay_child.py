@@ -273,24 +273,62 @@ def spine(p):
 
 def binder_heads(p):
     """For each leading binder of the type ``p``: the constant at the head of
-    its domain (after the domain's own binders), or None (a sort, a variable)."""
-    heads = []
+    its domain (after the domain's own binders), or None when no constant
+    heads it (a sort, a bound variable, anything else)."""
+    return [head for head, _ in leading_binders(p)]
+
+
+def binder_props(p):
+    """For each leading binder of the type ``p``: whether its domain, not headed
+    by a constant, may be a proposition. A domain headed by a bound variable
+    (``h : P x`` with ``P : Natural → Prop`` a binder of the theorem, or
+    ``h : ∀ (Q : Prop), Q``) is one when that variable's type may end in
+    ``Prop``; a domain of any other shape (a ``fun`` applied, a projection, a
+    ``let``) is counted as one, since nothing here types it. A sort (``P :
+    Prop``, ``α : Type``) binds a type, not a proof."""
+    return [prop for _, prop in leading_binders(p)]
+
+
+def leading_binders(p):
+    """``(head constant or None, may be a proposition not headed by a constant)``
+    for each leading binder of the type ``p`` (see :func:`binder_props`)."""
+    found = []
+    context = []  # the types of the binders around the current one, outermost first
     p = strip_metadata(p)
     while tag(p) == 7:
         domain = strip_metadata(field(p, 1))
+        inner = []
         while tag(domain) == 7:
+            inner.append(field(domain, 1))
             domain = strip_metadata(field(domain, 2))
-        heads.append(spine(domain)[0])
+        head = domain
+        while tag(head) == 5:
+            head = strip_metadata(field(head, 0))
+        if tag(head) == 4:
+            found.append((name(field(head, 0)), False))
+        elif tag(head) == 3:
+            found.append((None, False))
+        elif tag(head) == 0:
+            scope = context + inner
+            index = nat(field(head, 0))
+            bound = scope[len(scope) - 1 - index] if index < len(scope) else None
+            found.append((None, bound is None or may_be_prop(bound)))
+        else:
+            found.append((None, True))
+        context.append(field(p, 1))
         p = strip_metadata(field(p, 2))
-    return heads
+    return found
 
 
-def ends_in_prop(p):
-    """Whether the type ``p``, after its binders, is ``Prop`` (``Sort 0``)."""
+def may_be_prop(p):
+    """Whether the type ``p``, after its binders, may be ``Prop``: anything but a
+    sort whose level is a successor (``Type u`` is ``Sort (u + 1)``). ``Sort u``
+    for a universe parameter may be ``Prop``; a type whose sort is not written
+    out counts as one too."""
     p = strip_metadata(p)
     while tag(p) == 7:
         p = strip_metadata(field(p, 2))
-    return tag(p) == 3 and level(field(p, 0)) == "0"
+    return tag(p) != 3 or not level(field(p, 0)).startswith("(succ ")
 
 
 def text(p):
@@ -520,13 +558,14 @@ class Replay:
             "partial": bool(self.runtime.l_Lean_ConstantInfo_isPartial(info)),
             "levels": [name(p) for p in lean_list(field(cval, 1))],
             "type": text(field(cval, 2)),
-            "ends_in_prop": ends_in_prop(field(cval, 2)),
+            "may_be_prop": may_be_prop(field(cval, 2)),
         }
         if t in (DEFN, THM, OPAQUE):
             used_constants(field(val, 1), uses, set())
         if t == THM:
             entry["arity"] = arity(field(cval, 2))
             entry["binder_heads"] = binder_heads(field(cval, 2))
+            entry["binder_props"] = binder_props(field(cval, 2))
             entry["proof_head"], entry["proof_arguments"] = spine(field(val, 1))
         if t in (DEFN, OPAQUE):
             entry["value"] = text(field(val, 1))

@@ -432,6 +432,13 @@ def check_generated(project: Path, library: str) -> None:
         )
 
 
+def generated_bound() -> str:
+    """The inputs on which ``Generated.lean`` pins every mirrored definition, in words."""
+    from pyverify.lean import generated
+
+    return f"on every input up to: {generated.exhaustive_bound()}"
+
+
 def check(
     project: Path | None = None,
     *,
@@ -577,6 +584,9 @@ def _check_in(
                 "hashed in the registry)"
             )
             check_generated(project, library)
+            emit(
+                f"mirrors: {GENERATED_MODULE}.lean is what the Python twins compute, {generated_bound()}"
+            )
             registry.compare_registry(
                 result, project, library, write_registry, emit, write_to=original
             )

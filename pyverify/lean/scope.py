@@ -113,6 +113,8 @@ SCOPES: dict[str, Scope] = {
     "fleet_misses_ge_per_host_min": Scope(PER_HOST, CAPACITY, DEMAND, CHAINS, LOWER_BOUND),
     "per_host_min_is_fleet_run": Scope(PER_HOST, CAPACITY, MIN, CHAINS, ACHIEVABLE),
     "min_misses_mono": Scope(FLAT, CAPACITY, MIN, FLAT_IDS, MONOTONE),
+    # MIN against LRU at one capacity: about LRU's runs as much as MIN's.
+    "min_misses_le_lru": Scope(FLAT, CAPACITY, LRU, FLAT_IDS, COMPARISON),
     "lru_misses_eq_far": Scope(FLAT, CAPACITY, LRU, FLAT_IDS, LRU_BEHAVIOUR),
     "prefix_lru_eq_flat": Scope(POOLED, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),
     "per_host_prefix_lru_eq_flat": Scope(PER_HOST, CAPACITY, LRU, CHAINS, LRU_BEHAVIOUR),

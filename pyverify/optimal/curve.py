@@ -12,6 +12,14 @@ position (the *OPT stack distance*) for every reference gives the whole curve:
 By the flat relaxation (docs/min-flat-relaxation.md) these are the optimal
 misses of the prefix cache, pooled or per host under a static routing.
 
+What Lean checks (``lean/PrefixPool/OptimalCurve.lean``, ``MinMonotone.lean``):
+of Lean's MIN, that at every capacity it misses no more than LRU
+(``min_misses_le_lru``) and no more with one more block (``min_misses_mono``),
+bounds with their direction. That this one-pass curve *equals* MIN at every
+capacity is not proved: ``lean/PrefixPool/Generated.lean`` has the kernel
+compare it with ``min_misses`` and ``per_host_min`` on every input up to the
+size ``pyverify lean check`` prints (:mod:`pyverify.lean.generated`).
+
 The stack update (Mattson et al. 1970, for priority policies; here the
 priority is "sooner next use", and bypass is allowed)
 ---------------------------------------------------------------------------
