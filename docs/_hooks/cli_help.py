@@ -55,7 +55,7 @@ def api_reference() -> str:
     parts = [inspect.getdoc(api) + "\n"]
     for name in api.__all__:
         value = getattr(api, name)
-        if value.__module__ != api.__name__:
+        if not value.__module__.startswith(api.__name__):
             continue  # re-exported (the trace type): documented where it is defined
         kind = "class" if inspect.isclass(value) else "def"
         signature = str(inspect.signature(value)) if kind == "def" else ""

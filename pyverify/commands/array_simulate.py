@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from pyverify.commands.cache_options import resolve_cache_size, window_of
 from pyverify.commands.simulation import Simulation, optima_tallies
 from pyverify.errors import UserError
-from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
+from pyverify.api.names import PER_HOST, default_fleet_for, default_policy_for
 
 if TYPE_CHECKING:  # annotations only: the CLI's start-up loads no numpy
     from typing import Callable

@@ -21,7 +21,7 @@ from pyverify.commands.input_options import (
     identity_of,
     load_described_with,
 )
-from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
+from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import (
     add_engine_options,
@@ -40,7 +40,8 @@ from pyverify.commands.cache_options import (
 )
 
 # The names only: the simulators and the per-record readers are imported by the runs that use them.
-from pyverify.sim.names import (
+from pyverify.api.names import (
+    INSTANCE_FORMAT,
     ENGINE_EVICTIONS,
     LRU,
     LRU_NOTE,

@@ -21,9 +21,18 @@ from pyverify.commands.input_options import (
     read_trace_with,
 )
 from pyverify.errors import UserError
-from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
-from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LEAF_LRU, TAIL_FIRST
-from pyverify.sim.window import Window, warmup_fraction
+from pyverify.api.names import (
+    DEFAULT_BUDGETS_GIB,
+    ENGINE_EVICTIONS,
+    EVICTION_HELP,
+    EVICTIONS,
+    LEAF_LRU,
+    POOLED,
+    TAIL_FIRST,
+    Window,
+    warmup_fraction,
+)
+from pyverify.inputs.kv_models import kv_size
 
 ORDER = 12
 
@@ -314,7 +323,7 @@ def _sweep_instance(instance, args, kv, window):
     """Every policy's budgets on the input loaded as an instance (Python chains)."""
     from pyverify.sim.budgets import budget_sweep
     from pyverify.sim.counting import flatten
-    from pyverify.sim.simulate import POOLED, simulate
+    from pyverify.sim.simulate import simulate
     from pyverify.sim.tokens import instance_token_weights
 
     weights = instance_token_weights(instance, args.instance)

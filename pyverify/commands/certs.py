@@ -10,7 +10,7 @@ from pyverify.commands.argtypes import input_file, output_file, positive_int, po
 from pyverify.commands.basic import INPUT_HELP
 from pyverify.errors import UserError, shown
 from pyverify.commands.input_options import add_input_options, import_options, load_with
-from pyverify.certify import SOLVER_LIMIT
+from pyverify.api.names import SOLVER_LIMIT
 
 ORDER = 20
 

@@ -25,8 +25,9 @@ from pyverify.cost.params import (
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with
 from pyverify.cost.params import PREFILL_RATE_MODEL, prefill_rate_note
 from pyverify.errors import UserError, shown
-from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
-from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
+from pyverify.api.names import DEFAULT_TRACE_FLEET, EVICTIONS, LRU, PER_HOST, POLICY_NAMES, POOLED
+from pyverify.sim.routing import RoutingOptions, default_fleet, route
+from pyverify.sim.simulate import simulate
 
 ORDER = 40
 
@@ -75,7 +76,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--routing",
-        choices=sorted(POLICIES),
+        choices=sorted(POLICY_NAMES),
         help="routing policy (default: the instance's own routing, folded onto a smaller --fleet; round-robin for an input without one)",
     )
     add_routing_options(parser)

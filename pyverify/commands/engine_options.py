@@ -17,7 +17,7 @@ from pyverify.commands.argtypes import add_old_spelling
 from pyverify.commands.input_options import needs_instance_reader
 from pyverify.commands.output import print_json
 from pyverify.errors import RequestError, UserError
-from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
+from pyverify.api.names import PER_HOST, default_fleet_for, default_policy_for
 
 
 def add_engine_options(parser) -> None:

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from pyverify.commands.output import print_json
-from pyverify.sim.names import LRU, LRU_NOTE, VLLM, eviction_name
+from pyverify.api.names import LRU, LRU_NOTE, VLLM, eviction_name
 
 if TYPE_CHECKING:  # annotations only: the CLI's start-up loads no numpy
     from pyverify.commands.cache_options import CacheSize
     from pyverify.sim.accounting import Tally
-    from pyverify.sim.window import Window
+    from pyverify.api.names import Window
 
 
 #: Plain words for the two optima wherever a capacitated hit rate is printed beside them.

@@ -61,7 +61,8 @@ from pyverify.sim.routing import (
     default_policy,
     route,
 )
-from pyverify.sim.simulate import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POOLED, simulate
+from pyverify.api.names import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POOLED
+from pyverify.sim.simulate import simulate
 
 ORDER = 20
 

@@ -33,10 +33,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.names import LRU, PER_HOST, POOLED
+
+if TYPE_CHECKING:
+    from pyverify.inputs.columnar import ColumnarTrace
 
 __all__ = [
     "ColumnarTrace",
@@ -51,6 +53,16 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str):
+    # The trace type is handed on when asked for: importing the API (as every command does to
+    # build its parser) must not load NumPy and the readers.
+    if name == "ColumnarTrace":
+        from pyverify.inputs.columnar import ColumnarTrace
+
+        return ColumnarTrace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def load_trace(
     path: str | Path, *, block_size: int | None = None, allow_unsorted: bool = False
 ) -> ColumnarTrace:
@@ -59,6 +71,7 @@ def load_trace(
     ``block_size``: re-block a token-level trace to this many tokens a block
     (``--block-size``). ``allow_unsorted``: replay decreasing timestamps in
     file order (``--allow-unsorted``)."""
+    from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.load import load_described
     from pyverify.inputs.records import ImportOptions
 
