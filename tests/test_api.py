@@ -15,6 +15,7 @@ from .conftest import REPO
 from .strategies import prefix_closed_chains
 
 LAB = REPO / "instances" / "lab-512x32x16.json"
+GAP = REPO / "instances" / "greedy-gap-30.json"
 GOLDEN = REPO / "tests" / "golden"
 
 
@@ -78,6 +79,49 @@ def test_verify_says_what_the_checker_says(tmp_path):
     path = tmp_path / "forged.json"
     path.write_text(json.dumps(forged), encoding="utf-8")
     assert not api.verify(path, LAB).ok
+
+
+def without_times(value):
+    """``value`` without the keys that measure this run's time (as scripts/golden_outputs.py)."""
+    if isinstance(value, dict):
+        return {key: without_times(item) for key, item in value.items() if not key.endswith("_s")}
+    return [without_times(item) for item in value] if isinstance(value, list) else value
+
+
+def test_certify_gives_the_commands_summary(tmp_path):
+    target = tmp_path / "certificate.json"
+    done = api.certify(str(GAP), model="pooled", capacity=4, output=str(target))
+    summary = json.loads(json.dumps(done.to_dict()).replace(str(tmp_path), "{tmp}"))
+    assert without_times(summary) == without_times(golden("certify-gap-pooled-c4"))
+    assert api.verify(target, GAP).ok  # what was written is what the checker accepts
+
+
+def test_verify_hands_each_line_on_as_the_checker_says_it():
+    heard: list[str] = []
+    verdict = api.verify(REPO / "proofs" / "lab-512x32x16.pooled.json", LAB, on_line=heard.append)
+    assert verdict.ok and tuple(heard) == verdict.lines and heard
+
+
+def test_a_certify_stopped_by_its_time_limit_is_a_user_error():
+    assert issubclass(api.Stopped, UserError)
+
+
+def test_the_bounded_check_proves_the_pooled_theorem_on_small_lists():
+    assert api.prove_bounded(2, 2).result == "unsat"
+
+
+def test_importing_the_api_loads_no_numpy_reader_or_solver():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, pyverify.api, pyverify.api.names, pyverify.api.certificates\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'ortools', 'z3'}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert result.stdout.strip() == "[]"
 
 
 def test_bad_input_is_a_user_error(tmp_path):
