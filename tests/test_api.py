@@ -124,6 +124,28 @@ def test_importing_the_api_loads_no_numpy_reader_or_solver():
     assert result.stdout.strip() == "[]"
 
 
+def test_the_bridge_gives_the_commands_report(capsys, monkeypatch):
+    import pyverify.lean.bridge as lean_bridge
+    from pyverify.project import project_file
+
+    from .helpers import run_cli
+
+    checked = {}  # one Lean check of the registry's project, shared by both runs
+    real_check = lean_bridge.lean_check_for
+
+    def check_once(registry, quiet=True):
+        if registry not in checked:
+            checked[registry] = real_check(registry, quiet)
+        return checked[registry]
+
+    monkeypatch.setattr(lean_bridge, "lean_check_for", check_once)
+    registry = project_file("lean/theorems.json")  # the command's defaults, named as it names them
+    report = api.bridge(project_file("proofs"), registry, [project_file("instances")])
+    status, out, _ = run_cli(capsys, "bridge", "--json")
+    assert status == 0 and json.loads(out) == report.to_json()
+    assert list(checked) == [registry] and report.entries
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

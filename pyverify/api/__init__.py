@@ -19,6 +19,9 @@ What each result guarantees:
   accepted before it was written; :func:`verify`: the verdict of that checker
   (:mod:`pyverify.trusted`), which shares no reader with the code that wrote the
   certificate (both in :mod:`pyverify.api.certificates`).
+* :func:`bridge`: certificates linked to Lean theorems after the Lean check
+  passed; :func:`audit`: every step on one input, its report folder written
+  atomically (both in :mod:`pyverify.api.lean`).
 
 The command line is a thin layer over this package: each family of commands has
 its module here (:mod:`pyverify.api.names` holds the names its parsers offer),
@@ -52,6 +55,7 @@ from pyverify.api.certificates import (
     search_bounded,
     verify,
 )
+from pyverify.api.lean import audit, bridge
 
 if TYPE_CHECKING:
     from pyverify.certify.certificate import Stopped
@@ -64,6 +68,8 @@ __all__ = [
     "SimulationResult",
     "Stopped",
     "Verdict",
+    "audit",
+    "bridge",
     "certify",
     "load_trace",
     "lru_curve",
