@@ -34,7 +34,7 @@ from synthetic import chains_of, synthetic_trace  # noqa: E402
 from pyverify.fleet.replay import replay  # noqa: E402
 from pyverify.fleet.routers import Router  # noqa: E402
 from pyverify.fleet.service import ServiceModel  # noqa: E402
-from pyverify.sim.kernels.replay import flat_requests, link_array, replay as lru_kernel  # noqa: E402
+from pyverify.cache.lru_kernel import flat_requests, link_array, replay as lru_kernel  # noqa: E402
 
 
 def trace_of(requests: int) -> list[tuple[int, ...]]:

@@ -26,8 +26,8 @@ import numpy as np
 
 from pyverify.certify.accelerate import lent_loops
 from pyverify.errors import CheckFailed
-from pyverify.sim.belady_min import min_run
-from pyverify.sim.forced_min import forced_run
+from pyverify.optimal.belady import min_run
+from pyverify.optimal.forced import forced_run
 from pyverify.trusted import recount
 from pyverify.trusted.check import replay
 

@@ -347,10 +347,10 @@ def min_by_its_definition(blocks: list[int], capacity: int) -> int:
 def test_the_bridges_bound_on_a_moderate_trace_is_mins_count(model):
     """On a 30,000-reference prefix-closed trace with 4 hosts, the bridge's lower bound
     is MIN by its definition (per host: summed over the hosts' own sequences) and the
-    searcher's count (pyverify.sim.belady_min), at three capacities."""
+    searcher's count (pyverify.optimal.belady), at three capacities."""
     import random
 
-    from pyverify.sim.belady_min import min_misses as searchers_min
+    from pyverify.optimal.belady import min_misses as searchers_min
 
     rng = random.Random(26)
     prompts = [[1000 * p + j for j in range(rng.randint(2, 30))] for p in range(300)]

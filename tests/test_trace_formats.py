@@ -868,7 +868,7 @@ def removed(hashes):
     return {"type": "BlockRemoved", "block_hashes": hashes, "medium": "GPU"}
 
 
-#: What vLLM's pool of 2 blocks does, request by request (pyverify.sim.vllm_pool's rules): the tail of a freed
+#: What vLLM's pool of 2 blocks does, request by request (pyverify.cache.vllm's rules): the tail of a freed
 #: request is evicted first, so storing block 3 evicts block 2, and re-storing 2 after a hit on 1 evicts 3.
 ENGINE_RUN = [
     {"ts": 1.0, "events": [stored([1, 2], None)]},

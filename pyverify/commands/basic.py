@@ -306,7 +306,7 @@ def simulate_in_python(args) -> Simulation:
     if getattr(args, "optimum", False):
         import numpy as np
 
-        from pyverify.sim.counting import flatten
+        from pyverify.cache.arrays import flatten
 
         ids, lengths = flatten(instance.chains)
         offsets = np.concatenate(([0], np.cumsum(lengths)))
@@ -351,8 +351,8 @@ def engine_refusal(args) -> None:
 
 
 def simulate_engine(args) -> Simulation:
-    """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.sim.vllm_pool`,
-    :mod:`pyverify.sim.sglang_radix`), fed each prompt's length in tokens."""
+    """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.cache.vllm`,
+    :mod:`pyverify.cache.sglang`), fed each prompt's length in tokens."""
     from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.inputs.load import load_described
     from pyverify.sim.accounting import tally

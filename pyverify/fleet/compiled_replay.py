@@ -10,8 +10,8 @@ Two compiled paths (:func:`unsupported` names, in one line, why any other config
   finishes and every float follow :func:`pyverify.fleet.replay.replay_python` operation for operation.
 * untimed, GPU tier alone, round-robin or random: a replay then serves each host's requests one at a time
   in file order, so it is ``simulate --model per-host`` on the picked routing (``tests/test_replay.py``),
-  and the hits come from the kernels simulate uses (LRU/FIFO: :mod:`pyverify.sim.kernels.replay`; leaf-lru:
-  :mod:`pyverify.sim.kernels.tree_replay`; the engines: :func:`pyverify.sim.simulate.engine_hits`).
+  and the hits come from the kernels simulate uses (LRU/FIFO: :mod:`pyverify.cache.lru_kernel`; leaf-lru:
+  :mod:`pyverify.cache.tree_kernel`; the engines: :func:`pyverify.sim.simulate.engine_hits`).
   Without a capacity nothing is evicted, which that kernel does with a capacity of every distinct block.
 
 Left to the Python loop: every timed run of the ``steps`` service model (the default; the compiled event loop
@@ -145,8 +145,8 @@ def replay_compiled(
             arrival_scale,
             frugal,
         )
-    from pyverify.sim.kernels.replay import flat_requests, link_array, replay
-    from pyverify.sim.kernels.tree_replay import tree_hits
+    from pyverify.cache.lru_kernel import flat_requests, link_array, replay
+    from pyverify.cache.tree_kernel import tree_hits
 
     n, fleet = len(chains), router.fleet
     picks = router.fixed_picks(n)
@@ -285,7 +285,7 @@ def event_loop_compiled(
     the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when
     :func:`python_loop_cheaper`."""
     from pyverify.fleet.service import ServiceModel
-    from pyverify.sim.counting import dense_ids, flatten
+    from pyverify.cache.arrays import dense_ids, flatten
     from pyverify.sim.kernels.fleet_replay import (
         FIXED,
         NO_TIER,

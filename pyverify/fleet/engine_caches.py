@@ -1,9 +1,9 @@
 """The engine-exact GPU caches of ``pyverify replay``: ``vllm``, ``sglang``, ``sglang-fifo``.
 
-These adapt the parity-checked reference models (:mod:`pyverify.sim.vllm_pool`,
-:mod:`pyverify.sim.sglang_radix`) to the replay's per-host GPU cache; they do
-not change them. Each host gets one :class:`~pyverify.sim.vllm_pool.VllmBlockPool`
-or :class:`~pyverify.sim.sglang_radix.SglangRadixCache`, and a request is
+These adapt the parity-checked reference models (:mod:`pyverify.cache.vllm`,
+:mod:`pyverify.cache.sglang`) to the replay's per-host GPU cache; they do
+not change them. Each host gets one :class:`~pyverify.cache.vllm.VllmBlockPool`
+or :class:`~pyverify.cache.sglang.SglangRadixCache`, and a request is
 served by the model's own ``run`` (prompt only), exactly as
 ``simulate --eviction vllm|sglang`` serves it
 (:func:`pyverify.sim.simulate.engine_hits`): a chain that names a partial last
@@ -35,13 +35,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pyverify.sim.sglang_radix import (
+from pyverify.cache.sglang import (
     SGLANG_FIFO as RADIX_FIFO,
     SGLANG_LRU as RADIX_LRU,
     SglangRadixCache,
 )
 from pyverify.sim.simulate import ENGINE_EVICTIONS, SGLANG, SGLANG_FIFO, VLLM
-from pyverify.sim.vllm_pool import VllmBlockPool
+from pyverify.cache.vllm import VllmBlockPool
 
 
 def full_blocks(index: int, chain: Sequence[int], tokens: int, block_size: int) -> Sequence[int]:
@@ -102,7 +102,7 @@ class SglangGpu:
         self.per_page = page_size // block_size
 
     def _pages(self, chain: Sequence[int], tokens: int) -> list[int]:
-        """A page is named by the id of its last block (as :func:`pyverify.sim.sglang_radix.sglang_hits` names it)."""
+        """A page is named by the id of its last block (as :func:`pyverify.cache.sglang.sglang_hits` names it)."""
         per_page = self.per_page
         return [chain[(j + 1) * per_page - 1] for j in range(tokens // self.page_size)]
 

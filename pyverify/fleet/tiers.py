@@ -1,6 +1,6 @@
 """The two cache tiers of ``pyverify replay``: one GPU cache per host, and an optional shared pool.
 
-GPU tier: simulate's own cache classes (:mod:`pyverify.sim.simulate`; ``lru``,
+GPU tier: simulate's own cache classes (:mod:`pyverify.cache.lru`, :mod:`pyverify.cache.tree`; ``lru``,
 ``fifo`` and ``leaf-lru``), so a replay with one request at a time is
 exactly ``simulate --model per-host``. What is added is *pinning*: the blocks
 a running request holds (hit or computed) are counted in ``pins`` until it
@@ -55,7 +55,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Sequence
 
-from pyverify.sim.simulate import FIFO, LEAF_LRU, LRU, ChainOrderLRU, FifoCache, LeafFirstLRU
+from pyverify.cache.lru import ChainOrderLRU, FifoCache
+from pyverify.cache.names import FIFO, LEAF_LRU, LRU
+from pyverify.cache.tree import LeafFirstLRU
 
 #: Eviction policies a timed replay offers (the engines' models serve one request at a time: engine_caches).
 REPLAY_EVICTIONS = (LRU, FIFO, LEAF_LRU)

@@ -334,7 +334,7 @@ def memory_limit(
     round-robin; each node holds 3M tokens when blocks have a token size
     (Mooncake's setting), else an equal share of the distinct blocks.
     """
-    from pyverify.sim.opt_curve import memory_limit_summary
+    from pyverify.optimal.curve import memory_limit_summary
     from pyverify.sim.routing import route
 
     if instance.routing is not None:
@@ -444,7 +444,7 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
         f"per-host caches ({memory['routing']} routing)",
         "",
     ]
-    from pyverify.sim.opt_curve import memory_limit_markdown
+    from pyverify.optimal.curve import memory_limit_markdown
 
     parts += memory_limit_markdown(memory) + [""]
     parts += [node_size_sentence(memory, instance), ""]

@@ -72,7 +72,8 @@ from pyverify.sim.names import (  # noqa: F401 (re-exported where they were defi
     default_fleet_for,
     default_policy_for,
 )
-from pyverify.sim.simulate import EVICTIONS, LRU, new_cache
+from pyverify.cache.names import EVICTIONS, LRU
+from pyverify.cache.policies import new_cache
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ optional pool. Everything lives in flat arrays over dense block ids (``ids[start
 request r's chain), so each step is O(1) per block and no Python runs per request:
 
 * a cache (a host's GPU, a host's DRAM, the pool) is a doubly linked list, oldest first, in the
-  ``before``/``after`` arrays of :mod:`pyverify.sim.kernels.queue`; the caches of one tier share the arrays,
+  ``before``/``after`` arrays of :mod:`pyverify.cache.array_queue`; the caches of one tier share the arrays,
   cache c owning the slots ``block * caches + c`` (``held`` marks membership; block-major, so the
   routers' look at one block on every host reads one cache line), with its head, tail and size in small
   per-cache arrays. An unlimited cache is ``held`` alone (a set: nothing is ever evicted).
@@ -33,7 +33,7 @@ import math
 import numpy as np
 from numba import njit
 
-from pyverify.sim.kernels.queue import NONE, move_to_back, push_back, unlink
+from pyverify.cache.array_queue import NONE, move_to_back, push_back, unlink
 from pyverify.sim.numba_cache import caching
 
 CACHE = (

@@ -35,7 +35,7 @@ A reference implementation of what SGLang's scheduler does to its
   it runs.
 
 What that means, against pyverify's ``leaf-lru`` (kvcache-simulator's
-idealisation of this cache, :mod:`pyverify.sim.simulate`):
+idealisation of this cache, :mod:`pyverify.cache.tree`):
 
 1. hits are limited to ``input_len - 1`` tokens, whole pages;
 2. eviction frees whole leaf nodes, oldest ``last_access_time`` first, until

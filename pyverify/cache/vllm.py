@@ -35,7 +35,7 @@ when it finishes (``KVCacheManager.free``). Public sources, vLLM repository
   ``num_gpu_blocks = C + 1``: C blocks can hold KV.
 
 What that means, against pyverify's idealised ``tail-first`` policy
-(:mod:`pyverify.sim.simulate`):
+(:mod:`pyverify.cache.tree`):
 
 1. A prompt whose every full block is cached, and whose length is a whole
    number of blocks, hits one block fewer: its last block is recomputed and
