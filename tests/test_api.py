@@ -146,6 +146,21 @@ def test_the_bridge_gives_the_commands_report(capsys, monkeypatch):
     assert list(checked) == [registry] and report.entries
 
 
+def test_estimate_cost_gives_the_commands_figures(lab):
+    expected = golden("cost-lab")
+    fleet = api.default_fleet(lab)
+    routing = api.route(lab, fleet, expected["routing"])
+    params = api.cost.Params().with_value("block_tokens", expected["block_tokens"])
+    cost = api.estimate_cost(lab, routing, fleet, params, capacity=None, pool_capacity=None)
+    assert fleet == expected["fleet_size"]
+    assert cost.per_host.hit_rate == expected["hit_rate"]["per_host"]
+    assert cost.pooled.hit_rate == expected["hit_rate"]["pooled"]
+    assert cost.estimate.net_total == expected["net_total_s"]
+    assert cost.verdict() == expected["verdict"]
+    assert cost.reuse.to_json() == {k: v for k, v in expected["reuse"].items() if k != "assumes"}
+    assert cost.split.totals() == expected["tokens"]
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

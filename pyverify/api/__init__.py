@@ -22,6 +22,9 @@ What each result guarantees:
 * :func:`bridge`: certificates linked to Lean theorems after the Lean check
   passed; :func:`audit`: every step on one input, its report folder written
   atomically (both in :mod:`pyverify.api.lean`).
+* :func:`estimate_cost`: the exact hits of the per-host caches and the pool,
+  weighed by the written time model (:mod:`pyverify.api.cost`); :func:`route`:
+  one host per request by the policy named (:mod:`pyverify.api.routing`).
 
 The command line is a thin layer over this package: each family of commands has
 its module here (:mod:`pyverify.api.names` holds the names its parsers offer),
@@ -55,7 +58,9 @@ from pyverify.api.certificates import (
     search_bounded,
     verify,
 )
+from pyverify.api.cost import CostEstimate, estimate_cost
 from pyverify.api.lean import audit, bridge
+from pyverify.api.routing import default_fleet, default_policy, route
 
 if TYPE_CHECKING:
     from pyverify.certify.certificate import Stopped
@@ -64,6 +69,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Certification",
     "ColumnarTrace",
+    "CostEstimate",
     "Curve",
     "SimulationResult",
     "Stopped",
@@ -71,10 +77,14 @@ __all__ = [
     "audit",
     "bridge",
     "certify",
+    "default_fleet",
+    "default_policy",
+    "estimate_cost",
     "load_trace",
     "lru_curve",
     "optimal_curve",
     "prove_bounded",
+    "route",
     "search_bounded",
     "simulate",
     "verify",
