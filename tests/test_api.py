@@ -161,6 +161,16 @@ def test_estimate_cost_gives_the_commands_figures(lab):
     assert cost.split.totals() == expected["tokens"]
 
 
+def test_sweep_gives_the_commands_rows(lab):
+    expected = golden("sweep-lab")
+    swept = api.sweep(lab, weights=api.token_weights(lab))
+    assert swept.routings == (expected["routing"],)
+    assert [row.to_json() for row in swept.rows] == expected["rows"]
+    assert {
+        routing: [row.to_json() for row in rows] for routing, rows in swept.by_routing.items()
+    } == expected["by_routing"]
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

@@ -332,7 +332,6 @@ NOT_YET_THROUGH_THE_API: set[tuple[str, str]] = {
     ("basic.py", "pyverify.sim.accounting"),
     ("basic.py", "pyverify.sim.routing"),
     ("basic.py", "pyverify.sim.simulate"),
-    ("basic.py", "pyverify.sim.sweep"),
     ("basic.py", "pyverify.sim.tokens"),
     ("budgets.py", "pyverify.cache.arrays"),
     ("budgets.py", "pyverify.inputs.columnar.digest"),

@@ -25,6 +25,8 @@ What each result guarantees:
 * :func:`estimate_cost`: the exact hits of the per-host caches and the pool,
   weighed by the written time model (:mod:`pyverify.api.cost`); :func:`route`:
   one host per request by the policy named (:mod:`pyverify.api.routing`).
+* :func:`sweep`: the exact hits of a pool against per-host caches as the fleet
+  grows, routing by routing (:mod:`pyverify.api.sweep`).
 
 The command line is a thin layer over this package: each family of commands has
 its module here (:mod:`pyverify.api.names` holds the names its parsers offer),
@@ -60,7 +62,14 @@ from pyverify.api.certificates import (
 )
 from pyverify.api.cost import CostEstimate, estimate_cost
 from pyverify.api.lean import audit, bridge
-from pyverify.api.routing import default_fleet, default_policy, route
+from pyverify.api.routing import (
+    default_fleet,
+    default_policy,
+    describe_hosts,
+    hosts_source,
+    route,
+)
+from pyverify.api.sweep import Sweep, default_fleet_sizes, sweep, token_weights
 
 if TYPE_CHECKING:
     from pyverify.certify.certificate import Stopped
@@ -72,14 +81,18 @@ __all__ = [
     "CostEstimate",
     "Curve",
     "SimulationResult",
+    "Sweep",
     "Stopped",
     "Verdict",
     "audit",
     "bridge",
     "certify",
     "default_fleet",
+    "default_fleet_sizes",
     "default_policy",
+    "describe_hosts",
     "estimate_cost",
+    "hosts_source",
     "load_trace",
     "lru_curve",
     "optimal_curve",
@@ -87,6 +100,8 @@ __all__ = [
     "route",
     "search_bounded",
     "simulate",
+    "sweep",
+    "token_weights",
     "verify",
 ]
 

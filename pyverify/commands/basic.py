@@ -217,7 +217,7 @@ def register(subparsers) -> None:
 
 def run_validate(args) -> int:
     from pyverify.inputs.columnar.digest import content_sha256
-    from pyverify.sim.routing import describe_hosts, hosts_source
+    from pyverify.api import describe_hosts, hosts_source
 
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
@@ -421,35 +421,33 @@ def simulate_engine(args) -> Simulation:
 
 def run_sweep(args) -> int:
     from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
-    from pyverify.sim.routing import RoutingOptions, default_policy
-    from pyverify.sim.sweep import default_fleets_for, sweep_policies
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.api import default_fleet_sizes, default_policy, sweep, token_weights
 
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
-    sizes = args.fleets or default_fleets_for(instance)
+    sizes = args.fleets or default_fleet_sizes(instance)
     policies = args.routing or [default_policy(instance)]
     size = resolve_cache_size(args, instance, args.instance)
     capacity = size.blocks
     window = window_of(args)
-    weights = instance_token_weights(instance, args.instance)
-    options = RoutingOptions(seed=args.seed, slack=args.affinity_slack)
+    weights = token_weights(instance, args.instance)
     with (
         about_file(args.instance, "routing"),
         progress_bar(len(sizes) * len(policies), "sweep", unit="fleet") as advance,
     ):
-        by_policy = sweep_policies(
+        swept = sweep(
             instance,
-            sizes,
-            policies,
-            capacity,
-            args.eviction,
-            options,
-            progress=advance,
+            fleet_sizes=sizes,
+            routings=policies,
+            capacity=capacity,
+            eviction=args.eviction,
+            seed=args.seed,
+            slack=args.affinity_slack,
             weights=weights,
             window=window,
+            progress=advance,
         )
-    rows = [row for policy_rows in by_policy.values() for row in policy_rows]
+    by_policy, rows = swept.by_routing, swept.rows
     if capacity is None:
         cache_text = "uncapacitated"
     else:
