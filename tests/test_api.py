@@ -171,6 +171,18 @@ def test_sweep_gives_the_commands_rows(lab):
     } == expected["by_routing"]
 
 
+def test_route_gives_one_host_per_request_and_names_the_online_policy(lab):
+    from pyverify.api.names import POLICY_NAMES
+
+    for policy in set(POLICY_NAMES) - {"route-key"}:  # the lab's requests carry no route key
+        fleet = 16 if policy == "given" else 4  # a given routing only at its own fleet
+        hosts = api.route(lab, fleet, policy)
+        assert len(hosts) == lab.n_requests and set(hosts) <= set(range(fleet))
+    online = {p for p in POLICY_NAMES if api.routing.depends_on_cache_state(p)}
+    assert online == {"prefix-affinity"}
+    assert api.route(lab, 4, "prefix-affinity", capacity=2) != api.route(lab, 4, "prefix-affinity")
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

@@ -13,7 +13,14 @@ from __future__ import annotations
 from pyverify.api._traces import Trace, as_instance
 from pyverify.api.names import LRU
 
-__all__ = ["default_fleet", "default_policy", "describe_hosts", "hosts_source", "route"]
+__all__ = [
+    "default_fleet",
+    "default_policy",
+    "depends_on_cache_state",
+    "describe_hosts",
+    "hosts_source",
+    "route",
+]
 
 
 def route(
@@ -66,3 +73,11 @@ def describe_hosts(trace: Trace) -> str:
     from pyverify.sim.routing import describe_hosts as described
 
     return described(as_instance(trace))
+
+
+def depends_on_cache_state(policy: str) -> bool:
+    """Whether ``policy`` routes by the caches' state as requests arrive (``prefix-affinity``), so
+    that its routing changes with the caches' capacity and eviction."""
+    from pyverify.sim.routing import ONLINE_POLICIES
+
+    return policy in ONLINE_POLICIES

@@ -279,7 +279,7 @@ def simulate_in_python(args) -> Simulation:
     """``simulate`` on the input loaded as an instance (Python chains): every input, every option."""
     from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.sim.accounting import tally
-    from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
+    from pyverify.api import default_fleet, default_policy, route
     from pyverify.sim.simulate import simulate
     from pyverify.sim.tokens import instance_token_weights
 
@@ -291,11 +291,16 @@ def simulate_in_python(args) -> Simulation:
     fleet = args.fleet or default_fleet(instance)
     args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):
-        options = RoutingOptions(
-            seed=args.seed, capacity=size.blocks, eviction=args.eviction, slack=args.affinity_slack
-        )
         routing = (
-            route(instance, fleet, args.routing, options)
+            route(
+                instance,
+                fleet,
+                args.routing,
+                seed=args.seed,
+                capacity=size.blocks,
+                eviction=args.eviction,
+                slack=args.affinity_slack,
+            )
             if (args.model == PER_HOST or instance.routing is not None)
             else None
         )
@@ -356,7 +361,7 @@ def simulate_engine(args) -> Simulation:
     from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.inputs.load import load_described
     from pyverify.sim.accounting import tally
-    from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
+    from pyverify.api import default_fleet, default_policy, route
     from pyverify.sim.simulate import PromptBeyondChain, caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
@@ -378,9 +383,15 @@ def simulate_engine(args) -> Simulation:
     fleet = args.fleet or default_fleet(instance)
     args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):
-        options = RoutingOptions(seed=args.seed, capacity=size.blocks, slack=args.affinity_slack)
         routing = (
-            route(instance, fleet, args.routing, options)
+            route(
+                instance,
+                fleet,
+                args.routing,
+                seed=args.seed,
+                capacity=size.blocks,
+                slack=args.affinity_slack,
+            )
             if (args.model == PER_HOST or instance.routing is not None)
             else None
         )

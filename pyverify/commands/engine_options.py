@@ -224,7 +224,7 @@ def run_simulate_counts(args) -> int:
         gives_hosts = _has_hosts(args.instance)
         own_fleet = _own_fleet(args.instance) if gives_hosts else None
     else:
-        from pyverify.sim.routing import default_fleet
+        from pyverify.api import default_fleet
 
         loaded = load_described_with(args, args.instance)
         instance = loaded.instance

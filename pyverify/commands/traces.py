@@ -53,15 +53,8 @@ from pyverify.inputs.kv_models import kv_size
 from pyverify.inputs.load import load_described
 from pyverify.inputs.model import instance_sha256
 from pyverify.progress import progress_bar
-from pyverify.sim.routing import (
-    ONLINE_POLICIES,
-    POLICIES,
-    RoutingOptions,
-    default_fleet,
-    default_policy,
-    route,
-)
-from pyverify.api.names import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POOLED
+from pyverify.api.routing import default_fleet, default_policy, depends_on_cache_state, route
+from pyverify.api.names import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POLICY_NAMES, POOLED
 from pyverify.sim.simulate import simulate
 
 ORDER = 20
@@ -108,10 +101,10 @@ def register(subparsers) -> None:
     )
     imp.add_argument(
         "--routing",
-        choices=tuple(POLICIES),
+        choices=POLICY_NAMES,
         metavar="POLICY",
         help="route once and record the hosts in the instance ("
-        + ", ".join(POLICIES)
+        + ", ".join(POLICY_NAMES)
         + "): an online "
         "policy such as prefix-affinity then becomes a static routing that certify, mrc and sweep "
         "read with --routing given (prefix-affinity routes with uncapacitated caches)",
@@ -168,7 +161,7 @@ def register(subparsers) -> None:
         help="fleet size for per-host (default: the instance's hosts, or 16 for a trace)",
     )
     mrc.add_argument(
-        "--routing", choices=sorted(POLICIES), help="static routing policy for per-host"
+        "--routing", choices=sorted(POLICY_NAMES), help="static routing policy for per-host"
     )
     add_routing_options(mrc)
     mrc.add_argument(
@@ -321,9 +314,7 @@ def _routed_once(args, instance):
         return instance
     fleet = args.fleet or args.hosts or default_fleet(instance)
     with about_file(args.trace, "routing"):
-        routing = route(
-            instance, fleet, args.routing, RoutingOptions(seed=args.seed, slack=args.affinity_slack)
-        )
+        routing = route(instance, fleet, args.routing, seed=args.seed, slack=args.affinity_slack)
     return dataclasses.replace(instance, hosts=fleet, routing=tuple(routing))
 
 
@@ -749,7 +740,7 @@ def _curve_input(args) -> CurveInput:
     from pyverify.cache.arrays import flatten
 
     per_host = args.model == PER_HOST
-    if per_host and args.routing in ONLINE_POLICIES:
+    if per_host and depends_on_cache_state(args.routing):
         raise UserError(
             f"--routing: {args.routing} depends on the cache state as requests arrive, so it has no one-pass "
             f"curve; route once ('pyverify trace import {args.instance} -o routed.json --routing {args.routing} "
@@ -813,9 +804,7 @@ def _curve_input(args) -> CurveInput:
         policy = args.routing or default_policy(instance)
         fleet = args.fleet or default_fleet(instance)
         with about_file(args.instance, "routing"):
-            routing = route(
-                instance, fleet, policy, RoutingOptions(seed=args.seed, slack=args.affinity_slack)
-            )
+            routing = route(instance, fleet, policy, seed=args.seed, slack=args.affinity_slack)
     ids, lengths = flatten(instance.chains)
 
     def lru_misses(capacity: int) -> int:
