@@ -4,6 +4,7 @@ committed ``--json`` output of the same command on the same instance (tests/gold
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -181,6 +182,17 @@ def test_route_gives_one_host_per_request_and_names_the_online_policy(lab):
     online = {p for p in POLICY_NAMES if api.routing.depends_on_cache_state(p)}
     assert online == {"prefix-affinity"}
     assert api.route(lab, 4, "prefix-affinity", capacity=2) != api.route(lab, 4, "prefix-affinity")
+
+
+def test_reading_names_the_trace_as_the_commands_do(lab):
+    from pyverify.api import reading
+
+    expected = golden("sweep-lab")
+    loaded = reading.read_input(LAB)
+    assert reading.content_sha256(lab) == reading.content_sha256(loaded.instance)
+    assert reading.content_sha256(lab) == expected["sha256"]
+    assert reading.instance_sha256(loaded.instance) == expected["instance_sha256"]
+    assert reading.is_stdin("-") and not reading.is_stdin(Path("-"))
 
 
 def test_bad_input_is_a_user_error(tmp_path):

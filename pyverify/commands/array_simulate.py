@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # annotations only: the CLI's start-up loads no numpy
 
     import numpy as np
 
-    from pyverify.inputs.columnar import ColumnarTrace
+    from pyverify.api import ColumnarTrace
 
 ENGINE = "numpy (arrays, compiled replay)"
 
@@ -48,7 +48,7 @@ def route_trace(trace: "ColumnarTrace", args) -> tuple["np.ndarray", int, str]:
 
 def simulate_on_arrays(args) -> Simulation:
     from pyverify.commands.input_options import read_trace_with
-    from pyverify.inputs.columnar.digest import content_sha256_beside
+    from pyverify.api.reading import content_sha256_beside
 
     trace = read_trace_with(args, args.instance)
     return _simulated(

@@ -21,7 +21,7 @@ from pyverify.commands.input_options import (
     identity_of,
     load_described_with,
 )
-from pyverify.inputs.model import instance_sha256
+from pyverify.api.reading import instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import (
     add_engine_options,
@@ -216,7 +216,7 @@ def register(subparsers) -> None:
 
 
 def run_validate(args) -> int:
-    from pyverify.inputs.columnar.digest import content_sha256
+    from pyverify.api.reading import content_sha256
     from pyverify.api import describe_hosts, hosts_source
 
     loaded = load_described_with(args, args.instance)
@@ -277,7 +277,7 @@ def run_simulate(args) -> int:
 
 def simulate_in_python(args) -> Simulation:
     """``simulate`` on the input loaded as an instance (Python chains): every input, every option."""
-    from pyverify.inputs.columnar.digest import content_sha256
+    from pyverify.api.reading import content_sha256
     from pyverify.sim.accounting import tally
     from pyverify.api import default_fleet, default_policy, route
     from pyverify.sim.simulate import simulate
@@ -358,15 +358,15 @@ def engine_refusal(args) -> None:
 def simulate_engine(args) -> Simulation:
     """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.cache.vllm`,
     :mod:`pyverify.cache.sglang`), fed each prompt's length in tokens."""
-    from pyverify.inputs.columnar.digest import content_sha256
-    from pyverify.inputs.load import load_described
+    from pyverify.api.reading import content_sha256
+    from pyverify.api.reading import read_input
     from pyverify.sim.accounting import tally
     from pyverify.api import default_fleet, default_policy, route
     from pyverify.sim.simulate import PromptBeyondChain, caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
     engine_refusal(args)
-    loaded = load_described(args.instance)
+    loaded = read_input(args.instance)
     instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)
     if size.blocks is None:

@@ -137,7 +137,7 @@ def run_budgets(args) -> int:
     # instance by its content digest.
     on_arrays = trace_on_arrays(args)
     if on_arrays:
-        from pyverify.inputs.columnar.digest import content_sha256_beside
+        from pyverify.api.reading import content_sha256_beside
 
         load_kernels_before_reading(args.instance)
         trace = read_trace_with(args, args.instance)

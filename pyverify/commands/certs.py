@@ -305,7 +305,7 @@ def _certify(args) -> int:
 
 def run_verify(args) -> int:
     from pyverify.api import verify
-    from pyverify.inputs.stream import is_stdin
+    from pyverify.api.reading import is_stdin
 
     if is_stdin(args.certificate) and is_stdin(args.instance):
         raise UserError(

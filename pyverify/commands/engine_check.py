@@ -48,12 +48,12 @@ def register(trace_commands) -> None:
 def run_check_events(args) -> int:
     from pyverify.errors import located
     from pyverify.inputs.kv_events import read_engine_log
-    from pyverify.inputs.load import load_described
+    from pyverify.api.reading import read_input
     from pyverify.inputs.records import ImportOptions
     from pyverify.inputs.stream import open_source
     from pyverify.cache.vllm import VllmBlockPool
 
-    loaded = load_described(
+    loaded = read_input(
         args.trace, import_options(args)
     )  # any format, read as every command reads it; this one must be an event log
     if loaded.format.key != "vllm-kv-events":

@@ -209,12 +209,12 @@ def trace_on_arrays(args, needs_kernels: bool = True) -> bool:
 def run_simulate_counts(args) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
     from pyverify.commands.input_options import identity_of, load_described_with
-    from pyverify.inputs.columnar import ColumnarTrace
-    from pyverify.inputs.stream import stem_of
+    from pyverify.api import ColumnarTrace
+    from pyverify.api.reading import stem_of
 
     from pyverify.engines.select import choose, count
     from pyverify.inputs.columnar import MissingExtra
-    from pyverify.inputs.columnar.digest import content_sha256
+    from pyverify.api.reading import content_sha256
 
     engine = choose(args.backend, args.instance)
     trace, identity = None, {}
@@ -384,9 +384,9 @@ def _has_hosts(path: str) -> bool:
 
 
 def _own_fleet(path: str) -> int | None:
-    from pyverify.inputs.columnar import read_columnar
+    from pyverify.api.reading import read_trace_file
 
-    trace = read_columnar(path)
+    trace = read_trace_file(path)
     return None if trace.hosts is None else int(trace.hosts.max()) + 1
 
 

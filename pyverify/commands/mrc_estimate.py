@@ -65,8 +65,8 @@ def refuse_what_an_estimate_cannot_do(args) -> None:
 
 
 def run_mrc_estimate(args, print_json) -> int:
-    from pyverify.inputs.columnar import ColumnarTrace
-    from pyverify.inputs.columnar.digest import content_sha256
+    from pyverify.api import ColumnarTrace
+    from pyverify.api.reading import content_sha256
     from pyverify.sim.mrc import log_capacities
     from pyverify.api.names import LRU_NAME, LRU_NOTE
     from pyverify.sim.shards import shards_curve

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:  # annotations only
     import numpy as np
 
-    from pyverify.inputs.columnar.trace import ColumnarTrace
+    from pyverify.api.reading import ColumnarTrace
     from pyverify.inputs.load import Loaded
     from pyverify.inputs.records import ImportOptions
 
@@ -50,8 +50,7 @@ from pyverify.commands.output import aligned_table
 from pyverify.errors import UserError, shown
 from pyverify.fileio import write_error, write_text_atomic
 from pyverify.inputs.kv_models import kv_size
-from pyverify.inputs.load import load_described
-from pyverify.inputs.model import instance_sha256
+from pyverify.api.reading import instance_sha256, read_input
 from pyverify.progress import progress_bar
 from pyverify.api.routing import default_fleet, default_policy, depends_on_cache_state, route
 from pyverify.api.names import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POLICY_NAMES, POOLED
@@ -256,7 +255,7 @@ def run_formats(args) -> int:
 
 
 def run_import(args) -> int:
-    from pyverify.inputs.columnar.digest import content_sha256
+    from pyverify.api.reading import content_sha256
 
     suffix = Path(str(args.output)).suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
@@ -267,7 +266,7 @@ def run_import(args) -> int:
     if suffix == ".parquet":
         return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
-        loaded = load_described(args.trace, trace_import_options(args, advance))
+        loaded = read_input(args.trace, trace_import_options(args, advance))
     instance = _routed_once(args, loaded.instance)
     text = json.dumps(instance.to_json(), separators=(",", ":")) + "\n"
     write_text_atomic(args.output, text)
@@ -324,7 +323,7 @@ def _any_input_as_columns(args) -> tuple[ColumnarTrace, Loaded]:
     (instance JSON, token-id and chat JSONL, and re-blocking or tokenizing flags), converted once.
     The array readers' inputs make no notes; their format is told by content, as the instance
     readers tell it."""
-    from pyverify.inputs.columnar import ColumnarTrace
+    from pyverify.api import ColumnarTrace
     from pyverify.inputs.columnar.formats import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
     from pyverify.inputs.load import CSV, MOONCAKE, PARQUET, Loaded
 
@@ -750,7 +749,7 @@ def _curve_input(args) -> CurveInput:
         args, needs_kernels=False
     ):  # the curves compile only when that repays; --verify replays
         from pyverify.commands.array_simulate import ENGINE, route_trace
-        from pyverify.inputs.columnar.digest import content_sha256_beside
+        from pyverify.api.reading import content_sha256_beside
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
         load_kernels_before_reading(args.instance)
