@@ -296,7 +296,7 @@ def test_the_digest_equals_the_inputs_one_and_the_reader_gives_its_columns(
     )
     made = Instance(
         name="h",
-        hosts=hosts,
+        fleet_size=hosts,
         chains=tuple(chains),
         routing=tuple(routing) if routed else None,
         block_size_tokens=16,

@@ -387,7 +387,7 @@ def test_bad_parquet_names_row_and_field(tmp_path, capsys, lists, type_, where, 
 def test_parquet_host_and_route_key_columns(tmp_path):
     path = parquet_of(tmp_path, [[0, 1], [0, 2], [3]], host=[0, 1, 1], route_key=["a", "b", "a"])
     instance = load_input(path)
-    assert instance.routing == (0, 1, 1) and instance.hosts == 2
+    assert instance.routing == (0, 1, 1) and instance.fleet_size == 2
     assert [item["route_key"] for item in instance.extra] == ["a", "b", "a"]
 
 

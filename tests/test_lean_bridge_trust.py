@@ -361,7 +361,7 @@ def test_the_bridges_bound_on_a_moderate_trace_is_mins_count(model):
         fresh += len(suffix)
         chains.append(tuple(prompt[: rng.randint(1, len(prompt))] + suffix))
         routing.append(rng.randrange(4))
-    instance = Instance(name="moderate", hosts=4, chains=tuple(chains), routing=tuple(routing))
+    instance = Instance(name="moderate", fleet_size=4, chains=tuple(chains), routing=tuple(routing))
     caches = list(routing) if model == "per-host" else [0] * len(chains)
     registry = load_registry(REGISTRY)
     for capacity in (16, 256, 2048):

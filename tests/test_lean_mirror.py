@@ -498,7 +498,7 @@ def test_prefix_hash_is_routed_by_root(chains, fleet):
     """pyverify's `prefix-hash` routing satisfies Lean's `routed_by_root` (with
     `route = stable_hash(str(b)) % fleet`), and on these prefix-closed traces its
     per-host uncapacitated misses equal the pooled ones (`per_host_blocks_eq_pooled`)."""
-    instance = Instance(name="t", hosts=fleet, chains=tuple(tuple(c) for c in chains))
+    instance = Instance(name="t", fleet_size=fleet, chains=tuple(tuple(c) for c in chains))
     routing = prefix_hash(instance, fleet)
     assert mirror.routed_by_root(list(zip(routing, chains)), lambda b: stable_hash(str(b)) % fleet)
     assert first_prefix_violation(chains) is None

@@ -172,10 +172,12 @@ def certify(
             hosts = fleet_size or default_fleet(loaded)
         else:  # as default_fleet: the trace's own fleet when it routes or names one
             own = trace.fleet_size or (
-                int(trace.hosts.max()) + 1 if trace.hosts is not None and trace.hosts.size else 1
+                int(trace.routing.max()) + 1
+                if trace.routing is not None and trace.routing.size
+                else 1
             )
             hosts = fleet_size or default_fleet_for(
-                own if (trace.hosts is not None or own > 1) else None
+                own if (trace.routing is not None or own > 1) else None
             )
     if trace is not None:
         from pyverify.certify.packed_certificate import certify_packed, write_packed_certificate

@@ -30,8 +30,8 @@ class ChainOrderLRU(BlockCache):
         super().__init__(capacity)
         self.order: OrderedDict[int, None] = OrderedDict()  # least recent first
 
-    def __contains__(self, block: int) -> bool:
-        return block in self.order
+    def blocks_held(self):
+        return self.order
 
     def serve(self, chain: Sequence[int], hits: int) -> None:
         order = self.order
@@ -53,8 +53,8 @@ class FifoCache(BlockCache):
         super().__init__(capacity)
         self.order: OrderedDict[int, None] = OrderedDict()  # oldest entry first
 
-    def __contains__(self, block: int) -> bool:
-        return block in self.order
+    def blocks_held(self):
+        return self.order
 
     def serve(self, chain: Sequence[int], hits: int) -> None:
         order = self.order

@@ -58,8 +58,8 @@ class LeafFirstLRU(BlockCache):
         self.leaves: list[tuple[int, int]] = []
         self.clock = 0
 
-    def __contains__(self, block: int) -> bool:
-        return block in self.last_use
+    def blocks_held(self):
+        return self.last_use
 
     def _touch(self, block: int) -> None:
         self.clock += 1
@@ -118,8 +118,8 @@ class TailFirstFreeQueue(BlockCache):
         self.cached: set[int] = set()
         self.free: OrderedDict[int, None] = OrderedDict()  # evictable blocks, next victim first
 
-    def __contains__(self, block: int) -> bool:
-        return block in self.cached
+    def blocks_held(self):
+        return self.cached
 
     def serve(self, chain: Sequence[int], hits: int) -> None:
         for block in chain[:hits]:

@@ -126,12 +126,12 @@ def _caches(trace, model: str, routing: str, hosts: int | None, path: str | None
         return np.zeros(trace.n_requests, dtype=np.int64)
     if routing == "round-robin":
         return np.arange(trace.n_requests, dtype=np.int64) % hosts
-    if trace.hosts is None:
+    if trace.routing is None:
         raise UserError(
             f"{path or '<instance>'}: requests[*].host: per-host certificates use the instance's given routing, and this "
             "instance gives none (for a trace, route it: --routing round-robin --fleet N)"
         )
-    return np.asarray(trace.hosts, dtype=np.int64)
+    return np.asarray(trace.routing, dtype=np.int64)
 
 
 def _floor(ids: np.ndarray, cache_of_reference: np.ndarray) -> int:

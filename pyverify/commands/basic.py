@@ -230,7 +230,7 @@ def run_validate(args) -> int:
         # format; instance_sha256 is the canonical JSON's, of the pyverify.instance/1 file 'trace import' would write.
         "sha256": content_sha256(instance),
         "instance_sha256": instance_sha256(instance),
-        "hosts": instance.hosts,
+        "hosts": instance.fleet_size,
         "hosts_source": hosts_source(instance),
         "requests": instance.n_requests,
         "block_references": instance.n_references,
@@ -362,7 +362,8 @@ def simulate_engine(args) -> Simulation:
     from pyverify.api.reading import read_input
     from pyverify.sim.accounting import tally
     from pyverify.api import default_fleet, default_policy, route
-    from pyverify.sim.simulate import PromptBeyondChain, caches_read, engine_hits
+    from pyverify.cache.prompts import PromptBeyondChain
+    from pyverify.sim.simulate import caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
     engine_refusal(args)

@@ -314,7 +314,7 @@ def _routed_once(args, instance):
     fleet = args.fleet or args.hosts or default_fleet(instance)
     with about_file(args.trace, "routing"):
         routing = route(instance, fleet, args.routing, seed=args.seed, slack=args.affinity_slack)
-    return dataclasses.replace(instance, hosts=fleet, routing=tuple(routing))
+    return dataclasses.replace(instance, fleet_size=fleet, routing=tuple(routing))
 
 
 def _any_input_as_columns(args) -> tuple[ColumnarTrace, Loaded]:

@@ -19,7 +19,7 @@ Without timing (``timed=False``) every request starts on arrival and ends at
 once, in file order: the one-at-a-time model of ``simulate --model per-host``.
 
 The engine-exact evictions (``vllm``, ``sglang``, ``sglang-fifo``;
-:mod:`pyverify.fleet.engine_caches`) run GPU tier only: each host's cache is
+:mod:`pyverify.cache.vllm`, :mod:`pyverify.cache.sglang`) run GPU tier only: each host's cache is
 the engine's reference model, fed each prompt's length in tokens, so an
 untimed run equals ``simulate --model per-host --eviction vllm|sglang``.
 ``vllm`` also runs timed, requests overlapping as vLLM's scheduler lets them:
@@ -45,8 +45,9 @@ from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
 from pyverify.fleet.run import HostStats, ReplayRun
 from pyverify.fleet.service import STEPS, ServiceModel
-from pyverify.fleet.engine_caches import engine_gpu, full_blocks
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
+from pyverify.cache.policies import engine_cache
+from pyverify.cache.prompts import full_blocks
 from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
 
 
@@ -171,10 +172,13 @@ def replay_python(
             )
         if pool_capacity is not False or host_capacity is not False:
             raise ValueError(f"eviction {eviction} is offered for the GPU tier alone")
-        size = block_size or 1
-        if prompt_tokens is None or block_size is None:
-            prompt_tokens = [len(chain) * size for chain in chains]
-        caches = [engine_gpu(capacity, eviction, size, page_size) for _ in range(fleet)]
+    size = block_size or 1
+    if (
+        prompt_tokens is None or block_size is None
+    ):  # what an engine's cache reads; others read none
+        prompt_tokens = [len(chain) * size for chain in chains]
+    if engine:
+        caches = [engine_cache(eviction, capacity, size, page_size) for _ in range(fleet)]
     else:
         caches = [gpu_cache(capacity, eviction) for _ in range(fleet)]
     unscheduled: list[int] = []
@@ -192,32 +196,32 @@ def replay_python(
     pool_hits = [0] * n
     block_tokens = service.block_tokens
 
-    def engine_served(index: int, host: int, g: int | None) -> None:
-        """Record an engine's answer for request ``index``: ``g`` hit blocks, or ``None`` (never scheduled: no hits)."""
+    def served(index: int, host: int, g: int | None, h: int = 0, p: int = 0) -> None:
+        """Record request ``index``'s hits: ``g`` GPU, ``h`` host-DRAM and ``p`` pool blocks (``g`` None:
+        never scheduled, no hits)."""
         if g is None:
             unscheduled.append(index)
             g = 0
-        gpu_hits[index] = g
-        stats[host].gpu_hit_blocks += g
-        stats[host].recomputed_blocks += len(chains[index]) - g
-
-    def serve(index: int, host: int) -> list[int]:
-        """Serve request ``index`` through the tiers; return the GPU blocks it pins."""
-        chain, cache = chains[index], caches[host]
-        if engine:  # the engine's own request, GPU tier only (no lower tier, no timing)
-            engine_served(index, host, cache.run(index, chain, prompt_tokens[index]))
-            return []
-        g = cache.prefix_hits(chain)
-        h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
-        p = pool.read_and_write(chain[g + h :]) if pool is not None else 0
-        cache.serve(chain, g)
         gpu_hits[index], host_hits[index], pool_hits[index] = g, h, p
         host_stats = stats[host]
         host_stats.gpu_hit_blocks += g
         host_stats.host_hit_blocks += h
         host_stats.pool_hit_blocks += p
-        host_stats.recomputed_blocks += len(chain) - g - h - p
-        return cache.pin(chain) if timed else []
+        host_stats.recomputed_blocks += len(chains[index]) - g - h - p
+
+    def serve(index: int, host: int):
+        """Start request ``index`` on its host's GPU cache (:mod:`pyverify.cache.protocol`) and read the
+        tiers below it: ``(GPU hit blocks, the handle to finish it with)``, or ``None`` when the GPU
+        cache cannot start it now (nothing recorded, nothing changed)."""
+        chain = chains[index]
+        started = caches[host].start(index, chain, prompt_tokens[index])
+        if started is None:
+            return None
+        g = started[0]
+        h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
+        p = pool.read_and_write(chain[g + h :]) if pool is not None else 0
+        served(index, host, g, h, p)
+        return started
 
     def given_tokens(index: int) -> int | None:
         return input_tokens[index] if input_tokens is not None else None
@@ -228,7 +232,11 @@ def replay_python(
             routed[host] += 1
             host_of[index] = host
             stats[host].requests += 1
-            serve(index, host)
+            started = serve(index, host)  # and ends at once: one request at a time
+            if started is None:  # refused with nothing running: never scheduled
+                served(index, host, None)
+            else:
+                caches[host].finish(started[1])
             router.finished(index)
             progress()
         return ReplayRun(
@@ -275,7 +283,7 @@ def replay_python(
             caches,
             engine,
             serve,
-            engine_served,
+            served,
             tokens_in,
             given_tokens,
             output_of,
@@ -312,37 +320,23 @@ def replay_python(
         tuple[float, int, int, list[int]]
     ] = []  # (end time, request, host, pinned blocks)
 
-    def start_engine(index: int, host: int, now: float):
-        """vLLM's scheduler on the queue head: its physical blocks once started, ``None`` while it must wait,
-        ``False`` when it never will be scheduled (refused with nothing running: it ends now, with no hits)."""
-        started = caches[host].start(index, chains[index], prompt_tokens[index])
-        if started is None:
-            if running[host]:
-                return None
-            engine_served(index, host, None)
-            start[index] = first_token[index] = now
-            load[host] -= 1
-            router.finished(index)
-            return False
-        g, held = started
-        engine_served(index, host, g)
-        return held
-
     def start_what_fits(host: int, now: float) -> None:
-        queue, cache = queues[host], caches[host]
+        """Start the head of the host's queue while its GPU cache accepts it (its blocks fit beside
+        the running requests' ones); refused with nothing running, it is never scheduled: it ends
+        now, with no hits."""
+        queue = queues[host]
         while queue and running[host] < service.max_running:
-            if engine:
-                held = start_engine(queue[0], host, now)
-                if held is None:
-                    break
-                index = queue.popleft()
-                if held is False:
-                    continue
-            else:
-                if running[host] and not cache.fits(chains[queue[0]]):
-                    break
-                index = queue.popleft()
-                held = serve(index, host)
+            started = serve(queue[0], host)
+            if started is None and running[host]:
+                break  # it waits for a running request to free blocks
+            index = queue.popleft()
+            if started is None:
+                served(index, host, None)
+                start[index] = first_token[index] = now
+                load[host] -= 1
+                router.finished(index)
+                continue
+            held = started[1]
             hit = gpu_hits[index] + host_hits[index] + pool_hits[index]
             prefill = service.prefill_seconds(
                 tokens_in(index), hit, pool_hits[index], host_hits[index]
@@ -359,10 +353,7 @@ def replay_python(
     def finish_until(time: float) -> None:
         while finishing and finishing[0][0] <= time:
             end, index, host, held = heapq.heappop(finishing)
-            if engine:
-                caches[host].finish(held)
-            else:
-                caches[host].unpin(held)
+            caches[host].finish(held)
             running[host] -= 1
             load[host] -= 1
             router.finished(index)
@@ -439,7 +430,7 @@ def _run_steps(
     caches,
     engine,
     serve,
-    engine_served,
+    served,
     tokens_in,
     given_tokens,
     output_of,
@@ -477,9 +468,10 @@ def _run_steps(
 
     def admit(host: int, index: int) -> bool:
         """Admit the head of the queue when its blocks fit beside the pinned ones (or nothing runs)."""
-        if running[host] and not caches[host].fits(chains[index]):
+        started = serve(index, host)
+        if started is None:
             return False
-        held[index] = serve(index, host)
+        held[index] = started[1]
         return True
 
     def start_step(host: int, now: float) -> None:
@@ -553,7 +545,7 @@ def _run_steps(
         for index in ended:
             finish[index] = now
             running[host].remove(index)
-            cache.unpin(held[index])
+            cache.finish(held[index])
             held[index] = None
             load[host] -= 1
             router.finished(index)
@@ -612,7 +604,7 @@ def _run_steps(
         """A request the empty pool cannot hold ends now: never admitted, it is listed in ``unscheduled``
         with no hits; preempted, it keeps its hits and the tokens it had sampled."""
         if first_time:
-            engine_served(index, host, None)
+            served(index, host, None)
             start[index] = now
         if not produced[index]:
             first_token[index] = now
@@ -676,7 +668,7 @@ def _run_steps(
                 continue
             queue.popleft()
             if not admitted_before:
-                engine_served(index, host, len(hit))
+                served(index, host, len(hit))
                 start[index] = now
             held[index], filed[index], scheduled[index] = blocks, len(hit), chunk
             vllm_file(pool, index)

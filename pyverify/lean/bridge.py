@@ -531,7 +531,7 @@ def caches_read(cert: dict[str, Any], instance: Instance) -> tuple[list[int], in
     if model.get("routing") == "round-robin":
         hosts = model["hosts"]
         return [t % hosts for t in range(len(instance.chains))], hosts
-    return list(instance.routing or ()), instance.hosts
+    return list(instance.routing or ()), instance.fleet_size
 
 
 def predicted_misses(

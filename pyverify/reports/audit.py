@@ -273,7 +273,7 @@ def build_summary(
             "sha256": digest,
             "requests": instance.n_requests,
             "block_references": instance.n_references,
-            "hosts": instance.hosts,
+            "hosts": instance.fleet_size,
         },
         "sweep": {"routing": policy, "rows": [row.to_json() for row in rows]},
         "certificates": {
@@ -338,7 +338,7 @@ def memory_limit(
     from pyverify.sim.routing import route
 
     if instance.routing is not None:
-        fleet, routing = instance.hosts, list(instance.routing)
+        fleet, routing = instance.fleet_size, list(instance.routing)
     else:
         fleet = MEMORY_FLEET
         routing = route(instance, fleet, "round-robin")

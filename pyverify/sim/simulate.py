@@ -53,8 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from pyverify.cache.policies import new_cache
-from pyverify.cache.protocol import BlockCache
+from pyverify.cache.protocol import hits_one_at_a_time
 from pyverify.sim.kernels import (
     REPLAY_BREAK_EVEN,
     SGLANG_BREAK_EVEN,
@@ -189,16 +188,6 @@ def simulate(
     )
 
 
-class PromptBeyondChain(ValueError):
-    """Request ``index``'s prompt holds more full blocks than its chain names (``reason`` says how
-    many); the command names the request and its prompt length as its input file does
-    (errors.RequestError)."""
-
-    def __init__(self, index: int, reason: str) -> None:
-        super().__init__(f"requests[{index}]: {reason}")
-        self.index, self.reason = index, reason
-
-
 def engine_hits(
     chains: Sequence[Sequence[int]],
     cache_of: Sequence[int],
@@ -217,48 +206,35 @@ def engine_hits(
     engines run as compiled kernels (:mod:`pyverify.sim.kernels`): the same
     moves, the same results.
     """
-    from pyverify.cache.sglang import sglang_hits
-    from pyverify.cache.vllm import vllm_hits
+    from pyverify.cache.policies import engine_cache
+    from pyverify.cache.prompts import full_blocks
 
     size = block_size or 1
     if prompt_tokens is None or block_size is None:
         prompt_tokens = [len(chain) * size for chain in chains]
-    full_chains = []
-    for index, (chain, tokens) in enumerate(zip(chains, prompt_tokens, strict=True)):
-        full = tokens // size
-        if full > len(chain):
-            raise PromptBeyondChain(
-                index,
-                f"{tokens} tokens make {full} full blocks of {size}, but "
-                f"the chain names {len(chain)}: the engine would cache "
-                "blocks the trace does not name",
-            )
-        # A trace that names a partial last block (Mooncake's hash_ids do): the engine never hashes it.
-        full_chains.append(chain if full == len(chain) else chain[:full])
-    chains = full_chains
+    # A trace that names a partial last block (Mooncake's hash_ids do): the engine never hashes it.
+    chains = [
+        full_blocks(index, chain, tokens, size)
+        for index, (chain, tokens) in enumerate(zip(chains, prompt_tokens, strict=True))
+    ]
     work = sum(map(len, chains)) * runs
-    if eviction == VLLM:
-        if use_kernels(work, TREE_REPLAY_BREAK_EVEN):  # the same moves, compiled
-            from pyverify.cache.vllm_kernel import vllm_kernel_hits
+    compiled = None
+    if eviction == VLLM and use_kernels(work, TREE_REPLAY_BREAK_EVEN):  # the same moves, compiled
+        from pyverify.cache.vllm_kernel import vllm_kernel_hits
 
-            compiled = vllm_kernel_hits(chains, prompt_tokens, cache_of, capacity, size)
-            if compiled is not None:
-                return compiled
-        return vllm_hits(chains, prompt_tokens, cache_of, capacity, size)
-    if eviction in (SGLANG, SGLANG_FIFO):
+        compiled = vllm_kernel_hits(chains, prompt_tokens, cache_of, capacity, size)
+    elif eviction in (SGLANG, SGLANG_FIFO) and use_kernels(work, SGLANG_BREAK_EVEN):
+        from pyverify.cache.sglang_kernel import sglang_kernel_hits
+
         policy = "fifo" if eviction == SGLANG_FIFO else "lru"
-        if use_kernels(work, SGLANG_BREAK_EVEN):  # the same moves, compiled
-            from pyverify.cache.sglang_kernel import sglang_kernel_hits
-
-            compiled = sglang_kernel_hits(
-                chains, prompt_tokens, cache_of, capacity, size, page_size or size, policy
-            )
-            if compiled is not None:
-                return compiled
-        return sglang_hits(
+        compiled = sglang_kernel_hits(
             chains, prompt_tokens, cache_of, capacity, size, page_size or size, policy
         )
-    raise ValueError(f"unknown engine {eviction!r}; expected one of {ENGINE_EVICTIONS}")
+    if compiled is not None:
+        return compiled
+    return hits_one_at_a_time(
+        chains, cache_of, lambda: engine_cache(eviction, capacity, size, page_size), prompt_tokens
+    )
 
 
 def _uncapacitated_hits(chains: Sequence[Sequence[int]], cache_of: Sequence[int]) -> list[int]:
@@ -282,16 +258,9 @@ def _capacitated_hits(
     # The reference implementation: pyverify.cache.lru_kernel compiles the
     # same moves for lru and fifo, pyverify.cache.tree_kernel for
     # leaf-lru and tail-first; both are tested against this function.
-    held: dict[int, BlockCache] = {}
-    hit_blocks = []
-    for chain, cache_id in zip(chains, cache_of):
-        cache = held.get(cache_id)
-        if cache is None:
-            cache = held[cache_id] = new_cache(eviction, capacity)
-        hits = cache.prefix_hits(chain)
-        cache.serve(chain, hits)
-        hit_blocks.append(hits)
-    return hit_blocks
+    from pyverify.cache.policies import new_cache
+
+    return hits_one_at_a_time(chains, cache_of, lambda: new_cache(eviction, capacity))[0]
 
 
 # --- uncapacitated counters mirrored in Lean ---------------------------------

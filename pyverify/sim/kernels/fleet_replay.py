@@ -12,7 +12,7 @@ request r's chain), so each step is O(1) per block and no Python runs per reques
   routers' look at one block on every host reads one cache line), with its head, tail and size in small
   per-cache arrays. An unlimited cache is ``held`` alone (a set: nothing is ever evicted).
 * pins (the GPU blocks a running request holds) are counts per slot, with multiplicity as in
-  :class:`pyverify.fleet.tiers._Pinning`; ``pinned[h]`` counts host h's distinct pinned blocks (``len(pins)``).
+  :class:`pyverify.cache.pinning.Pinning`; ``pinned[h]`` counts host h's distinct pinned blocks (``len(pins)``).
   Eviction walks from the oldest block past the pinned ones, as ``_PinAwareOrder.popitem(last=False)``
   does. What a request pinned is one flag per reference (``held_by_run``), read back when it ends.
 * the hosts' FIFO queues are singly linked lists over request indices (``next_queued``);
@@ -50,7 +50,7 @@ FIXED, LEAST_LOADED, PREFIX_AFFINITY, KV_AWARE = 0, 1, 2, 3
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def run_end(held, c, stride, ids, t, stop):
-    """The end of the run of ``ids[t:stop]`` held in cache c (tiers.run_in)."""
+    """The end of the run of ``ids[t:stop]`` held in cache c (pyverify.cache.protocol.run_in)."""
     while t < stop and held[ids[t] * stride + c]:
         t += 1
     return t
