@@ -195,6 +195,14 @@ def test_reading_names_the_trace_as_the_commands_do(lab):
     assert reading.is_stdin("-") and not reading.is_stdin(Path("-"))
 
 
+def test_memory_converts_gib_to_blocks_for_a_catalog_model():
+    from pyverify.api import memory
+
+    kv = memory.kv_size("llama-3.1-8b", None, None)
+    assert kv.bytes_per_token == 2 * 32 * 8 * 128 * 2  # K and V x layers x KV heads x dim x bf16
+    assert memory.blocks_for_gib(1, kv.bytes_per_token, 16) == 2**30 // (kv.bytes_per_token * 16)
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

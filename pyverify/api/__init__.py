@@ -28,6 +28,9 @@ What each result guarantees:
 * :func:`sweep`: the exact hits of a pool against per-host caches as the fleet
   grows, routing by routing (:mod:`pyverify.api.sweep`).
 
+Reading any input and naming a trace by its content digest is
+:mod:`pyverify.api.reading`; KV memory in GiB as blocks is :mod:`pyverify.api.memory`.
+
 The command line is a thin layer over this package: each family of commands has
 its module here (:mod:`pyverify.api.names` holds the names its parsers offer),
 and every module imports the readers, simulators and solvers inside the call

@@ -107,7 +107,7 @@ def bounded_number(
 def kv_model_name(text: str) -> str:
     """``--kv-model``: a name in the catalog (pyverify.inputs.kv_models), checked before reading."""
     from pyverify.errors import UserError
-    from pyverify.inputs.kv_models import lookup
+    from pyverify.api.memory import lookup
 
     try:
         return lookup(text).name

@@ -32,7 +32,7 @@ from pyverify.api.names import (
     Window,
     warmup_fraction,
 )
-from pyverify.inputs.kv_models import kv_size
+from pyverify.api.memory import kv_size
 
 ORDER = 12
 

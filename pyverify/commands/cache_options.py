@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pyverify.commands import argtypes
 from pyverify.commands.argtypes import input_file
 from pyverify.errors import UserError
-from pyverify.inputs.kv_models import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
+from pyverify.api.memory import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
 from pyverify.api.names import (
     ENGINE_EVICTIONS,
     EVICTION_HELP,

@@ -15,7 +15,7 @@ from pyverify.commands.argtypes import (
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options
 from pyverify.commands.output import print_json
 from pyverify.commands.cache_options import add_kv_size_options, kv_flag_words
-from pyverify.inputs.kv_models import blocks_for_gib, kv_size
+from pyverify.api.memory import blocks_for_gib, kv_size
 from pyverify.api.cost import (
     PARAMETERS,
     PREFILL_RATE_MODEL,

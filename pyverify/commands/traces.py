@@ -49,7 +49,7 @@ from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.commands.output import aligned_table
 from pyverify.errors import UserError, shown
 from pyverify.fileio import write_error, write_text_atomic
-from pyverify.inputs.kv_models import kv_size
+from pyverify.api.memory import kv_size
 from pyverify.api.reading import instance_sha256, read_input
 from pyverify.progress import progress_bar
 from pyverify.api.routing import default_fleet, default_policy, depends_on_cache_state, route
