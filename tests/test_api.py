@@ -203,6 +203,20 @@ def test_memory_converts_gib_to_blocks_for_a_catalog_model():
     assert memory.blocks_for_gib(1, kv.bytes_per_token, 16) == 2**30 // (kv.bytes_per_token * 16)
 
 
+def test_the_estimated_curve_is_the_commands(capsys):
+    from pyverify.api import curves
+
+    from .helpers import run_cli
+
+    status, out, _ = run_cli(capsys, "mrc", str(LAB), "--sample-rate", "0.5", "--json")
+    expected = json.loads(out)
+    curve = curves.estimated_lru_curve(api.load_trace(LAB), 0.5)
+    assert status == 0 and curve.sampled_references == expected["sampled_references"]
+    capacities = [point["capacity_blocks"] for point in expected["points"]]
+    assert curve.points(capacities) == expected["points"]
+    assert curve.references == api.lru_curve(api.load_trace(LAB)).references
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

@@ -345,8 +345,6 @@ NOT_YET_THROUGH_THE_API: set[tuple[str, str]] = {
     ("engine_options.py", "pyverify.inputs.columnar.compiled"),
     ("engine_options.py", "pyverify.sim.kernels"),
     ("lean.py", "pyverify.lean.command"),
-    ("mrc_estimate.py", "pyverify.sim.mrc"),
-    ("mrc_estimate.py", "pyverify.sim.shards"),
     ("replay.py", "pyverify.cost.params"),
     ("replay.py", "pyverify.fleet"),
     ("replay.py", "pyverify.fleet.compiled_replay"),
