@@ -217,6 +217,28 @@ def test_the_estimated_curve_is_the_commands(capsys):
     assert curve.references == api.lru_curve(api.load_trace(LAB)).references
 
 
+def test_memory_budgets_give_the_commands_points():
+    from pyverify.api import reading
+    from pyverify.api.budgets import memory_budgets
+
+    expected = golden("budgets-mooncake")
+    instance = reading.read_input(REPO / "instances" / "mooncake-synthetic.json").instance
+    found = memory_budgets(
+        instance, budgets_gib=[1, 4], kv_bytes_per_token=327680, evictions=["leaf-lru"]
+    )  # the command's default eviction
+    as_arrays = memory_budgets(
+        api.ColumnarTrace.from_instance(instance),
+        budgets_gib=[1, 4],
+        kv_bytes_per_token=327680,
+        evictions=["leaf-lru"],
+    )
+    points = {policy: [p.to_json() for p in rows] for policy, rows in found.by_eviction.items()}
+    assert points == expected["points"]
+    assert {
+        policy: [p.to_json() for p in rows] for policy, rows in as_arrays.by_eviction.items()
+    } == points
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")
