@@ -372,7 +372,6 @@ NOT_YET_THROUGH_THE_API: set[tuple[str, str]] = {
     ("traces.py", "pyverify.sim.target"),
     ("traces.py", "pyverify.sim.tokens"),
     ("traces.py", "pyverify.trusted.recount"),
-    ("tree.py", "pyverify.inputs.model"),
 }
 
 

@@ -21,7 +21,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from pyverify.api._traces import Trace
+from pyverify.api._traces import Trace, as_instance
+from pyverify.inputs.model import ROOT
 
 if TYPE_CHECKING:  # the types a reading gives, for annotations (importing them loads NumPy)
     from pyverify.inputs.columnar import ColumnarTrace
@@ -32,12 +33,14 @@ if TYPE_CHECKING:  # the types a reading gives, for annotations (importing them 
 __all__ = [
     "MOONCAKE_KEYS",
     "RICHER_THAN_MOONCAKE",
+    "ROOT",
     "content_sha256",
     "content_sha256_beside",
     "instance_sha256",
     "is_plain_mooncake",
     "is_stdin",
     "may_give_sizes",
+    "prefix_tree",
     "read_input",
     "read_trace_file",
     "reading_options",
@@ -90,6 +93,15 @@ def instance_sha256(instance: Instance) -> str:
     from pyverify.inputs.model import instance_sha256 as digest
 
     return digest(instance)
+
+
+def prefix_tree(trace: Trace):
+    """The trace's prefix (radix) tree as a ``networkx.DiGraph`` rooted at :data:`ROOT`: edges go
+    parent to child, each block has one parent (the trace is prefix-closed), and the node
+    attribute ``requests`` counts the requests whose chains pass through the block."""
+    from pyverify.inputs.model import prefix_tree as tree_of
+
+    return tree_of(as_instance(trace))
 
 
 def is_stdin(path: object) -> bool:
