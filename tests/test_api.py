@@ -239,6 +239,27 @@ def test_memory_budgets_give_the_commands_points():
     } == points
 
 
+def test_the_reference_page_documents_every_function_of_every_family():
+    import importlib
+    import importlib.util
+    import inspect
+    import pkgutil
+
+    spec = importlib.util.spec_from_file_location("cli_help", REPO / "docs/_hooks/cli_help.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = hook.api_reference()
+    for family in pkgutil.iter_modules(api.__path__):
+        if family.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"pyverify.api.{family.name}")
+        assert f"## `{module.__name__}`" in page
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isfunction(value) and value.__module__ == module.__name__:
+                assert f"def {name}(" in page, f"{module.__name__}.{name}"
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")
