@@ -260,6 +260,19 @@ def test_the_reference_page_documents_every_function_of_every_family():
                 assert f"def {name}(" in page, f"{module.__name__}.{name}"
 
 
+def test_the_event_log_check_is_the_commands_report(capsys, tmp_path):
+    from pyverify.api.engine_logs import check_vllm_events
+
+    from .helpers import run_cli
+    from .test_trace_formats import ENGINE_RUN, lines, write
+
+    path = write(tmp_path, lines(*ENGINE_RUN))
+    status, out, _ = run_cli(capsys, "trace", "check-events", str(path), "--json")
+    checked = check_vllm_events(str(path))
+    assert status == 0 and checked.agrees and checked.to_dict() == json.loads(out)
+    assert check_vllm_events(str(path), capacity=1).capacity_from == "--capacity"
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")
