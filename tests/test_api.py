@@ -273,6 +273,23 @@ def test_the_event_log_check_is_the_commands_report(capsys, tmp_path):
     assert check_vllm_events(str(path), capacity=1).capacity_from == "--capacity"
 
 
+def test_measure_counts_the_runs_hits_and_the_optimum_hits_most(lab):
+    import numpy as np
+
+    from pyverify.api import measure
+    from pyverify.api.names import Window
+
+    run = api.simulate(lab, capacity=4)
+    chains = lab.to_instance().chains
+    assert measure.measured(chains, run.hit_blocks).block_hits == run.hits
+    later = measure.measured(chains, run.hit_blocks, window=Window(0.5))
+    assert later.requests == lab.n_requests - lab.n_requests // 2
+    lengths = np.diff(lab.offsets)
+    optima = measure.optimum_hits(lab.ids, lengths, None, 4)
+    assert sum(optima["bypass"]) == run.references - api.optimal_curve(lab).misses(4)
+    assert sum(optima["forced"]) <= sum(optima["bypass"]) and sum(optima["forced"]) >= run.hits
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

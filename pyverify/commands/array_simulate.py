@@ -60,7 +60,7 @@ def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Sim
     import numpy as np
 
     from pyverify.engines.numpy_engine import uncapacitated_hits
-    from pyverify.sim.accounting import tally_offsets
+    from pyverify.api.measure import measured_offsets
     from pyverify.sim.array_run import trace_token_weights
 
     size = resolve_cache_size(args, trace, args.instance)
@@ -107,7 +107,7 @@ def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Sim
         n_requests=trace.n_requests,
         window=window,
         weights_source=weights.source if weights else None,
-        measured=tally_offsets(trace.offsets, hits, weights, window),
+        measured=measured_offsets(trace.offsets, hits, weights, window),
         witness=witness if args.witness else None,
         optima=optima,
     )

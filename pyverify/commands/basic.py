@@ -278,7 +278,7 @@ def run_simulate(args) -> int:
 def simulate_in_python(args) -> Simulation:
     """``simulate`` on the input loaded as an instance (Python chains): every input, every option."""
     from pyverify.api.reading import content_sha256
-    from pyverify.sim.accounting import tally
+    from pyverify.api.measure import measured
     from pyverify.api import default_fleet, default_policy, route
     from pyverify.sim.simulate import simulate
     from pyverify.sim.tokens import instance_token_weights
@@ -332,7 +332,7 @@ def simulate_in_python(args) -> Simulation:
         n_requests=instance.n_requests,
         window=window,
         weights_source=weights.source if weights else None,
-        measured=tally(instance.chains, run.hit_blocks, weights, window),
+        measured=measured(instance.chains, run.hit_blocks, weights, window),
         witness=run.witness if args.witness else None,
         optima=optima,
         instance_sha256=identity_of(loaded).get("instance_sha256"),
@@ -360,7 +360,7 @@ def simulate_engine(args) -> Simulation:
     :mod:`pyverify.cache.sglang`), fed each prompt's length in tokens."""
     from pyverify.api.reading import content_sha256
     from pyverify.api.reading import read_input
-    from pyverify.sim.accounting import tally
+    from pyverify.api.measure import measured
     from pyverify.api import default_fleet, default_policy, route
     from pyverify.cache.prompts import PromptBeyondChain
     from pyverify.sim.simulate import caches_read, engine_hits
@@ -422,7 +422,7 @@ def simulate_engine(args) -> Simulation:
         n_requests=instance.n_requests,
         window=window,
         weights_source=weights.source if weights else None,
-        measured=tally(instance.chains, hit_blocks, weights, window),
+        measured=measured(instance.chains, hit_blocks, weights, window),
         witness=(lambda: {"cache_of": list(cache_of), "hit_blocks": list(hit_blocks)})
         if args.witness
         else None,
