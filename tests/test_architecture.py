@@ -321,10 +321,8 @@ NOT_YET_THROUGH_THE_API: set[tuple[str, str]] = {
     ("array_simulate.py", "pyverify.engines.numpy_engine"),
     ("array_simulate.py", "pyverify.engines.routing"),
     ("array_simulate.py", "pyverify.sim.array_run"),
-    ("basic.py", "pyverify.cache.arrays"),
     ("basic.py", "pyverify.cache.prompts"),
     ("basic.py", "pyverify.sim.simulate"),
-    ("basic.py", "pyverify.sim.tokens"),
     ("engine_options.py", "pyverify.engines"),
     ("engine_options.py", "pyverify.engines.counts"),
     ("engine_options.py", "pyverify.engines.select"),
@@ -347,7 +345,6 @@ NOT_YET_THROUGH_THE_API: set[tuple[str, str]] = {
     ("replay.py", "pyverify.sim.simulate"),
     ("replay.py", "pyverify.sim.tokens"),
     ("replay_text.py", "pyverify.fleet.report"),
-    ("traces.py", "pyverify.cache.arrays"),
     ("traces.py", "pyverify.inputs.columnar"),
     ("traces.py", "pyverify.inputs.columnar.formats"),
     ("traces.py", "pyverify.inputs.load"),
@@ -362,7 +359,6 @@ NOT_YET_THROUGH_THE_API: set[tuple[str, str]] = {
     ("traces.py", "pyverify.sim.mrc"),
     ("traces.py", "pyverify.sim.simulate"),
     ("traces.py", "pyverify.sim.target"),
-    ("traces.py", "pyverify.sim.tokens"),
     ("traces.py", "pyverify.trusted.recount"),
 }
 

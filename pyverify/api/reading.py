@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pyverify.api._traces import Trace, as_instance
 from pyverify.inputs.model import ROOT
 
 if TYPE_CHECKING:  # the types a reading gives, for annotations (importing them loads NumPy)
+    import numpy as np
+
     from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.load import Loaded
     from pyverify.inputs.model import Instance
@@ -36,6 +38,7 @@ __all__ = [
     "ROOT",
     "content_sha256",
     "content_sha256_beside",
+    "flat_references",
     "instance_sha256",
     "is_plain_mooncake",
     "is_stdin",
@@ -93,6 +96,14 @@ def instance_sha256(instance: Instance) -> str:
     from pyverify.inputs.model import instance_sha256 as digest
 
     return digest(instance)
+
+
+def flat_references(chains: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, lengths)``: every block id in reference order (int64), and each chain's length: the
+    flat form the kernels and the optima take."""
+    from pyverify.cache.arrays import flatten
+
+    return flatten(chains)
 
 
 def prefix_tree(trace: Trace):

@@ -281,13 +281,13 @@ def simulate_in_python(args) -> Simulation:
     from pyverify.api.measure import measured
     from pyverify.api import default_fleet, default_policy, route
     from pyverify.sim.simulate import simulate
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.api import token_weights
 
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)
     window = window_of(args)
-    weights = instance_token_weights(instance, args.instance)
+    weights = token_weights(instance, args.instance)
     fleet = args.fleet or default_fleet(instance)
     args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):
@@ -311,9 +311,9 @@ def simulate_in_python(args) -> Simulation:
     if getattr(args, "optimum", False):
         import numpy as np
 
-        from pyverify.cache.arrays import flatten
+        from pyverify.api.reading import flat_references
 
-        ids, lengths = flatten(instance.chains)
+        ids, lengths = flat_references(instance.chains)
         offsets = np.concatenate(([0], np.cumsum(lengths)))
         optima = optima_tallies(
             args, ids, lengths, offsets, run.cache_of, size.blocks, weights, window
@@ -364,7 +364,7 @@ def simulate_engine(args) -> Simulation:
     from pyverify.api import default_fleet, default_policy, route
     from pyverify.cache.prompts import PromptBeyondChain
     from pyverify.sim.simulate import caches_read, engine_hits
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.api import token_weights
 
     engine_refusal(args)
     loaded = read_input(args.instance)
@@ -379,7 +379,7 @@ def simulate_engine(args) -> Simulation:
     page = args.page_size
     check_page_size(args.instance, block, page, size.blocks)
     window = window_of(args)
-    weights = instance_token_weights(instance, args.instance)
+    weights = token_weights(instance, args.instance)
     prompt_tokens = prompt_tokens_of(instance)
     fleet = args.fleet or default_fleet(instance)
     args.routing = args.routing or default_policy(instance)

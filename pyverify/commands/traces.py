@@ -736,7 +736,7 @@ def _curve_input(args) -> CurveInput:
     size, as arrays replayed by the compiled kernels (as ``simulate`` and ``budgets`` do)."""
     import numpy as np
 
-    from pyverify.cache.arrays import flatten
+    from pyverify.api.reading import flat_references
 
     per_host = args.model == PER_HOST
     if per_host and depends_on_cache_state(args.routing):
@@ -794,7 +794,7 @@ def _curve_input(args) -> CurveInput:
             trace_token_weights(trace, args.instance),
             lru_misses,
         )
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.api import token_weights
 
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
@@ -804,7 +804,7 @@ def _curve_input(args) -> CurveInput:
         fleet = args.fleet or default_fleet(instance)
         with about_file(args.instance, "routing"):
             routing = route(instance, fleet, policy, seed=args.seed, slack=args.affinity_slack)
-    ids, lengths = flatten(instance.chains)
+    ids, lengths = flat_references(instance.chains)
 
     def lru_misses(capacity: int) -> int:
         return simulate(
@@ -822,6 +822,6 @@ def _curve_input(args) -> CurveInput:
         routing,
         fleet,
         policy,
-        instance_token_weights(instance, args.instance),
+        token_weights(instance, args.instance),
         lru_misses,
     )
