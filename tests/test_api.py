@@ -290,6 +290,26 @@ def test_measure_counts_the_runs_hits_and_the_optimum_hits_most(lab):
     assert sum(optima["forced"]) <= sum(optima["bypass"]) and sum(optima["forced"]) >= run.hits
 
 
+def test_read_as_arrays_gives_one_trace_by_either_reader(tmp_path):
+    from pyverify.api import reading
+
+    path = tmp_path / "t.jsonl"
+    records = [[1, 2, 3], [1, 2, 4], [5]]
+    path.write_text(
+        "".join(
+            json.dumps({"timestamp": i, "input_length": 512 * len(ids), "hash_ids": ids}) + "\n"
+            for i, ids in enumerate(records)
+        ),
+        encoding="utf-8",
+    )
+    by_columns, what = reading.read_as_arrays(str(path))
+    by_records, loaded = reading.read_as_arrays(str(path), per_record=True)
+    assert what.instance is None and loaded.instance is not None
+    assert what.format.key == loaded.format.key
+    assert reading.content_sha256(by_columns) == reading.content_sha256(by_records)
+    assert reading.distinct_blocks(by_columns) == 5
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

@@ -38,17 +38,21 @@ __all__ = [
     "ROOT",
     "content_sha256",
     "content_sha256_beside",
+    "distinct_blocks",
     "flat_references",
+    "formats",
     "instance_sha256",
     "is_plain_mooncake",
     "is_stdin",
     "may_give_sizes",
     "prefix_tree",
+    "read_as_arrays",
     "read_input",
     "read_trace_file",
     "reading_options",
     "richer_than_mooncake",
     "stem_of",
+    "write_parquet",
 ]
 
 
@@ -74,6 +78,57 @@ def read_trace_file(path: str | Path, allow_unsorted: bool = False) -> ColumnarT
     from pyverify.inputs.columnar import read_columnar
 
     return read_columnar(path, allow_unsorted=allow_unsorted)
+
+
+def read_as_arrays(
+    path: str, options: ImportOptions | None = None, *, per_record: bool = False
+) -> tuple[ColumnarTrace, Loaded]:
+    """The input at ``path`` as arrays, whatever its format, and what it was: the column readers
+    for the trace files they read (Mooncake JSONL, CSV, Parquet; their ``Loaded`` holds no
+    instance and no notes), else the instance readers, converted once. ``per_record``: read with
+    the instance readers whatever the format (re-blocking, tokenizing). Refuses an input whose
+    blocks differ in size, which one columnar trace cannot hold."""
+    from pyverify.errors import UserError, shown
+    from pyverify.inputs.columnar import ColumnarTrace
+    from pyverify.inputs.columnar.formats import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
+    from pyverify.inputs.load import CSV, MOONCAKE, PARQUET, Loaded
+
+    if not per_record and (is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)):
+        allow_unsorted = options.allow_unsorted if options is not None else False
+        trace = read_trace_file(path, allow_unsorted=allow_unsorted)
+        fmt = PARQUET if is_parquet(path) else CSV if is_hash_ids_csv(path) else MOONCAKE
+        return trace, Loaded(None, fmt, None)
+    loaded = read_input(path, options)
+    instance = loaded.instance
+    if any("block_tokens" in item for item in instance.extra):
+        # The columnar trace has one block size; blocks of varying size (RAGPulse's chunks) would lose their weights.
+        raise UserError(
+            f"{shown(path)}: its blocks differ in size (block_tokens), which a Parquet trace cannot hold; "
+            "write an instance (.json) instead"
+        )
+    return ColumnarTrace.from_instance(instance), loaded
+
+
+def write_parquet(trace: ColumnarTrace, path: str | Path) -> None:
+    """Write ``trace`` as Parquet (integers stay integers), as ``trace import -o x.parquet``."""
+    from pyverify.inputs.columnar import write_parquet as write
+
+    write(trace, path)
+
+
+def distinct_blocks(trace: ColumnarTrace) -> int:
+    """The number of distinct block ids: the misses of one uncapacitated pooled cache."""
+    from pyverify.sim.counting import pooled_misses
+
+    return pooled_misses(trace.ids)
+
+
+def formats() -> list:
+    """Every input format, in the order the readers try them (each with ``key``, ``title`` and
+    ``signature``, what tells it by content)."""
+    from pyverify.inputs.load import FORMATS
+
+    return list(FORMATS)
 
 
 def content_sha256(trace: Trace) -> str:

@@ -11,8 +11,7 @@ if TYPE_CHECKING:  # annotations only
     import numpy as np
 
     from pyverify.api.reading import ColumnarTrace
-    from pyverify.inputs.load import Loaded
-    from pyverify.inputs.records import ImportOptions
+    from pyverify.api.reading import ImportOptions, Loaded
 
 
 from pyverify.reports.charts import mrc_chart
@@ -237,11 +236,12 @@ OUTPUT_SUFFIXES = (".json", ".parquet")
 def run_formats(args) -> int:
     """``trace formats``: every input format, in the order they are tried (the 'unknown format'
     errors point here)."""
-    from pyverify.inputs.load import FORMATS
+    from pyverify.api.reading import formats
 
+    known = formats()
     if args.json:
         print_json(
-            [{"key": fmt.key, "title": fmt.title, "told_by": fmt.signature} for fmt in FORMATS]
+            [{"key": fmt.key, "title": fmt.title, "told_by": fmt.signature} for fmt in known]
         )
         return 0
     print(
@@ -249,7 +249,7 @@ def run_formats(args) -> int:
         "gzip-compressed or from standard input '-', but Parquet and CSV, which are read from a "
         "file):"
     )
-    for fmt in FORMATS:
+    for fmt in known:
         print(f"  {fmt.key:24} {fmt.signature}")
     return 0
 
@@ -323,32 +323,14 @@ def _any_input_as_columns(args) -> tuple[ColumnarTrace, Loaded]:
     (instance JSON, token-id and chat JSONL, and re-blocking or tokenizing flags), converted once.
     The array readers' inputs make no notes; their format is told by content, as the instance
     readers tell it."""
-    from pyverify.api import ColumnarTrace
-    from pyverify.inputs.columnar.formats import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
-    from pyverify.inputs.load import CSV, MOONCAKE, PARQUET, Loaded
+    from pyverify.api.reading import read_as_arrays
 
-    path = args.trace
-    if not needs_instance_reader(args) and (
-        is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)
-    ):
-        trace = read_trace_with(args, path)
-        fmt = PARQUET if is_parquet(path) else CSV if is_hash_ids_csv(path) else MOONCAKE
-        return trace, Loaded(None, fmt, None)
-    loaded = load_described_with(args, path)
-    instance = loaded.instance
-    if any("block_tokens" in item for item in instance.extra):
-        # The columnar trace has one block size; blocks of varying size (RAGPulse's chunks) would lose their weights.
-        raise UserError(
-            f"{shown(path)}: its blocks differ in size (block_tokens), which a Parquet trace cannot hold; "
-            "write an instance (.json) instead"
-        )
-    return ColumnarTrace.from_instance(instance), loaded
+    return read_as_arrays(args.trace, import_options(args), per_record=needs_instance_reader(args))
 
 
 def run_import_parquet(args) -> int:
     """``trace import ... -o x.parquet``: validate (same rules) and write the columnar form, atomically."""
-    from pyverify.inputs.columnar import write_parquet
-    from pyverify.sim.counting import pooled_misses
+    from pyverify.api.reading import distinct_blocks, write_parquet
 
     trace, loaded = _any_input_as_columns(args)
     try:
@@ -364,7 +346,7 @@ def run_import_parquet(args) -> int:
         "compression": loaded.compression,
         "requests": trace.n_requests,
         "block_references": trace.n_references,
-        "distinct_blocks": pooled_misses(trace.ids),
+        "distinct_blocks": distinct_blocks(trace),
         "block_size_tokens": trace.block_size_tokens,
         "prefix_closed": True,
         "notes": list(loaded.notes),
