@@ -310,6 +310,17 @@ def test_read_as_arrays_gives_one_trace_by_either_reader(tmp_path):
     assert reading.distinct_blocks(by_columns) == 5
 
 
+def test_the_cache_runs_are_simulates(lab):
+    from pyverify.api import caches
+
+    chains = lab.to_instance().chains
+    run = caches.run_caches(chains, None, "pooled", capacity=2)
+    assert run.hits == api.simulate(lab, capacity=2).hits == sum(run.hit_blocks)
+    cache_of = caches.caches_read("pooled", None, len(chains))
+    hits, unscheduled = caches.engine_cache_hits(chains, cache_of, 64, "sglang", block_size=16)
+    assert len(hits) == len(chains) and not unscheduled
+
+
 def test_bad_input_is_a_user_error(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")

@@ -321,8 +321,6 @@ NOT_YET_THROUGH_THE_API: set[tuple[str, str]] = {
     ("array_simulate.py", "pyverify.engines.numpy_engine"),
     ("array_simulate.py", "pyverify.engines.routing"),
     ("array_simulate.py", "pyverify.sim.array_run"),
-    ("basic.py", "pyverify.cache.prompts"),
-    ("basic.py", "pyverify.sim.simulate"),
     ("engine_options.py", "pyverify.engines"),
     ("engine_options.py", "pyverify.engines.counts"),
     ("engine_options.py", "pyverify.engines.select"),

@@ -280,7 +280,7 @@ def simulate_in_python(args) -> Simulation:
     from pyverify.api.reading import content_sha256
     from pyverify.api.measure import measured
     from pyverify.api import default_fleet, default_policy, route
-    from pyverify.sim.simulate import simulate
+    from pyverify.api.caches import run_caches
     from pyverify.api import token_weights
 
     loaded = load_described_with(args, args.instance)
@@ -304,7 +304,7 @@ def simulate_in_python(args) -> Simulation:
             if (args.model == PER_HOST or instance.routing is not None)
             else None
         )
-    run = simulate(
+    run = run_caches(
         instance.chains, routing, args.model, capacity=size.blocks, eviction=args.eviction
     )
     optima = None
@@ -362,8 +362,7 @@ def simulate_engine(args) -> Simulation:
     from pyverify.api.reading import read_input
     from pyverify.api.measure import measured
     from pyverify.api import default_fleet, default_policy, route
-    from pyverify.cache.prompts import PromptBeyondChain
-    from pyverify.sim.simulate import caches_read, engine_hits
+    from pyverify.api.caches import PromptBeyondChain, caches_read, engine_cache_hits
     from pyverify.api import token_weights
 
     engine_refusal(args)
@@ -399,7 +398,7 @@ def simulate_engine(args) -> Simulation:
     cache_of = caches_read(args.model, routing, instance.n_requests)
     with about_file(args.instance, "requests"):
         try:
-            hit_blocks, unscheduled = engine_hits(
+            hit_blocks, unscheduled = engine_cache_hits(
                 instance.chains, cache_of, size.blocks, args.eviction, prompt_tokens, block, page
             )
         except PromptBeyondChain as error:
