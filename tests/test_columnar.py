@@ -632,7 +632,7 @@ def test_every_fast_reader_honours_sizes_given_on_later_records(
 ):
     """Each fast path reads such a file as the strict reader does (block size and weights included) or names
     the same line; and the commands' dispatch sends it to the per-record readers, which honour them."""
-    from pyverify.commands.input_options import _richer_than_mooncake
+    from pyverify.api.reading import richer_than_mooncake
 
     path = tmp_path_factory.mktemp("sized") / "t.jsonl"
     path.write_bytes(data)
@@ -645,7 +645,7 @@ def test_every_fast_reader_honours_sizes_given_on_later_records(
         return
     same_as_strict(read_jsonl(path), path)
     if strict.block_size_tokens != 512 or any("block_tokens" in item for item in strict.extra):
-        assert _richer_than_mooncake(str(path))
+        assert richer_than_mooncake(str(path))
 
 
 @pytest.mark.parametrize(

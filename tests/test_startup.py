@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.commands.input_options import MOONCAKE_KEYS, RICHER_THAN_MOONCAKE, is_plain_mooncake
+from pyverify.api.reading import MOONCAKE_KEYS, RICHER_THAN_MOONCAKE, is_plain_mooncake
 from pyverify.errors import UserError
 from pyverify.inputs.detect import read_head
 from pyverify.inputs.load import detect_format
@@ -272,7 +272,7 @@ def test_the_policy_names_are_the_routing_policies():
 def test_an_input_without_a_first_record_is_no_richer_format(tmp_path, content):
     """The start-up shortcut for inputs whose head has no JSON object: no format of RICHER_THAN_MOONCAKE is told
     without one, as the detectors say."""
-    from pyverify.commands.input_options import _richer_than_mooncake
+    from pyverify.api.reading import richer_than_mooncake
 
     path = tmp_path / "input"
     path.write_bytes(content)
@@ -282,7 +282,7 @@ def test_an_input_without_a_first_record_is_no_richer_format(tmp_path, content):
         detected = detect_format(head, "input").key
     except UserError:
         detected = None
-    assert detected not in RICHER_THAN_MOONCAKE and _richer_than_mooncake(str(path)) is False
+    assert detected not in RICHER_THAN_MOONCAKE and richer_than_mooncake(str(path)) is False
 
 
 def test_simulate_on_a_parquet_trace_imports_no_per_record_reader_and_no_count_engine(tmp_path):

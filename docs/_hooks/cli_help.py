@@ -47,21 +47,45 @@ def cli_reference() -> str:
 
 
 def api_reference() -> str:
-    """Every name :mod:`pyverify.api` exports, with its signature and docstring, in ``__all__`` order."""
+    """Every name :mod:`pyverify.api` exports, with its signature and docstring, in ``__all__`` order;
+    then each family module of the package (``pyverify.api.reading``, ...) with the functions and
+    classes it defines that the face does not hand on."""
+    import importlib
     import inspect
+    import pkgutil
 
     from pyverify import api
 
     parts = [inspect.getdoc(api) + "\n"]
+    shown = set()
     for name in api.__all__:
-        value = getattr(api, name)
-        if value.__module__ != api.__name__:
-            continue  # re-exported (the trace type): documented where it is defined
-        kind = "class" if inspect.isclass(value) else "def"
-        signature = str(inspect.signature(value)) if kind == "def" else ""
-        parts.append(f"### `{name}`\n\n```python\n{kind} {name}{signature}\n```\n")
-        parts.append((inspect.getdoc(value) or "") + "\n")
+        parts.extend(_documented(name, getattr(api, name), api.__name__, shown))
+    for family in pkgutil.iter_modules(api.__path__):
+        if family.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{api.__name__}.{family.name}")
+        parts.append(f"## `{module.__name__}`\n\n{inspect.getdoc(module)}\n")
+        for name in getattr(module, "__all__", []):
+            parts.extend(_documented(name, getattr(module, name), module.__name__, shown))
     return "\n".join(parts)
+
+
+def _documented(name: str, value, package: str, shown: set) -> list[str]:
+    """The reference entry of a function or class defined in ``package`` (once), else nothing: a
+    constant, or a name handed on from where it is defined (the trace type) is documented there."""
+    import inspect
+
+    if not (inspect.isclass(value) or inspect.isfunction(value)) or value in shown:
+        return []
+    if not value.__module__.startswith(package):
+        return []
+    shown.add(value)
+    kind = "class" if inspect.isclass(value) else "def"
+    signature = str(inspect.signature(value)) if kind == "def" else ""
+    return [
+        f"### `{name}`\n\n```python\n{kind} {name}{signature}\n```\n",
+        (inspect.getdoc(value) or "") + "\n",
+    ]
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

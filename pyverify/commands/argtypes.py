@@ -62,8 +62,7 @@ def choice_list(text: str, choices, what: str) -> list[str]:
     return names
 
 
-from pyverify.inputs.kv_models import KV_BYTES_PER_TOKEN_RANGE, MAX_CACHE_BLOCKS, MAX_CACHE_GIB
-from pyverify.inputs.model import MAX_HOSTS
+from pyverify.api.names import KV_BYTES_PER_TOKEN_RANGE, MAX_CACHE_BLOCKS, MAX_CACHE_GIB, MAX_HOSTS
 
 #: The largest whole number any flag takes: past it a count no longer fits the compiled kernels'
 #: 64-bit integers (numba's "Int value is too large").
@@ -108,7 +107,7 @@ def bounded_number(
 def kv_model_name(text: str) -> str:
     """``--kv-model``: a name in the catalog (pyverify.inputs.kv_models), checked before reading."""
     from pyverify.errors import UserError
-    from pyverify.inputs.kv_models import lookup
+    from pyverify.api.memory import lookup
 
     try:
         return lookup(text).name

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 from pyverify.commands.cache_options import resolve_cache_size, window_of
 from pyverify.commands.simulation import Simulation, optima_tallies
 from pyverify.errors import UserError
-from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
+from pyverify.api.names import PER_HOST, default_fleet_for, default_policy_for
 
 if TYPE_CHECKING:  # annotations only: the CLI's start-up loads no numpy
     from typing import Callable
 
     import numpy as np
 
-    from pyverify.inputs.columnar import ColumnarTrace
+    from pyverify.api import ColumnarTrace
 
 ENGINE = "numpy (arrays, compiled replay)"
 
@@ -48,7 +48,7 @@ def route_trace(trace: "ColumnarTrace", args) -> tuple["np.ndarray", int, str]:
 
 def simulate_on_arrays(args) -> Simulation:
     from pyverify.commands.input_options import read_trace_with
-    from pyverify.inputs.columnar.digest import content_sha256_beside
+    from pyverify.api.reading import content_sha256_beside
 
     trace = read_trace_with(args, args.instance)
     return _simulated(
@@ -60,7 +60,7 @@ def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Sim
     import numpy as np
 
     from pyverify.engines.numpy_engine import uncapacitated_hits
-    from pyverify.sim.accounting import tally_offsets
+    from pyverify.api.measure import measured_offsets
     from pyverify.sim.array_run import trace_token_weights
 
     size = resolve_cache_size(args, trace, args.instance)
@@ -107,7 +107,7 @@ def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Sim
         n_requests=trace.n_requests,
         window=window,
         weights_source=weights.source if weights else None,
-        measured=tally_offsets(trace.offsets, hits, weights, window),
+        measured=measured_offsets(trace.offsets, hits, weights, window),
         witness=witness if args.witness else None,
         optima=optima,
     )

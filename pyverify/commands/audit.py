@@ -68,7 +68,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from pyverify.progress import step_reporter
-    from pyverify.reports.audit import STEPS, run_audit
+    from pyverify.api.lean import AUDIT_STEPS, audit
 
     header = [] if args.json else [f"pyverify audit: {args.instance} -> {args.output}/"]
 
@@ -79,14 +79,14 @@ def run(args) -> int:
             print(header.pop(), flush=True)
         steps.start(name)
 
-    with step_reporter(len(STEPS), quiet=args.json) as steps:
-        summary = run_audit(
+    with step_reporter(len(AUDIT_STEPS), quiet=args.json) as steps:
+        summary = audit(
             args.instance,
             args.output,
-            args.registry,
-            args.time_limit,
-            start,
-            lambda record: steps.done(
+            registry=args.registry,
+            time_limit=args.time_limit,
+            on_start=start,
+            on_done=lambda record: steps.done(
                 f"  {record.name:12} {record.seconds:7.2f} s  {record.result}"
             ),
             node_tokens=args.node_tokens,

@@ -21,7 +21,7 @@ from pyverify.commands.input_options import (
     identity_of,
     load_described_with,
 )
-from pyverify.inputs.model import INSTANCE_FORMAT, instance_sha256
+from pyverify.api.reading import instance_sha256
 from pyverify.progress import progress_bar
 from pyverify.commands.engine_options import (
     add_engine_options,
@@ -40,7 +40,8 @@ from pyverify.commands.cache_options import (
 )
 
 # The names only: the simulators and the per-record readers are imported by the runs that use them.
-from pyverify.sim.names import (
+from pyverify.api.names import (
+    INSTANCE_FORMAT,
     ENGINE_EVICTIONS,
     LRU,
     LRU_NOTE,
@@ -215,8 +216,8 @@ def register(subparsers) -> None:
 
 
 def run_validate(args) -> int:
-    from pyverify.inputs.columnar.digest import content_sha256
-    from pyverify.sim.routing import describe_hosts, hosts_source
+    from pyverify.api.reading import content_sha256
+    from pyverify.api import describe_hosts, hosts_source
 
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
@@ -276,38 +277,43 @@ def run_simulate(args) -> int:
 
 def simulate_in_python(args) -> Simulation:
     """``simulate`` on the input loaded as an instance (Python chains): every input, every option."""
-    from pyverify.inputs.columnar.digest import content_sha256
-    from pyverify.sim.accounting import tally
-    from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
-    from pyverify.sim.simulate import simulate
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.api.reading import content_sha256
+    from pyverify.api.measure import measured
+    from pyverify.api import default_fleet, default_policy, route
+    from pyverify.api.caches import run_caches
+    from pyverify.api import token_weights
 
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)
     window = window_of(args)
-    weights = instance_token_weights(instance, args.instance)
+    weights = token_weights(instance, args.instance)
     fleet = args.fleet or default_fleet(instance)
     args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):
-        options = RoutingOptions(
-            seed=args.seed, capacity=size.blocks, eviction=args.eviction, slack=args.affinity_slack
-        )
         routing = (
-            route(instance, fleet, args.routing, options)
+            route(
+                instance,
+                fleet,
+                args.routing,
+                seed=args.seed,
+                capacity=size.blocks,
+                eviction=args.eviction,
+                slack=args.affinity_slack,
+            )
             if (args.model == PER_HOST or instance.routing is not None)
             else None
         )
-    run = simulate(
+    run = run_caches(
         instance.chains, routing, args.model, capacity=size.blocks, eviction=args.eviction
     )
     optima = None
     if getattr(args, "optimum", False):
         import numpy as np
 
-        from pyverify.cache.arrays import flatten
+        from pyverify.api.reading import flat_references
 
-        ids, lengths = flatten(instance.chains)
+        ids, lengths = flat_references(instance.chains)
         offsets = np.concatenate(([0], np.cumsum(lengths)))
         optima = optima_tallies(
             args, ids, lengths, offsets, run.cache_of, size.blocks, weights, window
@@ -326,7 +332,7 @@ def simulate_in_python(args) -> Simulation:
         n_requests=instance.n_requests,
         window=window,
         weights_source=weights.source if weights else None,
-        measured=tally(instance.chains, run.hit_blocks, weights, window),
+        measured=measured(instance.chains, run.hit_blocks, weights, window),
         witness=run.witness if args.witness else None,
         optima=optima,
         instance_sha256=identity_of(loaded).get("instance_sha256"),
@@ -352,16 +358,15 @@ def engine_refusal(args) -> None:
 def simulate_engine(args) -> Simulation:
     """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.cache.vllm`,
     :mod:`pyverify.cache.sglang`), fed each prompt's length in tokens."""
-    from pyverify.inputs.columnar.digest import content_sha256
-    from pyverify.inputs.load import load_described
-    from pyverify.sim.accounting import tally
-    from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
-    from pyverify.cache.prompts import PromptBeyondChain
-    from pyverify.sim.simulate import caches_read, engine_hits
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.api.reading import content_sha256
+    from pyverify.api.reading import read_input
+    from pyverify.api.measure import measured
+    from pyverify.api import default_fleet, default_policy, route
+    from pyverify.api.caches import PromptBeyondChain, caches_read, engine_cache_hits
+    from pyverify.api import token_weights
 
     engine_refusal(args)
-    loaded = load_described(args.instance)
+    loaded = read_input(args.instance)
     instance = loaded.instance
     size = resolve_cache_size(args, instance, args.instance)
     if size.blocks is None:
@@ -373,21 +378,27 @@ def simulate_engine(args) -> Simulation:
     page = args.page_size
     check_page_size(args.instance, block, page, size.blocks)
     window = window_of(args)
-    weights = instance_token_weights(instance, args.instance)
+    weights = token_weights(instance, args.instance)
     prompt_tokens = prompt_tokens_of(instance)
     fleet = args.fleet or default_fleet(instance)
     args.routing = args.routing or default_policy(instance)
     with about_file(args.instance, "routing"):
-        options = RoutingOptions(seed=args.seed, capacity=size.blocks, slack=args.affinity_slack)
         routing = (
-            route(instance, fleet, args.routing, options)
+            route(
+                instance,
+                fleet,
+                args.routing,
+                seed=args.seed,
+                capacity=size.blocks,
+                slack=args.affinity_slack,
+            )
             if (args.model == PER_HOST or instance.routing is not None)
             else None
         )
     cache_of = caches_read(args.model, routing, instance.n_requests)
     with about_file(args.instance, "requests"):
         try:
-            hit_blocks, unscheduled = engine_hits(
+            hit_blocks, unscheduled = engine_cache_hits(
                 instance.chains, cache_of, size.blocks, args.eviction, prompt_tokens, block, page
             )
         except PromptBeyondChain as error:
@@ -410,7 +421,7 @@ def simulate_engine(args) -> Simulation:
         n_requests=instance.n_requests,
         window=window,
         weights_source=weights.source if weights else None,
-        measured=tally(instance.chains, hit_blocks, weights, window),
+        measured=measured(instance.chains, hit_blocks, weights, window),
         witness=(lambda: {"cache_of": list(cache_of), "hit_blocks": list(hit_blocks)})
         if args.witness
         else None,
@@ -421,35 +432,33 @@ def simulate_engine(args) -> Simulation:
 
 def run_sweep(args) -> int:
     from pyverify.reports.charts import fleet_sweep_chart, policy_fleet_chart, routing_load_chart
-    from pyverify.sim.routing import RoutingOptions, default_policy
-    from pyverify.sim.sweep import default_fleets_for, sweep_policies
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.api import default_fleet_sizes, default_policy, sweep, token_weights
 
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
-    sizes = args.fleets or default_fleets_for(instance)
+    sizes = args.fleets or default_fleet_sizes(instance)
     policies = args.routing or [default_policy(instance)]
     size = resolve_cache_size(args, instance, args.instance)
     capacity = size.blocks
     window = window_of(args)
-    weights = instance_token_weights(instance, args.instance)
-    options = RoutingOptions(seed=args.seed, slack=args.affinity_slack)
+    weights = token_weights(instance, args.instance)
     with (
         about_file(args.instance, "routing"),
         progress_bar(len(sizes) * len(policies), "sweep", unit="fleet") as advance,
     ):
-        by_policy = sweep_policies(
+        swept = sweep(
             instance,
-            sizes,
-            policies,
-            capacity,
-            args.eviction,
-            options,
-            progress=advance,
+            fleet_sizes=sizes,
+            routings=policies,
+            capacity=capacity,
+            eviction=args.eviction,
+            seed=args.seed,
+            slack=args.affinity_slack,
             weights=weights,
             window=window,
+            progress=advance,
         )
-    rows = [row for policy_rows in by_policy.values() for row in policy_rows]
+    by_policy, rows = swept.by_routing, swept.rows
     if capacity is None:
         cache_text = "uncapacitated"
     else:

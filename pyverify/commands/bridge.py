@@ -44,13 +44,10 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from pyverify.lean.bridge import lean_check_for, run_bridge
+    from pyverify.api import bridge
     from pyverify.reports.markdown import bridge_markdown
 
-    lean_result = lean_check_for(args.registry)
-    report = run_bridge(
-        args.proofs, args.registry, args.instances or [project_file("instances")], lean_result
-    )
+    report = bridge(args.proofs, args.registry, args.instances or [project_file("instances")])
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

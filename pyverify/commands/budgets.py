@@ -21,9 +21,17 @@ from pyverify.commands.input_options import (
     read_trace_with,
 )
 from pyverify.errors import UserError
-from pyverify.inputs.kv_models import DEFAULT_BUDGETS_GIB, kv_size
-from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LEAF_LRU, TAIL_FIRST
-from pyverify.sim.window import Window, warmup_fraction
+from pyverify.api.names import (
+    DEFAULT_BUDGETS_GIB,
+    ENGINE_EVICTIONS,
+    EVICTION_HELP,
+    EVICTIONS,
+    LEAF_LRU,
+    TAIL_FIRST,
+    Window,
+    warmup_fraction,
+)
+from pyverify.api.memory import kv_size
 
 ORDER = 12
 
@@ -115,7 +123,7 @@ def register(subparsers) -> None:
 
 
 def run_budgets(args) -> int:
-    from pyverify.sim.budgets import ONE_PASS
+    from pyverify.api.budgets import ONE_PASS, memory_budgets
 
     kv = kv_size(
         args.kv_model,
@@ -128,7 +136,7 @@ def run_budgets(args) -> int:
     # instance by its content digest.
     on_arrays = trace_on_arrays(args)
     if on_arrays:
-        from pyverify.inputs.columnar.digest import content_sha256_beside
+        from pyverify.api.reading import content_sha256_beside
 
         load_kernels_before_reading(args.instance)
         trace = read_trace_with(args, args.instance)
@@ -150,18 +158,17 @@ def run_budgets(args) -> int:
         raise UserError(
             f"{args.instance}: block_size_tokens: not given, so GiB budgets cannot be converted to blocks"
         )
-    sweep = _sweep_arrays if on_arrays else _sweep_instance
-    weights, by_policy, (ids, lengths, replayer) = sweep(trace, args, kv, window)
-    if args.optimum:
-        by_policy.update(_optima(trace, args, kv, window, weights, on_arrays))
-    targets = None
-    if args.target_hit_rate is not None:
-        from pyverify.sim.budgets import target_capacity
-
-        targets = [
-            target_capacity(ids, lengths, replayer(policy), policy, args.target_hit_rate, window)
-            for policy in [*args.eviction, "opt"]
-        ]
+    found = memory_budgets(
+        trace,
+        budgets_gib=args.budgets_gib,
+        kv_bytes_per_token=kv.bytes_per_token,
+        evictions=args.eviction,
+        window=window,
+        optimum=args.optimum,
+        target_hit_rate=args.target_hit_rate,
+        where=args.instance,
+    )
+    weights, by_policy, targets = found.weights, found.by_eviction, found.targets
     if args.json:
         print_json(
             {
@@ -224,50 +231,8 @@ def run_budgets(args) -> int:
     return 0
 
 
-def _optima(trace, args, kv, window, weights, on_arrays):
-    """``--optimum``: rows ``opt-forced`` and ``opt`` (one run of each optimum per budget)."""
-    import dataclasses
-
-    import numpy as np
-
-    from pyverify.optimal.belady import min_run_flat
-    from pyverify.sim.budgets import budget_sweep_flat
-    from pyverify.cache.arrays import flatten
-    from pyverify.optimal.forced import forced_run_flat
-
-    if on_arrays:
-        ids, lengths = trace.ids, np.diff(trace.offsets)
-    else:
-        ids, lengths = flatten(trace.chains)
-    rows = {}
-    for name, search, method in (
-        ("opt-forced", forced_run_flat, "forced-admission optimum"),
-        ("opt", min_run_flat, "bypass optimum (MIN)"),
-    ):
-
-        def replay(capacity, search=search):
-            return search(ids, lengths, None, capacity)[0]
-
-        points = budget_sweep_flat(
-            ids,
-            lengths,
-            replay,
-            args.budgets_gib,
-            kv.bytes_per_token,
-            trace.block_size_tokens,
-            name,
-            weights,
-            window,
-        )
-        rows[name] = [
-            dataclasses.replace(p, method=method if p.method == "simulated" else p.method)
-            for p in points
-        ]
-    return rows
-
-
 def _target_json(targets, rate, block_tokens: int, kv) -> dict:
-    from pyverify.sim.budgets import BISECTION, BISECTION_NOTE
+    from pyverify.api.budgets import BISECTION, BISECTION_NOTE
 
     by_policy = {}
     for found in targets:
@@ -286,7 +251,7 @@ def _target_json(targets, rate, block_tokens: int, kv) -> dict:
 
 
 def _print_targets(targets, rate, block_tokens: int, kv) -> None:
-    from pyverify.sim.budgets import BISECTION, BISECTION_NOTE, OPTIMUM_NOT_COMPUTED
+    from pyverify.api.budgets import BISECTION, BISECTION_NOTE, OPTIMUM_NOT_COMPUTED
 
     print(
         f"smallest pooled capacity with block hit rate >= {float(rate):g} over the measured requests:"
@@ -308,71 +273,3 @@ def _print_targets(targets, rate, block_tokens: int, kv) -> None:
         print(f"  {names[found.policy]:<{width}}  {text}  ({found.method})")
     if any(found.method == BISECTION for found in targets):
         print(f"  ({BISECTION_NOTE})")
-
-
-def _sweep_instance(instance, args, kv, window):
-    """Every policy's budgets on the input loaded as an instance (Python chains)."""
-    from pyverify.sim.budgets import budget_sweep
-    from pyverify.cache.arrays import flatten
-    from pyverify.sim.simulate import POOLED, simulate
-    from pyverify.sim.tokens import instance_token_weights
-
-    weights = instance_token_weights(instance, args.instance)
-    by_policy = {
-        policy: budget_sweep(
-            instance.chains,
-            args.budgets_gib,
-            kv.bytes_per_token,
-            instance.block_size_tokens,
-            policy,
-            weights,
-            window,
-        )
-        for policy in args.eviction
-    }
-
-    def replayer(policy):
-        def replay(capacity):
-            return simulate(
-                instance.chains, None, POOLED, capacity=capacity, eviction=policy, runs=20
-            ).hit_blocks
-
-        return replay
-
-    return weights, by_policy, (*flatten(instance.chains), replayer)
-
-
-def _sweep_arrays(trace, args, kv, window):
-    """The same on a big trace file held as arrays, replayed by the compiled kernels (as ``simulate`` does)."""
-    import numpy as np
-
-    from pyverify.sim.array_run import ArrayReplay, trace_token_weights
-    from pyverify.sim.budgets import budget_sweep_flat
-
-    weights = trace_token_weights(trace, args.instance)
-    prepared = ArrayReplay(
-        trace, np.zeros(trace.n_requests, dtype=np.int64)
-    )  # once for every budget and policy
-    lengths = np.diff(trace.offsets)
-    by_policy = {}
-    for policy in args.eviction:
-
-        def replay(capacity, policy=policy):
-            return prepared.hits(capacity, policy)
-
-        by_policy[policy] = budget_sweep_flat(
-            trace.ids,
-            lengths,
-            replay,
-            args.budgets_gib,
-            kv.bytes_per_token,
-            trace.block_size_tokens,
-            policy,
-            weights,
-            window,
-        )
-
-    def replayer(policy):
-        return lambda capacity: prepared.hits(capacity, policy)
-
-    return weights, by_policy, (trace.ids, lengths, replayer)

@@ -14,9 +14,15 @@ from dataclasses import dataclass
 from pyverify.commands import argtypes
 from pyverify.commands.argtypes import input_file
 from pyverify.errors import UserError
-from pyverify.inputs.kv_models import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
-from pyverify.sim.names import ENGINE_EVICTIONS, EVICTION_HELP, EVICTIONS, LRU
-from pyverify.sim.window import Window, warmup_fraction
+from pyverify.api.memory import CATALOG, DTYPE_BYTES, KVSize, blocks_for_gib, kv_size
+from pyverify.api.names import (
+    ENGINE_EVICTIONS,
+    EVICTION_HELP,
+    EVICTIONS,
+    LRU,
+    Window,
+    warmup_fraction,
+)
 
 
 #: The range of a rate or scale flag (replay's --arrival-scale, token rates, bandwidths): wide

@@ -9,15 +9,13 @@ import sys
 from pyverify.commands.argtypes import input_file, output_file, positive_int, positive_seconds
 from pyverify.commands.basic import INPUT_HELP
 from pyverify.errors import UserError, shown
-from pyverify.commands.input_options import add_input_options, import_options, load_with
-from pyverify.certify import SOLVER_LIMIT
+from pyverify.commands.input_options import add_input_options, import_options
+from pyverify.api.certificates import PACKED_MIN_REFERENCES
+from pyverify.api.names import SOLVER_LIMIT
 
 ORDER = 20
 
 MODELS = ("pooled", "per-host")
-#: From this many block references, ``--witness-form auto`` packs the witness: below it the list form is a few MB and
-#: the greedy runs it records take seconds.
-PACKED_MIN_REFERENCES = 1_000_000
 
 
 def register(subparsers) -> None:
@@ -177,10 +175,7 @@ def run_certify(args) -> int:
 
 
 def _certify(args) -> int:
-    import time
-
-    from pyverify.certify.certificate import Stopped, certify, write_certificate
-    from pyverify.inputs.records import reading_record
+    from pyverify.api import Stopped, certify
 
     if args.routing == "given" and args.fleet:
         raise UserError(
@@ -192,124 +187,38 @@ def _certify(args) -> int:
         )
     if args.output and os.path.isdir(args.output):
         raise UserError(f"{args.output}: is a directory; -o names the certificate file to write")
-    from pyverify.sim.routing import default_fleet, default_fleet_for
-
-    trace = _packed_input(args)
-    instance = None if trace is not None else load_with(args, args.instance)
-    hosts = None
-    if args.routing == "round-robin":
-        if trace is None:
-            hosts = args.fleet or default_fleet(instance)
-        else:  # as default_fleet: the trace's own fleet when it routes or names one
-            own = trace.fleet_size or (
-                int(trace.routing.max()) + 1
-                if trace.routing is not None and trace.routing.size
-                else 1
-            )
-            hosts = args.fleet or default_fleet_for(
-                own if (trace.routing is not None or own > 1) else None
-            )
     policies = (
         [p.strip() for p in args.greedy.split(",") if p.strip()]
         if args.greedy is not None
         else None
     )
     try:
-        if trace is not None:
-            from types import SimpleNamespace
-
-            from pyverify.certify.certificate import Certified
-            from pyverify.certify.packed_certificate import certify_packed, write_packed_certificate
-
-            cert, packed, seconds = certify_packed(
-                trace,
-                args.model,
-                args.capacity,
-                args.time_limit,
-                args.instance,
-                args.routing,
-                hosts,
-                args.admission,
-                reading_record(import_options(args)),
-                args.started,
-            )
-            done = Certified(cert, None, None, seconds)
-            instance = SimpleNamespace(
-                name=trace.name, n_requests=trace.n_requests, n_references=trace.n_references
-            )
-        else:
-            done = certify(
-                instance,
-                args.model,
-                args.capacity,
-                args.time_limit,
-                policies,
-                use_z3=not args.no_z3,
-                instance_path=args.instance,
-                routing=args.routing,
-                hosts=hosts,
-                admission=args.admission,
-                read_with=reading_record(import_options(args)),
-                started=args.started,
-            )
+        done = certify(
+            args.instance,
+            model=args.model,
+            capacity=args.capacity,
+            time_limit=args.time_limit,
+            routing=args.routing,
+            fleet_size=args.fleet,
+            admission=args.admission,
+            greedy=policies,
+            use_z3=not args.no_z3,
+            witness_form=args.witness_form,
+            reading=import_options(args),
+            output=args.output,
+            started=args.started,
+        )
     except Stopped as stopped:
         print(f"pyverify: {stopped}", file=sys.stderr)
         return 1
-    cert = done.certificate
-    check_s = canonical = None
-    if args.output:
-        check_started = time.perf_counter()
-        if cert["witness"] is None:
-            canonical = write_packed_certificate(cert, packed, args.output, args.instance, trace)
-        else:
-            canonical = write_certificate(cert, args.output, args.instance, instance)
-        check_s = time.perf_counter() - check_started
+    cert, hosts = done.certificate, done.fleet_size
     cp, z3, recorded_min = (
         cert["solvers"]["cp-sat"],
         cert["solvers"]["z3"],
         cert["solvers"].get("min"),
     )
-    summary = {
-        "instance": instance.name,
-        "sha256": cert["instance"].get("sha256", cert["instance"]["content_sha256"]),
-        "model": args.model,
-        "capacity": args.capacity,
-        "admission": args.admission,
-        "status": cert["status"],
-        "objective": cert["objective"],
-        "bound": cert["bound"],
-        "floor": cert["floor"],
-        "routing": args.routing if args.model == "per-host" else None,
-        "fleet": hosts,
-        "basis": cert["basis"],
-        "min": None
-        if recorded_min is None
-        else {"misses": recorded_min["objective"], "wall_time_s": recorded_min["wall_time_s"]},
-        "cp_sat": None
-        if cp is None
-        else {
-            "status": cp["status"],
-            "objective": cp["objective"],
-            "bound": cp["bound"],
-            "wall_time_s": cp["wall_time_s"],
-        },
-        "z3": None
-        if z3 is None
-        else {
-            "at_objective": z3["at_objective"],
-            "below_objective": z3["below_objective"],
-            "wall_time_s": z3["wall_time_s"],
-        },
-        "greedy": [{"policy": g["policy"], "misses": g["misses"]} for g in cert.get("greedy", [])],
-        "greedy_skipped": list(done.skipped),
-        "wall_time_s": round(done.wall_time_s, 3),
-        "check_time_s": None if check_s is None else round(check_s, 3),
-        "total_time_s": round(time.perf_counter() - args.started, 3),
-        "certificate": args.output,
-        "canonical_instance": None if canonical is None else str(canonical),
-    }
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(done.to_dict(), indent=2))
         return 0
     size = (
         "uncapacitated" if args.capacity is None else f"capacity {args.capacity} blocks per cache"
@@ -317,7 +226,7 @@ def _certify(args) -> int:
     where = f", {hosts} hosts, round-robin routing" if hosts else ""
     admits = ", forced admission" if args.admission == "forced" else ""
     print(
-        f"{instance.name}: {args.model}{where}, {size}{admits}, {instance.n_requests} requests, {instance.n_references} block references"
+        f"{done.name}: {args.model}{where}, {size}{admits}, {done.n_requests} requests, {done.n_references} block references"
     )
     print(f"  status        {cert['status']}")
     print(f"  misses        {cert['objective']}   (witness run)")
@@ -344,7 +253,7 @@ def _certify(args) -> int:
         )
     elif cp is None:
         print(
-            f"  CP-SAT, Z3    not run: {instance.n_references} block references is above the solver limit"
+            f"  CP-SAT, Z3    not run: {done.n_references} block references is above the solver limit"
         )
     else:
         print(
@@ -367,11 +276,11 @@ def _certify(args) -> int:
         print(
             f"  greedy        {g['policy']}: {g['misses']} misses ({g['misses'] - cert['objective']:+d} against the witness)"
         )
-    for policy in done.skipped:
+    for policy in done.greedy_skipped:
         print(
             f"  greedy        {policy}: skipped, less of --time-limit {args.time_limit:g} s was left than MIN took"
         )
-    total = time.perf_counter() - args.started
+    total, check_s, canonical = done.total_time_s, done.check_time_s, done.canonical_instance
     if check_s is None:
         print(
             f"  total time    {total:.3f} s (reading and search; --time-limit {args.time_limit:g} s)"
@@ -394,33 +303,9 @@ def _certify(args) -> int:
     return 0
 
 
-def _packed_input(args):
-    """The trace as arrays if this run takes the packed route (``--witness-form``), else None (read as an instance)."""
-    form = args.witness_form
-    if form == "packed" and args.capacity is None:
-        raise UserError(
-            "--witness-form packed: needs --capacity (the packed route runs MIN with a capacity)"
-        )
-    if form == "packed" and args.greedy is not None:
-        raise UserError(
-            "--witness-form packed: records no greedy runs; drop --greedy or use --witness-form lists"
-        )
-    if form == "lists" or (form == "auto" and (args.capacity is None or args.greedy is not None)):
-        return None
-    from pyverify.inputs.arrays_load import load_arrays, reads_as_arrays
-
-    options = import_options(args)
-    if form == "auto" and not reads_as_arrays(args.instance, options):
-        return None
-    trace = load_arrays(args.instance, options)
-    if form == "auto" and trace.n_references < PACKED_MIN_REFERENCES:
-        return None  # a small trace: the list form, read again as an instance (a second or less)
-    return trace
-
-
 def run_verify(args) -> int:
-    from pyverify.inputs.stream import is_stdin
-    from pyverify.trusted.check import verify
+    from pyverify.api import verify
+    from pyverify.api.reading import is_stdin
 
     if is_stdin(args.certificate) and is_stdin(args.instance):
         raise UserError(
@@ -434,35 +319,25 @@ def run_verify(args) -> int:
         if line.startswith("FAILED"):
             failures.append(line)
 
-    given = import_options(args)  # each reading flag given here overrides the certificate's record
-    status = verify(
-        args.certificate,
-        args.instance,
-        say,
-        allow_unsorted=given.allow_unsorted,
-        block_size=given.block_size,
-        tokenizer=given.tokenizer,
-        source_block_size=given.source_block_size,
-        rag_order=given.rag_order,
-        rag_lengths=given.rag_lengths,
-    )
-    if status != 0 and failures:  # the verdict also on stderr, where scripts look for it
+    # each reading flag given here overrides the certificate's record
+    verdict = verify(args.certificate, args.instance, on_line=say, reading=import_options(args))
+    if not verdict.ok and failures:  # the verdict also on stderr, where scripts look for it
         command = getattr(args, "command_prog", "pyverify verify")
         print(f"{command}: refused: {args.certificate}: {failures[-1]}", file=sys.stderr)
-    return status
+    return 0 if verdict.ok else 1
 
 
 def run_bounded_check(args) -> int:
-    from pyverify.certify.bounded import prove, search
+    from pyverify.api import prove_bounded, search_bounded
 
     if args.search:
-        results = search(
+        results = search_bounded(
             args.max_length,
             args.search,
             progress=sys.stderr if (sys.stderr.isatty() and not args.json) else None,
         )
     else:
-        results = [prove(args.max_length, args.openings or args.max_length)]
+        results = [prove_bounded(args.max_length, args.openings or args.max_length)]
     failed = [r for r in results if r.result != "unsat"]
     proved = [r for r in results if r.result == "unsat"]
     if args.json:

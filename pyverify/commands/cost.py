@@ -15,18 +15,17 @@ from pyverify.commands.argtypes import (
 from pyverify.commands.basic import INPUT_HELP, about_file, add_routing_options
 from pyverify.commands.output import print_json
 from pyverify.commands.cache_options import add_kv_size_options, kv_flag_words
-from pyverify.inputs.kv_models import blocks_for_gib, kv_size
-from pyverify.cost.params import (
+from pyverify.api.memory import blocks_for_gib, kv_size
+from pyverify.api.cost import (
     PARAMETERS,
-    Params,
+    PREFILL_RATE_MODEL,
     parse_params,
     parse_sweep,
+    prefill_rate_note,
 )  # cheap: the parser lists the names
 from pyverify.commands.input_options import add_input_options, identity_of, load_described_with
-from pyverify.cost.params import PREFILL_RATE_MODEL, prefill_rate_note
 from pyverify.errors import UserError, shown
-from pyverify.sim.routing import DEFAULT_TRACE_FLEET, POLICIES, RoutingOptions, default_fleet, route
-from pyverify.sim.simulate import EVICTIONS, LRU, PER_HOST, POOLED, simulate
+from pyverify.api.names import DEFAULT_TRACE_FLEET, EVICTIONS, LRU, POLICY_NAMES
 
 ORDER = 40
 
@@ -75,7 +74,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--routing",
-        choices=sorted(POLICIES),
+        choices=sorted(POLICY_NAMES),
         help="routing policy (default: the instance's own routing, folded onto a smaller --fleet; round-robin for an input without one)",
     )
     add_routing_options(parser)
@@ -121,19 +120,10 @@ def _default_policy(instance, fleet: int) -> str:
     return "given" if fleet == instance.fleet_size else "fold"
 
 
-def _input_tokens(instance) -> list[int | None] | None:
-    if not instance.extra:
-        return None
-    tokens = [extra.get("input_tokens") for extra in instance.extra]
-    return tokens if any(t is not None for t in tokens) else None
-
-
 def run_cost(args) -> int:
     # Everything a user can get wrong is checked before any output is written.
     # The estimate is imported here, not at registration: every command's start-up reads this module.
-    from pyverify.cost.estimate import break_even, estimate, token_split
-    from pyverify.cost.reuse import reuse_report
-    from pyverify.cost.summary import sweep_rows
+    from pyverify.api import default_fleet, estimate_cost, route
 
     params, explicit = parse_params(args.param)
     spec = parse_sweep(args.sweep) if args.sweep else None
@@ -198,43 +188,34 @@ def run_cost(args) -> int:
             if "block_tokens" in explicit
             else "an assumption: Mooncake's 512-token blocks, the default"
         )
-    input_tokens = _input_tokens(instance)
-
     fleet = args.fleet or default_fleet(instance)
     policy = args.routing or _default_policy(instance, fleet)
     with about_file(args.input, "routing"):
         # prefix-affinity consults the per-host caches, so it sees the run's capacity and eviction
-        options = RoutingOptions(
+        routing = route(
+            instance,
+            fleet,
+            policy,
             seed=args.seed,
             capacity=args.capacity,
             eviction=args.eviction,
             slack=args.affinity_slack,
         )
-        routing = route(instance, fleet, policy, options)
     pool_capacity = args.pool_capacity or (
         args.capacity * fleet if args.capacity is not None else None
     )
 
-    local_run = simulate(
-        instance.chains, routing, PER_HOST, capacity=args.capacity, eviction=args.eviction
+    cost = estimate_cost(
+        instance,
+        routing,
+        fleet,
+        params,
+        pooled=args.model != "per-host",
+        capacity=args.capacity,
+        pool_capacity=pool_capacity,
+        eviction=args.eviction,
+        sweep=spec,
     )
-    pooled_run = None
-    if args.model != "per-host":
-        pooled_run = simulate(
-            instance.chains, None, POOLED, capacity=pool_capacity, eviction=args.eviction
-        )
-    pooled_hits = pooled_run.hit_blocks if pooled_run is not None else None
-
-    def split_for(p: Params):
-        return token_split(
-            instance.chains, local_run.hit_blocks, pooled_hits, p.block_tokens, input_tokens
-        )
-
-    split = split_for(params)
-    est = estimate(split, params)
-    be = break_even(split, params) if pooled_run is not None else None
-    reuse = reuse_report(instance.chains, routing, fleet)
-    rows = sweep_rows(split_for, params, spec) if spec is not None else []
 
     charts = []
     if args.chart:
@@ -243,31 +224,15 @@ def run_cost(args) -> int:
         charts = cost_chart(
             args.chart,
             f"{instance.name}: {fleet} hosts, {policy} routing, {_capacity_words(args.capacity, pool_capacity, args.eviction)}",
-            split,
-            est,
-            be,
-            show_pooled=pooled_run is not None,
+            cost.split,
+            cost.estimate,
+            cost.break_even,
+            show_pooled=cost.pooled is not None,
             show_per_host=args.model != "pooled",
         )
 
     result = _result(
-        args,
-        loaded,
-        params,
-        block_source,
-        input_tokens is not None,
-        policy,
-        fleet,
-        pool_capacity,
-        local_run,
-        pooled_run,
-        split,
-        est,
-        be,
-        reuse,
-        rows,
-        charts,
-        sources,
+        args, loaded, block_source, policy, fleet, pool_capacity, cost, charts, sources
     )
     result["prefill_rate_model"] = {
         "measured_on": PREFILL_RATE_MODEL
@@ -279,7 +244,9 @@ def run_cost(args) -> int:
     if args.json:
         print_json(result)
     else:
-        _print_text(args, result, est, be, reuse, rows, params)
+        _print_text(
+            args, result, cost.estimate, cost.break_even, cost.reuse, cost.sweep_rows, params
+        )
     return 0
 
 
@@ -323,30 +290,15 @@ def _capacity_words(capacity: int | None, pool_capacity: int | None, eviction: s
 
 
 def _result(
-    args,
-    loaded,
-    params,
-    block_source,
-    has_tokens,
-    policy,
-    fleet,
-    pool_capacity,
-    local_run,
-    pooled_run,
-    split,
-    est,
-    be,
-    reuse,
-    rows,
-    charts,
-    sources=None,
+    args, loaded, block_source, policy, fleet, pool_capacity, cost, charts, sources=None
 ) -> dict[str, Any]:
-    from pyverify.cost.estimate import LEAVES_OUT, zero_latency_break_even_gb_s
-    from pyverify.cost.summary import distributions, sweep_conclusion, verdict
+    from pyverify.api.cost import LEAVES_OUT
 
     sources = sources or {}
     instance = loaded.instance
-    dist = distributions(est)
+    params, split, local_run, pooled_run = cost.params, cost.split, cost.per_host, cost.pooled
+    has_tokens, reuse, rows = cost.input_tokens_given, cost.reuse, cost.sweep_rows
+    dist = cost.distributions()
     keep = {
         "per-host": ("ttft_per_host",),
         "pooled": ("prefill_time_saved", "transfer_time_spent", "net_effect", "ttft_pooled"),
@@ -422,16 +374,19 @@ def _result(
         "distributions_over": "all requests; numpy.percentile (linear); per-request values in ms, totals in s (not for TTFT)",
     }
     if pooled_run is not None:
-        result["net_total_s"] = est.net_total
-        result["net_total_if_fetch_only_when_faster_s"] = est.net_if_fetch_only_when_faster
-        result["verdict"] = verdict(est, be)
+        result["net_total_s"] = cost.estimate.net_total
+        result["net_total_if_fetch_only_when_faster_s"] = (
+            cost.estimate.net_if_fetch_only_when_faster
+        )
+        result["verdict"] = cost.verdict()
+        be = cost.break_even
         result["break_even"] = {**be.to_json(), "sentence": be.sentence(params)}
-        result["zero_latency_break_even_gb_s"] = zero_latency_break_even_gb_s(params)
+        result["zero_latency_break_even_gb_s"] = cost.zero_latency_break_even_gb_s()
     if rows:
         result["sweep"] = {
             "parameter": rows[0].name,
             "rows": [row.to_json() for row in rows],
-            "conclusion": sweep_conclusion(rows),
+            "conclusion": cost.sweep_conclusion(),
         }
     result["leaves_out"] = LEAVES_OUT
     result["charts"] = [str(path) for path in charts]
@@ -439,7 +394,7 @@ def _result(
 
 
 def _print_text(args, result, est, be, reuse, rows, params) -> None:
-    from pyverify.cost.estimate import LEAVES_OUT
+    from pyverify.api.cost import LEAVES_OUT
 
     r = result
     capacity = _capacity_words(r["capacity"], r["pool_capacity"], args.eviction)

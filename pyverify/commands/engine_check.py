@@ -46,112 +46,38 @@ def register(trace_commands) -> None:
 
 
 def run_check_events(args) -> int:
-    from pyverify.errors import located
-    from pyverify.inputs.kv_events import read_engine_log
-    from pyverify.inputs.load import load_described
-    from pyverify.inputs.records import ImportOptions
-    from pyverify.inputs.stream import open_source
-    from pyverify.cache.vllm import VllmBlockPool
+    from pyverify.api.engine_logs import check_vllm_events
 
-    loaded = load_described(
-        args.trace, import_options(args)
-    )  # any format, read as every command reads it; this one must be an event log
-    if loaded.format.key != "vllm-kv-events":
-        raise located(
-            args.trace,
-            None,
-            f"trace check-events reads a vLLM KV-event log; this is a {loaded.kind}",
-        )
-    with open_source(args.trace) as source:
-        _, _, first = read_engine_log(source, ImportOptions(allow_unsorted=args.allow_unsorted))
-    capacity = args.capacity or max(1, first.peak)
-    size = first.block_size
-    pools: dict = {}
-    tally = {
-        "lines": 0,
-        "agree": 0,
-        "engine_hits": 0,
-        "model_hits": 0,
-        "unscheduled": 0,
-        "requests": 0,
-    }
-    first_difference: dict | None = None
-
-    def on_line(line, added, log) -> None:
-        nonlocal first_difference
-        touched = set()
-        for chain, stored, rank in added:
-            chain = tuple(block for block in chain if block not in log.unseen)  # never held
-            pool = pools.get(rank)
-            if pool is None:
-                pool = pools[rank] = VllmBlockPool(capacity, size)
-            hit = pool.run(chain, len(chain) * size)
-            tally["requests"] += 1
-            tally["engine_hits"] += len(chain) - stored
-            if hit is None:
-                tally["unscheduled"] += 1
-            else:
-                tally["model_hits"] += hit
-            touched.add(rank)
-        ranks = touched | {rank for rank in pools}
-        engine = {rank: log.held(rank) for rank in ranks}
-        model = {rank: set(pools[rank].copies) if rank in pools else set() for rank in ranks}
-        tally["lines"] += 1
-        if all(engine[rank] == model[rank] for rank in ranks):
-            tally["agree"] += 1
-        elif first_difference is None:
-            rank = next(
-                rank
-                for rank in sorted(ranks, key=lambda r: -1 if r is None else r)
-                if engine[rank] != model[rank]
-            )
-            first_difference = {
-                "line": line,
-                "rank": rank,
-                "engine_held": len(engine[rank]),
-                "model_held": len(model[rank]),
-                "only_engine": len(engine[rank] - model[rank]),
-                "only_model": len(model[rank] - engine[rank]),
-            }
-
-    with open_source(args.trace) as source:
-        read_engine_log(source, ImportOptions(allow_unsorted=args.allow_unsorted), on_line)
-    report = {
-        "trace": args.trace,
-        "format": loaded.format.key,
-        "requests": tally["requests"],
-        "block_size_tokens": size,
-        "capacity_blocks_per_rank": capacity,
-        "capacity_from": "--capacity"
-        if args.capacity
-        else "the most blocks the log shows one rank holding",
-        "engine_hit_blocks": tally["engine_hits"],
-        "model_hit_blocks": tally["model_hits"],
-        "model_unscheduled_requests": tally["unscheduled"],
-        "lines": tally["lines"],
-        "lines_where_held_blocks_agree": tally["agree"],
-        "first_difference": first_difference,
-        "assumed": "each prompt is its full blocks exactly; requests run one at a time; nothing cached before the log",
-    }
+    checked = check_vllm_events(args.trace, reading=import_options(args), capacity=args.capacity)
+    report = checked.to_dict()
+    first_difference, size, capacity = (
+        checked.first_difference,
+        checked.block_size_tokens,
+        checked.capacity_blocks_per_rank,
+    )
     # A difference is a check that ran and failed: exit status 1, the report printed either way.
     status = 0 if first_difference is None else 1
     if args.json:
         print_json(report)
         return status
     print(
-        f"{shown(args.trace)}: {loaded.kind}, {tally['requests']} requests (BlockStored events), blocks of {size} tokens; "
+        f"{shown(args.trace)}: {checked.kind}, {checked.requests} requests (BlockStored events), blocks of {size} tokens; "
         f"pyverify's vLLM pool (--eviction vllm) of {capacity} blocks per rank ({report['capacity_from']})"
     )
-    print(f"  engine hit blocks      {tally['engine_hits']}  (the prefix before each stored run)")
     print(
-        f"  pyverify's vllm pool   {tally['model_hits']}"
+        f"  engine hit blocks      {checked.engine_hit_blocks}  (the prefix before each stored run)"
+    )
+    print(
+        f"  pyverify's vllm pool   {checked.model_hit_blocks}"
         + (
-            f"  ({tally['unscheduled']} requests too big for the pool)"
-            if tally["unscheduled"]
+            f"  ({checked.model_unscheduled_requests} requests too big for the pool)"
+            if checked.model_unscheduled_requests
             else ""
         )
     )
-    print(f"  held blocks agree      after {tally['agree']} of {tally['lines']} lines")
+    print(
+        f"  held blocks agree      after {checked.lines_where_held_blocks_agree} of {checked.lines} lines"
+    )
     if first_difference is not None:
         where = "" if first_difference["rank"] is None else f" (rank {first_difference['rank']})"
         print(

@@ -17,7 +17,7 @@ from pyverify.commands.argtypes import add_old_spelling
 from pyverify.commands.input_options import needs_instance_reader
 from pyverify.commands.output import print_json
 from pyverify.errors import RequestError, UserError
-from pyverify.sim.names import PER_HOST, default_fleet_for, default_policy_for
+from pyverify.api.names import PER_HOST, default_fleet_for, default_policy_for
 
 
 def add_engine_options(parser) -> None:
@@ -209,12 +209,12 @@ def trace_on_arrays(args, needs_kernels: bool = True) -> bool:
 def run_simulate_counts(args) -> int:
     """``simulate`` by an engine: the same figures as the simulator, uncapacitated."""
     from pyverify.commands.input_options import identity_of, load_described_with
-    from pyverify.inputs.columnar import ColumnarTrace
-    from pyverify.inputs.stream import stem_of
+    from pyverify.api import ColumnarTrace
+    from pyverify.api.reading import stem_of
 
     from pyverify.engines.select import choose, count
     from pyverify.inputs.columnar import MissingExtra
-    from pyverify.inputs.columnar.digest import content_sha256
+    from pyverify.api.reading import content_sha256
 
     engine = choose(args.backend, args.instance)
     trace, identity = None, {}
@@ -224,7 +224,7 @@ def run_simulate_counts(args) -> int:
         gives_hosts = _has_hosts(args.instance)
         own_fleet = _own_fleet(args.instance) if gives_hosts else None
     else:
-        from pyverify.sim.routing import default_fleet
+        from pyverify.api import default_fleet
 
         loaded = load_described_with(args, args.instance)
         instance = loaded.instance
@@ -384,9 +384,9 @@ def _has_hosts(path: str) -> bool:
 
 
 def _own_fleet(path: str) -> int | None:
-    from pyverify.inputs.columnar import read_columnar
+    from pyverify.api.reading import read_trace_file
 
-    trace = read_columnar(path)
+    trace = read_trace_file(path)
     return None if trace.routing is None else int(trace.routing.max()) + 1
 
 

@@ -13,16 +13,20 @@ commands read the input as an instance (:func:`needs_instance_reader`).
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Callable
 
+from pyverify.api.reading import (
+    content_sha256,
+    instance_sha256,
+    read_input,
+    read_trace_file,
+    reading_options,
+    richer_than_mooncake,
+)
 from pyverify.commands.argtypes import input_file, positive_int
 
 if TYPE_CHECKING:  # annotations only: --help imports no numpy
-    from pyverify.inputs.columnar import ColumnarTrace
-    from pyverify.inputs.load import Loaded
-    from pyverify.inputs.model import Instance
-    from pyverify.inputs.records import ImportOptions
+    from pyverify.api.reading import ColumnarTrace, ImportOptions, Instance, Loaded
 
 
 def add_input_options(parser, recorded: bool = False) -> None:
@@ -82,9 +86,7 @@ def add_input_options(parser, recorded: bool = False) -> None:
 
 def import_options(args, progress: Callable[[int], None] | None = None, **more) -> "ImportOptions":
     """The reading flags of ``args`` as :class:`~pyverify.inputs.records.ImportOptions`."""
-    from pyverify.inputs.records import ImportOptions
-
-    return ImportOptions(
+    return reading_options(
         allow_unsorted=getattr(args, "allow_unsorted", False),
         block_size=getattr(args, "block_size", None),
         tokenizer=getattr(args, "tokenizer", None),
@@ -103,9 +105,7 @@ def _rag_order(args) -> tuple[str, ...] | None:
 
 def load_described_with(args, path: str) -> "Loaded":
     """``path`` read with the command's reading flags, and what it was."""
-    from pyverify.inputs.load import load_described
-
-    return load_described(path, import_options(args))
+    return read_input(path, import_options(args))
 
 
 def load_with(args, path: str) -> "Instance":
@@ -118,9 +118,6 @@ def identity_of(loaded: "Loaded") -> dict[str, str]:
     same in every format and on either path, as ``simulate`` names it), and for a ``pyverify.instance/1``
     file also ``instance_sha256``, the SHA-256 of its canonical JSON (what ``validate`` prints as
     ``instance_sha256`` and certificates name it by)."""
-    from pyverify.inputs.model import instance_sha256
-    from pyverify.inputs.columnar.digest import content_sha256
-
     identity = {"sha256": content_sha256(loaded.instance)}
     if loaded.format.key == INSTANCE_FILE:
         identity["instance_sha256"] = instance_sha256(loaded.instance)
@@ -142,14 +139,13 @@ INSTANCE_FILE = "pyverify-instance"
 
 def read_trace_with(args, path: str) -> "ColumnarTrace":
     """A trace file (Parquet, CSV, Mooncake JSONL) as arrays, with ``--allow-unsorted`` if given."""
-    from pyverify.inputs.columnar import read_columnar
-
-    return read_columnar(path, allow_unsorted=getattr(args, "allow_unsorted", False))
+    return read_trace_file(path, allow_unsorted=getattr(args, "allow_unsorted", False))
 
 
 def needs_instance_reader(args) -> bool:
     """Whether the flags ask for what only the instance readers do (re-blocking, tokenizing, a source block size),
-    or the input is a hash-id JSONL that says more than Mooncake's fields (:data:`RICHER_THAN_MOONCAKE`), which
+    or the input is a hash-id JSONL that says more than Mooncake's fields
+    (:data:`pyverify.api.reading.RICHER_THAN_MOONCAKE`), which
     the array readers would read as Mooncake's 512-token blocks."""
     if any(
         getattr(args, flag, None) is not None
@@ -164,74 +160,7 @@ def needs_instance_reader(args) -> bool:
         ),
         None,
     )
-    return path is not None and _richer_than_mooncake(path)
-
-
-#: Hash-id JSONL formats whose records say what Mooncake's do not: a block size, conversations, components.
-RICHER_THAN_MOONCAKE = ("kvcache-simulator-jsonl", "qwen-bailian-jsonl", "ragpulse-jsonl")
-
-
-def _richer_than_mooncake(path: str) -> bool:
-    """Whether the file at ``path`` is one of :data:`RICHER_THAN_MOONCAKE`, by its first record,
-    or a Mooncake file that :func:`may_give_sizes` on a later one (never standard input: it can be
-    read only once). Unreadable or unknown inputs say no: the reader reports them."""
-    if path == "-" or not os.path.isfile(path):
-        return False
-    from pyverify.errors import UserError
-    from pyverify.inputs.detect import read_head
-    from pyverify.inputs.stream import open_source
-
-    try:
-        with open_source(path) as source:
-            head = read_head(source)
-            if head.first_object is None:
-                return False  # a Parquet file, say: its reader decides
-            if is_plain_mooncake(head.first_object):
-                # Settled without the per-record readers' module (start-up time): each of those
-                # formats is told by the fields of a first record, and Mooncake's alone are not one;
-                # but kvcache-simulator's block_size and block_tokens count on any record (the
-                # strict reader honours them there).
-                return not source.compression and may_give_sizes(path)
-            from pyverify.inputs.load import detect_format
-
-            return detect_format(head, source.display).key in RICHER_THAN_MOONCAKE
-    except (UserError, OSError):
-        return False
-
-
-def may_give_sizes(path: str) -> bool:
-    """Whether the file at ``path`` may hold a ``block_size`` or ``block_tokens`` key on some
-    record: it holds the bytes ``block_`` or a backslash (an escape may spell a key). Mooncake's
-    traces hold neither, so they stay on the array path; a file that does is read per record,
-    which honours those keys wherever they stand (the array readers give them too, by the strict
-    reader, but the array replays weigh no block by its own block_tokens). A search or two of the
-    mapped file, at memory speed."""
-    import mmap
-
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            return False
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as text:
-            if text.find(b"\\") >= 0:
-                return True
-            # Mooncake's keys and numbers hold no "k", which one byte search (memchr) finds at
-            # memory speed: 2 ms for 45 MB here, where the search for "block_" took 58 ms.
-            return text.find(b"k") >= 0 and text.find(b"block_") >= 0
-
-
-#: The fields of a Mooncake record (the released traces have no others).
-MOONCAKE_KEYS = frozenset({"hash_ids", "timestamp", "input_length", "output_length"})
-
-
-def is_plain_mooncake(record: object) -> bool:
-    """Whether a first record is Mooncake's and nothing more: a list of ``hash_ids`` and no field but Mooncake's.
-    Every format of :data:`RICHER_THAN_MOONCAKE` is told by a field Mooncake's records lack or by ``hash_ids`` that
-    is not a list, so none can claim such a record (``tests/test_startup.py`` checks this against the detectors)."""
-    return (
-        isinstance(record, dict)
-        and isinstance(record.get("hash_ids"), list)
-        and record.keys() <= MOONCAKE_KEYS
-    )
+    return path is not None and richer_than_mooncake(path)
 
 
 __all__ = [

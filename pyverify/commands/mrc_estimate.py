@@ -65,11 +65,10 @@ def refuse_what_an_estimate_cannot_do(args) -> None:
 
 
 def run_mrc_estimate(args, print_json) -> int:
-    from pyverify.inputs.columnar import ColumnarTrace
-    from pyverify.inputs.columnar.digest import content_sha256
-    from pyverify.sim.mrc import log_capacities
-    from pyverify.sim.simulate import LRU_NAME, LRU_NOTE
-    from pyverify.sim.shards import shards_curve
+    from pyverify.api import ColumnarTrace
+    from pyverify.api.curves import estimated_lru_curve, log_capacities
+    from pyverify.api.names import LRU_NAME, LRU_NOTE
+    from pyverify.api.reading import content_sha256
 
     refuse_what_an_estimate_cannot_do(args)
     if is_trace_file(args.instance) and not needs_instance_reader(args):
@@ -79,7 +78,7 @@ def run_mrc_estimate(args, print_json) -> int:
         loaded = load_described_with(args, args.instance)
         trace = ColumnarTrace.from_instance(loaded.instance)
         identity = identity_of(loaded)
-    curve = shards_curve(trace.ids, args.sample_rate)
+    curve = estimated_lru_curve(trace, args.sample_rate)
     if (
         curve.references and not curve.sampled_references
     ):  # an empty sample estimates a hit rate of 1

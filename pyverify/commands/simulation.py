@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from pyverify.commands.output import print_json
-from pyverify.sim.names import LRU, LRU_NOTE, VLLM, eviction_name
+from pyverify.api.names import LRU, LRU_NOTE, VLLM, eviction_name
 
 if TYPE_CHECKING:  # annotations only: the CLI's start-up loads no numpy
     from pyverify.commands.cache_options import CacheSize
-    from pyverify.sim.accounting import Tally
-    from pyverify.sim.window import Window
+    from pyverify.api.measure import Tally
+    from pyverify.api.names import Window
 
 
 #: Plain words for the two optima wherever a capacitated hit rate is printed beside them.
@@ -67,15 +67,14 @@ def optima_tallies(
     if not getattr(args, "optimum", False):
         return None
     from pyverify.errors import UserError
-    from pyverify.sim.accounting import tally_offsets
-    from pyverify.optimal.forced import optimum_hits
+    from pyverify.api.measure import measured_offsets, optimum_hits
 
     if capacity is None:
         raise UserError(
             "--optimum: needs a capacity (uncapacitated, every run that keeps what it fetched is optimal)"
         )
     return {
-        name: tally_offsets(offsets, hits, weights, window)
+        name: measured_offsets(offsets, hits, weights, window)
         for name, hits in optimum_hits(ids, lengths, cache_of, capacity).items()
     }
 

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:  # annotations only
     import numpy as np
 
-    from pyverify.inputs.columnar.trace import ColumnarTrace
-    from pyverify.inputs.load import Loaded
-    from pyverify.inputs.records import ImportOptions
+    from pyverify.api.reading import ColumnarTrace
+    from pyverify.api.reading import ImportOptions, Loaded
 
 
 from pyverify.reports.charts import mrc_chart
@@ -49,19 +48,12 @@ from pyverify.commands.mrc_estimate import add_sample_rate, run_mrc_estimate
 from pyverify.commands.output import aligned_table
 from pyverify.errors import UserError, shown
 from pyverify.fileio import write_error, write_text_atomic
-from pyverify.inputs.kv_models import kv_size
-from pyverify.inputs.load import load_described
-from pyverify.inputs.model import instance_sha256
+from pyverify.api.memory import kv_size
+from pyverify.api.reading import instance_sha256, read_input
 from pyverify.progress import progress_bar
-from pyverify.sim.routing import (
-    ONLINE_POLICIES,
-    POLICIES,
-    RoutingOptions,
-    default_fleet,
-    default_policy,
-    route,
-)
-from pyverify.sim.simulate import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POOLED, simulate
+from pyverify.api.routing import default_fleet, default_policy, depends_on_cache_state, route
+from pyverify.api.names import LRU, LRU_NAME, LRU_NOTE, PER_HOST, POLICY_NAMES, POOLED
+from pyverify.sim.simulate import simulate
 
 ORDER = 20
 
@@ -107,10 +99,10 @@ def register(subparsers) -> None:
     )
     imp.add_argument(
         "--routing",
-        choices=tuple(POLICIES),
+        choices=POLICY_NAMES,
         metavar="POLICY",
         help="route once and record the hosts in the instance ("
-        + ", ".join(POLICIES)
+        + ", ".join(POLICY_NAMES)
         + "): an online "
         "policy such as prefix-affinity then becomes a static routing that certify, mrc and sweep "
         "read with --routing given (prefix-affinity routes with uncapacitated caches)",
@@ -167,7 +159,7 @@ def register(subparsers) -> None:
         help="fleet size for per-host (default: the instance's hosts, or 16 for a trace)",
     )
     mrc.add_argument(
-        "--routing", choices=sorted(POLICIES), help="static routing policy for per-host"
+        "--routing", choices=sorted(POLICY_NAMES), help="static routing policy for per-host"
     )
     add_routing_options(mrc)
     mrc.add_argument(
@@ -244,11 +236,12 @@ OUTPUT_SUFFIXES = (".json", ".parquet")
 def run_formats(args) -> int:
     """``trace formats``: every input format, in the order they are tried (the 'unknown format'
     errors point here)."""
-    from pyverify.inputs.load import FORMATS
+    from pyverify.api.reading import formats
 
+    known = formats()
     if args.json:
         print_json(
-            [{"key": fmt.key, "title": fmt.title, "told_by": fmt.signature} for fmt in FORMATS]
+            [{"key": fmt.key, "title": fmt.title, "told_by": fmt.signature} for fmt in known]
         )
         return 0
     print(
@@ -256,13 +249,13 @@ def run_formats(args) -> int:
         "gzip-compressed or from standard input '-', but Parquet and CSV, which are read from a "
         "file):"
     )
-    for fmt in FORMATS:
+    for fmt in known:
         print(f"  {fmt.key:24} {fmt.signature}")
     return 0
 
 
 def run_import(args) -> int:
-    from pyverify.inputs.columnar.digest import content_sha256
+    from pyverify.api.reading import content_sha256
 
     suffix = Path(str(args.output)).suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
@@ -273,7 +266,7 @@ def run_import(args) -> int:
     if suffix == ".parquet":
         return run_import_parquet(args)
     with progress_bar(None, "import", unit="req") as advance:
-        loaded = load_described(args.trace, trace_import_options(args, advance))
+        loaded = read_input(args.trace, trace_import_options(args, advance))
     instance = _routed_once(args, loaded.instance)
     text = json.dumps(instance.to_json(), separators=(",", ":")) + "\n"
     write_text_atomic(args.output, text)
@@ -320,9 +313,7 @@ def _routed_once(args, instance):
         return instance
     fleet = args.fleet or args.hosts or default_fleet(instance)
     with about_file(args.trace, "routing"):
-        routing = route(
-            instance, fleet, args.routing, RoutingOptions(seed=args.seed, slack=args.affinity_slack)
-        )
+        routing = route(instance, fleet, args.routing, seed=args.seed, slack=args.affinity_slack)
     return dataclasses.replace(instance, fleet_size=fleet, routing=tuple(routing))
 
 
@@ -332,32 +323,14 @@ def _any_input_as_columns(args) -> tuple[ColumnarTrace, Loaded]:
     (instance JSON, token-id and chat JSONL, and re-blocking or tokenizing flags), converted once.
     The array readers' inputs make no notes; their format is told by content, as the instance
     readers tell it."""
-    from pyverify.inputs.columnar import ColumnarTrace
-    from pyverify.inputs.columnar.formats import is_hash_ids_csv, is_hash_ids_jsonl, is_parquet
-    from pyverify.inputs.load import CSV, MOONCAKE, PARQUET, Loaded
+    from pyverify.api.reading import read_as_arrays
 
-    path = args.trace
-    if not needs_instance_reader(args) and (
-        is_parquet(path) or is_hash_ids_csv(path) or is_hash_ids_jsonl(path)
-    ):
-        trace = read_trace_with(args, path)
-        fmt = PARQUET if is_parquet(path) else CSV if is_hash_ids_csv(path) else MOONCAKE
-        return trace, Loaded(None, fmt, None)
-    loaded = load_described_with(args, path)
-    instance = loaded.instance
-    if any("block_tokens" in item for item in instance.extra):
-        # The columnar trace has one block size; blocks of varying size (RAGPulse's chunks) would lose their weights.
-        raise UserError(
-            f"{shown(path)}: its blocks differ in size (block_tokens), which a Parquet trace cannot hold; "
-            "write an instance (.json) instead"
-        )
-    return ColumnarTrace.from_instance(instance), loaded
+    return read_as_arrays(args.trace, import_options(args), per_record=needs_instance_reader(args))
 
 
 def run_import_parquet(args) -> int:
     """``trace import ... -o x.parquet``: validate (same rules) and write the columnar form, atomically."""
-    from pyverify.inputs.columnar import write_parquet
-    from pyverify.sim.counting import pooled_misses
+    from pyverify.api.reading import distinct_blocks, write_parquet
 
     trace, loaded = _any_input_as_columns(args)
     try:
@@ -373,7 +346,7 @@ def run_import_parquet(args) -> int:
         "compression": loaded.compression,
         "requests": trace.n_requests,
         "block_references": trace.n_references,
-        "distinct_blocks": pooled_misses(trace.ids),
+        "distinct_blocks": distinct_blocks(trace),
         "block_size_tokens": trace.block_size_tokens,
         "prefix_closed": True,
         "notes": list(loaded.notes),
@@ -745,10 +718,10 @@ def _curve_input(args) -> CurveInput:
     size, as arrays replayed by the compiled kernels (as ``simulate`` and ``budgets`` do)."""
     import numpy as np
 
-    from pyverify.cache.arrays import flatten
+    from pyverify.api.reading import flat_references
 
     per_host = args.model == PER_HOST
-    if per_host and args.routing in ONLINE_POLICIES:
+    if per_host and depends_on_cache_state(args.routing):
         raise UserError(
             f"--routing: {args.routing} depends on the cache state as requests arrive, so it has no one-pass "
             f"curve; route once ('pyverify trace import {args.instance} -o routed.json --routing {args.routing} "
@@ -758,7 +731,7 @@ def _curve_input(args) -> CurveInput:
         args, needs_kernels=False
     ):  # the curves compile only when that repays; --verify replays
         from pyverify.commands.array_simulate import ENGINE, route_trace
-        from pyverify.inputs.columnar.digest import content_sha256_beside
+        from pyverify.api.reading import content_sha256_beside
         from pyverify.sim.array_run import ArrayReplay, trace_token_weights
 
         load_kernels_before_reading(args.instance)
@@ -803,7 +776,7 @@ def _curve_input(args) -> CurveInput:
             trace_token_weights(trace, args.instance),
             lru_misses,
         )
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.api import token_weights
 
     loaded = load_described_with(args, args.instance)
     instance = loaded.instance
@@ -812,10 +785,8 @@ def _curve_input(args) -> CurveInput:
         policy = args.routing or default_policy(instance)
         fleet = args.fleet or default_fleet(instance)
         with about_file(args.instance, "routing"):
-            routing = route(
-                instance, fleet, policy, RoutingOptions(seed=args.seed, slack=args.affinity_slack)
-            )
-    ids, lengths = flatten(instance.chains)
+            routing = route(instance, fleet, policy, seed=args.seed, slack=args.affinity_slack)
+    ids, lengths = flat_references(instance.chains)
 
     def lru_misses(capacity: int) -> int:
         return simulate(
@@ -833,6 +804,6 @@ def _curve_input(args) -> CurveInput:
         routing,
         fleet,
         policy,
-        instance_token_weights(instance, args.instance),
+        token_weights(instance, args.instance),
         lru_misses,
     )

@@ -14,7 +14,7 @@ from pyverify.commands.basic import INPUT_HELP
 from pyverify.reports.charts import save_figure
 from pyverify.commands.input_options import add_input_options, load_with
 from pyverify.errors import shown
-from pyverify.inputs.model import ROOT, prefix_tree
+from pyverify.api.reading import ROOT, prefix_tree
 
 ORDER = 15
 

@@ -15,8 +15,26 @@ What each result guarantees:
 * :class:`Curve`: exact miss counts at *every* capacity from one pass: LRU by
   stack distances, or the optimum (Belady's MIN, bypass form) by its own
   distances; ``misses(c)`` is what a replay at capacity ``c`` would count.
-* :func:`verify`: the verdict of the trusted checker (:mod:`pyverify.trusted`),
-  which shares no reader with the code that wrote the certificate.
+* :func:`certify`: a certificate of the fewest misses that the trusted checker
+  accepted before it was written; :func:`verify`: the verdict of that checker
+  (:mod:`pyverify.trusted`), which shares no reader with the code that wrote the
+  certificate (both in :mod:`pyverify.api.certificates`).
+* :func:`bridge`: certificates linked to Lean theorems after the Lean check
+  passed; :func:`audit`: every step on one input, its report folder written
+  atomically (both in :mod:`pyverify.api.lean`).
+* :func:`estimate_cost`: the exact hits of the per-host caches and the pool,
+  weighed by the written time model (:mod:`pyverify.api.cost`); :func:`route`:
+  one host per request by the policy named (:mod:`pyverify.api.routing`).
+* :func:`sweep`: the exact hits of a pool against per-host caches as the fleet
+  grows, routing by routing (:mod:`pyverify.api.sweep`).
+
+Reading any input and naming a trace by its content digest is
+:mod:`pyverify.api.reading`; KV memory in GiB as blocks is :mod:`pyverify.api.memory`.
+
+The command line is a thin layer over this package: each family of commands has
+its module here (:mod:`pyverify.api.names` holds the names its parsers offer),
+and every module imports the readers, simulators and solvers inside the call
+that uses them, so importing the API stays cheap.
 
 Bad input raises :class:`~pyverify.errors.UserError` (one line naming the file,
 the field and the reason); a check that runs and fails returns a failing
@@ -33,22 +51,77 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.names import LRU, PER_HOST, POOLED
 
+from pyverify.api.certificates import (
+    Certification,
+    Verdict,
+    certify,
+    prove_bounded,
+    search_bounded,
+    verify,
+)
+from pyverify.api.cost import CostEstimate, estimate_cost
+from pyverify.api.lean import audit, bridge
+from pyverify.api.routing import (
+    default_fleet,
+    default_policy,
+    describe_hosts,
+    hosts_source,
+    route,
+)
+from pyverify.api.sweep import Sweep, default_fleet_sizes, sweep, token_weights
+
+if TYPE_CHECKING:
+    from pyverify.certify.certificate import Stopped
+    from pyverify.inputs.columnar import ColumnarTrace
+
 __all__ = [
+    "Certification",
     "ColumnarTrace",
+    "CostEstimate",
     "Curve",
     "SimulationResult",
+    "Sweep",
+    "Stopped",
     "Verdict",
+    "audit",
+    "bridge",
+    "certify",
+    "default_fleet",
+    "default_fleet_sizes",
+    "default_policy",
+    "describe_hosts",
+    "estimate_cost",
+    "hosts_source",
     "load_trace",
     "lru_curve",
     "optimal_curve",
+    "prove_bounded",
+    "route",
+    "search_bounded",
     "simulate",
+    "sweep",
+    "token_weights",
     "verify",
 ]
+
+#: Names handed on from the module that defines them only when asked for: importing the API (as
+#: every command does to build its parser) must not load NumPy, the readers or the solvers.
+_ON_DEMAND = {
+    "ColumnarTrace": "pyverify.inputs.columnar",
+    "Stopped": "pyverify.certify.certificate",
+}
+
+
+def __getattr__(name: str):
+    if name in _ON_DEMAND:
+        import importlib
+
+        return getattr(importlib.import_module(_ON_DEMAND[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_trace(
@@ -59,6 +132,7 @@ def load_trace(
     ``block_size``: re-block a token-level trace to this many tokens a block
     (``--block-size``). ``allow_unsorted``: replay decreasing timestamps in
     file order (``--allow-unsorted``)."""
+    from pyverify.inputs.columnar import ColumnarTrace
     from pyverify.inputs.load import load_described
     from pyverify.inputs.records import ImportOptions
 
@@ -226,22 +300,3 @@ def optimal_curve(
     instance, routed, fleet = _routing_for_curve(trace, model, fleet_size, routing, seed)
     curve = curve_of(instance.chains, routed, fleet)
     return Curve("optimal", curve.references, curve.cold, curve.caches, curve)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the trusted checker said of a certificate: ``ok`` is the command's exit status 0."""
-
-    ok: bool
-    lines: tuple[str, ...]  # what ``pyverify verify`` prints, line by line
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "lines": list(self.lines)}
-
-
-def verify(certificate: str | Path, instance: str | Path) -> Verdict:
-    """Re-check a certificate against its instance with the trusted checker (``pyverify verify``)."""
-    from pyverify.trusted.check import verify_quiet
-
-    status, lines = verify_quiet(str(certificate), str(instance))
-    return Verdict(status == 0, tuple(lines))
