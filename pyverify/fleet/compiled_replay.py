@@ -25,14 +25,14 @@ Both run on flat arrays (chains renumbered to dense ids). The Python event loop
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
-from pyverify.fleet.run import HostStats, ReplayRun
-from pyverify.fleet.service import STEPS
+from pyverify.fleet.run import HostStats, ReplayRun, ReplaySettings
+from pyverify.fleet.service import STEPS, ServiceModel
+from pyverify.fleet.trace_views import views_of
+from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.simulate import (
     ENGINE_EVICTIONS,
     FIFO,
@@ -57,17 +57,10 @@ FIXED_ROUTERS = ("round-robin", "random")
 EVENT_LOOP_EVICTIONS = (LRU, FIFO)
 
 
-def unsupported(
-    router: Router,
-    capacity: int | None,
-    eviction: str,
-    pool_capacity,
-    host_capacity,
-    timed: bool,
-    service_model: str = STEPS,
-) -> str | None:
+def unsupported(router: Router, settings: ReplaySettings, service_model: str = STEPS) -> str | None:
     """Why the compiled replay cannot run this configuration (timed under ``service_model``), or ``None``
     when it can."""
+    capacity, eviction, timed = settings.capacity, settings.eviction, settings.timed
     if router.name in PYTHON_ROUTERS:
         return f"router {router.name} takes the Python event loop (its books of active requests)"
     if timed and service_model == STEPS:
@@ -79,7 +72,7 @@ def unsupported(
         return f"eviction {eviction} needs a capacity"  # the event loop words the refusal
     if capacity is not None and eviction not in COMPILED_EVICTIONS:
         return f"eviction {eviction} takes the Python event loop (compiled: {', '.join(COMPILED_EVICTIONS)})"
-    tiers = pool_capacity is not False or host_capacity is not False
+    tiers = settings.lower_tiers
     if (
         capacity is None
         or eviction in EVENT_LOOP_EVICTIONS
@@ -100,60 +93,26 @@ def unsupported(
 
 
 def replay_compiled(
-    chains: Sequence[Sequence[int]],
+    trace: ColumnarTrace,
     router: Router,
-    capacity: int | None,
-    eviction: str,
+    settings: ReplaySettings,
+    service: ServiceModel,
     progress,
-    prompt_tokens: Sequence[int] | None = None,
-    block_size: int | None = None,
-    page_size: int | None = None,
-    *,
-    timed: bool = False,
-    pool_capacity=False,
-    host_capacity=False,
-    service=None,
-    arrival_ms=None,
-    input_tokens=None,
-    output_tokens=None,
-    arrival_scale: float = 1.0,
     frugal: bool = False,
 ):
     """The run :func:`pyverify.fleet.replay.replay_python` gives for a configuration :func:`unsupported` accepts;
-    ``None`` when a block id does not fit in 64 bits, or a string saying why the tables would not fit in memory
-    or (``frugal``) would cost more than the Python loop (either way nothing consumed from the router: a fresh
-    one is asked)."""
-    if (
-        timed
-        or pool_capacity is not False
-        or host_capacity is not False
-        or router.name not in FIXED_ROUTERS
-    ):
-        return event_loop_compiled(
-            chains,
-            router,
-            capacity,
-            eviction,
-            progress,
-            timed,
-            pool_capacity,
-            host_capacity,
-            service,
-            arrival_ms,
-            input_tokens,
-            output_tokens,
-            arrival_scale,
-            frugal,
-        )
-    from pyverify.sim.kernels.replay import flat_requests, link_array, replay
+    a string saying why the tables would not fit in memory or (``frugal``) would cost more than the Python
+    loop (then nothing is consumed from the router: a fresh one is asked)."""
+    if settings.timed or settings.lower_tiers or router.name not in FIXED_ROUTERS:
+        return event_loop_compiled(trace, router, settings, service, progress, frugal)
+    from pyverify.sim.kernels.replay import link_array, replay, requests_by_cache
     from pyverify.sim.kernels.tree_replay import tree_hits
 
-    n, fleet = len(chains), router.fleet
+    views = views_of(trace)
+    capacity, eviction = settings.capacity, settings.eviction
+    n, fleet = trace.n_requests, router.fleet
     picks = router.fixed_picks(n)
-    flat = flat_requests(chains, picks)
-    if flat is None:  # block ids beyond 64 bits fit no array
-        return None
-    ids, universe, starts, order, bounds = flat
+    ids, universe, starts, order, bounds = requests_by_cache(views.dense[0], trace.offsets, picks)
     limit = (
         universe if capacity is None else capacity
     )  # no capacity: room for every distinct block, nothing evicted
@@ -162,13 +121,19 @@ def replay_compiled(
         eviction in ENGINE_EVICTIONS
     ):  # the engine's own requests, one at a time per host: simulate's engine runs
         engine_run, unscheduled = engine_hits(
-            chains, picks, capacity, eviction, prompt_tokens, block_size, page_size
+            views.chains,
+            picks,
+            capacity,
+            eviction,
+            views.prompt_tokens,
+            trace.block_size_tokens,
+            settings.page_size,
         )
         hits = np.asarray(engine_run, dtype=np.int64)
     elif eviction == LEAF_LRU and capacity is not None:
-        tree_run = tree_hits(chains, picks, capacity, eviction)
-        if tree_run is None:  # not prefix-closed, or ids beyond 64 bits: the reference replay
-            tree_run = _capacitated_hits(chains, picks, capacity, eviction)
+        tree_run = tree_hits(views.chains, picks, capacity, eviction)
+        if tree_run is None:  # not prefix-closed: the reference replay
+            tree_run = _capacitated_hits(views.chains, picks, capacity, eviction)
         hits = np.asarray(tree_run, dtype=np.int64)
     else:
         hits = replay(
@@ -266,54 +231,41 @@ _ROUTER_CODES = {
 
 
 def event_loop_compiled(
-    chains,
+    trace: ColumnarTrace,
     router: Router,
-    capacity,
-    eviction,
+    settings: ReplaySettings,
+    service: ServiceModel,
     progress,
-    timed,
-    pool_capacity,
-    host_capacity,
-    service,
-    arrival_ms,
-    input_tokens,
-    output_tokens,
-    arrival_scale,
-    frugal=False,
+    frugal: bool = False,
 ):
-    """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids,
-    the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when
-    :func:`python_loop_cheaper`."""
-    from pyverify.fleet.service import ServiceModel
-    from pyverify.sim.counting import dense_ids, flatten
+    """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; the reason (a string)
+    when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when :func:`python_loop_cheaper`."""
     from pyverify.sim.kernels.fleet_replay import (
         FIXED,
         NO_TIER,
         UNLIMITED,
+        Requests,
+        Rules,
+        Tiers,
+        Timing,
         fleet_replay,
         tier_arrays,
     )
 
-    service = service or ServiceModel()
-    n, fleet = len(chains), router.fleet
-    try:
-        ids, lengths = flatten(chains)
-    except OverflowError:
-        return None
-    ids, universe = dense_ids(ids)
-    starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
+    views = views_of(trace)
+    timed = settings.timed
+    n, fleet = trace.n_requests, router.fleet
+    ids, universe = views.dense
     picks = router.fixed_picks(n)
     code = FIXED if picks is not None else _ROUTER_CODES[router.name]
-    picks = np.asarray(picks if picks is not None else [], dtype=np.int64)
 
     def limit(value):
         return NO_TIER if value is False else UNLIMITED if value is None else int(value)
 
     gpu_capacity, host_limit, pool_limit = (
-        limit(capacity),
-        limit(host_capacity),
-        limit(pool_capacity),
+        limit(settings.capacity),
+        limit(settings.host_capacity),
+        limit(settings.pool_capacity),
     )
     needed = table_bytes(fleet, universe, gpu_capacity, host_limit, pool_limit, timed)
     if needed > MAX_TABLE_BYTES:
@@ -322,57 +274,57 @@ def event_loop_compiled(
             f"distinct blocks per tier), more than {MAX_TABLE_BYTES >> 30} GiB; the Python loop's memory follows what "
             "the caches hold"
         )
-    if frugal and python_loop_cheaper(needed, int(starts[-1]), n, fleet, code != FIXED):
+    if frugal and python_loop_cheaper(needed, views.references, n, fleet, code != FIXED):
         return (
             f"the Python loop costs less than the compiled event loop's "
             f"{needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} distinct blocks per tier)"
         )
-    gpu = tier_arrays(fleet, universe, gpu_capacity)
-    dram = tier_arrays(fleet, universe, host_limit)
-    pool = tier_arrays(1, universe, pool_limit)
     if timed:
-        if arrival_ms is None:
+        if views.arrival_ms is None or None in views.arrival_ms:
             raise ValueError("a timed replay needs arrival times")
-        arrival = [
-            ms / 1000.0 * arrival_scale for ms in arrival_ms
-        ]  # replay_python's floats, computed as it does
+        arrival = [  # replay_python's floats, computed as it does
+            ms / 1000.0 * settings.arrival_scale for ms in views.arrival_ms
+        ]
         span = max(arrival, default=0.0)
         samples = run_records.LOAD_SAMPLES
         sample_s = [span * k / samples for k in range(samples)]
     else:
         arrival, sample_s = [], []
-    given = [False] * n if input_tokens is None else [value is not None for value in input_tokens]
-    inputs = (
-        [0] * n
-        if input_tokens is None
-        else [value if value is not None else 0 for value in input_tokens]
-    )
-    outputs = [0] * n if output_tokens is None else [value or 0 for value in output_tokens]
+    inputs = trace.input_tokens
+    given = np.zeros(n, dtype=np.bool_) if inputs is None else ~np.isnan(inputs)
+    outputs = trace.output_tokens
     options = router.options
-    host_of, hits, start, first_token, counts, busy, samples, taken = fleet_replay(
+    requests = Requests(
         ids,
-        starts,
+        trace.offsets,
         universe,
-        fleet,
-        timed,
         np.asarray(arrival, dtype=np.float64),
-        np.asarray(sample_s, dtype=np.float64),
+        np.zeros(n, dtype=np.int64)
+        if inputs is None
+        else np.where(given, inputs, 0).astype(np.int64),
+        given,
+        np.zeros(n, dtype=np.int64)
+        if outputs is None
+        else np.nan_to_num(outputs, nan=0.0).astype(np.int64),
+    )
+    rules = Rules(
         code,
-        picks,
+        np.asarray(picks if picks is not None else [], dtype=np.int64),
         float(options.slack),
         float(options.overlap_weight),
         float(options.load_weight),
         options.kv_aware_load == "blocks",
-        gpu,
+    )
+    tiers = Tiers(
+        tier_arrays(fleet, universe, gpu_capacity),
         gpu_capacity,
-        eviction != FIFO,
-        dram,
+        settings.eviction != FIFO,
+        tier_arrays(fleet, universe, host_limit),
         host_limit,
-        pool,
+        tier_arrays(1, universe, pool_limit),
         pool_limit,
-        np.asarray(inputs, dtype=np.int64),
-        np.asarray(given, dtype=np.bool_),
-        np.asarray(outputs, dtype=np.int64),
+    )
+    timing = Timing(
         int(service.max_running),
         int(service.block_tokens),
         float(service.prefill_tokens_per_s),
@@ -382,6 +334,9 @@ def event_loop_compiled(
         float(service.host_bandwidth_gb_s),
         float(service.fetch_latency_ms),
         float(service.pool_bandwidth_gb_s),
+    )
+    host_of, hits, start, first_token, counts, busy, samples, taken = fleet_replay(
+        requests, fleet, timed, np.asarray(sample_s, dtype=np.float64), rules, tiers, timing
     )
     progress(n)
     counts = counts.tolist()
@@ -406,11 +361,11 @@ def event_loop_compiled(
         hits[0],
         hits[1],
         hits[2],
-        int(lengths.sum()),
+        views.references,
         *times,
         stats,
-        host_capacity is not False,
-        pool_capacity is not False,
+        settings.host_capacity is not False,
+        settings.pool_capacity is not False,
         list(sample_s[:taken]),
         samples[:taken].tolist(),
         [],
