@@ -12,7 +12,7 @@ C++ binary replays leaf-first LRU once per budget. pyverify computes, in one
 pass, the rank of every reference under vLLM's tail-first order
 (pyverify.sim.engine_curves) and reads off every budget; it is also timed
 replaying ``leaf-lru`` (their LRU, exactly) per budget, with the compiled
-kernel (pyverify.sim.kernels.tree_replay) and with the Python reference
+kernel (pyverify.cache.tree_kernel) and with the Python reference
 caches, which must agree. Agreement is printed per budget: ``leaf-lru`` must equal
 their LRU everywhere; the one-pass ``tail-first`` curve equals it wherever every
 chain fits in the cache (the two policies differ only when a chain has more
@@ -45,7 +45,7 @@ def main() -> int:
     from pyverify.inputs.load import load_input
     from pyverify.sim.budgets import budget_sweep
     import pyverify.sim.simulate as simulate_module
-    from pyverify.sim.kernels.tree_replay import tree_hits
+    from pyverify.cache.tree_kernel import tree_hits
     from pyverify.sim.simulate import LEAF_LRU, TAIL_FIRST
     from pyverify.sim.tokens import instance_token_weights
     from pyverify.sim.window import Window

@@ -9,7 +9,7 @@
    before. Goal (issue 16): the curve at least as fast as the plain pass.
    Pooled and per host (F hosts, round-robin).
 2. LRU and FIFO at one capacity C with longest-prefix hits: the replay kernel
-   (``pyverify.sim.kernels.replay.replay`` on flat arrays, and
+   (``pyverify.cache.lru_kernel.replay`` on flat arrays, and
    ``pyverify.sim.simulate.simulate`` from Python chains, conversion included)
    against libCacheSim's LRU replaying the flat sequence in C
    (``process_trace`` on an oracleGeneral file written beforehand, not timed)
@@ -17,7 +17,7 @@
    libCacheSim. FIFO has no libCacheSim twin here: longest-prefix FIFO is not
    flat FIFO on prefix-closed traces (pyverify/sim/mrc.py), so it is checked
    against the oracle only. The leaf-first policies (``leaf-lru``, ``tail-first``):
-   the tree replay kernel (``pyverify.sim.kernels.tree_replay``) and
+   the tree replay kernel (``pyverify.cache.tree_kernel``) and
    ``simulate()`` against the Python reference caches; libCacheSim has no
    leaf-first LRU, so its flat LRU time is printed for scale only
    (kvcache-simulator's C++ leaf-first LRU is compared in
@@ -53,7 +53,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from synthetic import chains_of, synthetic_trace  # noqa: E402
 
-from pyverify.sim.counting import dense_ids, reference_hosts  # noqa: E402
+from pyverify.cache.arrays import dense_ids
+from pyverify.sim.counting import reference_hosts  # noqa: E402
 from pyverify.sim.mrc import curve_from_distances, lru_curve_of_references, stack_distances_numpy  # noqa: E402
 from pyverify.sim.simulate import (
     FIFO,
@@ -110,8 +111,8 @@ def agree(label: str, *values) -> str:
 
 def warm_up() -> float:
     """Compile (or load from cache) every kernel once, on a tiny input."""
-    from pyverify.sim.kernels.replay import link_array, replay
-    from pyverify.sim.kernels.tree_replay import tree_replay
+    from pyverify.cache.lru_kernel import link_array, replay
+    from pyverify.cache.tree_kernel import tree_replay
 
     start = time.perf_counter()
     ids = np.array([0, 1, 0], dtype=np.int64)
@@ -198,8 +199,8 @@ def libcachesim_lru(ids: np.ndarray, capacity: int) -> tuple[float, int]:
 
 
 def one_capacity(label: str, ids: np.ndarray, lengths: np.ndarray, capacity: int) -> None:
-    from pyverify.sim.kernels.replay import link_array, replay
-    from pyverify.sim.kernels.tree_replay import tree_replay
+    from pyverify.cache.lru_kernel import link_array, replay
+    from pyverify.cache.tree_kernel import tree_replay
 
     n = ids.size
     chains = chains_of(ids, lengths)
@@ -363,7 +364,7 @@ def main() -> None:
     )
     if TRACE.exists():
         from pyverify.inputs.mooncake import import_mooncake
-        from pyverify.sim.counting import flatten
+        from pyverify.cache.arrays import flatten
 
         ids, lengths = flatten(import_mooncake(TRACE).chains)
         curves("mooncake synthetic_trace.jsonl", ids, lengths, args.fleet)

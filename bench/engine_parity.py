@@ -8,7 +8,7 @@ time, as their schedulers do (and vLLM's also with up to ``--max-running``
 requests running at once, started in file order and finished in a seeded
 random order: :func:`overlapping`), and compares every request's hit tokens (and
 which requests never run) with pyverify's references
-(:mod:`pyverify.sim.vllm_pool`, :mod:`pyverify.sim.sglang_radix`):
+(:mod:`pyverify.cache.vllm`, :mod:`pyverify.cache.sglang`):
 
 * vLLM 0.33.0 (``vllm/v1/core/kv_cache_manager.py``): ``get_computed_blocks``,
   then ``allocate_slots(request, num_tokens - hit, hit, computed_blocks)``
@@ -74,10 +74,10 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pyverify.inputs.tokens_import import chain_of_tokens  # noqa: E402
-from pyverify.sim.sglang_radix import sglang_hits  # noqa: E402
-from pyverify.sim.kernels.sglang_radix import sglang_kernel_hits  # noqa: E402
-from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits  # noqa: E402
-from pyverify.sim.vllm_pool import VllmBlockPool, vllm_hits  # noqa: E402
+from pyverify.cache.sglang import sglang_hits  # noqa: E402
+from pyverify.cache.sglang_kernel import sglang_kernel_hits  # noqa: E402
+from pyverify.cache.vllm_kernel import vllm_kernel_hits  # noqa: E402
+from pyverify.cache.vllm import VllmBlockPool, vllm_hits  # noqa: E402
 
 
 def generated_trace(n: int, seed: int, block: int = 16) -> list[list[int]]:
@@ -230,7 +230,7 @@ def vllm_engine_hits(
 
 
 class OurVllm:
-    """pyverify's reference pool (:class:`pyverify.sim.vllm_pool.VllmBlockPool`) behind the same two calls."""
+    """pyverify's reference pool (:class:`pyverify.cache.vllm.VllmBlockPool`) behind the same two calls."""
 
     def __init__(self, capacity: int, block_size: int) -> None:
         self.pool = VllmBlockPool(capacity, block_size)

@@ -12,9 +12,9 @@ numba's kernels ready beforehand, not timed):
 
 * SGLang 0.5.23's ``RadixCache`` and token allocator, driven request by
   request as its scheduler does (``engine_parity.sglang_engine_hits``);
-* ``--eviction sglang``'s compiled kernel (``pyverify.sim.kernels.sglang_radix``)
+* ``--eviction sglang``'s compiled kernel (``pyverify.cache.sglang_kernel``)
   on the prompts' chains, its hits checked equal to SGLang's request by request;
-* ``--eviction leaf-lru``'s compiled tree replay (``pyverify.sim.kernels.tree_replay``),
+* ``--eviction leaf-lru``'s compiled tree replay (``pyverify.cache.tree_kernel``),
   the idealised policy (kvcache-simulator's LRU): printed for scale, its hits
   differ from an engine's where the engine's scheduling does (a request's
   own blocks are locked while it runs, the last token is never matched).
@@ -39,8 +39,8 @@ sys.path.insert(0, str(HERE.parent))
 import engine_parity  # noqa: E402
 
 from pyverify.inputs.tokens_import import chain_of_tokens  # noqa: E402
-from pyverify.sim.kernels.sglang_radix import sglang_kernel_hits  # noqa: E402
-from pyverify.sim.kernels.tree_replay import tree_hits  # noqa: E402
+from pyverify.cache.sglang_kernel import sglang_kernel_hits  # noqa: E402
+from pyverify.cache.tree_kernel import tree_hits  # noqa: E402
 
 
 def best_of(rounds: int, function):

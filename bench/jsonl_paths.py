@@ -7,13 +7,11 @@ Issue 50 allows one fast parser beside the strict one, and a third only where it
 end to end at some size. For each size (below the byte parser's 128 MiB: from there on it is the default
 for both forms), the synthetic trace (bench/trace_files.py) is written in both JSONL forms (``dumps``:
 json.dumps' own; ``other``: compact, another key order, an extra field), and ``pyverify simulate F
---model pooled --json`` runs as fresh processes, interleaved, in four variants:
+--model pooled --json`` runs as fresh processes, interleaved, in three variants:
 
 * ``default``: the reader as it ships (pyverify/inputs/columnar/jsonl.py);
 * ``no numpy parser``: without plain_parse (a json.dumps file then goes to pyarrow below the byte parser's
   size, to the byte parser from it);
-* ``no stdlib json``: without the standard library's ``json`` for a small file (below 4 MiB) the numpy
-  parser does not take: pyarrow parses it instead;
 * ``byte parser only``: the compiled byte parser for every size (as if the numpy parser and pyarrow were
   gone; numba's import is then paid on every file).
 
@@ -44,15 +42,13 @@ import pyverify.inputs.columnar.jsonl as jsonl
 variant = sys.argv.pop(1)
 if variant == "no numpy parser":
     jsonl.read_plain_mooncake = lambda data, limit: None
-elif variant == "no stdlib json":
-    jsonl.STDLIB_MAX_BYTES = 0
 elif variant == "byte parser only":
     jsonl.MIN_BYTES = 0
 from pyverify.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
-VARIANTS = ("default", "no numpy parser", "no stdlib json", "byte parser only")
+VARIANTS = ("default", "no numpy parser", "byte parser only")
 
 
 def run(argv: list[str]) -> float:

@@ -2,7 +2,7 @@
 
     python bench/min_scale.py [--refs N] [--capacity C]
 
-Runs pyverify.sim.belady_min.min_run_flat (no witness: the numba-compiled count if installed, as `pyverify mrc
+Runs pyverify.optimal.belady.min_run_flat (no witness: the numba-compiled count if installed, as `pyverify mrc
 --policy opt --verify` or an audit would) on bench/synthetic.py's
 prefix-closed trace, one core, and prints wall time, references per second
 and the peak resident set size of this process (ru_maxrss, which includes the
@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import synthetic_trace  # noqa: E402
 
-from pyverify.sim.belady_min import min_run_flat  # noqa: E402
+from pyverify.optimal.belady import min_run_flat  # noqa: E402
 
 
 def peak_rss_mb() -> float:

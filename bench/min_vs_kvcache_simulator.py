@@ -40,8 +40,8 @@ def main() -> None:
     from kvcache_sim.trace import parse_trace_file
 
     from pyverify.inputs.mooncake import import_mooncake
-    from pyverify.sim.belady_min import min_run, min_run_flat
-    from pyverify.sim.counting import flatten
+    from pyverify.optimal.belady import min_run, min_run_flat
+    from pyverify.cache.arrays import flatten
 
     capacity = args.capacity
     trace = parse_trace_file(TRACE, block_size=512)

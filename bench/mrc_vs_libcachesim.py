@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--refs", type=int, default=5_000_000)
     args = parser.parse_args()
     if TRACE.exists():
-        from pyverify.sim.counting import flatten
+        from pyverify.cache.arrays import flatten
         from pyverify.inputs.mooncake import import_mooncake
 
         compare("mooncake synthetic_trace.jsonl", flatten(import_mooncake(TRACE).chains)[0])

@@ -1,4 +1,4 @@
-"""The one-pass optimal miss-ratio curve (pyverify.sim.opt_curve) against libCacheSim's Belady
+"""The one-pass optimal miss-ratio curve (pyverify.optimal.curve) against libCacheSim's Belady
 run separately at 20 capacities. Ratios measured in this run.
 
     python bench/opt_curve_vs_libcachesim.py [--refs N]
@@ -29,9 +29,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import synthetic_trace  # noqa: E402
 
-from pyverify.sim.belady_min import next_uses  # noqa: E402
+from pyverify.optimal.belady import next_uses  # noqa: E402
 from pyverify.sim.mrc import curve_from_distances, log_capacities  # noqa: E402
-from pyverify.sim.opt_curve import opt_distances  # noqa: E402
+from pyverify.optimal.curve import opt_distances  # noqa: E402
 
 TRACE = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "mooncake" / "synthetic_trace.jsonl"
@@ -120,7 +120,7 @@ def main() -> None:
     )
     if TRACE.exists():
         from pyverify.inputs.mooncake import import_mooncake
-        from pyverify.sim.counting import flatten
+        from pyverify.cache.arrays import flatten
 
         compare("mooncake synthetic_trace.jsonl", flatten(import_mooncake(TRACE).chains)[0])
     compare("synthetic prefix-closed trace", synthetic_trace(args.refs)[0].astype(np.int64))

@@ -37,7 +37,7 @@ from pyverify.fleet.routers import Router  # noqa: E402
 from pyverify.fleet.run import ReplaySettings  # noqa: E402
 from pyverify.fleet.service import STREAMS, ServiceModel  # noqa: E402
 from pyverify.inputs.columnar import ColumnarTrace  # noqa: E402
-from pyverify.sim.kernels.replay import link_array, replay as lru_kernel, requests_by_cache  # noqa: E402
+from pyverify.cache.lru_kernel import link_array, replay as lru_kernel, requests_by_cache  # noqa: E402
 
 
 def trace_of(requests: int) -> ColumnarTrace:

@@ -72,7 +72,7 @@ def main() -> None:
     parser.add_argument("--fleet", type=int, default=16)
     args = parser.parse_args()
     if TRACE.exists():
-        from pyverify.sim.counting import flatten
+        from pyverify.cache.arrays import flatten
         from pyverify.inputs.mooncake import import_mooncake
 
         ids, lengths = flatten(import_mooncake(TRACE).chains)

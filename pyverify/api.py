@@ -221,7 +221,7 @@ def optimal_curve(
 ) -> Curve:
     """The optimum's exact miss curve (Belady's MIN, bypass form, at every capacity: no demand
     cache of that capacity misses fewer times), from one pass (``pyverify mrc --optimal``)."""
-    from pyverify.sim.opt_curve import optimal_curve as curve_of
+    from pyverify.optimal.curve import optimal_curve as curve_of
 
     instance, routed, fleet = _routing_for_curve(trace, model, fleet_size, routing, seed)
     curve = curve_of(instance.chains, routed, fleet)

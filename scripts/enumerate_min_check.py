@@ -4,7 +4,7 @@
 For every tree on at most NODES nodes (parent lists: node i's parent is the
 root or an earlier node) and every sequence of 1..REQUESTS requests (each the
 root path of a node), and every capacity in CAPACITIES, compare Belady's MIN
-on the flat sequence (pyverify.sim.belady_min) with the fewest misses over
+on the flat sequence (pyverify.optimal.belady) with the fewest misses over
 *all* runs of rules 1-4 of pyverify/certify/placement.py (dynamic programming
 over resident sets; one pooled cache). Complete for that size, nothing
 beyond it. tests/test_min.py runs the 4 x 4 case in CI.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pyverify.sim.belady_min import min_run  # noqa: E402
+from pyverify.optimal.belady import min_run  # noqa: E402
 
 
 def optimum(chains: tuple[tuple[int, ...], ...], capacity: int) -> int:

@@ -56,10 +56,10 @@ def test_the_lru_curve_gives_mrcs_points(lab):
 @settings(max_examples=40, deadline=None)
 def test_curves_equal_replays_at_every_capacity(chains):
     from pyverify.inputs.model import Instance
-    from pyverify.sim.belady_min import min_misses
+    from pyverify.optimal.belady import min_misses
 
     trace = api.ColumnarTrace.from_instance(
-        Instance(name="t", hosts=1, chains=tuple(map(tuple, chains)))
+        Instance(name="t", fleet_size=1, chains=tuple(map(tuple, chains)))
     )
     lru, optimal = api.lru_curve(trace), api.optimal_curve(trace)
     distinct = len({block for chain in chains for block in chain})

@@ -290,3 +290,79 @@ def test_the_circle_finder_sees_a_circle_through_a_lazy_import(tmp_path, monkeyp
     (package / "c.py").write_text("import pyverify.sub.b\n")  # one way only
     monkeypatch.setitem(globals(), "PACKAGE", package)
     assert import_circles() == {frozenset({"pyverify.sub.a", "pyverify.sub.b"})}
+
+
+# --- the cache package sits below the simulators ------------------------------------------------
+
+
+@pytest.mark.parametrize("path", modules_in("cache"), ids=relative)
+def test_the_cache_package_imports_nothing_above_it(path):
+    """The caches are driven by simulate (pyverify.sim), replay (pyverify.fleet) and the commands,
+    and read no input: they import only each other and numba's cache folder."""
+    allowed = ("pyverify.cache", "pyverify.numba_cache")
+    above = {
+        name
+        for name in imported_names(path)
+        if name.split(".")[0] == "pyverify" and not name.startswith(allowed)
+    }
+    assert not above, f"{relative(path)} imports {sorted(above)}"
+
+
+def policy_modules() -> list[Path]:
+    """The modules of pyverify/cache/ that define a cache: a class with the interface's ``start`` or
+    a block cache's ``serve`` (pyverify/cache/protocol.py itself, which defines both, aside)."""
+    found = []
+    for path in modules_in("cache"):
+        if path.name in ("protocol.py", "__init__.py") or path.stem.endswith("_kernel"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(
+            isinstance(node, ast.FunctionDef) and node.name in ("start", "serve")
+            for cls in ast.walk(tree)
+            if isinstance(cls, ast.ClassDef)
+            for node in cls.body
+        ):
+            found.append(path)
+    return found
+
+
+def test_the_policy_modules_are_found():
+    assert {path.stem for path in policy_modules()} >= {
+        "lru",
+        "tree",
+        "vllm",
+        "sglang",
+        "pinning",
+        "unbounded",
+    }
+
+
+@pytest.mark.parametrize("path", policy_modules(), ids=relative)
+def test_every_cache_policy_has_its_kernel_beside_it_or_says_why_not(path):
+    kernel = path.with_name(f"{path.stem}_kernel.py")
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    assert kernel.is_file() or "No kernel beside it:" in docstring, (
+        f"{relative(path)}: no {kernel.name} beside it, and its docstring does not say why"
+    )
+
+
+#: What a simulator may call on a cache: the one interface (pyverify/cache/protocol.py), and a
+#: timed replay's decode blocks (keep_generated). A cache's own moves (serve, pin, unpin, fits)
+#: stay inside pyverify/cache/.
+CACHE_INTERNALS = {"serve", "pin", "unpin", "fits"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in modules_in("sim") + modules_in("fleet") if "kernels" not in p.parts],
+    ids=relative,
+)
+def test_the_simulators_drive_caches_through_the_one_interface(path):
+    calls = {
+        node.func.attr
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    }
+    assert not calls & CACHE_INTERNALS, (
+        f"{relative(path)} calls {sorted(calls & CACHE_INTERNALS)} on a cache"
+    )

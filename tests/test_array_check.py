@@ -26,8 +26,8 @@ import numpy as np
 
 from pyverify.certify.accelerate import lent_loops
 from pyverify.errors import CheckFailed
-from pyverify.sim.belady_min import min_run
-from pyverify.sim.forced_min import forced_run
+from pyverify.optimal.belady import min_run
+from pyverify.optimal.forced import forced_run
 from pyverify.trusted import recount
 from pyverify.trusted.check import replay
 
@@ -296,7 +296,7 @@ def test_the_digest_equals_the_inputs_one_and_the_reader_gives_its_columns(
     )
     made = Instance(
         name="h",
-        hosts=hosts,
+        fleet_size=hosts,
         chains=tuple(chains),
         routing=tuple(routing) if routed else None,
         block_size_tokens=16,

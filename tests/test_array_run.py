@@ -56,7 +56,7 @@ def test_array_run_equals_the_simulator(case, capacity, eviction, fraction, data
     ]
     instance = Instance(
         name="t",
-        hosts=hosts,
+        fleet_size=hosts,
         chains=tuple(map(tuple, chains)),
         routing=tuple(routing),
         block_size_tokens=block,
@@ -179,7 +179,7 @@ def test_a_parquet_trace_with_hosts_is_folded_as_the_simulator_folds_it(capsys, 
     ]
     routing = tuple(int(h) for h in rng.integers(0, 8, len(chains)))
     instance = Instance(
-        name="hosts", hosts=8, chains=tuple(chains), routing=routing, block_size_tokens=16
+        name="hosts", fleet_size=8, chains=tuple(chains), routing=routing, block_size_tokens=16
     )
     path = tmp_path / "hosts.parquet"
     write_parquet(ColumnarTrace.from_instance(instance), path)
@@ -268,14 +268,16 @@ def test_counts_default_to_the_simulators_routing(capsys, tmp_path):
     )
     routed = Instance(
         name="routed",
-        hosts=8,
+        fleet_size=8,
         chains=chains,
         routing=tuple(int(h) for h in rng.integers(0, 8, len(chains))),
     )
     parquet = tmp_path / "routed.parquet"
     write_parquet(ColumnarTrace.from_instance(routed), parquet)
     unrouted = tmp_path / "unrouted.json"
-    unrouted.write_text(json.dumps(Instance(name="unrouted", hosts=4, chains=chains).to_json()))
+    unrouted.write_text(
+        json.dumps(Instance(name="unrouted", fleet_size=4, chains=chains).to_json())
+    )
     for path, argv in ((parquet, ["--fleet", "4"]), (parquet, []), (unrouted, [])):
         simulator = simulate_json(capsys, str(path), "--model", "per-host", *argv)
         counted = simulate_json(

@@ -378,7 +378,7 @@ def test_covered_certificates_cite_both_halves(tmp_path, model, shape):
 def test_per_host_block_theorem_needs_prefix_closure(tmp_path):
     """Instances are prefix-closed when loaded; the bridge checks it again
     itself before citing the per-host block theorem, on the whole trace."""
-    crossed = Instance(name="crossed", hosts=2, chains=((1, 2), (3, 2)), routing=(0, 1))
+    crossed = Instance(name="crossed", fleet_size=2, chains=((1, 2), (3, 2)), routing=(0, 1))
     cert = {
         "cache_model": {
             "model": "per-host",
@@ -389,7 +389,9 @@ def test_per_host_block_theorem_needs_prefix_closure(tmp_path):
     }
     found = {h.text: h for h in hypotheses_for(cert, crossed, openings_only=False)}
     assert not found["prefix-closed chains"].holds
-    tree = Instance(name="tree", hosts=2, chains=((1, 2), (1, 3), (1, 2, 4)), routing=(0, 1, 1))
+    tree = Instance(
+        name="tree", fleet_size=2, chains=((1, 2), (1, 3), (1, 2, 4)), routing=(0, 1, 1)
+    )
     assert all(h.holds for h in hypotheses_for(cert, tree, openings_only=False))
     assert predicted_misses("per-host", tree) == (6, "distinct (host, block) pairs")
     assert choose_theorems("per-host", tree, load_registry(REGISTRY)) == (

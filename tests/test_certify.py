@@ -130,7 +130,7 @@ def test_per_host_needs_routing(capsys, tmp_path):
 
 
 def test_rejected_certificate_is_not_written(tmp_path):
-    instance = Instance(name="t", hosts=1, chains=((1,), (1,), (2,)), routing=(0, 0, 0))
+    instance = Instance(name="t", fleet_size=1, chains=((1,), (1,), (2,)), routing=(0, 0, 0))
     instance_path = tmp_path / "t.json"
     instance_path.write_text(json.dumps(instance.to_json()))
     cert = certify(instance, "pooled", None, instance_path=str(instance_path)).certificate
@@ -151,7 +151,7 @@ def test_time_limit_never_yields_optimal(tmp_path):
     result = cpsat.solve(capacitated_hard_problem(), time_limit=0.001, workers=1)
     assert result.status in ("FEASIBLE", "UNKNOWN")
     chains = capacitated_hard_problem().chains
-    instance = Instance(name="hard", hosts=1, chains=chains, routing=(0,) * len(chains))
+    instance = Instance(name="hard", fleet_size=1, chains=chains, routing=(0,) * len(chains))
     path = tmp_path / "hard.json"
     path.write_text(json.dumps(instance.to_json()))
     done = certify(instance, "pooled", 5, time_limit=0.001, use_z3=False, instance_path=str(path))
@@ -236,7 +236,7 @@ def test_cpsat_and_z3_agree_and_the_checker_accepts(problem):
 
 
 def test_problem_from_instance_pooled_ignores_routing():
-    instance = Instance(name="t", hosts=2, chains=((1,), (1,)), routing=(0, 1))
+    instance = Instance(name="t", fleet_size=2, chains=((1,), (1,)), routing=(0, 1))
     assert problem_from_instance(instance, "pooled", None).cache_of == (0, 0)
     assert problem_from_instance(instance, "per-host", None).cache_of == (0, 1)
     assert problem_from_instance(instance, "per-host", None).floor() == 2
@@ -317,7 +317,7 @@ def test_every_cpsat_solve_sets_the_inclusion_presolve_workaround(monkeypatch):
         return solvers[-1]
 
     monkeypatch.setattr(cpsat.cp_model, "CpSolver", recording_solver)
-    instance = Instance(name="tiny", hosts=1, chains=((1, 2), (3,), (1, 2), (3,)))
+    instance = Instance(name="tiny", fleet_size=1, chains=((1, 2), (3,), (1, 2), (3,)))
     cert = certify(instance, "pooled", 1, time_limit=30).certificate
     assert solvers
     assert all(solver.parameters.presolve_inclusion_work_limit == 0 for solver in solvers)

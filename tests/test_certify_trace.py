@@ -72,7 +72,7 @@ def test_min_route_agrees_with_the_solvers_on_a_prefix_of_the_trace(tmp_path):
     from pyverify.inputs.load import load_input
 
     full = load_input(TRACE)
-    small = Instance(name="prefix40", hosts=1, chains=full.chains[:40], routing=(0,) * 40)
+    small = Instance(name="prefix40", fleet_size=1, chains=full.chains[:40], routing=(0,) * 40)
     path = tmp_path / "prefix40.json"
     path.write_text(json.dumps(small.to_json()))
     capacity = 64
@@ -92,7 +92,7 @@ def test_min_route_agrees_with_the_solvers_on_a_prefix_of_the_trace(tmp_path):
 
 def test_time_limit_stops_the_min_route_without_a_certificate(capsys, tmp_path):
     chains = tuple((t % 50, 1000 + t % 50) for t in range(3000))
-    instance = Instance(name="big", hosts=1, chains=chains, routing=(0,) * len(chains))
+    instance = Instance(name="big", fleet_size=1, chains=chains, routing=(0,) * len(chains))
     with pytest.raises(Stopped, match="status UNKNOWN"):
         certify(instance, "pooled", 10, time_limit=1e-9, greedy_policies=[], solver_limit=0)
     path = tmp_path / "big.json"

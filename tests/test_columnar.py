@@ -125,7 +125,6 @@ def test_pyarrows_chunks_are_read_as_one_trace(tmp_path, monkeypatch, seed, bloc
     """pyarrow's reader makes a chunk per block of lines; their ids are copied into one array chunk by chunk."""
     import pyverify.inputs.columnar.jsonl as jsonl_module
 
-    monkeypatch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
     monkeypatch.setattr(
         jsonl_module, "read_plain_mooncake", lambda *args: None
     )  # json.dumps' form: pyarrow reads it here
@@ -183,7 +182,6 @@ BAD_LINES = {
 
 @pytest.fixture(
     params=[
-        "json",
         "pyarrow",
         "pyarrow in blocks of a line",
         "byte parser",
@@ -192,9 +190,8 @@ BAD_LINES = {
     ]
 )
 def fast_reader(request, monkeypatch):
-    """Each fast JSONL path in turn: the standard library's json (files below ``STDLIB_MAX_BYTES``, as these
-    are), pyarrow's (here every file; in one block, and in blocks of about a line, so a table of many chunks
-    whose ids are copied chunk by chunk), the compiled byte parser (files of ``MIN_BYTES`` or more; here
+    """Each fast JSONL path in turn: pyarrow's (here every file; in one block, and in blocks of about a
+    line, so a table of many chunks whose ids are copied chunk by chunk), the compiled byte parser (files of ``MIN_BYTES`` or more; here
     every file) and the numpy parser of json.dumps' form (every file below ``MIN_BYTES``; whole, and in pieces
     of a line), so one list of hostile files holds all of them to the strict reader."""
     import pyverify.inputs.columnar.jsonl as jsonl_module
@@ -206,8 +203,6 @@ def fast_reader(request, monkeypatch):
         monkeypatch.setattr(jsonl_module, "worth_it", lambda *args: False)
     if request.param == "plain parser in pieces":
         monkeypatch.setattr(plain_parse, "PIECE_BYTES", 1)
-    if request.param.startswith("pyarrow"):
-        monkeypatch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
     if request.param == "pyarrow in blocks of a line":
         monkeypatch.setattr(jsonl_module, "JSON_BLOCK_BYTES", 16)
     if request.param == "byte parser":
@@ -392,7 +387,7 @@ def test_bad_parquet_names_row_and_field(tmp_path, capsys, lists, type_, where, 
 def test_parquet_host_and_route_key_columns(tmp_path):
     path = parquet_of(tmp_path, [[0, 1], [0, 2], [3]], host=[0, 1, 1], route_key=["a", "b", "a"])
     instance = load_input(path)
-    assert instance.routing == (0, 1, 1) and instance.hosts == 2
+    assert instance.routing == (0, 1, 1) and instance.fleet_size == 2
     assert [item["route_key"] for item in instance.extra] == ["a", "b", "a"]
 
 

@@ -76,7 +76,7 @@ def instances(draw) -> Instance:
     extra = tuple(extra)
     return Instance(
         name="h",
-        hosts=hosts,
+        fleet_size=hosts,
         chains=tuple(chains),
         routing=routing,
         block_size_tokens=draw(st.sampled_from([None, 16, 512])),
@@ -107,7 +107,7 @@ def test_names_are_outside_the_digest_and_content_inside(instance, data):
     chains = list(instance.chains)
     index = data.draw(st.integers(0, len(chains) - 1))
     changes = [
-        dataclasses.replace(instance, hosts=instance.hosts + 1),
+        dataclasses.replace(instance, fleet_size=instance.fleet_size + 1),
         dataclasses.replace(instance, block_size_tokens=(instance.block_size_tokens or 8) * 2),
         dataclasses.replace(
             instance,
@@ -128,9 +128,9 @@ def test_names_are_outside_the_digest_and_content_inside(instance, data):
             extra=instance.extra[: index + 1] + instance.extra[index:] if instance.extra else (),
         ),
     ]
-    if instance.routing is not None and instance.hosts > 1:
+    if instance.routing is not None and instance.fleet_size > 1:
         routing = list(instance.routing)
-        routing[index] = (routing[index] + 1) % instance.hosts
+        routing[index] = (routing[index] + 1) % instance.fleet_size
         changes.append(dataclasses.replace(instance, routing=tuple(routing)))
     extra = [dict(item) for item in instance.extra] or [{} for _ in chains]
     tokens = extra[index].get("output_tokens", 0)
@@ -240,7 +240,7 @@ def test_parquet_keeps_hosts_keys_and_fractional_times(tmp_path, capsys):
     )
     original = Instance(
         name="t",
-        hosts=3,
+        fleet_size=3,
         chains=((1, 2), (1,), (5, 6, 7)),
         routing=(2, 0, 2),
         block_size_tokens=16,
@@ -261,9 +261,13 @@ def test_parquet_keeps_hosts_keys_and_fractional_times(tmp_path, capsys):
 
 def test_tokens_per_block_are_content():
     chains = ((1, 2), (1, 3))
-    weighed = Instance(name="w", hosts=1, chains=chains, extra=({"block_tokens": [100, 7]}, {}))
-    heavier = Instance(name="w", hosts=1, chains=chains, extra=({"block_tokens": [100, 8]}, {}))
-    plain = Instance(name="w", hosts=1, chains=chains)
+    weighed = Instance(
+        name="w", fleet_size=1, chains=chains, extra=({"block_tokens": [100, 7]}, {})
+    )
+    heavier = Instance(
+        name="w", fleet_size=1, chains=chains, extra=({"block_tokens": [100, 8]}, {})
+    )
+    plain = Instance(name="w", fleet_size=1, chains=chains)
     digests = {trusted_digest(i) for i in (weighed, heavier, plain)}
     assert len(digests) == 3
     for instance in (weighed, heavier, plain):

@@ -50,7 +50,7 @@ def routed_instance(seed: int) -> Instance:
     extra = tuple({"route_key": f"user-{rng.randrange(40)}"} for _ in chains)
     return Instance(
         name=f"r{seed}",
-        hosts=6,
+        fleet_size=6,
         chains=tuple(tuple(c) for c in chains),
         routing=routing,
         extra=extra,
@@ -80,7 +80,7 @@ def cases():
         for policy in (None,) + POLICIES:
             if not has_routing and policy in ("route-key", "given", "fold"):
                 continue
-            fleet = instance.hosts if policy == "given" else (4 if policy == "fold" else 8)
+            fleet = instance.fleet_size if policy == "given" else (4 if policy == "fold" else 8)
             yield instance, fleet, policy
 
 
@@ -317,7 +317,7 @@ def test_a_missing_extra_is_one_line_saying_how_to_get_it(
 
 def test_a_trace_without_hosts_is_routed_round_robin_by_default(tmp_path, capsys):
     instance = routed_instance(2)
-    unrouted = Instance(name="u", hosts=1, chains=instance.chains)
+    unrouted = Instance(name="u", fleet_size=1, chains=instance.chains)
     path = tmp_path / "u.parquet"
     write_parquet(ColumnarTrace.from_instance(unrouted), path)
     status, out, err = run_cli(

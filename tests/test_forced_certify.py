@@ -19,8 +19,8 @@ from pyverify.certify.certificate import certify, dumps
 from pyverify.certify.placement import Problem, canonical_forced_schedule
 from pyverify.errors import UserError
 from pyverify.inputs.load import load_input
-from pyverify.sim.belady_min import min_misses
-from pyverify.sim.forced_min import forced_misses, forced_run
+from pyverify.optimal.belady import min_misses
+from pyverify.optimal.forced import forced_misses, forced_run
 from pyverify.trusted import recount
 from pyverify.trusted.check import CheckFailed, basis_of, claim_statement, replay, verify_quiet
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from pyverify.cli import main
-from pyverify.sim.belady_min import min_misses
-from pyverify.sim.forced_min import forced_misses
+from pyverify.optimal.belady import min_misses
+from pyverify.optimal.forced import forced_misses
 from pyverify.inputs.load import load_input
 
 from .conftest import REPO

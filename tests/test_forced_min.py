@@ -1,4 +1,4 @@
-"""The forced-admission optimum (pyverify.sim.forced_min) against exhaustive search.
+"""The forced-admission optimum (pyverify.optimal.forced) against exhaustive search.
 
 The exhaustive search enumerates every run of the forced-admission model on
 tiny prefix-closed traces: after each request its cache may hold any set
@@ -17,9 +17,9 @@ from functools import lru_cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.sim.belady_min import min_misses
-from pyverify.sim.counting import flatten
-from pyverify.sim.forced_min import forced_misses, forced_run, forced_run_flat
+from pyverify.optimal.belady import min_misses
+from pyverify.cache.arrays import flatten
+from pyverify.optimal.forced import forced_misses, forced_run, forced_run_flat
 from pyverify.sim.simulate import simulate
 
 from .strategies import prefix_closed_chains
@@ -190,8 +190,8 @@ def test_per_host_is_the_sum_over_hosts(chains, capacity, hosts, data):
 @settings(max_examples=300, deadline=None)
 @given(prefix_closed_chains(), st.integers(1, 6), st.integers(1, 3), st.data())
 def test_compiled_rule_makes_the_loops_choices(chains, capacity, hosts, data):
-    """The compiled forced rule (pyverify.sim.forced_min._forced_one_cache) = the Python loop: hits, misses, the witness."""
-    from pyverify.sim import forced_min
+    """The compiled forced rule (pyverify.optimal.forced._forced_one_cache) = the Python loop: hits, misses, the witness."""
+    from pyverify.optimal import forced
 
     routing = data.draw(
         st.lists(st.integers(0, hosts - 1), min_size=len(chains), max_size=len(chains))
@@ -201,10 +201,10 @@ def test_compiled_rule_makes_the_loops_choices(chains, capacity, hosts, data):
     expected = forced_run_flat(
         ids, lengths, routing, capacity, witness=True, closure=True
     )  # closure=True: the loop
-    got = forced_min._run_compiled(
+    got = forced._run_compiled(
         ids,
         lengths,
-        forced_min.np.asarray(routing, dtype=forced_min.np.int64),
+        forced.np.asarray(routing, dtype=forced.np.int64),
         capacity,
         None,
         witness=True,

@@ -31,7 +31,8 @@ import pyverify.sim.kernels as kernels
 import pyverify.sim.mrc as mrc
 import pyverify.sim.simulate as simulate_module
 from pyverify.inputs.model import first_prefix_violation
-from pyverify.sim.counting import dense_ids, flatten, reference_hosts
+from pyverify.cache.arrays import dense_ids, flatten
+from pyverify.sim.counting import reference_hosts
 from pyverify.sim.mrc import (
     COLD,
     curve_from_distances,
@@ -54,9 +55,9 @@ from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE, REPO
 from .strategies import prefix_closed_chains, routed_instances
 
 pytest.importorskip("numba")
-from pyverify.sim.kernels.replay import capacitated_hits  # noqa: E402
+from pyverify.cache.lru_kernel import capacitated_hits  # noqa: E402
 from pyverify.sim.kernels.stack_distance import lru_histogram  # noqa: E402
-from pyverify.sim.kernels.tree_replay import tree_hits  # noqa: E402
+from pyverify.cache.tree_kernel import tree_hits  # noqa: E402
 
 TRACE = MOONCAKE_SYNTHETIC
 
@@ -286,8 +287,8 @@ def test_tree_replay_on_chains_that_are_not_prefix_closed(chains, hosts):
 
 
 def test_tree_replay_reports_a_violation():
-    from pyverify.sim.kernels.replay import flat_requests
-    from pyverify.sim.kernels.tree_replay import tree_replay
+    from pyverify.cache.lru_kernel import flat_requests
+    from pyverify.cache.tree_kernel import tree_replay
 
     for chains, closed in (([(1, 2), (1, 3)], True), ([(1, 2), (3, 2)], False), ([(1, 1)], False)):
         ids, universe, starts, order, bounds = flat_requests(chains, [0] * len(chains))
@@ -357,10 +358,10 @@ def test_mooncake_trace_pooled_and_per_host():
 
 @given(case=routed_instances())
 def test_simulate_and_curve_through_the_kernels_equal_the_oracle(case):
-    import pyverify.sim.kernels.replay as replay
+    import pyverify.cache.lru_kernel as replay
     import pyverify.sim.kernels.stack_distance as stack_distance
 
-    import pyverify.sim.kernels.tree_replay as tree_replay
+    import pyverify.cache.tree_kernel as tree_replay
 
     chains, hosts, routing = case
     calls, curve_calls, tree_calls = [], [], []
@@ -416,9 +417,9 @@ def test_small_inputs_stay_in_python(monkeypatch):
 
 
 def test_without_numba_the_python_code_answers(monkeypatch):
-    import pyverify.sim.kernels.replay as replay
+    import pyverify.cache.lru_kernel as replay
     import pyverify.sim.kernels.stack_distance as stack_distance
-    import pyverify.sim.kernels.tree_replay as tree_replay
+    import pyverify.cache.tree_kernel as tree_replay
 
     def not_here(*args, **kwargs):
         raise AssertionError("a kernel ran although numba is unavailable")
@@ -428,10 +429,10 @@ def test_without_numba_the_python_code_answers(monkeypatch):
     monkeypatch.setattr(replay, "capacitated_hits", not_here)
     monkeypatch.setattr(stack_distance, "lru_histogram", not_here)
     monkeypatch.setattr(tree_replay, "tree_hits", not_here)
-    import pyverify.sim.kernels.vllm_pool as vllm_pool
+    import pyverify.cache.vllm_kernel as vllm_pool
 
     monkeypatch.setattr(vllm_pool, "vllm_kernel_hits", not_here)
-    import pyverify.sim.kernels.sglang_radix as sglang_radix
+    import pyverify.cache.sglang_kernel as sglang_radix
 
     monkeypatch.setattr(sglang_radix, "sglang_kernel_hits", not_here)
     chains = [(1, 2), (1, 3), (1, 2)]
@@ -493,10 +494,10 @@ def test_a_budget_sweep_weighs_the_kernel_against_all_its_runs(monkeypatch):
 # --- numba's cache: a per-user folder, never the checkout (issue 26) -----------------------
 
 CHAINS = [(1, 2), (3,), (1, 2, 4), (3,), (1, 2)]
-#: A kernel module's kernel (LRU replay) and one compiled through pyverify.sim.compiled (MIN's count).
+#: A kernel module's kernel (LRU replay) and one compiled through pyverify.optimal.compiled (MIN's count).
 KERNEL_RUN = (
-    "from pyverify.sim.kernels.replay import capacitated_hits\n"
-    "from pyverify.sim.belady_min import min_run_flat\n"
+    "from pyverify.cache.lru_kernel import capacitated_hits\n"
+    "from pyverify.optimal.belady import min_run_flat\n"
     f"print(capacitated_hits({CHAINS}, [0] * {len(CHAINS)}, 2, True))\n"
     f"print(min_run_flat([b for c in {CHAINS} for b in c], [len(c) for c in {CHAINS}], capacity=2)[2])"
 )
@@ -544,7 +545,7 @@ def test_kernels_never_write_their_cache_into_the_package(tmp_path, where):
     }
     cached = compiled_files(tmp_path)
     if where in expected:
-        assert {path.name.split(".")[0] for path in cached} == {"replay", "belady_min"}, cached
+        assert {path.name.split(".")[0] for path in cached} == {"lru_kernel", "belady"}, cached
         assert all(expected[where] in path.parents for path in cached), cached
     else:
         assert cached == []
@@ -578,8 +579,8 @@ def token_traces(draw):
 
 @given(token_traces())
 def test_vllm_pool_kernel_equals_the_reference(trace):
-    from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits
-    from pyverify.sim.vllm_pool import vllm_hits
+    from pyverify.cache.vllm_kernel import vllm_kernel_hits
+    from pyverify.cache.vllm import vllm_hits
 
     chains, tokens, caches, capacity, block = trace
     assert vllm_kernel_hits(chains, tokens, caches, capacity, block) == vllm_hits(
@@ -588,7 +589,7 @@ def test_vllm_pool_kernel_equals_the_reference(trace):
 
 
 def test_vllm_pool_kernel_on_the_hand_checked_traces():
-    from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits
+    from pyverify.cache.vllm_kernel import vllm_kernel_hits
 
     # the traces of tests/test_serving_engines.py (expectations derived there from vLLM's source)
     assert vllm_kernel_hits([(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6], [0] * 3, 3, 2) == (

@@ -57,8 +57,8 @@ def hit_blocks(chains, capacity, policy):
     """The reference run's witness; the compiled kernel's must be the same (both are compared with theirs)."""
     run = simulate(chains, None, POOLED, capacity=capacity, eviction=OURS[policy])
     if kernels.available():
-        from pyverify.sim.kernels.replay import capacitated_hits
-        from pyverify.sim.kernels.tree_replay import tree_hits
+        from pyverify.cache.lru_kernel import capacitated_hits
+        from pyverify.cache.tree_kernel import tree_hits
 
         compiled = (
             tree_hits(chains, [0] * len(chains), capacity, LEAF_LRU)

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pyverify.sim.belady_min import min_run
+from pyverify.optimal.belady import min_run
 
 from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
 from .strategies import prefix_closed_chains

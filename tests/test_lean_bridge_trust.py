@@ -347,10 +347,10 @@ def min_by_its_definition(blocks: list[int], capacity: int) -> int:
 def test_the_bridges_bound_on_a_moderate_trace_is_mins_count(model):
     """On a 30,000-reference prefix-closed trace with 4 hosts, the bridge's lower bound
     is MIN by its definition (per host: summed over the hosts' own sequences) and the
-    searcher's count (pyverify.sim.belady_min), at three capacities."""
+    searcher's count (pyverify.optimal.belady), at three capacities."""
     import random
 
-    from pyverify.sim.belady_min import min_misses as searchers_min
+    from pyverify.optimal.belady import min_misses as searchers_min
 
     rng = random.Random(26)
     prompts = [[1000 * p + j for j in range(rng.randint(2, 30))] for p in range(300)]
@@ -361,7 +361,7 @@ def test_the_bridges_bound_on_a_moderate_trace_is_mins_count(model):
         fresh += len(suffix)
         chains.append(tuple(prompt[: rng.randint(1, len(prompt))] + suffix))
         routing.append(rng.randrange(4))
-    instance = Instance(name="moderate", hosts=4, chains=tuple(chains), routing=tuple(routing))
+    instance = Instance(name="moderate", fleet_size=4, chains=tuple(chains), routing=tuple(routing))
     caches = list(routing) if model == "per-host" else [0] * len(chains)
     registry = load_registry(REGISTRY)
     for capacity in (16, 256, 2048):

@@ -292,7 +292,7 @@ def test_min_misses_le(blocks, capacity, data):
 
 # --- fleet_misses_ge_per_host_min, per_host_min_is_fleet_run (lean/PrefixPool/PerHostMin.lean) ---
 
-from pyverify.sim import belady_min  # noqa: E402
+from pyverify.optimal import belady  # noqa: E402
 from pyverify.trusted import recount  # noqa: E402
 
 from .strategies import routed_instances  # noqa: E402
@@ -335,15 +335,15 @@ def test_per_host_min_examples():
         and flat_min_misses([b for c in tree for b in c], 1) == 5
     )
     # what pyverify computes for per-host capacitated certificates: the same sum
-    assert recount.min_misses(tree, routing, 2) == belady_min.min_misses(tree, routing, 2) == 5
-    assert recount.min_misses(tree, routing, 1) == belady_min.min_misses(tree, routing, 1) == 6
+    assert recount.min_misses(tree, routing, 2) == belady.min_misses(tree, routing, 2) == 5
+    assert recount.min_misses(tree, routing, 1) == belady.min_misses(tree, routing, 1) == 6
 
 
 @given(routed_instances(), st.integers(1, 4), st.integers(0, 2), st.data())
 def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
     """Per-host MIN as pyverify computes it for per-host capacitated
     certificates (the trusted checker's `recount.min_misses`, the certifier's
-    `belady_min.min_misses`, both with the routing as caches) is Lean's
+    `belady.min_misses`, both with the routing as caches) is Lean's
     `per_host_min`: the sum over hosts of pooled MIN on each host's chains
     (hosts with no requests add 0). On these prefix-closed instances each
     host's MIN run, cut into its requests, is a valid prefix run reading
@@ -354,7 +354,7 @@ def test_per_host_min_is_the_sum_of_pooled_min(instance, capacity, extra, data):
     fleet = hosts + extra
     expected = lean_per_host_min(chains, routing, capacity, fleet)
     assert recount.min_misses(chains, routing, capacity) == expected
-    assert belady_min.min_misses(chains, routing, capacity) == expected
+    assert belady.min_misses(chains, routing, capacity) == expected
     pooled_sum = sum(
         recount.min_misses(chains_of(h, chains, routing), [0] * routing.count(h), capacity)
         for h in range(fleet)
@@ -388,7 +388,7 @@ def test_counterexamples_lean_evaluates():
     chains = [chain for _, chain in mirror.MIN_SPLIT_REQUESTS]
     routing = [host for host, _ in mirror.MIN_SPLIT_REQUESTS]
     assert lean_per_host_min(chains, routing, 1, 2) == 2
-    assert recount.min_misses(chains, routing, 1) == belady_min.min_misses(chains, routing, 1) == 2
+    assert recount.min_misses(chains, routing, 1) == belady.min_misses(chains, routing, 1) == 2
     flat = [b for chain in chains for b in chain]
     assert flat == [4, 2, 2, 4]
     assert demand_misses(mirror.min_run(flat, 1)) == flat_min_misses(flat, 1) == 3
@@ -498,7 +498,7 @@ def test_prefix_hash_is_routed_by_root(chains, fleet):
     """pyverify's `prefix-hash` routing satisfies Lean's `routed_by_root` (with
     `route = stable_hash(str(b)) % fleet`), and on these prefix-closed traces its
     per-host uncapacitated misses equal the pooled ones (`per_host_blocks_eq_pooled`)."""
-    instance = Instance(name="t", hosts=fleet, chains=tuple(tuple(c) for c in chains))
+    instance = Instance(name="t", fleet_size=fleet, chains=tuple(tuple(c) for c in chains))
     routing = prefix_hash(instance, fleet)
     assert mirror.routed_by_root(list(zip(routing, chains)), lambda b: stable_hash(str(b)) % fleet)
     assert first_prefix_violation(chains) is None
@@ -541,7 +541,7 @@ def test_routing_by_root_on_random_routes(chains, data):
 import numpy as np  # noqa: E402
 
 from pyverify.sim.mrc import curve_from_distances  # noqa: E402
-from pyverify.sim.opt_curve import opt_distances, opt_distances_numpy, optimal_curve  # noqa: E402
+from pyverify.optimal.curve import opt_distances, opt_distances_numpy, optimal_curve  # noqa: E402
 
 
 def test_min_misses_mirror_examples():
@@ -588,7 +588,7 @@ def test_optimal_curve_never_rises(chains):
 # --- lru_misses_eq_far (lean/PrefixPool/LruPrefix.lean) -------------------------------------
 
 from pyverify.sim import kernels  # noqa: E402
-from pyverify.sim.counting import dense_ids  # noqa: E402
+from pyverify.cache.arrays import dense_ids  # noqa: E402
 from pyverify.sim.mrc import COLD, lru_curve_of_references, stack_distances, stack_distances_fenwick  # noqa: E402
 
 
@@ -655,7 +655,7 @@ def test_prefix_lru_mirror_is_the_simulator(chains, capacity):
     misses = mirror.prefix_lru_misses(chains, capacity)
     assert misses == simulate(chains, None, POOLED, capacity=capacity).misses
     if kernels.available():
-        from pyverify.sim.kernels.replay import capacitated_hits
+        from pyverify.cache.lru_kernel import capacitated_hits
 
         references = sum(len(chain) for chain in chains)
         assert (
@@ -757,7 +757,7 @@ def test_per_host_lru_examples():
 # --- pooled_min_le_per_host_min (lean/PrefixPool/PooledMemory.lean) ---------------------
 
 from pyverify.lean.bridge import flat_min_misses as bridge_flat_min_misses  # noqa: E402
-from pyverify.sim.opt_curve import memory_limit_summary  # noqa: E402
+from pyverify.optimal.curve import memory_limit_summary  # noqa: E402
 
 
 def host_blocks(chains, routing):
@@ -810,7 +810,7 @@ def check_pooled_memory(chains, routing, capacity, fleet):
 @given(routed_instances(), st.integers(1, 4), st.integers(0, 2))
 def test_pooled_min_le_per_host_min(instance, capacity, extra):
     """On prefix-closed routed traces: MIN on one pool of fleet x capacity blocks,
-    as pyverify's trusted recount, the bridge, the certifier's belady_min and the
+    as pyverify's trusted recount, the bridge, the certifier's belady and the
     optimal miss-ratio curve count it, misses no more than the sum of per-host MIN
     with capacity blocks each; the audit's memory-limit summary, which compares
     exactly these (its total_blocks is Lean's `Natural.times`), never shows the
@@ -818,8 +818,8 @@ def test_pooled_min_le_per_host_min(instance, capacity, extra):
     chains, hosts, routing = instance
     fleet = hosts + extra
     pooled, per_host = check_pooled_memory(chains, routing, capacity, fleet)
-    assert belady_min.min_misses(chains, None, fleet * capacity) == pooled
-    assert belady_min.min_misses(chains, routing, capacity) == per_host
+    assert belady.min_misses(chains, None, fleet * capacity) == pooled
+    assert belady.min_misses(chains, routing, capacity) == per_host
     assert optimal_curve(chains).misses(fleet * capacity) == pooled
     assert optimal_curve(chains, routing, fleet).misses(capacity) == per_host
     summary = memory_limit_summary(

@@ -1,7 +1,7 @@
 """Belady's MIN on the flat sequence is the prefix-cache optimum (docs/min-flat-relaxation.md).
 
 Three independent computations are compared on Hypothesis-generated
-prefix-closed instances: the searcher :func:`pyverify.sim.belady_min.min_run`,
+prefix-closed instances: the searcher :func:`pyverify.optimal.belady.min_run`,
 CP-SAT's proven optimum of the placement model, and an exhaustive search over
 every run of rules 1-4 (tiny instances); plus the trusted checker's own
 recount. MIN's run must also replay as a legal prefix-cache run.
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pyverify.certify import cpsat
 from pyverify.certify.placement import Problem
-from pyverify.sim.belady_min import min_run, next_uses
+from pyverify.optimal.belady import min_run, next_uses
 from pyverify.trusted import recount
 from pyverify.trusted.check import replay
 from .strategies import prefix_closed_chains, routed_instances
@@ -130,12 +130,12 @@ def test_bad_capacity():
 @given(routed_instances(max_hosts=3), st.integers(1, 5))
 def test_chunked_loop_gives_the_same_run(instance, capacity):
     """The loop converts CHUNK references at a time; tiny chunks must not change the run."""
-    import pyverify.sim.belady_min as belady_min
+    from pyverify.optimal import belady
 
     chains, _, routing = instance
     whole = min_run(chains, routing, capacity)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(belady_min, "CHUNK", 3)
+        patch.setattr(belady, "CHUNK", 3)
         assert min_run(chains, routing, capacity) == whole
 
 
@@ -181,16 +181,16 @@ def test_min_is_optimal_on_every_small_trace():
 @given(routed_instances(max_hosts=3), st.integers(1, 6))
 def test_count_only_loop_agrees_with_the_witness_loop(instance, capacity):
     """min_run_flat without a witness uses an array loop (compiled by numba when installed): same hits."""
-    from pyverify.sim import belady_min
-    from pyverify.sim.counting import flatten
+    from pyverify.optimal import belady
+    from pyverify.cache.arrays import flatten
 
     chains, _, routing = instance
     ids, lengths = flatten(chains)
-    with_witness = belady_min.min_run_flat(ids, lengths, routing, capacity, witness=True)
-    count_only = belady_min.min_run_flat(ids, lengths, routing, capacity, witness=False)
+    with_witness = belady.min_run_flat(ids, lengths, routing, capacity, witness=True)
+    count_only = belady.min_run_flat(ids, lengths, routing, capacity, witness=False)
     assert list(count_only[0]) == list(with_witness[0]) and count_only[2] == with_witness[2]
     # The same loop uncompiled (plain Python), on the pooled sequence.
-    keys, universe = belady_min.dense_ids(ids)
+    keys, universe = belady.dense_ids(ids)
     keys = keys.astype(np.int64)
-    flags = belady_min._hits_one_cache(keys, next_uses(keys), capacity, max(universe, 1))
+    flags = belady._hits_one_cache(keys, next_uses(keys), capacity, max(universe, 1))
     assert int(ids.size - flags.sum()) == min_run(chains, None, capacity).misses

@@ -35,7 +35,7 @@ def instance_json(requests, hosts=2, **extra):
 
 def test_loads_lab_instance():
     instance = load_instance(LAB_INSTANCE)
-    assert instance.hosts == 16
+    assert instance.fleet_size == 16
     assert instance.n_requests == 512
     assert len({chain[0] for chain in instance.chains}) == 32
     assert all(len(chain) == 1 for chain in instance.chains)
@@ -152,6 +152,6 @@ def test_prefix_tree_every_block_has_one_parent(chains):
 
 
 def test_instance_is_immutable_value():
-    a = Instance(name="x", hosts=1, chains=((1,),))
+    a = Instance(name="x", fleet_size=1, chains=((1,),))
     with pytest.raises(AttributeError):
-        a.hosts = 2  # type: ignore[misc]
+        a.fleet_size = 2  # type: ignore[misc]

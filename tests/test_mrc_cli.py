@@ -110,7 +110,7 @@ def smallest_by_brute_force(chains, policy, rate):
 
     import numpy as np
 
-    from pyverify.sim.belady_min import min_run_flat
+    from pyverify.optimal.belady import min_run_flat
     from pyverify.sim.simulate import POOLED, simulate
 
     references = sum(map(len, chains))

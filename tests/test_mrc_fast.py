@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given
 
-from pyverify.sim.counting import count_uncapacitated, dense_ids, flatten, reference_hosts
+from pyverify.cache.arrays import dense_ids, flatten
+from pyverify.sim.counting import count_uncapacitated, reference_hosts
 from pyverify.sim.simulate import PER_HOST, POOLED, simulate
 
 from .strategies import routed_instances

@@ -1,8 +1,8 @@
 """The one-pass optimal miss-ratio curve equals per-capacity MIN runs, and libCacheSim's Belady.
 
 Independent computations compared:
-* :func:`pyverify.sim.opt_curve.optimal_curve` (Mattson's priority stack, one pass);
-* :func:`pyverify.sim.belady_min.min_run` at each capacity (a heap of next uses);
+* :func:`pyverify.optimal.curve.optimal_curve` (Mattson's priority stack, one pass);
+* :func:`pyverify.optimal.belady.min_run` at each capacity (a heap of next uses);
 * the trusted checker's recount (pyverify/trusted/recount.py);
 * libCacheSim's Belady, a C implementation we did not write. It is the
   *demand* form (the fetched block is always kept), so it is run with C + 1
@@ -22,9 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyverify.certify.belady import belady_misses
-from pyverify.sim.belady_min import min_run, next_uses
+from pyverify.optimal.belady import min_run, next_uses
 from pyverify.sim.mrc import lru_curve
-from pyverify.sim.opt_curve import capacity_to_match, optimal_curve
+from pyverify.optimal.curve import capacity_to_match, optimal_curve
 from pyverify.trusted import recount
 
 from .conftest import MOONCAKE_SYNTHETIC, NO_MOONCAKE
@@ -188,18 +188,16 @@ def test_mrc_bad_policy_is_one_line(capsys, tmp_path):
 @given(st.lists(st.integers(0, 30), min_size=1, max_size=120))
 def test_numpy_and_carry_loop_kernels_agree(ids):
     """The numpy version and the plain carry loop (compiled by numba when installed) give the same distances."""
-    from pyverify.sim import opt_curve
-    from pyverify.sim.counting import dense_ids
+    from pyverify.optimal import curve
+    from pyverify.cache.arrays import dense_ids
 
     ids = np.asarray(ids, dtype=np.int64)
     dense, universe = dense_ids(ids)
-    loop = opt_curve._carry_pass(
-        dense.astype(np.int64), next_uses(dense), universe
-    )  # pure Python here
+    loop = curve._carry_pass(dense.astype(np.int64), next_uses(dense), universe)  # pure Python here
     assert (
         loop.tolist()
-        == opt_curve.opt_distances_numpy(ids).tolist()
-        == opt_curve.opt_distances(ids).tolist()
+        == curve.opt_distances_numpy(ids).tolist()
+        == curve.opt_distances(ids).tolist()
     )
 
 
@@ -207,8 +205,8 @@ def test_numpy_and_carry_loop_kernels_agree(ids):
 @given(routed_instances(max_hosts=3))
 def test_memory_limit_summary_numbers(instance):
     """Every number of the audit's memory-limit summary equals a per-capacity run (MIN, simulator LRU)."""
-    from pyverify.sim.forced_min import forced_misses
-    from pyverify.sim.opt_curve import memory_limit_summary
+    from pyverify.optimal.forced import forced_misses
+    from pyverify.optimal.curve import memory_limit_summary
     from pyverify.sim.simulate import simulate
 
     chains, hosts, routing = instance
@@ -236,7 +234,7 @@ def test_memory_limit_summary_numbers(instance):
     assert local["local_opt"] == 1 - min_run(chains, routing, 2).misses / refs
     assert local["global_opt"] == 1 - min_run(chains, None, 2 * hosts).misses / refs
     assert local["local_lru"] == 1 - simulate(chains, routing, "per-host", capacity=2).misses / refs
-    from pyverify.sim.opt_curve import memory_limit_markdown
+    from pyverify.optimal.curve import memory_limit_markdown
 
     text = "\n".join(memory_limit_markdown(summary))
     assert (

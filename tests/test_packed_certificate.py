@@ -149,7 +149,7 @@ def test_a_packed_certificate_with_the_basis_of_the_old_array_checker_still_veri
 
 def test_its_witness_is_the_list_form_run(made):
     """The packed witness is the run the list-form route writes (MIN's), packed."""
-    from pyverify.sim.belady_min import min_run
+    from pyverify.optimal.belady import min_run
 
     trace, certs = made
     run = min_run(CHAINS, None, 3).as_witness()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -17,7 +18,60 @@ from pyverify.inputs.columnar.plain_parse import SEPARATORS, read_plain_mooncake
 from pyverify.inputs.jsonread import MAX_LINE_BYTES
 from pyverify.inputs.mooncake import import_mooncake
 from tests.test_columnar import parsed_as_strict, random_chains, same_as_strict, write_lines
-from tests.test_jsonl_stdlib import CASES as STDLIB_CASES, same_trace
+from tests.test_columnar import BAD_LINES, GOOD, ODD_BUT_GOOD
+
+COLUMNS = ("ids", "offsets", "timestamps", "input_tokens", "output_tokens")
+
+#: Hostile and odd files the plain parser must decline or read as the pyarrow path does (beyond
+#: test_columnar's).
+MORE = {
+    "plain": GOOD + "\n" + '{"timestamp": 1, "hash_ids": [0, 1, 2]}\n',
+    "no optional fields": '{"hash_ids": [0, 1]}\n{"hash_ids": [0, 2]}\n',
+    "some lines without a length": GOOD + "\n" + '{"timestamp": 2, "hash_ids": [0, 3]}\n',
+    "float timestamp": '{"timestamp": 0.5, "hash_ids": [0]}\n{"timestamp": 1.5, "hash_ids": [0, 1]}\n',
+    "exponent id": '{"hash_ids": [0, 1e2]}\n',
+    "exponent length": '{"hash_ids": [0], "input_length": 1E3}\n',
+    "null length": '{"hash_ids": [0], "input_length": null}\n',
+    "true length": '{"hash_ids": [0], "input_length": true}\n',
+    "string length": '{"hash_ids": [0], "input_length": "5"}\n',
+    "nested id": '{"hash_ids": [0, [1]]}\n',
+    "list of lists": '{"hash_ids": [[0], [1]]}\n',
+    "object id": '{"hash_ids": [0, {"a": 1}]}\n',
+    "huge length": '{"hash_ids": [0], "input_length": 99999999999999999999}\n',
+    "length past 2**53": '{"hash_ids": [0], "input_length": 9007199254740993}\n',
+    "timestamp past 2**53": '{"hash_ids": [0], "timestamp": 9007199254740993}\n',
+    "id 2**63 - 1": '{"hash_ids": [9223372036854775807]}\n',
+    "id 2**63": '{"hash_ids": [9223372036854775808]}\n',
+    "negative zero": '{"hash_ids": [-0, 1], "timestamp": -0}\n',
+    "leading zero": '{"hash_ids": [01]}\n',
+    "string in a key's place": '{"hash_ids": [0], "timestamp": 1, "x": "y"}\n',
+    "unknown key, number": '{"hash_ids": [0], "extra": 3}\n',
+    "duplicate timestamp": '{"hash_ids": [0], "timestamp": 1, "timestamp": 0}\n',
+    "string hash_ids": '{"hash_ids": "0"}\n',
+    "two objects": '{"hash_ids": [0]}{"hash_ids": [0]}\n{"hash_ids": [0]}\n',
+    "newline in a string": '{"hash_ids": [0], "x": "a}\n{b"}\n',
+    "spaces": '{ "hash_ids" : [ 0 , 1 ] , "timestamp" : 3 }\n',
+}
+
+
+def same_trace(small, big) -> None:
+    for name in COLUMNS:
+        mine, theirs = getattr(small, name), getattr(big, name)
+        assert (mine is None) == (theirs is None), name
+        if mine is not None:
+            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs, equal_nan=True), name
+    assert (small.name, small.source) == (big.name, big.source)
+
+
+HOSTILE_CASES = {
+    **{
+        f"bad: {k}": "\n".join([GOOD, '{"timestamp": 1, "hash_ids": [0, 1, 2]}', v, GOOD]) + "\n"
+        for k, v in BAD_LINES.items()
+    },
+    **{f"odd: {k}": v for k, v in ODD_BUT_GOOD.items()},
+    **MORE,
+}
+
 
 # What may stand in for a value, a key, a separator or a few bytes of a line.
 HOSTILE = [
@@ -418,15 +472,14 @@ def test_decreasing_timestamps_go_to_the_strict_reader(tmp_path):
     assert str(raised.value) == strict_of(path)[1]
 
 
-@pytest.mark.parametrize("name", sorted(STDLIB_CASES))
+@pytest.mark.parametrize("name", sorted(HOSTILE_CASES))
 def test_the_plain_parser_declines_or_reads_as_pyarrow_does(tmp_path, monkeypatch, name):
-    """On the small path's list of hostile and odd files: the plain parser's trace is the pyarrow path's, array for
+    """On the list of hostile and odd files: the plain parser's trace is the pyarrow path's, array for
     array and dtype for dtype (names and source too), or it declines."""
     path = tmp_path / "t.jsonl"
-    path.write_text(STDLIB_CASES[name])
+    path.write_text(HOSTILE_CASES[name])
     parsed = read_plain_mooncake(path.read_bytes(), MAX_LINE_BYTES)
     with monkeypatch.context() as patch:
-        patch.setattr(jsonl_module, "STDLIB_MAX_BYTES", 0)
         patch.setattr(jsonl_module, "read_plain_mooncake", lambda *args: None)
         pyarrow_path = jsonl_module._fast_jsonl(path)
     plain = jsonl_module._fast_jsonl(path)
@@ -440,13 +493,13 @@ def test_the_plain_parser_declines_or_reads_as_pyarrow_does(tmp_path, monkeypatc
 def test_the_plain_parser_takes_the_plain_cases():
     """Not vacuous: of those files, the ones json.dumps could have written (one key order throughout) are read."""
     for text in (
-        STDLIB_CASES["no optional fields"],
-        STDLIB_CASES["id 2**63 - 1"].replace("9223372036854775807", "922337203685477"),
+        HOSTILE_CASES["no optional fields"],
+        HOSTILE_CASES["id 2**63 - 1"].replace("9223372036854775807", "922337203685477"),
         GOOD * 3,
     ):
         assert read_plain_mooncake(text.encode(), MAX_LINE_BYTES) is not None, text
     assert (
-        read_plain_mooncake(STDLIB_CASES["plain"].encode(), MAX_LINE_BYTES) is None
+        read_plain_mooncake(HOSTILE_CASES["plain"].encode(), MAX_LINE_BYTES) is None
     )  # its second line lacks two keys
 
 

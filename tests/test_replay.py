@@ -25,7 +25,7 @@ SERVICE = ServiceModel(prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_ru
 
 def simulate_routing(chains, fleet, router, capacity, eviction, seed=0):
     """The routing simulate derives for ``router`` (pyverify.sim.routing), for comparison."""
-    instance = Instance(name="t", hosts=fleet, chains=tuple(map(tuple, chains)))
+    instance = Instance(name="t", fleet_size=fleet, chains=tuple(map(tuple, chains)))
     return route(
         instance, fleet, router, RoutingOptions(seed=seed, capacity=capacity, eviction=eviction)
     )

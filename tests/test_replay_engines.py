@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.fleet.engine_caches import SglangGpu, VllmGpu
+from pyverify.cache.sglang import SglangGpu
+from pyverify.cache.vllm import VllmGpu
+from pyverify.cache.protocol import serve_alone
 from tests.replay_oracle import replay_chains, trace_of
 from pyverify.fleet.routers import Router, RouterOptions
 from pyverify.inputs.model import Instance
@@ -35,7 +37,7 @@ def engine_traces(draw):
 
 
 def static_routing(chains, fleet, router, seed):
-    instance = Instance(name="t", hosts=fleet, chains=tuple(map(tuple, chains)))
+    instance = Instance(name="t", fleet_size=fleet, chains=tuple(map(tuple, chains)))
     return route(instance, fleet, router, RoutingOptions(seed=seed))
 
 
@@ -140,12 +142,12 @@ def test_the_engines_differ_from_the_block_level_policies_where_their_rules_say(
 
 def test_what_a_router_sees_is_read_without_touching_the_engine():
     vllm = VllmGpu(8, 4)
-    vllm.run(0, [1, 2, 3], 12)
+    serve_alone(vllm, 0, [1, 2, 3], 12)
     assert (
         vllm.prefix_hits([1, 2, 3, 9]) == 3 and vllm.prefix_hits([9, 1]) == 0
     )  # uncapped: what the pool holds
     sglang = SglangGpu(64, 4, 8, fifo=False)
-    sglang.run(0, [1, 2, 3, 4, 5], 20)  # pages named 2 and 4
+    serve_alone(sglang, 0, [1, 2, 3, 4, 5], 20)  # pages named 2 and 4
     clock, shape = sglang.cache.clock, sglang.cache.tree_pages()
     assert (
         sglang.prefix_hits([1, 2, 3, 4]) == 4

@@ -20,7 +20,9 @@ from .strategies import prefix_closed_chains
 
 
 def instance(chains, extra=()):
-    return Instance(name="t", hosts=1, chains=tuple(tuple(c) for c in chains), extra=tuple(extra))
+    return Instance(
+        name="t", fleet_size=1, chains=tuple(tuple(c) for c in chains), extra=tuple(extra)
+    )
 
 
 def test_round_robin_and_random_rules():
@@ -46,7 +48,7 @@ def test_route_key_and_prefix_hash_are_sha256_mod_fleet():
 
 
 def test_old_call_signature_and_unknown_policy():
-    inst = Instance(name="t", hosts=4, chains=((1,), (2,)), routing=(3, 1))
+    inst = Instance(name="t", fleet_size=4, chains=((1,), (2,)), routing=(3, 1))
     assert route(inst, 2, "fold") == (1, 1)
     with pytest.raises(UserError, match="unknown routing policy"):
         route(inst, 2, "nearest")

@@ -1,8 +1,8 @@
 """``--eviction vllm`` and ``--eviction sglang``: the engines' own caches, on traces checked by hand.
 
 Every expectation below is written out from the engine's source (the lines
-named in each test; the modules :mod:`pyverify.sim.vllm_pool` and
-:mod:`pyverify.sim.sglang_radix` cite the files), then compared with
+named in each test; the modules :mod:`pyverify.cache.vllm` and
+:mod:`pyverify.cache.sglang` cite the files), then compared with
 pyverify. Each trace is chosen so that the idealised policy without that
 rule (``tail-first`` for vLLM, ``leaf-lru`` for SGLang) answers differently,
 which the tests also assert: none of them can pass without the rule it is
@@ -15,9 +15,9 @@ import json
 
 from pyverify.cli import main
 from .helpers import run_cli
-from pyverify.sim.sglang_radix import SglangRadixCache, sglang_hits
+from pyverify.cache.sglang import SglangRadixCache, sglang_hits
 from pyverify.sim.simulate import LEAF_LRU, POOLED, SGLANG, TAIL_FIRST, VLLM, simulate
-from pyverify.sim.vllm_pool import VllmBlockPool, vllm_hits
+from pyverify.cache.vllm import VllmBlockPool, vllm_hits
 
 
 def vllm(chains, tokens, capacity, block_size):

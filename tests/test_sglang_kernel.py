@@ -1,5 +1,5 @@
-"""The compiled radix cache (:mod:`pyverify.sim.kernels.sglang_radix`) against its oracle,
-the Python model of SGLang 0.5.23's cache (:mod:`pyverify.sim.sglang_radix`, parity-checked
+"""The compiled radix cache (:mod:`pyverify.cache.sglang_kernel`) against its oracle,
+the Python model of SGLang 0.5.23's cache (:mod:`pyverify.cache.sglang`, parity-checked
 against SGLang itself by bench/engine_parity.py).
 
 * Hypothesis token traces: shared heads (so prompts diverge inside nodes and split them),
@@ -26,11 +26,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pyverify.cache
 import pyverify.sim.kernels as kernels
 import pyverify.sim.simulate as simulate_module
 from pyverify.cli import main
 from pyverify.inputs.tokens_import import chain_of_tokens
-from pyverify.sim.sglang_radix import sglang_hits
+from pyverify.cache.sglang import sglang_hits
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
 
@@ -38,7 +39,7 @@ POLICIES = ("lru", "fifo")
 
 
 def kernel_hits(*args, **kwargs):
-    from pyverify.sim.kernels.sglang_radix import sglang_kernel_hits
+    from pyverify.cache.sglang_kernel import sglang_kernel_hits
 
     return sglang_kernel_hits(*args, **kwargs)
 
@@ -134,7 +135,9 @@ def test_ids_of_64_bits_and_more():
 
 # --- mutants: the comparison can fail --------------------------------------------------------
 
-KERNEL_SOURCE = Path(kernels.__file__).with_name("sglang_radix.py").read_text(encoding="utf-8")
+KERNEL_SOURCE = (
+    Path(pyverify.cache.__file__).with_name("sglang_kernel.py").read_text(encoding="utf-8")
+)
 MUTATIONS = {
     "priority by the other policy's time": (
         "return node[v, CREATED] if fifo else node[v, ACCESS]",
@@ -256,7 +259,7 @@ def write_instance(path: Path, seed: int = 3, requests: int = 300) -> None:
     ],
 )
 def test_simulate_prints_the_same_with_the_kernel_on_and_off(tmp_path, capsys, argv):
-    import pyverify.sim.kernels.sglang_radix as compiled
+    import pyverify.cache.sglang_kernel as compiled
 
     path = tmp_path / "tokens.json"
     write_instance(path)

@@ -321,15 +321,13 @@ def test_simulate_on_a_parquet_trace_imports_no_per_record_reader_and_no_count_e
 
 
 def test_a_mooncake_file_parsed_by_pyarrow_loads_no_pyarrow_compute(tmp_path):
-    """Past the standard library's size the JSONL reader parses with pyarrow, which it needs; ``pyarrow.compute``
+    """Outside json.dumps' form and below the byte parser's size the JSONL reader parses with pyarrow, which it needs; ``pyarrow.compute``
     (22 ms to import here, a tenth of the parse of a 5M-reference file) it does not: asking a list chunk for its
     ``flatten()`` loaded it, only to size the array of ids."""
     pytest.importorskip("pyarrow")
-    from pyverify.inputs.columnar.jsonl import STDLIB_MAX_BYTES
-
     path = tmp_path / "big.jsonl"
     line = '{"hash_ids": [0, 1, 2, 3], "timestamp": 0, "input_length": 2048, "output_length": 1}\n'  # not json.dumps' plain form (hash_ids first)
-    path.write_text(line * (STDLIB_MAX_BYTES // len(line) + 1))
+    path.write_text(line * 1000)
     script = (
         "import sys, io, contextlib; from pyverify.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out: status = main(sys.argv[1:])\n"

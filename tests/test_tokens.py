@@ -136,7 +136,7 @@ def test_the_curve_binned_in_the_pass_is_the_curve_of_the_distances(
     # lru_weighted_curve bins one pooled cache with compact weights inside the compiled pass; the oracle
     # histograms every reference's distance.
     pytest.importorskip("numba")
-    from pyverify.sim.counting import flatten
+    from pyverify.cache.arrays import flatten
     from pyverify.sim.engine_curves import _binned_in_the_pass
 
     extra = [

@@ -733,7 +733,11 @@ def test_kv_events_are_read_as_an_engine_log(capsys, tmp_path):
     assert loaded.format.key == "vllm-kv-events"
     instance = loaded.instance
     assert instance.chains == ((0, 1), (0, 1, 2), (0, 1, 3, 4))  # each stored run after its prefix
-    assert instance.routing == (0, 0, 1) and instance.hosts == 2 and instance.block_size_tokens == 4
+    assert (
+        instance.routing == (0, 0, 1)
+        and instance.fleet_size == 2
+        and instance.block_size_tokens == 4
+    )
     assert [item["arrival_ms"] for item in instance.extra] == [
         1718000000500,
         1718000001000,
@@ -868,7 +872,7 @@ def removed(hashes):
     return {"type": "BlockRemoved", "block_hashes": hashes, "medium": "GPU"}
 
 
-#: What vLLM's pool of 2 blocks does, request by request (pyverify.sim.vllm_pool's rules): the tail of a freed
+#: What vLLM's pool of 2 blocks does, request by request (pyverify.cache.vllm's rules): the tail of a freed
 #: request is evicted first, so storing block 3 evicts block 2, and re-storing 2 after a hit on 1 evicts 3.
 ENGINE_RUN = [
     {"ts": 1.0, "events": [stored([1, 2], None)]},

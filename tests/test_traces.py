@@ -40,7 +40,9 @@ def test_import_builds_the_instance(tmp_path):
     path.write_text(GOOD)
     instance = import_mooncake(path)
     assert instance.chains == ((10, 11), (10, 12), (10,), (10, 11, 13))
-    assert instance.routing is None and instance.hosts == 1 and instance.block_size_tokens == 512
+    assert (
+        instance.routing is None and instance.fleet_size == 1 and instance.block_size_tokens == 512
+    )
     assert instance.extra[0] == {"arrival_ms": 0, "input_tokens": 1000, "output_tokens": 7}
     assert instance.name == "t"
     assert load_input(path) == instance  # a .jsonl works wherever an instance does
@@ -61,7 +63,7 @@ def test_trace_import_writes_an_instance_that_loads_back(capsys, tmp_path):
         4,
     )
     loaded = load_instance(out)
-    assert loaded.chains == import_mooncake(path).chains and loaded.hosts == 4
+    assert loaded.chains == import_mooncake(path).chains and loaded.fleet_size == 4
     assert loaded.extra[3] == {"arrival_ms": 41, "input_tokens": 1500, "output_tokens": 3}
 
 
@@ -215,7 +217,7 @@ def test_route_once_then_curves_and_a_certificate_for_any_policy(tmp_path):
     )
     instance = load_input(str(routed))
     original = load_input(str(source))
-    assert instance.hosts == 4 and instance.chains == original.chains
+    assert instance.fleet_size == 4 and instance.chains == original.chains
     assert list(instance.routing) == list(route(original, 4, "prefix-affinity", RoutingOptions()))
     assert (
         main(

@@ -1,7 +1,7 @@
 """The vLLM pool keeps its never-used blocks as a count: the same moves as the pool built whole.
 
 vLLM builds its free queue with every block in it (``FreeKVCacheBlockQueue``);
-:class:`~pyverify.sim.vllm_pool.FreeBlockQueue` keeps the blocks never handed
+:class:`~pyverify.cache.vllm.FreeBlockQueue` keeps the blocks never handed
 out as a run ``next_unused..capacity`` between the blocks prepended and the
 blocks appended since. The oracle here is the queue built whole, as the pool
 did before (one entry per block of the capacity), and every move is checked
@@ -15,7 +15,7 @@ from collections import OrderedDict
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pyverify.sim.vllm_pool import FreeBlockQueue, VllmBlockPool, vllm_hits
+from pyverify.cache.vllm import FreeBlockQueue, VllmBlockPool, vllm_hits
 
 
 class WholeFreeQueue:
@@ -154,12 +154,12 @@ def test_lazy_reference_and_kernel_hit_as_the_whole_pool(trace):
     A chain naming one id twice hits one block twice (the kernel unlinked and freed it twice)."""
     expected = whole_hits(*trace)
     assert vllm_hits(*trace) == expected
-    kernels = pytest.importorskip("pyverify.sim.kernels.vllm_pool")
+    kernels = pytest.importorskip("pyverify.cache.vllm_kernel")
     assert kernels.vllm_kernel_hits(*trace) == expected
 
 
 def test_kernel_pool_of_more_blocks_than_an_int64_holds():
-    kernels = pytest.importorskip("pyverify.sim.kernels.vllm_pool")
+    kernels = pytest.importorskip("pyverify.cache.vllm_kernel")
     chains, tokens = [(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6]
     assert kernels.vllm_kernel_hits(chains, tokens, [0, 0, 0], 2**80, 2) == ([0, 1, 2], [])
     assert vllm_hits(chains, tokens, [0, 0, 0], 2**80, 2) == ([0, 1, 2], [])
@@ -176,5 +176,5 @@ def test_a_chain_naming_an_id_twice_hits_one_block_twice_in_both():
         1,
     )
     assert vllm_hits(*trace) == whole_hits(*trace) == ([0, 4, 0, 1, 2], [])
-    kernels = pytest.importorskip("pyverify.sim.kernels.vllm_pool")
+    kernels = pytest.importorskip("pyverify.cache.vllm_kernel")
     assert kernels.vllm_kernel_hits(*trace) == ([0, 4, 0, 1, 2], [])

@@ -13,7 +13,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.sim.vllm_pool import VllmBlockPool
+from pyverify.cache.vllm import VllmBlockPool
 
 B = 4  # tokens per block
 

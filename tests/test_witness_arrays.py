@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.sim.belady_min import min_run, min_witness_arrays
-from pyverify.sim.forced_min import forced_run, forced_witness_arrays
+from pyverify.optimal.belady import min_run, min_witness_arrays
+from pyverify.optimal.forced import forced_run, forced_witness_arrays
 
 from .strategies import routed_instances
 

@@ -10,7 +10,7 @@ Two routes, chosen by size (:data:`SOLVER_LIMIT` block references):
   otherwise ``FEASIBLE`` with the best bound CP-SAT proved.
 * **large instances** -- no solver model is built (Z3's literal model alone
   has a variable per cache, step and held block). The witness is Belady's MIN
-  run on the flat sequence (:mod:`pyverify.sim.belady_min`), optimal by
+  run on the flat sequence (:mod:`pyverify.optimal.belady`), optimal by
   Belady's theorem and the flat relaxation (docs/min-flat-relaxation.md);
   uncapacitated, it keeps every live block and meets the compulsory floor.
 
@@ -41,8 +41,8 @@ from pyverify.certify.placement import (
     canonical_schedule,
     problem_from_instance,
 )
-from pyverify.sim.belady_min import min_run
-from pyverify.sim.forced_min import ADMISSIONS, BYPASS, FORCED, forced_run
+from pyverify.optimal.belady import min_run
+from pyverify.optimal.forced import ADMISSIONS, BYPASS, FORCED, forced_run
 from pyverify.trusted.check import CERTIFICATE_FORMAT, basis_of, claim_statement, verify
 from pyverify.errors import UserError
 from pyverify.inputs.model import Instance, instance_sha256
@@ -54,6 +54,9 @@ from pyverify.inputs.columnar.digest import content_sha256
 #: 812 references and 36 s at 1,973 (capacity 256): 1,000 keeps it well inside a minute.
 from pyverify.certify import SOLVER_LIMIT  # noqa: E402,F401 (re-exported)
 
+#: The searchers' names as a certificate carries them. Committed certificates and the golden outputs
+#: hold these words, so they keep the modules' former paths (now pyverify.optimal.belady and
+#: pyverify.optimal.forced), as the checker's basis texts do.
 MIN_NAME = "Belady MIN, bypass form, on each cache's flat block sequence (pyverify.sim.belady_min)"
 FORCED_NAME = "Belady's rule, forced admission with the running request pinned, per cache (pyverify.sim.forced_min)"
 
@@ -92,7 +95,7 @@ def certify(
     ``admission="forced"``: caches that admit every block they fetch (rule 5 of
     :mod:`.placement`); needs a capacity; no greedy runs (the greedy policies
     here may bypass); the witness is the forced rule's run
-    (:mod:`pyverify.sim.forced_min`) or, on small instances, CP-SAT's with the
+    (:mod:`pyverify.optimal.forced`) or, on small instances, CP-SAT's with the
     forced constraint, confirmed by Z3 on its literal forced encoding.
 
     ``read_with``: the reading flags the instance was read with

@@ -3,8 +3,8 @@
 The route of :func:`pyverify.certify.certificate.certify` for traces of
 millions of references, with a capacity: the trace stays flat arrays
 (:class:`~pyverify.inputs.columnar.ColumnarTrace`), the compiled MIN (or the
-forced rule) returns its run as arrays (:func:`pyverify.sim.belady_min.min_witness_arrays`,
-:func:`pyverify.sim.forced_min.forced_witness_arrays`), and the witness is
+forced rule) returns its run as arrays (:func:`pyverify.optimal.belady.min_witness_arrays`,
+:func:`pyverify.optimal.forced.forced_witness_arrays`), and the witness is
 written as four base64 arrays (:mod:`pyverify.trusted.packed`), streamed into
 the file, which is renamed into place only after the trusted checker accepted
 it. The certificate says what the list-form one says: the same claim, basis
@@ -46,8 +46,8 @@ def certify_packed(
     """``(certificate, witness arrays, wall seconds)``: MIN's (or the forced rule's) run on ``trace``, OPTIMAL."""
     from pyverify.certify.certificate import FORCED_NAME, MIN_NAME, Stopped, cache_model_record
     from pyverify.inputs.columnar.digest import content_sha256
-    from pyverify.sim.belady_min import min_witness_arrays
-    from pyverify.sim.forced_min import FORCED, forced_witness_arrays
+    from pyverify.optimal.belady import min_witness_arrays
+    from pyverify.optimal.forced import FORCED, forced_witness_arrays
 
     started = time.perf_counter() if started is None else started
 
@@ -126,17 +126,17 @@ def _caches(trace, model: str, routing: str, hosts: int | None, path: str | None
         return np.zeros(trace.n_requests, dtype=np.int64)
     if routing == "round-robin":
         return np.arange(trace.n_requests, dtype=np.int64) % hosts
-    if trace.hosts is None:
+    if trace.routing is None:
         raise UserError(
             f"{path or '<instance>'}: requests[*].host: per-host certificates use the instance's given routing, and this "
             "instance gives none (for a trace, route it: --routing round-robin --fleet N)"
         )
-    return np.asarray(trace.hosts, dtype=np.int64)
+    return np.asarray(trace.routing, dtype=np.int64)
 
 
 def _floor(ids: np.ndarray, cache_of_reference: np.ndarray) -> int:
     """Compulsory misses: distinct (cache, block) pairs."""
-    from pyverify.sim.counting import dense_ids
+    from pyverify.cache.arrays import dense_ids
 
     fleet = int(cache_of_reference.max()) + 1 if cache_of_reference.size else 1
     keys, universe = dense_ids(

@@ -50,7 +50,7 @@ Without a capacity, keeping everything is legal, so bypass changes nothing.
    every block the request hit or fetched is held when it ends; a chain longer
    than the cache keeps its first :math:`C` blocks and the rest are computed but
    not cached. Its optimum is Belady's demand rule with those blocks pinned
-   (:mod:`pyverify.sim.forced_min`, which gives the argument).
+   (:mod:`pyverify.optimal.forced`, which gives the argument).
 
 In the canonical form below, a forced run's residency after step :math:`t`
 is its pinned blocks plus the blocks whose next use is a hit (the lemma holds

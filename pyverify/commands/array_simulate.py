@@ -37,8 +37,8 @@ def route_trace(trace: "ColumnarTrace", args) -> tuple["np.ndarray", int, str]:
     defaults (:mod:`pyverify.sim.routing`) and the vectorised static policies."""
     from pyverify.engines.routing import static_hosts
 
-    gives_hosts = trace.hosts is not None
-    fleet = args.fleet or default_fleet_for(int(trace.hosts.max()) + 1 if gives_hosts else None)
+    gives_hosts = trace.routing is not None
+    fleet = args.fleet or default_fleet_for(int(trace.routing.max()) + 1 if gives_hosts else None)
     policy = args.routing or default_policy_for(gives_hosts)
     try:
         return static_hosts(trace, fleet, policy, args.seed), fleet, policy
@@ -67,7 +67,7 @@ def _simulated(args, trace: "ColumnarTrace", sha256: "Callable[[], str]") -> Sim
     window = window_of(args)
     weights = trace_token_weights(trace, args.instance)
     routed = (
-        args.model == PER_HOST or trace.hosts is not None
+        args.model == PER_HOST or trace.routing is not None
     )  # as the simulator: an input's own routing is reported
     hosts, fleet, policy = route_trace(trace, args) if routed else (None, None, None)
     cache_of = hosts if args.model == PER_HOST else np.zeros(trace.n_requests, dtype=np.int64)

@@ -229,7 +229,7 @@ def run_validate(args) -> int:
         # format; instance_sha256 is the canonical JSON's, of the pyverify.instance/1 file 'trace import' would write.
         "sha256": content_sha256(instance),
         "instance_sha256": instance_sha256(instance),
-        "hosts": instance.hosts,
+        "hosts": instance.fleet_size,
         "hosts_source": hosts_source(instance),
         "requests": instance.n_requests,
         "block_references": instance.n_references,
@@ -305,7 +305,7 @@ def simulate_in_python(args) -> Simulation:
     if getattr(args, "optimum", False):
         import numpy as np
 
-        from pyverify.sim.counting import flatten
+        from pyverify.cache.arrays import flatten
 
         ids, lengths = flatten(instance.chains)
         offsets = np.concatenate(([0], np.cumsum(lengths)))
@@ -350,13 +350,14 @@ def engine_refusal(args) -> None:
 
 
 def simulate_engine(args) -> Simulation:
-    """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.sim.vllm_pool`,
-    :mod:`pyverify.sim.sglang_radix`), fed each prompt's length in tokens."""
+    """``simulate --eviction vllm|sglang``: the engine's own cache (:mod:`pyverify.cache.vllm`,
+    :mod:`pyverify.cache.sglang`), fed each prompt's length in tokens."""
     from pyverify.inputs.columnar.digest import content_sha256
     from pyverify.inputs.load import load_described
     from pyverify.sim.accounting import tally
     from pyverify.sim.routing import RoutingOptions, default_fleet, default_policy, route
-    from pyverify.sim.simulate import PromptBeyondChain, caches_read, engine_hits
+    from pyverify.cache.prompts import PromptBeyondChain
+    from pyverify.sim.simulate import caches_read, engine_hits
     from pyverify.sim.tokens import instance_token_weights
 
     engine_refusal(args)

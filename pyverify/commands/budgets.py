@@ -230,10 +230,10 @@ def _optima(trace, args, kv, window, weights, on_arrays):
 
     import numpy as np
 
-    from pyverify.sim.belady_min import min_run_flat
+    from pyverify.optimal.belady import min_run_flat
     from pyverify.sim.budgets import budget_sweep_flat
-    from pyverify.sim.counting import flatten
-    from pyverify.sim.forced_min import forced_run_flat
+    from pyverify.cache.arrays import flatten
+    from pyverify.optimal.forced import forced_run_flat
 
     if on_arrays:
         ids, lengths = trace.ids, np.diff(trace.offsets)
@@ -313,7 +313,7 @@ def _print_targets(targets, rate, block_tokens: int, kv) -> None:
 def _sweep_instance(instance, args, kv, window):
     """Every policy's budgets on the input loaded as an instance (Python chains)."""
     from pyverify.sim.budgets import budget_sweep
-    from pyverify.sim.counting import flatten
+    from pyverify.cache.arrays import flatten
     from pyverify.sim.simulate import POOLED, simulate
     from pyverify.sim.tokens import instance_token_weights
 

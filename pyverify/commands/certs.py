@@ -202,10 +202,12 @@ def _certify(args) -> int:
             hosts = args.fleet or default_fleet(instance)
         else:  # as default_fleet: the trace's own fleet when it routes or names one
             own = trace.fleet_size or (
-                int(trace.hosts.max()) + 1 if trace.hosts is not None and trace.hosts.size else 1
+                int(trace.routing.max()) + 1
+                if trace.routing is not None and trace.routing.size
+                else 1
             )
             hosts = args.fleet or default_fleet_for(
-                own if (trace.hosts is not None or own > 1) else None
+                own if (trace.routing is not None or own > 1) else None
             )
     policies = (
         [p.strip() for p in args.greedy.split(",") if p.strip()]

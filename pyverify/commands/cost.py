@@ -118,7 +118,7 @@ def register(subparsers) -> None:
 def _default_policy(instance, fleet: int) -> str:
     if instance.routing is None:
         return "round-robin"
-    return "given" if fleet == instance.hosts else "fold"
+    return "given" if fleet == instance.fleet_size else "fold"
 
 
 def _input_tokens(instance) -> list[int | None] | None:

@@ -4,7 +4,7 @@ The log (vLLM KV events, :mod:`pyverify.inputs.kv_events`) says what the
 engine computed (``BlockStored``) and evicted (``BlockRemoved``), so after each
 line it says which blocks the engine held. pyverify replays the same requests,
 in the same order, through its exact model of vLLM's block pool
-(``--eviction vllm``, :mod:`pyverify.sim.vllm_pool`) of ``--capacity`` blocks
+(``--eviction vllm``, :mod:`pyverify.cache.vllm`) of ``--capacity`` blocks
 per data-parallel rank (default: the most blocks the log shows one rank
 holding), and compares, line by line, the set of block hashes each holds, and
 the hits: the engine's are the prefix blocks before each stored run.
@@ -51,7 +51,7 @@ def run_check_events(args) -> int:
     from pyverify.inputs.load import load_described
     from pyverify.inputs.records import ImportOptions
     from pyverify.inputs.stream import open_source
-    from pyverify.sim.vllm_pool import VllmBlockPool
+    from pyverify.cache.vllm import VllmBlockPool
 
     loaded = load_described(
         args.trace, import_options(args)

@@ -387,7 +387,7 @@ def _own_fleet(path: str) -> int | None:
     from pyverify.inputs.columnar import read_columnar
 
     trace = read_columnar(path)
-    return None if trace.hosts is None else int(trace.hosts.max()) + 1
+    return None if trace.routing is None else int(trace.routing.max()) + 1
 
 
 __all__ = [

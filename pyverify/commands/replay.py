@@ -507,8 +507,8 @@ def own_fleet_size(trace) -> int:
     from pyverify.sim.names import default_fleet_for
 
     named = trace.fleet_size
-    if trace.hosts is not None:
-        named = named if named is not None else int(trace.hosts.max()) + 1
+    if trace.routing is not None:
+        named = named if named is not None else int(trace.routing.max()) + 1
     elif named is not None and named <= 1:
         named = None
     return default_fleet_for(named)

@@ -68,7 +68,7 @@ def optima_tallies(
         return None
     from pyverify.errors import UserError
     from pyverify.sim.accounting import tally_offsets
-    from pyverify.sim.forced_min import optimum_hits
+    from pyverify.optimal.forced import optimum_hits
 
     if capacity is None:
         raise UserError(

@@ -149,7 +149,7 @@ def register(subparsers) -> None:
             "fewest misses any eviction with hindsight achieves at each capacity (Belady's MIN, a stack algorithm; "
             "docs/min-flat-relaxation.md), and the capacity LRU needs to match it; that optimum may discard a block it "
             "fetches (bypass). opt-forced adds the optimum of a cache that admits every block it fetches and keeps the "
-            "running request's blocks, as vLLM and SGLang do (pyverify/sim/forced_min.py; one run per printed capacity). A trace file (Parquet, CSV, "
+            "running request's blocks, as vLLM and SGLang do (pyverify/optimal/forced.py; one run per printed capacity). A trace file (Parquet, CSV, "
             "Mooncake JSONL) is read as arrays, not Python objects, at any size: the same numbers (--backend python reads it "
             "per record)."
         ),
@@ -323,7 +323,7 @@ def _routed_once(args, instance):
         routing = route(
             instance, fleet, args.routing, RoutingOptions(seed=args.seed, slack=args.affinity_slack)
         )
-    return dataclasses.replace(instance, hosts=fleet, routing=tuple(routing))
+    return dataclasses.replace(instance, fleet_size=fleet, routing=tuple(routing))
 
 
 def _any_input_as_columns(args) -> tuple[ColumnarTrace, Loaded]:
@@ -400,7 +400,7 @@ def run_mrc(args) -> int:
 
     from pyverify.sim.counting import reference_hosts
     from pyverify.sim.mrc import log_capacities, lru_curve_of_references
-    from pyverify.sim.opt_curve import capacity_to_match, optimal_curve_flat
+    from pyverify.optimal.curve import capacity_to_match, optimal_curve_flat
 
     if args.sample_rate is not None:
         return run_mrc_estimate(args, print_json)
@@ -447,7 +447,7 @@ def run_mrc(args) -> int:
         curves.pop("lru", None)
         points = [{"capacity_blocks": p["capacity_blocks"]} for p in points]
     if forced:
-        from pyverify.sim.forced_min import forced_curve_points
+        from pyverify.optimal.forced import forced_curve_points
 
         with progress_bar(len(capacities), "opt-forced", unit="capacity") as advance:
             forced_misses = []
@@ -491,7 +491,7 @@ def run_mrc(args) -> int:
         if kv is not None:
             point["capacity_gib"] = gib_of_blocks(point["capacity_blocks"], block, kv)
     if args.verify:
-        from pyverify.sim.belady_min import min_run_flat
+        from pyverify.optimal.belady import min_run_flat
 
         with progress_bar(len(points) * len(curves), "verify", unit="capacity") as advance:
             for point in points:
@@ -646,7 +646,7 @@ def run_mrc(args) -> int:
             name
             for name, key in (
                 ("pyverify.sim.simulate's LRU run", "lru"),
-                ("a MIN run (pyverify.sim.belady_min)", "opt"),
+                ("a MIN run (pyverify.optimal.belady)", "opt"),
                 ("the checker's forced recount (pyverify.trusted.recount)", "opt-forced"),
             )
             if key in curves or (key == "opt-forced" and forced)
@@ -745,7 +745,7 @@ def _curve_input(args) -> CurveInput:
     size, as arrays replayed by the compiled kernels (as ``simulate`` and ``budgets`` do)."""
     import numpy as np
 
-    from pyverify.sim.counting import flatten
+    from pyverify.cache.arrays import flatten
 
     per_host = args.model == PER_HOST
     if per_host and args.routing in ONLINE_POLICIES:

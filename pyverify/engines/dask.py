@@ -98,7 +98,7 @@ def _pieces(client, source) -> list[tuple[Any, int, int]]:
             data = {
                 "ids": source.ids[first:last],
                 "offsets": source.offsets[start : end + 1] - first,
-                "hosts": None if source.hosts is None else source.hosts[start:end],
+                "hosts": None if source.routing is None else source.routing[start:end],
                 "route_keys": None if source.route_keys is None else source.route_keys[start:end],
             }
             pieces.append(
@@ -303,7 +303,7 @@ def _check_static(source, fleet: int, policy: str | None) -> None:
     if policy not in ("given", "fold"):
         return
     if isinstance(source, ColumnarTrace):
-        hosts = source.hosts
+        hosts = source.routing
     else:
         pq = require("pyarrow.parquet")
         names = open_parquet(source).schema_arrow.names

@@ -236,8 +236,8 @@ def _register(connection, source) -> set[str]:
             "row": pa.array(np.arange(source.n_requests, dtype=np.int64)),
             "hash_ids": pa.ListArray.from_arrays(pa.array(source.offsets), pa.array(source.ids)),
         }
-        if source.hosts is not None:
-            arrays["host"] = pa.array(source.hosts)
+        if source.routing is not None:
+            arrays["host"] = pa.array(source.routing)
         if source.route_keys is not None:
             arrays["route_key"] = pa.array(source.route_keys, type=pa.string())
         if (

@@ -17,7 +17,8 @@ from pyverify.engines.compiled_misses import compiled_first_references
 from pyverify.inputs.columnar.compiled import numba_loaded
 from pyverify.threads import on_cores
 from pyverify.inputs.columnar import ColumnarTrace
-from pyverify.sim.counting import CHUNK, dense_ids, pooled_misses, reference_hosts, sums_per_request
+from pyverify.cache.arrays import dense_ids
+from pyverify.sim.counting import CHUNK, pooled_misses, reference_hosts, sums_per_request
 
 if TYPE_CHECKING:
     from pyverify.engines.counts import FleetCounts

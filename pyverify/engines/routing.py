@@ -112,22 +112,22 @@ def static_hosts(trace: ColumnarTrace, fleet_size: int, policy: str, seed: int =
             )
         return hash_hosts(keys, fleet_size)
     if policy in ("given", "fold"):
-        if trace.hosts is None:
+        if trace.routing is None:
             raise UserError(
                 f"routing policy {policy!r} needs an instance that gives a host for every request; this one gives none"
             )
-        own = int(trace.hosts.max()) + 1
+        own = int(trace.routing.max()) + 1
         if policy == "given":
             if fleet_size != own:
                 raise UserError(
                     f"routing policy 'given' works only at the instance's own fleet size {own}, not {fleet_size}"
                 )
-            return trace.hosts
+            return trace.routing
         if not 1 <= fleet_size <= own:
             raise UserError(
                 f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {own}"
             )
-        return trace.hosts % fleet_size
+        return trace.routing % fleet_size
     if policy == "prefix-affinity":
         raise UserError(ONE_MACHINE)
     raise UserError(

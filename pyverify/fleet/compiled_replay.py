@@ -10,8 +10,8 @@ Two compiled paths (:func:`unsupported` names, in one line, why any other config
   finishes and every float follow :func:`pyverify.fleet.replay.replay_python` operation for operation.
 * untimed, GPU tier alone, round-robin or random: a replay then serves each host's requests one at a time
   in file order, so it is ``simulate --model per-host`` on the picked routing (``tests/test_replay.py``),
-  and the hits come from the kernels simulate uses (LRU/FIFO: :mod:`pyverify.sim.kernels.replay`; leaf-lru:
-  :mod:`pyverify.sim.kernels.tree_replay`; the engines: :func:`pyverify.sim.simulate.engine_hits`).
+  and the hits come from the kernels simulate uses (LRU/FIFO: :mod:`pyverify.cache.lru_kernel`; leaf-lru:
+  :mod:`pyverify.cache.tree_kernel`; the engines: :func:`pyverify.sim.simulate.engine_hits`).
   Without a capacity nothing is evicted, which that kernel does with a capacity of every distinct block.
 
 Left to the Python loop: every timed run of the ``steps`` service model (the default; the compiled event loop
@@ -105,8 +105,8 @@ def replay_compiled(
     loop (then nothing is consumed from the router: a fresh one is asked)."""
     if settings.timed or settings.lower_tiers or router.name not in FIXED_ROUTERS:
         return event_loop_compiled(trace, router, settings, service, progress, frugal)
-    from pyverify.sim.kernels.replay import link_array, replay, requests_by_cache
-    from pyverify.sim.kernels.tree_replay import tree_hits
+    from pyverify.cache.lru_kernel import link_array, replay, requests_by_cache
+    from pyverify.cache.tree_kernel import tree_hits
 
     views = views_of(trace)
     capacity, eviction = settings.capacity, settings.eviction

@@ -19,7 +19,7 @@ Without timing (``timed=False``) every request starts on arrival and ends at
 once, in file order: the one-at-a-time model of ``simulate --model per-host``.
 
 The engine-exact evictions (``vllm``, ``sglang``, ``sglang-fifo``;
-:mod:`pyverify.fleet.engine_caches`) run GPU tier only: each host's cache is
+:mod:`pyverify.cache.vllm`, :mod:`pyverify.cache.sglang`) run GPU tier only: each host's cache is
 the engine's reference model, fed each prompt's length in tokens, so an
 untimed run equals ``simulate --model per-host --eviction vllm|sglang``.
 ``vllm`` also runs timed, requests overlapping as vLLM's scheduler lets them:
@@ -46,8 +46,9 @@ from pyverify.fleet.routers import Router
 from pyverify.fleet.run import HostStats, ReplayRun, ReplaySettings
 from pyverify.fleet.trace_views import views_of
 from pyverify.fleet.service import STEPS, ServiceModel
-from pyverify.fleet.engine_caches import engine_gpu, full_blocks
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
+from pyverify.cache.policies import engine_cache
+from pyverify.cache.prompts import full_blocks
 from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
 
@@ -144,13 +145,12 @@ class _Hosts:
             if pool_capacity is not False or host_capacity is not False:
                 raise ValueError(f"eviction {eviction} is offered for the GPU tier alone")
             size = trace.block_size_tokens or 1
-            self.prompt_tokens = views.prompt_tokens
             caches = [
-                engine_gpu(capacity, eviction, size, settings.page_size) for _ in range(fleet)
+                engine_cache(eviction, capacity, size, settings.page_size) for _ in range(fleet)
             ]
         else:
-            self.prompt_tokens = None
             caches = [gpu_cache(capacity, eviction) for _ in range(fleet)]
+        self.prompt_tokens = views.prompt_tokens  # what an engine's cache reads; others read none
         self.caches = caches
         self.unscheduled: list[int] = []
         self.pool = None if pool_capacity is False else LowerTier(pool_capacity)
@@ -185,32 +185,32 @@ class _Hosts:
             self.first_token = [0.0] * n
             self.queues = [deque() for _ in range(fleet)]
 
-    def engine_served(self, index: int, host: int, g: int | None) -> None:
-        """Record an engine's answer for request ``index``: ``g`` hit blocks, or ``None`` (never scheduled: no hits)."""
+    def served(self, index: int, host: int, g: int | None, h: int = 0, p: int = 0) -> None:
+        """Record request ``index``'s hits: ``g`` GPU, ``h`` host-DRAM and ``p`` pool blocks (``g`` None:
+        never scheduled, no hits)."""
         if g is None:
             self.unscheduled.append(index)
             g = 0
-        self.gpu_hits[index] = g
-        self.stats[host].gpu_hit_blocks += g
-        self.stats[host].recomputed_blocks += len(self.chains[index]) - g
-
-    def serve(self, index: int, host: int) -> list[int]:
-        """Serve request ``index`` through the tiers; return the GPU blocks it pins."""
-        chain, cache, drams, pool = self.chains[index], self.caches[host], self.drams, self.pool
-        if self.engine:  # the engine's own request, GPU tier only (no lower tier, no timing)
-            self.engine_served(index, host, cache.run(index, chain, self.prompt_tokens[index]))
-            return []
-        g = cache.prefix_hits(chain)
-        h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
-        p = pool.read_and_write(chain[g + h :]) if pool is not None else 0
-        cache.serve(chain, g)
         self.gpu_hits[index], self.host_hits[index], self.pool_hits[index] = g, h, p
         host_stats = self.stats[host]
         host_stats.gpu_hit_blocks += g
         host_stats.host_hit_blocks += h
         host_stats.pool_hit_blocks += p
-        host_stats.recomputed_blocks += len(chain) - g - h - p
-        return cache.pin(chain) if self.settings.timed else []
+        host_stats.recomputed_blocks += len(self.chains[index]) - g - h - p
+
+    def start_request(self, index: int, host: int):
+        """Start request ``index`` on its host's GPU cache (:mod:`pyverify.cache.protocol`) and read the
+        tiers below it: ``(GPU hit blocks, the handle to finish it with)``, or ``None`` when the GPU
+        cache cannot start it now (nothing recorded, nothing changed)."""
+        chain, drams, pool = self.chains[index], self.drams, self.pool
+        started = self.caches[host].start(index, chain, self.prompt_tokens[index])
+        if started is None:
+            return None
+        g = started[0]
+        h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
+        p = pool.read_and_write(chain[g + h :]) if pool is not None else 0
+        self.served(index, host, g, h, p)
+        return started
 
     def given_tokens(self, index: int) -> int | None:
         return self.input_tokens[index] if self.input_tokens is not None else None
@@ -254,7 +254,11 @@ def _run_untimed(hosts: _Hosts, progress) -> ReplayRun:
     """Every request starts on arrival and ends at once, in file order: ``simulate --model per-host``."""
     for index, chain in enumerate(hosts.chains):
         host = hosts.route(index, chain, 0.0)
-        hosts.serve(index, host)
+        started = hosts.start_request(index, host)  # and ends at once: one request at a time
+        if started is None:  # refused with nothing running: never scheduled
+            hosts.served(index, host, None)
+        else:
+            hosts.caches[host].finish(started[1])
         hosts.router.finished(index)
         progress()
     return hosts.run()
@@ -267,44 +271,30 @@ def _run_streams(hosts: _Hosts, progress) -> ReplayRun:
     caches, queues, stats, load = hosts.caches, hosts.queues, hosts.stats, hosts.load
     gpu_hits, host_hits, pool_hits = hosts.gpu_hits, hosts.host_hits, hosts.pool_hits
     arrival, start, first_token = hosts.arrival, hosts.start, hosts.first_token
-    engine, serve, engine_served = hosts.engine, hosts.serve, hosts.engine_served
+    start_request, served = hosts.start_request, hosts.served
     tokens_in, output_of = hosts.tokens_in.__getitem__, hosts.output_of.__getitem__
     running = [0] * router.fleet
     finishing: list[
         tuple[float, int, int, list[int]]
     ] = []  # (end time, request, host, pinned blocks)
 
-    def start_engine(index: int, host: int, now: float):
-        """vLLM's scheduler on the queue head: its physical blocks once started, ``None`` while it must wait,
-        ``False`` when it never will be scheduled (refused with nothing running: it ends now, with no hits)."""
-        started = caches[host].start(index, chains[index], hosts.prompt_tokens[index])
-        if started is None:
-            if running[host]:
-                return None
-            engine_served(index, host, None)
-            start[index] = first_token[index] = now
-            load[host] -= 1
-            router.finished(index)
-            return False
-        g, held = started
-        engine_served(index, host, g)
-        return held
-
     def start_what_fits(host: int, now: float) -> None:
-        queue, cache = queues[host], caches[host]
+        """Start the head of the host's queue while its GPU cache accepts it (its blocks fit beside
+        the running requests' ones); refused with nothing running, it is never scheduled: it ends
+        now, with no hits."""
+        queue = queues[host]
         while queue and running[host] < service.max_running:
-            if engine:
-                held = start_engine(queue[0], host, now)
-                if held is None:
-                    break
-                index = queue.popleft()
-                if held is False:
-                    continue
-            else:
-                if running[host] and not cache.fits(chains[queue[0]]):
-                    break
-                index = queue.popleft()
-                held = serve(index, host)
+            started = start_request(queue[0], host)
+            if started is None and running[host]:
+                break  # it waits for a running request to free blocks
+            index = queue.popleft()
+            if started is None:
+                served(index, host, None)
+                start[index] = first_token[index] = now
+                load[host] -= 1
+                router.finished(index)
+                continue
+            held = started[1]
             hit = gpu_hits[index] + host_hits[index] + pool_hits[index]
             prefill = service.prefill_seconds(
                 tokens_in(index), hit, pool_hits[index], host_hits[index]
@@ -320,10 +310,7 @@ def _run_streams(hosts: _Hosts, progress) -> ReplayRun:
     def finish_until(time: float) -> None:
         while finishing and finishing[0][0] <= time:
             end, index, host, held = heapq.heappop(finishing)
-            if engine:
-                caches[host].finish(held)
-            else:
-                caches[host].unpin(held)
+            caches[host].finish(held)
             running[host] -= 1
             load[host] -= 1
             router.finished(index)
@@ -378,7 +365,7 @@ def _run_steps(hosts: _Hosts, progress, step_log: list | None) -> ReplayRun:
     caches, queues, stats, load = hosts.caches, hosts.queues, hosts.stats, hosts.load
     gpu_hits, host_hits, pool_hits = hosts.gpu_hits, hosts.host_hits, hosts.pool_hits
     arrival, start, first_token = hosts.arrival, hosts.start, hosts.first_token
-    engine, serve, engine_served = hosts.engine, hosts.serve, hosts.engine_served
+    engine, start_request, served = hosts.engine, hosts.start_request, hosts.served
     tokens_in, output_of = hosts.tokens_in.__getitem__, hosts.output_of.__getitem__
     prompt_tokens = hosts.prompt_tokens
     capacity = hosts.settings.capacity
@@ -402,9 +389,10 @@ def _run_steps(hosts: _Hosts, progress, step_log: list | None) -> ReplayRun:
 
     def admit(host: int, index: int) -> bool:
         """Admit the head of the queue when its blocks fit beside the pinned ones (or nothing runs)."""
-        if running[host] and not caches[host].fits(chains[index]):
+        started = start_request(index, host)
+        if started is None:
             return False
-        held[index] = serve(index, host)
+        held[index] = started[1]
         return True
 
     def start_step(host: int, now: float) -> None:
@@ -478,7 +466,7 @@ def _run_steps(hosts: _Hosts, progress, step_log: list | None) -> ReplayRun:
         for index in ended:
             finish[index] = now
             running[host].remove(index)
-            cache.unpin(held[index])
+            cache.finish(held[index])
             held[index] = None
             load[host] -= 1
             router.finished(index)
@@ -537,7 +525,7 @@ def _run_steps(hosts: _Hosts, progress, step_log: list | None) -> ReplayRun:
         """A request the empty pool cannot hold ends now: never admitted, it is listed in ``unscheduled``
         with no hits; preempted, it keeps its hits and the tokens it had sampled."""
         if first_time:
-            engine_served(index, host, None)
+            served(index, host, None)
             start[index] = now
         if not produced[index]:
             first_token[index] = now
@@ -601,7 +589,7 @@ def _run_steps(hosts: _Hosts, progress, step_log: list | None) -> ReplayRun:
                 continue
             queue.popleft()
             if not admitted_before:
-                engine_served(index, host, len(hit))
+                served(index, host, len(hit))
                 start[index] = now
             held[index], filed[index], scheduled[index] = blocks, len(hit), chunk
             vllm_file(pool, index)

@@ -5,13 +5,13 @@ Bounds (the same for every router, so computed once per trace and capacity):
 * ``floor``: references - distinct blocks, the most hits any set of caches can
   get (every block must miss once, the first time anyone asks for it; one
   uncapacitated pool reaches it);
-* ``min_pooled``: Belady's MIN (:mod:`pyverify.sim.belady_min`, bypass form)
+* ``min_pooled``: Belady's MIN (:mod:`pyverify.optimal.belady`, bypass form)
   for one pool holding the fleet's whole GPU memory, F x C blocks; no
   demand cache of that size, and so no F GPU caches of C blocks each
   (``pooled_min_le_per_host_min`` in ``lean/``), hits more. Without a GPU
   capacity it equals the floor. The pool tier is *extra* memory, so a run
   with a pool can pass this bound; never the floor.
-* ``forced``: the forced-admission optimum (:mod:`pyverify.sim.forced_min`)
+* ``forced``: the forced-admission optimum (:mod:`pyverify.optimal.forced`)
   for the same one pool of F x C blocks: the fewest misses of a cache that
   admits every block it computes and keeps the running request's, as serving
   engines do (no bypass). It is the best an engine-like cache with all of the
@@ -26,7 +26,7 @@ Per run, beside those (it depends on the run's routing):
   keeps file order): the most GPU hits any admit-every-block policy gets with
   this routing. ``lru`` and ``leaf-lru`` never pass it, timed or not (pins
   only forbid evictions; tested); ``fifo`` can, by evicting a block of the
-  request that is running (:mod:`pyverify.sim.forced_min`).
+  request that is running (:mod:`pyverify.optimal.forced`).
 
 Every gap is "hit blocks short of the bound"; a negative gap means the run
 is above it. Only memory beyond the fleet's GPUs (a host or pool tier) puts
@@ -76,9 +76,9 @@ COMPILED_FROM_REFERENCES = 1_000_000
 
 
 def bounds(trace: ColumnarTrace, fleet: int, capacity: int | None) -> Bounds:
-    from pyverify.sim.belady_min import min_run_flat
+    from pyverify.optimal.belady import min_run_flat
     from pyverify.sim.counting import pooled_misses
-    from pyverify.sim.forced_min import forced_run_flat
+    from pyverify.optimal.forced import forced_run_flat
 
     references = trace.n_references
     floor = references - pooled_misses(trace.ids)  # every distinct block misses once
@@ -104,7 +104,7 @@ TIME_PERCENTILES = (50, 90, 99)
 def forced_routed_hits(trace: ColumnarTrace, host_of: Sequence[int], capacity: int | None) -> int:
     """The forced-admission optimum's hits for F caches of ``capacity`` blocks under the routing ``host_of``."""
     from pyverify.sim.counting import per_host_misses, reference_hosts
-    from pyverify.sim.forced_min import forced_run_flat
+    from pyverify.optimal.forced import forced_run_flat
 
     references = trace.n_references
     if capacity is None:  # uncapacitated: every host misses each block it sees once

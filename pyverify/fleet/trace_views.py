@@ -36,8 +36,8 @@ class TraceViews:
     @cached_property
     def dense(self) -> tuple[np.ndarray, int]:
         """``(ids, universe)``: the block ids renumbered into ``[0, universe)`` for the compiled loops'
-        tables (:func:`pyverify.sim.counting.dense_ids`); request r's are ``ids[offsets[r]:offsets[r + 1]]``."""
-        from pyverify.sim.counting import dense_ids
+        tables (:func:`pyverify.cache.arrays.dense_ids`); request r's are ``ids[offsets[r]:offsets[r + 1]]``."""
+        from pyverify.cache.arrays import dense_ids
 
         return dense_ids(self.trace.ids)
 
@@ -61,12 +61,13 @@ class TraceViews:
     @cached_property
     def prompt_tokens(self) -> list[int]:
         """Each prompt's length in tokens as the engine evictions read it: its ``input_tokens`` (when
-        given and not 0), else its whole blocks of the trace's block size (of 1 token without one)."""
-        size = self.trace.block_size_tokens or 1
-        given = self.input_tokens or [None] * self.trace.n_requests
-        return [
-            tokens or length * size for tokens, length in zip(given, self.trace.lengths.tolist())
-        ]
+        given and not 0), else its whole blocks of the trace's block size; without a block size, one
+        unit per block (as simulate takes it)."""
+        lengths = self.trace.lengths.tolist()
+        size = self.trace.block_size_tokens
+        if size is None or self.input_tokens is None:
+            return [length * (size or 1) for length in lengths]
+        return [tokens or length * size for tokens, length in zip(self.input_tokens, lengths)]
 
 
 def _per_request(column: np.ndarray | None, whole_as_int: bool = False) -> list | None:

@@ -133,7 +133,7 @@ def read_bailian(source: Input, options: ImportOptions) -> tuple[Instance, list[
         )
     instance = builder.instance(
         name=options.name or source.stem,
-        hosts=1 if options.hosts is None else options.hosts,
+        fleet_size=1 if options.hosts is None else options.hosts,
         description=f"Imported from the Qwen-Bailian JSONL trace {source.label} ({len(builder.chains)} requests, "
         f"blocks of {sizes.size} tokens, timestamps in seconds stored as arrival_ms).",
         source=f"qwen-bailian-jsonl:{source.label}",

@@ -344,7 +344,7 @@ def read_engine_log(
         hosts = max(hosts, options.hosts)
     instance = builder.instance(
         name=options.name or source.stem,
-        hosts=hosts,
+        fleet_size=hosts,
         description=f"Imported from the vLLM KV-event log {source.label} ({len(builder.chains)} BlockStored events "
         f"as requests, blocks of {log.block_size} tokens).",
         source=f"vllm-kv-events:{source.label}",

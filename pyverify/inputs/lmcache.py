@@ -274,7 +274,7 @@ def read_lmcache(source: Input, options: ImportOptions) -> tuple[Instance, list[
         )
     instance = builder.instance(
         name=options.name or source.stem,
-        hosts=1 if options.hosts is None else options.hosts,
+        fleet_size=1 if options.hosts is None else options.hosts,
         description=f"Imported from the LMCache lookup-hash log {source.label} ({len(builder.chains)} lookups, "
         f"chunks of {chunk_size} tokens as blocks).",
         source=f"lmcache-jsonl:{source.label}",

@@ -118,7 +118,7 @@ def _read_instance(source: Input, options: ImportOptions) -> tuple[Instance, lis
             raise UserError(
                 f"--hosts: {options.hosts} is fewer than the {used} hosts the instance's routing uses"
             )
-        instance = dataclasses.replace(instance, hosts=options.hosts)
+        instance = dataclasses.replace(instance, fleet_size=options.hosts)
     return instance, []
 
 
@@ -259,7 +259,7 @@ def _read_columnar(source: Input, options: ImportOptions) -> tuple[Instance, lis
     if options.name is not None:
         instance = dataclasses.replace(instance, name=options.name)
     if options.hosts is not None:
-        instance = dataclasses.replace(instance, hosts=max(options.hosts, instance.hosts))
+        instance = dataclasses.replace(instance, fleet_size=max(options.hosts, instance.fleet_size))
     return instance, []
 
 

@@ -110,7 +110,7 @@ class Instance:
     """
 
     name: str
-    hosts: int
+    fleet_size: int
     chains: tuple[Chain, ...]
     routing: tuple[int, ...] | None = None
     description: str = ""
@@ -134,7 +134,7 @@ class Instance:
             data["description"] = self.description
         if self.source:
             data["source"] = self.source
-        data["hosts"] = self.hosts
+        data["hosts"] = self.fleet_size
         if self.block_size_tokens is not None:
             data["block_size_tokens"] = self.block_size_tokens
         requests = []
@@ -264,7 +264,7 @@ def instance_from_json(data: Any, path: str | Path = "<instance>") -> Instance:
     )
     return Instance(
         name=data["name"],
-        hosts=hosts,
+        fleet_size=hosts,
         chains=chains,
         routing=tuple(request["host"] for request in requests) if with_host else None,
         description=data.get("description", ""),

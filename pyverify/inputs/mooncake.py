@@ -219,7 +219,7 @@ def read_mooncake(source: Input, options: ImportOptions = ImportOptions()) -> In
     shown = source.label
     return builder.instance(
         name=options.name or source.stem,
-        hosts=1 if options.hosts is None else options.hosts,
+        fleet_size=1 if options.hosts is None else options.hosts,
         description=f"Imported from the Mooncake JSONL trace {shown} ({len(builder.chains)} requests{sizes.note()}).",
         source=f"mooncake-jsonl:{shown}",
         block_size_tokens=sizes.size,

@@ -243,7 +243,7 @@ def read_ragpulse(source: Input, options: ImportOptions) -> tuple[Instance, list
             largest = max(largest, max(weights))
     instance = builder.instance(
         name=options.name or source.stem,
-        hosts=1 if options.hosts is None else options.hosts,
+        fleet_size=1 if options.hosts is None else options.hosts,
         description=f"Imported from the RAGPulse trace {source.label} ({len(builder.chains)} requests, "
         f"components in the order {','.join(order)}, each block a chunk and everything before it).",
         source=f"ragpulse-jsonl:{source.label}",

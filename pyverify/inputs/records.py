@@ -277,16 +277,23 @@ class TraceBuilder:
             self.progress(1)
 
     def instance(
-        self, name: str, hosts: int, description: str, source: str, block_size_tokens: int | None
+        self,
+        name: str,
+        fleet_size: int,
+        description: str,
+        source: str,
+        block_size_tokens: int | None,
     ) -> Instance:
         """The instance, or a one-line error when the input held no request."""
-        if hosts < 1:
-            raise located(self.display, "hosts", f"expected a positive fleet size, got {hosts}")
+        if fleet_size < 1:
+            raise located(
+                self.display, "hosts", f"expected a positive fleet size, got {fleet_size}"
+            )
         if not self.chains:
             raise located(self.display, None, "empty input: no requests")
         return Instance(
             name=name,
-            hosts=hosts,
+            fleet_size=fleet_size,
             chains=tuple(self.chains),
             routing=None,
             description=description,

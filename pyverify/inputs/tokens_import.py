@@ -184,7 +184,7 @@ class HashedTrace:
         requests = len(self.builder.chains)
         return self.builder.instance(
             name=self.options.name or self.source.stem,
-            hosts=1 if self.options.hosts is None else self.options.hosts,
+            fleet_size=1 if self.options.hosts is None else self.options.hosts,
             description=(
                 f"Imported from the {what} {shown} ({requests} requests): chained block hashes of "
                 f"{self.block_size}-token blocks, full blocks only, as vLLM's prefix cache."

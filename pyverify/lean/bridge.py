@@ -43,7 +43,7 @@ from pyverify.inputs.model import (
 )
 
 # MIN's count for the lower bound is the trusted checker's own recount (O(n log n) per cache): the bridge is
-# checker-side, and none of this is the searcher's code (pyverify.sim.belady_min) that produced the certificate.
+# checker-side, and none of this is the searcher's code (pyverify.optimal.belady) that produced the certificate.
 from pyverify.trusted.recount import flat_min_misses, min_misses  # noqa: F401  (flat_min_misses: re-exported)
 from pyverify.trusted.digest import content_sha256
 from pyverify.trusted.check import NOT_RECHECKED, certifier_records, read_instance
@@ -531,7 +531,7 @@ def caches_read(cert: dict[str, Any], instance: Instance) -> tuple[list[int], in
     if model.get("routing") == "round-robin":
         hosts = model["hosts"]
         return [t % hosts for t in range(len(instance.chains))], hosts
-    return list(instance.routing or ()), instance.hosts
+    return list(instance.routing or ()), instance.fleet_size
 
 
 def predicted_misses(

@@ -273,7 +273,7 @@ def build_summary(
             "sha256": digest,
             "requests": instance.n_requests,
             "block_references": instance.n_references,
-            "hosts": instance.hosts,
+            "hosts": instance.fleet_size,
         },
         "sweep": {"routing": policy, "rows": [row.to_json() for row in rows]},
         "certificates": {
@@ -334,11 +334,11 @@ def memory_limit(
     round-robin; each node holds 3M tokens when blocks have a token size
     (Mooncake's setting), else an equal share of the distinct blocks.
     """
-    from pyverify.sim.opt_curve import memory_limit_summary
+    from pyverify.optimal.curve import memory_limit_summary
     from pyverify.sim.routing import route
 
     if instance.routing is not None:
-        fleet, routing = instance.hosts, list(instance.routing)
+        fleet, routing = instance.fleet_size, list(instance.routing)
     else:
         fleet = MEMORY_FLEET
         routing = route(instance, fleet, "round-robin")
@@ -444,7 +444,7 @@ def render_markdown(audit, instance, digest, rows, lean, bridge, policy, summary
         f"per-host caches ({memory['routing']} routing)",
         "",
     ]
-    from pyverify.sim.opt_curve import memory_limit_markdown
+    from pyverify.optimal.curve import memory_limit_markdown
 
     parts += memory_limit_markdown(memory) + [""]
     parts += [node_size_sentence(memory, instance), ""]

@@ -37,7 +37,7 @@ class ArrayReplay:
     """
 
     def __init__(self, trace: "ColumnarTrace", cache_of: np.ndarray) -> None:
-        from pyverify.sim.kernels.replay import requests_by_cache
+        from pyverify.cache.lru_kernel import requests_by_cache
 
         self.name = trace.name
         self.ids, self.universe, self.starts, self.order, self.bounds = requests_by_cache(
@@ -46,8 +46,8 @@ class ArrayReplay:
 
     def hits(self, capacity: int | None, eviction: str) -> np.ndarray:
         """Hits per request (int64), as ``simulate(...).hit_blocks``."""
-        from pyverify.sim.kernels.replay import link_array, replay
-        from pyverify.sim.kernels.tree_replay import tree_replay
+        from pyverify.cache.lru_kernel import link_array, replay
+        from pyverify.cache.tree_kernel import tree_replay
 
         if eviction not in EVICTIONS:
             raise ValueError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")

@@ -23,7 +23,7 @@ import numpy as np
 
 from pyverify.inputs.kv_models import blocks_for_gib
 from pyverify.sim.accounting import tally_offsets
-from pyverify.sim.counting import flatten
+from pyverify.cache.arrays import flatten
 from pyverify.sim.engine_curves import (
     WeightedCurve,
     lru_weighted_curve,
@@ -187,7 +187,7 @@ def target_capacity(
     measured requests, so it is not computed). ``fifo`` and ``leaf-lru``:
     :func:`~pyverify.sim.target.crossing_by_bisection` over ``replay``.
     """
-    from pyverify.sim.opt_curve import optimal_curve_flat
+    from pyverify.optimal.curve import optimal_curve_flat
     from pyverify.sim.target import crossing_by_bisection, smallest_on_curve, smallest_on_weighted
 
     uncapacitated = _lru_curve(ids, lengths, None, window)

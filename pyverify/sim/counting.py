@@ -8,7 +8,7 @@ prefix-closed trace (the Lean theorems ``pooled_misses_eq_distinct`` and
 * per-host misses = number of distinct (host, block) pairs.
 
 So counting is marking ids in a table. References are held as one flat array
-of block ids (:func:`flatten`) and, for per-host counts, one host per
+of block ids (:func:`pyverify.cache.arrays.flatten`) and, for per-host counts, one host per
 *reference* (the request's host repeated over its chain, :func:`reference_hosts`).
 
 When ids are dense (``max id < DENSE_FACTOR * references``, as Mooncake's
@@ -20,25 +20,14 @@ temporaries stay small; otherwise ids are first renumbered densely with
 
 from __future__ import annotations
 
-import itertools
 from typing import Sequence
 
 import numpy as np
 
-#: Use a direct table when ids are below this multiple of the reference count.
-DENSE_FACTOR = 4
+from pyverify.cache.arrays import DENSE_FACTOR, dense_ids
+
 #: References handled per chunk (bounds temporary memory to a few hundred MB).
 CHUNK = 1 << 24
-
-
-def flatten(chains: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """``(ids, lengths)``: all block ids in reference order (int64), and each chain's length."""
-    lengths = np.fromiter(map(len, chains), dtype=np.int64, count=len(chains))
-    # chain.from_iterable walks the chains in C: twice as fast as a generator expression.
-    ids = np.fromiter(
-        itertools.chain.from_iterable(chains), dtype=np.int64, count=int(lengths.sum())
-    )
-    return ids, lengths
 
 
 def reference_hosts(routing: Sequence[int] | np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -81,19 +70,6 @@ def sums_per_request(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return sums
 
 
-def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(ids', universe)``: ids unchanged if already dense, else renumbered 0..distinct-1."""
-    if ids.size == 0:
-        return ids, 0
-    low, high = int(ids.min()), int(ids.max())
-    if low < 0:
-        raise ValueError("block ids must be non-negative")
-    if high < DENSE_FACTOR * ids.size + 1024:
-        return ids, high + 1
-    unique, inverse = np.unique(ids, return_inverse=True)
-    return inverse.reshape(ids.shape), int(unique.size)
-
-
 def pooled_misses(ids: np.ndarray) -> int:
     """Uncapacitated pooled misses: the number of distinct ids."""
     ids, universe = dense_ids(ids)
@@ -130,8 +106,6 @@ def count_uncapacitated(ids: np.ndarray, hosts: np.ndarray, fleet_size: int) -> 
 
 __all__ = [
     "count_uncapacitated",
-    "dense_ids",
-    "flatten",
     "per_host_misses",
     "pooled_misses",
     "reference_hosts",

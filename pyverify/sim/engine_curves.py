@@ -70,7 +70,8 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.sim.counting import dense_ids, flatten, reference_hosts
+from pyverify.cache.arrays import dense_ids, flatten
+from pyverify.sim.counting import reference_hosts
 from pyverify.sim.mrc import COLD, stack_distances, sums_from
 from pyverify.sim.tokens import TokenWeights
 from pyverify.sim.window import WHOLE_TRACE, Window

@@ -88,7 +88,8 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.sim.counting import dense_ids, flatten, reference_hosts
+from pyverify.cache.arrays import dense_ids, flatten
+from pyverify.sim.counting import reference_hosts
 from pyverify.sim.kernels import CURVE_BREAK_EVEN, use_kernels
 
 #: Stack distance recorded for a first (cold) reference.

@@ -11,25 +11,22 @@ both modules take their names from here, and the tests check that
 
 from __future__ import annotations
 
+from pyverify.cache.names import (  # noqa: F401 (the names, handed on to the commands)
+    CHAIN_LRU,
+    ENGINE_EVICTIONS,
+    EVICTIONS,
+    FIFO,
+    LEAF_LRU,
+    LRU,
+    SGLANG,
+    SGLANG_FIFO,
+    TAIL_FIRST,
+    VLLM,
+)
+
 POOLED = "pooled"
 PER_HOST = "per-host"
 MODELS = (POOLED, PER_HOST)
-
-#: Chain-order LRU: pyverify's original policy (see the module docstring).
-LRU = "lru"
-CHAIN_LRU = LRU
-FIFO = "fifo"
-LEAF_LRU = "leaf-lru"
-TAIL_FIRST = "tail-first"
-EVICTIONS = (LRU, FIFO, LEAF_LRU, TAIL_FIRST)
-
-#: Serving engines' own caches, replayed exactly (they need each prompt's
-#: length in tokens): vLLM 0.33's block pool (:mod:`pyverify.sim.vllm_pool`)
-#: and SGLang 0.5.23's radix cache (:mod:`pyverify.sim.sglang_radix`).
-VLLM = "vllm"
-SGLANG = "sglang"
-SGLANG_FIFO = "sglang-fifo"
-ENGINE_EVICTIONS = (VLLM, SGLANG, SGLANG_FIFO)
 
 #: What "lru" (--eviction lru, every command's default) is, wherever a command prints it:
 #: chain-order LRU, which idealises an engine's cache. One wording for every header, note

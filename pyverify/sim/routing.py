@@ -72,7 +72,10 @@ from pyverify.sim.names import (  # noqa: F401 (re-exported where they were defi
     default_fleet_for,
     default_policy_for,
 )
-from pyverify.sim.simulate import EVICTIONS, LRU, new_cache
+from pyverify.cache.names import EVICTIONS, LRU
+from pyverify.cache.policies import new_cache
+from pyverify.cache.protocol import serve_alone
+from pyverify.cache.unbounded import Unbounded
 
 
 @dataclass(frozen=True)
@@ -107,9 +110,9 @@ def given(
     instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
 ) -> tuple[int, ...]:
     routing = _own_routing(instance, "given")
-    if fleet_size != instance.hosts:
+    if fleet_size != instance.fleet_size:
         raise UserError(
-            f"routing policy 'given' works only at the instance's own fleet size {instance.hosts}, not {fleet_size}"
+            f"routing policy 'given' works only at the instance's own fleet size {instance.fleet_size}, not {fleet_size}"
         )
     return routing
 
@@ -118,9 +121,9 @@ def fold(
     instance: Instance, fleet_size: int, options: RoutingOptions = DEFAULT_OPTIONS
 ) -> tuple[int, ...]:
     routing = _own_routing(instance, "fold")
-    if not 1 <= fleet_size <= instance.hosts:
+    if not 1 <= fleet_size <= instance.fleet_size:
         raise UserError(
-            f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {instance.hosts}"
+            f"routing policy 'fold' shrinks the instance's fleet: fleet size {fleet_size} must be between 1 and {instance.fleet_size}"
         )
     return tuple(host % fleet_size for host in routing)
 
@@ -198,10 +201,10 @@ def prefix_affinity_routing(
         raise UserError(f"capacity must be at least 1 block, got {capacity}")
     if eviction not in EVICTIONS:
         raise UserError(f"unknown eviction policy {eviction!r}; expected one of {EVICTIONS}")
-    # Uncapacitated hosts are plain sets; capacitated ones are the very cache
-    # classes simulate() replays with, so routing and replay cannot disagree.
+    # The very caches simulate() replays with, so routing and replay cannot disagree.
     caches = [
-        set() if capacity is None else new_cache(eviction, capacity) for _ in range(fleet_size)
+        Unbounded() if capacity is None else new_cache(eviction, capacity)
+        for _ in range(fleet_size)
     ]
     loads = [0] * fleet_size
     routing: list[int] = []
@@ -212,21 +215,10 @@ def prefix_affinity_routing(
         for host in range(fleet_size):
             if loads[host] >= cap:
                 continue
-            cache = caches[host]
-            match = 0
-            for block in chain:
-                if block not in cache:
-                    break
-                match += 1
-            key = (-match, loads[host])
+            key = (-caches[host].prefix_hits(chain), loads[host])
             if best_key is None or key < best_key:
                 best_host, best_key = host, key
-        hits = -best_key[0]
-        cache = caches[best_host]
-        if capacity is None:
-            cache.update(chain[hits:])
-        else:
-            cache.serve(chain, hits)
+        hits = serve_alone(caches[best_host], index, chain, None)
         loads[best_host] += 1
         routing.append(best_host)
         hit_blocks.append(hits)
@@ -264,7 +256,7 @@ def default_fleet(instance: Instance) -> int:
     """Every command's default fleet size: the instance's own hosts when it gives a routing or a
     fleet (``trace import --hosts 16``), else :data:`DEFAULT_TRACE_FLEET`."""
     return default_fleet_for(
-        instance.hosts if (instance.routing is not None or instance.hosts > 1) else None
+        instance.fleet_size if (instance.routing is not None or instance.fleet_size > 1) else None
     )
 
 
@@ -272,14 +264,14 @@ def hosts_source(instance: Instance) -> str:
     """Where an input's host count comes from, and what the commands do with it (:func:`default_fleet`)."""
     if instance.routing is not None:
         return "given by its routing"
-    if instance.hosts > 1:
+    if instance.fleet_size > 1:
         return "named by the input, which gives no routing"
     return f"none named: commands route it to {DEFAULT_TRACE_FLEET} hosts unless --fleet"
 
 
 def describe_hosts(instance: Instance) -> str:
     """``16 hosts (given by its routing)``: the input's host count, pluralised, and where it comes from."""
-    return f"{instance.hosts} host{'' if instance.hosts == 1 else 's'} ({hosts_source(instance)})"
+    return f"{instance.fleet_size} host{'' if instance.fleet_size == 1 else 's'} ({hosts_source(instance)})"
 
 
 def route(

@@ -101,7 +101,7 @@ def default_fleets_for(instance: Instance) -> list[int]:
     instance's hosts, or 2, 4, 8, 16 for a trace that names no fleet."""
     from pyverify.sim.routing import default_fleet
 
-    if instance.routing is None and instance.hosts <= 1:
+    if instance.routing is None and instance.fleet_size <= 1:
         return list(UNROUTED_FLEET_SIZES)
     return default_fleet_sizes(default_fleet(instance))
 

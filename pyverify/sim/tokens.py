@@ -36,7 +36,7 @@ class TokenWeights:
     """Token weights of every reference, held compactly: in most traces every block weighs ``block_size`` but
     each request's last (``last_block[i]``), so no array of one weight per reference is made unless some
     request gives its blocks' counts (``given``, then the weights themselves, flat in reference order as
-    :func:`pyverify.sim.counting.flatten`). At 20M references the flat array cost 0.25 s to fill and as much
+    :func:`pyverify.cache.arrays.flatten`). At 20M references the flat array cost 0.25 s to fill and as much
     again to sum cumulatively, in a run that took 2.4 s.
 
     ``lengths[i]`` is request i's chain length; ``uncached_tail[i]`` its tokens

@@ -20,9 +20,9 @@ STEP = 1 << 19
 
 
 def routing_of(trace) -> np.ndarray | None:
-    """The cache each request reads, as given by the instance (certify's ColumnarTrace names it
-    ``hosts``; the checker's :class:`~pyverify.trusted.reader.Instance` ``routes``)."""
-    return trace.routes if hasattr(trace, "routes") else trace.hosts
+    """The cache each request reads, as given by the instance (an array: certify's ColumnarTrace
+    names it ``routing``; the checker's :class:`~pyverify.trusted.reader.Instance` ``routes``)."""
+    return trace.routes if hasattr(trace, "routes") else trace.routing
 
 
 def content_sha256(trace) -> str:

@@ -1,6 +1,6 @@
 """The checker's own recounts: flat MIN (the optimum), the forced-admission optimum and flat LRU.
 
-Written apart from the searchers (:mod:`pyverify.sim.belady_min`, :mod:`pyverify.sim.simulate`)
+Written apart from the searchers (:mod:`pyverify.optimal.belady`, :mod:`pyverify.sim.simulate`)
 and short enough to read in a minute. Each works on the *flat* sequence of each cache (its
 requests' chains, concatenated in trace order) and rests on a stated argument, not on code:
 
@@ -16,7 +16,7 @@ requests' chains, concatenated in trace order) and rests on a stated argument, n
   keep its first ``min(k, C)`` blocks and, of the others held, the soonest used again. Counted
   flatly, which is what the argument needs: Belady's exchange argument with those blocks pinned
   makes this the fewest misses of any forced run, and a prefix run misses at least its flat misses
-  (pyverify/sim/forced_min.py; docs/min-flat-relaxation.md, "Forced admission"). Not proved in
+  (pyverify/optimal/forced.py; docs/min-flat-relaxation.md, "Forced admission"). Not proved in
   Lean; tested against exhaustive search.
 * :func:`lru_misses`: a flat LRU cache; equal to pyverify's longest-prefix LRU on prefix-closed
   traces (pyverify/sim/mrc.py's docstring; Lean theorem ``prefix_lru_eq_flat``, host by host).

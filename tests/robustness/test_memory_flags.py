@@ -68,7 +68,7 @@ def test_a_huge_vllm_pool_costs_what_the_trace_uses(tmp_path, two_requests, comm
 def test_the_compiled_pool_sizes_its_arrays_by_the_trace():
     pytest.importorskip("numba")
     script = (
-        "from pyverify.sim.kernels.vllm_pool import vllm_kernel_hits\n"
+        "from pyverify.cache.vllm_kernel import vllm_kernel_hits\n"
         "print(vllm_kernel_hits([(1, 2), (1, 2), (1, 2, 5)], [4, 4, 6], [0, 0, 0], 10**12, 2))"
     )
     command = f"ulimit -v {CAP_KIB}; exec {sys.executable} -c '{script}'"

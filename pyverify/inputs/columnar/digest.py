@@ -58,7 +58,7 @@ def fleet_size_of(trace: ColumnarTrace) -> int:
     """The fleet size the digest encodes: the trace's own, else its largest host id + 1, else 1."""
     if trace.fleet_size is not None:
         return int(trace.fleet_size)
-    return int(trace.hosts.max()) + 1 if trace.hosts is not None and trace.hosts.size else 1
+    return int(trace.routing.max()) + 1 if trace.routing is not None and trace.routing.size else 1
 
 
 def content_sha256(trace: ColumnarTrace | Instance) -> str:
@@ -81,7 +81,7 @@ def _digest_of(trace: ColumnarTrace) -> str:
         else None
     )
     flags = (
-        (ROUTING if trace.hosts is not None else 0)
+        (ROUTING if trace.routing is not None else 0)
         | (ARRIVALS if arrivals is not None else 0)
         | (INPUT_TOKENS if inputs is not None else 0)
         | (OUTPUT_TOKENS if outputs is not None else 0)
@@ -98,8 +98,8 @@ def _digest_of(trace: ColumnarTrace) -> str:
     digest.update(np.asarray(header, dtype="<i8").tobytes())
     _update(digest, trace.offsets, "<i8")
     _update(digest, trace.ids, "<i8")
-    if trace.hosts is not None:
-        _update(digest, trace.hosts, "<i8")
+    if trace.routing is not None:
+        _update(digest, trace.routing, "<i8")
     if arrivals is not None:
         values = np.asarray(arrivals, dtype="<f8") + 0.0  # -0.0 + 0.0 is 0.0
         bits = values.view("<i8").copy()

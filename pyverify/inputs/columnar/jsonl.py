@@ -1,4 +1,4 @@
-"""Mooncake JSONL, fast: pyarrow (or, for a small file, the standard library) parses, numpy checks, the strict reader decides the rest.
+"""Mooncake JSONL, fast: a compiled or a numpy parser, else pyarrow, parses; numpy checks; the strict reader decides the rest.
 
 A big file (:data:`~pyverify.inputs.columnar.compiled.MIN_BYTES` or more) is
 first offered to the compiled byte parser
@@ -8,10 +8,6 @@ cannot read exactly. Any other file (or every file,
 without numba) is offered to the numpy parser of the form ``json.dumps``
 writes (:mod:`pyverify.inputs.columnar.plain_parse`), which declines anything
 else too; then the path below runs.
-
-A small file (below :data:`STDLIB_MAX_BYTES`) in the plainest form is parsed by
-the standard library's ``json`` instead (:func:`_stdlib_columns`), so that a
-small trace loads no pyarrow; anything else there, too, goes to pyarrow.
 
 pyarrow's JSON reader parses the file (measured in
 ``bench/parse_vs_parquet.py``: faster than orjson or msgspec line by line;
@@ -30,11 +26,8 @@ results are exactly the strict reader's.
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -92,17 +85,6 @@ def _jsonl_schema():
     )
 
 
-#: Files smaller than this are parsed by the standard library's ``json`` (in C) rather than pyarrow's reader:
-#: importing pyarrow takes 30-40 ms on this project's 2-core machine, more than json takes on a small file.
-#: Whole ``simulate`` runs, medians of 9 (load 1.5-1.8): the 1.1 MiB Mooncake synthetic trace 0.23 s by json
-#: against 0.29 s by pyarrow; the 2.9 MiB conversation trace 0.28 s either way. Past a few MiB pyarrow's
-#: reader wins (it also parses on every core).
-STDLIB_MAX_BYTES = 4 << 20
-
-#: The fields of the plain form :func:`_stdlib_columns` reads (any other key: the pyarrow path decides).
-FIELDS = frozenset({"hash_ids", "timestamp", "input_length", "output_length"})
-
-
 def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     """The trace, or ``None`` when the fast path cannot prove the strict reader would read it the same."""
     try:
@@ -138,14 +120,6 @@ def _fast_jsonl(path: str | Path) -> ColumnarTrace | None:
     n_lines, longest, quotes = counts
     if longest > MAX_LINE_BYTES:
         return None
-    if len(data) < STDLIB_MAX_BYTES:
-        with _no_cycle_collection():
-            columns = _stdlib_columns(data, n_lines, quotes)
-        if columns is not None:
-            ids, offsets = columns[:2]
-            if offsets.size < 2 or np.any(np.diff(offsets) < 1) or ids.min() < 0:
-                return None  # an empty chain or a negative id: the strict reader names the line
-            return _checked_trace(path, *columns)
     try:
         import pyarrow  # noqa: F401  (the path below needs it; without it the strict reader reads)
     except ImportError:
@@ -193,100 +167,6 @@ def _checked_trace(
     ):
         return None
     return _closed_trace(path, ids, offsets, timestamps, *lengths)
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector paused: ``json`` makes a dict and a list per line and an int per block, and each
-    collection pass walks every container still alive. None of them is part of a cycle, so no collection could
-    free anything; on the 288k-reference Mooncake conversation trace the passes took 15-30 ms of a 70-110 ms parse."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-#: The bytes :func:`_stdlib_columns` hands ``json`` at a time (whole lines, so a bit more). Parsed whole, a file's
-#: records (a dict per line, an int per block) are all alive at once; in chunks each chunk's are freed before the
-#: next is parsed, so the next reuses their memory instead of faulting in new pages. On the 288k-reference
-#: Mooncake conversation trace (2.9 MB) the read took 51-56 ms whole and 32-35 ms in 64 KiB chunks, in fresh
-#: processes on this project's 2-core VM: the whole parse held about 30 MB more.
-STDLIB_CHUNK_BYTES = 64 << 10
-
-
-def _stdlib_columns(data: bytes, lines: int, quotes: int):
-    """``(ids, offsets, timestamps, input_tokens, output_tokens)`` as the pyarrow path would hold them, parsed by
-    the standard library's ``json``; ``None`` for anything but the narrowest plain form (the pyarrow path decides).
-
-    ``data`` passed :func:`_prescan` (ASCII, no backslash, NaN or Infinity, every line ``{...}``). Read here
-    are only lines whose keys are :data:`FIELDS`, ``hash_ids`` always, every value an integer (``hash_ids`` a
-    non-empty list of them): no ``null``, ``true`` or ``false`` anywhere, no float, no string value. Then
-    the quote marks are exactly two per key, so a duplicate key (which ``json`` collapses) is caught as the
-    pyarrow path catches it, and each line holds one object. The range checks are the pyarrow path's
-    (:func:`_checked_trace`), on the same arrays: int64 ids and offsets, float64 columns with NaN where a
-    line lacks the field, ``None`` for a field no line has. The lines are parsed :data:`STDLIB_CHUNK_BYTES`
-    at a time, each chunk's records dropped once its columns are taken.
-    """
-    import json
-    from array import array
-    from itertools import chain, repeat
-
-    if b"null" in data or b"true" in data or b"false" in data:
-        return None  # also rules out a bool among the ids, which an int64 array would take for an integer
-    ids, lengths = array("q"), array("q")
-    fields = {name: [] for name in ("timestamp", "input_length", "output_length")}
-    records_read = keys_read = 0
-    start, size = 0, len(data)
-    while start < size:
-        end = data.find(b"\n", min(start + STDLIB_CHUNK_BYTES, size - 1))
-        end = size if end < 0 else end
-        try:
-            records = json.loads(b"[" + data[start:end].replace(b"\n", b",") + b"]")
-        except (ValueError, RecursionError):
-            return None
-        start = end + 1
-        # The checks below run per record, but in C (map, set, all over built-ins): this file's Python loops took
-        # longer than the parse itself.
-        if set(map(type, records)) != {dict} or not all(map(FIELDS.issuperset, records)):
-            return None
-        records_read += len(records)
-        keys_read += sum(map(len, records))
-        chains = list(map(dict.get, records, repeat("hash_ids")))
-        if set(map(type, chains)) != {list} or not all(chains):
-            return None
-        try:
-            ids.fromlist(
-                list(chain.from_iterable(chains))
-            )  # all or nothing: on an error the array is unchanged
-        except (TypeError, OverflowError):  # a float, a list or an integer past int64 among the ids
-            return None
-        lengths.fromlist(list(map(len, chains)))
-        for name, values in fields.items():
-            values.extend(
-                map(dict.get, records, repeat(name))
-            )  # None where a record lacks it (a null was refused above)
-    if records_read != lines or 2 * keys_read != quotes:
-        return None
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.frombuffer(lengths, dtype=np.int64), out=offsets[1:])
-    columns = []
-    for values in fields.values():
-        kinds = set(map(type, values))
-        if kinds == {type(None)}:
-            columns.append(None)
-            continue
-        given = (
-            values if type(None) not in kinds else [value for value in values if value is not None]
-        )
-        if not kinds <= {int, type(None)} or max(given) > 2**53 or min(given) < -(2**53):
-            return None  # floats, and integers float64 would round: the pyarrow path decides
-        if type(None) in kinds:
-            values = [np.nan if value is None else value for value in values]
-        columns.append(np.array(values, dtype=np.float64))
-    return (np.frombuffer(ids, dtype=np.int64), offsets, *columns)
 
 
 def _closed_trace(

@@ -495,7 +495,7 @@ def _optional_columns(table, path: str | Path) -> dict[str, Any]:
         )  # compared as read: a uint64 host must not wrap
         if bad.size:
             check_host_id(int(raw[bad[0]]), path, f"row {int(bad[0]) + 1}.host")
-        found["hosts"] = raw.astype(np.int64)
+        found["routing"] = raw.astype(np.int64)
     if "route_key" in table.column_names:
         found["route_keys"] = [
             None if v is None else str(v) for v in table.column("route_key").to_pylist()

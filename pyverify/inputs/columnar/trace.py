@@ -3,7 +3,7 @@
 :class:`ColumnarTrace` holds a trace the way the counting kernels and the
 engines want it: ``ids`` (every block id, in file order, int64) and
 ``offsets`` (request i is ``ids[offsets[i]:offsets[i+1]]``), plus the optional
-per-request columns a trace may carry (``hosts``, ``route_keys``,
+per-request columns a trace may carry (``routing``, ``route_keys``,
 ``timestamps``, ``input_tokens``, ``output_tokens``). No Python object is made
 per block.
 
@@ -34,7 +34,7 @@ class ColumnarTrace:
     ids: np.ndarray
     offsets: np.ndarray
     source: str = ""
-    hosts: np.ndarray | None = None
+    routing: np.ndarray | None = None
     route_keys: list[str] | None = None
     timestamps: np.ndarray | None = None
     input_tokens: np.ndarray | None = None
@@ -104,17 +104,17 @@ class ColumnarTrace:
             if self.labels is not None and self.labels[index]:
                 item["labels"] = dict(self.labels[index])
             extra.append(item)
-        hosts = None if self.hosts is None else tuple(self.hosts.tolist())
+        routing = None if self.routing is None else tuple(self.routing.tolist())
         fleet = (
             self.fleet_size
             if self.fleet_size is not None
-            else (int(self.hosts.max()) + 1 if hosts else 1)
+            else (int(self.routing.max()) + 1 if routing else 1)
         )
         return Instance(
             name=self.name,
-            hosts=fleet,
+            fleet_size=fleet,
             chains=tuple(self.chains()),
-            routing=hosts,
+            routing=routing,
             description=f"Imported from {self.source or self.name} ({self.n_requests} requests).",
             source=self.source,
             block_size_tokens=self.block_size_tokens,
@@ -155,7 +155,7 @@ class ColumnarTrace:
             ids=ids,
             offsets=offsets,
             source=instance.source,
-            hosts=None
+            routing=None
             if instance.routing is None
             else np.asarray(instance.routing, dtype=np.int64),
             route_keys=keys if keys and any(k is not None for k in keys) else None,
@@ -164,6 +164,6 @@ class ColumnarTrace:
             output_tokens=column("output_tokens", np.float64),
             block_size_tokens=instance.block_size_tokens,
             block_tokens=weights,
-            fleet_size=instance.hosts,
+            fleet_size=instance.fleet_size,
             labels=labels if labels and any(labels) else None,
         )

@@ -135,7 +135,7 @@ def write_parquet(trace: ColumnarTrace, path: str | Path, rows_per_group: int = 
         "timestamp": trace.timestamps,
         "input_length": trace.input_tokens,
         "output_length": trace.output_tokens,
-        "host": trace.hosts,
+        "host": trace.routing,
     }
     columns = tuple(name for name, values in present.items() if values is not None)
     if trace.route_keys is not None:

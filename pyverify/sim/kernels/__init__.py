@@ -4,22 +4,23 @@
   distances, pooled or per host, in one O(n log n) pass (Olken 1981's
   Fenwick-tree method, counting *dead* marks so that a first reference costs
   no tree walk at all).
-* :mod:`pyverify.sim.kernels.replay`: LRU and FIFO at one capacity with
+* :mod:`pyverify.cache.lru_kernel`: LRU and FIFO at one capacity with
   longest-prefix hits, returning the witness (hits per request).
-* :mod:`pyverify.sim.kernels.tree_replay`: the eviction orders that keep the
+* :mod:`pyverify.cache.tree_kernel`: the eviction orders that keep the
   cache a prefix tree, leaf-first LRU (``leaf-lru``) and vLLM's free queue
   (``tail-first``), at one capacity, returning the witness.
-* :mod:`pyverify.sim.kernels.vllm_pool`: vLLM 0.33's block pool
+* :mod:`pyverify.cache.vllm_kernel`: vLLM 0.33's block pool
   (``--eviction vllm``), move for move, returning hits per request.
-* :mod:`pyverify.sim.kernels.sglang_radix`: SGLang 0.5.23's radix cache
+* :mod:`pyverify.cache.sglang_kernel`: SGLang 0.5.23's radix cache
   (``--eviction sglang`` / ``sglang-fifo``), move for move, returning hits
   per request.
 
 Each kernel has a pure-Python reference kept as the test oracle:
 :func:`pyverify.sim.mrc.stack_distances_fenwick` (and the vectorised numpy
 :func:`pyverify.sim.mrc.stack_distances`) for the curve,
-``pyverify.sim.simulate._capacitated_hits`` (with its cache classes) for replay,
-:mod:`pyverify.sim.vllm_pool` for vLLM's pool, :mod:`pyverify.sim.sglang_radix`
+``pyverify.sim.simulate._capacitated_hits`` (with the cache classes of
+:mod:`pyverify.cache.lru` and :mod:`pyverify.cache.tree`) for replay,
+:mod:`pyverify.cache.vllm` for vLLM's pool, :mod:`pyverify.cache.sglang`
 for SGLang's radix cache. ``tests/test_kernels.py`` (and
 ``tests/test_sglang_kernel.py``) check every kernel against them on
 Hypothesis-generated traces, and against libCacheSim.
@@ -83,11 +84,11 @@ TREE_REPLAY_BREAK_EVEN = 1_000_000
 SGLANG_BREAK_EVEN = 250_000
 #: The kernel modules: once one is imported, the start-up is paid.
 _KERNEL_MODULES = (
-    "pyverify.sim.kernels.replay",
+    "pyverify.cache.lru_kernel",
     "pyverify.sim.kernels.stack_distance",
-    "pyverify.sim.kernels.tree_replay",
-    "pyverify.sim.kernels.vllm_pool",
-    "pyverify.sim.kernels.sglang_radix",
+    "pyverify.cache.tree_kernel",
+    "pyverify.cache.vllm_kernel",
+    "pyverify.cache.sglang_kernel",
 )
 
 

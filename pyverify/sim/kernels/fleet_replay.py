@@ -7,12 +7,12 @@ optional pool. Everything lives in flat arrays over dense block ids (``ids[start
 request r's chain), so each step is O(1) per block and no Python runs per request:
 
 * a cache (a host's GPU, a host's DRAM, the pool) is a doubly linked list, oldest first, in the
-  ``before``/``after`` arrays of :mod:`pyverify.sim.kernels.queue`; the caches of one tier share the arrays,
+  ``before``/``after`` arrays of :mod:`pyverify.cache.array_queue`; the caches of one tier share the arrays,
   cache c owning the slots ``block * caches + c`` (``held`` marks membership; block-major, so the
   routers' look at one block on every host reads one cache line), with its head, tail and size in small
   per-cache arrays. An unlimited cache is ``held`` alone (a set: nothing is ever evicted).
 * pins (the GPU blocks a running request holds) are counts per slot, with multiplicity as in
-  :class:`pyverify.fleet.tiers._Pinning`; ``pinned[h]`` counts host h's distinct pinned blocks (``len(pins)``).
+  :class:`pyverify.cache.pinning.Pinning`; ``pinned[h]`` counts host h's distinct pinned blocks (``len(pins)``).
   Eviction walks from the oldest block past the pinned ones, as ``_PinAwareOrder.popitem(last=False)``
   does. What a request pinned is one flag per reference (``held_by_run``), read back when it ends.
 * the hosts' FIFO queues are singly linked lists over request indices (``next_queued``);
@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from pyverify.sim.kernels.queue import NONE, move_to_back, push_back, unlink
+from pyverify.cache.array_queue import NONE, move_to_back, push_back, unlink
 from pyverify.sim.numba_cache import caching
 
 CACHE = (
@@ -107,7 +107,7 @@ class Timing(NamedTuple):
 
 @njit(cache=CACHE, nogil=True, inline="always")
 def run_end(held, c, stride, ids, t, stop):
-    """The end of the run of ``ids[t:stop]`` held in cache c (tiers.run_in)."""
+    """The end of the run of ``ids[t:stop]`` held in cache c (pyverify.cache.protocol.run_in)."""
     while t < stop and held[ids[t] * stride + c]:
         t += 1
     return t

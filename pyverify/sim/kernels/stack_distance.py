@@ -257,7 +257,7 @@ def lru_histogram(
 ) -> tuple[np.ndarray, int]:
     """``(histogram, cold)`` for one pooled cache, or one cache per host (``caches``).
 
-    ``ids`` must be dense (see :func:`pyverify.sim.counting.dense_ids`).
+    ``ids`` must be dense (see :func:`pyverify.cache.arrays.dense_ids`).
     """
     if caches is None:
         bounds = np.array([0, ids.size], dtype=np.int64)

@@ -20,7 +20,7 @@ def kernel(function: Callable) -> Callable | None:
         except ImportError:  # pragma: no cover - numba is optional
             _compiled[function] = None
         else:
-            from pyverify.sim.numba_cache import caching
+            from pyverify.numba_cache import caching
 
             _compiled[function] = njit(cache=caching(), nogil=True)(
                 function

@@ -1,6 +1,6 @@
 """SGLang 0.5.23's radix cache (``--eviction sglang`` / ``sglang-fifo``), compiled (numba).
 
-The same moves as the reference :class:`pyverify.sim.sglang_radix.SglangRadixCache`
+The same moves as the reference :class:`pyverify.cache.sglang.SglangRadixCache`
 (which stays as the test oracle; its docstring cites SGLang's source and
 lists the rules), in arrays, cache by cache (each cache's requests in trace
 order):
@@ -14,7 +14,7 @@ order):
   node), and whether it is still in the tree. Nodes are never reused, so a
   dead node stays dead;
 * child links ``(parent, first page) -> child`` live in one hash table
-  (:mod:`pyverify.sim.kernels.child_table`);
+  (:mod:`pyverify.cache.child_table`);
 * the evictable leaves wait in one min-heap by priority (access time for LRU,
   creation time for FIFO) with lazy deletion: an entry is pushed whenever a
   node becomes a leaf or a leaf's priority changes, and on pop it counts
@@ -41,9 +41,9 @@ import numpy as np
 from numba import njit
 
 from pyverify.numba_cache import caching
-from pyverify.sim.kernels.child_table import NOT_FOUND, child_of, new_table, remove_child, set_child
-from pyverify.sim.kernels.heap import heap_pop, heap_push
-from pyverify.sim.sglang_radix import SGLANG_FIFO, SGLANG_LRU, default_max_input, sglang_hits
+from pyverify.cache.child_table import NOT_FOUND, child_of, new_table, remove_child, set_child
+from pyverify.cache.array_heap import heap_pop, heap_push
+from pyverify.cache.sglang import SGLANG_FIFO, SGLANG_LRU, default_max_input, sglang_hits
 
 CACHE = (
     caching()
@@ -157,7 +157,7 @@ def radix_replay(
 
     ``pages[starts[r]:starts[r + 1]]`` are request ``r``'s full pages; the
     requests of cache ``c`` are ``order[bounds[c]:bounds[c + 1]]``; ``links``
-    is an empty :mod:`~pyverify.sim.kernels.child_table` table, left empty.
+    is an empty :mod:`~pyverify.cache.child_table` table, left empty.
     """
     n = starts.size - 1
     hits = np.zeros(n, dtype=np.int64)
@@ -276,7 +276,7 @@ def sglang_kernel_hits(
     policy: str = SGLANG_LRU,
     max_input: int | None = None,
 ) -> tuple[list[int], list[int]] | None:
-    """:func:`pyverify.sim.sglang_radix.sglang_hits`, compiled; ``None`` when a block id does not fit in 64 bits.
+    """:func:`pyverify.cache.sglang.sglang_hits`, compiled; ``None`` when a block id does not fit in 64 bits.
 
     Input the reference refuses is handed to it, so the errors are its own."""
     if policy not in (SGLANG_LRU, SGLANG_FIFO):

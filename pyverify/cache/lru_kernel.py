@@ -26,9 +26,9 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from pyverify.sim.counting import dense_ids, flatten
-from pyverify.sim.kernels.queue import NONE, move_to_back, pop_front, push_back
-from pyverify.sim.numba_cache import caching
+from pyverify.cache.arrays import dense_ids, flatten
+from pyverify.cache.array_queue import NONE, move_to_back, pop_front, push_back
+from pyverify.numba_cache import caching
 
 CACHE = (
     caching()
@@ -44,7 +44,7 @@ def replay(ids, starts, order, bounds, before, capacity, lru):
     ``order[bounds[c]:bounds[c + 1]]``, in trace order. ``before`` is scratch
     space, one integer per block id (int32 is enough below 2**31 ids).
     """
-    # The list, oldest first (pyverify.sim.kernels.queue).
+    # The list, oldest first (pyverify.cache.array_queue).
     after = np.empty_like(before)
     held = np.zeros(before.size, dtype=np.bool_)
     hit_blocks = np.zeros(starts.size - 1, dtype=np.int64)
@@ -73,7 +73,7 @@ def replay(ids, starts, order, bounds, before, capacity, lru):
                     continue
                 # A block held after the first miss (an ancestor was evicted):
                 # LRU refreshes it as if refetched; FIFO keeps its entry time
-                # (kvcache-simulator's FIFO, and pyverify.sim.simulate.FifoCache).
+                # (kvcache-simulator's FIFO, and pyverify.cache.lru.FifoCache).
                 if not lru and t >= hit_end:
                     continue
                 head, tail = move_to_back(before, after, head, tail, block)  # the newest

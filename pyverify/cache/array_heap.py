@@ -2,10 +2,10 @@
 
 The heap's size is a plain integer the calling kernel keeps in a local
 variable; each operation takes it and returns it updated (as
-:mod:`pyverify.sim.kernels.queue` does with a queue's ends). Items with equal
+:mod:`pyverify.cache.array_queue` does with a queue's ends). Items with equal
 priorities leave in no particular order: the radix-tree kernel only ever
 compares entries whose priorities differ (see
-:mod:`pyverify.sim.kernels.sglang_radix`).
+:mod:`pyverify.cache.sglang_kernel`).
 """
 
 from __future__ import annotations

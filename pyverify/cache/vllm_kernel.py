@@ -1,12 +1,12 @@
 """vLLM 0.33's block pool (``--eviction vllm``), compiled (numba).
 
-The same moves as the reference :class:`pyverify.sim.vllm_pool.VllmBlockPool`
+The same moves as the reference :class:`pyverify.cache.vllm.VllmBlockPool`
 (which stays as the test oracle; its docstring cites vLLM's source), in
 arrays, cache by cache (each cache's requests in trace order):
 
-* the free queue is, as :class:`~pyverify.sim.vllm_pool.FreeBlockQueue` keeps
+* the free queue is, as :class:`~pyverify.cache.vllm.FreeBlockQueue` keeps
   it, the blocks prepended since (a doubly linked list,
-  :mod:`pyverify.sim.kernels.queue`), then the blocks never handed out
+  :mod:`pyverify.cache.array_queue`), then the blocks never handed out
   (``next_unused..C``, a count), then the blocks appended since (a second
   list in the same arrays); block 0, vLLM's null block, is never in it. The
   arrays are as long as the blocks the trace can use, at most the sum of its
@@ -28,9 +28,9 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from pyverify.sim.kernels.queue import NONE, pop_front, push_back, push_front, unlink
-from pyverify.sim.counting import dense_ids
-from pyverify.sim.numba_cache import caching
+from pyverify.cache.array_queue import NONE, pop_front, push_back, push_front, unlink
+from pyverify.cache.arrays import dense_ids
+from pyverify.numba_cache import caching
 
 CACHE = (
     caching()
@@ -144,7 +144,7 @@ def vllm_kernel_hits(
     capacity: int,
     block_size: int,
 ) -> tuple[list[int], list[int]] | None:
-    """:func:`pyverify.sim.vllm_pool.vllm_hits`, compiled; ``None`` when an id is negative or does not fit in 64 bits."""
+    """:func:`pyverify.cache.vllm.vllm_hits`, compiled; ``None`` when an id is negative or does not fit in 64 bits."""
     lengths = np.fromiter(map(len, chains), dtype=np.int64, count=len(chains))
     starts = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])

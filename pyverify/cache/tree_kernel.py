@@ -1,12 +1,12 @@
 """Leaf-first LRU and vLLM's free queue at one capacity, longest-prefix hits, compiled (numba).
 
 The same results as the reference caches ``LeafFirstLRU`` and
-``TailFirstFreeQueue`` in :mod:`pyverify.sim.simulate` (which stay as the test
+``TailFirstFreeQueue`` in :mod:`pyverify.cache.tree` (which stay as the test
 oracles), cache by cache (each cache's requests in trace order), in O(1) list
 steps per block reference, with a few integers per distinct block.
 
 vLLM's order (``tail-first``) is replayed move for move: evictable blocks form a
-doubly linked queue (:mod:`pyverify.sim.kernels.queue`, next victim first); a hit takes its block out of the queue; a new block is
+doubly linked queue (:mod:`pyverify.cache.array_queue`, next victim first); a hit takes its block out of the queue; a new block is
 inserted after evicting the queue's front, and the chain stops when the queue
 is empty (every cached block is in use); when the request finishes, its
 blocks rejoin the end of the queue tail first.
@@ -56,9 +56,9 @@ from typing import Sequence
 import numpy as np
 from numba import njit
 
-from pyverify.sim.kernels.queue import NONE, pop_front, push_back, unlink
-from pyverify.sim.kernels.replay import flat_requests
-from pyverify.sim.numba_cache import caching
+from pyverify.cache.array_queue import NONE, pop_front, push_back, unlink
+from pyverify.cache.lru_kernel import flat_requests
+from pyverify.numba_cache import caching
 
 CACHE = (
     caching()
@@ -73,7 +73,7 @@ def tree_replay(ids, starts, order, bounds, universe, capacity, leaf_first):
 
     Request r's chain is ``ids[starts[r]:starts[r + 1]]`` (ids dense in
     ``[0, universe)``); cache c's requests are ``order[bounds[c]:bounds[c + 1]]``
-    in trace order (as :func:`pyverify.sim.kernels.replay.replay`). When
+    in trace order (as :func:`pyverify.cache.lru_kernel.replay`). When
     ``prefix_closed`` is false the hits are meaningless (the module docstring's
     argument needs prefix closure) and the replay stopped at the violation.
     """

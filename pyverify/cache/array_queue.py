@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from pyverify.sim.numba_cache import caching
+from pyverify.numba_cache import caching
 
 CACHE = (
     caching()

@@ -1,6 +1,6 @@
 r"""The optimal miss-ratio curve: the fewest misses at every capacity, in one pass.
 
-Belady's MIN in its bypass form (:mod:`pyverify.sim.belady_min`) is a *stack
+Belady's MIN in its bypass form (:mod:`pyverify.optimal.belady`) is a *stack
 algorithm* (Mattson, Gecsei, Slutz, Traiger, "Evaluation techniques for
 storage hierarchies", IBM Systems Journal 9(2), 1970): after every reference
 the blocks held by a cache of ``C`` blocks are also held by one of ``C + 1``.
@@ -55,9 +55,10 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.sim.belady_min import next_uses
-from pyverify.sim.compiled import kernel
-from pyverify.sim.counting import dense_ids, flatten, reference_hosts
+from pyverify.optimal.belady import next_uses
+from pyverify.optimal.compiled import kernel
+from pyverify.cache.arrays import dense_ids, flatten
+from pyverify.sim.counting import reference_hosts
 from pyverify.sim.mrc import COLD, MissRatioCurve, curve_from_distances
 
 HOLE = -1
@@ -236,7 +237,7 @@ def memory_limit_summary(
       rates, the gap, and the capacity LRU needs to do as well as the optimum;
       also the forced-admission optimum's hit rate (``opt_forced_hit_rate``:
       the best of a cache that admits every block it fetches and keeps the
-      running request's blocks, :mod:`pyverify.sim.forced_min`; one run per capacity);
+      running request's blocks, :mod:`pyverify.optimal.forced`; one run per capacity);
     * ``pooled_vs_per_host``: at equal *total* memory M, one pool of M blocks
       against ``fleet_size`` caches of M / fleet_size blocks (``routing``, a
       static routing), with both policies;
@@ -259,7 +260,7 @@ def memory_limit_summary(
     def rate(curve: MissRatioCurve, capacity: int) -> float:
         return float(curve.hit_rate(max(int(capacity), 1)))
 
-    from pyverify.sim.forced_min import forced_run_flat
+    from pyverify.optimal.forced import forced_run_flat
 
     ids, lengths = flatten(chains)
     lru_vs_optimum = []

@@ -35,7 +35,7 @@ when it finishes (``KVCacheManager.free``). Public sources, vLLM repository
   ``num_gpu_blocks = C + 1``: C blocks can hold KV.
 
 What that means, against pyverify's idealised ``tail-first`` policy
-(:mod:`pyverify.sim.simulate`):
+(:mod:`pyverify.cache.tree`):
 
 1. A prompt whose every full block is cached, and whose length is a whole
    number of blocks, hits one block fewer: its last block is recomputed and
@@ -65,6 +65,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from typing import Iterator, Sequence
+
+from pyverify.cache.prompts import full_blocks
 
 
 class FreeBlockQueue:
@@ -269,6 +271,45 @@ class VllmBlockPool:
             self.free.append(block)
 
 
+class VllmGpu:
+    """One vLLM block pool of ``capacity`` blocks of ``block_size`` tokens, behind the one cache
+    interface (:mod:`pyverify.cache.protocol`): what ``simulate`` and ``replay`` drive.
+
+    A request's chain is cut to its full blocks (:func:`pyverify.cache.prompts.full_blocks`) before
+    the pool sees it, and the pool's rules hold unchanged: hits capped at ``num_tokens - 1`` tokens,
+    the partial last block takes a slot, a prompt needing more blocks than the pool is never
+    scheduled. Several requests may run at once, each keeping its blocks in use (per-block
+    reference counts, allocation refused while too few blocks are free; checked against vLLM
+    0.33.0's own BlockPool with up to 8 overlapping requests,
+    ``git show 5a744a9:bench/engine_parity-vllm-overlap-2026-12-02.txt``), so ``replay`` runs
+    ``vllm`` timed.
+
+    :meth:`prefix_hits` is what a router sees, read without touching the pool: the leading blocks
+    of the chain whose hashes the pool holds, uncapped.
+    """
+
+    def __init__(self, capacity: int, block_size: int) -> None:
+        self.pool = VllmBlockPool(capacity, block_size)
+        self.block_size = block_size
+
+    def prefix_hits(self, chain: Sequence[int]) -> int:
+        copies, hits = self.pool.copies, 0
+        for block in chain:
+            if not copies.get(block):
+                break
+            hits += 1
+        return hits
+
+    def start(self, index: int, chain: Sequence[int], tokens: int) -> tuple[int, list[int]] | None:
+        """Schedule request ``index`` beside the running ones: ``(hit blocks, its physical blocks)``, or
+        ``None`` when too few blocks are free now (with nothing running: never)."""
+        return self.pool.start(full_blocks(index, chain, tokens, self.block_size), tokens)
+
+    def finish(self, blocks: Sequence[int]) -> None:
+        """The request holding ``blocks`` (from :meth:`start`) ends: vLLM's ``free``."""
+        self.pool.finish(blocks)
+
+
 def vllm_hits(
     chains: Sequence[Sequence[int]],
     prompt_tokens: Sequence[int],
@@ -296,4 +337,4 @@ def vllm_hits(
     return hits, unscheduled
 
 
-__all__ = ["FreeBlockQueue", "VllmBlockPool", "vllm_hits"]
+__all__ = ["FreeBlockQueue", "VllmBlockPool", "VllmGpu", "vllm_hits"]

@@ -1,6 +1,6 @@
 r"""The forced-admission optimum: the fewest misses of a cache that admits every block it fetches and keeps the running request's.
 
-:mod:`pyverify.sim.belady_min` certifies the *bypass* optimum (a fetched block
+:mod:`pyverify.optimal.belady` certifies the *bypass* optimum (a fetched block
 may be discarded at once). Serving engines (vLLM, SGLang) cannot bypass: every
 block a request computes is written into the cache, and the running request's
 blocks are in use (pinned) until it finishes. Their optimum is higher on some
@@ -63,7 +63,7 @@ Per host under a static routing each host's cache is independent, so the
 fleet's forced optimum is the sum of the per-host ones; one pass runs them all.
 
 Cost: O(n log n) for n block references (a max-heap of next uses with lazy
-deletion, as in :mod:`pyverify.sim.belady_min`), memory O(n) plus O(C) per cache.
+deletion, as in :mod:`pyverify.optimal.belady`), memory O(n) plus O(C) per cache.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.sim.belady_min import CHUNK, MinRun, next_uses
-from pyverify.sim.compiled import kernel
-from pyverify.sim.counting import dense_ids, flatten
+from pyverify.optimal.belady import CHUNK, MinRun, next_uses
+from pyverify.optimal.compiled import kernel
+from pyverify.cache.arrays import dense_ids, flatten
 from pyverify.sim.kernels import CURVE_BREAK_EVEN, use_kernels
 
 #: The admission rules pyverify certifies: ``bypass`` (a fetched block may be discarded) and ``forced``.
@@ -412,7 +412,7 @@ def forced_witness_arrays(
     The run of :func:`forced_run` (tests compare them), compiled per cache by :func:`_forced_one_cache`
     (``deadline`` is called between caches), or :func:`forced_run_flat` converted when numba is missing.
     """
-    from pyverify.sim.belady_min import packed_dropped
+    from pyverify.optimal.belady import packed_dropped
 
     ids = np.asarray(ids, dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -477,7 +477,7 @@ def optimum_hits(
     ids: np.ndarray, lengths: np.ndarray, cache_of, capacity: int
 ) -> dict[str, list[int]]:
     """Hits per request of the two optima with ``capacity`` blocks per cache: ``{"forced": ..., "bypass": ...}``."""
-    from pyverify.sim.belady_min import min_run_flat
+    from pyverify.optimal.belady import min_run_flat
 
     caches = None if cache_of is None else np.asarray(cache_of, dtype=np.int64)
     return {

@@ -35,7 +35,7 @@ A reference implementation of what SGLang's scheduler does to its
   it runs.
 
 What that means, against pyverify's ``leaf-lru`` (kvcache-simulator's
-idealisation of this cache, :mod:`pyverify.sim.simulate`):
+idealisation of this cache, :mod:`pyverify.cache.tree`):
 
 1. hits are limited to ``input_len - 1`` tokens, whole pages;
 2. eviction frees whole leaf nodes, oldest ``last_access_time`` first, until
@@ -78,6 +78,8 @@ from __future__ import annotations
 
 import heapq
 from typing import Sequence
+
+from pyverify.cache.prompts import full_blocks
 
 SGLANG_LRU = "lru"
 SGLANG_FIFO = "fifo"
@@ -267,6 +269,68 @@ class SglangRadixCache:
         return hit
 
 
+class SglangGpu:
+    """One SGLang radix cache of ``capacity`` blocks of ``block_size`` tokens, as pages of
+    ``page_size``, behind the one cache interface (:mod:`pyverify.cache.protocol`).
+
+    A request's chain is cut to its full blocks (:func:`pyverify.cache.prompts.full_blocks`), a page
+    is named by the id of its last block (as :func:`sglang_hits` names it), and the cache's rules
+    hold unchanged: node-level leaf eviction, the ``input_len - 1`` cap, the ``pool tokens - 6``
+    refusal bound. The model serves a request *alone* (``lock_ref`` on matched nodes and pages
+    allocated outside the tree while others run are not modelled): :meth:`start` serves the
+    request whole and :meth:`finish` has nothing left to do, so it is right only when requests do
+    not overlap, and ``replay`` offers ``sglang`` and ``sglang-fifo`` without timing only.
+
+    :meth:`prefix_hits` is what a router sees, read without touching the tree: the leading pages
+    it holds, in blocks, uncapped, with no access time stamped and no node split.
+    """
+
+    def __init__(self, capacity: int, block_size: int, page_size: int, fifo: bool) -> None:
+        if page_size % block_size:
+            raise ValueError(
+                f"page size {page_size} is not a multiple of the block size {block_size}"
+            )
+        pages = capacity * block_size // page_size
+        if pages < 1:
+            raise ValueError(
+                f"a pool of {capacity} blocks of {block_size} tokens holds no page of {page_size}"
+            )
+        self.cache = SglangRadixCache(pages, page_size, SGLANG_FIFO if fifo else SGLANG_LRU)
+        self.block_size, self.page_size = block_size, page_size
+        self.per_page = page_size // block_size
+
+    def _pages(self, chain: Sequence[int], tokens: int) -> list[int]:
+        per_page = self.per_page
+        return [chain[(j + 1) * per_page - 1] for j in range(tokens // self.page_size)]
+
+    def prefix_hits(self, chain: Sequence[int]) -> int:
+        per_page = self.per_page
+        pages = [chain[(j + 1) * per_page - 1] for j in range(len(chain) // per_page)]
+        node, matched, at = self.cache.root, 0, 0
+        while at < len(pages) and pages[at] in node.children:
+            child = node.children[pages[at]]
+            key = child.key
+            length = 0
+            while (
+                length < len(key) and at + length < len(pages) and key[length] == pages[at + length]
+            ):
+                length += 1
+            matched += length
+            if length < len(key):
+                break
+            node, at = child, at + length
+        return matched * per_page
+
+    def start(self, index: int, chain: Sequence[int], tokens: int) -> tuple[int, None] | None:
+        """Serve request ``index`` alone: ``(its hit blocks, None)``, or ``None`` when SGLang refuses it."""
+        chain = full_blocks(index, chain, tokens, self.block_size)
+        hit = self.cache.run(self._pages(chain, tokens), tokens)
+        return None if hit is None else (hit * self.per_page, None)
+
+    def finish(self, handle: None) -> None:
+        """Nothing: :meth:`start` served the request whole."""
+
+
 def sglang_hits(
     chains: Sequence[Sequence[int]],
     prompt_tokens: Sequence[int],
@@ -316,6 +380,7 @@ __all__ = [
     "REFUSED_WITHIN",
     "SGLANG_FIFO",
     "SGLANG_LRU",
+    "SglangGpu",
     "SglangRadixCache",
     "default_max_input",
     "sglang_hits",

@@ -55,8 +55,9 @@ from typing import Sequence
 
 import numpy as np
 
-from pyverify.sim.compiled import kernel
-from pyverify.sim.counting import dense_ids, flatten, sums_per_request
+from pyverify.optimal.compiled import kernel
+from pyverify.cache.arrays import dense_ids, flatten
+from pyverify.sim.counting import sums_per_request
 
 
 class FlatRelaxationViolated(AssertionError):
