@@ -1,4 +1,4 @@
-"""The compiled event loop (pyverify.sim.kernels.fleet_replay) against replay_python, its oracle, on every field.
+"""The compiled event loop (pyverify.fleet.kernel) against replay_python, its oracle, on every field.
 
 Small block universes and capacities so pins and ``fits`` bite; many equal timestamps and a service model
 whose rates are powers of two, so finishes tie in time and the request index must break the ties; input
@@ -19,7 +19,7 @@ from tests.replay_oracle import replay_chains, replay_python_chains
 from pyverify.fleet.routers import KV_AWARE_LOADS, ROUTERS, Router, RouterOptions
 from pyverify.fleet.run import ReplaySettings
 from pyverify.fleet.service import STREAMS, ServiceModel
-from pyverify.sim.kernels.fleet_replay import NO_TIER
+from pyverify.fleet.kernel import NO_TIER
 from tests.helpers import run_cli
 
 block_chains = st.lists(

@@ -2,7 +2,7 @@
 
 Two compiled paths (:func:`unsupported` names, in one line, why any other configuration is not compiled):
 
-* the compiled event loop (:mod:`pyverify.sim.kernels.fleet_replay`): timed or untimed runs, GPU caches
+* the compiled event loop (:mod:`pyverify.fleet.kernel`): timed or untimed runs, GPU caches
   ``lru``, ``fifo`` or without capacity, optional host-DRAM tiers and pool (capacity or unlimited), and every
   router but ``dynamo`` and ``sglang`` (``round-robin`` and ``random`` on their precomputed picks, :meth:`pyverify.fleet.routers.Router.fixed_picks`;
   ``least-loaded``, ``prefix-affinity`` and ``kv-aware`` computed in the loop from load, routed counts and
@@ -53,7 +53,7 @@ PYTHON_ROUTERS = ("dynamo", "sglang")
 #: Routers whose picks are known before the run (Router.fixed_picks).
 FIXED_ROUTERS = ("round-robin", "random")
 
-#: What the compiled event loop (:mod:`pyverify.sim.kernels.fleet_replay`) runs: timed runs, lower tiers, any router.
+#: What the compiled event loop (:mod:`pyverify.fleet.kernel`) runs: timed runs, lower tiers, any router.
 EVENT_LOOP_EVICTIONS = (LRU, FIFO)
 
 
@@ -185,9 +185,9 @@ MAX_TABLE_BYTES = 8 << 30
 def table_bytes(
     fleet: int, universe: int, gpu_capacity: int, host_limit: int, pool_limit: int, timed: bool
 ) -> int:
-    """Bytes of :func:`pyverify.sim.kernels.fleet_replay.tier_arrays`' tables and the GPU pins for this run:
+    """Bytes of :func:`pyverify.fleet.kernel.tier_arrays`' tables and the GPU pins for this run:
     per slot a held flag, two int32 links when the tier has a capacity, an int32 pin count on a timed GPU."""
-    from pyverify.sim.kernels.fleet_replay import NO_TIER, UNLIMITED
+    from pyverify.fleet.kernel import NO_TIER, UNLIMITED
 
     def tier(caches: int, limit: int, pins: bool) -> int:
         if limit == NO_TIER:
@@ -227,7 +227,7 @@ _ROUTER_CODES = {
     "least-loaded": 1,
     "prefix-affinity": 2,
     "kv-aware": 3,
-}  # fleet_replay's LEAST_LOADED, ...
+}  # pyverify.fleet.kernel's LEAST_LOADED, ...
 
 
 def event_loop_compiled(
@@ -238,9 +238,9 @@ def event_loop_compiled(
     progress,
     frugal: bool = False,
 ):
-    """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; the reason (a string)
+    """replay_python's run from :func:`pyverify.fleet.kernel.fleet_replay`; the reason (a string)
     when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when :func:`python_loop_cheaper`."""
-    from pyverify.sim.kernels.fleet_replay import (
+    from pyverify.fleet.kernel import (
         FIXED,
         NO_TIER,
         UNLIMITED,

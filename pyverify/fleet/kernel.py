@@ -13,7 +13,7 @@ request r's chain), so each step is O(1) per block and no Python runs per reques
   per-cache arrays. An unlimited cache is ``held`` alone (a set: nothing is ever evicted).
 * pins (the GPU blocks a running request holds) are counts per slot, with multiplicity as in
   :class:`pyverify.cache.pinning.Pinning`; ``pinned[h]`` counts host h's distinct pinned blocks (``len(pins)``).
-  Eviction walks from the oldest block past the pinned ones, as ``_PinAwareOrder.popitem(last=False)``
+  Eviction walks from the oldest block past the pinned ones, as ``pyverify.cache.pinning._PinAwareOrder.popitem(last=False)``
   does. What a request pinned is one flag per reference (``held_by_run``), read back when it ends.
 * the hosts' FIFO queues are singly linked lists over request indices (``next_queued``);
 * the finishes wait in a binary min-heap of ``(end time, request)`` in two arrays, ordered as Python's
@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from pyverify.cache.array_queue import NONE, move_to_back, push_back, unlink
-from pyverify.sim.numba_cache import caching
+from pyverify.numba_cache import caching
 
 CACHE = (
     caching()
