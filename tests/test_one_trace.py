@@ -146,3 +146,60 @@ def test_simulate_of_a_trace_file_reaches_its_kernels_with_the_one_trace(
     status, _, err = run_cli(capsys, "simulate", trace, "--capacity", "2", "--json")
     assert status == 0, err
     assert_one_trace(seen)
+
+
+#: Stands for a small timed Mooncake-style trace (tests.helpers.write_timed_trace) in a command line.
+TIMED_TRACE = "TIMED_TRACE"
+
+#: The other commands' kernels: (command line after "pyverify", entry points).
+OTHER_COMMANDS = {
+    "mrc": (
+        ["mrc", LAB, "--json"],
+        (
+            ("pyverify.sim.mrc", "lru_curve_of_references", 0),
+            ("pyverify.optimal.curve", "optimal_curve_flat", 0),
+        ),
+    ),
+    "budgets": (
+        ["budgets", TIMED_TRACE, "--kv-bytes-per-token", "1000", "--json"],
+        (
+            ("pyverify.sim.budgets", "budget_sweep", 0),
+            ("pyverify.sim.budgets", "budget_sweep_flat", 0),
+        ),
+    ),
+    "certify": (
+        ["certify", LAB, "--model", "pooled", "--capacity", "8"],
+        (
+            ("pyverify.certify.certificate", "certify", 0),
+            ("pyverify.certify.packed_certificate", "certify_packed", 0),
+        ),
+    ),
+}
+
+
+#: Commands whose kernels still get another trace type, and why (helper "api" moves them).
+NOT_YET = {
+    "certify": "certify builds its problem from an Instance (certify.certificate.certify), not the trace",
+}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name]))
+        if name in NOT_YET
+        else name
+        for name in OTHER_COMMANDS
+    ],
+)
+def test_the_other_commands_reach_their_kernels_with_the_one_trace(
+    tmp_path, capsys, monkeypatch, command
+):
+    argv, kernels = OTHER_COMMANDS[command]
+    argv = [write_timed_trace(tmp_path) if word == TIMED_TRACE else word for word in argv]
+    if command == "certify":
+        argv = [*argv, "-o", str(tmp_path / "lab.cert.json")]
+    seen = watch(monkeypatch, kernels)
+    status, _, err = run_cli(capsys, *argv)
+    assert status == 0, err
+    assert_one_trace(seen)
