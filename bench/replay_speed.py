@@ -2,13 +2,13 @@
 
     python bench/replay_speed.py [--requests N] [--python-requests M] [--fleet F] [--capacity C] [--timed-only]
 
-Measured: the time of one ``replay(...)`` call (``engine="python"`` on the first M requests, extrapolated
-to N by the ratio N / M and printed as an extrapolation; ``engine="compiled"`` on all N, split into the
-kernel alone and the whole call, which adds flattening the chains to arrays and per-host stats). The trace:
+Measured: the time of one ``replay(...)`` call (``backend="python"`` on the first M requests, extrapolated
+to N by the ratio N / M and printed as an extrapolation; ``backend="compiled"`` on all N, split into the
+kernel alone and the whole call, which adds the dense ids and per-host stats). The trace:
 bench/synthetic.py, cut to N requests; round-robin over F hosts, LRU GPU caches of C blocks, untimed.
 
 Then the timed replay (``--timed-python-requests`` for its Python subset): the same requests 1 ms apart
-(``--arrival-scale`` 10: 100 requests/s), each prompt 512 tokens per block and 1 output token (as
+(``--arrival-scale`` 10: 100 requests/s; the ``streams`` service model), each prompt 512 tokens per block and 1 output token (as
 bench/trace_files.py writes them), kv-aware over F hosts with LRU GPU caches of C blocks, a host-DRAM tier
 of ``--host-capacity`` blocks per host and a pool of ``--pool-capacity`` blocks: the compiled call, the
 Python call on the subset (extrapolated, labelled), and the whole command ``pyverify replay FILE ...
@@ -29,22 +29,37 @@ from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic import chains_of, synthetic_trace  # noqa: E402
+import numpy as np  # noqa: E402
+from synthetic import synthetic_trace  # noqa: E402
 
 from pyverify.fleet.replay import replay  # noqa: E402
 from pyverify.fleet.routers import Router  # noqa: E402
-from pyverify.fleet.service import ServiceModel  # noqa: E402
-from pyverify.cache.lru_kernel import flat_requests, link_array, replay as lru_kernel  # noqa: E402
+from pyverify.fleet.run import ReplaySettings  # noqa: E402
+from pyverify.fleet.service import STREAMS, ServiceModel  # noqa: E402
+from pyverify.inputs.columnar import ColumnarTrace  # noqa: E402
+from pyverify.cache.lru_kernel import link_array, replay as lru_kernel, requests_by_cache  # noqa: E402
 
 
-def trace_of(requests: int) -> list[tuple[int, ...]]:
+def trace_of(requests: int) -> ColumnarTrace:
     ids, lengths = synthetic_trace(
         40 * requests
     )  # ~27 references per request on average: enough for N requests
     if lengths.size < requests:
         raise SystemExit(f"the generator gave {lengths.size} requests, fewer than {requests}")
-    lengths = lengths[:requests]
-    return chains_of(ids[: int(lengths.sum())], lengths)
+    return first_requests(ids, lengths[:requests], requests)
+
+
+def first_requests(ids: np.ndarray, lengths: np.ndarray, requests: int, **columns) -> ColumnarTrace:
+    """The first ``requests`` requests of the trace ``ids``/``lengths``, with per-request ``columns``."""
+    lengths = np.asarray(lengths[:requests], dtype=np.int64)
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    cut = {
+        name: np.asarray(values[:requests], dtype=np.float64) for name, values in columns.items()
+    }
+    return ColumnarTrace(
+        "synthetic", np.asarray(ids[: int(offsets[-1])], dtype=np.int64), offsets, **cut
+    )
 
 
 def seconds(call) -> tuple[float, object]:
@@ -64,41 +79,46 @@ def main() -> None:
     parser.add_argument("--pool-capacity", type=int, default=200_000)
     parser.add_argument("--timed-only", action="store_true", help="skip the untimed comparison")
     args = parser.parse_args()
-    chains = trace_of(args.requests)
-    references = sum(map(len, chains))
+    trace = trace_of(args.requests)
+    references = trace.n_references
     print(
         f"machine: {platform.node()}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, load average at start {os.getloadavg()[0]:.2f}"
     )
     if not args.timed_only:
-        untimed(args, chains, references)
-    timed(args, chains, references)
+        untimed(args, trace, references)
+    timed(args, trace, references)
     print(
         f"load average at the end: {os.getloadavg()[0]:.2f} (1 min), {os.getloadavg()[1]:.2f} (5 min)"
     )
 
 
-def timed(args, chains, references) -> None:
-    n = len(chains)
-    arrival_ms = list(range(n))
-    inputs = [512 * len(chain) for chain in chains]
-    outputs = [1] * n
-    service = ServiceModel()
+def timed(args, trace, references) -> None:
+    n = trace.n_requests
+    arrival_ms = np.arange(n)
+    inputs = 512 * trace.lengths
+    outputs = np.ones(n)
+    service = ServiceModel(service=STREAMS)  # what the compiled event loop runs
+    settings = ReplaySettings(
+        capacity=args.capacity,
+        host_capacity=args.host_capacity,
+        pool_capacity=args.pool_capacity,
+        arrival_scale=10.0,
+    )
+    cuts = {}
 
-    def call(requests, engine):
+    def call(requests, backend):
+        if requests not in cuts:
+            cuts[requests] = first_requests(
+                trace.ids,
+                trace.lengths,
+                requests,
+                timestamps=arrival_ms,
+                input_tokens=inputs,
+                output_tokens=outputs,
+            )
         return replay(
-            chains[:requests],
-            Router("kv-aware", args.fleet),
-            args.capacity,
-            "lru",
-            args.pool_capacity,
-            service,
-            arrival_ms[:requests],
-            inputs[:requests],
-            outputs[:requests],
-            arrival_scale=10.0,
-            host_capacity=args.host_capacity,
-            engine=engine,
+            cuts[requests], Router("kv-aware", args.fleet), settings, service, backend=backend
         )
 
     print(
@@ -130,7 +150,7 @@ def timed(args, chains, references) -> None:
             out.writelines(
                 f'{{"timestamp": {index}, "input_length": {inputs[index]}, "output_length": 1, '
                 f'"hash_ids": [{", ".join(map(str, chain))}]}}\n'
-                for index, chain in enumerate(chains)
+                for index, chain in enumerate(trace.chains())
             )
         command = [
             sys.executable,
@@ -150,6 +170,8 @@ def timed(args, chains, references) -> None:
             "kv-aware",
             "--arrival-scale",
             "10",
+            "--service",
+            "streams",
             "--backend",
             "compiled",
             "--json",
@@ -162,73 +184,47 @@ def timed(args, chains, references) -> None:
         assert done.returncode == 0, done.stderr
     print(
         f"whole command, timed: pyverify replay FILE --fleet {args.fleet} --capacity {args.capacity} --host-capacity "
-        f"{args.host_capacity} --pool-capacity {args.pool_capacity} --router kv-aware --arrival-scale 10 --backend compiled "
+        f"{args.host_capacity} --pool-capacity {args.pool_capacity} --router kv-aware --arrival-scale 10 --service streams --backend compiled "
         f"--json: {command_s:.1f} s wall (reading the JSONL and the bounds included)"
     )
 
 
-def untimed(args, chains, references) -> None:
+def untimed(args, trace, references) -> None:
+    n = trace.n_requests
     print(
-        f"trace: bench/synthetic.py, {len(chains):,} requests, {references:,} references; "
+        f"trace: bench/synthetic.py, {n:,} requests, {references:,} references; "
         f"round-robin over {args.fleet} hosts, LRU {args.capacity} blocks/host, untimed"
     )
+    settings = ReplaySettings(capacity=args.capacity, timed=False)
 
-    warm = chains[:100]
-    replay(
-        warm,
-        Router("round-robin", args.fleet),
-        args.capacity,
-        "lru",
-        timed=False,
-        engine="compiled",
-    )  # load the kernel
-    subset = chains[: args.python_requests]
-    python_s, python_run = seconds(
-        lambda: replay(
-            subset,
-            Router("round-robin", args.fleet),
-            args.capacity,
-            "lru",
-            timed=False,
-            engine="python",
-        )
-    )
-    compiled_subset = replay(
-        subset,
-        Router("round-robin", args.fleet),
-        args.capacity,
-        "lru",
-        timed=False,
-        engine="compiled",
-    )
-    assert compiled_subset == python_run, "compiled and Python runs differ"
+    def call(requests, backend):
+        cut = first_requests(trace.ids, trace.lengths, requests)
+        return replay(cut, Router("round-robin", args.fleet), settings, backend=backend)
+
+    call(100, "compiled")  # load the kernel
+    subset = min(args.python_requests, n)
+    python_s, python_run = seconds(lambda: call(subset, "python"))
+    assert call(subset, "compiled") == python_run, "compiled and Python runs differ"
     call_s, run = seconds(
-        lambda: replay(
-            chains,
-            Router("round-robin", args.fleet),
-            args.capacity,
-            "lru",
-            timed=False,
-            engine="compiled",
-        )
+        lambda: replay(trace, Router("round-robin", args.fleet), settings, backend="compiled")
     )
-    ids, universe, starts, order, bounds = flat_requests(
-        chains, [index % args.fleet for index in range(len(chains))]
+    ids, universe, starts, order, bounds = requests_by_cache(
+        trace.ids, trace.offsets, np.arange(n) % args.fleet
     )
     kernel_s, _ = seconds(
         lambda: lru_kernel(ids, starts, order, bounds, link_array(universe), args.capacity, True)
     )
-    extrapolated = python_s * len(chains) / len(subset)
+    extrapolated = python_s * n / subset
     print(
-        f"python event loop: {python_s:.2f} s on {len(subset):,} requests; extrapolated to {len(chains):,} "
-        f"(x {len(chains) / len(subset):g}, an extrapolation, not a run): {extrapolated:.1f} s"
+        f"python event loop: {python_s:.2f} s on {subset:,} requests; extrapolated to {n:,} "
+        f"(x {n / subset:g}, an extrapolation, not a run): {extrapolated:.1f} s"
     )
     print(
-        f"compiled: whole replay() call {call_s:.2f} s, kernel alone {kernel_s:.2f} s, on {len(chains):,} requests"
+        f"compiled: whole replay() call {call_s:.2f} s, kernel alone {kernel_s:.2f} s, on {n:,} requests"
     )
     print(
         f"ratio (extrapolated python / compiled call): {extrapolated / call_s:.0f}x; "
-        f"equal runs checked on the {len(subset):,}-request subset; hit rate {run.hit_blocks / run.references:.4f}"
+        f"equal runs checked on the {subset:,}-request subset; hit rate {run.hit_blocks / run.references:.4f}"
     )
 
 

@@ -151,12 +151,14 @@ def in_trace_order(records, instance):
 
 def pyverify_run(instance, workers: int, capacity: int | None, router_name: str):
     """pyverify's run, and per request whether its host held a longest cached prefix at routing."""
+    from dataclasses import replace
+
     from pyverify.fleet.replay import replay
     from pyverify.fleet.routers import Router, RouterOptions
+    from pyverify.fleet.run import ReplaySettings
     from pyverify.fleet.service import DYNAMO_TIMING, ServiceModel
+    from pyverify.inputs.columnar import ColumnarTrace
 
-    extra = instance.extra
-    inputs = [e.get("input_tokens") for e in extra]
     longest: list[bool] = []
 
     class Recording(Router):
@@ -174,20 +176,11 @@ def pyverify_run(instance, workers: int, capacity: int | None, router_name: str)
         max_num_batched_tokens=MAX_NUM_BATCHED_TOKENS,
         step_timing=DYNAMO_TIMING,
     )
-    run = replay(
-        instance.chains,
-        Recording(router_name, workers, RouterOptions(block_tokens=BLOCK)),
-        capacity or UNLIMITED_BLOCKS,
-        "vllm",
-        False,
-        service,
-        arrival_ms=[e.get("arrival_ms") for e in extra],
-        input_tokens=inputs,
-        output_tokens=[e.get("output_tokens") for e in extra],
-        engine="python",
-        prompt_tokens=inputs,
-        block_size=BLOCK,
-    )
+    # The engine reads each prompt's tokens in blocks of BLOCK tokens, as Dynamo's mocker does.
+    trace = replace(ColumnarTrace.from_instance(instance), block_size_tokens=BLOCK)
+    settings = ReplaySettings(capacity=capacity or UNLIMITED_BLOCKS, eviction="vllm")
+    router = Recording(router_name, workers, RouterOptions(block_tokens=BLOCK))
+    run = replay(trace, router, settings, service, backend="python")
     return run, longest
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.fleet.replay import replay
+from tests.replay_oracle import replay_chains
 from pyverify.fleet.routers import Router, RouterOptions
 from pyverify.fleet.service import ServiceModel
 from pyverify.inputs.model import Instance
@@ -59,7 +59,7 @@ def timed_traces(draw):
     seed=st.integers(0, 3),
 )
 def test_no_timing_is_simulate_per_host(chains, fleet, capacity, eviction, router, seed):
-    run = replay(
+    run = replay_chains(
         chains, Router(router, fleet, RouterOptions(seed=seed)), capacity, eviction, timed=False
     )
     routing = simulate_routing(chains, fleet, router, capacity, eviction, seed)
@@ -76,7 +76,7 @@ def test_no_timing_is_simulate_per_host(chains, fleet, capacity, eviction, route
     router=st.sampled_from(("round-robin", "least-loaded", "kv-aware", "prefix-affinity")),
 )
 def test_one_host_without_time_is_simulate_pooled(chains, capacity, eviction, router):
-    run = replay(chains, Router(router, 1), capacity, eviction, timed=False)
+    run = replay_chains(chains, Router(router, 1), capacity, eviction, timed=False)
     assert (
         tuple(run.gpu_hits)
         == simulate(chains, None, POOLED, capacity=capacity, eviction=eviction).hit_blocks
@@ -149,7 +149,7 @@ def test_unlimited_pool_reaches_references_minus_distinct(
     trace, fleet, capacity, eviction, router, timed
 ):
     chains, arrivals, outputs = trace
-    run = replay(
+    run = replay_chains(
         chains,
         Router(router, fleet),
         capacity,
@@ -177,8 +177,8 @@ def test_unlimited_pool_reaches_references_minus_distinct(
 def test_without_timing_the_pool_leaves_the_gpu_tier_alone_and_only_adds(
     chains, fleet, capacity, pool, router
 ):
-    alone = replay(chains, Router(router, fleet), capacity, "lru", timed=False)
-    pooled = replay(chains, Router(router, fleet), capacity, "lru", pool, timed=False)
+    alone = replay_chains(chains, Router(router, fleet), capacity, "lru", timed=False)
+    pooled = replay_chains(chains, Router(router, fleet), capacity, "lru", pool, timed=False)
     assert pooled.gpu_hits == alone.gpu_hits
     assert pooled.gpu_hit_blocks + pooled.pool_hit_blocks >= alone.gpu_hit_blocks
 
@@ -191,7 +191,7 @@ def test_a_pool_can_lower_total_hits_when_it_changes_where_a_load_aware_router_s
     outputs = [16, 14, 10, 5, 19, 5, 5, 6, 14]
     service = ServiceModel(prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_running=1)
     by_requests = RouterOptions(kv_aware_load="requests")  # the load the search ran with
-    alone = replay(
+    alone = replay_chains(
         chains,
         Router("kv-aware", 2, by_requests),
         4,
@@ -202,7 +202,7 @@ def test_a_pool_can_lower_total_hits_when_it_changes_where_a_load_aware_router_s
         None,
         outputs,
     )
-    pooled = replay(
+    pooled = replay_chains(
         chains, Router("kv-aware", 2, by_requests), 4, "lru", 1, service, arrivals, None, outputs
     )
     assert alone.gpu_hit_blocks == 7
@@ -326,7 +326,7 @@ def test_pinned_blocks_are_not_evicted_and_admission_waits_for_room(eviction):
     # out of prefill); r2 [3] at 5 s: the cache {1, 2} is full, 1 is older but pinned,
     # so 2 is evicted; r3 [1] at 6 s hits. The same policy without pinning (simulate) evicts 1.
     chains = [(1,), (2,), (3,), (1,)]
-    run = replay(
+    run = replay_chains(
         chains,
         Router("round-robin", 1),
         2,
@@ -340,7 +340,7 @@ def test_pinned_blocks_are_not_evicted_and_admission_waits_for_room(eviction):
     assert run.gpu_hits == [0, 0, 0, 1]
     assert simulate(chains, None, POOLED, capacity=2, eviction=eviction).hit_blocks == (0, 0, 0, 0)
     # r1 [2, 3] cannot start beside r0's pinned [1] in 2 blocks: it waits until r0 ends (1 + 99 = 100 s).
-    run = replay(
+    run = replay_chains(
         [(1,), (2, 3)],
         Router("round-robin", 1),
         2,
@@ -450,7 +450,7 @@ def test_timed_runs_keep_fifo_order_and_the_concurrency_limit(
     service = ServiceModel(
         prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_running=max_running
     )
-    run = replay(
+    run = replay_chains(
         chains, Router(router, fleet), capacity, eviction, pool, service, arrivals, None, outputs
     )
     end = run.finish  # the step model records each end
@@ -484,7 +484,7 @@ def test_requests_that_never_overlap_in_time_give_the_untimed_hits(
 ):
     # A request's prefill and decode take at most a few seconds here; arrivals 1000 s apart never overlap.
     arrivals = [index * 1_000_000 for index in range(len(chains))]
-    timed = replay(
+    timed = replay_chains(
         chains,
         Router(router, fleet),
         capacity,
@@ -495,7 +495,7 @@ def test_requests_that_never_overlap_in_time_give_the_untimed_hits(
         None,
         [5] * len(chains),
     )
-    untimed = replay(chains, Router(router, fleet), capacity, eviction, pool, timed=False)
+    untimed = replay_chains(chains, Router(router, fleet), capacity, eviction, pool, timed=False)
     assert (timed.host_of, timed.gpu_hits, timed.pool_hits) == (
         untimed.host_of,
         untimed.gpu_hits,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pyverify.cache.sglang import SglangGpu
 from pyverify.cache.vllm import VllmGpu
 from pyverify.cache.protocol import serve_alone
-from pyverify.fleet.replay import replay
+from tests.replay_oracle import replay_chains, trace_of
 from pyverify.fleet.routers import Router, RouterOptions
 from pyverify.inputs.model import Instance
 from pyverify.sim.routing import RoutingOptions, route
@@ -58,7 +58,7 @@ def test_no_timing_is_simulate_per_host_request_by_request(
     page = 4 * page_blocks if eviction != "vllm" else None
     if page is not None and capacity * 4 < page:
         return  # a pool that holds no page: refused on the command line (tested below)
-    run = replay(
+    run = replay_chains(
         chains,
         Router(router, fleet, RouterOptions(seed=seed)),
         capacity,
@@ -93,7 +93,7 @@ def test_no_timing_is_simulate_per_host_request_by_request(
 )
 def test_one_host_is_simulate_pooled_whatever_the_router(chains, capacity, eviction, router):
     """Without a block size every block is full and one unit long, as simulate takes it."""
-    run = replay(chains, Router(router, 1), capacity, eviction, timed=False)
+    run = replay_chains(chains, Router(router, 1), capacity, eviction, timed=False)
     assert (
         tuple(run.gpu_hits)
         == simulate(chains, None, POOLED, capacity=capacity, eviction=eviction).hit_blocks
@@ -104,7 +104,7 @@ def test_the_engines_differ_from_the_block_level_policies_where_their_rules_say(
     # A block-aligned repeat: vLLM recomputes the last token, hence the whole last block; lru hits both blocks.
     chains, tokens = [[1, 2], [1, 2]], [8, 8]
     for eviction in ENGINES:
-        run = replay(
+        run = replay_chains(
             chains,
             Router("round-robin", 1),
             4,
@@ -114,9 +114,9 @@ def test_the_engines_differ_from_the_block_level_policies_where_their_rules_say(
             block_size=4,
         )
         assert run.gpu_hits == [0, 1], eviction
-    assert replay(chains, Router("round-robin", 1), 4, "lru", timed=False).gpu_hits == [0, 2]
+    assert replay_chains(chains, Router("round-robin", 1), 4, "lru", timed=False).gpu_hits == [0, 2]
     # SGLang pages of 2 blocks: a 16-token repeat hits one page (input_len - 1 cap, whole pages), i.e. 2 blocks.
-    run = replay(
+    run = replay_chains(
         [[1, 2, 3, 4]] * 2,
         Router("round-robin", 1),
         8,
@@ -128,7 +128,7 @@ def test_the_engines_differ_from_the_block_level_policies_where_their_rules_say(
     )
     assert run.gpu_hits == [0, 2]
     # A prompt longer than the pool is never scheduled, and changes nothing.
-    run = replay(
+    run = replay_chains(
         [[1, 2, 3], [1]],
         Router("round-robin", 1),
         2,
@@ -265,7 +265,7 @@ def test_request_by_request_on_the_mooncake_synthetic_trace():
     chains, tokens = [row["hash_ids"] for row in rows], [row["input_length"] for row in rows]
     routing = tuple(index % 4 for index in range(len(chains)))
     for eviction, page in (("vllm", None), ("sglang", None), ("sglang-fifo", 1024)):
-        run = replay(
+        run = replay_chains(
             chains,
             Router("round-robin", 4),
             1000,
@@ -343,11 +343,11 @@ def test_vllm_can_pass_the_block_level_routed_forced_optimum_by_not_caching_part
 
     chains = [[0, 1], [0, 1, 2], [20, 21], [20, 21, 22, 23], [0, 1, 2], [0, 1]]
     tokens = [7, 12, 6, 13, 11, 5]
-    run = replay(
+    run = replay_chains(
         chains, Router("round-robin", 2), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4
     )
     assert run.gpu_hits == [0, 0, 0, 0, 1, 1]
-    assert forced_routed_hits(chains, run.host_of, 3) == 1 < run.gpu_hit_blocks
+    assert forced_routed_hits(trace_of(chains), run.host_of, 3) == 1 < run.gpu_hit_blocks
 
 
 def test_token_hits_are_simulates_for_the_block_level_evictions_too(tmp_path, capsys):
@@ -399,7 +399,7 @@ def test_timed_vllm_with_requests_that_never_overlap_is_the_untimed_run(
         index * 100_000.0 for index in range(len(chains))
     ]  # 100 s apart; a request lasts at most ~1 s
     outputs = [1] * len(chains)
-    timed = replay(
+    timed = replay_chains(
         chains,
         Router(router, fleet, RouterOptions(seed=seed)),
         capacity,
@@ -410,7 +410,7 @@ def test_timed_vllm_with_requests_that_never_overlap_is_the_untimed_run(
         prompt_tokens=tokens,
         block_size=4,
     )
-    untimed = replay(
+    untimed = replay_chains(
         chains,
         Router(router, fleet, RouterOptions(seed=seed)),
         capacity,
@@ -447,7 +447,7 @@ def test_overlap_pins_blocks_so_a_later_request_evicts_another_and_the_next_wait
     R2 pops b2, evicting 11, not 20; R3 hits 20: 1 hit.
     """
     chains, tokens = [[10, 11], [20], [10], [20, 21]], [8, 4, 4, 8]
-    timed = replay(
+    timed = replay_chains(
         chains,
         Router("round-robin", 1),
         3,
@@ -460,7 +460,7 @@ def test_overlap_pins_blocks_so_a_later_request_evicts_another_and_the_next_wait
     )
     assert timed.gpu_hits == [0, 0, 0, 0]
     assert timed.start == [1.0, 3.0, 4.0, 1.0 + 0.008 + 9.0]
-    untimed = replay(
+    untimed = replay_chains(
         chains, Router("round-robin", 1), 3, "vllm", timed=False, prompt_tokens=tokens, block_size=4
     )
     assert untimed.gpu_hits == [0, 0, 0, 1]
@@ -470,7 +470,7 @@ def test_a_prompt_longer_than_the_pool_waits_for_the_host_to_empty_then_is_never
     """Pool of 2 blocks: R1's 3 blocks are refused while R0 runs (it waits), then refused on an empty host: never
     scheduled, it ends on the spot with no hits, and R2 behind it starts at once."""
     chains, tokens = [[1], [1, 2, 3], [1]], [4, 12, 5]
-    run = replay(
+    run = replay_chains(
         chains,
         Router("round-robin", 1),
         2,

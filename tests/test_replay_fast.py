@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.fleet.replay import replay, replay_python
+from tests.replay_oracle import replay_chains, replay_python_chains
 from pyverify.fleet.routers import Router, RouterOptions
 from tests.helpers import run_cli
 
@@ -29,10 +29,12 @@ block_chains = st.lists(
 )
 def test_compiled_equals_python_on_every_field(chains, fleet, capacity, eviction, router, seed):
     options = RouterOptions(seed=seed)
-    compiled = replay(
-        chains, Router(router, fleet, options), capacity, eviction, timed=False, engine="compiled"
+    compiled = replay_chains(
+        chains, Router(router, fleet, options), capacity, eviction, timed=False, backend="compiled"
     )
-    python = replay_python(chains, Router(router, fleet, options), capacity, eviction, timed=False)
+    python = replay_python_chains(
+        chains, Router(router, fleet, options), capacity, eviction, timed=False
+    )
     assert (
         compiled == python
     )  # dataclass equality: hosts, hits per tier, per-host stats, times, samples
@@ -69,10 +71,12 @@ def test_compiled_engine_evictions_equal_the_event_loop(
     chains, tokens, block_size = requests
     options = RouterOptions(seed=seed)
     engine = dict(timed=False, prompt_tokens=tokens, block_size=block_size)
-    compiled = replay(
-        chains, Router(router, fleet, options), capacity, eviction, engine="compiled", **engine
+    compiled = replay_chains(
+        chains, Router(router, fleet, options), capacity, eviction, backend="compiled", **engine
     )
-    python = replay_python(chains, Router(router, fleet, options), capacity, eviction, **engine)
+    python = replay_python_chains(
+        chains, Router(router, fleet, options), capacity, eviction, **engine
+    )
     assert compiled == python  # hits, unscheduled requests and per-host stats included
 
 
@@ -102,11 +106,11 @@ def test_unsupported_configurations_fall_back_under_auto_and_are_refused_under_c
     kwargs, eviction, router, reason
 ):
     chains = [[1, 2], [1, 3], [1, 2]]
-    assert replay(chains, Router(router, 2), 3, eviction, **kwargs) == replay_python(
+    assert replay_chains(chains, Router(router, 2), 3, eviction, **kwargs) == replay_python_chains(
         chains, Router(router, 2), 3, eviction, **kwargs
     )
     with pytest.raises(ValueError, match=reason):
-        replay(chains, Router(router, 2), 3, eviction, engine="compiled", **kwargs)
+        replay_chains(chains, Router(router, 2), 3, eviction, backend="compiled", **kwargs)
 
 
 def write_trace(tmp_path):

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyverify.fleet
-from pyverify.fleet.replay import replay, replay_python
+from tests.replay_oracle import replay_chains, replay_python_chains
 from pyverify.fleet.routers import Router
 from pyverify.fleet.service import (
     DYNAMO_TIMING,
@@ -56,7 +56,7 @@ TINY = ServiceModel(
 
 
 def one_host(chains, arrivals_ms, inputs, outputs, service=TINY, capacity=None, steps=None):
-    return replay_python(
+    return replay_python_chains(
         chains,
         Router("round-robin", 1),
         capacity,
@@ -118,7 +118,7 @@ def test_decode_kv_fills_blocks_that_take_room_in_the_cache():
         [4, 1, 1],
     )
     steps = one_host(chains, arrivals, inputs, outputs, capacity=3)
-    streams = replay_python(
+    streams = replay_python_chains(
         chains,
         Router("round-robin", 1),
         3,
@@ -162,7 +162,7 @@ def test_a_step_never_exceeds_its_token_budget_or_its_sequence_cap(
         block_tokens=block_tokens,
     )
     steps = []
-    run = replay_python(
+    run = replay_python_chains(
         chains,
         Router(router, fleet),
         capacity,
@@ -212,7 +212,7 @@ def test_one_request_at_a_time_its_ttft_is_its_prefill_time_plus_queueing(
         max_running=1,
         max_num_batched_tokens=budget,
     )
-    run = replay(
+    run = replay_chains(
         chains,
         Router("round-robin", fleet),
         capacity,
@@ -243,8 +243,13 @@ def test_one_request_at_a_time_its_ttft_is_its_prefill_time_plus_queueing(
 def test_steps_is_the_default_and_the_compiled_engine_refuses_it():
     assert ServiceModel().service == STEPS
     with pytest.raises(ValueError, match="step service model"):
-        replay([[1]], Router("round-robin", 1), None, "lru", arrival_ms=[0], engine="compiled")
-    assert replay([[1]], Router("round-robin", 1), None, "lru", arrival_ms=[0]).finish is not None
+        replay_chains(
+            [[1]], Router("round-robin", 1), None, "lru", arrival_ms=[0], backend="compiled"
+        )
+    assert (
+        replay_chains([[1]], Router("round-robin", 1), None, "lru", arrival_ms=[0]).finish
+        is not None
+    )
 
 
 # --- Dynamo 1.6.1's step timing -------------------------------------------------------------------
@@ -299,7 +304,7 @@ def test_dynamo_timing_hand_computed_decode_steps_on_a_small_host():
     prefill time; its 3 decodes hold 1001, 1002 and 1003 tokens (Dynamo: itl 15.324090333 ms on average,
     ends at 32.105859 + 3 x 15.324090333 ms)."""
     steps = []
-    run = replay_python(
+    run = replay_python_chains(
         [[0, 1]],
         Router("round-robin", 1),
         10,
@@ -333,7 +338,7 @@ def test_dynamo_timing_one_request_alone_is_its_chunks_then_its_decodes(
     decode k (1..outputs - 1) holds tokens + k tokens of the host's KV."""
     blocks = -(-tokens // 512)
     capacity = blocks + spare_blocks
-    run = replay_python(
+    run = replay_python_chains(
         [list(range(blocks))],
         Router("round-robin", 1),
         capacity,
@@ -364,7 +369,7 @@ def test_dynamo_timing_hand_computed_mixed_step(eviction):
     Dynamo: r1 admitted at 107.622329 ms, first token at 184.270249, ends at 207.213374."""
     prompt_blocks = [[0, 1], [2, 3, 4, 5, 6, 7]]
     kwargs = {"prompt_tokens": [1000, 3000], "block_size": 512} if eviction == "vllm" else {}
-    run = replay_python(
+    run = replay_python_chains(
         prompt_blocks,
         Router("round-robin", 1),
         20,
@@ -479,7 +484,7 @@ def test_more_gpu_capacity_can_give_fewer_hits_under_timing():
     chains, arrivals, outputs = [[1], [2], [2]], [0, 0, 5], [3, 1, 1]
 
     def hits(capacity, timed=True):
-        return replay_python(
+        return replay_python_chains(
             chains,
             Router("round-robin", 1),
             capacity,
@@ -515,7 +520,7 @@ def test_hand_computed_vllm_steps_preempt_the_last_admitted_when_a_decode_needs_
         prefill_tokens_per_s=1000, decode_tokens_per_s=10, decode_growth=0.0, max_running=2
     )
     steps = []
-    run = replay_python(
+    run = replay_python_chains(
         [[1, 2], [3, 4]],
         Router("round-robin", 1),
         4,
@@ -564,7 +569,7 @@ def test_vllm_steps_keep_the_budget_and_one_at_a_time_give_the_untimed_hits(
     outputs = data.draw(st.lists(st.integers(0, 9), min_size=n, max_size=n))
     arrivals = sorted(data.draw(st.lists(st.sampled_from((0, 50, 400)), min_size=n, max_size=n)))
     steps = []
-    run = replay_python(
+    run = replay_python_chains(
         chains,
         Router("round-robin", fleet),
         capacity,
@@ -583,7 +588,7 @@ def test_vllm_steps_keep_the_budget_and_one_at_a_time_give_the_untimed_hits(
         assert 1 <= len(step.running) <= max_running
     for index in range(n):
         assert run.arrival[index] <= run.start[index] <= run.first_token[index] <= run.finish[index]
-    apart = replay_python(
+    apart = replay_python_chains(
         chains,
         Router("round-robin", fleet),
         capacity,
@@ -596,7 +601,7 @@ def test_vllm_steps_keep_the_budget_and_one_at_a_time_give_the_untimed_hits(
         prompt_tokens=tokens,
         block_size=4,
     )
-    untimed = replay_python(
+    untimed = replay_python_chains(
         chains,
         Router("round-robin", fleet),
         capacity,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pyverify.fleet.replay import replay
+from tests.replay_oracle import replay_chains, trace_of
 from pyverify.fleet.report import bounds, forced_routed_hits
 from pyverify.fleet.routers import Router
 from pyverify.fleet.service import STREAMS, ServiceModel
@@ -39,7 +39,7 @@ def distinct(chains) -> int:
     capacity=st.integers(1, 2),
 )
 def test_bounds_are_the_exhaustive_optima_of_one_pool(chains, fleet, capacity):
-    bound = bounds(chains, fleet, capacity)
+    bound = bounds(trace_of(chains), fleet, capacity)
     references = sum(map(len, chains))
     assert bound.floor_hits == references - distinct(chains)
     assert bound.min_pooled_hits == references - exhaustive_prefix_misses(
@@ -57,18 +57,18 @@ def test_bounds_are_the_exhaustive_optima_of_one_pool(chains, fleet, capacity):
     router=st.sampled_from(ROUTERS),
 )
 def test_forced_on_the_runs_routing_is_the_exhaustive_optimum(chains, fleet, capacity, router):
-    run = replay(chains, Router(router, fleet), capacity, "lru", timed=False)
+    run = replay_chains(chains, Router(router, fleet), capacity, "lru", timed=False)
     expected = sum(map(len, chains)) - exhaustive_forced_fleet(chains, run.host_of, capacity)
-    assert forced_routed_hits(chains, run.host_of, capacity) == expected
+    assert forced_routed_hits(trace_of(chains), run.host_of, capacity) == expected
 
 
 def test_one_forced_pool_does_not_bound_separate_caches():
     # Host 0 keeps [0] while host 1 serves [1, 6]; one forced cache of 2 blocks must hold [1, 6] and drop [0].
     chains = [(0,), (1, 6), (0,)]
-    run = replay(chains, Router("round-robin", 2), 1, "lru", timed=False)
+    run = replay_chains(chains, Router("round-robin", 2), 1, "lru", timed=False)
     assert run.gpu_hit_blocks == 1
-    assert bounds(chains, 2, 1).forced_hits == 0
-    assert forced_routed_hits(chains, run.host_of, 1) == 1
+    assert bounds(trace_of(chains), 2, 1).forced_hits == 0
+    assert forced_routed_hits(trace_of(chains), run.host_of, 1) == 1
 
 
 @settings(max_examples=150, deadline=None)
@@ -86,7 +86,7 @@ def test_lru_and_leaf_lru_gpu_hits_never_pass_the_forced_optimum_of_their_routin
     trace, fleet, capacity, eviction, router, host, pool, timed
 ):
     chains, arrivals, outputs = trace
-    run = replay(
+    run = replay_chains(
         chains,
         Router(router, fleet),
         capacity,
@@ -99,7 +99,7 @@ def test_lru_and_leaf_lru_gpu_hits_never_pass_the_forced_optimum_of_their_routin
         timed=timed,
         host_capacity=host,
     )
-    assert run.gpu_hit_blocks <= forced_routed_hits(chains, run.host_of, capacity)
+    assert run.gpu_hit_blocks <= forced_routed_hits(trace_of(chains), run.host_of, capacity)
     assert run.hit_blocks <= sum(map(len, chains)) - distinct(chains)
 
 
@@ -143,7 +143,7 @@ def test_unlimited_host_dram_reaches_each_hosts_own_floor(
     trace, fleet, capacity, eviction, router, timed
 ):
     chains, arrivals, outputs = trace
-    run = replay(
+    run = replay_chains(
         chains,
         Router(router, fleet),
         capacity,
@@ -177,7 +177,7 @@ def test_an_unlimited_pool_below_host_dram_still_reaches_the_floor(
     trace, fleet, capacity, router, host, timed
 ):
     chains, arrivals, outputs = trace
-    run = replay(
+    run = replay_chains(
         chains,
         Router(router, fleet),
         capacity,
@@ -244,12 +244,12 @@ def test_a_host_hit_pays_its_pcie_transfer(tmp_path, capsys):
 def test_without_timing_a_lower_tier_never_changes_the_tiers_above(
     chains, fleet, capacity, eviction, router, host, pool
 ):
-    gpu = replay(chains, Router(router, fleet), capacity, eviction, timed=False)
-    with_host = replay(
+    gpu = replay_chains(chains, Router(router, fleet), capacity, eviction, timed=False)
+    with_host = replay_chains(
         chains, Router(router, fleet), capacity, eviction, timed=False, host_capacity=host
     )
-    with_pool = replay(chains, Router(router, fleet), capacity, eviction, pool, timed=False)
-    all_three = replay(
+    with_pool = replay_chains(chains, Router(router, fleet), capacity, eviction, pool, timed=False)
+    all_three = replay_chains(
         chains, Router(router, fleet), capacity, eviction, pool, timed=False, host_capacity=host
     )
     assert with_host.gpu_hits == with_pool.gpu_hits == all_three.gpu_hits == gpu.gpu_hits
@@ -264,8 +264,10 @@ def test_host_dram_above_a_pool_can_lower_the_total_without_timing():
     """Host DRAM serves reads the pool used to see, so the pool's LRU order differs and it can hit less:
     adding DRAM to GPU + pool lowered total hits 12 to 11 here (found by the property above)."""
     chains = [(0,), (0,), (0,), (0, 1), (0,), (0,), (0,), (0,), (0,), (0, 1, 2, 9), (0, 1)]
-    with_pool = replay(chains, Router("random", 3), 1, "lru", 3, timed=False)
-    all_three = replay(chains, Router("random", 3), 1, "lru", 3, timed=False, host_capacity=None)
+    with_pool = replay_chains(chains, Router("random", 3), 1, "lru", 3, timed=False)
+    all_three = replay_chains(
+        chains, Router("random", 3), 1, "lru", 3, timed=False, host_capacity=None
+    )
     assert with_pool.gpu_hits == all_three.gpu_hits  # the GPUs are untouched ...
     assert (with_pool.hit_blocks, all_three.hit_blocks) == (
         12,
@@ -292,10 +294,10 @@ def test_without_timing_a_pool_never_changes_the_local_tiers_whatever_the_router
     chains, fleet, capacity, eviction, router, host, pool
 ):
     # A router sees a host's own tiers, never the shared pool, so without a clock the pool cannot change routing.
-    local = replay(
+    local = replay_chains(
         chains, Router(router, fleet), capacity, eviction, timed=False, host_capacity=host
     )
-    pooled = replay(
+    pooled = replay_chains(
         chains, Router(router, fleet), capacity, eviction, pool, timed=False, host_capacity=host
     )
     assert (pooled.host_of, pooled.gpu_hits, pooled.host_hits) == (
@@ -310,8 +312,10 @@ def test_host_dram_can_lower_gpu_hits_by_moving_a_cache_aware_router():
     which fills host 0's share under the affinity cap, so r2 [0] must go to host 1 and misses; without DRAM,
     r1 went to host 1 and r2 hit it there (README: 'replay', tier monotonicity)."""
     chains = [(0, 1), (0,), (0,)]
-    gpu = replay(chains, Router("prefix-affinity", 2), 1, "lru", timed=False)
-    with_host = replay(chains, Router("prefix-affinity", 2), 1, "lru", timed=False, host_capacity=2)
+    gpu = replay_chains(chains, Router("prefix-affinity", 2), 1, "lru", timed=False)
+    with_host = replay_chains(
+        chains, Router("prefix-affinity", 2), 1, "lru", timed=False, host_capacity=2
+    )
     assert (gpu.host_of, gpu.gpu_hits) == ([0, 1, 1], [0, 0, 1])
     assert (with_host.host_of, with_host.gpu_hits, with_host.host_hits) == (
         [0, 0, 1],
@@ -394,7 +398,7 @@ def test_with_timing_host_dram_can_lower_gpu_hits_even_under_round_robin():
     )
     chains = [(1, 3), (0,), (1,), (0, 2), (1,)]
     args = (chains, Router("round-robin", 1), 2, "fifo", False, service, [0] * 5, None, [0] * 5)
-    gpu, with_host = replay(*args), replay(*args, host_capacity=None)
+    gpu, with_host = replay_chains(*args), replay_chains(*args, host_capacity=None)
     assert (gpu.gpu_hits, gpu.start[3]) == ([0, 0, 0, 1, 1], 1.5)
     assert (with_host.gpu_hits, with_host.host_hits) == ([0, 0, 0, 1, 0], [0, 0, 1, 0, 1])
     assert with_host.start[3] == pytest.approx(1.0 + 512 * 320 * 1024 / 64e9)  # one block over PCIe
@@ -434,9 +438,9 @@ def test_the_readme_local_against_global_figures_from_the_raw_trace():
             ServiceModel(),
             [row["timestamp"] for row in rows],
         )
-        run = replay(*args, timed=timed, host_capacity=5859)
+        run = replay_chains(*args, timed=timed, host_capacity=5859)
         assert run.gpu_hit_blocks + run.host_hit_blocks == sum(alone.hit_blocks)
-        pooled = replay(*args[:4], None, *args[5:], timed=timed)
+        pooled = replay_chains(*args[:4], None, *args[5:], timed=timed)
         assert pooled.hit_blocks == references - distinct(chains)
 
 
@@ -468,10 +472,10 @@ def test_load_over_time_counts_requests_arrived_and_not_ended(
         prefill_tokens_per_s=1024, decode_tokens_per_s=10, max_running=max_running
     )
     args = (chains, Router(router, fleet), capacity, "lru", False, service, arrivals, None, outputs)
-    run = replay(*args, host_capacity=host)
+    run = replay_chains(*args, host_capacity=host)
     saved, event_loop.LOAD_SAMPLES = event_loop.LOAD_SAMPLES, 0
     try:
-        unsampled = replay(chains, Router(router, fleet), *args[2:], host_capacity=host)
+        unsampled = replay_chains(chains, Router(router, fleet), *args[2:], host_capacity=host)
     finally:
         event_loop.LOAD_SAMPLES = saved
     assert unsampled.load_samples == []

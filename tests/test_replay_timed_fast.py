@@ -1,4 +1,4 @@
-"""The compiled event loop (pyverify.sim.kernels.fleet_replay) against replay_python, its oracle, on every field.
+"""The compiled event loop (pyverify.fleet.kernel) against replay_python, its oracle, on every field.
 
 Small block universes and capacities so pins and ``fits`` bite; many equal timestamps and a service model
 whose rates are powers of two, so finishes tie in time and the request index must break the ties; input
@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyverify.fleet.compiled_replay import PYTHON_ROUTERS, unsupported
-from pyverify.fleet.replay import replay, replay_python
+from tests.replay_oracle import replay_chains, replay_python_chains
 from pyverify.fleet.routers import KV_AWARE_LOADS, ROUTERS, Router, RouterOptions
+from pyverify.fleet.run import ReplaySettings
 from pyverify.fleet.service import STREAMS, ServiceModel
-from pyverify.sim.kernels.fleet_replay import NO_TIER
+from pyverify.fleet.kernel import NO_TIER
 from tests.helpers import run_cli
 
 block_chains = st.lists(
@@ -122,11 +123,12 @@ def test_timed_compiled_equals_python_on_every_field(
         arrival_scale=scale,
         timed=True,
     )
-    compiled = replay(
-        chains, Router(router, fleet, options), capacity, eviction, engine="compiled", **run
+    compiled = replay_chains(
+        chains, Router(router, fleet, options), capacity, eviction, backend="compiled", **run
     )
     assert_same_run(
-        compiled, replay_python(chains, Router(router, fleet, options), capacity, eviction, **run)
+        compiled,
+        replay_python_chains(chains, Router(router, fleet, options), capacity, eviction, **run),
     )
 
 
@@ -145,11 +147,12 @@ def test_untimed_compiled_event_loop_equals_python(
     chains, fleet, capacity, eviction, router, options, host, pool
 ):
     run = dict(pool_capacity=pool, host_capacity=host, timed=False)
-    compiled = replay(
-        chains, Router(router, fleet, options), capacity, eviction, engine="compiled", **run
+    compiled = replay_chains(
+        chains, Router(router, fleet, options), capacity, eviction, backend="compiled", **run
     )
     assert_same_run(
-        compiled, replay_python(chains, Router(router, fleet, options), capacity, eviction, **run)
+        compiled,
+        replay_python_chains(chains, Router(router, fleet, options), capacity, eviction, **run),
     )
 
 
@@ -192,11 +195,12 @@ def test_finishes_at_equal_times_break_ties_by_request_index(
         output_tokens=outputs,
         timed=True,
     )
-    compiled = replay(
-        chains, Router(router, fleet, options), capacity, eviction, engine="compiled", **run
+    compiled = replay_chains(
+        chains, Router(router, fleet, options), capacity, eviction, backend="compiled", **run
     )
     assert_same_run(
-        compiled, replay_python(chains, Router(router, fleet, options), capacity, eviction, **run)
+        compiled,
+        replay_python_chains(chains, Router(router, fleet, options), capacity, eviction, **run),
     )
 
 
@@ -204,8 +208,8 @@ def test_pins_hold_a_request_back_until_a_finish_frees_room():
     """Two long requests on one host of 3 blocks: the second waits for the first's pins, then starts at its end."""
     chains = [[1, 2, 3], [4, 5, 6]]
     run = dict(service=ServiceModel(max_running=2, service=STREAMS), arrival_ms=[0, 0], timed=True)
-    compiled = replay(chains, Router("round-robin", 1), 3, "lru", engine="compiled", **run)
-    assert compiled == replay_python(chains, Router("round-robin", 1), 3, "lru", **run)
+    compiled = replay_chains(chains, Router("round-robin", 1), 3, "lru", backend="compiled", **run)
+    assert compiled == replay_python_chains(chains, Router("round-robin", 1), 3, "lru", **run)
     assert (
         compiled.start[1] == compiled.first_token[0] > 0.0
     )  # no decode: it ends at its first token
@@ -224,17 +228,20 @@ def test_tables_past_the_memory_bound_take_the_python_loop(monkeypatch):
         timed=True,
         host_capacity=2,
     )
-    expected = replay_python(chains, Router("kv-aware", 2), 2, "lru", **run)
+    expected = replay_python_chains(chains, Router("kv-aware", 2), 2, "lru", **run)
     assert compiled_replay.table_bytes(2, 5, 2, 2, NO_TIER, True) == 2 * 5 * 13 + 2 * 5 * 9
     monkeypatch.setattr(compiled_replay, "MAX_TABLE_BYTES", 2 * 5 * 13 + 2 * 5 * 9 - 1)
-    assert replay(chains, Router("kv-aware", 2), 2, "lru", engine="auto", **run) == expected
+    assert replay_chains(chains, Router("kv-aware", 2), 2, "lru", backend="auto", **run) == expected
     with pytest.raises(
         ValueError,
         match=r"^the compiled event loop would hold 0\.0 GiB of tables \(2 hosts x 5 distinct",
     ):
-        replay(chains, Router("kv-aware", 2), 2, "lru", engine="compiled", **run)
+        replay_chains(chains, Router("kv-aware", 2), 2, "lru", backend="compiled", **run)
     monkeypatch.setattr(compiled_replay, "MAX_TABLE_BYTES", 2 * 5 * 13 + 2 * 5 * 9)
-    assert replay(chains, Router("kv-aware", 2), 2, "lru", engine="compiled", **run) == expected
+    assert (
+        replay_chains(chains, Router("kv-aware", 2), 2, "lru", backend="compiled", **run)
+        == expected
+    )
 
 
 REFUSED = [
@@ -264,21 +271,22 @@ REFUSED = [
 @pytest.mark.parametrize("eviction,kwargs,router,reason", REFUSED)
 def test_python_only_configurations_are_named_in_one_line(eviction, kwargs, router, reason):
     chains = [[1, 2], [1, 3], [1, 2]]
-    message = unsupported(
-        Router(router, 2),
+    settings = ReplaySettings(
         3,
         eviction,
-        kwargs.get("pool_capacity", False),
         kwargs.get("host_capacity", False),
+        kwargs.get("pool_capacity", False),
         kwargs["timed"],
-        kwargs.get("service", ServiceModel()).service,
+    )
+    message = unsupported(
+        Router(router, 2), settings, kwargs.get("service", ServiceModel()).service
     )
     assert message is not None and reason in message and "\n" not in message
-    assert replay(chains, Router(router, 2), 3, eviction, **kwargs) == replay_python(
+    assert replay_chains(chains, Router(router, 2), 3, eviction, **kwargs) == replay_python_chains(
         chains, Router(router, 2), 3, eviction, **kwargs
     )
     with pytest.raises(ValueError, match=reason):
-        replay(chains, Router(router, 2), 3, eviction, engine="compiled", **kwargs)
+        replay_chains(chains, Router(router, 2), 3, eviction, backend="compiled", **kwargs)
 
 
 def test_the_cli_runs_a_timed_replay_compiled_as_python_does(tmp_path, capsys):

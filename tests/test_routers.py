@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyverify.fleet.replay import replay
+from tests.replay_oracle import replay_chains
 from pyverify.fleet.routers import (
     PeerDecision,
     Router,
@@ -166,7 +166,7 @@ def test_dynamo_books_are_empty_after_every_timed_run(chains, fleet, capacity):
     arrivals = [100.0 * index for index in range(len(chains))]
     outputs = [3] * len(chains)
     service = ServiceModel(prefill_tokens_per_s=2000.0, decode_tokens_per_s=10.0, max_running=2)
-    replay(chains, router, capacity, "lru", False, service, arrivals, None, outputs)
+    replay_chains(chains, router, capacity, "lru", False, service, arrivals, None, outputs)
     for books in router._dynamo:
         assert not books.active and not books.prefill_tokens and not books.prefill_ends
 
@@ -185,7 +185,7 @@ def test_the_event_loop_tells_the_router_each_first_token_and_each_end():
 
     chains = [(1, 2), (1, 2, 3), (4,), (1, 2), (5, 6)]
     service = ServiceModel(prefill_tokens_per_s=1000.0, decode_tokens_per_s=5.0, max_running=1)
-    run = replay(
+    run = replay_chains(
         chains, Spy("dynamo", 2), 3, "lru", False, service, [0, 10, 20, 30, 40], None, [4] * 5
     )
     assert {index: at for kind, index, at in calls if kind == "first"} == dict(
@@ -193,7 +193,7 @@ def test_the_event_loop_tells_the_router_each_first_token_and_each_end():
     )
     assert sorted(index for kind, index, _ in calls if kind == "end") == list(range(5))
     calls.clear()
-    replay(chains, Spy("dynamo", 2), 3, "lru", timed=False)
+    replay_chains(chains, Spy("dynamo", 2), 3, "lru", timed=False)
     assert [index for kind, index, _ in calls if kind == "end"] == list(range(5))
 
 
@@ -210,7 +210,9 @@ def test_the_step_model_shows_the_router_each_arrival_instant_and_prompt_length(
 
     chains = [(1, 2), (1, 2, 3), (4,)]
     service = ServiceModel(prefill_tokens_per_s=1000.0, decode_tokens_per_s=5.0, block_tokens=4)
-    replay(chains, Spy("dynamo", 2, FOUR), 8, "lru", False, service, [0, 250, 500], [7, 12, None])
+    replay_chains(
+        chains, Spy("dynamo", 2, FOUR), 8, "lru", False, service, [0, 250, 500], [7, 12, None]
+    )
     assert seen == [(0, 0.0, 7), (1, 0.25, 12), (2, 0.5, None)]
 
 
@@ -226,7 +228,7 @@ def test_dynamo_under_the_step_model_sends_a_follow_up_to_the_host_caching_its_p
     chains = [prefix, prefix + (9,)]
     service = ServiceModel(prefill_tokens_per_s=1000.0, decode_tokens_per_s=5.0, block_tokens=block)
     options = RouterOptions(block_tokens=block, seed=seed)
-    run = replay(
+    run = replay_chains(
         chains,
         Router("dynamo", 2, options),
         None,

@@ -17,7 +17,7 @@ capacity (:meth:`Pinning.fits`); with nothing running it always starts, as simul
 chain longer than the cache.
 
 No kernel beside it: pins live in the replay's compiled event loop
-(:mod:`pyverify.sim.kernels.fleet_replay`), which keeps every host's cache in shared arrays
+(:mod:`pyverify.fleet.kernel`), which keeps every host's cache in shared arrays
 and is tested against these classes.
 """
 

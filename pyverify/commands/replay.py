@@ -10,10 +10,16 @@ import argparse
 import json
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyverify.commands.cache_options import add_kv_size_options
 from pyverify.inputs.kv_models import kv_size
-from pyverify.commands.input_options import add_input_options, load_with
+from pyverify.commands.input_options import (
+    add_input_options,
+    load_with,
+    needs_instance_reader,
+    read_trace_with,
+)
 from pyverify.commands.argtypes import (
     add_flag_check,
     add_old_spelling,
@@ -38,10 +44,12 @@ from pyverify.commands.cache_options import (
     kv_given,
     kv_of,
     positive_number,
-    prompt_tokens_of,
     resolve_cache_size,
 )
 from pyverify.errors import RequestError, UserError
+
+if TYPE_CHECKING:  # annotations only: --help imports no numpy
+    from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet.routers import (
     DEFAULT_KV_AWARE_LOAD,
@@ -115,7 +123,7 @@ def tier_capacity(text: str):
     return cache_amount(text)
 
 
-def resolve_tiers(args, instance) -> None:
+def resolve_tiers(args, trace) -> None:
     """The lower tiers' sizes in whole blocks, converted as the GPU tier's (cache_options.blocks_of)."""
     kv = kv_of(args)
     for name in ("host_capacity", "pool_capacity"):
@@ -126,7 +134,7 @@ def resolve_tiers(args, instance) -> None:
                 args,
                 name,
                 blocks_of(
-                    amount, flag, instance.block_size_tokens, kv, args.trace, "give it in blocks"
+                    amount, flag, trace.block_size_tokens, kv, args.trace, "give it in blocks"
                 ),
             )
 
@@ -451,7 +459,7 @@ def kv_words(args, service) -> str:
     return f"KV {named}, {service.kv_bytes_per_token:g} bytes/token"
 
 
-def service_of(args, instance):
+def service_of(args, trace):
     from dataclasses import replace
 
     from pyverify.fleet.service import ServiceModel, read_step_table
@@ -460,7 +468,7 @@ def service_of(args, instance):
         prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s,
         decode_tokens_per_s=args.decode_tokens_per_s,
         max_running=args.max_running,
-        block_tokens=instance.block_size_tokens or DEFAULT_BLOCK_TOKENS,
+        block_tokens=trace.block_size_tokens or DEFAULT_BLOCK_TOKENS,
         service=args.service,
         max_num_batched_tokens=args.max_num_batched_tokens,
         step_table=None if args.step_table is None else read_step_table(args.step_table),
@@ -481,12 +489,29 @@ def service_of(args, instance):
     return service
 
 
-def per_request(instance, key: str):
-    return (
-        [extra.get(key) for extra in instance.extra]
-        if instance.extra
-        else [None] * instance.n_requests
-    )
+def read_trace(args) -> "ColumnarTrace":
+    """The input, read once as the one trace type every run takes: a trace file (Mooncake JSONL, CSV,
+    Parquet) by the array readers, anything else (or with a re-blocking or tokenizing flag) by the
+    instance readers, converted once, as ``simulate`` reads it."""
+    from pyverify.commands.engine_options import is_trace_file
+    from pyverify.inputs.columnar import ColumnarTrace
+
+    if not needs_instance_reader(args) and is_trace_file(args.trace):
+        return read_trace_with(args, args.trace)
+    return ColumnarTrace.from_instance(load_with(args, args.trace))
+
+
+def own_fleet_size(trace) -> int:
+    """Every command's default fleet (:func:`pyverify.sim.routing.default_fleet`) for ``trace``: the
+    hosts it names (its routing's, or a fleet size), else the default."""
+    from pyverify.sim.names import default_fleet_for
+
+    named = trace.fleet_size
+    if trace.routing is not None:
+        named = named if named is not None else int(trace.routing.max()) + 1
+    elif named is not None and named <= 1:
+        named = None
+    return default_fleet_for(named)
 
 
 def tier_configurations(args) -> list[tuple[str, object, object]]:
@@ -517,22 +542,22 @@ def run_replay(args) -> int:
     from pyverify.fleet.replay import replay
     from pyverify.fleet.report import bounds, forced_routed_hits, per_request_records, run_summary
     from pyverify.fleet.routers import Router, RouterOptions
+    from pyverify.fleet.run import ReplaySettings
+    from pyverify.fleet.trace_views import views_of
     from pyverify.progress import progress_bar
-    from pyverify.sim.routing import default_fleet
-    from pyverify.sim.tokens import instance_token_weights
+    from pyverify.sim.array_run import trace_token_weights
 
     timing_refusal(args)
     engine_refusal(args)
     compiled_refusal(args)
-    instance = load_with(args, args.trace)
-    args.capacity = resolve_cache_size(args, instance, args.trace).blocks
-    resolve_tiers(args, instance)
-    engine = engine_inputs(args, instance)
-    fleet = args.fleet or default_fleet(instance)
-    service = service_of(args, instance)
-    arrivals = per_request(instance, "arrival_ms")
+    trace = read_trace(args)
+    args.capacity = resolve_cache_size(args, trace, args.trace).blocks
+    resolve_tiers(args, trace)
+    check_engine_inputs(args, trace)
+    fleet = args.fleet or own_fleet_size(trace)
+    service = service_of(args, trace)
     if not args.no_timing:
-        missing = next((index for index, value in enumerate(arrivals) if value is None), None)
+        missing = first_without_timestamp(trace)
         if missing is not None:
             raise RequestError(
                 args.trace,
@@ -550,42 +575,38 @@ def run_replay(args) -> int:
     )
     timings = [True, False] if args.compare else [not args.no_timing]
     configurations = tier_configurations(args)
-    inputs, outputs = per_request(instance, "input_tokens"), per_request(instance, "output_tokens")
-    bound = bounds(instance.chains, fleet, args.capacity)
-    weights = instance_token_weights(instance, args.trace)
+    outputs = views_of(trace).output_tokens
+    bound = bounds(trace, fleet, args.capacity)
+    weights = trace_token_weights(trace, args.trace)
     forced_by_routing: dict[tuple, int] = {}
     summaries = []
     request_lines: list[str] = []
-    total = instance.n_requests * len(args.router) * len(timings) * len(configurations)
+    total = trace.n_requests * len(args.router) * len(timings) * len(configurations)
     with progress_bar(total, "replay", unit="request") as advance:
         for timed in timings:
             for label, host, pool in configurations:
+                settings = ReplaySettings(
+                    capacity=args.capacity,
+                    eviction=args.eviction,
+                    host_capacity=host,
+                    pool_capacity=pool,
+                    timed=timed,
+                    arrival_scale=args.arrival_scale,
+                    page_size=args.page_size,
+                )
                 for name in args.router:
+                    router = Router(name, fleet, options)
                     run = replay(
-                        instance.chains,
-                        Router(name, fleet, options),
-                        args.capacity,
-                        args.eviction,
-                        pool,
-                        service,
-                        arrival_ms=arrivals if timed else None,
-                        input_tokens=inputs,
-                        output_tokens=outputs,
-                        arrival_scale=args.arrival_scale,
-                        timed=timed,
-                        progress=advance,
-                        host_capacity=host,
-                        engine=args.backend,
-                        **engine,
+                        trace, router, settings, service, progress=advance, backend=args.backend
                     )
                     routing = tuple(run.host_of)
                     if routing not in forced_by_routing:
                         forced_by_routing[routing] = forced_routed_hits(
-                            instance.chains, routing, args.capacity
+                            trace, routing, args.capacity
                         )
                     summary = run_summary(run, service, bound, forced_by_routing[routing], outputs)
                     summary.update(
-                        token_summary(instance, run, weights, args.eviction in ENGINE_EVICTIONS)
+                        token_summary(trace, run, weights, args.eviction in ENGINE_EVICTIONS)
                     )
                     summaries.append(
                         {
@@ -646,12 +667,12 @@ def run_replay(args) -> int:
             summaries,
             bound.to_json(),
             args.chart,
-            f"{instance.name}: {fleet} hosts, {gpu_text}{host_text}{pool_text}",
+            f"{trace.name}: {fleet} hosts, {gpu_text}{host_text}{pool_text}",
         )
     if args.json:
         print_json(
             {
-                "instance": instance.name,
+                "instance": trace.name,
                 "fleet_size": fleet,
                 "capacity": args.capacity,
                 "eviction": args.eviction,
@@ -683,7 +704,7 @@ def run_replay(args) -> int:
         )
         return 0
     print(
-        f"{instance.name}: {instance.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}"
+        f"{trace.name}: {trace.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}"
     )
     if rate.note and not args.no_timing:
         print(f"  NOTE: {rate.note}")
@@ -747,6 +768,7 @@ def compiled_refusal(args) -> None:
         return
     from pyverify.fleet.compiled_replay import unsupported
     from pyverify.fleet.routers import Router
+    from pyverify.fleet.run import ReplaySettings
 
     timings = [True, False] if args.compare else [not args.no_timing]
     for timed in timings:
@@ -760,45 +782,60 @@ def compiled_refusal(args) -> None:
                     and args.capacity_gib is None
                     else 1
                 )
-                reason = unsupported(
-                    Router(name, 1), capacity, args.eviction, pool, host, timed, args.service
-                )
+                settings = ReplaySettings(capacity, args.eviction, host, pool, timed)
+                reason = unsupported(Router(name, 1), settings, args.service)
                 if reason is not None:
                     raise UserError(f"--backend compiled: {reason}; use --backend auto or python")
 
 
-def engine_inputs(args, instance) -> dict:
-    """replay()'s engine arguments: each prompt's tokens, the block and page sizes, checked as simulate checks them."""
+def first_without_timestamp(trace) -> int | None:
+    """The first request that gives no timestamp, or ``None``."""
+    import numpy as np
+
+    if trace.timestamps is None:
+        return 0 if trace.n_requests else None
+    missing = np.flatnonzero(np.isnan(trace.timestamps))
+    return int(missing[0]) if missing.size else None
+
+
+def check_engine_inputs(args, trace) -> None:
+    """What the engine evictions need of the input, checked as simulate checks it: a capacity, a page size
+    that fits the block size, and no prompt longer than its chain's blocks."""
     if args.eviction not in ENGINE_EVICTIONS:
-        return {}
+        return
     if args.capacity is None:
         raise UserError(
             f"--eviction {args.eviction}: needs a capacity (--capacity BLOCKS, --capacity-tokens or --capacity-gib): "
             "the engine's pool size"
         )
-    block, page = instance.block_size_tokens, args.page_size
-    check_page_size(args.trace, block, page, args.capacity)
-    prompt_tokens = prompt_tokens_of(instance)
-    if prompt_tokens is not None:  # as simulate --eviction vllm|sglang reads them
-        for index, (chain, tokens) in enumerate(zip(instance.chains, prompt_tokens)):
-            if tokens // block > len(chain):
-                raise RequestError(
-                    args.trace,
-                    index,
-                    "input_tokens",
-                    f"{tokens} tokens make {tokens // block} full blocks of {block}, but the "
-                    f"chain names {len(chain)}: the engine would cache blocks the trace does "
-                    "not name",
-                )
-    return {"prompt_tokens": prompt_tokens, "block_size": block, "page_size": page}
+    block = trace.block_size_tokens
+    check_page_size(args.trace, block, args.page_size, args.capacity)
+    if block is None or trace.input_tokens is None:
+        return
+    import numpy as np
+
+    # As simulate --eviction vllm|sglang reads them: a prompt's tokens are its input_tokens when given.
+    given = np.nan_to_num(trace.input_tokens, nan=0.0)
+    too_long = np.flatnonzero(given // block > trace.lengths)
+    if too_long.size:
+        index = int(too_long[0])
+        tokens, blocks = int(given[index]), int(trace.lengths[index])
+        raise RequestError(
+            args.trace,
+            index,
+            "input_tokens",
+            f"{tokens} tokens make {tokens // block} full blocks of {block}, but the "
+            f"chain names {blocks}: the engine would cache blocks the trace does "
+            "not name",
+        )
 
 
-def token_summary(instance, run, weights, engine_run: bool) -> dict:
+def token_summary(trace, run, weights, engine_run: bool) -> dict:
     """Hit tokens as simulate counts them (``measured.token_hits``): the tokens of each request's hit blocks."""
-    from pyverify.sim.accounting import tally
+    from pyverify.sim.accounting import tally_offsets
 
     hits = [g + h + p for g, h, p in zip(run.gpu_hits, run.host_hits, run.pool_hits)]
-    measured = tally(instance.chains, hits, weights)
+    measured = tally_offsets(trace.offsets, hits, weights)
     extra = {"tokens": measured.tokens, "token_hits": measured.token_hits}
     if (
         engine_run

@@ -2,7 +2,7 @@
 
 Two compiled paths (:func:`unsupported` names, in one line, why any other configuration is not compiled):
 
-* the compiled event loop (:mod:`pyverify.sim.kernels.fleet_replay`): timed or untimed runs, GPU caches
+* the compiled event loop (:mod:`pyverify.fleet.kernel`): timed or untimed runs, GPU caches
   ``lru``, ``fifo`` or without capacity, optional host-DRAM tiers and pool (capacity or unlimited), and every
   router but ``dynamo`` and ``sglang`` (``round-robin`` and ``random`` on their precomputed picks, :meth:`pyverify.fleet.routers.Router.fixed_picks`;
   ``least-loaded``, ``prefix-affinity`` and ``kv-aware`` computed in the loop from load, routed counts and
@@ -25,14 +25,14 @@ Both run on flat arrays (chains renumbered to dense ids). The Python event loop
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
-from pyverify.fleet.run import HostStats, ReplayRun
-from pyverify.fleet.service import STEPS
+from pyverify.fleet.run import HostStats, ReplayRun, ReplaySettings
+from pyverify.fleet.service import STEPS, ServiceModel
+from pyverify.fleet.trace_views import views_of
+from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.simulate import (
     ENGINE_EVICTIONS,
     FIFO,
@@ -53,21 +53,14 @@ PYTHON_ROUTERS = ("dynamo", "sglang")
 #: Routers whose picks are known before the run (Router.fixed_picks).
 FIXED_ROUTERS = ("round-robin", "random")
 
-#: What the compiled event loop (:mod:`pyverify.sim.kernels.fleet_replay`) runs: timed runs, lower tiers, any router.
+#: What the compiled event loop (:mod:`pyverify.fleet.kernel`) runs: timed runs, lower tiers, any router.
 EVENT_LOOP_EVICTIONS = (LRU, FIFO)
 
 
-def unsupported(
-    router: Router,
-    capacity: int | None,
-    eviction: str,
-    pool_capacity,
-    host_capacity,
-    timed: bool,
-    service_model: str = STEPS,
-) -> str | None:
+def unsupported(router: Router, settings: ReplaySettings, service_model: str = STEPS) -> str | None:
     """Why the compiled replay cannot run this configuration (timed under ``service_model``), or ``None``
     when it can."""
+    capacity, eviction, timed = settings.capacity, settings.eviction, settings.timed
     if router.name in PYTHON_ROUTERS:
         return f"router {router.name} takes the Python event loop (its books of active requests)"
     if timed and service_model == STEPS:
@@ -79,7 +72,7 @@ def unsupported(
         return f"eviction {eviction} needs a capacity"  # the event loop words the refusal
     if capacity is not None and eviction not in COMPILED_EVICTIONS:
         return f"eviction {eviction} takes the Python event loop (compiled: {', '.join(COMPILED_EVICTIONS)})"
-    tiers = pool_capacity is not False or host_capacity is not False
+    tiers = settings.lower_tiers
     if (
         capacity is None
         or eviction in EVENT_LOOP_EVICTIONS
@@ -100,60 +93,26 @@ def unsupported(
 
 
 def replay_compiled(
-    chains: Sequence[Sequence[int]],
+    trace: ColumnarTrace,
     router: Router,
-    capacity: int | None,
-    eviction: str,
+    settings: ReplaySettings,
+    service: ServiceModel,
     progress,
-    prompt_tokens: Sequence[int] | None = None,
-    block_size: int | None = None,
-    page_size: int | None = None,
-    *,
-    timed: bool = False,
-    pool_capacity=False,
-    host_capacity=False,
-    service=None,
-    arrival_ms=None,
-    input_tokens=None,
-    output_tokens=None,
-    arrival_scale: float = 1.0,
     frugal: bool = False,
 ):
     """The run :func:`pyverify.fleet.replay.replay_python` gives for a configuration :func:`unsupported` accepts;
-    ``None`` when a block id does not fit in 64 bits, or a string saying why the tables would not fit in memory
-    or (``frugal``) would cost more than the Python loop (either way nothing consumed from the router: a fresh
-    one is asked)."""
-    if (
-        timed
-        or pool_capacity is not False
-        or host_capacity is not False
-        or router.name not in FIXED_ROUTERS
-    ):
-        return event_loop_compiled(
-            chains,
-            router,
-            capacity,
-            eviction,
-            progress,
-            timed,
-            pool_capacity,
-            host_capacity,
-            service,
-            arrival_ms,
-            input_tokens,
-            output_tokens,
-            arrival_scale,
-            frugal,
-        )
-    from pyverify.cache.lru_kernel import flat_requests, link_array, replay
+    a string saying why the tables would not fit in memory or (``frugal``) would cost more than the Python
+    loop (then nothing is consumed from the router: a fresh one is asked)."""
+    if settings.timed or settings.lower_tiers or router.name not in FIXED_ROUTERS:
+        return event_loop_compiled(trace, router, settings, service, progress, frugal)
+    from pyverify.cache.lru_kernel import link_array, replay, requests_by_cache
     from pyverify.cache.tree_kernel import tree_hits
 
-    n, fleet = len(chains), router.fleet
+    views = views_of(trace)
+    capacity, eviction = settings.capacity, settings.eviction
+    n, fleet = trace.n_requests, router.fleet
     picks = router.fixed_picks(n)
-    flat = flat_requests(chains, picks)
-    if flat is None:  # block ids beyond 64 bits fit no array
-        return None
-    ids, universe, starts, order, bounds = flat
+    ids, universe, starts, order, bounds = requests_by_cache(views.dense[0], trace.offsets, picks)
     limit = (
         universe if capacity is None else capacity
     )  # no capacity: room for every distinct block, nothing evicted
@@ -162,13 +121,19 @@ def replay_compiled(
         eviction in ENGINE_EVICTIONS
     ):  # the engine's own requests, one at a time per host: simulate's engine runs
         engine_run, unscheduled = engine_hits(
-            chains, picks, capacity, eviction, prompt_tokens, block_size, page_size
+            views.chains,
+            picks,
+            capacity,
+            eviction,
+            views.prompt_tokens,
+            trace.block_size_tokens,
+            settings.page_size,
         )
         hits = np.asarray(engine_run, dtype=np.int64)
     elif eviction == LEAF_LRU and capacity is not None:
-        tree_run = tree_hits(chains, picks, capacity, eviction)
-        if tree_run is None:  # not prefix-closed, or ids beyond 64 bits: the reference replay
-            tree_run = _capacitated_hits(chains, picks, capacity, eviction)
+        tree_run = tree_hits(views.chains, picks, capacity, eviction)
+        if tree_run is None:  # not prefix-closed: the reference replay
+            tree_run = _capacitated_hits(views.chains, picks, capacity, eviction)
         hits = np.asarray(tree_run, dtype=np.int64)
     else:
         hits = replay(
@@ -220,9 +185,9 @@ MAX_TABLE_BYTES = 8 << 30
 def table_bytes(
     fleet: int, universe: int, gpu_capacity: int, host_limit: int, pool_limit: int, timed: bool
 ) -> int:
-    """Bytes of :func:`pyverify.sim.kernels.fleet_replay.tier_arrays`' tables and the GPU pins for this run:
+    """Bytes of :func:`pyverify.fleet.kernel.tier_arrays`' tables and the GPU pins for this run:
     per slot a held flag, two int32 links when the tier has a capacity, an int32 pin count on a timed GPU."""
-    from pyverify.sim.kernels.fleet_replay import NO_TIER, UNLIMITED
+    from pyverify.fleet.kernel import NO_TIER, UNLIMITED
 
     def tier(caches: int, limit: int, pins: bool) -> int:
         if limit == NO_TIER:
@@ -262,58 +227,45 @@ _ROUTER_CODES = {
     "least-loaded": 1,
     "prefix-affinity": 2,
     "kv-aware": 3,
-}  # fleet_replay's LEAST_LOADED, ...
+}  # pyverify.fleet.kernel's LEAST_LOADED, ...
 
 
 def event_loop_compiled(
-    chains,
+    trace: ColumnarTrace,
     router: Router,
-    capacity,
-    eviction,
+    settings: ReplaySettings,
+    service: ServiceModel,
     progress,
-    timed,
-    pool_capacity,
-    host_capacity,
-    service,
-    arrival_ms,
-    input_tokens,
-    output_tokens,
-    arrival_scale,
-    frugal=False,
+    frugal: bool = False,
 ):
-    """replay_python's run from :func:`pyverify.sim.kernels.fleet_replay.fleet_replay`; ``None`` past 64-bit ids,
-    the reason (a string) when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when
-    :func:`python_loop_cheaper`."""
-    from pyverify.fleet.service import ServiceModel
-    from pyverify.cache.arrays import dense_ids, flatten
-    from pyverify.sim.kernels.fleet_replay import (
+    """replay_python's run from :func:`pyverify.fleet.kernel.fleet_replay`; the reason (a string)
+    when its tables would take more than :data:`MAX_TABLE_BYTES`, or (``frugal``) when :func:`python_loop_cheaper`."""
+    from pyverify.fleet.kernel import (
         FIXED,
         NO_TIER,
         UNLIMITED,
+        Requests,
+        Rules,
+        Tiers,
+        Timing,
         fleet_replay,
         tier_arrays,
     )
 
-    service = service or ServiceModel()
-    n, fleet = len(chains), router.fleet
-    try:
-        ids, lengths = flatten(chains)
-    except OverflowError:
-        return None
-    ids, universe = dense_ids(ids)
-    starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=starts[1:])
+    views = views_of(trace)
+    timed = settings.timed
+    n, fleet = trace.n_requests, router.fleet
+    ids, universe = views.dense
     picks = router.fixed_picks(n)
     code = FIXED if picks is not None else _ROUTER_CODES[router.name]
-    picks = np.asarray(picks if picks is not None else [], dtype=np.int64)
 
     def limit(value):
         return NO_TIER if value is False else UNLIMITED if value is None else int(value)
 
     gpu_capacity, host_limit, pool_limit = (
-        limit(capacity),
-        limit(host_capacity),
-        limit(pool_capacity),
+        limit(settings.capacity),
+        limit(settings.host_capacity),
+        limit(settings.pool_capacity),
     )
     needed = table_bytes(fleet, universe, gpu_capacity, host_limit, pool_limit, timed)
     if needed > MAX_TABLE_BYTES:
@@ -322,57 +274,57 @@ def event_loop_compiled(
             f"distinct blocks per tier), more than {MAX_TABLE_BYTES >> 30} GiB; the Python loop's memory follows what "
             "the caches hold"
         )
-    if frugal and python_loop_cheaper(needed, int(starts[-1]), n, fleet, code != FIXED):
+    if frugal and python_loop_cheaper(needed, views.references, n, fleet, code != FIXED):
         return (
             f"the Python loop costs less than the compiled event loop's "
             f"{needed / 2**30:.1f} GiB of tables ({fleet} hosts x {universe} distinct blocks per tier)"
         )
-    gpu = tier_arrays(fleet, universe, gpu_capacity)
-    dram = tier_arrays(fleet, universe, host_limit)
-    pool = tier_arrays(1, universe, pool_limit)
     if timed:
-        if arrival_ms is None:
+        if views.arrival_ms is None or None in views.arrival_ms:
             raise ValueError("a timed replay needs arrival times")
-        arrival = [
-            ms / 1000.0 * arrival_scale for ms in arrival_ms
-        ]  # replay_python's floats, computed as it does
+        arrival = [  # replay_python's floats, computed as it does
+            ms / 1000.0 * settings.arrival_scale for ms in views.arrival_ms
+        ]
         span = max(arrival, default=0.0)
         samples = run_records.LOAD_SAMPLES
         sample_s = [span * k / samples for k in range(samples)]
     else:
         arrival, sample_s = [], []
-    given = [False] * n if input_tokens is None else [value is not None for value in input_tokens]
-    inputs = (
-        [0] * n
-        if input_tokens is None
-        else [value if value is not None else 0 for value in input_tokens]
-    )
-    outputs = [0] * n if output_tokens is None else [value or 0 for value in output_tokens]
+    inputs = trace.input_tokens
+    given = np.zeros(n, dtype=np.bool_) if inputs is None else ~np.isnan(inputs)
+    outputs = trace.output_tokens
     options = router.options
-    host_of, hits, start, first_token, counts, busy, samples, taken = fleet_replay(
+    requests = Requests(
         ids,
-        starts,
+        trace.offsets,
         universe,
-        fleet,
-        timed,
         np.asarray(arrival, dtype=np.float64),
-        np.asarray(sample_s, dtype=np.float64),
+        np.zeros(n, dtype=np.int64)
+        if inputs is None
+        else np.where(given, inputs, 0).astype(np.int64),
+        given,
+        np.zeros(n, dtype=np.int64)
+        if outputs is None
+        else np.nan_to_num(outputs, nan=0.0).astype(np.int64),
+    )
+    rules = Rules(
         code,
-        picks,
+        np.asarray(picks if picks is not None else [], dtype=np.int64),
         float(options.slack),
         float(options.overlap_weight),
         float(options.load_weight),
         options.kv_aware_load == "blocks",
-        gpu,
+    )
+    tiers = Tiers(
+        tier_arrays(fleet, universe, gpu_capacity),
         gpu_capacity,
-        eviction != FIFO,
-        dram,
+        settings.eviction != FIFO,
+        tier_arrays(fleet, universe, host_limit),
         host_limit,
-        pool,
+        tier_arrays(1, universe, pool_limit),
         pool_limit,
-        np.asarray(inputs, dtype=np.int64),
-        np.asarray(given, dtype=np.bool_),
-        np.asarray(outputs, dtype=np.int64),
+    )
+    timing = Timing(
         int(service.max_running),
         int(service.block_tokens),
         float(service.prefill_tokens_per_s),
@@ -382,6 +334,9 @@ def event_loop_compiled(
         float(service.host_bandwidth_gb_s),
         float(service.fetch_latency_ms),
         float(service.pool_bandwidth_gb_s),
+    )
+    host_of, hits, start, first_token, counts, busy, samples, taken = fleet_replay(
+        requests, fleet, timed, np.asarray(sample_s, dtype=np.float64), rules, tiers, timing
     )
     progress(n)
     counts = counts.tolist()
@@ -406,11 +361,11 @@ def event_loop_compiled(
         hits[0],
         hits[1],
         hits[2],
-        int(lengths.sum()),
+        views.references,
         *times,
         stats,
-        host_capacity is not False,
-        pool_capacity is not False,
+        settings.host_capacity is not False,
+        settings.pool_capacity is not False,
         list(sample_s[:taken]),
         samples[:taken].tolist(),
         [],

@@ -38,38 +38,30 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, NamedTuple
 
 from pyverify.fleet import REPLAY_ENGINES
 from pyverify.fleet import run as run_records
 from pyverify.fleet.routers import Router
-from pyverify.fleet.run import HostStats, ReplayRun
+from pyverify.fleet.run import HostStats, ReplayRun, ReplaySettings
+from pyverify.fleet.trace_views import views_of
 from pyverify.fleet.service import STEPS, ServiceModel
 from pyverify.fleet.tiers import LocalTiers, LowerTier, gpu_cache
 from pyverify.cache.prompts import full_blocks
+from pyverify.inputs.columnar import ColumnarTrace
 from pyverify.sim.simulate import ENGINE_EVICTIONS, VLLM
 
 
 def replay(
-    chains: Sequence[Sequence[int]],
+    trace: ColumnarTrace,
     router: Router,
-    capacity: int | None,
-    eviction: str,
-    pool_capacity: int | None | bool = False,
+    settings: ReplaySettings = ReplaySettings(),
     service: ServiceModel = ServiceModel(),
-    arrival_ms: Sequence[float] | None = None,
-    input_tokens: Sequence[int | None] | None = None,
-    output_tokens: Sequence[int | None] | None = None,
-    arrival_scale: float = 1.0,
-    timed: bool = True,
+    *,
     progress: Callable[..., None] = lambda n=1: None,
-    host_capacity: int | None | bool = False,
-    prompt_tokens: Sequence[int] | None = None,
-    block_size: int | None = None,
-    page_size: int | None = None,
-    engine: str = "auto",
+    backend: str = "auto",
 ) -> ReplayRun:
-    """:func:`replay_python`'s run, field for field; ``engine`` picks who computes it (:mod:`pyverify.fleet.compiled_replay`).
+    """:func:`replay_python`'s run, field for field; ``backend`` picks who computes it (:mod:`pyverify.fleet.compiled_replay`).
 
     Compiled: timed or untimed, ``lru``, ``fifo`` or no capacity, with or without host-DRAM and pool tiers,
     under every router; untimed with the GPU tier alone, also ``leaf-lru`` and the engines' evictions under
@@ -77,240 +69,206 @@ def replay(
     ``compiled`` raises ``ValueError`` naming the reason when it is not."""
     from pyverify.fleet.compiled_replay import replay_compiled, unsupported
 
-    if engine not in REPLAY_ENGINES:
-        raise ValueError(f"unknown replay engine {engine!r}; expected one of {REPLAY_ENGINES}")
-    if engine != "python":
-        reason = unsupported(
-            router, capacity, eviction, pool_capacity, host_capacity, timed, service.service
-        )
+    if backend not in REPLAY_ENGINES:
+        raise ValueError(f"unknown replay backend {backend!r}; expected one of {REPLAY_ENGINES}")
+    if backend != "python":
+        reason = unsupported(router, settings, service.service)
         if reason is None:
             # A copy of the router: should the compiled run give up, the Python loop draws the same picks.
             run = replay_compiled(
-                chains,
+                trace,
                 Router(router.name, router.fleet, router.options),
-                capacity,
-                eviction,
+                settings,
+                service,
                 progress,
-                prompt_tokens,
-                block_size,
-                page_size,
-                timed=timed,
-                pool_capacity=pool_capacity,
-                host_capacity=host_capacity,
-                service=service,
-                arrival_ms=arrival_ms,
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-                arrival_scale=arrival_scale,
-                frugal=engine == "auto",
+                frugal=backend == "auto",
             )
             if isinstance(run, ReplayRun):
                 return run
-            reason = run or "a block id does not fit in 64 bits (the arrays' type)"
-        if engine == "compiled":
+            reason = run
+        if backend == "compiled":
             raise ValueError(reason)
-    return replay_python(
-        chains,
-        router,
-        capacity,
-        eviction,
-        pool_capacity,
-        service,
-        arrival_ms,
-        input_tokens,
-        output_tokens,
-        arrival_scale,
-        timed,
-        progress,
-        host_capacity,
-        prompt_tokens,
-        block_size,
-        page_size,
-    )
+    return replay_python(trace, router, settings, service, progress=progress)
 
 
 def replay_python(
-    chains: Sequence[Sequence[int]],
+    trace: ColumnarTrace,
     router: Router,
-    capacity: int | None,
-    eviction: str,
-    pool_capacity: int | None | bool = False,
+    settings: ReplaySettings = ReplaySettings(),
     service: ServiceModel = ServiceModel(),
-    arrival_ms: Sequence[float] | None = None,
-    input_tokens: Sequence[int | None] | None = None,
-    output_tokens: Sequence[int | None] | None = None,
-    arrival_scale: float = 1.0,
-    timed: bool = True,
+    *,
     progress: Callable[..., None] = lambda n=1: None,
-    host_capacity: int | None | bool = False,
-    prompt_tokens: Sequence[int] | None = None,
-    block_size: int | None = None,
-    page_size: int | None = None,
     step_log: list | None = None,
 ) -> ReplayRun:
-    """Replay ``chains`` on ``router.fleet`` hosts.
+    """Replay ``trace`` on ``router.fleet`` hosts under ``settings`` (:class:`ReplaySettings`).
 
-    ``pool_capacity``: ``False`` for no pool tier, ``None`` for an unlimited
-    pool, else its size in blocks; ``host_capacity`` likewise for a host-DRAM
-    tier below each GPU. ``arrival_ms`` is needed when ``timed``.
-
-    Engine evictions (:data:`ENGINE_EVICTIONS`) need no lower tier and a
-    capacity, and (but ``vllm``) ``timed=False``; they read ``prompt_tokens`` (each prompt's length;
-    ``None``: every block full) in units of ``block_size`` tokens (``None``:
-    one unit per block, as simulate takes it) and SGLang's ``page_size``.
+    A timed run needs every request's timestamp. Engine evictions (:data:`ENGINE_EVICTIONS`) need no
+    lower tier and a capacity, and (but ``vllm``) an untimed run; they read each prompt's length in
+    tokens (:attr:`pyverify.fleet.trace_views.TraceViews.prompt_tokens`), in units of the trace's block
+    size, and SGLang's ``settings.page_size``.
 
     ``step_log``: with the ``steps`` service model, one :class:`Step` is appended per step run.
     """
-    fleet = router.fleet
-    n = len(chains)
-    engine = eviction in ENGINE_EVICTIONS
-    if engine:
-        if timed and eviction != VLLM:
-            raise ValueError(
-                f"eviction {eviction} runs one request at a time per host: it needs timed=False"
-            )
-        if pool_capacity is not False or host_capacity is not False:
-            raise ValueError(f"eviction {eviction} is offered for the GPU tier alone")
-    size = block_size or 1
-    # Each prompt's length: what an engine's cache reads (the block caches read none).
-    if prompt_tokens is None or block_size is None:
-        prompt_tokens = [len(chain) * size for chain in chains]
-    caches = [gpu_cache(capacity, eviction, size, page_size) for _ in range(fleet)]
-    unscheduled: list[int] = []
-    pool = None if pool_capacity is False else LowerTier(pool_capacity)
-    drams = None if host_capacity is False else [LowerTier(host_capacity) for _ in range(fleet)]
-    local = (
-        caches if drams is None else [LocalTiers(cache, dram) for cache, dram in zip(caches, drams)]
-    )
-    stats = [HostStats() for _ in range(fleet)]
-    load = [0] * fleet
-    routed = [0] * fleet
-    host_of = [0] * n
-    gpu_hits = [0] * n
-    host_hits = [0] * n
-    pool_hits = [0] * n
-    block_tokens = service.block_tokens
+    hosts = _Hosts(trace, router, settings, service)
+    if not settings.timed:
+        return _run_untimed(hosts, progress)
+    if service.service == STEPS:
+        return _run_steps(hosts, progress, step_log)
+    return _run_streams(hosts, progress)
 
-    def served(index: int, host: int, g: int | None, h: int = 0, p: int = 0) -> None:
+
+class _Hosts:
+    """One run's fleet: each host's caches and queue, the counts, and each request's hits and times;
+    what the untimed, streams and steps loops share, set up from the run's trace and settings."""
+
+    def __init__(
+        self,
+        trace: ColumnarTrace,
+        router: Router,
+        settings: ReplaySettings,
+        service: ServiceModel,
+    ) -> None:
+        views = views_of(trace)
+        self.chains = chains = views.chains
+        self.router, self.settings, self.service = router, settings, service
+        self.input_tokens, self.output_tokens = views.input_tokens, views.output_tokens
+        fleet, n = router.fleet, len(chains)
+        capacity, eviction = settings.capacity, settings.eviction
+        pool_capacity, host_capacity = settings.pool_capacity, settings.host_capacity
+        self.engine = eviction in ENGINE_EVICTIONS
+        if self.engine:
+            if settings.timed and eviction != VLLM:
+                raise ValueError(
+                    f"eviction {eviction} runs one request at a time per host: it needs timed=False"
+                )
+            if pool_capacity is not False or host_capacity is not False:
+                raise ValueError(f"eviction {eviction} is offered for the GPU tier alone")
+        size = trace.block_size_tokens or 1
+        caches = [gpu_cache(capacity, eviction, size, settings.page_size) for _ in range(fleet)]
+        self.prompt_tokens = views.prompt_tokens  # what an engine's cache reads; others read none
+        self.caches = caches
+        self.unscheduled: list[int] = []
+        self.pool = None if pool_capacity is False else LowerTier(pool_capacity)
+        drams = None if host_capacity is False else [LowerTier(host_capacity) for _ in range(fleet)]
+        self.drams = drams
+        self.local = (
+            caches
+            if drams is None
+            else [LocalTiers(cache, dram) for cache, dram in zip(caches, drams)]
+        )
+        self.stats = [HostStats() for _ in range(fleet)]
+        self.load = [0] * fleet
+        self.routed = [0] * fleet
+        self.host_of = [0] * n
+        self.gpu_hits = [0] * n
+        self.host_hits = [0] * n
+        self.pool_hits = [0] * n
+        self.references = views.references
+        # Per request, what the timing counts (looked up once per step and request): its prompt's tokens,
+        # as given or whole blocks of the service model's size, and its output tokens (0 if none).
+        given = views.input_tokens or [None] * n
+        self.tokens_in = [
+            tokens if tokens is not None else len(chain) * service.block_tokens
+            for tokens, chain in zip(given, chains)
+        ]
+        self.output_of = [tokens or 0 for tokens in views.output_tokens or [None] * n]
+        if settings.timed:
+            if views.arrival_ms is None or None in views.arrival_ms:
+                raise ValueError("a timed replay needs arrival times")
+            self.arrival = [ms / 1000.0 * settings.arrival_scale for ms in views.arrival_ms]
+            self.start = [0.0] * n
+            self.first_token = [0.0] * n
+            self.queues = [deque() for _ in range(fleet)]
+
+    def served(self, index: int, host: int, g: int | None, h: int = 0, p: int = 0) -> None:
         """Record request ``index``'s hits: ``g`` GPU, ``h`` host-DRAM and ``p`` pool blocks (``g`` None:
         never scheduled, no hits)."""
         if g is None:
-            unscheduled.append(index)
+            self.unscheduled.append(index)
             g = 0
-        gpu_hits[index], host_hits[index], pool_hits[index] = g, h, p
-        host_stats = stats[host]
+        self.gpu_hits[index], self.host_hits[index], self.pool_hits[index] = g, h, p
+        host_stats = self.stats[host]
         host_stats.gpu_hit_blocks += g
         host_stats.host_hit_blocks += h
         host_stats.pool_hit_blocks += p
-        host_stats.recomputed_blocks += len(chains[index]) - g - h - p
+        host_stats.recomputed_blocks += len(self.chains[index]) - g - h - p
 
-    def serve(index: int, host: int):
+    def start_request(self, index: int, host: int):
         """Start request ``index`` on its host's GPU cache (:mod:`pyverify.cache.protocol`) and read the
         tiers below it: ``(GPU hit blocks, the handle to finish it with)``, or ``None`` when the GPU
         cache cannot start it now (nothing recorded, nothing changed)."""
-        chain = chains[index]
-        started = caches[host].start(index, chain, prompt_tokens[index])
+        chain, drams, pool = self.chains[index], self.drams, self.pool
+        started = self.caches[host].start(index, chain, self.prompt_tokens[index])
         if started is None:
             return None
         g = started[0]
         h = drams[host].read_and_write(chain[g:]) if drams is not None else 0
         p = pool.read_and_write(chain[g + h :]) if pool is not None else 0
-        served(index, host, g, h, p)
+        self.served(index, host, g, h, p)
         return started
 
-    def given_tokens(index: int) -> int | None:
-        return input_tokens[index] if input_tokens is not None else None
+    def given_tokens(self, index: int) -> int | None:
+        return self.input_tokens[index] if self.input_tokens is not None else None
 
-    if not timed:
-        for index, chain in enumerate(chains):
-            host = router.pick(index, chain, local, load, routed, 0.0, given_tokens(index))
-            routed[host] += 1
-            host_of[index] = host
-            stats[host].requests += 1
-            started = serve(index, host)  # and ends at once: one request at a time
-            if started is None:  # refused with nothing running: never scheduled
-                served(index, host, None)
-            else:
-                caches[host].finish(started[1])
-            router.finished(index)
-            progress()
+    def route(self, index: int, chain, now: float) -> int:
+        """Route request ``index`` arriving at ``now``: the router sees the arrival instant (Dynamo's
+        books drop a request's prefill tokens at its first token) and the prompt's length (Dynamo
+        hashes its full blocks only)."""
+        host = self.router.pick(
+            index, chain, self.local, self.load, self.routed, now, self.given_tokens(index)
+        )
+        self.routed[host] += 1
+        self.host_of[index] = host
+        self.stats[host].requests += 1
+        return host
+
+    def run(self, sample_s=(), load_samples=(), finish=None) -> ReplayRun:
+        """What the run did (times only when timed)."""
+        timed = self.settings.timed
         return ReplayRun(
-            router.name,
-            host_of,
-            gpu_hits,
-            host_hits,
-            pool_hits,
-            sum(map(len, chains)),
-            None,
-            None,
-            None,
-            stats,
-            drams is not None,
-            pool is not None,
-            unscheduled=unscheduled,
+            self.router.name,
+            self.host_of,
+            self.gpu_hits,
+            self.host_hits,
+            self.pool_hits,
+            self.references,
+            self.arrival if timed else None,
+            self.start if timed else None,
+            self.first_token if timed else None,
+            self.stats,
+            self.drams is not None,
+            self.pool is not None,
+            list(sample_s),
+            list(load_samples),
+            sorted(self.unscheduled) if timed else self.unscheduled,
+            finish,
         )
 
-    if arrival_ms is None:
-        raise ValueError("a timed replay needs arrival times")
-    arrival = [ms / 1000.0 * arrival_scale for ms in arrival_ms]
-    start = [0.0] * n
-    first_token = [0.0] * n
-    queues = [deque() for _ in range(fleet)]
 
-    def tokens_in(index: int) -> int:
-        given = input_tokens[index] if input_tokens is not None else None
-        return given if given is not None else len(chains[index]) * block_tokens
+def _run_untimed(hosts: _Hosts, progress) -> ReplayRun:
+    """Every request starts on arrival and ends at once, in file order: ``simulate --model per-host``."""
+    for index, chain in enumerate(hosts.chains):
+        host = hosts.route(index, chain, 0.0)
+        started = hosts.start_request(index, host)  # and ends at once: one request at a time
+        if started is None:  # refused with nothing running: never scheduled
+            hosts.served(index, host, None)
+        else:
+            hosts.caches[host].finish(started[1])
+        hosts.router.finished(index)
+        progress()
+    return hosts.run()
 
-    def output_of(index: int) -> int:
-        output = output_tokens[index] if output_tokens is not None else None
-        return output or 0
 
-    if service.service == STEPS:
-        return _run_steps(
-            chains,
-            router,
-            service,
-            arrival,
-            start,
-            first_token,
-            queues,
-            local,
-            caches,
-            engine,
-            serve,
-            served,
-            tokens_in,
-            given_tokens,
-            output_of,
-            prompt_tokens,
-            load,
-            routed,
-            host_of,
-            stats,
-            progress,
-            (gpu_hits, host_hits, pool_hits),
-            step_log,
-            capacity,
-            lambda finish, sample_s, load_samples: ReplayRun(
-                router.name,
-                host_of,
-                gpu_hits,
-                host_hits,
-                pool_hits,
-                sum(map(len, chains)),
-                arrival,
-                start,
-                first_token,
-                stats,
-                drams is not None,
-                pool is not None,
-                sample_s,
-                load_samples,
-                sorted(unscheduled),
-                finish,
-            ),
-        )
-    running = [0] * fleet
+def _run_streams(hosts: _Hosts, progress) -> ReplayRun:
+    """The timed loop of the ``streams`` service model: a request starts when its host has a slot and
+    room for its blocks, and ends after its prefill and decode at the full rates."""
+    chains, router, service = hosts.chains, hosts.router, hosts.service
+    caches, queues, stats, load = hosts.caches, hosts.queues, hosts.stats, hosts.load
+    gpu_hits, host_hits, pool_hits = hosts.gpu_hits, hosts.host_hits, hosts.pool_hits
+    arrival, start, first_token = hosts.arrival, hosts.start, hosts.first_token
+    start_request, served = hosts.start_request, hosts.served
+    tokens_in, output_of = hosts.tokens_in.__getitem__, hosts.output_of.__getitem__
+    running = [0] * router.fleet
     finishing: list[
         tuple[float, int, int, list[int]]
     ] = []  # (end time, request, host, pinned blocks)
@@ -321,7 +279,7 @@ def replay_python(
         now, with no hits."""
         queue = queues[host]
         while queue and running[host] < service.max_running:
-            started = serve(queue[0], host)
+            started = start_request(queue[0], host)
             if started is None and running[host]:
                 break  # it waits for a running request to free blocks
             index = queue.popleft()
@@ -336,8 +294,7 @@ def replay_python(
             prefill = service.prefill_seconds(
                 tokens_in(index), hit, pool_hits[index], host_hits[index]
             )
-            output = output_tokens[index] if output_tokens is not None else None
-            decode = service.decode_seconds(output or 0)
+            decode = service.decode_seconds(output_of(index))
             start[index] = now
             first_token[index] = now + prefill
             router.prefill_done(index, first_token[index])
@@ -366,11 +323,8 @@ def replay_python(
             )  # events in time order either way: the run is unchanged
             load_samples.append(list(load))
         finish_until(now)
-        host = router.pick(index, chain, local, load, routed, now, given_tokens(index))
-        routed[host] += 1
+        host = hosts.route(index, chain, now)
         load[host] += 1
-        host_of[index] = host
-        stats[host].requests += 1
         queues[host].append(index)
         start_what_fits(host, now)
         stats[host].max_queue = max(
@@ -378,23 +332,7 @@ def replay_python(
         )  # requests left waiting
         progress()
     finish_until(float("inf"))
-    return ReplayRun(
-        router.name,
-        host_of,
-        gpu_hits,
-        host_hits,
-        pool_hits,
-        sum(map(len, chains)),
-        arrival,
-        start,
-        first_token,
-        stats,
-        drams is not None,
-        pool is not None,
-        sample_s[: len(load_samples)],
-        load_samples,
-        sorted(unscheduled),
-    )
+    return hosts.run(sample_s[: len(load_samples)], load_samples)
 
 
 class Step(NamedTuple):
@@ -413,37 +351,20 @@ class Step(NamedTuple):
 STEP_ENDS, STEP_STARTS = 0, 1
 
 
-def _run_steps(
-    chains,
-    router,
-    service,
-    arrival,
-    start,
-    first_token,
-    queues,
-    local,
-    caches,
-    engine,
-    serve,
-    served,
-    tokens_in,
-    given_tokens,
-    output_of,
-    prompt_tokens,
-    load,
-    routed,
-    host_of,
-    stats,
-    progress,
-    hits,
-    step_log,
-    capacity,
-    make_run,
-) -> ReplayRun:
+def _run_steps(hosts: _Hosts, progress, step_log: list | None) -> ReplayRun:
     """The timed loop of the ``steps`` service model (:mod:`pyverify.fleet.service`): each host runs one
-    step at a time over its running requests and the head of its queue; hosts meet only at arrivals."""
+    step at a time over its running requests and the head of its queue; hosts meet only at arrivals.
+
+    ``step_log``: one :class:`Step` appended per step run, when given."""
+    chains, router, service = hosts.chains, hosts.router, hosts.service
+    caches, queues, stats, load = hosts.caches, hosts.queues, hosts.stats, hosts.load
+    gpu_hits, host_hits, pool_hits = hosts.gpu_hits, hosts.host_hits, hosts.pool_hits
+    arrival, start, first_token = hosts.arrival, hosts.start, hosts.first_token
+    engine, start_request, served = hosts.engine, hosts.start_request, hosts.served
+    tokens_in, output_of = hosts.tokens_in.__getitem__, hosts.output_of.__getitem__
+    prompt_tokens = hosts.prompt_tokens
+    capacity = hosts.settings.capacity
     n, fleet = len(chains), router.fleet
-    gpu_hits, host_hits, pool_hits = hits
     budget_per_step, max_seqs = service.max_num_batched_tokens, service.max_running
     block_tokens = caches[0].block_size if engine else service.block_tokens
     capacity_tokens = (
@@ -463,7 +384,7 @@ def _run_steps(
 
     def admit(host: int, index: int) -> bool:
         """Admit the head of the queue when its blocks fit beside the pinned ones (or nothing runs)."""
-        started = serve(index, host)
+        started = start_request(index, host)
         if started is None:
             return False
         held[index] = started[1]
@@ -726,13 +647,8 @@ def _run_steps(
     for index, chain in enumerate(chains):
         now = arrival[index]
         advance(now)
-        # The router sees the arrival instant (Dynamo's books drop a request's prefill tokens at its
-        # first token) and the prompt's length (Dynamo hashes its full blocks only).
-        host = router.pick(index, chain, local, load, routed, now, given_tokens(index))
-        routed[host] += 1
+        host = hosts.route(index, chain, now)
         load[host] += 1
-        host_of[index] = host
-        stats[host].requests += 1
         queues[host].append(index)
         if not stepping[host]:
             stepping[host] = True
@@ -743,5 +659,5 @@ def _run_steps(
     samples = run_records.LOAD_SAMPLES
     sample_s = [span * k / samples for k in range(samples)]
     # counted from the times once the run is over: a sample cannot change the run
-    load_samples = run_records.load_samples_at(sample_s, arrival, finish, host_of, fleet)
-    return make_run(finish, sample_s, load_samples)
+    load_samples = run_records.load_samples_at(sample_s, arrival, finish, hosts.host_of, fleet)
+    return hosts.run(sample_s, load_samples, finish)

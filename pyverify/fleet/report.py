@@ -41,6 +41,7 @@ from typing import Sequence
 import numpy as np
 
 from pyverify.fleet.run import ReplayRun
+from pyverify.inputs.columnar import ColumnarTrace
 
 
 @dataclass(frozen=True)
@@ -74,18 +75,17 @@ class Bounds:
 COMPILED_FROM_REFERENCES = 1_000_000
 
 
-def bounds(chains: Sequence[Sequence[int]], fleet: int, capacity: int | None) -> Bounds:
+def bounds(trace: ColumnarTrace, fleet: int, capacity: int | None) -> Bounds:
     from pyverify.optimal.belady import min_run_flat
-    from pyverify.cache.arrays import flatten
+    from pyverify.sim.counting import pooled_misses
     from pyverify.optimal.forced import forced_run_flat
-    from pyverify.sim.simulate import distinct_count
 
-    references = sum(len(chain) for chain in chains)
-    floor = references - distinct_count(chains)
+    references = trace.n_references
+    floor = references - pooled_misses(trace.ids)  # every distinct block misses once
     if capacity is None:
         return Bounds(references, floor, floor, None, floor)
     blocks = fleet * capacity
-    ids, lengths = flatten(chains)
+    ids, lengths = trace.ids, trace.lengths
     # MIN without a witness runs compiled (pyverify.sim.kernels); loading the kernel costs seconds, so smaller
     # traces take the Python loop (asking for the witness), as the project's other commands do below ~1M references.
     python_loop = references < COMPILED_FROM_REFERENCES
@@ -101,20 +101,17 @@ def bounds(chains: Sequence[Sequence[int]], fleet: int, capacity: int | None) ->
 TIME_PERCENTILES = (50, 90, 99)
 
 
-def forced_routed_hits(
-    chains: Sequence[Sequence[int]], host_of: Sequence[int], capacity: int | None
-) -> int:
+def forced_routed_hits(trace: ColumnarTrace, host_of: Sequence[int], capacity: int | None) -> int:
     """The forced-admission optimum's hits for F caches of ``capacity`` blocks under the routing ``host_of``."""
-    from pyverify.optimal.forced import forced_misses
-    from pyverify.sim.simulate import distinct_count
+    from pyverify.sim.counting import per_host_misses, reference_hosts
+    from pyverify.optimal.forced import forced_run_flat
 
-    references = sum(len(chain) for chain in chains)
+    references = trace.n_references
     if capacity is None:  # uncapacitated: every host misses each block it sees once
-        hosts: dict[int, list] = {}
-        for chain, host in zip(chains, host_of):
-            hosts.setdefault(host, []).append(chain)
-        return references - sum(distinct_count(mine) for mine in hosts.values())
-    return references - forced_misses(chains, host_of, capacity)
+        fleet = max(host_of, default=-1) + 1
+        hosts = reference_hosts(host_of, trace.lengths)
+        return references - per_host_misses(trace.ids, hosts, fleet)
+    return references - forced_run_flat(trace.ids, trace.lengths, host_of, capacity)[2]
 
 
 def time_summary(seconds: Sequence[float]) -> dict:

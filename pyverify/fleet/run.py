@@ -1,4 +1,5 @@
-"""What one ``pyverify replay`` run did: the records both event loops fill.
+"""What one ``pyverify replay`` run is asked (:class:`ReplaySettings`) and what it did: the records both
+event loops fill.
 
 Here, apart from the loops, so the Python event loop (:mod:`pyverify.fleet.replay`) and the compiled one
 (:mod:`pyverify.fleet.compiled_replay`) import them without importing each other.
@@ -9,6 +10,35 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Sequence
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """One run's configuration, beside the trace, the router and the service model.
+
+    A tier's capacity is its size in blocks, ``None`` for a tier without a limit, and (the lower tiers)
+    ``False`` for no such tier."""
+
+    #: GPU cache blocks per host (``None``: no limit).
+    capacity: int | None = None
+    #: The GPU caches' eviction (:data:`pyverify.fleet.tiers.REPLAY_EVICTIONS` or an engine's).
+    eviction: str = "lru"
+    #: A host-DRAM tier (LRU) below each GPU.
+    host_capacity: int | None | bool = False
+    #: One pool tier (LRU) shared by the fleet.
+    pool_capacity: int | None | bool = False
+    #: Requests at their timestamps, queued and served in time; ``False``: one at a time in file order.
+    timed: bool = True
+    #: Arrival time = timestamp x this (< 1 compresses the trace: more load).
+    arrival_scale: float = 1.0
+    #: SGLang's radix cache page in tokens (``--eviction sglang``; ``None``: the trace's block size).
+    page_size: int | None = None
+
+    @property
+    def lower_tiers(self) -> bool:
+        """Whether a host-DRAM or pool tier is below the GPUs."""
+        return self.host_capacity is not False or self.pool_capacity is not False
+
 
 #: Instants at which a timed run records every host's load, evenly spaced from 0 to the last arrival (excluded).
 LOAD_SAMPLES = 50

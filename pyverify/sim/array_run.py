@@ -72,13 +72,22 @@ def array_hits(
 
 
 def trace_token_weights(trace: "ColumnarTrace", where: str) -> TokenWeights | None:
-    """:func:`pyverify.sim.tokens.token_weights` of a columnar trace (prompt lengths from ``input_tokens``)."""
+    """:func:`pyverify.sim.tokens.token_weights` of a columnar trace (prompt lengths from ``input_tokens``,
+    per-block counts from ``block_tokens`` where a request gives them)."""
     lengths = np.diff(trace.offsets)
     totals = None
     if trace.input_tokens is not None:
         given = ~np.isnan(trace.input_tokens)
         totals = np.where(given, trace.input_tokens, NO_LENGTH).astype(np.int64)
-    return weights_of_lengths(lengths, trace.block_size_tokens, totals, where)
+    per_block = None
+    if trace.block_tokens is not None:  # -1 where a request gives none
+        chained = np.flatnonzero(lengths > 0)
+        giving = chained[trace.block_tokens[trace.offsets[chained]] >= 0]
+        per_block = {
+            int(index): trace.block_tokens[trace.offsets[index] : trace.offsets[index + 1]].tolist()
+            for index in giving
+        }
+    return weights_of_lengths(lengths, trace.block_size_tokens, totals, where, per_block)
 
 
 __all__ = ["ArrayReplay", "array_hits", "trace_token_weights"]

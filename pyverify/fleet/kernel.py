@@ -13,7 +13,7 @@ request r's chain), so each step is O(1) per block and no Python runs per reques
   per-cache arrays. An unlimited cache is ``held`` alone (a set: nothing is ever evicted).
 * pins (the GPU blocks a running request holds) are counts per slot, with multiplicity as in
   :class:`pyverify.cache.pinning.Pinning`; ``pinned[h]`` counts host h's distinct pinned blocks (``len(pins)``).
-  Eviction walks from the oldest block past the pinned ones, as ``_PinAwareOrder.popitem(last=False)``
+  Eviction walks from the oldest block past the pinned ones, as ``pyverify.cache.pinning._PinAwareOrder.popitem(last=False)``
   does. What a request pinned is one flag per reference (``held_by_run``), read back when it ends.
 * the hosts' FIFO queues are singly linked lists over request indices (``next_queued``);
 * the finishes wait in a binary min-heap of ``(end time, request)`` in two arrays, ordered as Python's
@@ -29,12 +29,13 @@ Floats are computed with the same operations in the same order as replay_python 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from pyverify.cache.array_queue import NONE, move_to_back, push_back, unlink
-from pyverify.sim.numba_cache import caching
+from pyverify.numba_cache import caching
 
 CACHE = (
     caching()
@@ -46,6 +47,62 @@ UNLIMITED = -1
 
 #: Routers inside the loop: fixed picks (round-robin, random: given), or computed at each arrival.
 FIXED, LEAST_LOADED, PREFIX_AFFINITY, KV_AWARE = 0, 1, 2, 3
+
+
+# The loop's inputs, grouped by what they describe. Named tuples of arrays and scalars: numba takes
+# them as they are, and a call reads as what it passes.
+
+
+class Requests(NamedTuple):
+    """The trace: request r's dense block ids are ``ids[starts[r]:starts[r + 1]]``, each id below
+    ``universe``; its arrival in seconds (timed runs), its prompt length in tokens where
+    ``input_given[r]``, and its output length (0 for none)."""
+
+    ids: np.ndarray
+    starts: np.ndarray
+    universe: int
+    arrival: np.ndarray
+    input_tokens: np.ndarray
+    input_given: np.ndarray
+    output_tokens: np.ndarray
+
+
+class Rules(NamedTuple):
+    """The router: its code (:data:`FIXED`, ...), the fixed picks, and its weights (Router.pick)."""
+
+    router: int
+    picks: np.ndarray
+    slack: float
+    overlap_weight: float
+    load_weight: float
+    kv_load_in_blocks: bool
+
+
+class Tiers(NamedTuple):
+    """Every cache: :func:`tier_arrays` per tier, with its capacity in blocks, UNLIMITED, or NO_TIER
+    (the lower tiers); ``gpu_lru``: the GPU caches refresh their hits (LRU) or not (FIFO)."""
+
+    gpu: tuple
+    gpu_capacity: int
+    gpu_lru: bool
+    dram: tuple
+    host_capacity: int
+    pool: tuple
+    pool_capacity: int
+
+
+class Timing(NamedTuple):
+    """The service model's rates and limits (:class:`pyverify.fleet.service.ServiceModel`)."""
+
+    max_running: int
+    block_tokens: int
+    prefill_tokens_per_s: float
+    decode_tokens_per_s: float
+    block_bytes: float
+    host_fetch_latency_ms: float
+    host_bandwidth_gb_s: float
+    fetch_latency_ms: float
+    pool_bandwidth_gb_s: float
 
 
 @njit(cache=CACHE, nogil=True, inline="always")
@@ -93,80 +150,81 @@ def serve_cache(tier, c, stride, ids, first, hit_end, stop, capacity, lru, pins,
 
 
 @njit(cache=CACHE, nogil=True)
-def serve_request(
-    r,
-    host,
-    ids,
-    starts,
-    fleet,
-    gpu,
-    gpu_capacity,
-    gpu_lru,
-    pins,
-    pinned,
-    dram,
-    host_capacity,
-    pool,
-    pool_capacity,
-):
+def serve_request(r, host, requests, fleet, tiers, pins, pinned, hits, counts):
     """Request r through host's tiers in replay_python's order (GPU prefix, DRAM run, pool run, GPU serve);
-    returns the hits ``(g, h, p)``."""
-    first, stop = starts[r], starts[r + 1]
-    gpu_end = run_end(gpu[2], host, fleet, ids, first, stop)
+    its hits ``(g, h, p)`` go to ``hits[:, r]`` and the host's ``counts``."""
+    ids = requests.ids
+    first, stop = requests.starts[r], requests.starts[r + 1]
+    gpu_end = run_end(tiers.gpu[2], host, fleet, ids, first, stop)
     host_end = gpu_end
-    if host_capacity != NO_TIER:
-        host_end = run_end(dram[2], host, fleet, ids, gpu_end, stop)
-        serve_cache(dram, host, fleet, ids, gpu_end, host_end, stop, host_capacity, True, pins, 0)
+    if tiers.host_capacity != NO_TIER:
+        host_end = run_end(tiers.dram[2], host, fleet, ids, gpu_end, stop)
+        serve_cache(
+            tiers.dram,
+            host,
+            fleet,
+            ids,
+            gpu_end,
+            host_end,
+            stop,
+            tiers.host_capacity,
+            True,
+            pins,
+            0,
+        )
     pool_end = host_end
-    if pool_capacity != NO_TIER:
-        pool_end = run_end(pool[2], 0, 1, ids, host_end, stop)
-        serve_cache(pool, 0, 1, ids, host_end, pool_end, stop, pool_capacity, True, pins, 0)
+    if tiers.pool_capacity != NO_TIER:
+        pool_end = run_end(tiers.pool[2], 0, 1, ids, host_end, stop)
+        serve_cache(
+            tiers.pool, 0, 1, ids, host_end, pool_end, stop, tiers.pool_capacity, True, pins, 0
+        )
     serve_cache(
-        gpu, host, fleet, ids, first, gpu_end, stop, gpu_capacity, gpu_lru, pins, pinned[host]
+        tiers.gpu,
+        host,
+        fleet,
+        ids,
+        first,
+        gpu_end,
+        stop,
+        tiers.gpu_capacity,
+        tiers.gpu_lru,
+        pins,
+        pinned[host],
     )
-    return gpu_end - first, host_end - gpu_end, pool_end - host_end
+    g, h, p = gpu_end - first, host_end - gpu_end, pool_end - host_end
+    hits[0, r], hits[1, r], hits[2, r] = g, h, p
+    counts[1, host] += g
+    counts[2, host] += h
+    counts[3, host] += p
+    counts[4, host] += stop - first - g - h - p
+    return g, h, p
 
 
 @njit(cache=CACHE, nogil=True)
-def pick_host(
-    r,
-    router,
-    picks,
-    fleet,
-    ids,
-    starts,
-    gpu,
-    dram,
-    has_dram,
-    load,
-    routed,
-    slack,
-    overlap_weight,
-    load_weight,
-    overlaps,
-    router_load,
-):
+def pick_host(r, rules, fleet, requests, tiers, load, routed, overlaps, router_load):
     """Router.pick, ties included: the minimum of the same key tuples, hosts in increasing id.
 
-    ``router_load``: what kv-aware counts per host (blocks or requests running plus queued)."""
+    ``overlaps``: scratch, a slot per host; ``router_load``: what kv-aware counts per host (blocks or
+    requests running plus queued)."""
+    router, ids, has_dram = rules.router, requests.ids, tiers.host_capacity != NO_TIER
     if router == FIXED:
-        return picks[r]
+        return rules.picks[r]
     best = 0
     if router == LEAST_LOADED:  # key (load, routed, host)
         for h in range(1, fleet):
             if load[h] < load[best] or (load[h] == load[best] and routed[h] < routed[best]):
                 best = h
         return best
-    first, stop = starts[r], starts[r + 1]
+    first, stop = requests.starts[r], requests.starts[r + 1]
     for h in range(fleet):  # each host's prefix: its GPU, then its DRAM (LocalTiers.prefix_hits)
-        end = run_end(gpu[2], h, fleet, ids, first, stop)
+        end = run_end(tiers.gpu[2], h, fleet, ids, first, stop)
         if has_dram:
-            end = run_end(dram[2], h, fleet, ids, end, stop)
+            end = run_end(tiers.dram[2], h, fleet, ids, end, stop)
         overlaps[h] = end - first
     if (
         router == PREFIX_AFFINITY
     ):  # among hosts routed fewer than the cap: key (-overlap, routed, host)
-        cap = math.ceil(slack * (r + 1) / fleet)
+        cap = math.ceil(rules.slack * (r + 1) / fleet)
         best = -1
         for h in range(fleet):
             if routed[h] >= cap:
@@ -182,6 +240,7 @@ def pick_host(
         return best
     # kv-aware: key (-(overlap_weight * overlap - load_weight * load), load, routed, host), floats as Python's
     load = router_load
+    overlap_weight, load_weight = rules.overlap_weight, rules.load_weight
     best_score = -(overlap_weight * overlaps[0] - load_weight * load[0])
     for h in range(1, fleet):
         score = -(overlap_weight * overlaps[h] - load_weight * load[h])
@@ -253,46 +312,14 @@ def tier_arrays(caches: int, universe: int, capacity: int):
 
 
 @njit(cache=CACHE, nogil=True)
-def fleet_replay(
-    ids,
-    starts,
-    universe,
-    fleet,
-    timed,
-    arrival,
-    sample_s,
-    router,
-    picks,
-    slack,
-    overlap_weight,
-    load_weight,
-    kv_load_in_blocks,
-    gpu,
-    gpu_capacity,
-    gpu_lru,
-    dram,
-    host_capacity,
-    pool,
-    pool_capacity,
-    input_tokens,
-    input_given,
-    output_tokens,
-    max_running,
-    block_tokens,
-    prefill_tokens_per_s,
-    decode_tokens_per_s,
-    block_bytes,
-    host_fetch_latency_ms,
-    host_bandwidth_gb_s,
-    fetch_latency_ms,
-    pool_bandwidth_gb_s,
-):
+def fleet_replay(requests, fleet, timed, sample_s, rules, tiers, timing):
     """The run: per request host, hits per tier, start and first token; per host its counts; the load samples.
 
-    ``gpu``, ``dram``, ``pool``: :func:`tier_arrays`; capacities in blocks, UNLIMITED, or NO_TIER (lower tiers).
-    ``input_tokens[r]`` counts when ``input_given[r]``; ``output_tokens`` has 0 for None."""
+    ``requests``: :class:`Requests`; ``rules``: :class:`Rules`; ``tiers``: :class:`Tiers`; ``timing``:
+    :class:`Timing`; ``sample_s``: the instants of the load samples (timed runs)."""
+    ids, starts = requests.ids, requests.starts
     n = starts.size - 1
-    has_dram = host_capacity != NO_TIER
+    gpu_capacity = tiers.gpu_capacity
     host_of = np.zeros(n, dtype=np.int64)
     hits = np.zeros((3, n), dtype=np.int64)  # GPU, host DRAM, pool
     start = np.zeros(n, dtype=np.float64)
@@ -306,59 +333,22 @@ def fleet_replay(
     router_load = np.zeros(
         fleet, dtype=np.int64
     )  # kv-aware's load: blocks or requests (Router.pick)
-    pins = np.zeros(gpu[2].size if timed and gpu_capacity != UNLIMITED else 1, dtype=np.int32)
+    pins = np.zeros(tiers.gpu[2].size if timed and gpu_capacity != UNLIMITED else 1, dtype=np.int32)
     pinned = np.zeros(fleet, dtype=np.int64)
     samples = np.zeros((sample_s.size, fleet), dtype=np.int64)
     taken = 0  # load samples recorded
 
     if not timed:  # every request starts on arrival and ends at once, in file order
         for r in range(n):
-            host = pick_host(
-                r,
-                router,
-                picks,
-                fleet,
-                ids,
-                starts,
-                gpu,
-                dram,
-                has_dram,
-                load,
-                routed,
-                slack,
-                overlap_weight,
-                load_weight,
-                overlaps,
-                router_load,
-            )
+            host = pick_host(r, rules, fleet, requests, tiers, load, routed, overlaps, router_load)
             routed[host] += 1
             host_of[r] = host
             counts[0, host] += 1
-            g, h, p = serve_request(
-                r,
-                host,
-                ids,
-                starts,
-                fleet,
-                gpu,
-                gpu_capacity,
-                gpu_lru,
-                pins,
-                pinned,
-                dram,
-                host_capacity,
-                pool,
-                pool_capacity,
-            )
-            hits[0, r], hits[1, r], hits[2, r] = g, h, p
-            counts[1, host] += g
-            counts[2, host] += h
-            counts[3, host] += p
-            counts[4, host] += starts[r + 1] - starts[r] - g - h - p
+            serve_request(r, host, requests, fleet, tiers, pins, pinned, hits, counts)
         return host_of, hits, start, first_token, counts, busy, samples, taken
 
     held_by_run = np.zeros(ids.size, dtype=np.bool_)  # the references a running request pinned
-    seen = np.zeros(max(universe, 1), dtype=np.int64)  # fits: distinct blocks of a chain, by stamp
+    seen = np.zeros(max(requests.universe, 1), dtype=np.int64)  # fits: distinct blocks, by stamp
     stamp = 0
     next_queued = np.full(n, NONE, dtype=np.int64)
     queue_head = np.full(fleet, NONE, dtype=np.int64)
@@ -373,7 +363,7 @@ def fleet_replay(
     while True:
         # The next instant to reach: a load sample due before the next arrival, that arrival, or the end.
         if r < n:
-            now = arrival[r]
+            now = requests.arrival[r]
             if taken < sample_s.size and sample_s[taken] <= now:
                 kind, until = SAMPLE, sample_s[taken]
             else:
@@ -396,30 +386,17 @@ def fleet_replay(
                             pinned[host] -= 1
                 running[host] -= 1
                 load[host] -= 1
-                router_load[host] -= starts[done + 1] - starts[done] if kv_load_in_blocks else 1
+                router_load[host] -= (
+                    starts[done + 1] - starts[done] if rules.kv_load_in_blocks else 1
+                )
             elif kind == ARRIVAL:
                 when = now
                 host = pick_host(
-                    r,
-                    router,
-                    picks,
-                    fleet,
-                    ids,
-                    starts,
-                    gpu,
-                    dram,
-                    has_dram,
-                    load,
-                    routed,
-                    slack,
-                    overlap_weight,
-                    load_weight,
-                    overlaps,
-                    router_load,
+                    r, rules, fleet, requests, tiers, load, routed, overlaps, router_load
                 )
                 routed[host] += 1
                 load[host] += 1
-                router_load[host] += starts[r + 1] - starts[r] if kv_load_in_blocks else 1
+                router_load[host] += starts[r + 1] - starts[r] if rules.kv_load_in_blocks else 1
                 host_of[r] = host
                 counts[0, host] += 1
                 if queue_tail[host] == NONE:
@@ -432,7 +409,7 @@ def fleet_replay(
             else:
                 break
             # start_what_fits(host, when)
-            while queued[host] > 0 and running[host] < max_running:
+            while queued[host] > 0 and running[host] < timing.max_running:
                 q = queue_head[host]
                 first, stop = starts[q], starts[q + 1]
                 if (
@@ -451,31 +428,11 @@ def fleet_replay(
                 if queue_head[host] == NONE:
                     queue_tail[host] = NONE
                 queued[host] -= 1
-                g, h, p = serve_request(
-                    q,
-                    host,
-                    ids,
-                    starts,
-                    fleet,
-                    gpu,
-                    gpu_capacity,
-                    gpu_lru,
-                    pins,
-                    pinned,
-                    dram,
-                    host_capacity,
-                    pool,
-                    pool_capacity,
-                )
-                hits[0, q], hits[1, q], hits[2, q] = g, h, p
-                counts[1, host] += g
-                counts[2, host] += h
-                counts[3, host] += p
-                counts[4, host] += stop - first - g - h - p
+                g, h, p = serve_request(q, host, requests, fleet, tiers, pins, pinned, hits, counts)
                 if (
                     gpu_capacity != UNLIMITED
                 ):  # pin the chain's blocks cached now (an unlimited cache pins nothing)
-                    held = gpu[2]
+                    held = tiers.gpu[2]
                     for t in range(first, stop):
                         slot = ids[t] * fleet + host
                         if held[slot]:
@@ -483,19 +440,8 @@ def fleet_replay(
                             if pins[slot] == 0:
                                 pinned[host] += 1
                             pins[slot] += 1
-                # ServiceModel.prefill_seconds and decode_seconds, operation for operation
-                tokens = input_tokens[q] if input_given[q] else (stop - first) * block_tokens
-                compute = max(0, tokens - (g + h + p) * block_tokens)
-                prefill = compute / prefill_tokens_per_s
-                if h:
-                    prefill += host_fetch_latency_ms / 1000.0 + h * block_bytes / (
-                        host_bandwidth_gb_s * 1e9
-                    )
-                if p:
-                    prefill += fetch_latency_ms / 1000.0 + p * block_bytes / (
-                        pool_bandwidth_gb_s * 1e9
-                    )
-                decode = max(output_tokens[q] - 1, 0) / decode_tokens_per_s
+                prefill = prefill_seconds(q, g, h, p, stop - first, requests, timing)
+                decode = max(requests.output_tokens[q] - 1, 0) / timing.decode_tokens_per_s
                 start[q] = when
                 first_token[q] = when + prefill
                 busy[host] += prefill
@@ -516,8 +462,30 @@ def fleet_replay(
     return host_of, hits, start, first_token, counts, busy, samples, taken
 
 
+@njit(cache=CACHE, nogil=True, inline="always")
+def prefill_seconds(q, g, h, p, blocks, requests, timing):
+    """ServiceModel.prefill_seconds of request q (``blocks`` long, hits ``g, h, p``), operation for operation."""
+    block_tokens = timing.block_tokens
+    tokens = requests.input_tokens[q] if requests.input_given[q] else blocks * block_tokens
+    compute = max(0, tokens - (g + h + p) * block_tokens)
+    prefill = compute / timing.prefill_tokens_per_s
+    if h:
+        prefill += timing.host_fetch_latency_ms / 1000.0 + h * timing.block_bytes / (
+            timing.host_bandwidth_gb_s * 1e9
+        )
+    if p:
+        prefill += timing.fetch_latency_ms / 1000.0 + p * timing.block_bytes / (
+            timing.pool_bandwidth_gb_s * 1e9
+        )
+    return prefill
+
+
 __all__ = [
     "FIXED",
+    "Requests",
+    "Rules",
+    "Tiers",
+    "Timing",
     "KV_AWARE",
     "LEAST_LOADED",
     "NO_TIER",
