@@ -129,7 +129,7 @@ def test_the_watch_sees_another_trace_type():
 @pytest.mark.xfail(
     strict=True,
     reason="simulate on an instance file still runs pyverify.sim.simulate on the instance's chains "
-    "(helper 'api' moves the commands behind pyverify.api)",
+    "(simulate's instance path is not yet behind pyverify.api)",
 )
 def test_simulate_of_an_instance_file_reaches_its_kernels_with_the_one_trace(capsys, monkeypatch):
     seen = watch(monkeypatch, SIMULATE_KERNELS)
@@ -177,7 +177,7 @@ OTHER_COMMANDS = {
 }
 
 
-#: Commands whose kernels still get another trace type, and why (helper "api" moves them).
+#: Commands whose kernels still get another trace type, and why.
 NOT_YET = {
     "certify": "certify builds its problem from an Instance (certify.certificate.certify), not the trace",
 }
