@@ -3,7 +3,7 @@ run with one path taken away.
 
     python bench/jsonl_paths.py [--refs 300000,1000000,5000000] [--rounds 3]
 
-Issue 50 allows one fast parser beside the strict one, and a third only where it is worth at least 1.2x
+The project keeps one fast parser beside the strict one, and another only where it is worth at least 1.2x
 end to end at some size. For each size (below the byte parser's 128 MiB: from there on it is the default
 for both forms), the synthetic trace (bench/trace_files.py) is written in both JSONL forms (``dumps``:
 json.dumps' own; ``other``: compact, another key order, an extra field), and ``pyverify simulate F

@@ -117,12 +117,12 @@ DEFAULT_DECODE_ITL_MS_AT_25 = 38.75
 #: Tokens one engine step (forward pass) may carry, prefill chunks and decodes together: vLLM's
 #: ``max_num_batched_tokens``. Source: vLLM's default for the OpenAI-compatible server with chunked prefill
 #: (vllm/engine/arg_utils.py, ``default_max_num_batched_tokens``, OPENAI_API_SERVER: 8192), the budget
-#: NVIDIA Dynamo's mocker runs with in the comparison of pyverify issue 52.
+#: NVIDIA Dynamo's mocker is run with in bench/vs_dynamo.py.
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 
 #: Requests one host runs at once (vLLM's ``max_num_seqs``). ASSUMPTION, no published source: 8, a small
-#: batch (engines admit as many as their KV memory allows); the value Dynamo's mocker ran with in the
-#: comparison of pyverify issue 52.
+#: batch (engines admit as many as their KV memory allows); the value bench/vs_dynamo.py runs NVIDIA
+#: Dynamo's mocker with.
 DEFAULT_MAX_RUNNING = 8
 
 #: Host DRAM -> GPU bandwidth of one host, GB/s (1e9 bytes/s), for a per-host CPU tier.

@@ -123,8 +123,8 @@ SOURCES = {
     "(docs.nvidia.com/nim/benchmarking/llm; pyverify.cost.params)",
     "decode_tokens_per_s": "the same NIM benchmark: inter-token latency 18.58 ms at concurrency 1 "
     "(21.83 ms at 5, 38.75 ms at 25: the step model's decode growth; streams model no batching slowdown)",
-    "max_running": "ASSUMPTION: a small batch, no published source (vLLM's max_num_seqs; 8 as Dynamo's "
-    "mocker ran in pyverify issue 52)",
+    "max_running": "ASSUMPTION: a small batch, no published source (vLLM's max_num_seqs; 8 as bench/vs_dynamo.py "
+    "runs Dynamo's mocker)",
     "max_num_batched_tokens": "vLLM's default for its OpenAI-compatible server with chunked prefill "
     "(vllm/engine/arg_utils.py; pyverify.cost.params)",
     "decode_growth": "the NIM benchmark's inter-token latency, 18.58 ms at concurrency 1 and 38.75 ms at 25: "
