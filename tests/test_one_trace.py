@@ -168,7 +168,7 @@ OTHER_COMMANDS = {
         ),
     ),
     "certify": (
-        ["certify", LAB, "--model", "pooled", "--capacity", "8"],
+        ["certify", TIMED_TRACE, "--model", "pooled", "--capacity", "2"],
         (
             ("pyverify.certify.certificate", "certify", 0),
             ("pyverify.certify.packed_certificate", "certify_packed", 0),
