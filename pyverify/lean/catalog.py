@@ -433,6 +433,29 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
     ),
     TheoremSpec(
+        name="pinned_misses_ge_forced_min",
+        hypotheses=(
+            "one cache, starting empty, with longest-prefix hits and at most `cap` blocks (rules as in "
+            "`prefix_run_is_flat_run`: a block enters only with the miss that fetches it)",
+            "forced admission, the running request pinned: every step of a request holds every block the request "
+            "served before it, and the next request starts holding the whole chain (rule 5 of "
+            "pyverify/trusted/check.py; any eviction policy otherwise)",
+            "the run's requests read exactly the given chains, prefix-closed or not",
+            "every chain has at least one block and at most `cap` (so it is pinned whole)",
+            "forced MIN with `cap` blocks on the flattened block sequence (`forced_min_misses`)",
+        ),
+        plain=(
+            "Forced admission on prefix chains, the running request pinned: on chains of one to `cap` blocks each, "
+            "no valid run of a capacitated prefix cache of `cap` blocks that starts empty and keeps every block a "
+            "request hits or fetches (pinned while the request runs, cached when it ends) misses fewer blocks than "
+            "forced MIN with `cap` blocks on the flattened chains. A lower bound on the count of "
+            "pyverify/sim/forced_min.py `forced_run_flat` (the pinned rule, `simulate`/`certify` with forced "
+            "admission), equal to it when every chain is one block; with longer chains the pinned count can be "
+            "higher, and that it is the fewest is not part of the statement."
+        ),
+        applies="pinned_misses_ge_forced_min_applies",
+    ),
+    TheoremSpec(
         name="prefix_misses_ge_distinct_blocks",
         hypotheses=(
             "one cache, starting empty, with longest-prefix hits (rules as in `prefix_run_is_flat_run`): a demand "
