@@ -1,0 +1,198 @@
+"""The bridge on forced-admission certificates (``cache_model.admission: forced``).
+
+Such a certificate is covered by exactly ``pinned_misses_ge_forced_min`` when its
+model meets the theorem's hypotheses (one pooled cache that starts empty, every
+chain of 1 to C blocks) and the theorem's bound, forced MIN's misses on the
+flattened chains counted by the bridge, is the objective the checker replayed;
+it is not covered otherwise, and the theorem is cited only where its hypotheses
+hold. One test per case.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from pyverify.certify.certificate import certify, write_certificate
+from pyverify.errors import CheckFailed
+from pyverify.inputs.model import load_instance
+from pyverify.lean.bridge import (
+    NO_PINNED_THEOREM,
+    PINNED_THEOREM,
+    BridgeEntry,
+    BridgeReport,
+    flat_forced_min_misses,
+    link_certificate,
+    load_registry,
+)
+from pyverify.lean.mirror import forced_min_misses
+from pyverify.reports.markdown import bridge_markdown
+from pyverify.reports.wording import overclaims
+
+from .conftest import REPO
+
+REGISTRY = REPO / "lean" / "theorems.json"
+
+#: Chains per case, certified with 2 blocks and forced admission.
+OPENINGS = [[3], [2], [3], [1], [2], [3]]
+#: Chains of up to 2 blocks where the pinned optimum meets forced MIN's flat count (6).
+FITTING = [[1, 2], [1, 3], [1, 2], [4], [1, 3]]
+#: Forced MIN on the flat blocks [3, 1, 2, 3] misses 3 (it drops 1 inside the running
+#: request); a pinned cache holds 1 and 2 after the second request and misses 4.
+GAP = [[3], [1, 2], [3]]
+#: A chain of 3 blocks cannot be pinned whole in 2.
+LONG = [[1, 2, 3], [1, 2]]
+
+
+def forced_certificate(
+    tmp_path: Path, chains, model: str = "pooled", capacity: int = 2
+) -> tuple[Path, Path]:
+    instance_path = tmp_path / "instance.json"
+    requests = [{"blocks": chain, "host": t % 2} for t, chain in enumerate(chains)]
+    instance_path.write_text(
+        json.dumps(
+            {"format": "pyverify.instance/1", "name": "forced", "hosts": 2, "requests": requests}
+        )
+    )
+    done = certify(
+        load_instance(instance_path),
+        model,
+        capacity,
+        30.0,
+        [],
+        use_z3=True,
+        instance_path=str(instance_path),
+        admission="forced",
+    )
+    path = tmp_path / "certificate.json"
+    write_certificate(done.certificate, path, instance_path)
+    return path, instance_path
+
+
+def names(entry: BridgeEntry) -> list[str]:
+    return [t.name for t in entry.theorems]
+
+
+@pytest.mark.parametrize("chains", [OPENINGS, FITTING], ids=["openings", "chains"])
+def test_forced_certificate_is_covered_by_the_pinned_theorem(tmp_path, chains):
+    path, instance_path = forced_certificate(tmp_path, chains)
+    entry = link_certificate(path, instance_path, load_registry(REGISTRY))
+    link = entry.link
+    assert link.covered and link.agrees
+    assert link.predicted == entry.certificate_data["objective"]
+    assert link.predicting_theorem == link.lower_bound_theorem == PINNED_THEOREM
+    assert names(entry)[0] == PINNED_THEOREM
+    assert all(h.holds for h in link.hypotheses)
+    # The general fact is the registered statement; the report says what it establishes.
+    assert entry.general_fact()[0]["theorem"] == PINNED_THEOREM
+    text = bridge_markdown(BridgeReport(str(REGISTRY), [entry]))
+    assert f"hypotheses of `{PINNED_THEOREM}`" in text and "forced-admission optimum" in text
+    assert "keeps every block" not in text.split("(c) Link")[1].split("Lower bound")[0]
+    assert overclaims(text) == []
+
+
+def test_a_pinned_optimum_above_the_bound_is_not_covered(tmp_path):
+    """The theorem applies (it is cited, its bound is counted) but does not reach the objective."""
+    path, instance_path = forced_certificate(tmp_path, GAP)
+    entry = link_certificate(path, instance_path, load_registry(REGISTRY))
+    assert entry.certificate_data["objective"] == 4
+    assert not entry.link.covered and entry.link.predicted == 3
+    assert "below the objective 4" in entry.link.why_not
+    assert names(entry)[0] == PINNED_THEOREM
+    assert "Not covered by the theorem" in bridge_markdown(BridgeReport(str(REGISTRY), [entry]))
+
+
+def test_a_chain_longer_than_the_cache_is_not_covered(tmp_path):
+    path, instance_path = forced_certificate(tmp_path, LONG)
+    entry = link_certificate(path, instance_path, load_registry(REGISTRY))
+    assert not entry.link.covered
+    assert "'every chain has 1 to C blocks (pinned whole)' does not hold" in entry.link.why_not
+    assert PINNED_THEOREM not in names(entry)  # cited only where its hypotheses hold
+
+
+def test_a_per_host_forced_certificate_is_not_covered(tmp_path):
+    path, instance_path = forced_certificate(tmp_path, OPENINGS, model="per-host")
+    entry = link_certificate(path, instance_path, load_registry(REGISTRY))
+    assert not entry.link.covered and "'one pooled cache' does not hold" in entry.link.why_not
+    assert PINNED_THEOREM not in names(entry)
+
+
+def test_without_the_pinned_theorem_a_forced_certificate_is_not_covered(tmp_path):
+    path, instance_path = forced_certificate(tmp_path, OPENINGS)
+    registry = {n: t for n, t in load_registry(REGISTRY).items() if n != PINNED_THEOREM}
+    entry = link_certificate(path, instance_path, registry)
+    assert not entry.link.covered and entry.link.why_not == NO_PINNED_THEOREM
+
+
+def test_an_objective_below_the_pinned_bound_is_refused(tmp_path):
+    """Were a forced certificate's objective below the proved bound (here with the checker
+    bypassed), the bridge refuses it rather than report it."""
+    path, instance_path = forced_certificate(tmp_path, OPENINGS)
+    cert = json.loads(path.read_text())
+    bound = flat_forced_min_misses(OPENINGS, 2)
+    cert["objective"] = bound - 1
+    with pytest.raises(
+        CheckFailed, match=f"is below {bound}, forced MIN's misses .* {PINNED_THEOREM}"
+    ):
+        link_certificate(
+            path, instance_path, load_registry(REGISTRY), verify=lambda c, i: (0, ["ok"]), raw=cert
+        )
+
+
+def test_a_forced_certificate_naming_a_bypass_theorem_is_refused(tmp_path):
+    path, instance_path = forced_certificate(tmp_path, OPENINGS)
+    cert = copy.deepcopy(json.loads(path.read_text()))
+    cert["theorem"] = "min_run_is_prefix_run"
+    path.write_text(json.dumps(cert))
+    with pytest.raises(CheckFailed, match="admit every block \\(forced admission\\)"):
+        link_certificate(path, instance_path, load_registry(REGISTRY))
+
+
+def test_a_forced_certificate_naming_the_theorem_without_its_hypotheses_is_refused(tmp_path):
+    path, instance_path = forced_certificate(tmp_path, LONG)
+    cert = json.loads(path.read_text())
+    cert["theorem"] = PINNED_THEOREM
+    path.write_text(json.dumps(cert))
+    with pytest.raises(CheckFailed, match="does not meet its hypothesis 'every chain has 1 to C"):
+        link_certificate(path, instance_path, load_registry(REGISTRY))
+
+
+def test_a_bypass_certificate_naming_the_pinned_theorem_is_refused(tmp_path):
+    instance_path = tmp_path / "instance.json"
+    instance_path.write_text(
+        json.dumps(
+            {
+                "format": "pyverify.instance/1",
+                "name": "bypass",
+                "hosts": 1,
+                "requests": [{"blocks": [b], "host": 0} for b in (3, 2, 3)],
+            }
+        )
+    )
+    done = certify(
+        load_instance(instance_path), "pooled", 1, 30.0, [], instance_path=str(instance_path)
+    )
+    cert = copy.deepcopy(done.certificate)
+    cert["theorem"] = PINNED_THEOREM
+    path = tmp_path / "certificate.json"
+    write_certificate(cert, path, instance_path)
+    with pytest.raises(CheckFailed, match="may drop a block at once \\(bypass\\)"):
+        link_certificate(path, instance_path, load_registry(REGISTRY))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_bridge_counts_lean_forced_min(seed):
+    """The bound the bridge counts (the checker's forced recount, one block per request) is the
+    Python twin of Lean's `forced_min_misses`, held to the Lean definition by Generated.lean."""
+    import random
+
+    rng = random.Random(seed)
+    chains = [
+        [rng.randrange(6) for _ in range(rng.randint(1, 3))] for _ in range(rng.randint(1, 12))
+    ]
+    capacity = rng.randint(1, 4)
+    flat = [block for chain in chains for block in chain]
+    assert flat_forced_min_misses(chains, capacity) == forced_min_misses(flat, capacity)
