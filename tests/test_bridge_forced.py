@@ -3,7 +3,7 @@
 Such a certificate is covered by exactly ``pinned_misses_ge_forced_min`` when its
 model meets the theorem's hypotheses (one pooled cache that starts empty, every
 chain of 1 to C blocks) and the theorem's bound, forced MIN's misses on the
-flattened chains counted by the bridge, is the objective the checker replayed;
+chains read twice each, counted by the bridge, is the objective the checker replayed;
 it is not covered otherwise, and the theorem is cited only where its hypotheses
 hold. One test per case.
 """
@@ -24,11 +24,13 @@ from pyverify.lean.bridge import (
     PINNED_THEOREM,
     BridgeEntry,
     BridgeReport,
-    flat_forced_min_misses,
+    twice_forced_min_misses,
     link_certificate,
     load_registry,
 )
 from pyverify.lean.mirror import forced_min_misses
+from pyverify.sim.forced_min import forced_misses
+from pyverify.trusted import recount
 from pyverify.reports.markdown import bridge_markdown
 from pyverify.reports.wording import overclaims
 
@@ -41,7 +43,8 @@ OPENINGS = [[3], [2], [3], [1], [2], [3]]
 #: Chains of up to 2 blocks where the pinned optimum meets forced MIN's flat count (6).
 FITTING = [[1, 2], [1, 3], [1, 2], [4], [1, 3]]
 #: Forced MIN on the flat blocks [3, 1, 2, 3] misses 3 (it drops 1 inside the running
-#: request); a pinned cache holds 1 and 2 after the second request and misses 4.
+#: request); a pinned cache holds 1 and 2 after the second request and misses 4, and so
+#: does forced MIN on the chains read twice, the theorem's bound.
 GAP = [[3], [1, 2], [3]]
 #: A chain of 3 blocks cannot be pinned whole in 2.
 LONG = [[1, 2, 3], [1, 2]]
@@ -76,7 +79,7 @@ def names(entry: BridgeEntry) -> list[str]:
     return [t.name for t in entry.theorems]
 
 
-@pytest.mark.parametrize("chains", [OPENINGS, FITTING], ids=["openings", "chains"])
+@pytest.mark.parametrize("chains", [OPENINGS, FITTING, GAP], ids=["openings", "chains", "gap"])
 def test_forced_certificate_is_covered_by_the_pinned_theorem(tmp_path, chains):
     path, instance_path = forced_certificate(tmp_path, chains)
     entry = link_certificate(path, instance_path, load_registry(REGISTRY))
@@ -94,13 +97,25 @@ def test_forced_certificate_is_covered_by_the_pinned_theorem(tmp_path, chains):
     assert overclaims(text) == []
 
 
-def test_a_pinned_optimum_above_the_bound_is_not_covered(tmp_path):
-    """The theorem applies (it is cited, its bound is counted) but does not reach the objective."""
+def test_the_bound_reaches_the_pinned_optimum_where_the_flat_count_does_not(tmp_path):
     path, instance_path = forced_certificate(tmp_path, GAP)
     entry = link_certificate(path, instance_path, load_registry(REGISTRY))
-    assert entry.certificate_data["objective"] == 4
-    assert not entry.link.covered and entry.link.predicted == 3
-    assert "below the objective 4" in entry.link.why_not
+    assert entry.certificate_data["objective"] == entry.link.predicted == 4
+    assert forced_min_misses([b for chain in GAP for b in chain], 2) == 3
+
+
+def test_an_objective_above_the_bound_is_not_covered(tmp_path):
+    """The theorem applies (it is cited, its bound is counted) but does not reach the objective
+    (here raised by hand, the checker bypassed): not covered."""
+    path, instance_path = forced_certificate(tmp_path, OPENINGS)
+    cert = json.loads(path.read_text())
+    bound = twice_forced_min_misses(OPENINGS, 2)
+    cert["objective"] = bound + 1
+    entry = link_certificate(
+        path, instance_path, load_registry(REGISTRY), verify=lambda c, i: (0, ["ok"]), raw=cert
+    )
+    assert not entry.link.covered and entry.link.predicted == bound
+    assert f"below the objective {bound + 1}" in entry.link.why_not
     assert names(entry)[0] == PINNED_THEOREM
     assert "Not covered by the theorem" in bridge_markdown(BridgeReport(str(REGISTRY), [entry]))
 
@@ -132,7 +147,7 @@ def test_an_objective_below_the_pinned_bound_is_refused(tmp_path):
     bypassed), the bridge refuses it rather than report it."""
     path, instance_path = forced_certificate(tmp_path, OPENINGS)
     cert = json.loads(path.read_text())
-    bound = flat_forced_min_misses(OPENINGS, 2)
+    bound = twice_forced_min_misses(OPENINGS, 2)
     cert["objective"] = bound - 1
     with pytest.raises(
         CheckFailed, match=f"is below {bound}, forced MIN's misses .* {PINNED_THEOREM}"
@@ -183,10 +198,48 @@ def test_a_bypass_certificate_naming_the_pinned_theorem_is_refused(tmp_path):
         link_certificate(path, instance_path, load_registry(REGISTRY))
 
 
+def tree_chains(rng, requests: int, longest: int) -> list[list[int]]:
+    """Random prefix-closed chains of 1 to ``longest`` blocks: root paths of a random tree."""
+    parent: dict[int, int | None] = {}
+    chains: list[list[int]] = []
+    for _ in range(requests):
+        path: list[int] = []
+        if parent and rng.random() < 0.6:
+            node: int | None = rng.choice(sorted(parent))
+            while node is not None:
+                path.append(node)
+                node = parent[node]
+            path.reverse()
+            path = path[: rng.randint(1, len(path))]
+        while not path or (len(path) < longest and rng.random() < 0.5):
+            parent[len(parent)] = path[-1] if path else None
+            path.append(len(parent) - 1)
+        chains.append(path[:longest])
+    return chains
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_the_engines_pinned_optimum_is_the_theorems_bound(seed):
+    """On prefix-closed chains of 1 to C blocks, the pinned rule's count (the engines' optimum,
+    pyverify/sim/forced_min.py, and the checker's recount) equals forced MIN on the chains read
+    twice (the Python twin of Lean's `forced_min_misses`, held to the Lean definition by
+    Generated.lean), the count `pinned_misses_ge_forced_min` bounds every pinned run by."""
+    import random
+
+    rng = random.Random(seed)
+    capacity = rng.randint(1, 4)
+    chains = tree_chains(rng, rng.randint(1, 10), capacity)
+    twice = [block for chain in chains for block in (*chain, *chain)]
+    bound = forced_min_misses(twice, capacity)
+    assert forced_misses(chains, None, capacity) == bound
+    assert recount.forced_misses(chains, [0] * len(chains), capacity) == bound
+    assert twice_forced_min_misses(chains, capacity) == bound
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_bridge_counts_lean_forced_min(seed):
-    """The bound the bridge counts (the checker's forced recount, one block per request) is the
-    Python twin of Lean's `forced_min_misses`, held to the Lean definition by Generated.lean."""
+    """The bound the bridge counts (the checker's forced recount, one block per request, on any
+    chains) is the Python twin of Lean's `forced_min_misses` on the chains read twice."""
     import random
 
     rng = random.Random(seed)
@@ -194,5 +247,5 @@ def test_the_bridge_counts_lean_forced_min(seed):
         [rng.randrange(6) for _ in range(rng.randint(1, 3))] for _ in range(rng.randint(1, 12))
     ]
     capacity = rng.randint(1, 4)
-    flat = [block for chain in chains for block in chain]
-    assert flat_forced_min_misses(chains, capacity) == forced_min_misses(flat, capacity)
+    twice = [block for chain in chains for block in (*chain, *chain)]
+    assert twice_forced_min_misses(chains, capacity) == forced_min_misses(twice, capacity)

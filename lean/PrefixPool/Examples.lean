@@ -618,20 +618,30 @@ theorem lru_prefix_chains_fit :
     (And.intro (And.intro (Exists.intro one rfl) (Natural.le_refl two)) True.intro)
 
 /-- `pinned_misses_ge_forced_min` applied to that run: forced MIN with 2
-blocks misses 3 on `[1, 2, 1, 3]`, the pinned run 3. -/
+blocks misses 3 on the chains read twice, `[1, 2, 1, 2, 1, 3, 1, 3]`; the
+pinned run misses 3. -/
 theorem pinned_misses_ge_forced_min_applies :
     Natural.le
-      (forced_min_misses two (List.flatten
-        (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil))))
+      (forced_min_misses two (List.flatten (List.map twice
+        (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil)))))
       (prefix_misses lru_prefix_run) :=
   pinned_misses_ge_forced_min two
     (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil))
     lru_prefix_run lru_prefix_run_pinned lru_prefix_run_chains lru_prefix_chains_fit
 
-example : Eq (forced_min_misses two (List.cons one (List.cons two (List.cons one (List.cons three List.nil))))) three := rfl
+example : Eq (forced_min_misses two (List.flatten (List.map twice
+    (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil)))))
+    three := rfl
 
-/-- Where the bound is not the pinned optimum: on `[[3], [1, 2], [3]]` with 2
-blocks, forced MIN on the flat blocks `[3, 1, 2, 3]` keeps 3 and 2 (dropping 1
-inside the running request) and misses 3 times; a pinned cache must hold 1 and
-2 after the second request, so it misses 4 (`pyverify/sim/forced_min.py`). -/
-example : Eq (forced_min_misses two (List.cons three (List.cons one (List.cons two (List.cons three List.nil))))) three := rfl
+/-- Chains `[[3], [1, 2], [3]]`. -/
+noncomputable def pinned_gap_chains : List (List Natural) :=
+  List.cons (List.cons three List.nil)
+    (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons three List.nil) List.nil))
+
+/-- Why the theorem reads each chain twice: with 2 blocks, forced MIN on the
+flat blocks `[3, 1, 2, 3]` keeps 3 and 2, dropping 1 inside the running
+request, and misses 3 times; a pinned cache holds 1 and 2 after the second
+request and misses 4 (`pyverify/sim/forced_min.py`). On the chains read twice
+forced MIN misses 4 too: the second reading keeps 1 from being dropped. -/
+example : Eq (forced_min_misses two (List.flatten pinned_gap_chains)) three := rfl
+example : Eq (forced_min_misses two (List.flatten (List.map twice pinned_gap_chains))) four := rfl

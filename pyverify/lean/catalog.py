@@ -442,16 +442,17 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "pyverify/trusted/check.py; any eviction policy otherwise)",
             "the run's requests read exactly the given chains, prefix-closed or not",
             "every chain has at least one block and at most `cap` (so it is pinned whole)",
-            "forced MIN with `cap` blocks on the flattened block sequence (`forced_min_misses`)",
+            "forced MIN with `cap` blocks (`forced_min_misses`) on the chains read twice each, in request order "
+            "(`twice`: [x, a, b] becomes [x, a, b, x, a, b])",
         ),
         plain=(
             "Forced admission on prefix chains, the running request pinned: on chains of one to `cap` blocks each, "
             "no valid run of a capacitated prefix cache of `cap` blocks that starts empty and keeps every block a "
             "request hits or fetches (pinned while the request runs, cached when it ends) misses fewer blocks than "
-            "forced MIN with `cap` blocks on the flattened chains. A lower bound on the count of "
-            "pyverify/sim/forced_min.py `forced_run_flat` (the pinned rule, `simulate`/`certify` with forced "
-            "admission), equal to it when every chain is one block; with longer chains the pinned count can be "
-            "higher, and that it is the fewest is not part of the statement."
+            "forced MIN with `cap` blocks on the chains read twice each (the second reading keeps forced MIN from "
+            "dropping a pinned block). A lower bound on the count of pyverify/sim/forced_min.py `forced_run_flat` "
+            "(Belady's rule with the running request pinned, `simulate`/`certify` with forced admission); that the "
+            "two counts are equal is tested, not part of the statement."
         ),
         applies="pinned_misses_ge_forced_min_applies",
     ),
