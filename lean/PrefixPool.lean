@@ -23,6 +23,7 @@ import PrefixPool.PooledMemory
 import PrefixPool.BeladyForced
 import PrefixPool.DemandBlocks
 import PrefixPool.LruCurve
+import PrefixPool.ForcedPinned
 import PrefixPool.Examples
 import PrefixPool.Counterexamples
 import PrefixPool.Generated

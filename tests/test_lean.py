@@ -226,6 +226,7 @@ MAIN_THEOREMS = {
     "pooled_min_le_per_host_min": "PooledMemory",
     "forced_min_misses_le": "BeladyForced",
     "forced_min_run_valid": "BeladyForced",
+    "pinned_misses_ge_forced_min": "ForcedPinned",
     "per_host_blocks_eq_pooled": "RoutedByRoot",
     "per_host_min_lt_pooled_min": "Counterexamples",
     "per_host_lru_lt_pooled_lru": "Counterexamples",

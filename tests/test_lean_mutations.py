@@ -333,7 +333,9 @@ def test_forced_admission_made_vacuous(copy: Path) -> None:
     """`forced_valid` made unsatisfiable (`... ∧ False`): `forced_min_misses_le`
     still builds (its proof uses only the two real conjuncts) but would say
     nothing. The proof that forced MIN is a forced-admission run refuses it;
-    with that theorem deleted, the positive example of `forced_valid` in
+    with that theorem deleted, the proof of `pinned_misses_ge_forced_min`
+    (which builds a forced-admission run from a pinned one) does; with that
+    module deleted too, the positive example of `forced_valid` in
     Examples.lean does."""
     forced = copy / "PrefixPool" / "BeladyForced.lean"
     edit(
@@ -350,6 +352,18 @@ def test_forced_admission_made_vacuous(copy: Path) -> None:
     text = forced.read_text(encoding="utf-8")
     cut = text.index("/-- Forced MIN with at least one block is a forced-admission run")
     forced.write_text(text[:cut], encoding="utf-8")
+    refused(
+        run_check(copy),
+        "module PrefixPool.ForcedPinned (lean/PrefixPool/ForcedPinned.lean), line ",
+        "error",
+    )
+    (copy / "PrefixPool" / "ForcedPinned.lean").unlink()
+    edit(copy / "PrefixPool.lean", "import PrefixPool.ForcedPinned\n", "")
+    examples = copy / "PrefixPool" / "Examples.lean"
+    edit(examples, "import PrefixPool.ForcedPinned\n", "")
+    text = examples.read_text(encoding="utf-8")
+    cut = text.index("/-! ## Forced admission on prefix chains, the running request pinned")
+    examples.write_text(text[:cut], encoding="utf-8")
     refused(
         run_check(copy),
         "module PrefixPool.Examples (lean/PrefixPool/Examples.lean), line ",

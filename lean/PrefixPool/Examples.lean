@@ -15,6 +15,7 @@ import PrefixPool.PooledMemory
 import PrefixPool.BeladyForced
 import PrefixPool.DemandBlocks
 import PrefixPool.LruCurve
+import PrefixPool.ForcedPinned
 /-!
 # PrefixPool.Examples: the definitions compute what they should
 
@@ -594,3 +595,53 @@ theorem per_host_lru_eq_far_applies :
       (Natural.plus (distinct_host_blocks routed_tree)
         (sum_below two (fun host => far_references one (List.flatten (chains_of host routed_tree))))) :=
   per_host_lru_eq_far one two routed_tree routed_tree_routed_below
+
+/-! ## Forced admission on prefix chains, the running request pinned: `ForcedPinned.lean` -/
+
+/-- The LRU prefix run of 2 blocks on `[[1, 2], [1, 3]]` pins its running
+request: the second step of each request holds the block before it, and the
+second request starts holding the first one's chain `[1, 2]`. A positive
+example of the first hypothesis of `pinned_misses_ge_forced_min`. -/
+theorem lru_prefix_run_pinned : pinned_valid two lru_prefix_run :=
+  And.intro lru_prefix_run_valid
+    (And.intro (And.intro (fun _ h => h) (And.intro (fun _ h => h) True.intro))
+      (And.intro
+        (And.intro (fun _ h => h) (And.intro (single_subset_cons one (List.cons two List.nil)) True.intro))
+        True.intro))
+
+/-- Both chains of `[[1, 2], [1, 3]]` have one to 2 blocks: a positive example
+of the third hypothesis of `pinned_misses_ge_forced_min`. -/
+theorem lru_prefix_chains_fit :
+    chains_fit two
+      (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil)) :=
+  And.intro (And.intro (Exists.intro one rfl) (Natural.le_refl two))
+    (And.intro (And.intro (Exists.intro one rfl) (Natural.le_refl two)) True.intro)
+
+/-- `pinned_misses_ge_forced_min` applied to that run: forced MIN with 2
+blocks misses 3 on the chains read twice, `[1, 2, 1, 2, 1, 3, 1, 3]`; the
+pinned run misses 3. -/
+theorem pinned_misses_ge_forced_min_applies :
+    Natural.le
+      (forced_min_misses two (List.flatten (List.map twice
+        (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil)))))
+      (prefix_misses lru_prefix_run) :=
+  pinned_misses_ge_forced_min two
+    (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil))
+    lru_prefix_run lru_prefix_run_pinned lru_prefix_run_chains lru_prefix_chains_fit
+
+example : Eq (forced_min_misses two (List.flatten (List.map twice
+    (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons one (List.cons three List.nil)) List.nil)))))
+    three := rfl
+
+/-- Chains `[[3], [1, 2], [3]]`. -/
+noncomputable def pinned_gap_chains : List (List Natural) :=
+  List.cons (List.cons three List.nil)
+    (List.cons (List.cons one (List.cons two List.nil)) (List.cons (List.cons three List.nil) List.nil))
+
+/-- Why the theorem reads each chain twice: with 2 blocks, forced MIN on the
+flat blocks `[3, 1, 2, 3]` keeps 3 and 2, dropping 1 inside the running
+request, and misses 3 times; a pinned cache holds 1 and 2 after the second
+request and misses 4 (`pyverify/optimal/forced.py`). On the chains read twice
+forced MIN misses 4 too: the second reading keeps 1 from being dropped. -/
+example : Eq (forced_min_misses two (List.flatten pinned_gap_chains)) three := rfl
+example : Eq (forced_min_misses two (List.flatten (List.map twice pinned_gap_chains))) four := rfl

@@ -89,6 +89,17 @@ MIN_THEOREM = "min_misses_le"
 #: the sum of per-host MIN counts. Cited only when every request's cache is one
 #: of hosts 0..n-1 (the theorem's `routed_below`), checked on the instance.
 PER_HOST_MIN_THEOREM = "fleet_misses_ge_per_host_min"
+#: Forced-admission certificates (``cache_model.admission: forced``: every block a request hits or
+#: fetches is held while it runs and when it ends). On one pooled cache whose chains have 1 to C blocks
+#: each, no such run misses fewer blocks than forced MIN on the chains read twice each. The witness,
+#: replayed by the checker, attains the objective; so when the objective is that count it is the forced
+#: optimum on that instance. Otherwise the theorem bounds it only.
+PINNED_THEOREM = "pinned_misses_ge_forced_min"
+FORCED_ADMISSION = "forced"
+NO_PINNED_THEOREM = (
+    "no registered theorem shows that no forced-admission cache with the running request pinned misses "
+    "fewer than a count computed from the instance"
+)
 CITED_MIN = (
     "Belady's MIN (L. A. Belady, IBM Systems Journal 5(2), 1966; proved in Mattson et al., "
     "IBM Systems Journal 9(2), 1970): no flat demand cache of C blocks misses fewer times than MIN"
@@ -306,6 +317,8 @@ class Link:
     predicting_theorem: str | None = None
     #: the theorem proving that no demand run misses fewer than ``predicted`` (covered certificates only)
     lower_bound_theorem: str | None = None
+    #: what a covered link establishes, in words, when it is not the uncapacitated count (forced admission)
+    meaning: str = ""
 
 
 @dataclass
@@ -465,10 +478,9 @@ def hypotheses_for(
                 f"longest chain {longest}",
             )
         )
-    if model.get("admission", "bypass") == "forced":
-        # The theorems the bridge relates are about the bypass optimum; a forced-admission
-        # optimum is at least that (so the bound still holds), but its exact count rests on
-        # Belady's theorem with pinned blocks (the checker's basis), not on these theorems.
+    if model.get("admission", "bypass") == FORCED_ADMISSION:
+        # The count theorems are about the bypass optimum; forced certificates are linked by
+        # forced_link, to the pinned theorem.
         found.append(
             Hypothesis(
                 "bypass admission (a fetched block may be dropped at once)",
@@ -623,6 +635,12 @@ def link_certificate(
         )
     instance = read_instance(raw, str(cert_path), str(instance_path))  # read as verify read it
     model = raw["cache_model"]["model"]
+    if raw["cache_model"].get("admission") == FORCED_ADMISSION:
+        names, link = forced_link(cert_path, raw, instance, registry)
+        theorems = [registry[name] for name in names]
+        return BridgeEntry(
+            str(cert_path), str(instance_path), raw, lines, theorems, link, raw.get("theorem")
+        )
 
     named = raw.get("theorem")
     names, openings_only = choose_theorems(model, instance, registry)
@@ -697,6 +715,120 @@ def link_certificate(
                 f"predicts for this instance"
             )
     return BridgeEntry(str(cert_path), str(instance_path), raw, lines, theorems, link, named)
+
+
+def forced_hypotheses(cert: dict[str, Any], instance: Instance) -> list[Hypothesis]:
+    """The hypotheses of ``pinned_misses_ge_forced_min``, checked against a forced certificate and its instance."""
+    model = cert["cache_model"]
+    capacity = model["capacity"]
+    lengths = [len(chain) for chain in instance.chains]
+    shortest, longest = (min(lengths), max(lengths)) if lengths else (0, 0)
+    pooled = model["model"] == "pooled"
+    return [
+        Hypothesis(
+            "demand caches (a block enters a cache only by a miss there)",
+            model["eviction"] == "offline-optimal",
+            "the run fetches on demand and chooses what to keep",
+        ),
+        Hypothesis(
+            "every cache starts empty",
+            model["warm_start"] is False,
+            f"warm_start {model['warm_start']}",
+        ),
+        Hypothesis(
+            "forced admission, the running request pinned",
+            model.get("admission") == FORCED_ADMISSION,
+            f"admission {model.get('admission', 'bypass')}",
+        ),
+        Hypothesis(
+            "one pooled cache",
+            pooled,
+            "pooled"
+            if pooled
+            else f"model {model['model']}: no theorem about pinned per-host caches is registered",
+        ),
+        Hypothesis(
+            "every chain has 1 to C blocks (pinned whole)",
+            capacity is not None and shortest >= 1 and longest <= capacity,
+            f"chains of {shortest} to {longest} blocks, C = {capacity}",
+        ),
+    ]
+
+
+def twice_forced_min_misses(chains, capacity: int) -> int:
+    """Lean's ``forced_min_misses`` on ``List.flatten (List.map twice chains)``, the bound of
+    ``pinned_misses_ge_forced_min``: the checker's own forced recount with every block of the chains read
+    twice as its own request (a request of one block pins just that block: the flat forced rule)."""
+    from pyverify.trusted.recount import forced_misses
+
+    blocks = [[block] for chain in chains for block in (*chain, *chain)]
+    return forced_misses(blocks, [0] * len(blocks), capacity) if blocks else 0
+
+
+def forced_link(
+    cert_path, raw: dict[str, Any], instance: Instance, registry: dict[str, Theorem]
+) -> tuple[list[str], Link]:
+    """The link of a forced-admission certificate: covered by ``pinned_misses_ge_forced_min`` when the
+    model meets its hypotheses and its bound, counted here, is the objective; not covered otherwise."""
+    named = raw.get("theorem")
+    if named is not None:
+        named_theorem_scope(cert_path, named, raw, instance, registry)
+    hypotheses = forced_hypotheses(raw, instance)
+    failed = [h for h in hypotheses if not h.holds]
+    if named == PINNED_THEOREM and failed:
+        raise CheckFailed(
+            f"{cert_path}: theorem: links to {named!r}, but the certificate does not meet its hypothesis "
+            f"'{failed[0].text}' ({failed[0].detail}): the theorem does not cover it"
+        )
+    # Forced runs are demand runs: the bypass bound holds of them too, as for any capacitated certificate.
+    bound = capacitated_bound(raw, instance, registry)
+    if bound is not None and not bound.holds:
+        raise CheckFailed(
+            f"{cert_path}: objective {raw['objective']} is below {bound.flat_min}, the misses of Belady's MIN on "
+            f"the flattened blocks with {bound.capacity} blocks per cache, a lower bound by "
+            f"{' and '.join(bound.theorems)}"
+        )
+    names = list(bound.theorems) if bound is not None else []
+    if named is not None and named not in names:
+        names.insert(0, named)
+    if PINNED_THEOREM not in registry:
+        return names, Link(False, hypotheses, why_not=NO_PINNED_THEOREM, bound=bound)
+    if failed:  # the theorem says nothing of this certificate: not cited
+        why = f"'{failed[0].text}' does not hold ({failed[0].detail})"
+        return names, Link(False, hypotheses, why_not=why, bound=bound)
+    names = [PINNED_THEOREM] + [name for name in names if name != PINNED_THEOREM]
+    capacity = raw["cache_model"]["capacity"]
+    predicted = twice_forced_min_misses(instance.chains, capacity)
+    unit = f"forced MIN's misses with {capacity} blocks on the chains read twice each"
+    objective = raw["objective"]
+    if objective < predicted:
+        raise CheckFailed(
+            f"{cert_path}: objective {objective} is below {predicted}, {unit}, a lower bound by {PINNED_THEOREM}"
+        )
+    if objective > predicted:
+        why = (
+            f"the theorem's bound, {unit} ({predicted}), is below the objective {objective}: the bound "
+            "does not show that no forced run misses fewer than the objective"
+        )
+        return names, Link(False, hypotheses, predicted, unit, False, why, bound)
+    meaning = (
+        f"The instance meets the hypotheses of `{PINNED_THEOREM}`: no pooled cache of {capacity} blocks with "
+        f"forced admission, the running request pinned, misses fewer than {predicted} blocks ({unit}, "
+        f"counted by the bridge from the instance file); the certificate's witness, replayed by the checker, "
+        f"misses {objective}: they agree, so on this instance {objective} is the forced-admission optimum."
+    )
+    link = Link(
+        True,
+        hypotheses,
+        predicted,
+        unit,
+        True,
+        bound=bound,
+        predicting_theorem=PINNED_THEOREM,
+        lower_bound_theorem=PINNED_THEOREM,
+        meaning=meaning,
+    )
+    return names, link
 
 
 # --- many certificates -------------------------------------------------------------

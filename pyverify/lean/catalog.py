@@ -447,6 +447,30 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
     ),
     TheoremSpec(
+        name="pinned_misses_ge_forced_min",
+        hypotheses=(
+            "one cache, starting empty, with longest-prefix hits and at most `cap` blocks (rules as in "
+            "`prefix_run_is_flat_run`: a block enters only with the miss that fetches it)",
+            "forced admission, the running request pinned: every step of a request holds every block the request "
+            "served before it, and the next request starts holding the whole chain (rule 5 of "
+            "pyverify/trusted/check.py; any eviction policy otherwise)",
+            "the run's requests read exactly the given chains, prefix-closed or not",
+            "every chain has at least one block and at most `cap` (so it is pinned whole)",
+            "forced MIN with `cap` blocks (`forced_min_misses`) on the chains read twice each, in request order "
+            "(`twice`: [x, a, b] becomes [x, a, b, x, a, b])",
+        ),
+        plain=(
+            "Forced admission on prefix chains, the running request pinned: on chains of one to `cap` blocks each, "
+            "no valid run of a capacitated prefix cache of `cap` blocks that starts empty and keeps every block a "
+            "request hits or fetches (pinned while the request runs, cached when it ends) misses fewer blocks than "
+            "forced MIN with `cap` blocks on the chains read twice each (the second reading keeps forced MIN from "
+            "dropping a pinned block). A lower bound on the count of pyverify/optimal/forced.py `forced_run_flat` "
+            "(Belady's rule with the running request pinned, `simulate`/`certify` with forced admission); that the "
+            "two counts are equal is tested, not part of the statement."
+        ),
+        applies="pinned_misses_ge_forced_min_applies",
+    ),
+    TheoremSpec(
         name="prefix_misses_ge_distinct_blocks",
         hypotheses=(
             "one cache, starting empty, with longest-prefix hits (rules as in `prefix_run_is_flat_run`): a demand "

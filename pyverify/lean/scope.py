@@ -30,7 +30,12 @@ that fits, requests of the kind the instance has, and a policy whose runs are
 the certificate's: every demand run, or the run that attains the fewest misses
 (keeping every block when there is no capacity; Belady's MIN when there is
 one). LRU admits every miss and evicts by recency: not the certificate's runs.
-A comparison of two models is about neither one alone.
+A comparison of two models is about neither one alone. A certificate with
+``admission: forced`` is about the runs that admit every block a request hits
+or fetches, the running request pinned (a capacity is then required): the
+theorems about such runs (``PINNED``, and the flat ``FORCED`` ones on
+openings) and those about every demand run are about it; those about MIN in
+bypass form or the cache that keeps every block are not.
 
 ``tests/test_scope.py`` requires an entry for every catalog theorem.
 """
@@ -55,6 +60,7 @@ LRU = "LRU (every miss admitted, least recently used dropped)"
 FIFO = "FIFO (every miss admitted, oldest inserted dropped)"
 FORCED = "every demand run that admits every block it fetches"
 FORCED_MIN = "forced MIN (Belady's rule, every fetched block admitted)"
+PINNED = "every demand run that admits every block it hits or fetches, the running request pinned"
 
 OPENINGS = "openings"
 CHAINS = "chains"
@@ -122,6 +128,7 @@ SCOPES: dict[str, Scope] = {
     "pooled_min_le_per_host_min": Scope(COMPARED, CAPACITY, MIN, CHAINS, COMPARISON),
     "forced_min_misses_le": Scope(FLAT, CAPACITY, FORCED, FLAT_IDS, LOWER_BOUND),
     "forced_min_run_valid": Scope(FLAT, CAPACITY, FORCED_MIN, FLAT_IDS, ACHIEVABLE),
+    "pinned_misses_ge_forced_min": Scope(POOLED, CAPACITY, PINNED, CHAINS, LOWER_BOUND),
     # "whatever its capacity and policy": every demand run of a longest-prefix cache, any `cap`.
     "prefix_misses_ge_distinct_blocks": Scope(POOLED, ANY_CAPACITY, DEMAND, CHAINS, LOWER_BOUND),
     "fleet_misses_ge_distinct_host_blocks": Scope(
@@ -144,20 +151,31 @@ class CertificateModel:
     caches: str  # POOLED or PER_HOST
     capacity: int | None
     openings: bool  # every request is a chain of one block
+    #: ``bypass`` (a fetched block may be dropped at once) or ``forced`` (every block a request hits
+    #: or fetches is held while it runs and when it ends: the running request pinned)
+    admission: str = "bypass"
 
     def describe(self) -> str:
         size = (
             "no capacity" if self.capacity is None else f"capacity {self.capacity} blocks per cache"
         )
         requests = "openings (chains of one block)" if self.openings else "block chains"
-        return f"{_CACHES[self.caches]}, {size}, the fewest misses of any demand run (bypass allowed), {requests}"
+        runs = (
+            "the fewest misses of any demand run admitting every block, the running request pinned"
+            if self.admission == "forced"
+            else "the fewest misses of any demand run (bypass allowed)"
+        )
+        return f"{_CACHES[self.caches]}, {size}, {runs}, {requests}"
 
 
 def certificate_model(cert: dict, chains) -> CertificateModel:
     """The model of a certificate (already verified) on its instance's ``chains``."""
     model = cert["cache_model"]
     return CertificateModel(
-        model["model"], model["capacity"], all(len(chain) == 1 for chain in chains)
+        model["model"],
+        model["capacity"],
+        all(len(chain) == 1 for chain in chains),
+        model.get("admission", "bypass"),
     )
 
 
@@ -172,10 +190,15 @@ def mismatch(scope: Scope, model: CertificateModel) -> str | None:
         return "it is a fact about one concrete input written out in the Lean development, not about any certificate's instance"
     if scope.conclusion == MONOTONE:
         return "it compares the counts at `cap` and `cap + 1` blocks; a certificate is about one capacity"
-    if scope.policy in (FORCED, FORCED_MIN):
+    if scope.policy in (FORCED, FORCED_MIN, PINNED) and model.admission != "forced":
         return (
             "it is about caches that admit every block they fetch; the certificate's runs may drop a block "
             "at once (bypass)"
+        )
+    if model.admission == "forced" and scope.policy in (MIN, KEEPS_ALL):
+        return (
+            f"it is about {scope.policy}, which may drop a fetched block at once; the certificate's runs "
+            "admit every block (forced admission)"
         )
     if scope.policy == FIFO:
         return "it is about FIFO, which admits every miss and evicts by age; the certificate's runs choose what to keep"

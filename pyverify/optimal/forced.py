@@ -32,8 +32,12 @@ blocks first among them. Evicting one block at a time, farthest next use
 first, while admitting the chain block by block, gives the same set.
 
 Why it is the optimum (argued here and in docs/min-flat-relaxation.md,
-"Forced admission"; tested by exhaustive search in tests/test_forced_min.py;
-**not** proved in Lean):
+"Forced admission"; tested by exhaustive search in tests/test_forced_min.py).
+In Lean (``pinned_misses_ge_forced_min``, lean/PrefixPool/ForcedPinned.lean)
+the lower bound is proved for one cache whose chains have 1 to ``C`` blocks:
+no pinned run misses fewer than forced MIN on the chains read twice each; that
+this rule's count equals that bound is tested (tests/test_bridge_forced.py),
+not proved, and longer chains and per-host caches are not covered:
 
 * *Flat forced optimum.* Count a run's misses flatly: request ``t`` misses
   ``|X_t \ S_t|`` (its blocks not held). The runs allowed are

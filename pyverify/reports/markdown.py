@@ -115,7 +115,9 @@ def link_markdown(entry: BridgeEntry) -> list[str]:
         f"| {h['hypothesis']} | {yes_no(h['holds'])} | {h['detail']} |" for h in link["hypotheses"]
     ]
     lines.append("")
-    if link["covered"]:
+    if link["covered"] and entry.link.meaning:
+        lines.append(entry.link.meaning)
+    elif link["covered"]:
         main = entry.link.predicting_theorem or entry.theorems[0].name
         lines.append(
             f"The instance meets the hypotheses of `{main}`, so the theorem predicts "

@@ -16,8 +16,8 @@ requests' chains, concatenated in trace order) and rests on a stated argument, n
   keep its first ``min(k, C)`` blocks and, of the others held, the soonest used again. Counted
   flatly, which is what the argument needs: Belady's exchange argument with those blocks pinned
   makes this the fewest misses of any forced run, and a prefix run misses at least its flat misses
-  (pyverify/optimal/forced.py; docs/min-flat-relaxation.md, "Forced admission"). Not proved in
-  Lean; tested against exhaustive search.
+  (pyverify/optimal/forced.py; docs/min-flat-relaxation.md, "Forced admission"). Lean bounds one
+  cache's chains of 1..C blocks (``pinned_misses_ge_forced_min``); equality with it is tested.
 * :func:`lru_misses`: a flat LRU cache; equal to pyverify's longest-prefix LRU on prefix-closed
   traces (pyverify/sim/mrc.py's docstring; Lean theorem ``prefix_lru_eq_flat``, host by host).
 """
