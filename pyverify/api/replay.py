@@ -92,6 +92,7 @@ __all__ = [
     "columnar_trace",
     "compiled_refusal",
     "local_against_global",
+    "own_fleet_size",
     "prefill_rate",
     "replay_fleet",
     "router_options",
@@ -139,7 +140,7 @@ def prefill_rate(
 
 def service_model(
     *,
-    prefill_tokens_per_s: float = DEFAULT_PREFILL_TOKENS_PER_S,
+    prefill_tokens_per_s: float | None = None,
     decode_tokens_per_s: float = DEFAULT_DECODE_TOKENS_PER_S,
     max_running: int = DEFAULT_MAX_RUNNING,
     block_tokens: int | None = None,
@@ -154,9 +155,12 @@ def service_model(
     """The time model of a replay: one host's rates, how many requests it runs at once, how a step
     is batched and timed (``step_table``: a JSON file read here; bad content raises
     :class:`~pyverify.errors.UserError`), and the KV bytes and bandwidths a lower tier's hit costs.
-    ``None`` keeps the model's default (``block_tokens``: the cost model's block size)."""
+    ``None`` keeps the command line's default (``prefill_tokens_per_s``: :func:`prefill_rate`'s;
+    ``block_tokens``: the cost model's block size)."""
     from pyverify.fleet.service import ServiceModel, read_step_table
 
+    if prefill_tokens_per_s is None:
+        prefill_tokens_per_s = prefill_rate().tokens_per_s
     model = ServiceModel(
         prefill_tokens_per_s=prefill_tokens_per_s,
         decode_tokens_per_s=decode_tokens_per_s,
@@ -198,6 +202,19 @@ def router_options(
         kv_aware_load=kv_aware_load,
         block_tokens=block_tokens,
     )
+
+
+def own_fleet_size(trace: ColumnarTrace) -> int:
+    """Every command's default fleet for ``trace``: the hosts it names (its routing's, or a fleet
+    size above one), else the default."""
+    from pyverify.api.names import default_fleet_for
+
+    named = trace.fleet_size
+    if trace.routing is not None:
+        named = named if named is not None else int(trace.routing.max()) + 1
+    elif named is not None and named <= 1:
+        named = None
+    return default_fleet_for(named)
 
 
 def columnar_trace(instance: Instance) -> ColumnarTrace:
@@ -353,7 +370,7 @@ def replay_fleet(
     trace: ColumnarTrace,
     *,
     routers: Sequence[str] = ("round-robin",),
-    fleet_size: int,
+    fleet_size: int | None = None,
     capacity: int | None = None,
     eviction: str = LRU,
     host_capacity: int | None | bool = False,
@@ -374,10 +391,11 @@ def replay_fleet(
     """Replay ``trace`` on ``fleet_size`` hosts once per router, tier configuration
     (:func:`tier_configurations`) and timing (timed and untimed with ``compare``).
 
-    Capacities are in blocks (``None``: no limit; ``False``: no such lower tier). A timed replay
+    ``fleet_size``: :func:`own_fleet_size` when ``None``. Capacities are in blocks (``None``: no limit; ``False``: no such lower tier). A timed replay
     needs a timestamp on every request. ``service``, ``options``: :func:`service_model`,
-    :func:`router_options` (their defaults when ``None``); ``rate`` and ``kv_model`` are only
-    reported. ``progress(n)`` is called as requests are served; ``where`` names the input in
+    :func:`router_options` (their defaults when ``None``); ``rate`` (where the service's prefill
+    rate comes from; :func:`prefill_rate`'s default when it is that rate) and ``kv_model`` are
+    only reported. ``progress(n)`` is called as requests are served; ``where`` names the input in
     errors. Runs with an engine's eviction also count the requests the engine never schedules."""
     from pyverify.fleet.replay import replay
     from pyverify.fleet.report import bounds, forced_routed_hits, per_request_records, run_summary
@@ -390,8 +408,12 @@ def replay_fleet(
         service = service_model(block_tokens=trace.block_size_tokens)
     if options is None:
         options = router_options(block_tokens=service.block_tokens)
+    if fleet_size is None:
+        fleet_size = own_fleet_size(trace)
     if rate is None:
-        rate = PrefillRate(service.prefill_tokens_per_s, "given")
+        rate = prefill_rate()
+        if rate.tokens_per_s != service.prefill_tokens_per_s:
+            rate = PrefillRate(service.prefill_tokens_per_s, "service_model(prefill_tokens_per_s)")
     outputs = views_of(trace).output_tokens
     bound = bounds(trace, fleet_size, capacity)
     weights = trace_token_weights(trace, where)

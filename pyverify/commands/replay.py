@@ -54,7 +54,6 @@ from pyverify.api.names import (
     SGLANG,
     SGLANG_FIFO,
     VLLM,
-    default_fleet_for,
     eviction_name,
 )
 from pyverify.api.replay import (
@@ -481,23 +480,12 @@ def read_trace(args) -> "ColumnarTrace":
     return columnar_trace(load_with(args, args.trace))
 
 
-def own_fleet_size(trace) -> int:
-    """Every command's default fleet (:func:`pyverify.sim.routing.default_fleet`) for ``trace``: the
-    hosts it names (its routing's, or a fleet size), else the default."""
-    named = trace.fleet_size
-    if trace.routing is not None:
-        named = named if named is not None else int(trace.routing.max()) + 1
-    elif named is not None and named <= 1:
-        named = None
-    return default_fleet_for(named)
-
-
 def capacity_text(capacity) -> str:
     return "unlimited" if capacity is None else f"{capacity} blocks"
 
 
 def run_replay(args) -> int:
-    from pyverify.api.replay import replay_fleet, router_options
+    from pyverify.api.replay import own_fleet_size, replay_fleet, router_options
     from pyverify.commands.replay_text import print_runs
     from pyverify.progress import progress_bar
 
