@@ -326,3 +326,91 @@ def test_bad_input_is_a_user_error(tmp_path):
     bad.write_text('{"hash_ids": [1, 2]}\n{"hash_ids": [3, -1]}\n', encoding="utf-8")
     with pytest.raises(UserError):
         api.load_trace(bad)
+
+
+def shared_prefix_trace(path: Path) -> Path:
+    """A Mooncake JSONL trace of 60 timed requests over 4 shared prefixes: enough reuse and
+    overlap that routers, tiers and capacities give different runs."""
+    lines = []
+    for request in range(60):
+        family = request % 4
+        chain = [family * 100 + block for block in range(3 + request % 5)]
+        record = {
+            "timestamp": request * 40,
+            "input_length": 512 * len(chain),
+            "output_length": 1 + request % 7,
+            "hash_ids": chain,
+        }
+        lines.append(json.dumps(record) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "flags, arguments",
+    [
+        (
+            ["--capacity", "6", "--router", "round-robin,kv-aware,dynamo"],
+            {"capacity": 6, "routers": ["round-robin", "kv-aware", "dynamo"]},
+        ),
+        (
+            ["--capacity", "4", "--host-capacity", "8", "--pool-capacity", "inf", "--compare"],
+            {"capacity": 4, "host_capacity": 8, "pool_capacity": None, "compare": True},
+        ),
+        (
+            ["--capacity", "12", "--eviction", "vllm", "--fleet", "3", "--router", "sglang"],
+            {"capacity": 12, "eviction": "vllm", "fleet_size": 3, "routers": ["sglang"]},
+        ),
+        (["--no-timing", "--capacity", "5"], {"capacity": 5, "timed": False}),
+    ],
+    ids=["routers", "compare-tiers", "vllm", "untimed"],
+)
+def test_replay_fleet_gives_the_commands_json(capsys, tmp_path, flags, arguments):
+    from pyverify.api import reading, replay
+
+    from .helpers import run_cli
+
+    path = shared_prefix_trace(tmp_path / "trace.jsonl")
+    status, out, err = run_cli(capsys, "replay", str(path), *flags, "--json")
+    assert status == 0, err
+    report = replay.replay_fleet(reading.read_trace_file(path), **arguments)
+    assert report.to_dict() == json.loads(out)
+
+
+def test_replay_fleet_gives_the_commands_per_request_records(capsys, tmp_path):
+    from pyverify.api import reading, replay
+
+    from .helpers import run_cli
+
+    path = shared_prefix_trace(tmp_path / "trace.jsonl")
+    records = tmp_path / "requests.jsonl"
+    flags = ["--capacity", "4", "--pool-capacity", "10", "--router", "round-robin,random"]
+    status, _, err = run_cli(capsys, "replay", str(path), *flags, "--per-request", str(records))
+    assert status == 0, err
+    report = replay.replay_fleet(
+        reading.read_trace_file(path),
+        capacity=4,
+        pool_capacity=10,
+        routers=["round-robin", "random"],
+        per_request=True,
+    )
+    written = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines()]
+    assert len(written) == 2 * 60 and report.per_request == written
+
+
+def test_the_replay_service_model_and_refusals_are_the_commands(capsys, tmp_path):
+    from pyverify.api import replay
+
+    from .helpers import run_cli
+
+    service = replay.service_model(kv_bytes_per_token=1000.0, service=replay.STREAMS)
+    assert service.prefill_tokens_per_s == replay.prefill_rate().tokens_per_s
+    assert service.kv_bytes_per_token == 1000.0 and service.service == replay.STREAMS
+    assert replay.prefill_rate(123.0).to_json()["tokens_per_s"] == 123.0
+    reason = replay.compiled_refusal(
+        ["kv-aware"], capacity_given=False, eviction="sglang", timed=False
+    )
+    path = shared_prefix_trace(tmp_path / "trace.jsonl")
+    flags = ["--backend", "compiled", "--eviction", "sglang", "--no-timing", "--router", "kv-aware"]
+    status, _, err = run_cli(capsys, "replay", str(path), *flags)
+    assert status == 2 and reason is not None and reason in err

@@ -9,11 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyverify.commands.cache_options import add_kv_size_options
-from pyverify.inputs.kv_models import kv_size
 from pyverify.commands.input_options import (
     add_input_options,
     load_with,
@@ -47,42 +45,43 @@ from pyverify.commands.cache_options import (
     resolve_cache_size,
 )
 from pyverify.errors import RequestError, UserError
-
-if TYPE_CHECKING:  # annotations only: --help imports no numpy
-    from pyverify.inputs.columnar import ColumnarTrace
-from pyverify.fleet import REPLAY_ENGINES
-from pyverify.fleet.routers import (
-    DEFAULT_KV_AWARE_LOAD,
-    DEFAULT_LOAD_WEIGHT,
-    DEFAULT_OVERLAP_WEIGHT,
-    KV_AWARE_LOADS,
-    ROUTERS,
+from pyverify.api.memory import kv_size
+from pyverify.api.names import (
+    ENGINE_EVICTIONS,
+    EVICTION_HELP,
+    LRU,
+    LRU_NOTE,
+    SGLANG,
+    SGLANG_FIFO,
+    VLLM,
+    eviction_name,
 )
-from pyverify.cost.params import (
-    DEFAULT_BLOCK_TOKENS,
-    DEFAULT_GPUS_PER_HOST,
-    DEFAULT_KV_MODEL,
-    DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    DEFAULT_MAX_RUNNING,
-    MEASURED_PREFILL_TOKENS_PER_S_PER_GPU,
-    PREFILL_RATE_MODEL,
-    prefill_rate_note,
-)
-from pyverify.fleet.service import (
+from pyverify.api.replay import (
     DEFAULT_DECODE_GROWTH,
     DEFAULT_DECODE_TOKENS_PER_S,
+    DEFAULT_KV_AWARE_LOAD,
+    DEFAULT_KV_MODEL,
+    DEFAULT_LOAD_WEIGHT,
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    DEFAULT_MAX_RUNNING,
+    DEFAULT_OVERLAP_WEIGHT,
     DEFAULT_PREFILL_TOKENS_PER_S,
     DYNAMO_TIMING,
+    KV_AWARE_LOADS,
     LINEAR_TIMING,
+    PREFILL_RATE_MODEL,
+    REPLAY_ENGINES,
+    REPLAY_EVICTIONS,
+    ROUTERS,
     SERVICE_MODELS,
     SOURCES,
     STEP_TIMINGS,
     STEPS,
     STREAMS,
 )
-from pyverify.fleet.tiers import REPLAY_EVICTIONS
-from pyverify.sim.names import LRU_NOTE, eviction_name
-from pyverify.sim.simulate import ENGINE_EVICTIONS, EVICTION_HELP, LRU, SGLANG, SGLANG_FIFO, VLLM
+
+if TYPE_CHECKING:  # annotations only: --help imports no numpy
+    from pyverify.api.replay import ColumnarTrace
 
 ORDER = 25
 
@@ -401,31 +400,17 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run_replay)
 
 
-@dataclass(frozen=True)
-class PrefillRate:
-    """Replay's prefill rate of one host, where it comes from, a note when it does not fit the KV."""
-
-    tokens_per_s: float
-    source: str
-    note: str | None = None
-
-    def to_json(self) -> dict:
-        return {"tokens_per_s": self.tokens_per_s, "source": self.source, "note": self.note}
-
-
-def prefill_rate_of(args) -> PrefillRate:
+def prefill_rate_of(args):
     """``--prefill-tokens-per-s``; else the rate measured on the ``--kv-model`` (the default KV model
     when no KV size is given); else the default rate, with the note ``cost`` prints for that case."""
-    if args.prefill_tokens_per_s is not None:
-        return PrefillRate(args.prefill_tokens_per_s, "--prefill-tokens-per-s")
-    model = args.kv_model if kv_given(args) else DEFAULT_KV_MODEL
-    if model in MEASURED_PREFILL_TOKENS_PER_S_PER_GPU:
-        return PrefillRate(
-            MEASURED_PREFILL_TOKENS_PER_S_PER_GPU[model] * DEFAULT_GPUS_PER_HOST,
-            f"measured on {model}: {SOURCES['prefill_tokens_per_s']}",
-        )
-    note = prefill_rate_note(kv_flag_words(args), args.kv_model, "--prefill-tokens-per-s RATE")
-    return PrefillRate(DEFAULT_PREFILL_TOKENS_PER_S, SOURCES["prefill_tokens_per_s"], note)
+    from pyverify.api.replay import prefill_rate
+
+    return prefill_rate(
+        args.prefill_tokens_per_s,
+        args.kv_model,
+        kv_given=kv_given(args),
+        kv_words=kv_flag_words(args),
+    )
 
 
 def service_words(service) -> str:
@@ -460,77 +445,39 @@ def kv_words(args, service) -> str:
 
 
 def service_of(args, trace):
-    from dataclasses import replace
+    from pyverify.api.replay import service_model
 
-    from pyverify.fleet.service import ServiceModel, read_step_table
-
-    service = ServiceModel(
-        prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s,
-        decode_tokens_per_s=args.decode_tokens_per_s,
-        max_running=args.max_running,
-        block_tokens=trace.block_size_tokens or DEFAULT_BLOCK_TOKENS,
-        service=args.service,
-        max_num_batched_tokens=args.max_num_batched_tokens,
-        step_table=None if args.step_table is None else read_step_table(args.step_table),
-        step_timing=args.step_timing,
-    )
     kv = kv_size(
         args.kv_model,
         args.kv_dtype,
         args.kv_bytes_per_token,
         getattr(args, "kv_model_config", None),
     )
-    if kv is not None:
-        service = replace(service, kv_bytes_per_token=kv.bytes_per_token)
-    if args.pool_bandwidth_gb_s is not None:
-        service = replace(service, pool_bandwidth_gb_s=args.pool_bandwidth_gb_s)
-    if args.host_bandwidth_gb_s is not None:
-        service = replace(service, host_bandwidth_gb_s=args.host_bandwidth_gb_s)
-    return service
+    return service_model(
+        prefill_tokens_per_s=prefill_rate_of(args).tokens_per_s,
+        decode_tokens_per_s=args.decode_tokens_per_s,
+        max_running=args.max_running,
+        block_tokens=trace.block_size_tokens,
+        service=args.service,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        step_table=args.step_table,
+        step_timing=args.step_timing,
+        kv_bytes_per_token=None if kv is None else kv.bytes_per_token,
+        pool_bandwidth_gb_s=args.pool_bandwidth_gb_s,
+        host_bandwidth_gb_s=args.host_bandwidth_gb_s,
+    )
 
 
 def read_trace(args) -> "ColumnarTrace":
     """The input, read once as the one trace type every run takes: a trace file (Mooncake JSONL, CSV,
     Parquet) by the array readers, anything else (or with a re-blocking or tokenizing flag) by the
     instance readers, converted once, as ``simulate`` reads it."""
+    from pyverify.api.replay import columnar_trace
     from pyverify.commands.engine_options import is_trace_file
-    from pyverify.inputs.columnar import ColumnarTrace
 
     if not needs_instance_reader(args) and is_trace_file(args.trace):
         return read_trace_with(args, args.trace)
-    return ColumnarTrace.from_instance(load_with(args, args.trace))
-
-
-def own_fleet_size(trace) -> int:
-    """Every command's default fleet (:func:`pyverify.sim.routing.default_fleet`) for ``trace``: the
-    hosts it names (its routing's, or a fleet size), else the default."""
-    from pyverify.sim.names import default_fleet_for
-
-    named = trace.fleet_size
-    if trace.routing is not None:
-        named = named if named is not None else int(trace.routing.max()) + 1
-    elif named is not None and named <= 1:
-        named = None
-    return default_fleet_for(named)
-
-
-def tier_configurations(args) -> list[tuple[str, object, object]]:
-    """(label, host capacity, pool capacity) of each tier configuration to run; ``False``: no such tier."""
-    host, pool = args.host_capacity, args.pool_capacity
-    if not args.compare:
-        return [(tiers_label(host, pool), host, pool)]
-    chosen = (
-        [(False, False)]
-        + [(host, False)] * (host is not False)
-        + [(False, pool)] * (pool is not False)
-    )
-    if host is not False and pool is not False:
-        chosen.append((host, pool))
-    return [(tiers_label(h, p), h, p) for h, p in chosen]
-
-
-def tiers_label(host, pool) -> str:
-    return "+".join(["gpu"] + ["host"] * (host is not False) + ["pool"] * (pool is not False))
+    return columnar_trace(load_with(args, args.trace))
 
 
 def capacity_text(capacity) -> str:
@@ -538,14 +485,9 @@ def capacity_text(capacity) -> str:
 
 
 def run_replay(args) -> int:
-    from pyverify.commands.replay_text import local_against_global, print_runs
-    from pyverify.fleet.replay import replay
-    from pyverify.fleet.report import bounds, forced_routed_hits, per_request_records, run_summary
-    from pyverify.fleet.routers import Router, RouterOptions
-    from pyverify.fleet.run import ReplaySettings
-    from pyverify.fleet.trace_views import views_of
+    from pyverify.api.replay import own_fleet_size, replay_fleet, router_options
+    from pyverify.commands.replay_text import print_runs
     from pyverify.progress import progress_bar
-    from pyverify.sim.array_run import trace_token_weights
 
     timing_refusal(args)
     engine_refusal(args)
@@ -565,7 +507,7 @@ def run_replay(args) -> int:
                 "timestamp",
                 "a timed replay needs a timestamp on every request (or use --no-timing)",
             )
-    options = RouterOptions(
+    options = router_options(
         seed=args.seed,
         slack=args.affinity_slack,
         overlap_weight=args.overlap_weight,
@@ -573,62 +515,39 @@ def run_replay(args) -> int:
         kv_aware_load=args.kv_aware_load,
         block_tokens=service.block_tokens,
     )
-    timings = [True, False] if args.compare else [not args.no_timing]
-    configurations = tier_configurations(args)
-    outputs = views_of(trace).output_tokens
-    bound = bounds(trace, fleet, args.capacity)
-    weights = trace_token_weights(trace, args.trace)
-    forced_by_routing: dict[tuple, int] = {}
-    summaries = []
-    request_lines: list[str] = []
-    total = trace.n_requests * len(args.router) * len(timings) * len(configurations)
+    rate = prefill_rate_of(args)
+    passes = (2 if args.compare else 1) * len(tier_configurations_of(args))
+    total = trace.n_requests * len(args.router) * passes
     with progress_bar(total, "replay", unit="request") as advance:
-        for timed in timings:
-            for label, host, pool in configurations:
-                settings = ReplaySettings(
-                    capacity=args.capacity,
-                    eviction=args.eviction,
-                    host_capacity=host,
-                    pool_capacity=pool,
-                    timed=timed,
-                    arrival_scale=args.arrival_scale,
-                    page_size=args.page_size,
-                )
-                for name in args.router:
-                    router = Router(name, fleet, options)
-                    run = replay(
-                        trace, router, settings, service, progress=advance, backend=args.backend
-                    )
-                    routing = tuple(run.host_of)
-                    if routing not in forced_by_routing:
-                        forced_by_routing[routing] = forced_routed_hits(
-                            trace, routing, args.capacity
-                        )
-                    summary = run_summary(run, service, bound, forced_by_routing[routing], outputs)
-                    summary.update(
-                        token_summary(trace, run, weights, args.eviction in ENGINE_EVICTIONS)
-                    )
-                    summaries.append(
-                        {
-                            "timed": timed,
-                            "tiers": label,
-                            "host_capacity": json_capacity(host),
-                            "pool_capacity": json_capacity(pool),
-                            **summary,
-                            "router_settings": options.to_json(name),
-                        }
-                    )
-                    if args.per_request:
-                        request_lines.extend(
-                            json.dumps(record, allow_nan=False) + "\n"
-                            for record in per_request_records(
-                                run, service, outputs, timed=timed, tiers=label
-                            )
-                        )
+        report = replay_fleet(
+            trace,
+            routers=args.router,
+            fleet_size=fleet,
+            capacity=args.capacity,
+            eviction=args.eviction,
+            host_capacity=args.host_capacity,
+            pool_capacity=args.pool_capacity,
+            compare=args.compare,
+            timed=not args.no_timing,
+            arrival_scale=args.arrival_scale,
+            page_size=args.page_size,
+            service=service,
+            options=options,
+            rate=rate,
+            kv_model=args.kv_model or getattr(args, "kv_model_config", None),
+            backend=args.backend,
+            per_request=bool(args.per_request),
+            progress=advance,
+            where=args.trace,
+        )
+    summaries, bound = report.runs, report.bounds
     if args.per_request:
         from pyverify.fileio import write_text_atomic
 
-        write_text_atomic(args.per_request, "".join(request_lines))
+        write_text_atomic(
+            args.per_request,
+            "".join(json.dumps(record, allow_nan=False) + "\n" for record in report.per_request),
+        )
     gpu_text = (
         "GPU uncapacitated"
         if args.capacity is None
@@ -644,7 +563,6 @@ def run_replay(args) -> int:
         if args.pool_capacity is False
         else f", pool {capacity_text(args.pool_capacity)} (LRU)"
     )
-    rate = prefill_rate_of(args)
     rate_from = (
         "--prefill-tokens-per-s"
         if args.prefill_tokens_per_s is not None
@@ -670,38 +588,7 @@ def run_replay(args) -> int:
             f"{trace.name}: {fleet} hosts, {gpu_text}{host_text}{pool_text}",
         )
     if args.json:
-        print_json(
-            {
-                "instance": trace.name,
-                "fleet_size": fleet,
-                "capacity": args.capacity,
-                "eviction": args.eviction,
-                "host_tier": args.host_capacity is not False,
-                "host_capacity": json_capacity(args.host_capacity),
-                "pool": args.pool_capacity is not False,
-                "pool_capacity": json_capacity(args.pool_capacity),
-                "timed": not args.no_timing,
-                "compare": args.compare,
-                "arrival_scale": args.arrival_scale,
-                "service": service.to_json(),
-                "kv": {
-                    "model": args.kv_model or getattr(args, "kv_model_config", None),
-                    "bytes_per_token": service.kv_bytes_per_token,
-                },
-                "prefill_rate": rate.to_json(),
-                "router_options": {
-                    "seed": args.seed,
-                    "affinity_slack": args.affinity_slack,
-                    "overlap_weight": args.overlap_weight,
-                    "load_weight": args.load_weight,
-                    "kv_aware_load": args.kv_aware_load,
-                },
-                "bounds": bound.to_json(),
-                "runs": summaries,
-                "charts": [str(path) for path in charts],
-                "local_against_global": local_against_global(summaries),
-            }
-        )
+        print_json(report.to_dict(charts))
         return 0
     print(
         f"{trace.name}: {trace.n_requests} requests, {fleet} hosts, {gpu_text}{host_text}{pool_text}; {timing_text}"
@@ -766,26 +653,23 @@ def compiled_refusal(args) -> None:
     """One line (exit 2) when ``--backend compiled`` cannot run every requested run; before the input is read."""
     if args.backend != "compiled":
         return
-    from pyverify.fleet.compiled_replay import unsupported
-    from pyverify.fleet.routers import Router
-    from pyverify.fleet.run import ReplaySettings
+    from pyverify.api.replay import compiled_refusal as refusal
 
-    timings = [True, False] if args.compare else [not args.no_timing]
-    for timed in timings:
-        for _, host, pool in tier_configurations(args):
-            for name in args.router:
-                # The capacity is not known before the input is read; any finite one stands for it here.
-                capacity = (
-                    None
-                    if args.capacity is None
-                    and args.capacity_tokens is None
-                    and args.capacity_gib is None
-                    else 1
-                )
-                settings = ReplaySettings(capacity, args.eviction, host, pool, timed)
-                reason = unsupported(Router(name, 1), settings, args.service)
-                if reason is not None:
-                    raise UserError(f"--backend compiled: {reason}; use --backend auto or python")
+    reason = refusal(
+        args.router,
+        # The capacity is not known before the input is read; only whether one was given.
+        capacity_given=not (
+            args.capacity is None and args.capacity_tokens is None and args.capacity_gib is None
+        ),
+        eviction=args.eviction,
+        host_capacity=args.host_capacity,
+        pool_capacity=args.pool_capacity,
+        compare=args.compare,
+        timed=not args.no_timing,
+        service=args.service,
+    )
+    if reason is not None:
+        raise UserError(f"--backend compiled: {reason}; use --backend auto or python")
 
 
 def first_without_timestamp(trace) -> int | None:
@@ -830,20 +714,7 @@ def check_engine_inputs(args, trace) -> None:
         )
 
 
-def token_summary(trace, run, weights, engine_run: bool) -> dict:
-    """Hit tokens as simulate counts them (``measured.token_hits``): the tokens of each request's hit blocks."""
-    from pyverify.sim.accounting import tally_offsets
+def tier_configurations_of(args) -> list[tuple]:
+    from pyverify.api.replay import tier_configurations
 
-    hits = [g + h + p for g, h, p in zip(run.gpu_hits, run.host_hits, run.pool_hits)]
-    measured = tally_offsets(trace.offsets, hits, weights)
-    extra = {"tokens": measured.tokens, "token_hits": measured.token_hits}
-    if (
-        engine_run
-    ):  # prompts the engine never schedules: no hits, counted as misses (as simulate counts them)
-        extra["unscheduled_requests"] = list(run.unscheduled)
-    return extra
-
-
-def json_capacity(capacity):
-    """A tier's capacity in JSON: blocks, "inf", or None without the tier."""
-    return None if capacity is False else ("inf" if capacity is None else capacity)
+    return tier_configurations(args.host_capacity, args.pool_capacity, args.compare)

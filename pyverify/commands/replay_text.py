@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-if TYPE_CHECKING:  # annotations only: the CLI imports every command module to build its parser, and --help imports no numpy
-    from pyverify.fleet.report import Bounds
+from pyverify.api.replay import MOONCAKE_GLOBAL_GAIN, local_against_global
+
+if TYPE_CHECKING:
+    from pyverify.api.replay import Bounds
 
 
 def print_bounds(bound: Bounds) -> None:
@@ -20,36 +22,6 @@ def print_bounds(bound: Bounds) -> None:
             f"{bound.min_pooled_hits / references:.4f}; forced-admission optimum {bound.forced_hits} hits = "
             f"{bound.forced_hits / references:.4f}"
         )
-
-
-#: The Mooncake paper's global-pool gain in hit rate over local caches (FAST'25, section 5.3.2), per trace.
-MOONCAKE_GLOBAL_GAIN = {"synthetic": 2.36, "conversation": 2.22, "tool&agent": 1.38}
-
-
-def local_against_global(summaries: Sequence[dict]) -> list[dict]:
-    """Per timing and router, the hit rate of local caches (GPU + host DRAM) against one global pool (GPU + pool).
-
-    The Mooncake paper's question: the same GPUs, with the lower-tier memory either split per host or shared.
-    Empty unless ``--compare`` ran both configurations."""
-    rows = {
-        (summary["timed"], summary["tiers"], summary["router"]): summary for summary in summaries
-    }
-    pairs = []
-    for (timed, tiers, router), local in rows.items():
-        shared = rows.get((timed, "gpu+pool", router))
-        if tiers != "gpu+host" or shared is None:
-            continue
-        ratio = shared["hit_rate"] / local["hit_rate"] if local["hit_rate"] else None
-        pairs.append(
-            {
-                "timed": timed,
-                "router": router,
-                "local_hit_rate": local["hit_rate"],
-                "global_hit_rate": shared["hit_rate"],
-                "global_over_local": ratio,
-            }
-        )
-    return pairs
 
 
 def print_local_against_global(pairs: Sequence[dict]) -> None:
