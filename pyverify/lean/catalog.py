@@ -333,9 +333,9 @@ THEOREMS: tuple[TheoremSpec, ...] = (
         ),
         plain=(
             "On every sequence of block requests and at every capacity `cap`, Belady's MIN with `cap` blocks "
-            "misses at most as many times as LRU with `cap` blocks: the optimal curve never lies above LRU's. "
-            "A bound with its direction, not an equation: that the one-pass optimal curve of `pyverify mrc` "
-            "(`pyverify/optimal/curve.py`) equals MIN's misses at every capacity is checked only on every "
+            "misses at most as many times as LRU with `cap` blocks: MIN's curve never lies above LRU's. "
+            "A bound with its direction, not an equation: that the one-pass MIN curve of `pyverify mrc` "
+            "(`optimal_curve_flat`) equals MIN's misses at every capacity is checked only on every "
             "input up to the size `Generated.lean` states, not proved."
         ),
     ),
@@ -464,7 +464,7 @@ THEOREMS: tuple[TheoremSpec, ...] = (
             "no valid run of a capacitated prefix cache of `cap` blocks that starts empty and keeps every block a "
             "request hits or fetches (pinned while the request runs, cached when it ends) misses fewer blocks than "
             "forced MIN with `cap` blocks on the chains read twice each (the second reading keeps forced MIN from "
-            "dropping a pinned block). A lower bound on the count of pyverify/optimal/forced.py `forced_run_flat` "
+            "dropping a pinned block). A lower bound on the count of `forced_run_flat` "
             "(Belady's rule with the running request pinned, `simulate`/`certify` with forced admission); that the "
             "two counts are equal is tested, not part of the statement."
         ),
